@@ -1,0 +1,45 @@
+// File: base/data_dir.cpp
+#include "base/data_dir.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/input_error.hpp"
+#include "base/yaml_reader.hpp"
+
+#ifndef HETSIM_SOURCE_DIR
+#error "HETSIM_SOURCE_DIR must be defined by the build"
+#endif
+
+namespace hetsim {
+
+std::filesystem::path data_root() {
+  if (const char* env = std::getenv("HETSIM_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  return HETSIM_SOURCE_DIR;
+}
+
+std::vector<std::string> shipped_names(std::string_view folder) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_root() / folder, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arg, ec)) return arg;
+  const std::filesystem::path shipped = data_root() / folder / (arg + ".yaml");
+  if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
+  const std::vector<std::string> known = shipped_names(folder);
+  std::string msg = "no file and no shipped " + std::string(what) + " named \"" + arg + "\"";
+  if (std::string near = nearest(arg, known); !near.empty()) msg += "; did you mean \"" + near + "\"?";
+  std::string list;
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  msg += " (shipped: " + list + ")";
+  throw InputError(arg, "", msg);
+}
+
+}  // namespace hetsim

@@ -1,0 +1,23 @@
+// File: base/data_dir.hpp
+// Where shipped inputs live, and how a command-line name ("a100-v100-2x2") becomes a file.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetsim {
+
+// The project root holding topologies/, workloads/ and kernels_profile/: $HETSIM_DATA_DIR if set,
+// else the source tree this binary was built from.
+[[nodiscard]] std::filesystem::path data_root();
+
+// Names (file stems) of the shipped `*.yaml` files in `folder` under data_root(), sorted.
+[[nodiscard]] std::vector<std::string> shipped_names(std::string_view folder);
+
+// `arg` as given when it names an existing file, else data_root()/folder/arg.yaml.
+// Throws InputError (naming `what`, e.g. "cluster", and the known names) when neither exists.
+[[nodiscard]] std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what);
+
+}  // namespace hetsim

@@ -1,0 +1,42 @@
+// File: base/input_error.cpp
+#include "base/input_error.hpp"
+
+#include <numeric>
+
+namespace hetsim {
+namespace {
+
+std::string join(const std::vector<Diagnostic>& ds) {
+  std::string out;
+  for (const Diagnostic& d : ds) {
+    if (!out.empty()) out += '\n';
+    out += d.str();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Diagnostic::str() const {
+  std::string out = file;
+  if (line > 0) {
+    out += ':' + std::to_string(line);
+    if (column > 0) out += ':' + std::to_string(column);
+  }
+  out += ": error: ";
+  if (!field.empty()) out += field + ": ";
+  out += message;
+  return out;
+}
+
+InputError::InputError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+InputError::InputError(std::string file, std::string field, std::string message)
+    : InputError(std::vector<Diagnostic>{Diagnostic{std::move(file), 0, 0, std::move(field), std::move(message)}}) {}
+
+void Diagnostics::throw_if_any() const {
+  if (!items_.empty()) throw InputError(items_);
+}
+
+}  // namespace hetsim

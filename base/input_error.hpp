@@ -1,0 +1,48 @@
+// File: base/input_error.hpp
+// User mistakes in input files, reported like compiler errors:
+//   topologies/lab.yaml:14:9: error: node_types[1].nic.bandwidth: "100G" has no unit; write e.g. "100Gbps"
+// InputError is for the user (exit code 2); anything else escaping to main is a bug (exit code 1).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hetsim {
+
+// One problem in one input. line/column are 1-based; 0 means "not known" and is not printed.
+struct Diagnostic {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string field;  // dotted path, e.g. "node_types[1].nic.bandwidth"; may be empty
+  std::string message;
+
+  [[nodiscard]] std::string str() const;
+};
+
+// Every problem found in an input, thrown at once. what() is all lines joined by '\n'.
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(std::vector<Diagnostic> diagnostics);
+  InputError(std::string file, std::string field, std::string message);  // a single problem
+
+  [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+// Collects problems while a file is parsed and checked; throw_if_any() reports them together.
+class Diagnostics {
+ public:
+  void add(Diagnostic d) { items_.push_back(std::move(d)); }
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] size_t size() const { return items_.size(); }
+  void throw_if_any() const;
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+}  // namespace hetsim

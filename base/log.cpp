@@ -1,0 +1,31 @@
+// File: base/log.cpp
+#include "base/log.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+
+namespace hetsim {
+namespace {
+// The level is process configuration set once by main(); atomic so a worker thread may read it.
+std::atomic<LogLevel> g_level{LogLevel::kInfo};
+
+void emit(std::string_view tag, std::string_view message) {
+  std::string line = "hetsim: ";
+  line += tag;
+  line += message;
+  line += '\n';
+  std::fputs(line.c_str(), stderr);
+}
+}  // namespace
+
+void set_log_level(LogLevel level) { g_level = level; }
+LogLevel log_level() { return g_level; }
+void log_info(std::string_view message) {
+  if (g_level >= LogLevel::kInfo) emit("", message);
+}
+void log_debug(std::string_view message) {
+  if (g_level >= LogLevel::kDebug) emit("debug: ", message);
+}
+
+}  // namespace hetsim

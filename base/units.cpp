@@ -1,0 +1,190 @@
+// File: base/units.cpp
+// Unit tables and the quantity parser; the only place where unit strings become numbers.
+#include "base/units.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace hetsim {
+namespace {
+
+struct Prefix {
+  std::string_view text;
+  double factor;
+};
+
+// Longest prefixes first so that "Ki" is tried before "K".
+constexpr std::array<Prefix, 17> kPrefixes{{
+    {"Ki", 1024.0},
+    {"Mi", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"Pi", 1125899906842624.0},
+    {"Ei", 1152921504606846976.0},
+    {"k", 1e3},
+    {"K", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"E", 1e18},
+    {"m", 1e-3},
+    {"u", 1e-6},
+    {"n", 1e-9},
+    {"", 1.0},
+}};
+
+bool is_binary(const Prefix& p) { return p.text.size() == 2; }
+
+// Splits `unit` into a known prefix and the remaining base; tries each prefix in order.
+// Returns the factor when `accept(base)` returns a multiplier for the base.
+template <class Accept>
+std::optional<double> match(std::string_view unit, bool allow_small, bool allow_binary, Accept accept) {
+  for (const Prefix& p : kPrefixes) {
+    if (!unit.starts_with(p.text)) continue;
+    const bool small = p.factor < 1.0;
+    if (small && !allow_small) continue;
+    if (is_binary(p) && !allow_binary) continue;
+    if (std::optional<double> base = accept(unit.substr(p.text.size()))) return p.factor * *base;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> data_base(std::string_view base) {
+  if (base == "B") return 1.0;
+  if (base == "b") return 0.125;
+  return std::nullopt;
+}
+
+std::optional<double> rate_base(std::string_view base) {
+  for (std::string_view suffix : {"ps", "/s"}) {
+    if (base.size() > suffix.size() && base.ends_with(suffix)) {
+      return data_base(base.substr(0, base.size() - suffix.size()));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> flop_base(std::string_view base) {
+  if (base == "Flop" || base == "FLOP" || base == "flop") return 1.0;
+  return std::nullopt;
+}
+
+std::optional<double> flop_rate_base(std::string_view base) {
+  for (std::string_view s : {"Flops", "FLOPS", "FLOPs", "flops", "Flop/s", "FLOP/s", "flop/s"}) {
+    if (base == s) return 1.0;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> time_factor(std::string_view unit) {
+  if (unit == "s") return 1.0;
+  if (unit == "ms") return 1e-3;
+  if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") return 1e-6;  // us, micro sign, mu
+  if (unit == "ns") return 1e-9;
+  if (unit == "ps") return 1e-12;
+  if (unit == "min") return 60.0;
+  if (unit == "h") return 3600.0;
+  return std::nullopt;
+}
+
+std::optional<double> unit_factor(std::string_view unit, Unit kind) {
+  switch (kind) {
+    case Unit::kBytes: return match(unit, false, true, data_base);
+    case Unit::kRate: return match(unit, false, true, rate_base);
+    case Unit::kTime: return time_factor(unit);
+    case Unit::kFlops: return match(unit, false, false, flop_base);
+    case Unit::kFlopRate: return match(unit, false, false, flop_rate_base);
+  }
+  return std::nullopt;
+}
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string format_scaled(double v, std::string_view unit, bool binary) {
+  const double step = binary ? 1024.0 : 1000.0;
+  static constexpr std::array<std::string_view, 7> kDec{"", "k", "M", "G", "T", "P", "E"};
+  static constexpr std::array<std::string_view, 7> kBin{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  size_t i = 0;
+  while (std::fabs(v) >= step && i + 1 < kDec.size()) {
+    v /= step;
+    ++i;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, std::string(binary ? kBin[i] : kDec[i]).c_str(),
+                std::string(unit).c_str());
+  return buf;
+}
+
+}  // namespace
+
+std::string_view unit_example(Unit unit) {
+  switch (unit) {
+    case Unit::kBytes: return "80GiB";
+    case Unit::kRate: return "25GBps";
+    case Unit::kTime: return "1.5us";
+    case Unit::kFlops: return "1.2PFlop";
+    case Unit::kFlopRate: return "312TFlops";
+  }
+  return "";
+}
+
+std::string_view unit_name(Unit unit) {
+  switch (unit) {
+    case Unit::kBytes: return "size";
+    case Unit::kRate: return "rate";
+    case Unit::kTime: return "time";
+    case Unit::kFlops: return "FLOP amount";
+    case Unit::kFlopRate: return "FLOP rate";
+  }
+  return "";
+}
+
+ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
+  std::string_view s = text;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  double number = 0;
+  const char* begin = s.data();
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(begin, end, number, std::chars_format::general);
+  if (ec != std::errc() || s.empty()) {
+    return {0, in_quotes(text) + " is not a " + std::string(unit_name(unit)) + "; write e.g. " +
+                   in_quotes(unit_example(unit))};
+  }
+  std::string_view suffix(ptr, static_cast<size_t>(end - ptr));
+  while (!suffix.empty() && suffix.front() == ' ') suffix.remove_prefix(1);
+  if (!std::isfinite(number)) return {0, in_quotes(text) + " is not a finite number"};
+  if (number < 0) return {0, in_quotes(text) + " must not be negative"};
+  // A bare prefix ("100G") is as unit-less as a bare number.
+  std::optional<double> factor = suffix.empty() ? std::nullopt : unit_factor(suffix, unit);
+  if (!factor) {
+    const std::string hint = "; write e.g. " + in_quotes(std::string(s.substr(0, ptr - begin)) +
+                                                std::string(unit_example(unit)).substr(
+                                                    unit_example(unit).find_first_not_of("0123456789.")));
+    bool only_prefix = suffix.empty();
+    for (const Prefix& p : kPrefixes) only_prefix = only_prefix || (!p.text.empty() && suffix == p.text);
+    if (only_prefix) return {0, in_quotes(text) + " has no unit" + hint};
+    return {0, in_quotes(text) + ": unknown " + std::string(unit_name(unit)) + " unit " + in_quotes(suffix) + hint};
+  }
+  return {number * *factor, {}};
+}
+
+std::string format_bytes(double bytes) { return format_scaled(bytes, "B", true); }
+std::string format_rate(double bytes_per_s) { return format_scaled(bytes_per_s, "B/s", false); }
+std::string format_flop_rate(double flops_per_s) { return format_scaled(flops_per_s, "FLOP/s", false); }
+
+std::string format_time(double seconds) {
+  char buf[64];
+  const double a = std::fabs(seconds);
+  if (a >= 1.0 || a == 0.0) std::snprintf(buf, sizeof buf, "%.4g s", seconds);
+  else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.4g ms", seconds * 1e3);
+  else if (a >= 1e-6) std::snprintf(buf, sizeof buf, "%.4g us", seconds * 1e6);
+  else std::snprintf(buf, sizeof buf, "%.4g ns", seconds * 1e9);
+  return buf;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,42 @@
+// File: base/units.hpp
+// Parsing of quantities written with units ("1.5us", "25GBps", "200Gbps", "80GiB", "312TFlops")
+// into SI doubles: seconds, bytes, bytes per second, FLOP and FLOP per second.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace hetsim {
+
+// The kind of quantity a string must express. Decimal prefixes are powers of 10 (GB = 1e9 B),
+// binary ones powers of 2 (GiB = 2^30 B); a lower-case "b" is bits (200Gbps = 25e9 B/s).
+enum class Unit {
+  kBytes,      // "80GiB", "1.5GB", "200Gb" (bits)     -> bytes
+  kRate,       // "25GBps", "25GB/s", "200Gbps"        -> bytes per second
+  kTime,       // "1.5us", "2ms", "1s", "3min"         -> seconds
+  kFlops,      // "1.2PFlop", "3e12Flop"               -> FLOP (an amount of work)
+  kFlopRate,   // "312TFlops", "312TFlop/s"            -> FLOP per second
+};
+
+// A parse outcome: either a value in SI units or a message saying what is wrong.
+struct ParsedQuantity {
+  double value = 0;
+  std::string error;  // empty on success
+  [[nodiscard]] bool ok() const { return error.empty(); }
+};
+
+// Parses `text` as a quantity of kind `unit`. Never throws; negative values are rejected.
+[[nodiscard]] ParsedQuantity parse_quantity(std::string_view text, Unit unit);
+
+// A short example of the unit kind for messages, e.g. "25GBps".
+[[nodiscard]] std::string_view unit_example(Unit unit);
+// The name of the unit kind for messages, e.g. "rate".
+[[nodiscard]] std::string_view unit_name(Unit unit);
+
+// Human-readable formatting for terminal output (not for files): "1.25 GB", "3.1 ms", "312 TFLOP/s".
+[[nodiscard]] std::string format_bytes(double bytes);
+[[nodiscard]] std::string format_time(double seconds);
+[[nodiscard]] std::string format_rate(double bytes_per_s);
+[[nodiscard]] std::string format_flop_rate(double flops_per_s);
+
+}  // namespace hetsim

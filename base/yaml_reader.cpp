@@ -1,0 +1,261 @@
+// File: base/yaml_reader.cpp
+#include "base/yaml_reader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace hetsim {
+namespace {
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string list_of(std::initializer_list<std::string_view> items) {
+  std::string out;
+  for (std::string_view s : items) out += (out.empty() ? "" : ", ") + std::string(s);
+  return out;
+}
+
+}  // namespace
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& c : candidates) {  // first of equal distance wins: candidates are ordered
+    const size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+FieldReader::FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
+                         Diagnostics* diags)
+    : node_(std::move(node)), path_(std::move(path)), file_(std::move(file)), diags_(diags) {
+  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
+    diags_->add(at(node_, path_, "expected a mapping of fields"));
+    valid_map_ = false;
+  }
+}
+
+std::string FieldReader::field(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+Diagnostic FieldReader::at(const YAML::Node& node, std::string field, std::string message) const {
+  const YAML::Mark m = node.Mark();
+  const bool known = !m.is_null() && m.line >= 0;
+  return Diagnostic{*file_, known ? m.line + 1 : 0, known ? m.column + 1 : 0, std::move(field), std::move(message)};
+}
+
+Diagnostic FieldReader::locate(std::string_view key, std::string message) const {
+  if (valid_map_ && node_.IsMap()) {
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      if (it->first.Scalar() == key) return at(it->second, field(key), std::move(message));
+    }
+  }
+  return at(node_, key.empty() ? path_ : field(key), std::move(message));
+}
+
+void FieldReader::error(std::string_view key, std::string message) { diags_->add(locate(key, std::move(message))); }
+
+void FieldReader::error_here(std::string message) { diags_->add(at(node_, path_, std::move(message))); }
+
+std::optional<YAML::Node> FieldReader::lookup(std::string_view key, bool required) {
+  asked_.emplace(key);
+  if (valid_map_ && node_.IsMap()) {
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      if (it->first.Scalar() == key) {
+        if (it->second.IsNull()) {
+          if (required) diags_->add(at(it->second, field(key), "has no value"));
+          return std::nullopt;
+        }
+        return it->second;
+      }
+    }
+  }
+  if (required && valid_map_) diags_->add(at(node_, field(key), "missing required field"));
+  return std::nullopt;
+}
+
+std::optional<std::string> FieldReader::scalar(std::string_view key, bool required) {
+  std::optional<YAML::Node> n = lookup(key, required);
+  if (!n) return std::nullopt;
+  if (!n->IsScalar()) {
+    diags_->add(at(*n, field(key), "expected a single value, not a list or mapping"));
+    return std::nullopt;
+  }
+  return n->Scalar();
+}
+
+std::string FieldReader::text(std::string_view key) { return scalar(key, true).value_or(""); }
+
+std::optional<std::string> FieldReader::opt_text(std::string_view key) { return scalar(key, false); }
+
+std::optional<std::string> FieldReader::opt_choice(std::string_view key,
+                                                   std::initializer_list<std::string_view> allowed) {
+  std::optional<std::string> v = scalar(key, false);
+  if (!v) return std::nullopt;
+  if (std::find(allowed.begin(), allowed.end(), *v) != allowed.end()) return v;
+  std::vector<std::string> options(allowed.begin(), allowed.end());
+  const std::string near = nearest(*v, options);
+  error(key, in_quotes(*v) + " is not one of: " + list_of(allowed) +
+                 (near.empty() ? "" : "; did you mean " + in_quotes(near) + "?"));
+  return std::nullopt;
+}
+
+std::string FieldReader::choice(std::string_view key, std::initializer_list<std::string_view> allowed) {
+  if (!lookup(key, true)) return "";
+  return opt_choice(key, allowed).value_or("");
+}
+
+std::optional<double> FieldReader::opt_quantity(std::string_view key, Unit unit, Bound bound) {
+  std::optional<std::string> v = scalar(key, false);
+  if (!v) return std::nullopt;
+  ParsedQuantity q = parse_quantity(*v, unit);
+  if (!q.ok()) {
+    error(key, q.error);
+    return std::nullopt;
+  }
+  if (bound == Bound::kPositive && q.value <= 0) {
+    error(key, in_quotes(*v) + " must be greater than zero");
+    return std::nullopt;
+  }
+  return q.value;
+}
+
+double FieldReader::quantity(std::string_view key, Unit unit, Bound bound) {
+  if (!lookup(key, true)) return 0;
+  return opt_quantity(key, unit, bound).value_or(0);
+}
+
+std::optional<long> FieldReader::opt_integer(std::string_view key, long min, long max) {
+  std::optional<std::string> v = scalar(key, false);
+  if (!v) return std::nullopt;
+  long out = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p != v->data() + v->size()) {
+    error(key, in_quotes(*v) + " is not a whole number");
+    return std::nullopt;
+  }
+  if (out < min || out > max) {
+    error(key, std::to_string(out) + " is out of range; expected " +
+                   (max == LONG_MAX ? "at least " + std::to_string(min)
+                                    : std::to_string(min) + " to " + std::to_string(max)));
+    return std::nullopt;
+  }
+  return out;
+}
+
+long FieldReader::integer(std::string_view key, long min, long max) {
+  if (!lookup(key, true)) return min;
+  return opt_integer(key, min, max).value_or(min);
+}
+
+std::optional<double> FieldReader::opt_number(std::string_view key, double min, double max) {
+  std::optional<std::string> v = scalar(key, false);
+  if (!v) return std::nullopt;
+  double out = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p != v->data() + v->size()) {
+    error(key, in_quotes(*v) + " is not a number");
+    return std::nullopt;
+  }
+  if (!(out >= min && out <= max)) {
+    std::ostringstream msg;
+    msg << *v << " is out of range; expected " << min << " to " << max;
+    error(key, msg.str());
+    return std::nullopt;
+  }
+  return out;
+}
+
+double FieldReader::number(std::string_view key, double min, double max) {
+  if (!lookup(key, true)) return min;
+  return opt_number(key, min, max).value_or(min);
+}
+
+std::optional<bool> FieldReader::opt_flag(std::string_view key) {
+  std::optional<std::string> v = scalar(key, false);
+  if (!v) return std::nullopt;
+  if (*v == "true") return true;
+  if (*v == "false") return false;
+  error(key, in_quotes(*v) + " is not true or false");
+  return std::nullopt;
+}
+
+FieldReader FieldReader::child(std::string_view key) {
+  std::optional<YAML::Node> n = lookup(key, true);
+  return FieldReader(n.value_or(YAML::Node()), field(key), file_, diags_);
+}
+
+std::optional<FieldReader> FieldReader::opt_child(std::string_view key) {
+  std::optional<YAML::Node> n = lookup(key, false);
+  if (!n) return std::nullopt;
+  return FieldReader(*n, field(key), file_, diags_);
+}
+
+std::vector<FieldReader> FieldReader::list(std::string_view key) {
+  std::vector<FieldReader> out;
+  std::optional<YAML::Node> n = lookup(key, true);
+  if (!n) return out;
+  if (!n->IsSequence() || n->size() == 0) {
+    diags_->add(at(*n, field(key), "expected a non-empty list"));
+    return out;
+  }
+  for (size_t i = 0; i < n->size(); ++i) {
+    out.emplace_back((*n)[i], field(key) + "[" + std::to_string(i) + "]", file_, diags_);
+  }
+  return out;
+}
+
+void FieldReader::finish() {
+  if (!valid_map_ || !node_.IsMap()) return;
+  std::vector<std::string> valid(asked_.begin(), asked_.end());
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (asked_.contains(key)) continue;
+    const std::string near = nearest(key, valid);
+    diags_->add(at(it->first, path_, "unknown key " + in_quotes(key) +
+                                         (near.empty() ? "" : "; did you mean " + in_quotes(near) + "?")));
+  }
+}
+
+YamlFile YamlFile::load(const std::filesystem::path& path) {
+  YamlFile f;
+  f.file_ = std::make_shared<const std::string>(path.string());
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string(), "", "cannot open file");
+  try {
+    f.root_ = YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    const int col = e.mark.is_null() ? 0 : e.mark.column + 1;
+    throw InputError({Diagnostic{path.string(), line, col, "", "invalid YAML: " + e.msg}});
+  }
+  if (!f.root_.IsMap()) throw InputError(path.string(), "", "expected a mapping of fields at the top level");
+  return f;
+}
+
+FieldReader YamlFile::root(Diagnostics& diags) const { return FieldReader(root_, "", file_, &diags); }
+
+}  // namespace hetsim

@@ -1,0 +1,99 @@
+// File: base/yaml_reader.hpp
+// Strict reading of YAML inputs: every field is asked for by name, with its kind and bounds;
+// keys nobody asked for are errors (with the nearest valid key suggested); all problems of a file
+// are collected into one Diagnostics and thrown together by the caller.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <climits>
+#include <filesystem>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/input_error.hpp"
+#include "base/units.hpp"
+
+namespace hetsim {
+
+enum class Bound { kPositive, kNonNegative };
+
+// A view of one YAML mapping at a field path. Required getters record a diagnostic and return a
+// neutral value on error, so the caller reads everything and then calls Diagnostics::throw_if_any()
+// before building anything from the values.
+class FieldReader {
+ public:
+  FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file, Diagnostics* diags);
+
+  [[nodiscard]] std::string text(std::string_view key);
+  [[nodiscard]] std::optional<std::string> opt_text(std::string_view key);
+  // One of `allowed`; the message lists them.
+  [[nodiscard]] std::string choice(std::string_view key, std::initializer_list<std::string_view> allowed);
+  [[nodiscard]] std::optional<std::string> opt_choice(std::string_view key,
+                                                      std::initializer_list<std::string_view> allowed);
+  [[nodiscard]] double quantity(std::string_view key, Unit unit, Bound bound = Bound::kPositive);
+  [[nodiscard]] std::optional<double> opt_quantity(std::string_view key, Unit unit, Bound bound = Bound::kPositive);
+  [[nodiscard]] long integer(std::string_view key, long min, long max = LONG_MAX);
+  [[nodiscard]] std::optional<long> opt_integer(std::string_view key, long min, long max = LONG_MAX);
+  // A plain number (ratios, efficiencies) within [min, max].
+  [[nodiscard]] double number(std::string_view key, double min, double max);
+  [[nodiscard]] std::optional<double> opt_number(std::string_view key, double min, double max);
+  [[nodiscard]] std::optional<bool> opt_flag(std::string_view key);
+
+  // Nested mapping; a missing required child yields an empty reader (after a diagnostic).
+  [[nodiscard]] FieldReader child(std::string_view key);
+  [[nodiscard]] std::optional<FieldReader> opt_child(std::string_view key);
+  // A required, non-empty sequence of mappings.
+  [[nodiscard]] std::vector<FieldReader> list(std::string_view key);
+
+  // Reports keys present in the mapping but never asked for. Call once, after all getters.
+  void finish();
+
+  // A problem with the value of `key` (or with the mapping itself when the key is absent).
+  void error(std::string_view key, std::string message);
+  void error_here(std::string message);
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& file() const { return *file_; }
+  [[nodiscard]] Diagnostics& diagnostics() const { return *diags_; }
+  // 1-based line of `key`'s value, or of the mapping when absent (for messages built later).
+  [[nodiscard]] Diagnostic locate(std::string_view key, std::string message) const;
+
+ private:
+  [[nodiscard]] std::optional<YAML::Node> lookup(std::string_view key, bool required);
+  [[nodiscard]] std::optional<std::string> scalar(std::string_view key, bool required);
+  [[nodiscard]] std::string field(std::string_view key) const;
+  [[nodiscard]] Diagnostic at(const YAML::Node& node, std::string field, std::string message) const;
+
+  YAML::Node node_;
+  std::string path_;
+  std::shared_ptr<const std::string> file_;
+  Diagnostics* diags_;
+  std::set<std::string, std::less<>> asked_;
+  bool valid_map_ = true;
+};
+
+// A parsed YAML file. load() throws InputError when the file is missing or not valid YAML.
+class YamlFile {
+ public:
+  static YamlFile load(const std::filesystem::path& path);
+  // The top-level mapping, reporting into `diags`.
+  [[nodiscard]] FieldReader root(Diagnostics& diags) const;
+  [[nodiscard]] const std::string& name() const { return *file_; }
+
+ private:
+  YAML::Node root_;
+  std::shared_ptr<const std::string> file_;
+};
+
+// Edit distance, for "did you mean" suggestions.
+[[nodiscard]] size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate nearest to `word` if it is near enough to be a plausible typo, else empty.
+[[nodiscard]] std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace hetsim

@@ -1,0 +1,21 @@
+// File: cli/input_files.cpp
+#include "cli/input_files.hpp"
+
+#include <fstream>
+
+#include "base/data_dir.hpp"
+#include "base/input_error.hpp"
+
+namespace hetsim::cli {
+
+Cluster load_cluster_arg(const std::string& arg) { return load_cluster(resolve_input(arg, "topologies", "cluster")); }
+
+ModelSpec load_model_arg(const std::string& arg) { return load_model(resolve_input(arg, "workloads", "model")); }
+
+void write_file(const std::string& path, const std::string& text, const std::string& option) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out << text;
+  if (!out) throw InputError(path, option, "cannot write this file");
+}
+
+}  // namespace hetsim::cli

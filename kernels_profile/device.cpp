@@ -1,0 +1,65 @@
+// File: kernels_profile/device.cpp
+#include "kernels_profile/device.hpp"
+
+#include "base/data_dir.hpp"
+#include "base/yaml_reader.hpp"
+
+namespace hetsim {
+
+std::string_view vendor_name(Vendor v) { return v == Vendor::kAmd ? "amd" : "nvidia"; }
+
+Device load_device(const std::filesystem::path& path) {
+  const YamlFile file = YamlFile::load(path);
+  Diagnostics diags;
+  FieldReader r = file.root(diags);
+  Device d;
+  d.file = file.name();
+  d.name = r.text("name");
+  d.vendor = r.choice("vendor", {"nvidia", "amd"}) == "amd" ? Vendor::kAmd : Vendor::kNvidia;
+  d.memory_bytes = r.quantity("memory", Unit::kBytes);
+  d.memory_bandwidth_Bps = r.quantity("memory_bandwidth", Unit::kRate);
+  FieldReader peak = r.child("peak");
+  for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8}) {
+    if (auto v = peak.opt_quantity(dtype_name(t), Unit::kFlopRate)) d.peak_flops[t] = *v;
+  }
+  peak.finish();
+  if (!d.peak_flops.contains(DType::kFp32)) peak.error("fp32", "missing required field (every device has fp32)");
+  d.collective_library = r.choice("collective_library", {"nccl", "rccl"});
+  d.source = r.text("source");
+  FieldReader eff = r.child("efficiency");
+  d.efficiency.matmul = eff.number("matmul", 0.01, 1.0);
+  d.efficiency.vector = eff.number("vector", 0.01, 1.0);
+  d.efficiency.memory = eff.number("memory", 0.01, 1.0);
+  d.efficiency.kernel_launch_s = eff.quantity("kernel_launch", Unit::kTime, Bound::kNonNegative);
+  d.efficiency.source = eff.text("source");
+  eff.finish();
+  r.finish();
+  const std::string stem = std::filesystem::path(d.file).stem().string();
+  if (!d.name.empty() && d.name != stem) {
+    r.error("name", "\"" + d.name + "\" differs from the file name \"" + stem + "\"; devices are looked up by file name");
+  }
+  diags.throw_if_any();
+  return d;
+}
+
+Device load_shipped_device(const std::string& name, const Diagnostic& referrer) {
+  const std::filesystem::path path = data_root() / "kernels_profile" / "devices" / (name + ".yaml");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    const std::vector<std::string> known = shipped_device_names();
+    Diagnostic d = referrer;
+    d.message = "unknown device \"" + name + "\"";
+    if (std::string near = nearest(name, known); !near.empty()) d.message += "; did you mean \"" + near + "\"?";
+    else {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      d.message += " (known: " + list + ")";
+    }
+    throw InputError({d});
+  }
+  return load_device(path);
+}
+
+std::vector<std::string> shipped_device_names() { return shipped_names("kernels_profile/devices"); }
+
+}  // namespace hetsim

@@ -1,0 +1,54 @@
+// File: kernels_profile/device.hpp
+// One GPU type as described by its datasheet (kernels_profile/devices/<name>.yaml), plus the
+// efficiency factors the roofline cost model assumes for it until measured.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/dtype.hpp"
+
+namespace hetsim {
+
+enum class Vendor { kNvidia, kAmd };
+
+// Fractions of datasheet peaks that kernels reach, and a fixed per-kernel cost. These are
+// assumptions (stated with their source in the device file) until kernel tables are measured.
+struct Efficiency {
+  double matmul = 0.7;   // of the tensor/matrix peak of the dtype
+  double vector = 0.5;   // of the fp32 vector peak, for non-matmul arithmetic
+  double memory = 0.8;   // of the HBM bandwidth
+  double kernel_launch_s = 5e-6;
+  std::string source;
+};
+
+struct Device {
+  std::string name;
+  Vendor vendor = Vendor::kNvidia;
+  double memory_bytes = 0;
+  double memory_bandwidth_Bps = 0;
+  std::map<DType, double> peak_flops;  // dense; a dtype missing here is unsupported
+  std::string collective_library;     // nccl | rccl
+  std::string source;                 // datasheet(s) the figures came from
+  Efficiency efficiency;
+  std::string file;
+
+  [[nodiscard]] bool supports(DType t) const { return peak_flops.contains(t); }
+  // Peak of `t`; throws std::out_of_range if unsupported (callers check supports() first).
+  [[nodiscard]] double peak(DType t) const { return peak_flops.at(t); }
+};
+
+[[nodiscard]] std::string_view vendor_name(Vendor v);
+
+// Reads and checks one device file. Throws InputError.
+[[nodiscard]] Device load_device(const std::filesystem::path& path);
+// Loads the shipped device called `name` (kernels_profile/devices/<name>.yaml). Throws InputError
+// naming `referrer` (the file and field that asked for it) when there is none.
+[[nodiscard]] Device load_shipped_device(const std::string& name, const struct Diagnostic& referrer);
+// Names of all shipped devices, sorted.
+[[nodiscard]] std::vector<std::string> shipped_device_names();
+
+}  // namespace hetsim

@@ -1,0 +1,41 @@
+// File: planner/block_costs.hpp
+// What one device type pays per model block (embedding, each transformer layer, head) for one
+// micro-batch: forward and backward time from the cost model, parameters, saved activations.
+// Also: which dtype a device type computes in (the model's, or its stated fallback).
+#pragma once
+
+#include <vector>
+
+#include "kernels_profile/cost_model.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+
+struct BlockCost {
+  std::string name;  // "embedding", "layer7", "head"
+  double fwd_s = 0;
+  double bwd_s = 0;  // includes recompute
+  double params = 0;
+  double saved_bytes = 0;
+  double model_flops = 0;  // forward + backward
+};
+
+// Blocks in forward order: embedding, layer0 .. layer{L-1}, head.
+[[nodiscard]] std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, const CostModel& cost);
+
+// The dtype the whole job computes in: the model's if every GPU type supports it, else its stated
+// fallback (gradients of one job must share a format). Throws InputError naming the model's
+// training.dtype (file:line:col) and the device when neither is supported everywhere.
+[[nodiscard]] DType resolve_dtype(const ModelSpec& model, const Cluster& cluster);
+
+// Bytes held per parameter for weights, gradients and optimizer state (mixed precision keeps an
+// fp32 master copy; Adam keeps two fp32 moments, SGD one momentum).
+[[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
+
+// Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
+// allocator slack). A stated assumption, not a measurement.
+inline constexpr double kRuntimeReserveBytes = 1024.0 * 1024 * 1024;
+
+}  // namespace hetsim

@@ -1,0 +1,36 @@
+// File: planner/data_parallel.hpp
+// The data-parallel baselines: every GPU holds the whole model and a share of the global batch;
+// gradients are all-reduced per block as soon as the last micro-batch's backward produced them.
+//   dp-even:         every GPU the same share (the remainder to the lowest-numbered GPUs)
+//   dp-proportional: shares proportional to each GPU type's speed on this model
+// Both check memory: a device that cannot hold its share makes the plan infeasible.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels_profile/cost_model.hpp"
+#include "sim/program.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+enum class BatchSplit { kEven, kProportional };
+
+struct DataParallelPlan {
+  bool feasible = false;
+  std::string infeasible_reason;     // names the device and the shortfall
+  std::vector<long> samples;         // per GPU
+  std::vector<double> speed_samples_per_s;  // per GPU, compute only (no communication)
+  Program program;                   // valid when feasible
+};
+
+[[nodiscard]] DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                                  BatchSplit split, long global_batch);
+
+// Splits `total` into integer shares proportional to `weights`: floors first, then one unit at a
+// time to the largest remaining deficit (ties to the lower index). Shares sum to `total`.
+[[nodiscard]] std::vector<long> split_proportionally(long total, const std::vector<double>& weights);
+
+}  // namespace hetsim

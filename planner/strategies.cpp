@@ -1,0 +1,103 @@
+// File: planner/strategies.cpp
+#include "planner/strategies.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "base/units.hpp"
+#include "planner/block_costs.hpp"
+#include "planner/data_parallel.hpp"
+
+namespace hetsim {
+
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> kNames{"dp-even", "dp-proportional"};
+  return kNames;
+}
+
+std::string strategy_description(const std::string& name) {
+  if (name == "dp-even") return "data parallel, every GPU the same share of the global batch";
+  if (name == "dp-proportional") return "data parallel, batch shares proportional to each GPU type's speed on the model";
+  return "";
+}
+
+Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
+                             const CostModel& cost, const SimOptions& options, long global_batch) {
+  const long batch = global_batch > 0 ? global_batch : model.training.global_batch;
+  BatchSplit split = BatchSplit::kEven;
+  if (strategy == "dp-proportional") split = BatchSplit::kProportional;
+  else if (strategy != "dp-even") throw std::invalid_argument("unknown strategy " + strategy);
+  DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch);
+  Evaluation ev;
+  if (!plan.feasible) {
+    ev.report.strategy = strategy;
+    ev.report.cluster = cluster.name;
+    ev.report.model = model.name;
+    ev.report.feasible = false;
+    ev.report.infeasible_reason = plan.infeasible_reason;
+    return ev;
+  }
+  ev.program = std::move(plan.program);
+  ev.result = simulate(ev.program, cluster, options);
+  ev.report = make_report(ev.program, cluster, ev.result, options);
+  ev.report.model = model.name;
+  return ev;
+}
+
+double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                 const SimOptions& options, std::vector<std::string>& notes) {
+  const int n = cluster.gpu_count();
+  double total = 0;
+  for (int t = 0; t < static_cast<int>(cluster.node_types.size()); ++t) {
+    const Cluster sub = cluster.only_node_type(t);
+    const int nt = sub.gpu_count();
+    const long batch = std::max<long>(1, std::lround(static_cast<double>(model.training.global_batch) * nt / n));
+    double best = 0;
+    for (const std::string& s : strategy_names()) {
+      const Evaluation ev = evaluate_strategy(s, model, sub, cost, options, batch);
+      if (ev.report.feasible) best = std::max(best, ev.report.samples_per_s / nt);
+    }
+    if (best == 0) {
+      // No known strategy fits this type alone: bound it by its compute-only speed.
+      const DataParallelPlan p = plan_data_parallel(model, sub, cost, BatchSplit::kEven, batch);
+      best = p.speed_samples_per_s.empty() ? 0 : p.speed_samples_per_s.front();
+      notes.push_back("upper bound for " + sub.node_types[0].gpu.name +
+                      ": no strategy fits a homogeneous cluster of it, so its compute-only speed is used");
+    }
+    total += best * nt;
+  }
+  return total;
+}
+
+std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster) {
+  std::vector<std::string> out;
+  out.push_back("compute times: roofline model with assumed efficiencies (efficiency blocks of "
+                "kernels_profile/devices/*.yaml), not measured");
+  const DType dtype = resolve_dtype(model, cluster);
+  if (dtype != model.training.dtype) {
+    out.push_back("all devices compute in " + std::string(dtype_name(dtype)) + ", the model's fallback: not every GPU supports " +
+                  std::string(dtype_name(model.training.dtype)));
+  }
+  out.push_back("network: SimGrid CM02 flow model with RDMA-like settings (latency + size/bandwidth, max-min sharing)");
+  bool star_approx = false, nvidia = false, amd = false;
+  for (const NodeType& nt : cluster.node_types) {
+    star_approx = star_approx || nt.intra.fabric != IntraFabric::kNvswitch;
+    (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;
+  }
+  if (star_approx) {
+    out.push_back("intra-node fabrics other than nvswitch are modelled as a star of per-GPU links");
+  }
+  if (cluster.network.topology == NetTopology::kRailOptimized || cluster.network.oversubscription != 1) {
+    out.push_back("network between nodes modelled as one non-blocking switch (" +
+                  std::string(topology_name(cluster.network.topology)) + " structure and oversubscription not yet modelled)");
+  }
+  if (nvidia && amd && !cluster.network.cross_vendor_rdma) {
+    out.push_back("NVIDIA<->AMD traffic modelled as direct NIC-to-NIC transfers; host staging not yet modelled");
+  }
+  out.push_back("memory: " + format_bytes(kRuntimeReserveBytes) + " per device reserved for the runtime (assumed)");
+  out.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes");
+  return out;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,40 @@
+// File: planner/strategies.hpp
+// The strategies hetsim knows, evaluated the same way: build the Program, check memory,
+// simulate it, and report; plus the upper bound that every plan's efficiency is measured against.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels_profile/cost_model.hpp"
+#include "sim/report.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+[[nodiscard]] const std::vector<std::string>& strategy_names();
+[[nodiscard]] std::string strategy_description(const std::string& name);
+
+struct Evaluation {
+  Program program;     // empty when infeasible
+  SimResult result;    // empty when infeasible
+  Report report;       // always set; report.feasible says whether the rest is
+};
+
+// Plans `strategy` (one of strategy_names()) and, when it fits in memory, simulates it.
+// `global_batch` overrides the model's when positive. Throws InputError on bad combinations
+// (a dtype no device supports) and std::invalid_argument for an unknown strategy.
+[[nodiscard]] Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
+                                           const CostModel& cost, const SimOptions& options, long global_batch = 0);
+
+// DESIGN.md's upper bound: every GPU at the best per-device throughput its own type reaches on a
+// homogeneous cluster of that type (its node type's nodes alone, same per-GPU batch), summed.
+// Notes on how it was obtained are appended to `notes`.
+[[nodiscard]] double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                               const SimOptions& options, std::vector<std::string>& notes);
+
+// The modelling assumptions behind every report of this model on this cluster.
+[[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster);
+
+}  // namespace hetsim

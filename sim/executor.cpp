@@ -1,0 +1,218 @@
+// File: sim/executor.cpp
+#include "sim/executor.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "sim/isolated_run.hpp"
+#include "sim/platform.hpp"
+
+namespace hetsim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// State shared by all stream actors of one simulation. Actors run one at a time (SimGrid is
+// cooperative), so plain fields are safe.
+class Run {
+ public:
+  Run(const Program& p, const Platform& platform, const SimOptions& o)
+      : prog_(p), hosts_(platform.gpus), opts_(o), timing_(p.tasks.size()), done_(p.tasks.size(), 0),
+        waiters_(p.tasks.size()), arrived_(p.tasks.size(), 0), mem_now_(p.devices.size(), 0),
+        mem_peak_(p.devices.size(), 0) {}
+
+  void stream(const std::vector<int>& tasks, int device) {
+    for (int t : tasks) {
+      for (int d : prog_.tasks[t].deps) wait_for(d);
+      std::visit([&](const auto& body) { this->execute(t, device, body); }, prog_.tasks[t].body);
+    }
+  }
+
+  std::vector<TaskTiming>& timing() { return timing_; }
+  uint64_t activities() const { return activities_; }
+  double peak_memory(int device) const { return mem_peak_[device]; }
+
+ private:
+  void wait_for(int task) {
+    while (!done_[task]) {
+      waiters_[task].push_back(sg4::Actor::self());
+      sg4::this_actor::suspend();
+    }
+  }
+
+  void complete(int task) {
+    done_[task] = 1;
+    timing_[task].end_s = sg4::Engine::get_clock();
+    for (const sg4::ActorPtr& a : waiters_[task]) a->resume();
+    waiters_[task].clear();
+  }
+
+  void execute(int t, int device, const ComputeTask& c) {
+    timing_[t].start_s = sg4::Engine::get_clock();
+    if (c.memory_delta_bytes > 0) {
+      mem_now_[device] += c.memory_delta_bytes;
+      mem_peak_[device] = std::max(mem_peak_[device], mem_now_[device]);
+    }
+    if (c.duration_s > 0) {
+      sg4::this_actor::execute(c.duration_s * kGpuHostSpeed);
+      ++activities_;
+    }
+    if (c.memory_delta_bytes < 0) mem_now_[device] += c.memory_delta_bytes;
+    complete(t);
+  }
+
+  void execute(int t, int /*device*/, const CollectiveTask& c) {
+    if (++arrived_[t] < static_cast<int>(c.group.size())) {
+      wait_for(t);  // the last member to arrive runs the collective for everyone
+      return;
+    }
+    timing_[t].start_s = sg4::Engine::get_clock();
+    std::vector<sg4::Host*> ring;
+    ring.reserve(c.group.size());
+    for (int d : c.group) ring.push_back(hosts_[d]);
+    switch (c.op) {
+      case CollectiveOp::kAllReduce: activities_ += ring_allreduce(ring, c.size_bytes, opts_.fidelity); break;
+    }
+    complete(t);
+  }
+
+  void execute(int t, int /*device*/, const SendTask& s) {
+    timing_[t].start_s = sg4::Engine::get_clock();
+    if (s.size_bytes > 0) {
+      sg4::Comm::sendto(hosts_[s.src], hosts_[s.dst], static_cast<uint64_t>(std::llround(s.size_bytes)));
+      ++activities_;
+    }
+    complete(t);
+  }
+
+  const Program& prog_;
+  const std::vector<sg4::Host*>& hosts_;
+  SimOptions opts_;
+  std::vector<TaskTiming> timing_;
+  std::vector<char> done_;
+  std::vector<std::vector<sg4::ActorPtr>> waiters_;
+  std::vector<int> arrived_;
+  std::vector<double> mem_now_, mem_peak_;
+  uint64_t activities_ = 0;
+};
+
+// Length of the union of intervals.
+double union_length(std::vector<TaskTiming> iv) {
+  std::sort(iv.begin(), iv.end(), [](const TaskTiming& a, const TaskTiming& b) { return a.start_s < b.start_s; });
+  double total = 0, cur_s = 0, cur_e = -1;
+  for (const TaskTiming& x : iv) {
+    if (x.start_s > cur_e) {
+      if (cur_e > cur_s) total += cur_e - cur_s;
+      cur_s = x.start_s;
+      cur_e = x.end_s;
+    } else {
+      cur_e = std::max(cur_e, x.end_s);
+    }
+  }
+  if (cur_e > cur_s) total += cur_e - cur_s;
+  return total;
+}
+
+nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const SimOptions& opts) {
+  int argc = 1;
+  char name[] = "hetsim";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  xbt_log_control_set("root.thresh:critical");
+  configure_network_model();
+  const Platform platform = build_platform(cluster);
+
+  const size_t n = prog.devices.size();
+  std::vector<std::vector<int>> compute(n), comm(n);
+  for (size_t i = 0; i < prog.tasks.size(); ++i) {
+    const int t = static_cast<int>(i);
+    if (const auto* c = std::get_if<ComputeTask>(&prog.tasks[i].body)) compute[c->device].push_back(t);
+    else if (const auto* g = std::get_if<CollectiveTask>(&prog.tasks[i].body)) {
+      for (int d : g->group) comm[d].push_back(t);
+    } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm[s->src].push_back(t);
+  }
+  Run run(prog, platform, opts);
+  for (size_t d = 0; d < n; ++d) {
+    const int dev = static_cast<int>(d);
+    if (!compute[d].empty()) {
+      sg4::Actor::create("compute" + std::to_string(d), platform.gpus[d], [&run, &compute, dev] { run.stream(compute[dev], dev); });
+    }
+    if (!comm[d].empty()) {
+      sg4::Actor::create("comm" + std::to_string(d), platform.gpus[d], [&run, &comm, dev] { run.stream(comm[dev], dev); });
+    }
+  }
+  engine.run();
+
+  nlohmann::json out;
+  std::vector<double> flat;
+  flat.reserve(2 * prog.tasks.size());
+  for (const TaskTiming& t : run.timing()) {
+    flat.push_back(t.start_s);
+    flat.push_back(t.end_s);
+  }
+  out["timing"] = flat;
+  std::vector<double> peaks(n);
+  for (size_t d = 0; d < n; ++d) peaks[d] = run.peak_memory(static_cast<int>(d));
+  out["peak"] = peaks;
+  out["activities"] = run.activities();
+  return out;
+}
+
+}  // namespace
+
+SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options) {
+  if (std::string err = validate(program); !err.empty()) throw std::logic_error("malformed program: " + err);
+  if (static_cast<int>(program.devices.size()) != cluster.gpu_count()) {
+    throw std::logic_error("program has " + std::to_string(program.devices.size()) + " devices, cluster " +
+                           std::to_string(cluster.gpu_count()));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string bytes = run_isolated([&] {
+    const std::vector<uint8_t> v = nlohmann::json::to_cbor(run_in_engine(program, cluster, options));
+    return std::string(v.begin(), v.end());
+  });
+  const nlohmann::json in = nlohmann::json::from_cbor(bytes);
+
+  SimResult r;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.activities = in["activities"].get<uint64_t>();
+  const std::vector<double> flat = in["timing"].get<std::vector<double>>();
+  r.tasks.resize(program.tasks.size());
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    r.tasks[i] = {flat[2 * i], flat[2 * i + 1]};
+    r.iteration_time_s = std::max(r.iteration_time_s, r.tasks[i].end_s);
+  }
+  const std::vector<double> peaks = in["peak"].get<std::vector<double>>();
+  const size_t n = program.devices.size();
+  r.devices.resize(n);
+  std::vector<std::vector<TaskTiming>> busy(n);
+  for (size_t i = 0; i < program.tasks.size(); ++i) {
+    const TaskTiming& t = r.tasks[i];
+    const double len = t.end_s - t.start_s;
+    if (const auto* c = std::get_if<ComputeTask>(&program.tasks[i].body)) {
+      r.devices[c->device].compute_s += len;
+      busy[c->device].push_back(t);
+    } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
+      for (int d : g->group) {
+        r.devices[d].comm_s += len;
+        busy[d].push_back(t);
+      }
+    } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {
+      r.devices[s->src].comm_s += len;
+      busy[s->src].push_back(t);
+    }
+  }
+  for (size_t d = 0; d < n; ++d) {
+    r.devices[d].busy_s = union_length(busy[d]);
+    r.devices[d].peak_memory_bytes = program.devices[d].static_memory_bytes + peaks[d];
+  }
+  return r;
+}
+
+}  // namespace hetsim

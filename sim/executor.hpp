@@ -1,0 +1,44 @@
+// File: sim/executor.hpp
+// Executes a Program on a Cluster in SimGrid. Each GPU has a compute stream and a communication
+// stream (two actors), each running its tasks in program order once their dependencies are done,
+// so gradient communication overlaps backward compute wherever the program allows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/collective.hpp"
+#include "sim/program.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+struct SimOptions {
+  Fidelity fidelity = Fidelity::kPhase;
+};
+
+struct TaskTiming {
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct DeviceTiming {
+  double compute_s = 0;  // compute stream busy
+  double comm_s = 0;     // communication stream busy (collectives from the moment all members arrived)
+  double busy_s = 0;     // union of both streams' busy intervals
+  double peak_memory_bytes = 0;
+};
+
+struct SimResult {
+  double iteration_time_s = 0;  // when the last task ends
+  std::vector<TaskTiming> tasks;
+  std::vector<DeviceTiming> devices;
+  uint64_t activities = 0;  // SimGrid activities started (compute, flows, latency waits)
+  double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
+};
+
+// Simulates `program` on `cluster` in a fresh SimGrid engine (in a child process).
+// Throws std::logic_error when the program is malformed (a planner bug).
+[[nodiscard]] SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options = {});
+
+}  // namespace hetsim

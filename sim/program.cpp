@@ -1,0 +1,41 @@
+// File: sim/program.cpp
+#include "sim/program.hpp"
+
+#include <algorithm>
+
+namespace hetsim {
+
+std::string_view collective_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "allreduce";
+  }
+  return "?";
+}
+
+std::string validate(const Program& p) {
+  const int n = static_cast<int>(p.devices.size());
+  auto bad_device = [n](int d) { return d < 0 || d >= n; };
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const Task& t = p.tasks[i];
+    const std::string where = "task " + std::to_string(i) + " (" + t.label + "): ";
+    for (int d : t.deps) {
+      if (d < 0 || d >= static_cast<int>(i)) return where + "dependency " + std::to_string(d) + " is not an earlier task";
+    }
+    if (const auto* c = std::get_if<ComputeTask>(&t.body)) {
+      if (bad_device(c->device)) return where + "device out of range";
+      if (!(c->duration_s >= 0)) return where + "negative duration";
+    } else if (const auto* g = std::get_if<CollectiveTask>(&t.body)) {
+      if (g->group.empty()) return where + "empty group";
+      std::vector<int> sorted = g->group;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return where + "device repeated in group";
+      if (bad_device(sorted.front()) || bad_device(sorted.back())) return where + "device out of range";
+      if (!(g->size_bytes >= 0)) return where + "negative size";
+    } else if (const auto* s = std::get_if<SendTask>(&t.body)) {
+      if (bad_device(s->src) || bad_device(s->dst) || s->src == s->dst) return where + "bad endpoints";
+    }
+  }
+  return {};
+}
+
+}  // namespace hetsim

@@ -1,0 +1,74 @@
+// File: sim/report.cpp
+#include "sim/report.hpp"
+
+namespace hetsim {
+
+Report make_report(const Program& program, const Cluster& cluster, const SimResult& result, const SimOptions& options) {
+  Report r;
+  r.strategy = program.strategy;
+  r.cluster = cluster.name;
+  r.iteration_time_s = result.iteration_time_s;
+  r.fidelity = std::string(fidelity_name(options.fidelity));
+  r.sim_activities = result.activities;
+  if (result.iteration_time_s > 0) {
+    r.samples_per_s = program.samples / result.iteration_time_s;
+    r.tokens_per_s = program.tokens / result.iteration_time_s;
+    double peak = 0;
+    for (const ProgramDevice& d : program.devices) peak += d.peak_flops;
+    if (peak > 0) r.mfu = program.model_flops / (result.iteration_time_s * peak);
+  }
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    const DeviceTiming& t = result.devices[g];
+    DeviceReport d;
+    d.name = "gpu" + std::to_string(g);
+    d.gpu = cluster.device_of(g).name;
+    d.node_type = cluster.node_type_of_gpu(g).name;
+    d.compute_s = t.compute_s;
+    d.comm_s = t.comm_s;
+    d.idle_s = std::max(0.0, result.iteration_time_s - t.busy_s);
+    d.peak_memory_bytes = t.peak_memory_bytes;
+    d.memory_capacity_bytes = cluster.device_of(g).memory_bytes;
+    r.devices.push_back(d);
+  }
+  return r;
+}
+
+void set_upper_bound(Report& r, double upper_bound_samples_per_s) {
+  r.upper_bound_samples_per_s = upper_bound_samples_per_s;
+  r.efficiency = upper_bound_samples_per_s > 0 ? r.samples_per_s / upper_bound_samples_per_s : 0;
+}
+
+nlohmann::json Report::to_json() const {
+  nlohmann::json j;
+  j["strategy"] = strategy;
+  j["cluster"] = cluster;
+  j["model"] = model;
+  j["feasible"] = feasible;
+  if (!feasible) {
+    j["infeasible_reason"] = infeasible_reason;
+  } else {
+    j["iteration_time_s"] = iteration_time_s;
+    j["samples_per_s"] = samples_per_s;
+    j["tokens_per_s"] = tokens_per_s;
+    j["mfu"] = mfu;
+    j["upper_bound_samples_per_s"] = upper_bound_samples_per_s;
+    j["efficiency"] = efficiency;
+    j["collective_fidelity"] = fidelity;
+    j["simulated_activities"] = sim_activities;
+    j["devices"] = nlohmann::json::array();
+    for (const DeviceReport& d : devices) {
+      j["devices"].push_back({{"name", d.name},
+                              {"gpu", d.gpu},
+                              {"node_type", d.node_type},
+                              {"compute_s", d.compute_s},
+                              {"comm_s", d.comm_s},
+                              {"idle_s", d.idle_s},
+                              {"peak_memory_bytes", d.peak_memory_bytes},
+                              {"memory_capacity_bytes", d.memory_capacity_bytes}});
+    }
+  }
+  j["assumptions"] = assumptions;
+  return j;
+}
+
+}  // namespace hetsim

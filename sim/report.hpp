@@ -1,0 +1,54 @@
+// File: sim/report.hpp
+// The result of simulating one program: iteration time, throughput, utilisation, per-device
+// breakdown, and the assumptions behind the numbers. Serialises to the report JSON contract of
+// DESIGN.md (keys carry units).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/executor.hpp"
+
+namespace hetsim {
+
+struct DeviceReport {
+  std::string name;  // "gpu3"
+  std::string gpu;   // device type
+  std::string node_type;
+  double compute_s = 0;
+  double comm_s = 0;
+  double idle_s = 0;  // neither stream busy
+  double peak_memory_bytes = 0;
+  double memory_capacity_bytes = 0;
+};
+
+struct Report {
+  std::string strategy;
+  std::string cluster;
+  std::string model;
+  bool feasible = true;
+  std::string infeasible_reason;  // when !feasible: which device, by how much
+
+  double iteration_time_s = 0;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;  // model FLOPs / (time x sum of peaks of the dtype each device runs)
+  double upper_bound_samples_per_s = 0;  // 0 when not computed
+  double efficiency = 0;                 // samples_per_s / upper bound
+  std::string fidelity;
+  uint64_t sim_activities = 0;
+  std::vector<DeviceReport> devices;
+  std::vector<std::string> assumptions;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// Fills everything but the upper bound and assumptions from a simulated program.
+[[nodiscard]] Report make_report(const Program& program, const Cluster& cluster, const SimResult& result,
+                                 const SimOptions& options);
+
+// Sets upper_bound_samples_per_s and efficiency.
+void set_upper_bound(Report& r, double upper_bound_samples_per_s);
+
+}  // namespace hetsim

@@ -1,0 +1,14 @@
+// File: sim/trace.hpp
+// Chrome trace (JSON, open in Perfetto or chrome://tracing) of a simulated iteration: one process
+// per node, one track per GPU stream (compute, comm), one slice per task.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "sim/executor.hpp"
+
+namespace hetsim {
+
+[[nodiscard]] nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, const SimResult& result);
+
+}  // namespace hetsim

@@ -1,0 +1,131 @@
+// File: topologies/cluster.cpp
+#include "topologies/cluster.hpp"
+
+#include "base/yaml_reader.hpp"
+
+namespace hetsim {
+
+std::string_view fabric_name(IntraFabric f) {
+  switch (f) {
+    case IntraFabric::kNvswitch: return "nvswitch";
+    case IntraFabric::kNvlinkMesh: return "nvlink-mesh";
+    case IntraFabric::kXgmiMesh: return "xgmi-mesh";
+    case IntraFabric::kPcie: return "pcie";
+  }
+  return "?";
+}
+
+std::string_view topology_name(NetTopology t) {
+  switch (t) {
+    case NetTopology::kSingleSwitch: return "single-switch";
+    case NetTopology::kFatTree: return "fat-tree";
+    case NetTopology::kRailOptimized: return "rail-optimized";
+  }
+  return "?";
+}
+
+namespace {
+
+IntraFabric fabric_from(const std::string& s) {
+  if (s == "nvlink-mesh") return IntraFabric::kNvlinkMesh;
+  if (s == "xgmi-mesh") return IntraFabric::kXgmiMesh;
+  if (s == "pcie") return IntraFabric::kPcie;
+  return IntraFabric::kNvswitch;
+}
+
+NetTopology topology_from(const std::string& s) {
+  if (s == "fat-tree") return NetTopology::kFatTree;
+  if (s == "rail-optimized") return NetTopology::kRailOptimized;
+  return NetTopology::kSingleSwitch;
+}
+
+NodeType read_node_type(FieldReader r, Diagnostics& diags) {
+  NodeType n;
+  n.name = r.text("name");
+  n.count = static_cast<int>(r.integer("count", 1, 100000));
+  const std::string gpu = r.text("gpu");
+  n.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 64));
+  FieldReader intra = r.child("intra_node");
+  n.intra.fabric = fabric_from(intra.choice("fabric", {"nvswitch", "nvlink-mesh", "xgmi-mesh", "pcie"}));
+  n.intra.bandwidth_Bps = intra.quantity("bandwidth", Unit::kRate);
+  n.intra.latency_s = intra.quantity("latency", Unit::kTime, Bound::kNonNegative);
+  intra.finish();
+  FieldReader nic = r.child("nic");
+  n.nic.count = static_cast<int>(nic.integer("count", 1, 64));
+  n.nic.bandwidth_Bps = nic.quantity("bandwidth", Unit::kRate);
+  n.nic.latency_s = nic.quantity("latency", Unit::kTime, Bound::kNonNegative);
+  nic.finish();
+  r.finish();
+  if (!gpu.empty()) {
+    try {
+      n.gpu = load_shipped_device(gpu, r.locate("gpu", ""));
+    } catch (const InputError& e) {
+      for (const Diagnostic& d : e.diagnostics()) diags.add(d);
+    }
+  }
+  if (!n.gpu.name.empty()) {
+    const bool nvlink = n.intra.fabric == IntraFabric::kNvswitch || n.intra.fabric == IntraFabric::kNvlinkMesh;
+    if (nvlink && n.gpu.vendor == Vendor::kAmd) {
+      intra.error("fabric", std::string(fabric_name(n.intra.fabric)) + " needs NVIDIA GPUs, but " + n.gpu.name +
+                                " is AMD; use xgmi-mesh or pcie");
+    }
+    if (n.intra.fabric == IntraFabric::kXgmiMesh && n.gpu.vendor == Vendor::kNvidia) {
+      intra.error("fabric", "xgmi-mesh needs AMD GPUs, but " + n.gpu.name + " is NVIDIA; use nvswitch, nvlink-mesh or pcie");
+    }
+  }
+  if (n.nic.count > n.gpus_per_node) {
+    nic.error("count", std::to_string(n.nic.count) + " NICs for " + std::to_string(n.gpus_per_node) +
+                           " GPUs per node; at most one NIC per GPU is modelled");
+  }
+  return n;
+}
+
+}  // namespace
+
+void index_gpus(Cluster& c) {
+  c.gpus.clear();
+  c.node_type_of.clear();
+  for (int t = 0; t < static_cast<int>(c.node_types.size()); ++t) {
+    for (int k = 0; k < c.node_types[t].count; ++k) {
+      const int node = static_cast<int>(c.node_type_of.size());
+      c.node_type_of.push_back(t);
+      for (int g = 0; g < c.node_types[t].gpus_per_node; ++g) c.gpus.push_back(GpuSlot{node, t, g});
+    }
+  }
+}
+
+Cluster Cluster::only_node_type(int t) const {
+  Cluster c = *this;
+  c.name = name + "/" + node_types[t].name;
+  c.node_types = {node_types[t]};
+  index_gpus(c);
+  return c;
+}
+
+Cluster load_cluster(const std::filesystem::path& path) {
+  const YamlFile file = YamlFile::load(path);
+  Diagnostics diags;
+  FieldReader r = file.root(diags);
+  Cluster c;
+  c.file = file.name();
+  c.name = r.text("name");
+  std::vector<std::string> seen;
+  for (FieldReader& nt : r.list("node_types")) {
+    c.node_types.push_back(read_node_type(nt, diags));
+    const std::string& name = c.node_types.back().name;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) nt.error("name", "\"" + name + "\" is used twice");
+    seen.push_back(name);
+  }
+  FieldReader net = r.child("network");
+  c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized"}));
+  c.network.oversubscription = net.opt_number("oversubscription", 1.0, 64.0).value_or(1.0);
+  c.network.switch_latency_s = net.quantity("switch_latency", Unit::kTime, Bound::kNonNegative);
+  c.network.cross_vendor_rdma = net.opt_flag("cross_vendor_rdma").value_or(false);
+  net.finish();
+  r.finish();
+  diags.throw_if_any();
+  index_gpus(c);
+  return c;
+}
+
+}  // namespace hetsim

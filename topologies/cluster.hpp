@@ -1,0 +1,79 @@
+// File: topologies/cluster.hpp
+// A cluster description (topologies/<name>.yaml): node types (which GPU, how many, the fabric
+// inside a node, the NICs) and the network between nodes; loaded, checked, and flattened into a
+// list of GPUs numbered node by node.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kernels_profile/device.hpp"
+
+namespace hetsim {
+
+enum class IntraFabric { kNvswitch, kNvlinkMesh, kXgmiMesh, kPcie };
+enum class NetTopology { kSingleSwitch, kFatTree, kRailOptimized };
+
+[[nodiscard]] std::string_view fabric_name(IntraFabric f);
+[[nodiscard]] std::string_view topology_name(NetTopology t);
+
+struct IntraNodeSpec {
+  IntraFabric fabric = IntraFabric::kNvswitch;
+  double bandwidth_Bps = 0;  // per GPU, per direction
+  double latency_s = 0;
+};
+
+struct NicSpec {
+  int count = 1;             // GPU i of a node uses NIC (i mod count)
+  double bandwidth_Bps = 0;  // per NIC, per direction
+  double latency_s = 0;
+};
+
+struct NodeType {
+  std::string name;
+  int count = 0;
+  Device gpu;
+  int gpus_per_node = 0;
+  IntraNodeSpec intra;
+  NicSpec nic;
+};
+
+struct NetworkSpec {
+  NetTopology topology = NetTopology::kSingleSwitch;
+  double oversubscription = 1;  // fat-tree: leaf down / up bandwidth ratio
+  double switch_latency_s = 0;
+  bool cross_vendor_rdma = false;  // NVIDIA <-> AMD traffic goes NIC to NIC without host staging
+};
+
+// One GPU of the cluster. GPUs are numbered node by node, node types in file order.
+struct GpuSlot {
+  int node = 0;       // global node index
+  int node_type = 0;  // index into Cluster::node_types
+  int local = 0;      // index within its node
+};
+
+struct Cluster {
+  std::string name;
+  std::vector<NodeType> node_types;
+  NetworkSpec network;
+  std::string file;
+
+  std::vector<GpuSlot> gpus;       // filled by the loader
+  std::vector<int> node_type_of;   // node index -> node type index
+
+  [[nodiscard]] int gpu_count() const { return static_cast<int>(gpus.size()); }
+  [[nodiscard]] int node_count() const { return static_cast<int>(node_type_of.size()); }
+  [[nodiscard]] const Device& device_of(int gpu) const { return node_types[gpus[gpu].node_type].gpu; }
+  [[nodiscard]] const NodeType& node_type_of_gpu(int gpu) const { return node_types[gpus[gpu].node_type]; }
+  // The cluster restricted to node type `t` (same network), e.g. for homogeneous references.
+  [[nodiscard]] Cluster only_node_type(int t) const;
+};
+
+// Reads and checks a cluster file (and the devices it names). Throws InputError.
+[[nodiscard]] Cluster load_cluster(const std::filesystem::path& path);
+
+// Recomputes gpus/node_type_of from node_types (after the node types were edited).
+void index_gpus(Cluster& c);
+
+}  // namespace hetsim

@@ -1,0 +1,38 @@
+// File: workloads/dtype.cpp
+#include "workloads/dtype.hpp"
+
+#include <array>
+#include <utility>
+
+namespace hetsim {
+namespace {
+constexpr std::array<std::pair<DType, std::string_view>, 5> kNames{{
+    {DType::kFp32, "fp32"}, {DType::kTf32, "tf32"}, {DType::kFp16, "fp16"}, {DType::kBf16, "bf16"}, {DType::kFp8, "fp8"}}};
+}
+
+double dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kFp32:
+    case DType::kTf32: return 4;
+    case DType::kFp16:
+    case DType::kBf16: return 2;
+    case DType::kFp8: return 1;
+  }
+  return 4;
+}
+
+std::string_view dtype_name(DType t) {
+  for (const auto& [d, n] : kNames) {
+    if (d == t) return n;
+  }
+  return "?";
+}
+
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (const auto& [d, n] : kNames) {
+    if (n == name) return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hetsim

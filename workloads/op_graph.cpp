@@ -1,0 +1,262 @@
+// File: workloads/op_graph.cpp
+// Per-operator FLOPs and bytes of GPT, Llama and BERT layers. Conventions: a multiply-add is 2
+// FLOPs; backward of a matrix product costs twice its forward (input and weight gradients);
+// bytes count each tensor read or written once per kernel; activations follow the accounting of
+// Korthikanti et al. (2022) without dropout masks (dropout is not modelled).
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+
+std::string_view op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::kEmbedding: return "embedding";
+    case OpKind::kLayerNorm: return "layernorm";
+    case OpKind::kRmsNorm: return "rmsnorm";
+    case OpKind::kLinear: return "linear";
+    case OpKind::kAttnScores: return "attn_scores";
+    case OpKind::kSoftmax: return "softmax";
+    case OpKind::kAttnContext: return "attn_context";
+    case OpKind::kActivation: return "activation";
+    case OpKind::kResidual: return "residual";
+    case OpKind::kLmHead: return "lm_head";
+    case OpKind::kLoss: return "loss";
+  }
+  return "?";
+}
+
+bool is_matmul(OpKind k) {
+  return k == OpKind::kLinear || k == OpKind::kAttnScores || k == OpKind::kAttnContext || k == OpKind::kLmHead;
+}
+
+double OpGraph::params() const {
+  double p = 0;
+  for (const Op& op : ops) p += op.params;
+  return p;
+}
+
+double OpGraph::model_flops() const {
+  double f = 0;
+  for (const Op& op : ops) f += op.fwd_flops + op.bwd_flops;
+  return f;
+}
+
+double OpGraph::saved_bytes() const {
+  double b = 0;
+  for (const Op& op : ops) b += op.saved_bytes;
+  return b;
+}
+
+namespace {
+
+// Appends ops while tracking the previous op as the default input.
+class Builder {
+ public:
+  Builder(const ModelSpec& m, long b, DType dtype)
+      : m_(m), b_(static_cast<double>(b)), s_(static_cast<double>(m.seq_len)), h_(static_cast<double>(m.hidden)),
+        e_(dtype_bytes(dtype)) {
+    g_.model = m.name;
+    g_.micro_batch = b;
+    g_.seq_len = m.seq_len;
+    g_.layers = m.layers;
+    g_.dtype = dtype;
+  }
+
+  double tokens() const { return b_ * s_; }
+  double elem() const { return e_; }
+
+  int add(Op op, std::vector<int> inputs = {}) {
+    if (inputs.empty() && !g_.ops.empty()) inputs.push_back(static_cast<int>(g_.ops.size()) - 1);
+    op.inputs = std::move(inputs);
+    g_.ops.push_back(std::move(op));
+    return static_cast<int>(g_.ops.size()) - 1;
+  }
+
+  // y[tokens, out] = x[tokens, in] · W[in, out] (+ bias)
+  int linear(const std::string& name, int layer, double in, double out, bool bias, bool save_input = true) {
+    Op op{name, OpKind::kLinear, layer};
+    op.shape = {static_cast<long>(b_), m_.seq_len, static_cast<long>(out)};
+    op.fwd_flops = 2 * tokens() * in * out;
+    op.bwd_flops = 2 * op.fwd_flops;
+    op.fwd_bytes = (tokens() * in + in * out + tokens() * out) * e_;
+    // dX = dY·W^T reads dY, W, writes dX; dW = X^T·dY reads X, dY, writes dW.
+    op.bwd_bytes = (2 * tokens() * out + in * out + 2 * tokens() * in + in * out) * e_;
+    op.params = in * out + (bias ? out : 0);
+    op.saved_bytes = save_input ? tokens() * in * e_ : 0;
+    return add(std::move(op));
+  }
+
+  // Elementwise or row-wise kernel over `elements`, `flops_per` FLOPs each, `tensors_moved` tensors
+  // of that size read or written in forward (backward moves about twice as much).
+  int vector_op(const std::string& name, OpKind kind, int layer, double elements, double flops_per,
+                double tensors_moved, double params, double saved_elements, std::vector<long> shape,
+                std::vector<int> inputs = {}) {
+    Op op{name, kind, layer};
+    op.shape = std::move(shape);
+    op.fwd_flops = flops_per * elements;
+    op.bwd_flops = 2 * op.fwd_flops;
+    op.fwd_bytes = tensors_moved * elements * e_ + params * e_;
+    op.bwd_bytes = 2 * tensors_moved * elements * e_ + 2 * params * e_;
+    op.params = params;
+    op.saved_bytes = saved_elements * e_;
+    return add(std::move(op), std::move(inputs));
+  }
+
+  std::vector<long> act_shape(double width) const {
+    return {static_cast<long>(b_), m_.seq_len, static_cast<long>(width)};
+  }
+
+  int norm(const std::string& name, int layer) {
+    const bool rms = m_.family == Family::kLlama;
+    return vector_op(name, rms ? OpKind::kRmsNorm : OpKind::kLayerNorm, layer, tokens() * h_, rms ? 4 : 8, 2,
+                     rms ? h_ : 2 * h_, tokens() * h_, act_shape(h_));
+  }
+
+  int residual(const std::string& name, int layer, int a, int b) {
+    return vector_op(name, OpKind::kResidual, layer, tokens() * h_, 1, 3, 0, 0, act_shape(h_), {a, b});
+  }
+
+  void attention(const std::string& p, int layer) {
+    const double a = static_cast<double>(m_.heads);
+    const double d = h_ / a;
+    const double kv = static_cast<double>(m_.kv_heads) * d;
+    const bool bias = m_.family != Family::kLlama;
+    linear(p + "qkv", layer, h_, h_ + 2 * kv, bias);
+    const double score_elems = b_ * a * s_ * s_;
+    const bool flash = m_.training.flash_attention;
+    // Scores: 2·b·s²·h FLOPs; keeps Q and K for backward.
+    Op scores{p + "attn_scores", OpKind::kAttnScores, layer};
+    scores.shape = {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
+    scores.fwd_flops = 2 * b_ * s_ * s_ * h_;
+    scores.bwd_flops = 2 * scores.fwd_flops;
+    scores.fwd_bytes = (2 * tokens() * h_ + score_elems) * e_;
+    scores.bwd_bytes = 2 * scores.fwd_bytes;
+    scores.saved_bytes = 2 * tokens() * h_ * e_;
+    add(std::move(scores));
+    // Softmax over s keys: ~5 FLOPs per element; its output is kept unless attention is fused.
+    vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5, 2, 0, flash ? 0 : score_elems,
+              {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len});
+    Op ctx{p + "attn_context", OpKind::kAttnContext, layer};
+    ctx.shape = act_shape(h_);
+    ctx.fwd_flops = 2 * b_ * s_ * s_ * h_;
+    ctx.bwd_flops = 2 * ctx.fwd_flops;
+    ctx.fwd_bytes = (score_elems + 2 * tokens() * h_) * e_;
+    ctx.bwd_bytes = 2 * ctx.fwd_bytes;
+    ctx.saved_bytes = tokens() * h_ * e_;  // V
+    add(std::move(ctx));
+    linear(p + "attn_out", layer, h_, h_, bias);
+  }
+
+  void mlp(const std::string& p, int layer) {
+    const double f = static_cast<double>(m_.ffn_hidden);
+    if (m_.family == Family::kLlama) {  // SwiGLU: gate and up projections, then down
+      linear(p + "mlp_gate_up", layer, h_, 2 * f, false);
+      vector_op(p + "swiglu", OpKind::kActivation, layer, tokens() * f, 8, 3, 0, 2 * tokens() * f, act_shape(f));
+      linear(p + "mlp_down", layer, f, h_, false);
+    } else {
+      linear(p + "mlp_up", layer, h_, f, true);
+      vector_op(p + "gelu", OpKind::kActivation, layer, tokens() * f, 8, 2, 0, tokens() * f, act_shape(f));
+      linear(p + "mlp_down", layer, f, h_, true);
+    }
+  }
+
+  void layer(int i) {
+    const std::string p = "layer" + std::to_string(i) + ".";
+    const int in = static_cast<int>(g_.ops.size()) - 1;
+    if (m_.family == Family::kBert) {  // post-norm: x = LN(x + Attn(x)); x = LN(x + MLP(x))
+      attention(p, i);
+      const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
+      const int n1 = norm(p + "attn_norm", i);
+      mlp(p, i);
+      residual(p + "mlp_residual", i, n1, static_cast<int>(g_.ops.size()) - 1);
+      norm(p + "mlp_norm", i);
+      (void)r1;
+    } else {  // pre-norm: x = x + Attn(N(x)); x = x + MLP(N(x))
+      norm(p + "attn_norm", i);
+      attention(p, i);
+      const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
+      norm(p + "mlp_norm", i);
+      mlp(p, i);
+      residual(p + "mlp_residual", i, r1, static_cast<int>(g_.ops.size()) - 1);
+    }
+  }
+
+  void embedding() {
+    const double v = static_cast<double>(m_.vocab);
+    const double positions = m_.family == Family::kLlama ? 0 : s_;  // Llama uses rotary positions
+    const double type_rows = m_.family == Family::kBert ? 2 : 0;    // BERT token-type embeddings
+    Op op{"embedding", OpKind::kEmbedding, -1};
+    op.shape = act_shape(h_);
+    op.fwd_bytes = 3 * tokens() * h_ * e_;  // gather rows (+ position rows) and write
+    op.bwd_bytes = 3 * tokens() * h_ * e_;  // scatter-add into the table gradient
+    op.fwd_flops = tokens() * h_;           // position add
+    op.bwd_flops = tokens() * h_;
+    op.params = (v + positions + type_rows) * h_;
+    add(std::move(op), {});
+    if (m_.family == Family::kBert) norm("embedding_norm", -1);
+  }
+
+  void head() {
+    const int last = static_cast<int>(m_.layers);
+    const double v = static_cast<double>(m_.vocab);
+    if (m_.family == Family::kBert) {  // MLM transform: dense + GELU + LayerNorm, then decoder
+      linear("mlm_dense", last, h_, h_, true);
+      vector_op("mlm_gelu", OpKind::kActivation, last, tokens() * h_, 8, 2, 0, tokens() * h_, act_shape(h_));
+      norm("mlm_norm", last);
+    } else {
+      norm("final_norm", last);
+    }
+    Op lm{"lm_head", OpKind::kLmHead, last};
+    lm.shape = act_shape(v);
+    lm.fwd_flops = 2 * tokens() * h_ * v;
+    lm.bwd_flops = 2 * lm.fwd_flops;
+    lm.fwd_bytes = (tokens() * h_ + h_ * v + tokens() * v) * e_;
+    lm.bwd_bytes = (2 * tokens() * v + 2 * h_ * v + 2 * tokens() * h_) * e_;
+    lm.params = m_.tied_embeddings ? 0 : h_ * v;
+    lm.saved_bytes = tokens() * h_ * e_;
+    add(std::move(lm));
+    // Cross-entropy in fp32 over the logits: keeps the fp32 softmax for backward.
+    Op loss{"loss", OpKind::kLoss, last};
+    loss.shape = {static_cast<long>(b_), m_.seq_len};
+    loss.fwd_flops = 5 * tokens() * v;
+    loss.bwd_flops = 2 * tokens() * v;
+    loss.fwd_bytes = tokens() * v * (e_ + 4);
+    loss.bwd_bytes = tokens() * v * (4 + e_);
+    loss.saved_bytes = tokens() * v * 4;
+    add(std::move(loss));
+  }
+
+  OpGraph finish() {
+    if (m_.training.recompute == Recompute::kFull) {
+      // Only each layer's input is kept; the layer's forward runs again inside its backward.
+      for (Op& op : g_.ops) {
+        if (op.layer < 0 || op.layer >= m_.layers) continue;
+        op.recompute_flops = op.fwd_flops;
+        op.saved_bytes = 0;
+      }
+      for (size_t i = 0; i < g_.ops.size(); ++i) {
+        Op& op = g_.ops[i];
+        if (op.layer >= 0 && op.layer < m_.layers && (i == 0 || g_.ops[i - 1].layer != op.layer)) {
+          op.saved_bytes = tokens() * h_ * e_;
+        }
+      }
+    }
+    return std::move(g_);
+  }
+
+ private:
+  const ModelSpec& m_;
+  double b_, s_, h_, e_;
+  OpGraph g_;
+};
+
+}  // namespace
+
+OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype) {
+  Builder b(model, micro_batch, dtype);
+  b.embedding();
+  for (int i = 0; i < model.layers; ++i) b.layer(i);
+  b.head();
+  return b.finish();
+}
+
+}  // namespace hetsim

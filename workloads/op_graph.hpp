@@ -1,0 +1,63 @@
+// File: workloads/op_graph.hpp
+// The operator graph of one forward/backward pass of a model at a given micro-batch size:
+// every operator with its output shape, forward and backward FLOPs and bytes moved, the
+// parameters it owns and the activations it keeps for backward.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+enum class OpKind {
+  kEmbedding,    // token (+ position) lookup
+  kLayerNorm,
+  kRmsNorm,
+  kLinear,       // QKV, output projection, MLP, pooler
+  kAttnScores,   // Q·K^T
+  kSoftmax,
+  kAttnContext,  // P·V
+  kActivation,   // GELU, SwiGLU
+  kResidual,     // elementwise add
+  kLmHead,       // projection to the vocabulary
+  kLoss,         // softmax cross-entropy over the vocabulary
+};
+
+[[nodiscard]] std::string_view op_kind_name(OpKind k);
+// Matrix products run on tensor/matrix cores; everything else is vector work.
+[[nodiscard]] bool is_matmul(OpKind k);
+
+struct Op {
+  std::string name;  // e.g. "layer3.qkv"
+  OpKind kind = OpKind::kLinear;
+  int layer = -1;    // transformer layer index; -1 before the first, `layers` after the last
+  std::vector<long> shape;     // output shape
+  std::vector<int> inputs;     // indices of producer ops
+  double fwd_flops = 0;        // model FLOPs of the forward pass
+  double bwd_flops = 0;        // model FLOPs of the backward pass (input and weight gradients)
+  double recompute_flops = 0;  // forward work repeated in backward under activation recompute
+  double fwd_bytes = 0;        // device-memory traffic of the forward kernel(s)
+  double bwd_bytes = 0;        // device-memory traffic of the backward kernel(s)
+  double params = 0;           // parameters owned (elements)
+  double saved_bytes = 0;      // activation bytes kept from forward until backward
+};
+
+struct OpGraph {
+  std::string model;
+  long micro_batch = 0;
+  long seq_len = 0;
+  long layers = 0;
+  DType dtype = DType::kFp16;
+  std::vector<Op> ops;  // in topological (forward) order
+
+  [[nodiscard]] double params() const;
+  [[nodiscard]] double model_flops() const;  // forward + backward, without recompute
+  [[nodiscard]] double saved_bytes() const;
+};
+
+// Builds the graph for `micro_batch` samples in `dtype` (the model's, or its fallback).
+[[nodiscard]] OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype);
+
+}  // namespace hetsim
