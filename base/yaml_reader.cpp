@@ -9,7 +9,14 @@
 namespace hetsim {
 namespace {
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  out.append(s);
+  out.push_back('"');
+  return out;
+}
 
 std::string list_of(std::initializer_list<std::string_view> items) {
   std::string out;
@@ -45,7 +52,19 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
     }
   }
   const size_t limit = std::max<size_t>(2, word.size() / 3);
-  return best_d <= limit ? best : std::string();
+  if (best_d <= limit) return best;
+  // A long shared prefix also marks a typo ("oversubscribed" for "oversubscription").
+  size_t best_prefix = 0;
+  best.clear();
+  for (const std::string& c : candidates) {
+    size_t k = 0;
+    while (k < c.size() && k < word.size() && c[k] == word[k]) ++k;
+    if (k > best_prefix) {
+      best_prefix = k;
+      best = c;
+    }
+  }
+  return best_prefix >= std::max<size_t>(5, word.size() / 2) ? best : std::string();
 }
 
 FieldReader::FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
@@ -93,7 +112,7 @@ std::optional<YAML::Node> FieldReader::lookup(std::string_view key, bool require
       }
     }
   }
-  if (required && valid_map_) diags_->add(at(node_, field(key), "missing required field"));
+  if (required && valid_map_ && !absent_) diags_->add(at(node_, field(key), "missing required field"));
   return std::nullopt;
 }
 
@@ -205,7 +224,9 @@ std::optional<bool> FieldReader::opt_flag(std::string_view key) {
 
 FieldReader FieldReader::child(std::string_view key) {
   std::optional<YAML::Node> n = lookup(key, true);
-  return FieldReader(n.value_or(YAML::Node()), field(key), file_, diags_);
+  FieldReader r(n.value_or(YAML::Node()), field(key), file_, diags_);
+  r.absent_ = !n.has_value();
+  return r;
 }
 
 std::optional<FieldReader> FieldReader::opt_child(std::string_view key) {

@@ -76,6 +76,7 @@ class FieldReader {
   Diagnostics* diags_;
   std::set<std::string, std::less<>> asked_;
   bool valid_map_ = true;
+  bool absent_ = false;  // a missing child: its own fields are not reported again
 };
 
 // A parsed YAML file. load() throws InputError when the file is missing or not valid YAML.

@@ -40,6 +40,7 @@ NetTopology topology_from(const std::string& s) {
 }
 
 NodeType read_node_type(FieldReader r, Diagnostics& diags) {
+  const size_t problems_before = diags.size();
   NodeType n;
   n.name = r.text("name");
   n.count = static_cast<int>(r.integer("count", 1, 100000));
@@ -63,6 +64,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
       for (const Diagnostic& d : e.diagnostics()) diags.add(d);
     }
   }
+  if (diags.size() != problems_before) return n;  // cross-field checks only on well-formed fields
   if (!n.gpu.name.empty()) {
     const bool nvlink = n.intra.fabric == IntraFabric::kNvswitch || n.intra.fabric == IntraFabric::kNvlinkMesh;
     if (nvlink && n.gpu.vendor == Vendor::kAmd) {

@@ -23,6 +23,7 @@ Family family_from(const std::string& s) {
 }
 
 TrainingSpec read_training(FieldReader r) {
+  const size_t problems_before = r.diagnostics().size();
   TrainingSpec t;
   t.global_batch = r.integer("global_batch", 1);
   t.micro_batch = r.integer("micro_batch", 1);
@@ -33,6 +34,8 @@ TrainingSpec read_training(FieldReader r) {
   t.recompute = r.opt_choice("recompute", {"none", "full"}).value_or("none") == "full" ? Recompute::kFull
                                                                                       : Recompute::kNone;
   t.flash_attention = r.opt_choice("attention", {"standard", "flash"}).value_or("standard") == "flash";
+  r.finish();
+  if (r.diagnostics().size() != problems_before) return t;  // cross-field checks only on well-formed fields
   if (t.micro_batch > t.global_batch) {
     r.error("micro_batch", std::to_string(t.micro_batch) + " is larger than global_batch " +
                                std::to_string(t.global_batch));
@@ -40,7 +43,6 @@ TrainingSpec read_training(FieldReader r) {
   if (t.dtype_fallback && *t.dtype_fallback == t.dtype) {
     r.error("dtype_fallback", "is the same as dtype; a fallback must be a different format");
   }
-  r.finish();
   return t;
 }
 
@@ -65,10 +67,11 @@ ModelSpec load_model(const std::filesystem::path& path) {
   FieldReader training = r.child("training");
   m.dtype_location = training.locate("dtype", "");
   m.training = read_training(training);
-  if (m.heads > 0 && m.hidden % m.heads != 0) {
+  const bool shapes_read = diags.empty();
+  if (shapes_read && m.heads > 0 && m.hidden % m.heads != 0) {
     r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads));
   }
-  if (m.kv_heads > 0 && m.heads % m.kv_heads != 0) {
+  if (shapes_read && m.kv_heads > 0 && m.heads % m.kv_heads != 0) {
     r.error("kv_heads", "heads " + std::to_string(m.heads) + " is not divisible by kv_heads " +
                             std::to_string(m.kv_heads));
   }

@@ -73,7 +73,7 @@ class Builder {
 
   // y[tokens, out] = x[tokens, in] · W[in, out] (+ bias)
   int linear(const std::string& name, int layer, double in, double out, bool bias, bool save_input = true) {
-    Op op{name, OpKind::kLinear, layer};
+    Op op = Op::make(name, OpKind::kLinear, layer);
     op.shape = {static_cast<long>(b_), m_.seq_len, static_cast<long>(out)};
     op.fwd_flops = 2 * tokens() * in * out;
     op.bwd_flops = 2 * op.fwd_flops;
@@ -90,7 +90,7 @@ class Builder {
   int vector_op(const std::string& name, OpKind kind, int layer, double elements, double flops_per,
                 double tensors_moved, double params, double saved_elements, std::vector<long> shape,
                 std::vector<int> inputs = {}) {
-    Op op{name, kind, layer};
+    Op op = Op::make(name, kind, layer);
     op.shape = std::move(shape);
     op.fwd_flops = flops_per * elements;
     op.bwd_flops = 2 * op.fwd_flops;
@@ -124,7 +124,7 @@ class Builder {
     const double score_elems = b_ * a * s_ * s_;
     const bool flash = m_.training.flash_attention;
     // Scores: 2·b·s²·h FLOPs; keeps Q and K for backward.
-    Op scores{p + "attn_scores", OpKind::kAttnScores, layer};
+    Op scores = Op::make(p + "attn_scores", OpKind::kAttnScores, layer);
     scores.shape = {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
     scores.fwd_flops = 2 * b_ * s_ * s_ * h_;
     scores.bwd_flops = 2 * scores.fwd_flops;
@@ -135,7 +135,7 @@ class Builder {
     // Softmax over s keys: ~5 FLOPs per element; its output is kept unless attention is fused.
     vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5, 2, 0, flash ? 0 : score_elems,
               {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len});
-    Op ctx{p + "attn_context", OpKind::kAttnContext, layer};
+    Op ctx = Op::make(p + "attn_context", OpKind::kAttnContext, layer);
     ctx.shape = act_shape(h_);
     ctx.fwd_flops = 2 * b_ * s_ * s_ * h_;
     ctx.bwd_flops = 2 * ctx.fwd_flops;
@@ -184,7 +184,7 @@ class Builder {
     const double v = static_cast<double>(m_.vocab);
     const double positions = m_.family == Family::kLlama ? 0 : s_;  // Llama uses rotary positions
     const double type_rows = m_.family == Family::kBert ? 2 : 0;    // BERT token-type embeddings
-    Op op{"embedding", OpKind::kEmbedding, -1};
+    Op op = Op::make("embedding", OpKind::kEmbedding, -1);
     op.shape = act_shape(h_);
     op.fwd_bytes = 3 * tokens() * h_ * e_;  // gather rows (+ position rows) and write
     op.bwd_bytes = 3 * tokens() * h_ * e_;  // scatter-add into the table gradient
@@ -205,7 +205,7 @@ class Builder {
     } else {
       norm("final_norm", last);
     }
-    Op lm{"lm_head", OpKind::kLmHead, last};
+    Op lm = Op::make("lm_head", OpKind::kLmHead, last);
     lm.shape = act_shape(v);
     lm.fwd_flops = 2 * tokens() * h_ * v;
     lm.bwd_flops = 2 * lm.fwd_flops;
@@ -215,7 +215,7 @@ class Builder {
     lm.saved_bytes = tokens() * h_ * e_;
     add(std::move(lm));
     // Cross-entropy in fp32 over the logits: keeps the fp32 softmax for backward.
-    Op loss{"loss", OpKind::kLoss, last};
+    Op loss = Op::make("loss", OpKind::kLoss, last);
     loss.shape = {static_cast<long>(b_), m_.seq_len};
     loss.fwd_flops = 5 * tokens() * v;
     loss.bwd_flops = 2 * tokens() * v;

@@ -42,6 +42,14 @@ struct Op {
   double bwd_bytes = 0;        // device-memory traffic of the backward kernel(s)
   double params = 0;           // parameters owned (elements)
   double saved_bytes = 0;      // activation bytes kept from forward until backward
+
+  static Op make(std::string name, OpKind kind, int layer) {
+    Op op;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.layer = layer;
+    return op;
+  }
 };
 
 struct OpGraph {

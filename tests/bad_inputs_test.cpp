@@ -1,0 +1,112 @@
+// File: tests/bad_inputs_test.cpp
+// Every fixture in tests/fixtures/bad/ states, in its header, what it is and the exact message it
+// must produce:
+//   # kind: cluster | model | device | model-on-cluster <cluster name>
+//   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
+// The library must throw exactly that; the CLI must print it and exit with code 2.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "base/input_error.hpp"
+#include "kernels_profile/device.hpp"
+#include "planner/block_costs.hpp"
+#include "test_support.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+namespace {
+
+struct Fixture {
+  std::filesystem::path path;
+  std::string kind;
+  std::string arg;  // for model-on-cluster: the cluster
+  std::string expect;
+};
+
+std::vector<Fixture> fixtures() {
+  std::vector<Fixture> out;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_dir() / "tests/fixtures/bad")) {
+    Fixture f;
+    f.path = e.path();
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("# kind: ", 0) == 0) {
+        std::istringstream words(line.substr(8));
+        words >> f.kind >> f.arg;
+      } else if (line.rfind("# expect: ", 0) == 0) {
+        std::string msg = line.substr(10);
+        for (size_t p; (p = msg.find("{file}")) != std::string::npos;) msg.replace(p, 6, e.path().string());
+        f.expect += (f.expect.empty() ? "" : "\n") + msg;
+      }
+    }
+    out.push_back(f);
+  }
+  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.path < b.path; });
+  return out;
+}
+
+void load(const Fixture& f) {
+  if (f.kind == "cluster") (void)load_cluster(f.path);
+  else if (f.kind == "model") (void)load_model(f.path);
+  else if (f.kind == "device") (void)load_device(f.path);
+  else if (f.kind == "model-on-cluster") {
+    (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
+  } else FAIL() << f.path << ": unknown kind " << f.kind;
+}
+
+TEST(BadInputs, FixturesAreThere) { EXPECT_GE(fixtures().size(), 12u); }
+
+TEST(BadInputs, EachFixtureGivesItsExactMessage) {
+  for (const Fixture& f : fixtures()) {
+    SCOPED_TRACE(f.path.filename().string());
+    ASSERT_FALSE(f.expect.empty()) << "fixture states no expected message";
+    try {
+      load(f);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), f.expect);
+    }
+  }
+}
+
+std::pair<int, std::string> run_cli(const std::string& args) {
+  const std::string cmd = test::hetsim_binary() + " -q " + args + " 2>&1 >/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
+  for (const Fixture& f : fixtures()) {
+    SCOPED_TRACE(f.path.filename().string());
+    std::string args;
+    if (f.kind == "cluster") args = "plan --cluster " + f.path.string();
+    else if (f.kind == "model") args = "plan --model " + f.path.string();
+    else if (f.kind == "model-on-cluster") args = "plan --model " + f.path.string() + " --cluster " + f.arg;
+    else continue;  // devices are looked up by name from the data directory
+    const auto [rc, err] = run_cli(args);
+    EXPECT_EQ(rc, 2);
+    EXPECT_EQ(err, f.expect + "\n");
+  }
+}
+
+TEST(BadInputs, UnknownNamesAndOptionsExitWithTwo) {
+  EXPECT_EQ(run_cli("plan --cluster no-such-cluster").first, 2);
+  EXPECT_EQ(run_cli("plan --model gpt3-1.3").second,
+            "gpt3-1.3: error: no file and no shipped model named \"gpt3-1.3\"; did you mean \"gpt3-1.3b\"? (shipped: "
+            "bert-base, bert-large, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, llama2-13b, llama2-7b)\n");
+  EXPECT_EQ(run_cli("simulate --strategy nope").first, 2);
+  EXPECT_EQ(run_cli("plan --no-such-flag").first, 2);
+  EXPECT_EQ(run_cli("list nothing").first, 2);
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,79 @@
+// File: tests/base/units_test.cpp
+#include "base/units.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace hetsim {
+namespace {
+
+double ok(std::string_view s, Unit u) {
+  ParsedQuantity q = parse_quantity(s, u);
+  EXPECT_TRUE(q.ok()) << s << ": " << q.error;
+  return q.value;
+}
+
+std::string err(std::string_view s, Unit u) {
+  ParsedQuantity q = parse_quantity(s, u);
+  EXPECT_FALSE(q.ok()) << s << " parsed as " << q.value;
+  return q.error;
+}
+
+TEST(Units, DecimalAndBinaryBytes) {
+  EXPECT_DOUBLE_EQ(ok("80GiB", Unit::kBytes), 80.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(ok("1.5GB", Unit::kBytes), 1.5e9);
+  EXPECT_DOUBLE_EQ(ok("4KiB", Unit::kBytes), 4096);
+  EXPECT_DOUBLE_EQ(ok("512B", Unit::kBytes), 512);
+  EXPECT_DOUBLE_EQ(ok("200Gb", Unit::kBytes), 25e9);  // bits
+  EXPECT_DOUBLE_EQ(ok("2 TB", Unit::kBytes), 2e12);
+}
+
+TEST(Units, RatesInBytesAndBits) {
+  EXPECT_DOUBLE_EQ(ok("25GBps", Unit::kRate), 25e9);
+  EXPECT_DOUBLE_EQ(ok("25GB/s", Unit::kRate), 25e9);
+  EXPECT_DOUBLE_EQ(ok("200Gbps", Unit::kRate), 25e9);
+  EXPECT_DOUBLE_EQ(ok("10.4Gbps", Unit::kRate), 1.3e9);
+  EXPECT_DOUBLE_EQ(ok("1GiBps", Unit::kRate), 1073741824.0);
+  EXPECT_DOUBLE_EQ(ok("3.35TBps", Unit::kRate), 3.35e12);
+}
+
+TEST(Units, Times) {
+  EXPECT_DOUBLE_EQ(ok("1.5us", Unit::kTime), 1.5e-6);
+  EXPECT_DOUBLE_EQ(ok("2ms", Unit::kTime), 2e-3);
+  EXPECT_DOUBLE_EQ(ok("10ns", Unit::kTime), 1e-8);
+  EXPECT_DOUBLE_EQ(ok("3s", Unit::kTime), 3);
+  EXPECT_DOUBLE_EQ(ok("2min", Unit::kTime), 120);
+  EXPECT_DOUBLE_EQ(ok("0us", Unit::kTime), 0);
+}
+
+TEST(Units, FlopsAndFlopRates) {
+  EXPECT_DOUBLE_EQ(ok("312TFlops", Unit::kFlopRate), 312e12);
+  EXPECT_DOUBLE_EQ(ok("19.5TFLOPS", Unit::kFlopRate), 19.5e12);
+  EXPECT_DOUBLE_EQ(ok("1PFlop/s", Unit::kFlopRate), 1e15);
+  EXPECT_DOUBLE_EQ(ok("1.2PFlop", Unit::kFlops), 1.2e15);
+  EXPECT_DOUBLE_EQ(ok("3e12Flop", Unit::kFlops), 3e12);
+}
+
+TEST(Units, MalformedStringsSayWhatIsWrong) {
+  EXPECT_EQ(err("100", Unit::kRate), "\"100\" has no unit; write e.g. \"100GBps\"");
+  EXPECT_EQ(err("100G", Unit::kRate), "\"100G\" has no unit; write e.g. \"100GBps\"");
+  EXPECT_EQ(err("fast", Unit::kTime), "\"fast\" is not a time; write e.g. \"1.5us\"");
+  EXPECT_EQ(err("", Unit::kBytes), "\"\" is not a size; write e.g. \"80GiB\"");
+  EXPECT_EQ(err("-5GBps", Unit::kRate), "\"-5GBps\" must not be negative");
+  EXPECT_EQ(err("5parsec", Unit::kTime), "\"5parsec\": unknown time unit \"parsec\"; write e.g. \"5us\"");
+  EXPECT_EQ(err("1555GB", Unit::kRate), "\"1555GB\": unknown rate unit \"GB\"; write e.g. \"1555GBps\"");
+  EXPECT_EQ(err("1e999GB", Unit::kBytes), "\"1e999GB\" is not a size; write e.g. \"80GiB\"");
+  EXPECT_FALSE(parse_quantity("312TFlop", Unit::kFlopRate).ok());  // an amount is not a rate
+  EXPECT_FALSE(parse_quantity("5mB", Unit::kBytes).ok());          // milli-bytes make no sense
+  EXPECT_FALSE(parse_quantity("1.5.3us", Unit::kTime).ok());
+}
+
+TEST(Units, FormatsForHumans) {
+  EXPECT_EQ(format_bytes(40.0 * 1024 * 1024 * 1024), "40 GiB");
+  EXPECT_EQ(format_time(0.0123), "12.3 ms");
+  EXPECT_EQ(format_rate(25e9), "25 GB/s");
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,68 @@
+// File: tests/base/yaml_reader_test.cpp
+#include "base/yaml_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace hetsim {
+namespace {
+
+FieldReader reader(const std::string& yaml, Diagnostics& d) {
+  return FieldReader(YAML::Load(yaml), "", std::make_shared<const std::string>("x.yaml"), &d);
+}
+
+TEST(EditDistance, SuggestsNearKeysOnly) {
+  EXPECT_EQ(edit_distance("gpus_per_nodes", "gpus_per_node"), 1u);
+  EXPECT_EQ(nearest("gpus_per_nodes", {"count", "gpus_per_node", "gpu"}), "gpus_per_node");
+  EXPECT_EQ(nearest("zzzzzz", {"count", "gpu"}), "");
+}
+
+TEST(FieldReader, ReportsEveryProblemAtOnce) {
+  Diagnostics d;
+  FieldReader r = reader("a: 5\nb: fast\ncoutn: 3\n", d);
+  (void)r.integer("a", 10);
+  (void)r.quantity("b", Unit::kTime);
+  (void)r.integer("count", 1);
+  r.finish();
+  ASSERT_EQ(d.size(), 4u);
+  try {
+    d.throw_if_any();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "x.yaml:1:4: error: a: 5 is out of range; expected at least 10\n"
+              "x.yaml:2:4: error: b: \"fast\" is not a time; write e.g. \"1.5us\"\n"
+              "x.yaml:1:1: error: count: missing required field\n"
+              "x.yaml:3:1: error: unknown key \"coutn\"; did you mean \"count\"?");
+  }
+}
+
+TEST(FieldReader, NestedPathsAndChoices) {
+  Diagnostics d;
+  FieldReader r = reader("net:\n  topology: fat-tre\n", d);
+  FieldReader net = r.child("net");
+  EXPECT_EQ(net.opt_choice("topology", {"single-switch", "fat-tree"}), std::nullopt);
+  ASSERT_EQ(d.size(), 1u);
+  try {
+    d.throw_if_any();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "x.yaml:2:13: error: net.topology: \"fat-tre\" is not one of: single-switch, fat-tree; did you mean "
+              "\"fat-tree\"?");
+  }
+}
+
+TEST(FieldReader, ValidInputHasNoDiagnostics) {
+  Diagnostics d;
+  FieldReader r = reader("size: 80GiB\nn: 3\nflag: true\nratio: 0.5\n", d);
+  EXPECT_DOUBLE_EQ(r.quantity("size", Unit::kBytes), 80.0 * (1 << 30));
+  EXPECT_EQ(r.integer("n", 1), 3);
+  EXPECT_EQ(r.opt_flag("flag"), true);
+  EXPECT_DOUBLE_EQ(r.number("ratio", 0, 1), 0.5);
+  r.finish();
+  EXPECT_TRUE(d.empty());
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,58 @@
+// File: tests/bench/sim_bench.cpp
+// Simulating a 1 GiB ring all-reduce over 16 ... 1024 GPUs (nodes of 8 A100 behind NVSwitch,
+// 8 x 200 Gb/s NICs each). Reports wall time per simulation (process start included) and
+// SimGrid activities per wall second.
+#include <benchmark/benchmark.h>
+
+#include "sim/executor.hpp"
+
+namespace hetsim {
+namespace {
+
+Cluster a100_cluster(int gpus) {
+  const Device a100 = load_device(std::filesystem::path(HETSIM_TEST_SOURCE_DIR) / "kernels_profile/devices/A100-SXM4-40GB.yaml");
+  Cluster c;
+  c.name = "bench-a100";
+  NodeType nt;
+  nt.name = "dgx-a100";
+  nt.count = gpus / 8;
+  nt.gpu = a100;
+  nt.gpus_per_node = 8;
+  nt.intra = {IntraFabric::kNvswitch, 300e9, 1e-6};
+  nt.nic = {8, 25e9, 2e-6};
+  c.node_types = {nt};
+  c.network.switch_latency_s = 1e-6;
+  index_gpus(c);
+  return c;
+}
+
+void run_allreduce(benchmark::State& state, Fidelity fidelity) {
+  const int n = static_cast<int>(state.range(0));
+  const Cluster c = a100_cluster(n);
+  Program p;
+  p.devices.resize(n);
+  std::vector<int> group(n);
+  for (int i = 0; i < n; ++i) group[i] = i;
+  p.add({"ar", CollectiveTask{CollectiveOp::kAllReduce, group, 1024.0 * 1024 * 1024}, {}});
+  uint64_t activities = 0;
+  double simulated_s = 0;
+  for (auto _ : state) {
+    const SimResult r = simulate(p, c, SimOptions{fidelity});
+    activities += r.activities;
+    simulated_s = r.iteration_time_s;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(activities));
+  state.counters["activities_per_s"] = benchmark::Counter(static_cast<double>(activities), benchmark::Counter::kIsRate);
+  state.counters["simulated_s"] = simulated_s;
+}
+
+void BM_Sim_RingAllReducePhase(benchmark::State& s) { run_allreduce(s, Fidelity::kPhase); }
+void BM_Sim_RingAllReduceStep(benchmark::State& s) { run_allreduce(s, Fidelity::kStep); }
+
+BENCHMARK(BM_Sim_RingAllReducePhase)->RangeMultiplier(2)->Range(16, 1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sim_RingAllReduceStep)->RangeMultiplier(2)->Range(16, 256)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace hetsim
+
+BENCHMARK_MAIN();

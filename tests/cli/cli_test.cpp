@@ -1,0 +1,118 @@
+// File: tests/cli/cli_test.cpp
+// The hetsim binary end to end: golden report, determinism, list output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+struct CliRun {
+  int rc = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  const std::string cmd = test::hetsim_binary() + " -q " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  CliRun r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::filesystem::path temp(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("hetsim_cli_test_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// Numbers within a relative tolerance, everything else exactly.
+void expect_json_near(const nlohmann::json& got, const nlohmann::json& want, const std::string& path) {
+  if (want.is_number() && got.is_number()) {
+    const double w = want.get<double>(), g = got.get<double>();
+    EXPECT_LE(std::fabs(g - w), 1e-6 * std::max(1.0, std::fabs(w))) << path << ": " << g << " vs " << w;
+  } else if (want.is_object() && got.is_object()) {
+    EXPECT_EQ(got.size(), want.size()) << path;
+    for (const auto& [k, v] : want.items()) {
+      ASSERT_TRUE(got.contains(k)) << path << "." << k;
+      expect_json_near(got[k], v, path + "." + k);
+    }
+  } else if (want.is_array() && got.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << path;
+    for (size_t i = 0; i < want.size(); ++i) expect_json_near(got[i], want[i], path + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(got, want) << path;
+  }
+}
+
+TEST(Cli, GoldenSimulateReport) {
+  const auto report = temp("golden.json");
+  const CliRun r = run("simulate --cluster a100-v100-2x2 --model bert-base --strategy dp-proportional --report " +
+                       report.string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("iteration time:"), std::string::npos);
+  const auto golden = test::source_dir() / "tests/fixtures/golden/simulate_bert-base_a100-v100-2x2.json";
+  if (std::getenv("HETSIM_UPDATE_GOLDEN") != nullptr) std::filesystem::copy_file(report, golden, std::filesystem::copy_options::overwrite_existing);
+  expect_json_near(nlohmann::json::parse(slurp(report)), nlohmann::json::parse(slurp(golden)), "report");
+  std::filesystem::remove(report);
+}
+
+TEST(Cli, TwoRunsGiveByteIdenticalReportsAndTraces) {
+  const auto a = temp("a.json"), b = temp("b.json"), ta = temp("a.trace"), tb = temp("b.trace");
+  const std::string args = "plan --cluster a100-v100-2x2 --model gpt3-1.3b ";
+  ASSERT_EQ(run(args + "--report " + a.string() + " --trace " + ta.string()).rc, 0);
+  ASSERT_EQ(run(args + "--report " + b.string() + " --trace " + tb.string()).rc, 0);
+  EXPECT_EQ(slurp(a), slurp(b));
+  EXPECT_EQ(slurp(ta), slurp(tb));
+  EXPECT_GT(slurp(a).size(), 100u);
+  for (const auto& p : {a, b, ta, tb}) std::filesystem::remove(p);
+}
+
+TEST(Cli, BarePlanPrintsTheStrategyTable) {
+  const CliRun r = run("");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("gpt3-1.3b on a100-v100-2x2: 32 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dp-even"), std::string::npos);
+  EXPECT_NE(r.out.find("dp-proportional"), std::string::npos);
+  EXPECT_NE(r.out.find("busy A100-SXM4-40GB"), std::string::npos);
+  EXPECT_NE(r.out.find("upper bound:"), std::string::npos);
+}
+
+TEST(Cli, ReportHasTheContractFields) {
+  const auto report = temp("contract.json");
+  ASSERT_EQ(run("plan --model bert-base --report " + report.string()).rc, 0);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  for (const char* k : {"iteration_time_s", "samples_per_s", "tokens_per_s", "mfu", "upper_bound_samples_per_s",
+                        "devices", "strategy", "baselines", "assumptions"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  for (const char* k : {"name", "gpu", "compute_s", "comm_s", "idle_s", "peak_memory_bytes"}) {
+    EXPECT_TRUE(j["devices"][0].contains(k)) << k;
+  }
+  std::filesystem::remove(report);
+}
+
+TEST(Cli, ListsShippedThings) {
+  EXPECT_EQ(run("list clusters").out, "a100-8x8\na100-mi250x\na100-v100-2x2\nhap-v100-p100\n");
+  EXPECT_NE(run("list devices").out.find("MI300X\n"), std::string::npos);
+  EXPECT_NE(run("list models").out.find("llama2-13b\n"), std::string::npos);
+  EXPECT_NE(run("list strategies").out.find("dp-proportional"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsim

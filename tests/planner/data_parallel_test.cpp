@@ -1,0 +1,99 @@
+// File: tests/planner/data_parallel_test.cpp
+#include "planner/data_parallel.hpp"
+
+#include <gtest/gtest.h>
+
+#include "base/input_error.hpp"
+#include "planner/strategies.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+ModelSpec model(const std::string& name) { return load_model(test::shipped("workloads", name)); }
+Cluster cluster(const std::string& name) { return load_cluster(test::shipped("topologies", name)); }
+
+TEST(SplitProportionally, SumsToTotalAndBreaksTiesLow) {
+  EXPECT_EQ(split_proportionally(10, {1, 1, 1}), (std::vector<long>{4, 3, 3}));
+  EXPECT_EQ(split_proportionally(512, {2, 1}), (std::vector<long>{341, 171}));
+  EXPECT_EQ(split_proportionally(3, {1, 1, 1, 1}), (std::vector<long>{1, 1, 1, 0}));
+}
+
+TEST(DataParallel, ProportionalBeatsEvenOnMixedCluster) {
+  const ModelSpec m = model("gpt3-1.3b");
+  const Cluster c = cluster("a100-v100-2x2");
+  const CostModel cost;
+  const Evaluation even = evaluate_strategy("dp-even", m, c, cost, {});
+  const Evaluation prop = evaluate_strategy("dp-proportional", m, c, cost, {});
+  ASSERT_TRUE(even.report.feasible);
+  ASSERT_TRUE(prop.report.feasible);
+  EXPECT_LT(prop.report.iteration_time_s, 0.9 * even.report.iteration_time_s);
+}
+
+TEST(DataParallel, ProportionalEqualsEvenOnHomogeneousCluster) {
+  const ModelSpec m = model("gpt3-1.3b");
+  const Cluster c = cluster("a100-8x8");
+  const CostModel cost;
+  const double even = evaluate_strategy("dp-even", m, c, cost, {}).report.iteration_time_s;
+  const double prop = evaluate_strategy("dp-proportional", m, c, cost, {}).report.iteration_time_s;
+  EXPECT_NEAR(prop / even, 1.0, 0.01);
+}
+
+TEST(DataParallel, GradientCommunicationOverlapsBackward) {
+  const ModelSpec m = model("gpt3-1.3b");
+  const Cluster c = cluster("a100-8x8");
+  const Evaluation ev = evaluate_strategy("dp-even", m, c, CostModel{}, {});
+  ASSERT_TRUE(ev.report.feasible);
+  const DeviceReport& d = ev.report.devices[0];
+  EXPECT_LT(ev.report.iteration_time_s, 0.95 * (d.compute_s + d.comm_s));
+  EXPECT_GE(ev.report.iteration_time_s, d.compute_s);
+}
+
+TEST(DataParallel, ShareFollowsSpeed) {
+  const ModelSpec m = model("gpt3-1.3b");
+  const Cluster c = cluster("a100-v100-2x2");
+  const DataParallelPlan p = plan_data_parallel(m, c, CostModel{}, BatchSplit::kProportional, 512);
+  ASSERT_TRUE(p.feasible);
+  long total = 0;
+  for (long s : p.samples) total += s;
+  EXPECT_EQ(total, 512);
+  EXPECT_GT(p.samples[0], p.samples[31]);  // A100 gets more than V100
+  EXPECT_NEAR(static_cast<double>(p.samples[0]) / p.samples[31], p.speed_samples_per_s[0] / p.speed_samples_per_s[31], 0.1);
+}
+
+TEST(DataParallel, TooBigModelIsInfeasibleNamingDeviceAndShortfall) {
+  const Evaluation ev = evaluate_strategy("dp-even", model("llama2-7b"), cluster("a100-8x8"), CostModel{}, {});
+  EXPECT_FALSE(ev.report.feasible);
+  EXPECT_NE(ev.report.infeasible_reason.find("gpu0 (A100-SXM4-40GB) needs"), std::string::npos) << ev.report.infeasible_reason;
+  EXPECT_NE(ev.report.infeasible_reason.find("short by"), std::string::npos);
+}
+
+TEST(DataParallel, FeasiblePlansFitEveryDevice) {
+  const Evaluation ev = evaluate_strategy("dp-proportional", model("gpt3-1.3b"), cluster("a100-v100-2x2"), CostModel{}, {});
+  ASSERT_TRUE(ev.report.feasible);
+  for (const DeviceReport& d : ev.report.devices) {
+    EXPECT_LE(d.peak_memory_bytes, d.memory_capacity_bytes) << d.name;
+    EXPECT_GT(d.peak_memory_bytes, 0.5 * d.memory_capacity_bytes) << d.name;  // 1.3B x 16 B + activations
+  }
+}
+
+TEST(DataParallel, Bf16ModelFallsBackOnV100) {
+  ModelSpec m = model("bert-base");
+  m.training.dtype = DType::kBf16;
+  const Cluster c = cluster("a100-v100-2x2");
+  EXPECT_THROW((void)plan_data_parallel(m, c, CostModel{}, BatchSplit::kEven, 64), InputError);
+  m.training.dtype_fallback = DType::kFp16;
+  EXPECT_TRUE(plan_data_parallel(m, c, CostModel{}, BatchSplit::kEven, 64).feasible);
+}
+
+TEST(UpperBound, HomogeneousClusterBoundIsItsBestStrategy) {
+  const ModelSpec m = model("bert-base");
+  const Cluster c = cluster("a100-8x8");
+  std::vector<std::string> notes;
+  const double bound = upper_bound_samples_per_s(m, c, CostModel{}, {}, notes);
+  const double best = evaluate_strategy("dp-even", m, c, CostModel{}, {}).report.samples_per_s;
+  EXPECT_NEAR(bound / best, 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace hetsim
