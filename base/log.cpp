@@ -15,6 +15,7 @@ void emit(std::string_view tag, std::string_view message) {
   line += tag;
   line += message;
   line += '\n';
+  std::fflush(stdout);  // keep terminal output in order when both streams go to one place
   std::fputs(line.c_str(), stderr);
 }
 }  // namespace

@@ -22,6 +22,11 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
+std::string rstrip(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
 // Device types in cluster order, each once.
 std::vector<std::string> gpu_types(const Cluster& c) {
   std::vector<std::string> out;
@@ -59,6 +64,7 @@ void print_strategy_table(std::ostream& out, const std::vector<Report>& reports,
   std::string head = pad("strategy", 17) + pad("iteration", 12) + pad("samples/s", 11) + pad("tokens/s", 11) +
                      pad("MFU", 8) + pad("efficiency", 12);
   for (const std::string& t : types) head += pad("busy " + t, t.size() + 7);
+  head = rstrip(head);
   out << head << "\n" << std::string(head.size(), '-') << "\n";
   for (const Report& r : reports) {
     std::string line = pad(r.strategy, 17);
@@ -71,7 +77,7 @@ void print_strategy_table(std::ostream& out, const std::vector<Report>& reports,
             pad(r.upper_bound_samples_per_s > 0 ? fmt("%.1f%%", 100 * r.efficiency) : "-", 12);
     const std::map<std::string, double> busy = busy_share(r);
     for (const std::string& t : types) line += pad(fmt("%.1f%%", 100 * busy.at(t)), t.size() + 7);
-    out << line << "\n";
+    out << rstrip(line) << "\n";
   }
   if (!reports.empty() && reports.front().upper_bound_samples_per_s > 0) {
     out << "\nupper bound: " << fmt("%.2f", reports.front().upper_bound_samples_per_s)
