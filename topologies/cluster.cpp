@@ -1,6 +1,8 @@
 // File: topologies/cluster.cpp
 #include "topologies/cluster.hpp"
 
+#include <algorithm>
+
 #include "base/yaml_reader.hpp"
 
 namespace hetsim {
