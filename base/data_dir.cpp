@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "base/input_error.hpp"
-#include "base/yaml_reader.hpp"
+#include "base/text.hpp"
 
 #ifndef HETSIM_SOURCE_DIR
 #error "HETSIM_SOURCE_DIR must be defined by the build"
@@ -34,12 +34,8 @@ std::filesystem::path resolve_input(const std::string& arg, std::string_view fol
   const std::filesystem::path shipped = data_root() / folder / (arg + ".yaml");
   if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
   const std::vector<std::string> known = shipped_names(folder);
-  std::string msg = "no file and no shipped " + std::string(what) + " named \"" + arg + "\"";
-  if (std::string near = nearest(arg, known); !near.empty()) msg += "; did you mean \"" + near + "\"?";
-  std::string list;
-  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-  msg += " (shipped: " + list + ")";
-  throw InputError(arg, "", msg);
+  throw InputError(arg, "", "no file and no shipped " + std::string(what) + " named " + in_quotes(arg) +
+                                did_you_mean(arg, known) + " (shipped: " + join(known) + ")");
 }
 
 }  // namespace hetsim

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "base/text.hpp"
+
 namespace hetsim {
 namespace {
 
@@ -102,14 +104,6 @@ std::optional<double> unit_factor(std::string_view unit, Unit kind) {
   return std::nullopt;
 }
 
-std::string in_quotes(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  out.append(s);
-  out.push_back('"');
-  return out;
-}
 
 std::string format_scaled(double v, std::string_view unit, bool binary) {
   const double step = binary ? 1024.0 : 1000.0;

@@ -6,66 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/text.hpp"
+
 namespace hetsim {
-namespace {
-
-std::string in_quotes(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  out.append(s);
-  out.push_back('"');
-  return out;
-}
-
-std::string list_of(std::initializer_list<std::string_view> items) {
-  std::string out;
-  for (std::string_view s : items) out += (out.empty() ? "" : ", ") + std::string(s);
-  return out;
-}
-
-}  // namespace
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const std::string& c : candidates) {  // first of equal distance wins: candidates are ordered
-    const size_t d = edit_distance(word, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  const size_t limit = std::max<size_t>(2, word.size() / 3);
-  if (best_d <= limit) return best;
-  // A long shared prefix also marks a typo ("oversubscribed" for "oversubscription").
-  size_t best_prefix = 0;
-  best.clear();
-  for (const std::string& c : candidates) {
-    size_t k = 0;
-    while (k < c.size() && k < word.size() && c[k] == word[k]) ++k;
-    if (k > best_prefix) {
-      best_prefix = k;
-      best = c;
-    }
-  }
-  return best_prefix >= std::max<size_t>(5, word.size() / 2) ? best : std::string();
-}
 
 FieldReader::FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
                          Diagnostics* diags)
@@ -135,10 +78,8 @@ std::optional<std::string> FieldReader::opt_choice(std::string_view key,
   std::optional<std::string> v = scalar(key, false);
   if (!v) return std::nullopt;
   if (std::find(allowed.begin(), allowed.end(), *v) != allowed.end()) return v;
-  std::vector<std::string> options(allowed.begin(), allowed.end());
-  const std::string near = nearest(*v, options);
-  error(key, in_quotes(*v) + " is not one of: " + list_of(allowed) +
-                 (near.empty() ? "" : "; did you mean " + in_quotes(near) + "?"));
+  const std::vector<std::string> options(allowed.begin(), allowed.end());
+  error(key, in_quotes(*v) + " is not one of: " + join(options) + did_you_mean(*v, options));
   return std::nullopt;
 }
 
@@ -255,9 +196,7 @@ void FieldReader::finish() {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string key = it->first.Scalar();
     if (asked_.contains(key)) continue;
-    const std::string near = nearest(key, valid);
-    diags_->add(at(it->first, path_, "unknown key " + in_quotes(key) +
-                                         (near.empty() ? "" : "; did you mean " + in_quotes(near) + "?")));
+    diags_->add(at(it->first, path_, "unknown key " + in_quotes(key) + did_you_mean(key, valid)));
   }
 }
 

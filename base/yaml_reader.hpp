@@ -92,9 +92,4 @@ class YamlFile {
   std::shared_ptr<const std::string> file_;
 };
 
-// Edit distance, for "did you mean" suggestions.
-[[nodiscard]] size_t edit_distance(std::string_view a, std::string_view b);
-// The candidate nearest to `word` if it is near enough to be a plausible typo, else empty.
-[[nodiscard]] std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
-
 }  // namespace hetsim

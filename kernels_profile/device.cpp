@@ -2,6 +2,7 @@
 #include "kernels_profile/device.hpp"
 
 #include "base/data_dir.hpp"
+#include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 
 namespace hetsim {
@@ -48,13 +49,8 @@ Device load_shipped_device(const std::string& name, const Diagnostic& referrer) 
   if (!std::filesystem::is_regular_file(path, ec)) {
     const std::vector<std::string> known = shipped_device_names();
     Diagnostic d = referrer;
-    d.message = "unknown device \"" + name + "\"";
-    if (std::string near = nearest(name, known); !near.empty()) d.message += "; did you mean \"" + near + "\"?";
-    else {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      d.message += " (known: " + list + ")";
-    }
+    const std::string hint = did_you_mean(name, known);
+    d.message = "unknown device " + in_quotes(name) + (hint.empty() ? " (known: " + join(known) + ")" : hint);
     throw InputError({d});
   }
   return load_device(path);

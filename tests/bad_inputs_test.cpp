@@ -6,9 +6,8 @@
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
-#include <sys/wait.h>
+#include <sstream>
 
 #include "base/input_error.hpp"
 #include "kernels_profile/device.hpp"
@@ -75,13 +74,8 @@ TEST(BadInputs, EachFixtureGivesItsExactMessage) {
 }
 
 std::pair<int, std::string> run_cli(const std::string& args) {
-  const std::string cmd = test::hetsim_binary() + " -q " + args + " 2>&1 >/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const test::CliRun r = test::run_hetsim(args, test::Capture::kStderr);
+  return {r.rc, r.output};
 }
 
 TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {

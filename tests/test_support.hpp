@@ -2,6 +2,9 @@
 // Paths shared by the tests: the source tree and the built hetsim binary.
 #pragma once
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -12,5 +15,25 @@ inline std::filesystem::path shipped(const std::string& folder, const std::strin
   return source_dir() / folder / (name + ".yaml");
 }
 inline std::string hetsim_binary() { return HETSIM_BINARY; }
+
+struct CliRun {
+  int rc = -1;
+  std::string output;  // the captured stream
+};
+
+enum class Capture { kStdout, kStderr };
+
+// Runs `hetsim -q ARGS` and captures one of its streams (the other is discarded).
+inline CliRun run_hetsim(const std::string& args, Capture capture) {
+  const std::string redirect = capture == Capture::kStdout ? " 2>/dev/null" : " 2>&1 >/dev/null";
+  FILE* p = popen((hetsim_binary() + " -q " + args + redirect).c_str(), "r");
+  CliRun r;
+  if (p == nullptr) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 }  // namespace hetsim::test

@@ -1,6 +1,8 @@
 // File: tests/base/yaml_reader_test.cpp
 #include "base/yaml_reader.hpp"
 
+#include "base/text.hpp"
+
 #include <gtest/gtest.h>
 
 #include <memory>

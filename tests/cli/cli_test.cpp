@@ -7,7 +7,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "test_support.hpp"
 
@@ -20,14 +19,8 @@ struct CliRun {
 };
 
 CliRun run(const std::string& args) {
-  const std::string cmd = test::hetsim_binary() + " -q " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  CliRun r;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const test::CliRun r = test::run_hetsim(args, test::Capture::kStdout);
+  return {r.rc, r.output};
 }
 
 std::string slurp(const std::filesystem::path& p) {
