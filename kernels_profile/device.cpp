@@ -19,6 +19,7 @@ Device load_device(const std::filesystem::path& path) {
   d.vendor = r.choice("vendor", {"nvidia", "amd"}) == "amd" ? Vendor::kAmd : Vendor::kNvidia;
   d.memory_bytes = r.quantity("memory", Unit::kBytes);
   d.memory_bandwidth_Bps = r.quantity("memory_bandwidth", Unit::kRate);
+  d.pcie_bandwidth_Bps = r.quantity("pcie_bandwidth", Unit::kRate);
   FieldReader peak = r.child("peak");
   for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8}) {
     if (auto v = peak.opt_quantity(dtype_name(t), Unit::kFlopRate)) d.peak_flops[t] = *v;

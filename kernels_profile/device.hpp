@@ -30,6 +30,7 @@ struct Device {
   Vendor vendor = Vendor::kNvidia;
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
+  double pcie_bandwidth_Bps = 0;       // host link, per direction
   std::map<DType, double> peak_flops;  // dense; a dtype missing here is unsupported
   std::string collective_library;     // nccl | rccl
   std::string source;                 // datasheet(s) the figures came from

@@ -1,9 +1,8 @@
 // File: sim/platform.cpp
-// Zones: a top-level star whose components are node zones (one full zone per node holding its GPU
-// hosts and a gateway router). Intra-node fabrics other than NVSwitch are modelled as a star of
-// per-GPU links for now; point-to-point meshes are the network fabric issue's work.
 #include "sim/platform.hpp"
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <string>
@@ -11,6 +10,36 @@
 namespace hetsim {
 
 namespace sg4 = simgrid::s4u;
+namespace kr = simgrid::kernel::routing;
+
+namespace {
+
+// A netzone whose routes come from the Fabric: no route tables, O(route length) per lookup.
+class FabricZone : public kr::NetZoneImpl {
+ public:
+  FabricZone(const std::string& name, const Fabric& fabric) : NetZoneImpl(name), fabric_(fabric) {}
+
+  void register_endpoint(const sg4::Host* host, int endpoint) {
+    const unsigned long id = host->get_netpoint()->id();
+    if (endpoint_of_.size() <= id) endpoint_of_.resize(id + 1, -1);
+    endpoint_of_[id] = endpoint;
+  }
+  void set_links(std::vector<simgrid::kernel::resource::StandardLinkImpl*> impls) { impls_ = std::move(impls); }
+
+  void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into, double* latency) override {
+    fabric_.route(endpoint_of_.at(src->id()), endpoint_of_.at(dst->id()), scratch_);
+    for (int l : scratch_.links) into->link_list_.push_back(impls_[l]);
+    if (latency != nullptr) *latency += scratch_.latency_s;
+  }
+
+ private:
+  const Fabric& fabric_;
+  std::vector<int> endpoint_of_;  // netpoint id -> fabric endpoint
+  std::vector<simgrid::kernel::resource::StandardLinkImpl*> impls_;
+  Route scratch_;
+};
+
+}  // namespace
 
 void configure_network_model() {
   // CM02 without cross-traffic or TCP-gamma: a transfer takes latency + size / bandwidth, which
@@ -22,52 +51,28 @@ void configure_network_model() {
 
 Platform build_platform(const Cluster& cluster) {
   Platform p;
-  p.gpus.resize(cluster.gpus.size());
-  auto* root = sg4::create_star_zone("cluster");
-  // One fat-pipe switch hop: latency only; with oversubscription 1 the fabric is non-blocking.
-  sg4::Link* fabric = root->create_link("fabric", 1e15)
-                          ->set_latency(cluster.network.switch_latency_s)
-                          ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                          ->seal();
-  int gpu = 0;
-  for (int node = 0; node < cluster.node_count(); ++node) {
-    const NodeType& nt = cluster.node_types[cluster.node_type_of[node]];
-    const std::string prefix = "node" + std::to_string(node);
-    auto* zone = sg4::create_full_zone(prefix);
-    zone->set_parent(root);
-    auto* gw = zone->create_router(prefix + "_gw");
-    std::vector<sg4::Link*> nics;
-    for (int k = 0; k < nt.nic.count; ++k) {
-      nics.push_back(zone->create_split_duplex_link(prefix + "_nic" + std::to_string(k), nt.nic.bandwidth_Bps)
-                         ->set_latency(nt.nic.latency_s)
-                         ->seal());
-    }
-    std::vector<sg4::Host*> hosts;
-    std::vector<sg4::Link*> ports;  // each GPU's intra-node port, split-duplex
-    for (int g = 0; g < nt.gpus_per_node; ++g, ++gpu) {
-      const std::string name = "gpu" + std::to_string(gpu);
-      hosts.push_back(zone->create_host(name, kGpuHostSpeed)->seal());
-      ports.push_back(zone->create_split_duplex_link(name + "_port", nt.intra.bandwidth_Bps)
-                          ->set_latency(nt.intra.latency_s / 2)  // two ports per intra-node route
-                          ->seal());
-      p.gpus[gpu] = hosts.back();
-    }
-    for (int a = 0; a < nt.gpus_per_node; ++a) {
-      for (int b = 0; b < nt.gpus_per_node; ++b) {
-        if (a == b) continue;
-        zone->add_route(hosts[a]->get_netpoint(), hosts[b]->get_netpoint(), nullptr, nullptr,
-                        {{ports[a], sg4::LinkInRoute::Direction::UP}, {ports[b], sg4::LinkInRoute::Direction::DOWN}},
-                        false);
-      }
-      sg4::Link* nic = nics[a % nt.nic.count];
-      zone->add_route(hosts[a]->get_netpoint(), gw, nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}}, false);
-      zone->add_route(gw, hosts[a]->get_netpoint(), nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::DOWN}}, false);
-    }
-    zone->seal();
-    root->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {sg4::LinkInRoute(fabric)}, false);
-    root->add_route(nullptr, zone->get_netpoint(), nullptr, gw, {}, false);
+  p.fabric = std::make_unique<Fabric>(cluster);
+  auto* zone = new FabricZone("cluster", *p.fabric);  // owned by the engine once sealed
+  sg4::NetZone* iface = zone->get_iface();
+  std::vector<simgrid::kernel::resource::StandardLinkImpl*> impls;
+  for (const FabricLink& fl : p.fabric->links()) {
+    sg4::Link* l = iface->create_link(fl.name, fl.bandwidth_Bps)->set_latency(fl.latency_s);
+    if (!fl.shared) l->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+    l->seal();
+    p.links.push_back(l);
+    impls.push_back(l->get_impl());
   }
-  root->seal();
+  zone->set_links(std::move(impls));
+  const int n = cluster.gpu_count();
+  for (int g = 0; g < n; ++g) {
+    p.gpus.push_back(iface->create_host("gpu" + std::to_string(g), kGpuHostSpeed)->seal());
+    zone->register_endpoint(p.gpus.back(), g);
+  }
+  for (int g = 0; g < n; ++g) {
+    p.staging.push_back(iface->create_host("gpu" + std::to_string(g) + ".host", kGpuHostSpeed)->seal());
+    zone->register_endpoint(p.staging.back(), p.fabric->staging(g));
+  }
+  iface->seal();
   return p;
 }
 

@@ -1,22 +1,33 @@
 // File: sim/platform.hpp
-// Turns a Cluster into a SimGrid platform: one host per GPU; inside a node a star of per-GPU
-// links (each GPU's NVLink/xGMI/PCIe bandwidth per direction); between nodes each GPU's traffic
-// leaves through NIC (local index mod NIC count) and crosses the switch fabric.
+// Turns a Cluster into a SimGrid platform: one host per GPU and one per GPU's staging buffer in
+// host memory, one SimGrid link per Fabric link, and a single netzone whose routing asks the
+// Fabric (topologies/fabric.hpp) for the links between any two endpoints. One zone with computed
+// routes builds in milliseconds for thousands of GPUs (thousands of nested zones would not).
 // Must be called inside a fresh simgrid::s4u::Engine (see isolated_run.hpp).
 #pragma once
 
+#include <memory>
 #include <vector>
 
-#include "topologies/cluster.hpp"
+#include "topologies/fabric.hpp"
 
 namespace simgrid::s4u {
 class Host;
-}
+class Link;
+}  // namespace simgrid::s4u
 
 namespace hetsim {
 
 struct Platform {
-  std::vector<simgrid::s4u::Host*> gpus;  // indexed like Cluster::gpus
+  std::unique_ptr<Fabric> fabric;
+  std::vector<simgrid::s4u::Host*> gpus;     // indexed like Cluster::gpus
+  std::vector<simgrid::s4u::Host*> staging;  // GPU g's pinned host buffer
+  std::vector<simgrid::s4u::Link*> links;    // indexed like Fabric::links()
+
+  [[nodiscard]] simgrid::s4u::Host* endpoint(int e) const {
+    const int n = static_cast<int>(gpus.size());
+    return e < n ? gpus[e] : staging[e - n];
+  }
 };
 
 // Work units of a GPU host per second: compute tasks execute duration_s * kGpuHostSpeed units.

@@ -52,6 +52,8 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   n.intra.fabric = fabric_from(intra.choice("fabric", {"nvswitch", "nvlink-mesh", "xgmi-mesh", "pcie"}));
   n.intra.bandwidth_Bps = intra.quantity("bandwidth", Unit::kRate);
   n.intra.latency_s = intra.quantity("latency", Unit::kTime, Bound::kNonNegative);
+  const std::optional<long> links = intra.opt_integer("links", 1, 18);
+  const std::optional<double> uplink = intra.opt_quantity("uplink_bandwidth", Unit::kRate);
   intra.finish();
   FieldReader nic = r.child("nic");
   n.nic.count = static_cast<int>(nic.integer("count", 1, 64));
@@ -67,6 +69,25 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
     }
   }
   if (diags.size() != problems_before) return n;  // cross-field checks only on well-formed fields
+  if (n.intra.fabric == IntraFabric::kNvlinkMesh) {
+    if (n.gpus_per_node != 8) {
+      intra.error("fabric", "nvlink-mesh is the DGX-1 hybrid cube mesh of 8 GPUs, but gpus_per_node is " +
+                                std::to_string(n.gpus_per_node));
+    } else if (!links || (*links != 4 && *links != 6)) {
+      intra.error(links ? "links" : "fabric",
+                  "nvlink-mesh needs links: 4 (DGX-1 with P100) or 6 (DGX-1 with V100) NVLinks per GPU");
+    } else {
+      n.intra.links = static_cast<int>(*links);
+    }
+  } else if (links) {
+    intra.error("links", "only an nvlink-mesh fabric has a number of links");
+  }
+  if (n.intra.fabric == IntraFabric::kPcie) {
+    if (!uplink) intra.error("fabric", "a pcie fabric needs uplink_bandwidth: the host bridge its GPUs share");
+    else n.intra.uplink_bandwidth_Bps = *uplink;
+  } else if (uplink) {
+    intra.error("uplink_bandwidth", "only a pcie fabric has a shared uplink");
+  }
   if (!n.gpu.name.empty()) {
     const bool nvlink = n.intra.fabric == IntraFabric::kNvswitch || n.intra.fabric == IntraFabric::kNvlinkMesh;
     if (nvlink && n.gpu.vendor == Vendor::kAmd) {
@@ -123,10 +144,23 @@ Cluster load_cluster(const std::filesystem::path& path) {
   FieldReader net = r.child("network");
   c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized"}));
   c.network.oversubscription = net.opt_number("oversubscription", 1.0, 64.0).value_or(1.0);
+  c.network.nodes_per_leaf = static_cast<int>(net.opt_integer("nodes_per_leaf", 1, 100000).value_or(0));
   c.network.switch_latency_s = net.quantity("switch_latency", Unit::kTime, Bound::kNonNegative);
   c.network.cross_vendor_rdma = net.opt_flag("cross_vendor_rdma").value_or(false);
   net.finish();
   r.finish();
+  if (diags.empty()) {
+    const NetworkSpec& n = c.network;
+    if (n.topology == NetTopology::kSingleSwitch && n.oversubscription != 1) {
+      net.error("oversubscription", "a single switch is non-blocking; use fat-tree or rail-optimized to oversubscribe");
+    }
+    if (n.topology != NetTopology::kFatTree && n.nodes_per_leaf > 0) {
+      net.error("nodes_per_leaf", "only a fat-tree has leaf switches");
+    }
+    if (n.topology == NetTopology::kFatTree && n.oversubscription != 1 && n.nodes_per_leaf == 0) {
+      net.error("oversubscription", "an oversubscribed fat-tree needs nodes_per_leaf (how many nodes share a leaf)");
+    }
+  }
   diags.throw_if_any();
   index_gpus(c);
   return c;

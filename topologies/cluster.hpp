@@ -20,8 +20,10 @@ enum class NetTopology { kSingleSwitch, kFatTree, kRailOptimized };
 
 struct IntraNodeSpec {
   IntraFabric fabric = IntraFabric::kNvswitch;
-  double bandwidth_Bps = 0;  // per GPU, per direction
+  double bandwidth_Bps = 0;  // per GPU, per direction (all its links together)
   double latency_s = 0;
+  int links = 0;                    // nvlink-mesh: NVLinks per GPU (4: DGX-1 P100, 6: DGX-1 V100)
+  double uplink_bandwidth_Bps = 0;  // pcie: the host bridge all GPUs of the node share
 };
 
 struct NicSpec {
@@ -41,7 +43,8 @@ struct NodeType {
 
 struct NetworkSpec {
   NetTopology topology = NetTopology::kSingleSwitch;
-  double oversubscription = 1;  // fat-tree: leaf down / up bandwidth ratio
+  double oversubscription = 1;  // fat-tree / rail-optimized: leaf (rail) down / up bandwidth ratio
+  int nodes_per_leaf = 0;       // fat-tree: nodes under one leaf switch; 0 = all under one
   double switch_latency_s = 0;
   bool cross_vendor_rdma = false;  // NVIDIA <-> AMD traffic goes NIC to NIC without host staging
 };

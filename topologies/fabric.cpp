@@ -1,0 +1,261 @@
+// File: topologies/fabric.cpp
+// How each fabric routes:
+//   inside a node:  nvswitch    GPU port up -> GPU port down (a star through the switch)
+//                   nvlink-mesh the direct NVLinks of the pair (DGX-1 hybrid cube mesh), else
+//                               PCIe -> host -> PCIe
+//                   xgmi-mesh   the pair's own point-to-point link (bandwidth / (GPUs - 1))
+//                   pcie        PCIe up -> shared host bridge -> PCIe down
+//   to the network: GPU PCIe (and the host bridge on pcie nodes) -> NIC (local index mod count)
+//   between nodes:  single-switch one crossbar hop
+//                   fat-tree      same leaf: leaf crossbar; else leaf uplink -> spine -> leaf downlink
+//                   rail-optimized same NIC index: rail crossbar; else rail uplink -> spine -> rail downlink
+#include "topologies/fabric.hpp"
+
+#include <algorithm>
+
+namespace hetsim {
+
+std::string_view link_kind_name(LinkKind k) {
+  switch (k) {
+    case LinkKind::kGpuPort: return "gpu-port";
+    case LinkKind::kNvlink: return "nvlink";
+    case LinkKind::kXgmi: return "xgmi";
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kHostBridge: return "host-bridge";
+    case LinkKind::kNic: return "nic";
+    case LinkKind::kSwitch: return "switch";
+    case LinkKind::kLeafUplink: return "leaf-uplink";
+    case LinkKind::kSpine: return "spine";
+    case LinkKind::kRailUplink: return "rail-uplink";
+  }
+  return "?";
+}
+
+namespace {
+// DGX-1 with V100 (6 NVLinks per GPU), as `nvidia-smi topo -m` shows it: NV1/NV2 per pair.
+constexpr int kDgx1V100[8][8] = {
+    {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0}, {2, 1, 2, 0, 0, 0, 0, 1},
+    {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1}, {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0}};
+constexpr std::array<int, 8> kDgx1Ring{0, 1, 2, 3, 7, 6, 5, 4};  // every hop a direct NVLink
+}  // namespace
+
+int dgx1_nvlinks(int links, int a, int b) {
+  if (a == b) return 0;
+  if (links == 6) return kDgx1V100[a][b];
+  // DGX-1 with P100: each quad fully connected plus one link to the same position in the other quad.
+  return (a / 4 == b / 4 || a % 4 == b % 4) ? 1 : 0;
+}
+
+const std::array<int, 8>& dgx1_ring() { return kDgx1Ring; }
+
+int Fabric::add(std::string name, LinkKind kind, double bw, double lat, bool shared) {
+  links_.push_back({std::move(name), kind, bw, lat, shared});
+  return static_cast<int>(links_.size()) - 1;
+}
+
+Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()) {
+  constexpr double kCrossbar = 1e15;  // a switch crossbar: only its latency matters
+  const NetworkSpec& net = c.network;
+  port_up_.assign(gpus_, -1);
+  port_down_.assign(gpus_, -1);
+  pcie_up_.resize(gpus_);
+  pcie_down_.resize(gpus_);
+  nic_up_.resize(c.node_count());
+  nic_down_.resize(c.node_count());
+  bridge_.assign(c.node_count(), -1);
+  host_hop_.assign(c.node_count(), -1);
+  mesh_.resize(c.node_count());
+  int gpu = 0;
+  for (int node = 0; node < c.node_count(); ++node) {
+    const NodeType& nt = c.node_types[c.node_type_of[node]];
+    const std::string p = "node" + std::to_string(node) + ".";
+    const IntraNodeSpec& in = nt.intra;
+    if (in.fabric == IntraFabric::kPcie) bridge_[node] = add(p + "host-bridge", LinkKind::kHostBridge, in.uplink_bandwidth_Bps, in.latency_s);
+    if (in.fabric == IntraFabric::kNvlinkMesh) host_hop_[node] = add(p + "host", LinkKind::kSwitch, kCrossbar, in.latency_s, false);
+    for (int k = 0; k < nt.nic.count; ++k) {
+      nic_up_[node].push_back(add(p + "nic" + std::to_string(k) + ".tx", LinkKind::kNic, nt.nic.bandwidth_Bps, nt.nic.latency_s));
+      nic_down_[node].push_back(add(p + "nic" + std::to_string(k) + ".rx", LinkKind::kNic, nt.nic.bandwidth_Bps, nt.nic.latency_s));
+    }
+    const int g = nt.gpus_per_node;
+    if (in.fabric == IntraFabric::kNvlinkMesh || in.fabric == IntraFabric::kXgmiMesh) {
+      const bool xgmi = in.fabric == IntraFabric::kXgmiMesh;
+      const double per_link = xgmi ? in.bandwidth_Bps / (g - 1) : in.bandwidth_Bps / in.links;
+      mesh_[node].assign(static_cast<size_t>(g) * g, -1);
+      for (int a = 0; a < g; ++a) {  // one simplex link per ordered pair that is wired
+        for (int b = 0; b < g; ++b) {
+          const int wires = xgmi ? (a != b ? 1 : 0) : dgx1_nvlinks(in.links, a, b);
+          if (wires == 0) continue;
+          mesh_[node][a * g + b] = add(p + (xgmi ? "xgmi" : "nvlink") + std::to_string(a) + "-" + std::to_string(b),
+                                       xgmi ? LinkKind::kXgmi : LinkKind::kNvlink, wires * per_link, in.latency_s);
+        }
+      }
+    }
+    for (int l = 0; l < g; ++l, ++gpu) {
+      const std::string q = "gpu" + std::to_string(gpu) + ".";
+      if (in.fabric == IntraFabric::kNvswitch) {
+        port_up_[gpu] = add(q + "nvswitch.tx", LinkKind::kGpuPort, in.bandwidth_Bps, in.latency_s / 2);
+        port_down_[gpu] = add(q + "nvswitch.rx", LinkKind::kGpuPort, in.bandwidth_Bps, in.latency_s / 2);
+      }
+      const double pcie = in.fabric == IntraFabric::kPcie ? in.bandwidth_Bps : nt.gpu.pcie_bandwidth_Bps;
+      pcie_up_[gpu] = add(q + "pcie.tx", LinkKind::kPcie, pcie, 0);
+      pcie_down_[gpu] = add(q + "pcie.rx", LinkKind::kPcie, pcie, 0);
+    }
+  }
+  const double sw = net.switch_latency_s;
+  switch (net.topology) {
+    case NetTopology::kSingleSwitch: switch_ = add("switch", LinkKind::kSwitch, kCrossbar, sw, false); break;
+    case NetTopology::kFatTree: {
+      nodes_per_leaf_ = net.nodes_per_leaf > 0 ? net.nodes_per_leaf : c.node_count();
+      const int leaves = (c.node_count() + nodes_per_leaf_ - 1) / nodes_per_leaf_;
+      spine_ = add("spine", LinkKind::kSpine, kCrossbar, sw, false);
+      for (int l = 0; l < leaves; ++l) {
+        double down = 0;  // what the leaf's nodes can inject
+        for (int node = l * nodes_per_leaf_; node < std::min(c.node_count(), (l + 1) * nodes_per_leaf_); ++node) {
+          const NicSpec& nic = c.node_types[c.node_type_of[node]].nic;
+          down += nic.count * nic.bandwidth_Bps;
+        }
+        const std::string p = "leaf" + std::to_string(l);
+        leaf_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
+        leaf_up_.push_back(add(p + ".up", LinkKind::kLeafUplink, down / net.oversubscription, sw));
+        leaf_down_.push_back(add(p + ".down", LinkKind::kLeafUplink, down / net.oversubscription, sw));
+      }
+      break;
+    }
+    case NetTopology::kRailOptimized: {
+      int rails = 0;
+      for (const NodeType& nt : c.node_types) rails = std::max(rails, nt.nic.count);
+      spine_ = add("spine", LinkKind::kSpine, kCrossbar, sw, false);
+      for (int k = 0; k < rails; ++k) {
+        double down = 0;
+        for (int node = 0; node < c.node_count(); ++node) {
+          const NicSpec& nic = c.node_types[c.node_type_of[node]].nic;
+          if (k < nic.count) down += nic.bandwidth_Bps;
+        }
+        const std::string p = "rail" + std::to_string(k);
+        rail_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
+        rail_up_.push_back(add(p + ".up", LinkKind::kRailUplink, down / net.oversubscription, sw));
+        rail_down_.push_back(add(p + ".down", LinkKind::kRailUplink, down / net.oversubscription, sw));
+      }
+      break;
+    }
+  }
+}
+
+void Fabric::append(Route& r, int link) const {
+  r.links.push_back(link);
+  r.latency_s += links_[link].latency_s;
+}
+
+int Fabric::nic_index(int gpu) const {
+  const GpuSlot& s = cluster_.gpus[gpu];
+  return s.local % cluster_.node_types[s.node_type].nic.count;
+}
+
+bool Fabric::staged(int a, int b) const {
+  return !cluster_.network.cross_vendor_rdma && cluster_.device_of(a).vendor != cluster_.device_of(b).vendor;
+}
+
+void Fabric::intra_node(int a, int b, Route& r) const {
+  const GpuSlot& sa = cluster_.gpus[a];
+  const GpuSlot& sb = cluster_.gpus[b];
+  const NodeType& nt = cluster_.node_types[sa.node_type];
+  switch (nt.intra.fabric) {
+    case IntraFabric::kNvswitch:
+      append(r, port_up_[a]);
+      append(r, port_down_[b]);
+      return;
+    case IntraFabric::kNvlinkMesh:
+      if (const int link = mesh_[sa.node][sa.local * nt.gpus_per_node + sb.local]; link >= 0) {
+        append(r, link);
+      } else {
+        append(r, pcie_up_[a]);
+        append(r, host_hop_[sa.node]);
+        append(r, pcie_down_[b]);
+      }
+      return;
+    case IntraFabric::kXgmiMesh: append(r, mesh_[sa.node][sa.local * nt.gpus_per_node + sb.local]); return;
+    case IntraFabric::kPcie:
+      append(r, pcie_up_[a]);
+      append(r, bridge_[sa.node]);
+      append(r, pcie_down_[b]);
+      return;
+  }
+}
+
+void Fabric::to_network(int gpu, bool from_gpu, Route& r) const {
+  const int node = node_of(gpu);
+  if (from_gpu) append(r, pcie_up_[gpu]);
+  if (bridge_[node] >= 0) append(r, bridge_[node]);
+  append(r, nic_up_[node][nic_index(gpu)]);
+}
+
+void Fabric::from_network(int gpu, bool to_gpu, Route& r) const {
+  const int node = node_of(gpu);
+  append(r, nic_down_[node][nic_index(gpu)]);
+  if (bridge_[node] >= 0) append(r, bridge_[node]);
+  if (to_gpu) append(r, pcie_down_[gpu]);
+}
+
+void Fabric::between_nodes(int a, int b, Route& r) const {
+  switch (cluster_.network.topology) {
+    case NetTopology::kSingleSwitch: append(r, switch_); return;
+    case NetTopology::kFatTree: {
+      const int la = node_of(a) / nodes_per_leaf_, lb = node_of(b) / nodes_per_leaf_;
+      if (la == lb) {
+        append(r, leaf_switch_[la]);
+      } else {
+        append(r, leaf_up_[la]);
+        append(r, spine_);
+        append(r, leaf_down_[lb]);
+      }
+      return;
+    }
+    case NetTopology::kRailOptimized: {
+      const int ka = nic_index(a), kb = nic_index(b);
+      if (ka == kb) {
+        append(r, rail_switch_[ka]);
+      } else {
+        append(r, rail_up_[ka]);
+        append(r, spine_);
+        append(r, rail_down_[kb]);
+      }
+      return;
+    }
+  }
+}
+
+void Fabric::route(int src, int dst, Route& r) const {
+  r.links.clear();
+  r.latency_s = 0;
+  const bool src_gpu = src < gpus_, dst_gpu = dst < gpus_;
+  const int a = src_gpu ? src : src - gpus_;
+  const int b = dst_gpu ? dst : dst - gpus_;
+  if (a == b) {  // a GPU and its own staging buffer: one PCIe hop (and the bridge on pcie nodes)
+    const int node = node_of(a);
+    if (src_gpu) append(r, pcie_up_[a]);
+    if (bridge_[node] >= 0) append(r, bridge_[node]);
+    if (dst_gpu) append(r, pcie_down_[b]);
+    return;
+  }
+  if (src_gpu && dst_gpu && node_of(a) == node_of(b)) {
+    intra_node(a, b, r);
+    return;
+  }
+  to_network(a, src_gpu, r);
+  if (node_of(a) != node_of(b)) between_nodes(a, b, r);
+  from_network(b, dst_gpu, r);
+}
+
+Route Fabric::route(int src, int dst) const {
+  Route r;
+  route(src, dst, r);
+  return r;
+}
+
+double Fabric::bottleneck_Bps(const Route& r) const {
+  double b = 1e300;
+  for (int l : r.links) b = std::min(b, links_[l].bandwidth_Bps);
+  return b;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,86 @@
+// File: topologies/fabric.hpp
+// The links of a cluster and the route between any two endpoints, as plain data: what the
+// simulator builds its network from and what analytic estimates read. Every link is simplex
+// (one direction); a physical full-duplex link is two of them.
+//
+// Endpoints: GPU g is endpoint g; the pinned host buffer that stages GPU g's cross-vendor
+// traffic is endpoint staging(g) = gpu_count + g.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink };
+[[nodiscard]] std::string_view link_kind_name(LinkKind k);
+
+struct FabricLink {
+  std::string name;
+  LinkKind kind = LinkKind::kSwitch;
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+  bool shared = true;  // false: a fat pipe (switch crossbar), every flow gets the full bandwidth
+};
+
+struct Route {
+  std::vector<int> links;  // indices into Fabric::links(), in order
+  double latency_s = 0;
+};
+
+class Fabric {
+ public:
+  explicit Fabric(const Cluster& cluster);
+
+  [[nodiscard]] const std::vector<FabricLink>& links() const { return links_; }
+  [[nodiscard]] int gpu_count() const { return gpus_; }
+  [[nodiscard]] int endpoint_count() const { return 2 * gpus_; }
+  [[nodiscard]] int staging(int gpu) const { return gpus_ + gpu; }
+
+  // The links from endpoint `src` to endpoint `dst` (src != dst). GPU-to-GPU routes between
+  // vendors without RDMA are not direct: use staged() and route the three legs.
+  void route(int src, int dst, Route& out) const;
+  [[nodiscard]] Route route(int src, int dst) const;
+  // True when data from GPU `a` to GPU `b` is staged through host memory (NVIDIA <-> AMD
+  // without cross-vendor RDMA): device-to-host copy, network, host-to-device copy.
+  [[nodiscard]] bool staged(int a, int b) const;
+  // The smallest bandwidth on a route (nominal, without contention).
+  [[nodiscard]] double bottleneck_Bps(const Route& r) const;
+
+  [[nodiscard]] int node_of(int gpu) const { return cluster_.gpus[gpu].node; }
+
+ private:
+  int add(std::string name, LinkKind kind, double bw, double lat, bool shared = true);
+  void append(Route& r, int link) const;
+  void intra_node(int a, int b, Route& r) const;
+  void to_network(int gpu, bool from_gpu, Route& r) const;   // GPU or its staging buffer -> NIC
+  void from_network(int gpu, bool to_gpu, Route& r) const;   // NIC -> GPU or its staging buffer
+  void between_nodes(int a, int b, Route& r) const;          // switch fabric, NIC of a to NIC of b
+  [[nodiscard]] int nic_index(int gpu) const;
+
+  const Cluster& cluster_;
+  int gpus_ = 0;
+  std::vector<FabricLink> links_;
+  // Per GPU: intra-node port (nvswitch) and PCIe link, each direction.
+  std::vector<int> port_up_, port_down_, pcie_up_, pcie_down_;
+  // Per node: NIC links (each direction), the host bridge (pcie fabric), the host hop between
+  // GPUs without a direct link (nvlink-mesh), and mesh links by local pair (a * gpus + b; -1: none).
+  std::vector<std::vector<int>> nic_up_, nic_down_, mesh_;
+  std::vector<int> bridge_, host_hop_;
+  // Network: single switch / leaf switches / rail switches, their uplinks, the spine.
+  int switch_ = -1, spine_ = -1;
+  std::vector<int> leaf_switch_, leaf_up_, leaf_down_, rail_switch_, rail_up_, rail_down_;
+  int nodes_per_leaf_ = 1;
+};
+
+// NVLinks between GPU a and GPU b (local indices) in a DGX-1 hybrid cube mesh with `links`
+// NVLinks per GPU (4: P100, 6: V100); 0 when they have no direct link.
+[[nodiscard]] int dgx1_nvlinks(int links, int a, int b);
+
+// A ring order of GPUs (local indices) that uses only direct links where the fabric has them.
+[[nodiscard]] const std::array<int, 8>& dgx1_ring();
+
+}  // namespace hetsim
