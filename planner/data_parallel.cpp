@@ -143,7 +143,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     const double grad_bytes = block_params[i] * dtype_bytes(dtype);
     if (n > 1 && grad_bytes > 0) {
       const std::string& name = costs.blocks(0, mb)[i].name;
-      last_collective = p.add({"allreduce." + name, CollectiveTask{CollectiveOp::kAllReduce, group, grad_bytes}, last_bwd[i]});
+      last_collective = p.add({"allreduce." + name, collective(CollectiveOp::kAllReduce, group, grad_bytes), last_bwd[i]});
     }
   }
   for (int g = 0; g < n; ++g) {

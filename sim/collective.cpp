@@ -1,59 +1,243 @@
 // File: sim/collective.cpp
 #include "sim/collective.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
 
 namespace hetsim {
 
-namespace sg4 = simgrid::s4u;
-
-std::string_view fidelity_name(Fidelity f) { return f == Fidelity::kStep ? "step" : "phase"; }
-
 namespace {
 
-// Starts one flow per ring edge and waits for all of them.
-uint64_t ring_round(const std::vector<sg4::Host*>& ring, double bytes) {
+int chunks_for(double bytes) { return std::max(1, static_cast<int>(std::ceil(bytes / kPipelineChunkBytes))); }
+
+// `ring` visits members in order and wraps around; each edge carries `steps` chunks of `bytes`.
+void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes) {
   const size_t n = ring.size();
-  std::vector<sg4::CommPtr> comms;
-  comms.reserve(n);
-  const auto amount = static_cast<uint64_t>(std::llround(bytes));
-  for (size_t k = 0; k < n; ++k) comms.push_back(sg4::Comm::sendto_async(ring[k], ring[(k + 1) % n], amount));
-  sg4::Comm::wait_all(comms);
-  return n;
+  if (n < 2 || steps <= 0) return;
+  for (size_t k = 0; k < n; ++k) s.edges.push_back({ring[k], ring[(k + 1) % n], 0, steps, bytes});
 }
 
-double max_edge_latency(const std::vector<sg4::Host*>& ring) {
-  double worst = 0;
-  std::vector<sg4::Link*> links;
-  for (size_t k = 0; k < ring.size(); ++k) {
-    double lat = 0;
-    links.clear();
-    ring[k]->route_to(ring[(k + 1) % ring.size()], links, &lat);
-    worst = std::max(worst, lat);
+// Pipelined chain broadcast from chain[0] (or reduce towards it): `bytes` in chunks.
+void add_chain(Schedule& s, const std::vector<int>& chain, double bytes, bool towards_root) {
+  const int n = static_cast<int>(chain.size());
+  if (n < 2 || bytes <= 0) return;
+  const int k = chunks_for(bytes);
+  for (int p = 0; p + 1 < n; ++p) {
+    if (towards_root) s.edges.push_back({chain[p + 1], chain[p], n - 2 - p, k, bytes / k});
+    else s.edges.push_back({chain[p], chain[p + 1], p, k, bytes / k});
   }
-  return worst;
 }
+
+// Members grouped by node, in topology order; empty when nodes hold different member counts.
+std::vector<std::vector<int>> per_node(const std::vector<int>& ordered, const Cluster& c) {
+  std::vector<std::vector<int>> nodes;
+  for (int g : ordered) {
+    if (nodes.empty() || c.gpus[nodes.back().front()].node != c.gpus[g].node) nodes.emplace_back();
+    nodes.back().push_back(g);
+  }
+  for (const auto& n : nodes) {
+    if (n.size() != nodes.front().size()) return {};
+  }
+  return nodes;
+}
+
+// The j-th member of every node: the inter-node rings of a hierarchical collective.
+std::vector<std::vector<int>> cross_rings(const std::vector<std::vector<int>>& nodes) {
+  std::vector<std::vector<int>> rings(nodes.front().size());
+  for (const auto& n : nodes) {
+    for (size_t j = 0; j < n.size(); ++j) rings[j].push_back(n[j]);
+  }
+  return rings;
+}
+
+// Balanced binary tree over positions [lo, hi) of `order`: parent of each position, and heights.
+int build_tree(int lo, int hi, int parent, std::vector<int>& parent_of, std::vector<int>& height) {
+  if (lo >= hi) return -1;
+  const int mid = (lo + hi) / 2;
+  parent_of[mid] = parent;
+  const int l = build_tree(lo, mid, mid, parent_of, height);
+  const int r = build_tree(mid + 1, hi, mid, parent_of, height);
+  height[mid] = 1 + std::max(l, r);
+  return height[mid];
+}
+
+// One binary tree of a double binary tree: reduce up, then broadcast down, pipelined.
+void add_tree(Schedule& s, const std::vector<int>& order, double bytes) {
+  const int n = static_cast<int>(order.size());
+  std::vector<int> parent(n, -1), height(n, 0), depth(n, 0);
+  build_tree(0, n, -1, parent, height);
+  const int root = static_cast<int>(std::find(parent.begin(), parent.end(), -1) - parent.begin());
+  // Depth from the root: parents come before children when walking from the root's height down.
+  std::vector<int> by_height(n);
+  std::iota(by_height.begin(), by_height.end(), 0);
+  std::sort(by_height.begin(), by_height.end(), [&](int a, int b) { return height[a] > height[b]; });
+  for (int v : by_height) depth[v] = parent[v] < 0 ? 0 : depth[parent[v]] + 1;
+  const int k = chunks_for(bytes);
+  const int h_root = height[root];
+  for (int v = 0; v < n; ++v) {
+    if (parent[v] < 0) continue;
+    s.edges.push_back({order[v], order[parent[v]], height[v], k, bytes / k});                 // reduce
+    s.edges.push_back({order[parent[v]], order[v], h_root + depth[parent[v]], k, bytes / k});  // broadcast
+  }
+}
+
+std::vector<int> rotated(const std::vector<int>& v, size_t by) {
+  std::vector<int> out(v.begin() + static_cast<long>(by % v.size()), v.end());
+  out.insert(out.end(), v.begin(), v.begin() + static_cast<long>(by % v.size()));
+  return out;
+}
+
+double max_shard(const CollectiveTask& t, int n) {
+  if (t.shard_bytes.empty()) return t.size_bytes / n;
+  return *std::max_element(t.shard_bytes.begin(), t.shard_bytes.end());
+}
+
+// Shard of each member in topology order.
+std::map<int, double> shards_by_device(const CollectiveTask& t) {
+  std::map<int, double> out;
+  const int n = static_cast<int>(t.group.size());
+  for (int i = 0; i < n; ++i) out[t.group[i]] = t.shard_bytes.empty() ? t.size_bytes / n : t.shard_bytes[i];
+  return out;
+}
+
+bool is_gather_or_scatter(CollectiveOp op) { return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter; }
 
 }  // namespace
 
-uint64_t ring_allreduce(const std::vector<sg4::Host*>& ring, double size_bytes, Fidelity fidelity) {
-  const size_t n = ring.size();
-  if (n < 2 || size_bytes <= 0) return 0;
-  const int steps = 2 * static_cast<int>(n - 1);
-  const double chunk = size_bytes / static_cast<double>(n);
-  if (fidelity == Fidelity::kStep) {
-    uint64_t started = 0;
-    for (int s = 0; s < steps; ++s) started += ring_round(ring, chunk);
-    return started;
+std::vector<int> topology_order(const std::vector<int>& group, const Cluster& c) {
+  auto rank_in_node = [&](int g) {
+    const GpuSlot& s = c.gpus[g];
+    const NodeType& nt = c.node_types[s.node_type];
+    if (nt.intra.fabric == IntraFabric::kNvlinkMesh) {
+      const auto& ring = dgx1_ring();
+      return static_cast<int>(std::find(ring.begin(), ring.end(), s.local) - ring.begin());
+    }
+    return s.local;
+  };
+  std::vector<int> out = group;
+  std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
+    if (c.gpus[a].node != c.gpus[b].node) return c.gpus[a].node < c.gpus[b].node;
+    return rank_in_node(a) < rank_in_node(b);
+  });
+  return out;
+}
+
+std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Cluster& c) {
+  const bool uneven = !t.shard_bytes.empty();
+  switch (a) {
+    case Algorithm::kAuto: return "";
+    case Algorithm::kRing:
+      if (t.op == CollectiveOp::kAllReduce || is_gather_or_scatter(t.op)) return "";
+      return "ring runs allreduce, allgather and reducescatter; use chain for broadcast/reduce, pairwise for alltoall";
+    case Algorithm::kTree:
+      return t.op == CollectiveOp::kAllReduce ? "" : "tree runs allreduce only";
+    case Algorithm::kHierarchical:
+      if (t.op != CollectiveOp::kAllReduce && !is_gather_or_scatter(t.op)) return "hierarchical runs allreduce, allgather and reducescatter";
+      if (uneven) return "hierarchical needs even shards";
+      if (per_node(topology_order(t.group, c), c).empty()) return "hierarchical needs the same number of members on every node";
+      return "";
+    case Algorithm::kChain:
+      return t.op == CollectiveOp::kBroadcast || t.op == CollectiveOp::kReduce ? "" : "chain runs broadcast and reduce";
+    case Algorithm::kPairwise:
+      return t.op == CollectiveOp::kAllToAll ? "" : "pairwise runs alltoall";
+    case Algorithm::kGrouped:
+      return is_gather_or_scatter(t.op) ? "" : "grouped (one broadcast or reduce per member) runs allgather and reducescatter";
   }
-  // One flow per edge carries all 2(n-1) chunks; the flow pays one latency, the other steps'
-  // latencies are added after it (a step cannot start before the previous one's data arrived).
-  const uint64_t started = ring_round(ring, chunk * steps);
-  sg4::this_actor::sleep_for((steps - 1) * max_edge_latency(ring));
-  return started + 1;
+  return "unknown algorithm";
+}
+
+std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a, const Cluster& c) {
+  const std::vector<int> ring = topology_order(t.group, c);
+  const int n = static_cast<int>(ring.size());
+  const double s = t.size_bytes;
+  std::vector<Schedule> out;
+  if (n < 2 || s <= 0) return out;
+  Schedule one;
+  switch (a) {
+    case Algorithm::kAuto: throw std::logic_error("collective_schedules: resolve kAuto with choose_algorithm first");
+    case Algorithm::kRing:
+      if (t.op == CollectiveOp::kAllReduce) add_ring(one, ring, 2 * (n - 1), s / n);
+      else add_ring(one, ring, n - 1, max_shard(t, n));  // uneven shards padded to the largest
+      out.push_back(std::move(one));
+      break;
+    case Algorithm::kTree:
+      add_tree(one, ring, s / 2);
+      add_tree(one, rotated(ring, 1), s / 2);  // the second tree: leaves of the first become inner nodes
+      out.push_back(std::move(one));
+      break;
+    case Algorithm::kHierarchical: {
+      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const int m = static_cast<int>(nodes.front().size());
+      const int nn = static_cast<int>(nodes.size());
+      Schedule intra, inter;
+      const int inter_steps = t.op == CollectiveOp::kAllReduce ? 2 * (nn - 1) : nn - 1;
+      const double inter_chunk = t.op == CollectiveOp::kAllReduce ? s / m / nn : s / n;
+      for (const auto& node : nodes) add_ring(intra, node, m - 1, s / m);
+      for (const auto& r : cross_rings(nodes)) add_ring(inter, r, inter_steps, inter_chunk);
+      if (t.op == CollectiveOp::kAllReduce) {  // reduce-scatter, all-reduce, all-gather
+        out = {intra, inter, intra};
+      } else if (t.op == CollectiveOp::kAllGather) {  // across nodes first, then inside
+        out = {inter, intra};
+      } else {  // reduce-scatter: inside first, then across nodes
+        out = {intra, inter};
+      }
+      std::erase_if(out, [](const Schedule& x) { return x.edges.empty(); });
+      break;
+    }
+    case Algorithm::kChain: {
+      const auto root = std::find(ring.begin(), ring.end(), t.root) - ring.begin();
+      add_chain(one, rotated(ring, static_cast<size_t>(root)), s, t.op == CollectiveOp::kReduce);
+      out.push_back(std::move(one));
+      break;
+    }
+    case Algorithm::kPairwise:
+      for (int step = 1; step < n; ++step) {
+        for (int r = 0; r < n; ++r) one.edges.push_back({ring[r], ring[(r + step) % n], step - 1, 1, s / n});
+      }
+      out.push_back(std::move(one));
+      break;
+    case Algorithm::kGrouped: {
+      // One pipelined chain per member along the ring: broadcasts of each shard (all-gather) or
+      // reductions of each member's part towards it (reduce-scatter), all at once.
+      const std::map<int, double> shard = shards_by_device(t);
+      for (int i = 0; i < n; ++i) add_chain(one, rotated(ring, i), shard.at(ring[i]), t.op == CollectiveOp::kReduceScatter);
+      out.push_back(std::move(one));
+      break;
+    }
+  }
+  return out;
+}
+
+AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, const Fabric& fabric) {
+  auto time_of = [&](Algorithm a) {
+    double total = 0;
+    for (const Schedule& s : collective_schedules(t, a, c)) total += estimate(s, fabric).step_s;
+    return total;
+  };
+  if (t.algorithm != Algorithm::kAuto) return {t.algorithm, time_of(t.algorithm)};
+  AlgorithmChoice best{Algorithm::kRing, -1};
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kChain,
+                      Algorithm::kPairwise, Algorithm::kGrouped}) {
+    if (!unsupported_reason(t, a, c).empty()) continue;
+    const double e = time_of(a);
+    if (best.estimate_s < 0 || e < best.estimate_s) best = {a, e};
+  }
+  return best;
+}
+
+double busbw_factor(CollectiveOp op, int n) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll: return static_cast<double>(n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce: return 1.0;
+  }
+  return 1.0;
 }
 
 double ring_allreduce_time(int n, double size_bytes, double bandwidth_Bps, double latency_s) {

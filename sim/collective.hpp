@@ -1,29 +1,49 @@
 // File: sim/collective.hpp
-// Collective algorithms as SimGrid traffic, run from inside an actor. Two fidelities:
-// `step` sends every algorithm step as its own set of messages; `phase` sends one flow per ring
-// edge carrying all of a phase's bytes and adds the remaining per-step latencies, which keeps
-// max-min sharing with other traffic at a fraction of the events (DESIGN.md: SimGrid speed).
+// Collective algorithms as schedules (sim/schedule.hpp), modelled on how NCCL/RCCL run them:
+//   all-reduce      ring (reduce-scatter + all-gather, 2(n-1) steps of S/n), tree (double binary
+//                   tree, pipelined reduce + broadcast, each tree carrying S/2), hierarchical
+//                   (intra-node reduce-scatter -> inter-node all-reduce -> intra-node all-gather)
+//   all-gather      ring (n-1 steps), hierarchical; uneven shards: ring = padded to the largest
+//   reduce-scatter  shard, grouped = one pipelined broadcast (reduce) per member
+//   broadcast/reduce pipelined chain from (to) the root
+//   all-to-all      pairwise: n-1 rounds, round s sends S/n from rank r to rank r+s
+// Pipelined algorithms cut data into chunks of kPipelineChunkBytes.
 #pragma once
 
-#include <cstdint>
-#include <string_view>
+#include <string>
 #include <vector>
 
-namespace simgrid::s4u {
-class Host;
-}
+#include "sim/program.hpp"
+#include "sim/schedule.hpp"
 
 namespace hetsim {
 
-enum class Fidelity { kPhase, kStep };
-[[nodiscard]] std::string_view fidelity_name(Fidelity f);
+// NCCL's default 4 MiB channel buffer in 8 slices: the unit a pipelined algorithm forwards.
+inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
 
-// Ring all-reduce of `size_bytes` over `ring` (hosts in ring order): reduce-scatter then
-// all-gather, 2(n-1) steps of size/n each. Returns the number of network activities started.
-// On an idle uniform ring it takes 2(n-1)/n * S/B + 2(n-1) * alpha.
-uint64_t ring_allreduce(const std::vector<simgrid::s4u::Host*>& ring, double size_bytes, Fidelity fidelity);
+// Members of `group` in the order rings and chains visit them: node by node (nodes ascending),
+// inside a node along direct links where the fabric has them (DGX-1: 0-1-2-3-7-6-5-4).
+[[nodiscard]] std::vector<int> topology_order(const std::vector<int>& group, const Cluster& cluster);
 
-// The alpha-beta closed form above, for tests and for analytic estimates.
+// Why `algorithm` cannot run `task` on this cluster; empty when it can. kAuto always can.
+[[nodiscard]] std::string unsupported_reason(const CollectiveTask& task, Algorithm algorithm, const Cluster& cluster);
+
+// The schedules `task` runs as, back to back, with `algorithm` (not kAuto).
+[[nodiscard]] std::vector<Schedule> collective_schedules(const CollectiveTask& task, Algorithm algorithm,
+                                                         const Cluster& cluster);
+
+struct AlgorithmChoice {
+  Algorithm algorithm = Algorithm::kRing;
+  double estimate_s = 0;  // alpha-beta estimate on idle links
+};
+// The algorithm to run: the task's own unless kAuto, else the applicable one with the smallest
+// estimate (ties to the first of ring, tree, hierarchical, chain, pairwise, grouped).
+[[nodiscard]] AlgorithmChoice choose_algorithm(const CollectiveTask& task, const Cluster& cluster, const Fabric& fabric);
+
+// nccl-tests bus bandwidth factor: busbw = algbw * factor.
+[[nodiscard]] double busbw_factor(CollectiveOp op, int n);
+
+// Closed forms on a uniform idle network (every step alpha + bytes / B), for tests and estimates.
 [[nodiscard]] double ring_allreduce_time(int n, double size_bytes, double bandwidth_Bps, double latency_s);
 
 }  // namespace hetsim

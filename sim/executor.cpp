@@ -22,10 +22,10 @@ namespace {
 // cooperative), so plain fields are safe.
 class Run {
  public:
-  Run(const Program& p, const Platform& platform, const SimOptions& o)
-      : prog_(p), hosts_(platform.gpus), opts_(o), timing_(p.tasks.size()), done_(p.tasks.size(), 0),
-        waiters_(p.tasks.size()), arrived_(p.tasks.size(), 0), mem_now_(p.devices.size(), 0),
-        mem_peak_(p.devices.size(), 0) {}
+  Run(const Program& p, const Cluster& cluster, const Platform& platform, const SimOptions& o)
+      : prog_(p), cluster_(cluster), platform_(platform), net_(platform, o.record_flows ? &flows_ : nullptr), opts_(o),
+        timing_(p.tasks.size()), done_(p.tasks.size(), 0), waiters_(p.tasks.size()), arrived_(p.tasks.size(), 0),
+        mem_now_(p.devices.size(), 0), mem_peak_(p.devices.size(), 0) {}
 
   void stream(const std::vector<int>& tasks, int device) {
     for (int t : tasks) {
@@ -35,6 +35,7 @@ class Run {
   }
 
   std::vector<TaskTiming>& timing() { return timing_; }
+  const std::vector<FlowRecord>& flows() const { return flows_; }
   uint64_t activities() const { return activities_; }
   double peak_memory(int device) const { return mem_peak_[device]; }
 
@@ -73,26 +74,22 @@ class Run {
       return;
     }
     timing_[t].start_s = sg4::Engine::get_clock();
-    std::vector<sg4::Host*> ring;
-    ring.reserve(c.group.size());
-    for (int d : c.group) ring.push_back(hosts_[d]);
-    switch (c.op) {
-      case CollectiveOp::kAllReduce: activities_ += ring_allreduce(ring, c.size_bytes, opts_.fidelity); break;
-    }
+    const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
+    for (const Schedule& s : collective_schedules(c, a, cluster_)) activities_ += net_.run(s, opts_.fidelity);
     complete(t);
   }
 
   void execute(int t, int /*device*/, const SendTask& s) {
     timing_[t].start_s = sg4::Engine::get_clock();
-    if (s.size_bytes > 0) {
-      sg4::Comm::sendto(hosts_[s.src], hosts_[s.dst], static_cast<uint64_t>(std::llround(s.size_bytes)));
-      ++activities_;
-    }
+    if (s.size_bytes > 0) activities_ += net_.send(s.src, s.dst, s.size_bytes);
     complete(t);
   }
 
   const Program& prog_;
-  const std::vector<sg4::Host*>& hosts_;
+  const Cluster& cluster_;
+  const Platform& platform_;
+  std::vector<FlowRecord> flows_;
+  Network net_;
   SimOptions opts_;
   std::vector<TaskTiming> timing_;
   std::vector<char> done_;
@@ -137,7 +134,7 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
       for (int d : g->group) comm[d].push_back(t);
     } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm[s->src].push_back(t);
   }
-  Run run(prog, platform, opts);
+  Run run(prog, cluster, platform, opts);
   for (size_t d = 0; d < n; ++d) {
     const int dev = static_cast<int>(d);
     if (!compute[d].empty()) {
@@ -161,6 +158,11 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   for (size_t d = 0; d < n; ++d) peaks[d] = run.peak_memory(static_cast<int>(d));
   out["peak"] = peaks;
   out["activities"] = run.activities();
+  std::vector<double> flows;
+  for (const FlowRecord& f : run.flows()) {
+    flows.insert(flows.end(), {f.start_s, f.end_s, f.bytes, static_cast<double>(f.src_endpoint), static_cast<double>(f.dst_endpoint)});
+  }
+  out["flows"] = flows;
   return out;
 }
 
@@ -187,6 +189,10 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     r.tasks[i] = {flat[2 * i], flat[2 * i + 1]};
     r.iteration_time_s = std::max(r.iteration_time_s, r.tasks[i].end_s);
+  }
+  const std::vector<double> flows = in["flows"].get<std::vector<double>>();
+  for (size_t i = 0; i + 4 < flows.size(); i += 5) {
+    r.flows.push_back({flows[i], flows[i + 1], flows[i + 2], static_cast<int>(flows[i + 3]), static_cast<int>(flows[i + 4])});
   }
   const std::vector<double> peaks = in["peak"].get<std::vector<double>>();
   const size_t n = program.devices.size();

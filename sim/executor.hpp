@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/collective.hpp"
+#include "sim/network.hpp"
 #include "sim/program.hpp"
 #include "topologies/cluster.hpp"
 
@@ -15,6 +16,7 @@ namespace hetsim {
 
 struct SimOptions {
   Fidelity fidelity = Fidelity::kPhase;
+  bool record_flows = false;  // keep every transfer leg (for link-utilisation traces)
 };
 
 struct TaskTiming {
@@ -34,6 +36,7 @@ struct SimResult {
   std::vector<TaskTiming> tasks;
   std::vector<DeviceTiming> devices;
   uint64_t activities = 0;  // SimGrid activities started (compute, flows, latency waits)
+  std::vector<FlowRecord> flows;  // when SimOptions::record_flows
   double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
 };
 

@@ -8,6 +8,24 @@ namespace hetsim {
 std::string_view collective_name(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::kAllReduce: return "allreduce";
+    case CollectiveOp::kAllGather: return "allgather";
+    case CollectiveOp::kReduceScatter: return "reducescatter";
+    case CollectiveOp::kBroadcast: return "broadcast";
+    case CollectiveOp::kReduce: return "reduce";
+    case CollectiveOp::kAllToAll: return "alltoall";
+  }
+  return "?";
+}
+
+std::string_view algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kAuto: return "auto";
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kTree: return "tree";
+    case Algorithm::kHierarchical: return "hierarchical";
+    case Algorithm::kChain: return "chain";
+    case Algorithm::kPairwise: return "pairwise";
+    case Algorithm::kGrouped: return "grouped";
   }
   return "?";
 }
@@ -31,6 +49,11 @@ std::string validate(const Program& p) {
       if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return where + "device repeated in group";
       if (bad_device(sorted.front()) || bad_device(sorted.back())) return where + "device out of range";
       if (!(g->size_bytes >= 0)) return where + "negative size";
+      if ((g->op == CollectiveOp::kBroadcast || g->op == CollectiveOp::kReduce) &&
+          std::find(g->group.begin(), g->group.end(), g->root) == g->group.end()) {
+        return where + "root is not in the group";
+      }
+      if (!g->shard_bytes.empty() && g->shard_bytes.size() != g->group.size()) return where + "one shard size per member";
     } else if (const auto* s = std::get_if<SendTask>(&t.body)) {
       if (bad_device(s->src) || bad_device(s->dst) || s->src == s->dst) return where + "bad endpoints";
     }

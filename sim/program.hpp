@@ -20,15 +20,35 @@ struct ComputeTask {
   double memory_delta_bytes = 0;  // > 0: allocated at start (saved activations); < 0: freed at end
 };
 
-enum class CollectiveOp { kAllReduce };
+enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
 
-// A collective over `group` (device indices in ring order) on each member's communication
-// stream. It starts when every member has reached it and its dependencies are done.
+// How a collective moves its bytes. kAuto picks the fastest applicable one for the size and the
+// links the group spans (see sim/collective.hpp).
+enum class Algorithm { kAuto, kRing, kTree, kHierarchical, kChain, kPairwise, kGrouped };
+
+// A collective over `group` (device indices; members are ordered by topology, as NCCL does) on
+// each member's communication stream. It starts when every member has reached it and its
+// dependencies are done. Sizes follow the nccl-tests conventions: `size_bytes` is the full
+// buffer (all-reduce, broadcast, reduce: each member's buffer; all-gather: the gathered output;
+// reduce-scatter: the input; all-to-all: what each member sends in total).
 struct CollectiveTask {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::vector<int> group;
-  double size_bytes = 0;  // the full buffer each member contributes
+  double size_bytes = 0;
+  Algorithm algorithm = Algorithm::kAuto;
+  int root = 0;                     // broadcast / reduce: the root's device index
+  std::vector<double> shard_bytes;  // uneven all-gather / reduce-scatter: bytes per member (in
+                                    // `group` order, summing to size_bytes); empty = even
 };
+
+// A collective with everything else at its default (automatic algorithm, even shards).
+inline CollectiveTask collective(CollectiveOp op, std::vector<int> group, double size_bytes) {
+  CollectiveTask t;
+  t.op = op;
+  t.group = std::move(group);
+  t.size_bytes = size_bytes;
+  return t;
+}
 
 // A point-to-point transfer, on the sender's communication stream.
 struct SendTask {
@@ -63,6 +83,7 @@ struct Program {
 };
 
 [[nodiscard]] std::string_view collective_name(CollectiveOp op);
+[[nodiscard]] std::string_view algorithm_name(Algorithm a);
 
 // Structural checks (device indices in range, dependencies pointing backwards, groups without
 // repeats). Returns an empty string when valid, else what is wrong: a planner bug, not user input.

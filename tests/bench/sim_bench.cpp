@@ -33,7 +33,7 @@ void run_allreduce(benchmark::State& state, Fidelity fidelity) {
   p.devices.resize(n);
   std::vector<int> group(n);
   for (int i = 0; i < n; ++i) group[i] = i;
-  p.add({"ar", CollectiveTask{CollectiveOp::kAllReduce, group, 1024.0 * 1024 * 1024}, {}});
+  p.add({"ar", collective(CollectiveOp::kAllReduce, group, 1024.0 * 1024 * 1024), {}});
   uint64_t activities = 0;
   double simulated_s = 0;
   for (auto _ : state) {

@@ -45,8 +45,10 @@ TEST(DataParallel, GradientCommunicationOverlapsBackward) {
   const Evaluation ev = evaluate_strategy("dp-even", m, c, CostModel{}, {});
   ASSERT_TRUE(ev.report.feasible);
   const DeviceReport& d = ev.report.devices[0];
-  EXPECT_LT(ev.report.iteration_time_s, 0.95 * (d.compute_s + d.comm_s));
-  EXPECT_GE(ev.report.iteration_time_s, d.compute_s);
+  // Without overlap the iteration would take compute + comm; at least half of comm is hidden.
+  const double exposed_comm = ev.report.iteration_time_s - d.compute_s;
+  EXPECT_GE(exposed_comm, 0);
+  EXPECT_LT(exposed_comm, 0.5 * d.comm_s) << "compute " << d.compute_s << " comm " << d.comm_s;
 }
 
 TEST(DataParallel, ShareFollowsSpeed) {

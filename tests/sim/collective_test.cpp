@@ -13,7 +13,9 @@ namespace {
 double simulate_allreduce(const Cluster& c, std::vector<int> group, double bytes, Fidelity f) {
   Program p;
   p.devices.resize(c.gpu_count());
-  p.add({"ar", CollectiveTask{CollectiveOp::kAllReduce, std::move(group), bytes}, {}});
+  CollectiveTask t = collective(CollectiveOp::kAllReduce, std::move(group), bytes);
+  t.algorithm = Algorithm::kRing;
+  p.add({"ar", t, {}});
   return simulate(p, c, SimOptions{f}).iteration_time_s;
 }
 

@@ -47,7 +47,7 @@ TEST_F(Executor, CommunicationOverlapsCompute) {
   const int a1 = p.add({"a1", ComputeTask{1, 0.1, 0, 0}, {}});
   p.add({"b0", ComputeTask{0, 0.2, 0, 0}, {}});
   p.add({"b1", ComputeTask{1, 0.2, 0, 0}, {}});
-  p.add({"ar", CollectiveTask{CollectiveOp::kAllReduce, {0, 1}, 1e9}, {a0, a1}});
+  p.add({"ar", collective(CollectiveOp::kAllReduce, {0, 1}, 1e9), {a0, a1}});
   const SimResult r = simulate(p, cluster_);
   const double ar = r.tasks[4].end_s - r.tasks[4].start_s;
   EXPECT_NEAR(r.tasks[4].start_s, 0.1, 1e-9);
