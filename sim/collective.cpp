@@ -44,6 +44,27 @@ std::vector<std::vector<int>> per_node(const std::vector<int>& ordered, const Cl
   return nodes;
 }
 
+// Rings inside one node for the intra-node phases of a hierarchical collective: every
+// edge-disjoint ring of a whole mesh node in both directions (each carrying its share), else the
+// one topology-ordered ring.
+std::vector<std::vector<int>> node_rings(const std::vector<int>& members, const Cluster& c) {
+  const GpuSlot& first = c.gpus[members.front()];
+  const NodeType& nt = c.node_types[first.node_type];
+  const std::vector<std::array<int, 8>> cycles =
+      static_cast<int>(members.size()) == nt.gpus_per_node ? disjoint_rings(nt) : std::vector<std::array<int, 8>>{};
+  if (cycles.empty()) return {members};
+  const int base = members.front() - first.local;  // GPU index of local 0
+  std::vector<std::vector<int>> rings;
+  for (const auto& cycle : cycles) {
+    std::vector<int> ring;
+    for (int local : cycle) ring.push_back(base + local);
+    rings.push_back(ring);
+    std::reverse(ring.begin(), ring.end());
+    rings.push_back(ring);
+  }
+  return rings;
+}
+
 // The j-th member of every node: the inter-node rings of a hierarchical collective.
 std::vector<std::vector<int>> cross_rings(const std::vector<std::vector<int>>& nodes) {
   std::vector<std::vector<int>> rings(nodes.front().size());
@@ -175,7 +196,10 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       Schedule intra, inter;
       const int inter_steps = t.op == CollectiveOp::kAllReduce ? 2 * (nn - 1) : nn - 1;
       const double inter_chunk = t.op == CollectiveOp::kAllReduce ? s / m / nn : s / n;
-      for (const auto& node : nodes) add_ring(intra, node, m - 1, s / m);
+      for (const auto& node : nodes) {
+        const std::vector<std::vector<int>> rings = node_rings(node, c);
+        for (const auto& r : rings) add_ring(intra, r, m - 1, s / m / static_cast<double>(rings.size()));
+      }
       for (const auto& r : cross_rings(nodes)) add_ring(inter, r, inter_steps, inter_chunk);
       if (t.op == CollectiveOp::kAllReduce) {  // reduce-scatter, all-reduce, all-gather
         out = {intra, inter, intra};

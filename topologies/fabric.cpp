@@ -48,6 +48,20 @@ int dgx1_nvlinks(int links, int a, int b) {
 
 const std::array<int, 8>& dgx1_ring() { return kDgx1Ring; }
 
+std::vector<std::array<int, 8>> disjoint_rings(const NodeType& node) {
+  if (node.gpus_per_node != 8) return {};
+  switch (node.intra.fabric) {
+    case IntraFabric::kNvlinkMesh:
+      if (node.intra.links == 6) return {{0, 1, 2, 3, 7, 6, 5, 4}, {0, 3, 1, 5, 7, 4, 6, 2}, {0, 3, 2, 1, 5, 6, 7, 4}};
+      return {{0, 1, 2, 3, 7, 6, 5, 4}, {0, 2, 6, 4, 7, 5, 1, 3}};
+    case IntraFabric::kXgmiMesh:  // three Hamiltonian cycles of K8 (the rest is a perfect matching)
+      return {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 2, 4, 1, 5, 7, 3, 6}, {0, 3, 1, 6, 4, 7, 2, 5}};
+    case IntraFabric::kNvswitch:
+    case IntraFabric::kPcie: return {};
+  }
+  return {};
+}
+
 int Fabric::add(std::string name, LinkKind kind, double bw, double lat, bool shared) {
   links_.push_back({std::move(name), kind, bw, lat, shared});
   return static_cast<int>(links_.size()) - 1;

@@ -83,4 +83,10 @@ class Fabric {
 // A ring order of GPUs (local indices) that uses only direct links where the fabric has them.
 [[nodiscard]] const std::array<int, 8>& dgx1_ring();
 
+// Edge-disjoint rings (local indices) covering a whole 8-GPU mesh node, so that using each in
+// both directions puts every point-to-point link to work, as NCCL/RCCL channels do: 3 on a
+// DGX-1 V100 or a full xGMI mesh, 2 on a DGX-1 P100. Empty for switched and PCIe nodes, where
+// one ring already reaches each GPU's full bandwidth.
+[[nodiscard]] std::vector<std::array<int, 8>> disjoint_rings(const NodeType& node);
+
 }  // namespace hetsim

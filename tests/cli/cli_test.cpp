@@ -101,7 +101,7 @@ TEST(Cli, ReportHasTheContractFields) {
 }
 
 TEST(Cli, ListsShippedThings) {
-  EXPECT_EQ(run("list clusters").out, "a100-8x8\na100-mi250x\na100-v100-2x2\nhap-v100-p100\n");
+  EXPECT_EQ(run("list clusters").out, "a100-8x8\na100-mi250x\na100-v100-2x2\nh100-mi300x\nhap-v100-p100\n");
   EXPECT_NE(run("list devices").out.find("MI300X\n"), std::string::npos);
   EXPECT_NE(run("list models").out.find("llama2-13b\n"), std::string::npos);
   EXPECT_NE(run("list strategies").out.find("dp-proportional"), std::string::npos);

@@ -11,7 +11,7 @@ namespace {
 
 TEST(Cluster, EveryShippedClusterLoads) {
   const std::vector<std::string> names = shipped_names("topologies");
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-8x8", "a100-mi250x", "a100-v100-2x2", "hap-v100-p100"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-8x8", "a100-mi250x", "a100-v100-2x2", "h100-mi300x", "hap-v100-p100"}));
   for (const std::string& n : names) {
     const Cluster c = load_cluster(test::shipped("topologies", n));
     EXPECT_EQ(c.name, n);

@@ -1,0 +1,141 @@
+// File: tests/topologies/fabric_test.cpp
+// Which links a route crosses, fabric by fabric.
+#include "topologies/fabric.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+Cluster shipped_cluster(const std::string& n) { return load_cluster(test::shipped("topologies", n)); }
+Cluster fixture_cluster(const std::string& n) {
+  return load_cluster(test::source_dir() / "tests/fixtures/clusters" / (n + ".yaml"));
+}
+
+std::vector<LinkKind> kinds(const Fabric& f, const Route& r) {
+  std::vector<LinkKind> out;
+  for (int l : r.links) out.push_back(f.links()[l].kind);
+  return out;
+}
+
+TEST(Fabric, NvswitchIsAStarOfGpuPorts) {
+  const Cluster c = shipped_cluster("a100-8x8");
+  const Fabric f(c);
+  const Route r = f.route(0, 5);
+  EXPECT_EQ(kinds(f, r), (std::vector<LinkKind>{LinkKind::kGpuPort, LinkKind::kGpuPort}));
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(r), 300e9);
+  EXPECT_NEAR(r.latency_s, 1e-6, 1e-15);
+}
+
+TEST(Fabric, Dgx1V100MeshUsesDirectNvlinksOrTheHost) {
+  const Cluster c = shipped_cluster("a100-v100-2x2");  // GPUs 16..23: first DGX-1 V100
+  const Fabric f(c);
+  const Route double_link = f.route(16 + 0, 16 + 3);  // NV2: 2 x 25 GB/s
+  EXPECT_EQ(kinds(f, double_link), std::vector<LinkKind>{LinkKind::kNvlink});
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(double_link), 50e9);
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(f.route(16 + 0, 16 + 1)), 25e9);  // NV1
+  const Route no_link = f.route(16 + 0, 16 + 5);  // not wired: PCIe -> host -> PCIe
+  EXPECT_EQ(kinds(f, no_link), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kSwitch, LinkKind::kPcie}));
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(no_link), 16e9);
+  const auto& ring = dgx1_ring();  // every hop of the ring order is wired
+  for (size_t i = 0; i < ring.size(); ++i) EXPECT_GT(dgx1_nvlinks(6, ring[i], ring[(i + 1) % 8]), 0);
+  int per_gpu = 0;
+  for (int b = 0; b < 8; ++b) per_gpu += dgx1_nvlinks(6, 2, b);
+  EXPECT_EQ(per_gpu, 6);
+}
+
+TEST(Fabric, Dgx1P100MeshHasSingleLinks) {
+  const Cluster c = shipped_cluster("hap-v100-p100");  // GPUs 16.. are P100
+  const Fabric f(c);
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(f.route(16 + 0, 16 + 4)), 20e9);  // 80 GB/s over 4 links
+  EXPECT_EQ(kinds(f, f.route(16 + 1, 16 + 4))[0], LinkKind::kPcie);
+}
+
+TEST(Fabric, XgmiMeshHasOneLinkPerPeer) {
+  const Cluster c = fixture_cluster("mi300x-2");
+  const Fabric f(c);
+  const Route r = f.route(2, 6);
+  EXPECT_EQ(kinds(f, r), std::vector<LinkKind>{LinkKind::kXgmi});
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(r), 64e9);
+  EXPECT_NE(f.route(2, 6).links, f.route(2, 7).links);  // distinct links, no shared switch
+}
+
+TEST(Fabric, PcieNodesShareTheHostBridge) {
+  const Cluster c = fixture_cluster("pcie-2x4");
+  const Fabric f(c);
+  EXPECT_EQ(kinds(f, f.route(0, 1)), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kHostBridge, LinkKind::kPcie}));
+  EXPECT_EQ(f.route(0, 1).links[1], f.route(2, 3).links[1]);
+  EXPECT_EQ(kinds(f, f.route(0, 4)),
+            (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kHostBridge, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kNic,
+                                   LinkKind::kHostBridge, LinkKind::kPcie}));
+}
+
+TEST(Fabric, FatTreeCrossesTheSpineOnlyBetweenLeaves) {
+  const Cluster c = fixture_cluster("fat-tree-2to1");
+  const Fabric f(c);
+  const Route same_leaf = f.route(0, 8);
+  const Route cross = f.route(0, 16);
+  EXPECT_EQ(kinds(f, same_leaf), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
+  EXPECT_EQ(kinds(f, cross), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kLeafUplink, LinkKind::kSpine,
+                                                    LinkKind::kLeafUplink, LinkKind::kNic, LinkKind::kPcie}));
+  // Leaf uplink: 2 nodes x 8 NICs x 25 GB/s / 2.
+  EXPECT_DOUBLE_EQ(f.links()[cross.links[2]].bandwidth_Bps, 200e9);
+  EXPECT_NEAR(cross.latency_s - same_leaf.latency_s, 2e-6, 1e-15);  // two more switch hops
+}
+
+TEST(Fabric, RailOptimizedKeepsSameRailTrafficOnItsRail) {
+  const Cluster c = shipped_cluster("h100-mi300x");
+  const Fabric f(c);
+  EXPECT_EQ(kinds(f, f.route(3, 8 + 3))[2], LinkKind::kSwitch);      // NIC 3 -> rail 3 -> NIC 3
+  EXPECT_EQ(kinds(f, f.route(3, 8 + 4))[2], LinkKind::kRailUplink);  // rail 3 -> spine -> rail 4
+}
+
+TEST(Fabric, CrossVendorTrafficIsStagedUnlessRdma) {
+  Cluster c = shipped_cluster("a100-mi250x");
+  EXPECT_TRUE(Fabric(c).staged(0, 16));
+  EXPECT_FALSE(Fabric(c).staged(0, 8));
+  c.network.cross_vendor_rdma = true;
+  EXPECT_FALSE(Fabric(c).staged(0, 16));
+  const Fabric f(c);
+  // Staging legs: the GPU's PCIe link, then NIC to NIC.
+  EXPECT_EQ(kinds(f, f.route(0, f.staging(0))), std::vector<LinkKind>{LinkKind::kPcie});
+  EXPECT_EQ(kinds(f, f.route(f.staging(0), f.staging(16))).front(), LinkKind::kNic);
+}
+
+}  // namespace
+}  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(Fabric, DisjointRingsUseEveryMeshLinkOnce) {
+  for (const auto& [name, gpu] : {std::pair<std::string, int>{"a100-v100-2x2", 16}, {"hap-v100-p100", 16}}) {
+    const Cluster c = load_cluster(test::shipped("topologies", name));
+    const NodeType& nt = c.node_type_of_gpu(gpu);
+    std::map<std::pair<int, int>, int> used;
+    for (const auto& ring : disjoint_rings(nt)) {
+      for (int i = 0; i < 8; ++i) used[std::minmax(ring[i], ring[(i + 1) % 8])]++;
+    }
+    int links = 0;
+    for (const auto& [pair, n] : used) {
+      EXPECT_LE(n, dgx1_nvlinks(nt.intra.links, pair.first, pair.second)) << name << " " << pair.first << "-" << pair.second;
+      links += n;
+    }
+    EXPECT_EQ(links, 8 * nt.intra.links / 2) << name;  // every NVLink in exactly one ring
+  }
+  const Cluster mi = load_cluster(test::source_dir() / "tests/fixtures/clusters/mi300x-2.yaml");
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& ring : disjoint_rings(mi.node_types[0])) {
+    for (int i = 0; i < 8; ++i) EXPECT_TRUE(pairs.insert(std::minmax(ring[i], ring[(i + 1) % 8])).second);
+  }
+  EXPECT_EQ(pairs.size(), 24u);
+  EXPECT_TRUE(disjoint_rings(load_cluster(test::shipped("topologies", "a100-8x8")).node_types[0]).empty());
+}
+
+}  // namespace
+}  // namespace hetsim
