@@ -9,6 +9,7 @@
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "cli/collective_command.hpp"
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
 #include "kernels_profile/device.hpp"
@@ -44,6 +45,7 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
 SimOptions sim_options(const CommonArgs& a) {
   SimOptions o;
   o.fidelity = a.fidelity == "step" ? Fidelity::kStep : Fidelity::kPhase;
+  o.record_flows = !a.trace.empty();  // link-utilisation tracks
   return o;
 }
 
@@ -151,6 +153,10 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
 
+  CollectiveArgs coll_args;
+  CLI::App* coll = app.add_subcommand("collective", "simulate one collective or a size sweep (nccl-tests conventions)");
+  add_collective_options(coll, coll_args);
+
   CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");
   std::string what;
   list->add_option("what", what, "devices | clusters | models | strategies")
@@ -166,6 +172,7 @@ int run(int argc, char** argv) {
   if (quiet) set_log_level(LogLevel::kQuiet);
   if (*sim) return run_simulate(sim_args, strategy);
   if (*list) return run_list(what);
+  if (*coll) return run_collective(coll_args);
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
 }
 

@@ -80,20 +80,12 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
                   std::string(dtype_name(model.training.dtype)));
   }
   out.push_back("network: SimGrid CM02 flow model with RDMA-like settings (latency + size/bandwidth, max-min sharing)");
-  bool star_approx = false, nvidia = false, amd = false;
-  for (const NodeType& nt : cluster.node_types) {
-    star_approx = star_approx || nt.intra.fabric != IntraFabric::kNvswitch;
-    (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;
-  }
-  if (star_approx) {
-    out.push_back("intra-node fabrics other than nvswitch are modelled as a star of per-GPU links");
-  }
-  if (cluster.network.topology == NetTopology::kRailOptimized || cluster.network.oversubscription != 1) {
-    out.push_back("network between nodes modelled as one non-blocking switch (" +
-                  std::string(topology_name(cluster.network.topology)) + " structure and oversubscription not yet modelled)");
-  }
+  out.push_back("collectives: NCCL/RCCL-style algorithms, chosen per collective by an alpha-beta estimate on the "
+                "cluster's links; phase fidelity adds per-step latencies and pipeline fill analytically");
+  bool nvidia = false, amd = false;
+  for (const NodeType& nt : cluster.node_types) (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;
   if (nvidia && amd && !cluster.network.cross_vendor_rdma) {
-    out.push_back("NVIDIA<->AMD traffic modelled as direct NIC-to-NIC transfers; host staging not yet modelled");
+    out.push_back("NVIDIA<->AMD transfers staged through host memory (device-to-host copy, network, host-to-device copy)");
   }
   out.push_back("memory: " + format_bytes(kRuntimeReserveBytes) + " per device reserved for the runtime (assumed)");
   out.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes");

@@ -68,7 +68,7 @@ double concurrent_time(const std::vector<Flow>& flows, const Fabric& fabric) {
       legs.push_back({fabric.route(fl.src, fl.dst), fl.bytes, f});
     }
   }
-  std::map<int, double> load;
+  std::vector<double> load(fabric.links().size(), 0.0);
   for (const Leg& l : legs) {
     for (int link : l.route.links) {
       if (fabric.links()[link].shared) load[link] += l.bytes;

@@ -1,6 +1,11 @@
 // File: sim/trace.cpp
 #include "sim/trace.hpp"
 
+#include <algorithm>
+#include <map>
+
+#include "topologies/fabric.hpp"
+
 namespace hetsim {
 namespace {
 
@@ -11,6 +16,39 @@ nlohmann::json slice(const std::string& name, const std::string& cat, int pid, i
   return {{"name", name}, {"cat", cat},    {"ph", "X"},
           {"pid", pid},   {"tid", tid},    {"ts", t.start_s * 1e6},
           {"dur", (t.end_s - t.start_s) * 1e6}};
+}
+
+// Counter tracks of link use, rebuilt from the recorded flows: a flow adds bytes / duration to
+// every shared link of its route from its start to its end.
+void add_link_counters(nlohmann::json& events, const Cluster& cluster, const SimResult& result) {
+  const Fabric fabric(cluster);
+  std::map<int, std::vector<std::pair<double, double>>> changes;  // link -> (time, delta B/s)
+  Route route;
+  for (const FlowRecord& f : result.flows) {
+    const double duration = f.end_s - f.start_s;
+    if (duration <= 0 || f.bytes <= 0) continue;
+    fabric.route(f.src_endpoint, f.dst_endpoint, route);
+    for (int l : route.links) {
+      if (!fabric.links()[l].shared) continue;
+      changes[l].push_back({f.start_s, f.bytes / duration});
+      changes[l].push_back({f.end_s, -f.bytes / duration});
+    }
+  }
+  const int pid = cluster.node_count();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "network (link use, GB/s)"}}}});
+  for (auto& [link, ch] : changes) {
+    std::sort(ch.begin(), ch.end());
+    const FabricLink& fl = fabric.links()[link];
+    const std::string name = fl.name + " (" + std::string(link_kind_name(fl.kind)) + ", " +
+                             std::to_string(static_cast<long>(fl.bandwidth_Bps / 1e9)) + " GB/s)";
+    double in_use = 0;
+    for (size_t i = 0; i < ch.size(); ++i) {
+      in_use += ch[i].second;
+      if (i + 1 < ch.size() && ch[i + 1].first == ch[i].first) continue;  // one sample per instant
+      events.push_back({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", ch[i].first * 1e6},
+                        {"args", {{"GB/s", std::max(0.0, in_use) / 1e9}}}});
+    }
+  }
 }
 
 }  // namespace
@@ -45,6 +83,7 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
       events.push_back(std::move(e));
     }
   }
+  if (!result.flows.empty()) add_link_counters(events, cluster, result);
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 

@@ -1,7 +1,8 @@
 // File: tests/bench/sim_bench.cpp
-// Simulating a 1 GiB ring all-reduce over 16 ... 1024 GPUs (nodes of 8 A100 behind NVSwitch,
-// 8 x 200 Gb/s NICs each). Reports wall time per simulation (process start included) and
-// SimGrid activities per wall second.
+// Simulating a 1 GiB all-reduce over 16 ... 4096 GPUs (nodes of 8 A100 behind NVSwitch,
+// 8 x 200 Gb/s NICs each, one switch). Reports wall time per simulation (process start and
+// platform build included) and SimGrid activities per wall second. Targets (issue #3): phase
+// fidelity, 1024 GPUs under 1 s, 4096 GPUs under 5 s.
 #include <benchmark/benchmark.h>
 
 #include "sim/executor.hpp"
@@ -26,14 +27,16 @@ Cluster a100_cluster(int gpus) {
   return c;
 }
 
-void run_allreduce(benchmark::State& state, Fidelity fidelity) {
+void run_allreduce(benchmark::State& state, Fidelity fidelity, Algorithm algorithm) {
   const int n = static_cast<int>(state.range(0));
   const Cluster c = a100_cluster(n);
   Program p;
   p.devices.resize(n);
   std::vector<int> group(n);
   for (int i = 0; i < n; ++i) group[i] = i;
-  p.add({"ar", collective(CollectiveOp::kAllReduce, group, 1024.0 * 1024 * 1024), {}});
+  CollectiveTask t = collective(CollectiveOp::kAllReduce, group, 1024.0 * 1024 * 1024);
+  t.algorithm = algorithm;
+  p.add({"ar", t, {}});
   uint64_t activities = 0;
   double simulated_s = 0;
   for (auto _ : state) {
@@ -46,10 +49,14 @@ void run_allreduce(benchmark::State& state, Fidelity fidelity) {
   state.counters["simulated_s"] = simulated_s;
 }
 
-void BM_Sim_RingAllReducePhase(benchmark::State& s) { run_allreduce(s, Fidelity::kPhase); }
-void BM_Sim_RingAllReduceStep(benchmark::State& s) { run_allreduce(s, Fidelity::kStep); }
+void BM_Sim_RingAllReducePhase(benchmark::State& s) { run_allreduce(s, Fidelity::kPhase, Algorithm::kRing); }
+void BM_Sim_RingAllReduceStep(benchmark::State& s) { run_allreduce(s, Fidelity::kStep, Algorithm::kRing); }
+void BM_Sim_AutoAllReducePhase(benchmark::State& s) { run_allreduce(s, Fidelity::kPhase, Algorithm::kAuto); }
+void BM_Sim_TreeAllReducePhase(benchmark::State& s) { run_allreduce(s, Fidelity::kPhase, Algorithm::kTree); }
 
-BENCHMARK(BM_Sim_RingAllReducePhase)->RangeMultiplier(2)->Range(16, 1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sim_RingAllReducePhase)->RangeMultiplier(2)->Range(16, 4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sim_AutoAllReducePhase)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sim_TreeAllReducePhase)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Sim_RingAllReduceStep)->RangeMultiplier(2)->Range(16, 256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -109,3 +109,57 @@ TEST(Cli, ListsShippedThings) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(CliCollective, SweepReportsNcclTestsFigures) {
+  const auto report = temp("collective.json");
+  const CliRun r = run("collective --cluster a100-8x8 --op allgather --size 1MiB:4MiB --algorithm ring --report " +
+                       report.string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("busbw (GB/s)"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  ASSERT_EQ(j["results"].size(), 3u);
+  for (const auto& row : j["results"]) {
+    const double size = row["size_bytes"], time = row["time_s"];
+    EXPECT_EQ(row["algorithm"], "ring");
+    EXPECT_NEAR(row["algbw_Bps"].get<double>(), size / time, 1e-6 * size / time);
+    EXPECT_NEAR(row["busbw_Bps"].get<double>(), size / time * 63.0 / 64.0, 1e-6 * size / time);  // (n-1)/n
+  }
+  EXPECT_DOUBLE_EQ(j["results"][2]["size_bytes"].get<double>(), 4.0 * 1024 * 1024);
+  std::filesystem::remove(report);
+}
+
+TEST(CliCollective, EveryShippedClusterSweeps) {
+  for (const char* c : {"a100-8x8", "a100-mi250x", "a100-v100-2x2", "h100-mi300x", "hap-v100-p100"}) {
+    for (const char* op : {"allreduce", "alltoall", "broadcast"}) {
+      const CliRun r = run(std::string("collective --cluster ") + c + " --op " + op + " --size 64KiB:1MiB");
+      EXPECT_EQ(r.rc, 0) << c << " " << op;
+    }
+  }
+}
+
+TEST(CliCollective, TraceHasLinkCounters) {
+  const auto trace = temp("collective.trace");
+  ASSERT_EQ(run("collective --cluster a100-v100-2x2 --size 64MiB --group 0-31 --trace " + trace.string()).rc, 0);
+  const nlohmann::json j = nlohmann::json::parse(slurp(trace));
+  int counters = 0;
+  for (const auto& e : j["traceEvents"]) counters += e["ph"] == "C";
+  EXPECT_GT(counters, 10);
+  std::filesystem::remove(trace);
+}
+
+TEST(CliCollective, BadArgumentsExitWithTwo) {
+  auto err = [](const std::string& args) { return test::run_hetsim(args, test::Capture::kStderr); };
+  EXPECT_EQ(err("collective --size 1GB:1MB").rc, 2);
+  EXPECT_EQ(err("collective --size 12").output, "--size: error: \"12\" has no unit; write e.g. \"12GiB\"\n");
+  EXPECT_EQ(err("collective --group 0-99").output,
+            "--group: error: \"99\" is not a GPU index of this cluster (0 to 31); write e.g. \"0-7,16\"\n");
+  EXPECT_EQ(err("collective --op broadcast --algorithm tree").output,
+            "--algorithm: error: tree cannot run broadcast here: tree runs allreduce only\n");
+  EXPECT_EQ(err("collective --op reduce --group 0-3 --root 9").rc, 2);
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,168 @@
+// File: cli/collective_command.cpp
+#include "cli/collective_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/input_error.hpp"
+#include "base/log.hpp"
+#include "base/units.hpp"
+#include "cli/input_files.hpp"
+#include "sim/collective.hpp"
+#include "sim/executor.hpp"
+#include "sim/trace.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+const std::vector<std::pair<std::string, CollectiveOp>> kOps{
+    {"allreduce", CollectiveOp::kAllReduce}, {"allgather", CollectiveOp::kAllGather},
+    {"reducescatter", CollectiveOp::kReduceScatter}, {"broadcast", CollectiveOp::kBroadcast},
+    {"reduce", CollectiveOp::kReduce}, {"alltoall", CollectiveOp::kAllToAll}};
+const std::vector<std::pair<std::string, Algorithm>> kAlgorithms{
+    {"auto", Algorithm::kAuto},   {"ring", Algorithm::kRing},         {"tree", Algorithm::kTree},
+    {"hierarchical", Algorithm::kHierarchical}, {"chain", Algorithm::kChain}, {"pairwise", Algorithm::kPairwise},
+    {"grouped", Algorithm::kGrouped}};
+
+template <class T>
+std::vector<std::string> names(const std::vector<std::pair<std::string, T>>& table) {
+  std::vector<std::string> out;
+  for (const auto& [n, v] : table) out.push_back(n);
+  return out;
+}
+
+template <class T>
+T lookup(const std::vector<std::pair<std::string, T>>& table, const std::string& name) {
+  for (const auto& [n, v] : table) {
+    if (n == name) return v;
+  }
+  return table.front().second;  // unreachable: CLI11 checked membership
+}
+
+std::vector<double> parse_sizes(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  auto one = [&](const std::string& s) {
+    const ParsedQuantity q = parse_quantity(s, Unit::kBytes);
+    if (!q.ok()) throw InputError("--size", "", q.error);
+    if (q.value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
+    return q.value;
+  };
+  if (colon == std::string::npos) return {one(spec)};
+  const double first = one(spec.substr(0, colon)), last = one(spec.substr(colon + 1));
+  if (last < first) throw InputError("--size", "", "\"" + spec + "\": the last size is smaller than the first");
+  std::vector<double> out;
+  for (double s = first; s <= last * (1 + 1e-12); s *= 2) out.push_back(s);
+  return out;
+}
+
+std::vector<int> parse_group(const std::string& spec, int gpus) {
+  std::vector<int> out;
+  if (spec == "all") {
+    for (int g = 0; g < gpus; ++g) out.push_back(g);
+    return out;
+  }
+  auto number = [&](std::string_view s) {
+    int v = -1;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v >= gpus) {
+      throw InputError("--group", "", "\"" + std::string(s) + "\" is not a GPU index of this cluster (0 to " +
+                                          std::to_string(gpus - 1) + "); write e.g. \"0-7,16\"");
+    }
+    return v;
+  };
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t dash = item.find('-');
+    const int lo = number(item.substr(0, dash));
+    const int hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
+    for (int g = lo; g <= hi; ++g) {
+      if (std::find(out.begin(), out.end(), g) != out.end()) throw InputError("--group", "", "GPU " + std::to_string(g) + " is listed twice");
+      out.push_back(g);
+    }
+  }
+  if (out.size() < 2) throw InputError("--group", "", "a collective needs at least 2 GPUs");
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
+  cmd->add_option("--cluster,-c", a.cluster, "cluster: a YAML path or a shipped name")->capture_default_str();
+  cmd->add_option("--op", a.op, "collective")->check(CLI::IsMember(names(kOps)))->capture_default_str();
+  cmd->add_option("--size", a.size, "bytes per the nccl-tests convention; FIRST:LAST sweeps, doubling")->capture_default_str();
+  cmd->add_option("--algorithm", a.algorithm, "algorithm")->check(CLI::IsMember(names(kAlgorithms)))->capture_default_str();
+  cmd->add_option("--group", a.group, "GPUs taking part: all, or indices and ranges like 0-7,16")->capture_default_str();
+  cmd->add_option("--root", a.root, "broadcast/reduce root (default: the group's first GPU)");
+  cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
+  cmd->add_option("--report", a.report, "write the results JSON here");
+  cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)");
+}
+
+int run_collective(const CollectiveArgs& a) {
+  const Cluster cluster = load_cluster_arg(a.cluster);
+  const std::vector<double> sizes = parse_sizes(a.size);
+  const std::vector<int> group = parse_group(a.group, cluster.gpu_count());
+  CollectiveTask task = collective(lookup(kOps, a.op), group, 0);
+  task.algorithm = lookup(kAlgorithms, a.algorithm);
+  task.root = a.root >= 0 ? a.root : group.front();
+  if (std::find(group.begin(), group.end(), task.root) == group.end()) {
+    throw InputError("--root", "", "GPU " + std::to_string(task.root) + " is not in the group");
+  }
+  if (const std::string why = unsupported_reason(task, task.algorithm, cluster); !why.empty()) {
+    throw InputError("--algorithm", "", a.algorithm + " cannot run " + a.op + " here: " + why);
+  }
+  SimOptions opts;
+  opts.fidelity = a.fidelity == "step" ? Fidelity::kStep : Fidelity::kPhase;
+  const Fabric fabric(cluster);
+  const int n = static_cast<int>(group.size());
+
+  std::cout << "hetsim collective: " << a.op << " over " << n << " GPUs of " << cluster.name << " (" << a.algorithm
+            << " algorithm, " << a.fidelity << " fidelity)\n\n";
+  std::printf("%14s  %-13s %12s %13s %13s\n", "size", "algorithm", "time", "algbw (GB/s)", "busbw (GB/s)");
+  nlohmann::json results = nlohmann::json::array();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    task.size_bytes = sizes[i];
+    const std::string algorithm(algorithm_name(choose_algorithm(task, cluster, fabric).algorithm));
+    Program p;
+    p.devices.resize(cluster.gpu_count());
+    p.add({a.op, task, {}});
+    const bool last = i + 1 == sizes.size();
+    opts.record_flows = last && !a.trace.empty();
+    if (sizes.size() > 1) log_info("simulating " + format_bytes(sizes[i]) + " ...");
+    const SimResult r = simulate(p, cluster, opts);
+    const double t = r.iteration_time_s;
+    const double algbw = sizes[i] / t;
+    const double busbw = algbw * busbw_factor(task.op, n);
+    std::printf("%14s  %-13s %12s %13.2f %13.2f\n", format_bytes(sizes[i]).c_str(), algorithm.c_str(),
+                format_time(t).c_str(), algbw / 1e9, busbw / 1e9);
+    results.push_back({{"size_bytes", sizes[i]}, {"time_s", t}, {"algbw_Bps", algbw}, {"busbw_Bps", busbw}, {"algorithm", algorithm}});
+    if (opts.record_flows) write_file(a.trace, chrome_trace(p, cluster, r).dump() + "\n", "--trace");
+  }
+  std::cout << "\n(algbw = size / time; busbw = algbw x " << fmt("%.4g", busbw_factor(task.op, n))
+            << ", the nccl-tests bus bandwidth factor for " << a.op << " over " << n << " ranks)\n";
+  if (!a.report.empty()) {
+    const nlohmann::json j{{"op", a.op},
+                           {"cluster", cluster.name},
+                           {"group_size", n},
+                           {"fidelity", a.fidelity},
+                           {"algorithm_requested", a.algorithm},
+                           {"results", results}};
+    write_file(a.report, j.dump(2) + "\n", "--report");
+  }
+  return 0;
+}
+
+}  // namespace hetsim::cli
