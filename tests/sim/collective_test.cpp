@@ -101,6 +101,16 @@ TEST_P(Closed, HierarchicalAllReduce) {
               0.01);
 }
 
+TEST_P(Closed, HierarchicalAllGatherAndReduceScatter) {
+  // All-gather: inter-node rings first ((N-1) steps of S/n on the NICs), then intra-node
+  // ((m-1) steps of S/m over NVSwitch); reduce-scatter runs the same phases in reverse.
+  const double inter = 7 * (kNicAlpha + kGiB / 64 / kNicBw);
+  const double intra = 7 * (1e-6 + kGiB / 8 / 300e9);
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    EXPECT_NEAR(run(c_, task(op, range(0, 64), kGiB, Algorithm::kHierarchical), GetParam()) / (inter + intra), 1, 0.01);
+  }
+}
+
 TEST_P(Closed, RingOnMi300xUsesPeerLinks) {
   // Full xGMI mesh: each ring hop is its own 64 GB/s link (not a 448 GB/s switch port).
   const Cluster c = fixture_cluster("mi300x-2");
