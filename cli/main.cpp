@@ -25,6 +25,7 @@ struct CommonArgs {
   std::string report;
   std::string trace;
   std::string fidelity = "phase";
+  std::string layer_profile;
   long global_batch = 0;
 };
 
@@ -40,6 +41,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd->add_option("--global-batch", a.global_batch, "override the model's global batch (samples per iteration)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--layer-profile", a.layer_profile,
+                  "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }
 
 SimOptions sim_options(const CommonArgs& a) {
@@ -58,7 +61,7 @@ int run_plan(const CommonArgs& a) {
   ModelSpec model = load_model_arg(a.model);
   const Cluster cluster = load_cluster_arg(a.cluster);
   if (a.global_batch > 0) model.training.global_batch = a.global_batch;
-  const CostModel cost;
+  const CostModel cost = CostModel::shipped(a.layer_profile);
   const SimOptions opts = sim_options(a);
   std::vector<std::string> notes = assumptions(model, cluster);
   print_header(std::cout, model, cluster, model.training.global_batch);
@@ -106,7 +109,7 @@ int run_simulate(const CommonArgs& a, const std::string& strategy) {
   ModelSpec model = load_model_arg(a.model);
   const Cluster cluster = load_cluster_arg(a.cluster);
   if (a.global_batch > 0) model.training.global_batch = a.global_batch;
-  const CostModel cost;
+  const CostModel cost = CostModel::shipped(a.layer_profile);
   const SimOptions opts = sim_options(a);
   std::vector<std::string> notes = assumptions(model, cluster);
   print_header(std::cout, model, cluster, model.training.global_batch);

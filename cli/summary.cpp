@@ -117,6 +117,11 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
         << format_bytes(cap) << "\n";
   }
   out << "(per-GPU means; compute and comm overlap, idle = neither stream busy)\n";
+  std::string sources;
+  for (const auto& [name, share] : r.compute_time_sources) {
+    if (share > 0) sources += (sources.empty() ? "" : ", ") + fmt("%.1f%% ", 100 * share) + name;
+  }
+  if (!sources.empty()) out << "compute times from: " << sources << "\n";
 }
 
 void print_assumptions(std::ostream& out, const std::vector<std::string>& assumptions) {

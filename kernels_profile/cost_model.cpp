@@ -3,37 +3,112 @@
 
 #include <algorithm>
 
+#include "base/data_dir.hpp"
+
 namespace hetsim {
 
-std::string_view cost_source_name(CostSource s) {
-  switch (s) {
-    case CostSource::kRoofline: return "roofline";
-  }
-  return "?";
-}
-
 namespace {
+
 double roofline(const Device& d, double flops, double bytes, double flop_rate) {
   const double compute_s = flops / flop_rate;
   const double memory_s = bytes / (d.memory_bandwidth_Bps * d.efficiency.memory);
   return std::max(compute_s, memory_s) + d.efficiency.kernel_launch_s;
 }
+
+OpCost single(double seconds, CostSource source) {
+  OpCost c;
+  c.seconds = seconds;
+  c.by_source[static_cast<int>(source)] = seconds;
+  return c;
+}
+
+// The weakest of two sources: measured < interpolated < fitted.
+CostSource weaker(CostSource a, CostSource b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+
 }  // namespace
 
-OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass pass) const {
+std::string table_kernel(OpKind kind, Pass pass) {
+  const std::string suffix = pass == Pass::kForward ? "_fwd" : "_bwd";
+  switch (kind) {
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm: return "layernorm" + suffix;
+    case OpKind::kSoftmax:
+    case OpKind::kLoss: return "softmax" + suffix;
+    case OpKind::kEmbedding: return "embedding" + suffix;
+    case OpKind::kActivation:
+    case OpKind::kResidual: return "gelu" + suffix;  // elementwise: by bytes moved
+    default: return "gemm";
+  }
+}
+
+CostModel CostModel::shipped(const std::string& layer_profile_path) {
+  auto tables = std::make_shared<KernelTables>(KernelTables::load_dir(data_root() / "kernels_profile" / "measured"));
+  std::shared_ptr<const LayerProfiles> profiles;
+  if (!layer_profile_path.empty()) profiles = std::make_shared<LayerProfiles>(LayerProfiles::load(layer_profile_path));
+  return CostModel(std::move(tables), std::move(profiles));
+}
+
+double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pass pass) const {
   // Matrix products run at the dtype's tensor-core peak; other arithmetic at the fp32 vector peak.
   const double rate = is_matmul(op.kind) ? device.peak(dtype) * device.efficiency.matmul
                                          : device.peak(DType::kFp32) * device.efficiency.vector;
-  if (pass == Pass::kForward) return {roofline(device, op.fwd_flops, op.fwd_bytes, rate), CostSource::kRoofline};
+  if (pass == Pass::kForward) return roofline(device, op.fwd_flops, op.fwd_bytes, rate);
   double s = roofline(device, op.bwd_flops, op.bwd_bytes, rate);
   if (op.recompute_flops > 0) s += roofline(device, op.recompute_flops, op.fwd_bytes, rate);
-  return {s, CostSource::kRoofline};
+  return s;
+}
+
+std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const {
+  if (tables_ == nullptr) return std::nullopt;
+  if (is_matmul(op.kind)) {
+    const KernelSeries* s = tables_->find(device.name, "gemm", dtype);
+    if (s == nullptr) return std::nullopt;
+    const GemmShape& g = op.gemm;
+    std::vector<GemmShape> gemms;
+    if (pass == Pass::kForward) {
+      gemms = {g};
+    } else {  // input gradient (b, m, k, n) and weight gradient (b, k, n, m), plus recompute
+      gemms = {{g.batch, g.m, g.k, g.n}, {g.batch, g.k, g.n, g.m}};
+      if (op.recompute_flops > 0) gemms.push_back(g);
+    }
+    KernelEstimate total{0, CostSource::kMeasured};
+    for (const GemmShape& x : gemms) {
+      const std::optional<KernelEstimate> e = s->gemm(x);
+      if (!e) return std::nullopt;
+      total.seconds += e->seconds;
+      total.source = weaker(total.source, e->source);
+    }
+    return total;
+  }
+  const KernelSeries* s = tables_->find(device.name, table_kernel(op.kind, pass), dtype);
+  if (s == nullptr) return std::nullopt;
+  std::optional<KernelEstimate> e = s->by_bytes(pass == Pass::kForward ? op.fwd_bytes : op.bwd_bytes);
+  if (e && pass == Pass::kBackward && op.recompute_flops > 0) {
+    const KernelSeries* f = tables_->find(device.name, table_kernel(op.kind, Pass::kForward), dtype);
+    const std::optional<KernelEstimate> re = f != nullptr ? f->by_bytes(op.fwd_bytes) : std::nullopt;
+    if (!re) return std::nullopt;
+    e->seconds += re->seconds;
+    e->source = weaker(e->source, re->source);
+  }
+  return e;
+}
+
+OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass pass) const {
+  if (const std::optional<KernelEstimate> e = from_tables(device, op, dtype, pass)) return single(e->seconds, e->source);
+  return single(roofline_s(device, op, dtype, pass), CostSource::kRoofline);
 }
 
 OpCost CostModel::optimizer_time(const Device& device, double params, double bytes_per_param) const {
   // Reads and writes every byte of state once (fused multi-tensor kernels).
-  return {roofline(device, 10 * params, 2 * params * bytes_per_param, device.peak(DType::kFp32) * device.efficiency.vector),
-          CostSource::kRoofline};
+  return single(roofline(device, 10 * params, 2 * params * bytes_per_param,
+                         device.peak(DType::kFp32) * device.efficiency.vector),
+                CostSource::kRoofline);
+}
+
+std::optional<LayerTimes> CostModel::layer_profile(const std::string& model, const std::string& device,
+                                                   const std::string& block, long micro_batch) const {
+  if (profiles_ == nullptr) return std::nullopt;
+  return profiles_->lookup(model, device, block, micro_batch);
 }
 
 }  // namespace hetsim

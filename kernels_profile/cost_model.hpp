@@ -1,33 +1,60 @@
 // File: kernels_profile/cost_model.hpp
-// Compute time of one operator on one device type. Today: a roofline from FLOPs and bytes with
-// the device's stated efficiency factors, plus a kernel launch cost. Every estimate says where it
-// came from so reports can state how much of the compute time is assumed rather than measured.
+// Compute time of one operator on one device type, from the best source available:
+//   1. a per-layer profile covering the block (planner asks via layer_profile()),
+//   2. measured kernel tables: measured, interpolated, or fitted (kernel_table.hpp),
+//   3. the roofline: max(FLOPs / (peak x efficiency), bytes / (bandwidth x efficiency)) + launch,
+//      with the efficiencies the device file states as assumptions.
+// Every estimate says how many of its seconds came from each source, so reports can state how
+// much of the compute time is measured rather than assumed.
 #pragma once
 
+#include <array>
+#include <memory>
+#include <optional>
 #include <string_view>
 
 #include "kernels_profile/device.hpp"
+#include "kernels_profile/kernel_table.hpp"
+#include "kernels_profile/layer_profile.hpp"
 #include "workloads/op_graph.hpp"
 
 namespace hetsim {
 
-enum class CostSource { kRoofline };
-[[nodiscard]] std::string_view cost_source_name(CostSource s);
+using SourceSeconds = std::array<double, kCostSources>;
 
 enum class Pass { kForward, kBackward };
 
 struct OpCost {
   double seconds = 0;
-  CostSource source = CostSource::kRoofline;
+  SourceSeconds by_source{};
 };
 
 class CostModel {
  public:
+  CostModel() = default;  // roofline only
+  CostModel(std::shared_ptr<const KernelTables> tables, std::shared_ptr<const LayerProfiles> profiles)
+      : tables_(std::move(tables)), profiles_(std::move(profiles)) {}
+  // Tables from kernels_profile/measured/*.csv (none: roofline only) and an optional profile file.
+  [[nodiscard]] static CostModel shipped(const std::string& layer_profile_path = "");
+
   // Time of `op` (built for `dtype`) in `pass` on `device`. Backward includes recompute work.
   // Precondition: device.supports(dtype) (the planner resolves fallbacks first).
   [[nodiscard]] OpCost op_time(const Device& device, const Op& op, DType dtype, Pass pass) const;
   // Optimizer step over `params` elements: a memory-bound sweep of weights, gradients and states.
   [[nodiscard]] OpCost optimizer_time(const Device& device, double params, double bytes_per_param) const;
+  [[nodiscard]] std::optional<LayerTimes> layer_profile(const std::string& model, const std::string& device,
+                                                        const std::string& block, long micro_batch) const;
+  [[nodiscard]] const KernelTables* tables() const { return tables_.get(); }
+
+ private:
+  [[nodiscard]] std::optional<KernelEstimate> from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const;
+  [[nodiscard]] double roofline_s(const Device& device, const Op& op, DType dtype, Pass pass) const;
+
+  std::shared_ptr<const KernelTables> tables_;
+  std::shared_ptr<const LayerProfiles> profiles_;
 };
+
+// The memory-bound kernel of the tables that stands for `kind` in `pass` (e.g. "layernorm_bwd").
+[[nodiscard]] std::string table_kernel(OpKind kind, Pass pass);
 
 }  // namespace hetsim

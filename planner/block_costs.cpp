@@ -11,14 +11,28 @@ std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, c
   blocks.front().name = "embedding";
   blocks.back().name = "head";
   for (int l = 0; l < layers; ++l) blocks[l + 1].name = "layer" + std::to_string(l);
+  std::vector<std::optional<LayerTimes>> profiled(blocks.size());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    profiled[b] = cost.layer_profile(graph.model, device.name, blocks[b].name, graph.micro_batch);
+    if (profiled[b]) {
+      blocks[b].fwd_s = profiled[b]->fwd_s;
+      blocks[b].bwd_s = profiled[b]->bwd_s;
+      blocks[b].optimizer_s = profiled[b]->optimizer_s;
+      blocks[b].sources[static_cast<int>(CostSource::kLayerProfile)] = profiled[b]->fwd_s + profiled[b]->bwd_s;
+    }
+  }
   for (const Op& op : graph.ops) {
     const int b = op.layer < 0 ? 0 : (op.layer >= layers ? layers + 1 : op.layer + 1);
     BlockCost& bc = blocks[b];
-    bc.fwd_s += cost.op_time(device, op, graph.dtype, Pass::kForward).seconds;
-    bc.bwd_s += cost.op_time(device, op, graph.dtype, Pass::kBackward).seconds;
     bc.params += op.params;
     bc.saved_bytes += op.saved_bytes;
     bc.model_flops += op.fwd_flops + op.bwd_flops;
+    if (profiled[b]) continue;
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      const OpCost c = cost.op_time(device, op, graph.dtype, pass);
+      (pass == Pass::kForward ? bc.fwd_s : bc.bwd_s) += c.seconds;
+      for (int s = 0; s < kCostSources; ++s) bc.sources[s] += c.by_source[s];
+    }
   }
   return blocks;
 }

@@ -20,9 +20,12 @@ struct BlockCost {
   double params = 0;
   double saved_bytes = 0;
   double model_flops = 0;  // forward + backward
+  SourceSeconds sources{};  // where fwd_s + bwd_s came from
+  std::optional<double> optimizer_s;  // from a per-layer profile, when it covers this block
 };
 
-// Blocks in forward order: embedding, layer0 .. layer{L-1}, head.
+// Blocks in forward order: embedding, layer0 .. layer{L-1}, head. A block covered by a per-layer
+// profile takes its times from there; the others sum their operators' costs.
 [[nodiscard]] std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, const CostModel& cost);
 
 // The dtype the whole job computes in: the model's if every GPU type supports it, else its stated

@@ -125,6 +125,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       const std::string mbtag = "mb" + std::to_string(k) + ".";
       for (const BlockCost& b : blocks) {
         p.add({prefix + mbtag + b.name + ".fwd", ComputeTask{g, b.fwd_s, 0, b.saved_bytes}, {}});
+        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += b.sources[s];
       }
       for (size_t i = nblocks; i-- > 0;) {
         const BlockCost& b = blocks[i];
@@ -148,7 +149,18 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   }
   for (int g = 0; g < n; ++g) {
     const Device& dev = cluster.device_of(g);
-    const double opt_s = cost.optimizer_time(dev, params, state_bytes_per_param(model, dtype)).seconds;
+    // A per-layer profile's optimizer times when it covers every block, else the cost model.
+    const std::vector<BlockCost>& blocks = costs.blocks(g, mb);
+    const bool profiled = std::all_of(blocks.begin(), blocks.end(), [](const BlockCost& b) { return b.optimizer_s.has_value(); });
+    double opt_s = 0;
+    if (profiled) {
+      for (const BlockCost& b : blocks) opt_s += *b.optimizer_s;
+      p.compute_source_s[static_cast<int>(CostSource::kLayerProfile)] += opt_s;
+    } else {
+      const OpCost c = cost.optimizer_time(dev, params, state_bytes_per_param(model, dtype));
+      opt_s = c.seconds;
+      for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += c.by_source[s];
+    }
     std::vector<int> deps;
     if (last_collective >= 0) deps.push_back(last_collective);
     p.add({"gpu" + std::to_string(g) + ".optimizer", ComputeTask{g, opt_s, 0, 0}, deps});

@@ -72,8 +72,9 @@ double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster,
 
 std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster) {
   std::vector<std::string> out;
-  out.push_back("compute times: roofline model with assumed efficiencies (efficiency blocks of "
-                "kernels_profile/devices/*.yaml), not measured");
+  out.push_back("compute times: measured kernel tables (kernels_profile/measured) where they cover a GPU type, a "
+                "per-layer profile where given, else the roofline model with assumed efficiencies (efficiency blocks of "
+                "kernels_profile/devices/*.yaml); compute_time_sources gives the shares");
   const DType dtype = resolve_dtype(model, cluster);
   if (dtype != model.training.dtype) {
     out.push_back("all devices compute in " + std::string(dtype_name(dtype)) + ", the model's fallback: not every GPU supports " +

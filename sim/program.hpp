@@ -5,6 +5,7 @@
 // executes them and knows nothing of how they were made.
 #pragma once
 
+#include <array>
 #include <string>
 #include <variant>
 #include <vector>
@@ -75,6 +76,9 @@ struct Program {
   double samples = 0;       // per iteration
   double tokens = 0;        // per iteration
   double model_flops = 0;   // per iteration, without recompute
+  // Compute seconds of all tasks by where their cost came from (index: CostSource of
+  // kernels_profile/kernel_table.hpp: measured, interpolated, fitted, roofline, layer profile).
+  std::array<double, 5> compute_source_s{};
 
   int add(Task t) {
     tasks.push_back(std::move(t));

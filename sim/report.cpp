@@ -1,6 +1,8 @@
 // File: sim/report.cpp
 #include "sim/report.hpp"
 
+#include "kernels_profile/kernel_table.hpp"
+
 namespace hetsim {
 
 Report make_report(const Program& program, const Cluster& cluster, const SimResult& result, const SimOptions& options) {
@@ -16,6 +18,11 @@ Report make_report(const Program& program, const Cluster& cluster, const SimResu
     double peak = 0;
     for (const ProgramDevice& d : program.devices) peak += d.peak_flops;
     if (peak > 0) r.mfu = program.model_flops / (result.iteration_time_s * peak);
+  }
+  double total = 0;
+  for (double x : program.compute_source_s) total += x;
+  for (int i = 0; i < kCostSources && total > 0; ++i) {
+    r.compute_time_sources.push_back({std::string(cost_source_name(static_cast<CostSource>(i))), program.compute_source_s[i] / total});
   }
   for (int g = 0; g < cluster.gpu_count(); ++g) {
     const DeviceTiming& t = result.devices[g];
@@ -55,6 +62,8 @@ nlohmann::json Report::to_json() const {
     j["efficiency"] = efficiency;
     j["collective_fidelity"] = fidelity;
     j["simulated_activities"] = sim_activities;
+    j["compute_time_sources"] = nlohmann::json::object();
+    for (const auto& [name, share] : compute_time_sources) j["compute_time_sources"][name] = share;
     j["devices"] = nlohmann::json::array();
     for (const DeviceReport& d : devices) {
       j["devices"].push_back({{"name", d.name},

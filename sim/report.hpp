@@ -39,6 +39,7 @@ struct Report {
   std::string fidelity;
   uint64_t sim_activities = 0;
   std::vector<DeviceReport> devices;
+  std::vector<std::pair<std::string, double>> compute_time_sources;  // share of compute time per source
   std::vector<std::string> assumptions;
 
   [[nodiscard]] nlohmann::json to_json() const;

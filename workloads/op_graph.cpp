@@ -75,6 +75,7 @@ class Builder {
   int linear(const std::string& name, int layer, double in, double out, bool bias, bool save_input = true) {
     Op op = Op::make(name, OpKind::kLinear, layer);
     op.shape = {static_cast<long>(b_), m_.seq_len, static_cast<long>(out)};
+    op.gemm = {1, static_cast<long>(tokens()), static_cast<long>(out), static_cast<long>(in)};
     op.fwd_flops = 2 * tokens() * in * out;
     op.bwd_flops = 2 * op.fwd_flops;
     op.fwd_bytes = (tokens() * in + in * out + tokens() * out) * e_;
@@ -126,6 +127,7 @@ class Builder {
     // Scores: 2·b·s²·h FLOPs; keeps Q and K for backward.
     Op scores = Op::make(p + "attn_scores", OpKind::kAttnScores, layer);
     scores.shape = {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
+    scores.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, m_.seq_len, static_cast<long>(d)};
     scores.fwd_flops = 2 * b_ * s_ * s_ * h_;
     scores.bwd_flops = 2 * scores.fwd_flops;
     scores.fwd_bytes = (2 * tokens() * h_ + score_elems) * e_;
@@ -137,6 +139,7 @@ class Builder {
               {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len});
     Op ctx = Op::make(p + "attn_context", OpKind::kAttnContext, layer);
     ctx.shape = act_shape(h_);
+    ctx.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, static_cast<long>(d), m_.seq_len};
     ctx.fwd_flops = 2 * b_ * s_ * s_ * h_;
     ctx.bwd_flops = 2 * ctx.fwd_flops;
     ctx.fwd_bytes = (score_elems + 2 * tokens() * h_) * e_;
@@ -207,6 +210,7 @@ class Builder {
     }
     Op lm = Op::make("lm_head", OpKind::kLmHead, last);
     lm.shape = act_shape(v);
+    lm.gemm = {1, static_cast<long>(tokens()), m_.vocab, m_.hidden};
     lm.fwd_flops = 2 * tokens() * h_ * v;
     lm.bwd_flops = 2 * lm.fwd_flops;
     lm.fwd_bytes = (tokens() * h_ + h_ * v + tokens() * v) * e_;

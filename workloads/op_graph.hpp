@@ -29,6 +29,14 @@ enum class OpKind {
 // Matrix products run on tensor/matrix cores; everything else is vector work.
 [[nodiscard]] bool is_matmul(OpKind k);
 
+// The matrix product behind a matmul op: batch x [m x k] . [k x n] (forward pass).
+struct GemmShape {
+  long batch = 1;
+  long m = 0;
+  long n = 0;
+  long k = 0;
+};
+
 struct Op {
   std::string name;  // e.g. "layer3.qkv"
   OpKind kind = OpKind::kLinear;
@@ -42,6 +50,7 @@ struct Op {
   double bwd_bytes = 0;        // device-memory traffic of the backward kernel(s)
   double params = 0;           // parameters owned (elements)
   double saved_bytes = 0;      // activation bytes kept from forward until backward
+  GemmShape gemm;              // matmul ops only
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;

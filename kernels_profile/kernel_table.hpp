@@ -1,0 +1,86 @@
+// File: kernels_profile/kernel_table.hpp
+// Measured kernel times (kernels_profile/measured/*.csv) and predictions from them:
+//   exact shape in the table          -> measured
+//   inside the measured range         -> interpolated (GEMMs: inverse-distance weighting of
+//                                        throughput in log(batch, M, N, K) space; memory-bound
+//                                        kernels: piecewise linear in log(bytes)-log(time))
+//   outside it                        -> fitted (least squares, relative error, non-negative:
+//                                        GEMM t = c0 + c1 FLOPs + c2 bytes; others t = c0 + c1 bytes)
+// Column format in kernels_profile/README.md.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+
+enum class CostSource { kMeasured, kInterpolated, kFitted, kRoofline, kLayerProfile };
+inline constexpr int kCostSources = 5;
+[[nodiscard]] std::string_view cost_source_name(CostSource s);
+
+struct KernelSample {
+  GemmShape shape;  // GEMM kernels
+  double bytes = 0;  // memory-bound kernels: bytes moved
+  double seconds = 0;
+};
+
+struct KernelEstimate {
+  double seconds = 0;
+  CostSource source = CostSource::kMeasured;
+};
+
+// All samples of one (device, kernel, dtype) and what is derived from them.
+class KernelSeries {
+ public:
+  KernelSeries(std::string kernel, DType dtype) : kernel_(std::move(kernel)), dtype_(dtype) {}
+  void add(const KernelSample& s) { samples_.push_back(s); }
+  void prepare();  // sorts and fits; call after the last add()
+
+  // GEMMs and attention kernels are keyed by shape; the others by bytes moved.
+  [[nodiscard]] bool is_gemm() const { return kernel_ == "gemm" || kernel_.starts_with("attention"); }
+  [[nodiscard]] const std::vector<KernelSample>& samples() const { return samples_; }
+  // nullopt when there are too few samples to predict this shape.
+  [[nodiscard]] std::optional<KernelEstimate> gemm(const GemmShape& g) const;
+  [[nodiscard]] std::optional<KernelEstimate> by_bytes(double bytes) const;
+  // Prediction from the fitted curve alone (for validation).
+  [[nodiscard]] std::optional<double> fitted(const KernelSample& s) const;
+  // The same series without sample `i` (leave-one-out validation).
+  [[nodiscard]] KernelSeries without(size_t i) const;
+
+ private:
+  [[nodiscard]] double gemm_flops(const GemmShape& g) const;
+  [[nodiscard]] double gemm_bytes(const GemmShape& g) const;
+
+  std::string kernel_;
+  DType dtype_;
+  std::vector<KernelSample> samples_;
+  std::vector<double> fit_;  // coefficients; empty when not enough samples
+};
+
+class KernelTables {
+ public:
+  // Reads every *.csv in `dir` (sorted by name). Throws InputError naming file, line, column.
+  [[nodiscard]] static KernelTables load_dir(const std::filesystem::path& dir);
+  void load_file(const std::filesystem::path& file);
+  void prepare();
+
+  [[nodiscard]] const KernelSeries* find(const std::string& device, const std::string& kernel, DType dtype) const;
+  [[nodiscard]] bool has_device(const std::string& device) const;
+  [[nodiscard]] const std::map<std::tuple<std::string, std::string, DType>, KernelSeries>& series() const { return series_; }
+  [[nodiscard]] const std::vector<std::string>& files() const { return files_; }
+
+ private:
+  std::map<std::tuple<std::string, std::string, DType>, KernelSeries> series_;
+  std::vector<std::string> files_;
+};
+
+// The kernel names a table may hold.
+[[nodiscard]] const std::vector<std::string>& kernel_names();
+
+}  // namespace hetsim

@@ -1,0 +1,50 @@
+// File: kernels_profile/layer_profile.hpp
+// Per-layer profiles that users already have (forward, backward and optimizer time per layer,
+// per micro-batch size and tensor-parallel degree, measured on one GPU of a type, as Sailor,
+// Metis and AMP collect them). Where a profile covers a block of the model, hetsim uses it
+// instead of kernel-level costs. Format in kernels_profile/README.md.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hetsim {
+
+struct LayerTimes {
+  double fwd_s = 0;
+  double bwd_s = 0;
+  double optimizer_s = 0;
+  bool interpolated = false;  // between two profiled micro-batch sizes
+};
+
+struct LayerProfileRow {
+  std::string model;
+  std::string device;
+  std::string layer;  // "embedding", "transformer" (every transformer layer), "layerN", "head"
+  long micro_batch = 0;
+  long tp = 1;
+  LayerTimes times;
+  std::string source;
+};
+
+class LayerProfiles {
+ public:
+  // Throws InputError naming file, line and column.
+  [[nodiscard]] static LayerProfiles load(const std::filesystem::path& file);
+
+  // Times of `block` ("embedding", "layer7", "head") of `model` on `device` at `micro_batch`
+  // (tensor-parallel degree 1): an exact row, or linear interpolation between the two nearest
+  // profiled micro-batch sizes around it; a "layerN" row wins over a "transformer" row.
+  [[nodiscard]] std::optional<LayerTimes> lookup(const std::string& model, const std::string& device,
+                                                 const std::string& block, long micro_batch) const;
+  [[nodiscard]] const std::vector<LayerProfileRow>& rows() const { return rows_; }
+
+ private:
+  [[nodiscard]] std::optional<LayerTimes> lookup_exact_layer(const std::string& model, const std::string& device,
+                                                             const std::string& layer, long micro_batch) const;
+  std::vector<LayerProfileRow> rows_;
+};
+
+}  // namespace hetsim
