@@ -11,6 +11,7 @@
 #include "base/log.hpp"
 #include "cli/collective_command.hpp"
 #include "cli/input_files.hpp"
+#include "cli/validate_command.hpp"
 #include "cli/summary.hpp"
 #include "kernels_profile/device.hpp"
 #include "planner/strategies.hpp"
@@ -160,6 +161,10 @@ int run(int argc, char** argv) {
   CLI::App* coll = app.add_subcommand("collective", "simulate one collective or a size sweep (nccl-tests conventions)");
   add_collective_options(coll, coll_args);
 
+  ValidateArgs val_args;
+  CLI::App* val = app.add_subcommand("validate", "compare the compute cost model with kernel and layer measurements");
+  add_validate_options(val, val_args);
+
   CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");
   std::string what;
   list->add_option("what", what, "devices | clusters | models | strategies")
@@ -176,6 +181,7 @@ int run(int argc, char** argv) {
   if (*sim) return run_simulate(sim_args, strategy);
   if (*list) return run_list(what);
   if (*coll) return run_collective(coll_args);
+  if (*val) return run_validate(val_args);
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
 }
 

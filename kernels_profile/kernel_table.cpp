@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 
-#include "base/input_error.hpp"
+#include "base/csv_reader.hpp"
 #include "base/text.hpp"
 #include "kernels_profile/device.hpp"
 
@@ -182,111 +181,49 @@ KernelSeries KernelSeries::without(size_t i) const {
   return out;
 }
 
-namespace {
-
-// Splits one CSV line; fields may be double-quoted. Each field keeps its 1-based column.
-std::vector<std::pair<std::string, int>> split_csv(const std::string& line) {
-  std::vector<std::pair<std::string, int>> out;
-  size_t i = 0;
-  while (true) {
-    const int col = static_cast<int>(i) + 1;
-    std::string field;
-    if (i < line.size() && line[i] == '"') {
-      ++i;
-      while (i < line.size() && line[i] != '"') field += line[i++];
-      if (i < line.size()) ++i;
-    } else {
-      while (i < line.size() && line[i] != ',') field += line[i++];
-    }
-    out.push_back({field, col});
-    if (i >= line.size() || line[i] != ',') break;
-    ++i;
-  }
-  return out;
-}
-
-}  // namespace
-
 void KernelTables::load_file(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw InputError(name, "", "cannot open file");
-  files_.push_back(name);
   static const std::vector<std::string> kColumns{"device", "kernel", "dtype",  "batch", "m",      "n",   "k",
                                                  "bytes",  "seconds", "gpu", "driver", "clock_mhz", "date"};
-  Diagnostics diags;
-  std::string line;
-  int line_no = 0;
-  std::vector<std::string> header;
+  enum Col { kDevice, kKernel, kDtype, kBatch, kM, kN, kK, kBytes, kSeconds, kGpu, kDriver, kClock, kDate };
   const std::vector<std::string> devices = shipped_device_names();
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const auto fields = split_csv(line);
-    if (header.empty()) {
-      for (const auto& [f, col] : fields) header.push_back(f);
-      if (header != kColumns) {
-        diags.add({name, line_no, 1, "header", "expected the columns " + join(kColumns)});
-        break;
-      }
-      continue;
-    }
-    if (fields.size() != kColumns.size()) {
-      diags.add({name, line_no, 1, "", "expected " + std::to_string(kColumns.size()) + " columns, found " + std::to_string(fields.size())});
-      continue;
-    }
-    auto err = [&](int c, std::string msg) { diags.add({name, line_no, fields[c].second, kColumns[c], std::move(msg)}); };
-    auto number = [&](int c, bool required, double min) -> std::optional<double> {
-      const std::string& f = fields[c].first;
-      if (f.empty()) {
-        if (required) err(c, "missing value");
-        return std::nullopt;
-      }
-      double v = 0;
-      auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-      if (ec != std::errc() || p != f.data() + f.size() || !std::isfinite(v)) {
-        err(c, in_quotes(f) + " is not a number");
-        return std::nullopt;
-      }
-      if (v < min) {
-        err(c, f + " is out of range; expected at least " + std::to_string(static_cast<long>(min)));
-        return std::nullopt;
-      }
-      return v;
+  read_csv(file, kColumns, [&](const CsvRow& row) {
+    bool ok = true;
+    auto fail = [&](int col, std::string msg) {
+      row.error(col, std::move(msg));
+      ok = false;
     };
-    const size_t before = diags.size();
-    const std::string& device = fields[0].first;
+    const std::string& device = row.text(kDevice);
     if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
-      err(0, "unknown device " + in_quotes(device) + did_you_mean(device, devices) +
-                 "; add kernels_profile/devices/" + device + ".yaml first");
+      fail(kDevice, "unknown device " + in_quotes(device) + " (no kernels_profile/devices/" + device + ".yaml)" +
+                        did_you_mean(device, devices));
     }
-    const std::string& kernel = fields[1].first;
+    const std::string& kernel = row.text(kKernel);
     if (std::find(kernel_names().begin(), kernel_names().end(), kernel) == kernel_names().end()) {
-      err(1, in_quotes(kernel) + " is not one of: " + join(kernel_names()) + did_you_mean(kernel, kernel_names()));
+      fail(kKernel, in_quotes(kernel) + " is not one of: " + join(kernel_names()) + did_you_mean(kernel, kernel_names()));
+      return;  // which shape columns it needs depends on the kernel
     }
-    const std::optional<DType> dtype = dtype_from_name(fields[2].first);
-    if (!dtype) err(2, in_quotes(fields[2].first) + " is not one of: fp32, tf32, fp16, bf16, fp8");
-    const bool gemm = kernel == "gemm" || kernel.starts_with("attention");
+    const std::optional<DType> dtype = dtype_from_name(row.text(kDtype));
+    if (!dtype) fail(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
+    const bool shaped = kernel == "gemm" || kernel.starts_with("attention");
+    const std::optional<double> batch = row.number(kBatch, 1, false);
+    const std::optional<double> m = row.number(kM, 1, shaped), n = row.number(kN, 1, shaped), k = row.number(kK, 1, shaped);
+    const std::optional<double> bytes = row.number(kBytes, 1, !shaped);
+    const std::optional<double> seconds = row.number(kSeconds, -1e300);
+    if (seconds && *seconds <= 0) fail(kSeconds, row.text(kSeconds) + " must be greater than zero");
+    ok = ok && seconds && (shaped ? (m && n && k) : bytes.has_value());
+    (void)row.required(kGpu, "the GPU the time was measured on");
+    (void)row.required(kDate, "when the time was measured");
+    ok = ok && !row.text(kGpu).empty() && !row.text(kDate).empty();
+    (void)row.number(kClock, 0, false);
+    if (!ok) return;
     KernelSample s;
-    const std::optional<double> batch = number(3, false, 1);
-    const std::optional<double> m = number(4, gemm, 1), n = number(5, gemm, 1), k = number(6, gemm, 1);
-    const std::optional<double> bytes = number(7, !gemm, 1);
-    const std::optional<double> seconds = number(8, true, 0);
-    if (seconds && *seconds <= 0) err(8, "must be greater than zero");
-    if (fields[9].first.empty()) err(9, "missing value: the GPU the time was measured on");
-    if (fields[12].first.empty()) err(12, "missing value: when the time was measured");
-    (void)number(11, false, 0);
-    if (diags.size() != before) continue;
     s.shape = {static_cast<long>(batch.value_or(1)), static_cast<long>(m.value_or(0)), static_cast<long>(n.value_or(0)),
                static_cast<long>(k.value_or(0))};
     s.bytes = bytes.value_or(0);
     s.seconds = *seconds;
-    auto key = std::make_tuple(device, kernel, *dtype);
-    series_.try_emplace(key, kernel, *dtype).first->second.add(s);
-  }
-  if (header.empty() && diags.empty()) diags.add({name, 0, 0, "", "no header line"});
-  diags.throw_if_any();
+    series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second.add(s);
+  });
+  files_.push_back(file.string());
 }
 
 void KernelTables::prepare() {

@@ -2,13 +2,9 @@
 #include "kernels_profile/layer_profile.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
-#include "base/input_error.hpp"
+#include "base/csv_reader.hpp"
 #include "base/text.hpp"
 
 namespace hetsim {
@@ -26,69 +22,27 @@ bool valid_layer(const std::string& l) {
 }  // namespace
 
 LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw InputError(name, "", "cannot open file");
+  enum Col { kModel, kDevice, kLayer, kMicroBatch, kTp, kFwd, kBwd, kOptimizer, kSource };
   LayerProfiles out;
-  Diagnostics diags;
-  std::string line;
-  int line_no = 0;
-  bool header_seen = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::pair<std::string, int>> fields;
-    std::istringstream ss(line);
-    std::string f;
-    int col = 1;
-    while (std::getline(ss, f, ',')) {
-      fields.push_back({f, col});
-      col += static_cast<int>(f.size()) + 1;
-    }
-    if (!line.empty() && line.back() == ',') fields.push_back({"", col});
-    if (!header_seen) {
-      header_seen = true;
-      std::vector<std::string> header;
-      for (const auto& [h, c] : fields) header.push_back(h);
-      if (header != kColumns) {
-        diags.add({name, line_no, 1, "header", "expected the columns " + join(kColumns)});
-        break;
-      }
-      continue;
-    }
-    if (fields.size() != kColumns.size()) {
-      diags.add({name, line_no, 1, "", "expected " + std::to_string(kColumns.size()) + " columns, found " + std::to_string(fields.size())});
-      continue;
-    }
-    auto err = [&](int c, std::string msg) { diags.add({name, line_no, fields[c].second, kColumns[c], std::move(msg)}); };
-    auto number = [&](int c, double min) {
-      double v = 0;
-      const std::string& s = fields[c].first;
-      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (ec != std::errc() || p != s.data() + s.size() || s.empty()) err(c, in_quotes(s) + " is not a number");
-      else if (!(v >= min)) err(c, s + " is out of range; expected at least " + std::to_string(static_cast<long>(min)));
-      return v;
-    };
-    const size_t before = diags.size();
+  read_csv(file, kColumns, [&](const CsvRow& row) {
     LayerProfileRow r;
-    r.model = fields[0].first;
-    r.device = fields[1].first;
-    r.layer = fields[2].first;
-    if (r.model.empty()) err(0, "missing value");
-    if (r.device.empty()) err(1, "missing value");
-    if (!valid_layer(r.layer)) err(2, in_quotes(r.layer) + " is not embedding, transformer, head or layerN");
-    r.micro_batch = static_cast<long>(number(3, 1));
-    r.tp = static_cast<long>(number(4, 1));
-    r.times.fwd_s = number(5, 0);
-    r.times.bwd_s = number(6, 0);
-    r.times.optimizer_s = number(7, 0);
-    r.source = fields[8].first;
-    if (r.source.empty()) err(8, "missing value: where and when the profile was taken");
-    if (diags.size() == before) out.rows_.push_back(r);
-  }
-  if (!header_seen) diags.add({name, 0, 0, "", "no header line"});
-  diags.throw_if_any();
+    r.model = row.required(kModel);
+    r.device = row.required(kDevice);
+    r.layer = row.text(kLayer);
+    bool ok = !r.model.empty() && !r.device.empty();
+    if (!valid_layer(r.layer)) {
+      row.error(kLayer, in_quotes(r.layer) + " is not embedding, transformer, head or layerN");
+      ok = false;
+    }
+    const auto mb = row.number(kMicroBatch, 1), tp = row.number(kTp, 1);
+    const auto fwd = row.number(kFwd, 0), bwd = row.number(kBwd, 0), opt = row.number(kOptimizer, 0);
+    r.source = row.required(kSource, "where and when the profile was taken");
+    if (!ok || !mb || !tp || !fwd || !bwd || !opt || r.source.empty()) return;
+    r.micro_batch = static_cast<long>(*mb);
+    r.tp = static_cast<long>(*tp);
+    r.times = {*fwd, *bwd, *opt, false};
+    out.rows_.push_back(r);
+  });
   return out;
 }
 

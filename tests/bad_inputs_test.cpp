@@ -1,7 +1,8 @@
 // File: tests/bad_inputs_test.cpp
 // Every fixture in tests/fixtures/bad/ states, in its header, what it is and the exact message it
 // must produce:
-//   # kind: cluster | model | device | model-on-cluster <cluster name>
+//   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
+//           layer-profile | layer-measurements
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 
 #include "base/input_error.hpp"
 #include "kernels_profile/device.hpp"
+#include "kernels_profile/layer_profile.hpp"
+#include "kernels_profile/validation.hpp"
 #include "planner/block_costs.hpp"
 #include "test_support.hpp"
 #include "topologies/cluster.hpp"
@@ -53,6 +56,9 @@ void load(const Fixture& f) {
   if (f.kind == "cluster") (void)load_cluster(f.path);
   else if (f.kind == "model") (void)load_model(f.path);
   else if (f.kind == "device") (void)load_device(f.path);
+  else if (f.kind == "kernel-table") KernelTables().load_file(f.path);
+  else if (f.kind == "layer-profile") (void)LayerProfiles::load(f.path);
+  else if (f.kind == "layer-measurements") (void)load_layer_measurements(f.path);
   else if (f.kind == "model-on-cluster") {
     (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
   } else FAIL() << f.path << ": unknown kind " << f.kind;
@@ -85,6 +91,8 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     if (f.kind == "cluster") args = "plan --cluster " + f.path.string();
     else if (f.kind == "model") args = "plan --model " + f.path.string();
     else if (f.kind == "model-on-cluster") args = "plan --model " + f.path.string() + " --cluster " + f.arg;
+    else if (f.kind == "layer-profile") args = "plan --layer-profile " + f.path.string();
+    else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
     else continue;  // devices are looked up by name from the data directory
     const auto [rc, err] = run_cli(args);
     EXPECT_EQ(rc, 2);

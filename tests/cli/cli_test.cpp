@@ -163,3 +163,57 @@ TEST(CliCollective, BadArgumentsExitWithTwo) {
 
 }  // namespace
 }  // namespace hetsim
+
+#include "kernels_profile/synthetic_tables.hpp"
+#include "kernels_profile/validation.hpp"
+
+namespace hetsim {
+namespace {
+
+TEST(CliValidate, ErrorTableAgainstLayerMeasurements) {
+  // Synthetic tables (known functions, no GPU) and "layer measurements" set 3 % above and 2 %
+  // below hetsim's prediction from them: the command must find exactly those errors.
+  const auto dir = test::synthetic_table_dir("validate");
+  const CostModel cost(std::make_shared<KernelTables>(KernelTables::load_dir(dir)), nullptr);
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-40GB"));
+  LayerMeasurement m;
+  m.device = "A100-SXM4-40GB";
+  m.hidden = 2048;
+  m.heads = 16;
+  m.ffn_hidden = 8192;
+  m.seq_len = 2048;
+  m.micro_batch = 2;
+  m.dtype = DType::kFp16;
+  const LayerPrediction p = predict_layer(m, a100, cost);
+  EXPECT_EQ(p.sources[static_cast<int>(CostSource::kRoofline)], 0);  // every operator from the tables
+  std::filesystem::create_directories(dir / "layers");
+  const auto layers = dir / "layers" / "layers.csv";  // kept out of the table directory
+  {
+    std::ofstream out(layers);
+    out << "device,hidden,heads,ffn_hidden,seq_len,micro_batch,dtype,fwd_s,bwd_s,gpu,driver,clock_mhz,date\n"
+        << "A100-SXM4-40GB,2048,16,8192,2048,2,fp16," << p.fwd_s * 1.03 << "," << p.bwd_s * 0.98 << ",synthetic,none,0,2026-01-01\n";
+  }
+  const auto report = temp("validate.json");
+  const CliRun r = run("validate --kernels " + dir.string() + " --layers " + layers.string() + " --report " + report.string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("median layer error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  const double total_pred = p.fwd_s + p.bwd_s, total_meas = p.fwd_s * 1.03 + p.bwd_s * 0.98;
+  EXPECT_NEAR(j["layer_median_error"].get<double>(), std::fabs(total_pred - total_meas) / total_meas, 1e-6);
+  EXPECT_LT(j["interpolation_median_error"].get<double>(), 0.10);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(report);
+}
+
+TEST(CliValidate, SaysWhenThereIsNothingMeasured) {
+  const auto empty = std::filesystem::temp_directory_path() / ("hetsim_empty_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(empty);
+  const CliRun r = run("validate --kernels " + empty.string());
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("no measured kernel tables"), std::string::npos);
+  std::filesystem::remove_all(empty);
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,99 @@
+// File: base/csv_reader.cpp
+#include "base/csv_reader.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+
+#include "base/text.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Splits one line; fields may be double-quoted. Each field keeps its 1-based column.
+std::vector<std::pair<std::string, int>> split(const std::string& line) {
+  std::vector<std::pair<std::string, int>> out;
+  size_t i = 0;
+  while (true) {
+    const int col = static_cast<int>(i) + 1;
+    std::string field;
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      while (i < line.size() && line[i] != '"') field += line[i++];
+      if (i < line.size()) ++i;
+    } else {
+      while (i < line.size() && line[i] != ',') field += line[i++];
+    }
+    out.push_back({field, col});
+    if (i >= line.size() || line[i] != ',') break;
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+void CsvRow::error(size_t column, std::string message) const {
+  diags_->add({*file_, line_, fields_[column].second, (*columns_)[column], std::move(message)});
+}
+
+const std::string& CsvRow::required(size_t column, const std::string& what) const {
+  if (fields_[column].first.empty()) error(column, "missing value" + (what.empty() ? "" : ": " + what));
+  return fields_[column].first;
+}
+
+std::optional<double> CsvRow::number(size_t column, double min, bool required) const {
+  const std::string& f = fields_[column].first;
+  if (f.empty()) {
+    if (required) error(column, "missing value");
+    return std::nullopt;
+  }
+  double v = 0;
+  auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+  if (ec != std::errc() || p != f.data() + f.size() || !std::isfinite(v)) {
+    error(column, in_quotes(f) + " is not a number");
+    return std::nullopt;
+  }
+  if (v < min) {
+    error(column, f + " is out of range; expected at least " + (min == std::floor(min) ? std::to_string(static_cast<long>(min)) : std::to_string(min)));
+    return std::nullopt;
+  }
+  return v;
+}
+
+void read_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
+              const std::function<void(const CsvRow&)>& on_row) {
+  const std::string file = path.string();
+  std::ifstream in(path);
+  if (!in) throw InputError(file, "", "cannot open file");
+  Diagnostics diags;
+  std::string line;
+  int line_no = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::pair<std::string, int>> fields = split(line);
+    if (!header) {
+      header = true;
+      std::vector<std::string> names;
+      for (const auto& [f, col] : fields) names.push_back(f);
+      if (names != columns) {
+        diags.add({file, line_no, 1, "header", "expected the columns " + join(columns)});
+        break;
+      }
+      continue;
+    }
+    if (fields.size() != columns.size()) {
+      diags.add({file, line_no, 1, "", "expected " + std::to_string(columns.size()) + " columns, found " + std::to_string(fields.size())});
+      continue;
+    }
+    on_row(CsvRow(&file, line_no, &columns, std::move(fields), &diags));
+  }
+  if (!header && diags.empty()) diags.add({file, 0, 0, "", "no header line"});
+  diags.throw_if_any();
+}
+
+}  // namespace hetsim

@@ -1,0 +1,44 @@
+// File: base/csv_reader.hpp
+// Strict reading of CSV inputs (measured tables, profiles): a required header, '#' comment lines,
+// optionally double-quoted fields, and problems reported as file:line:col: error: column: message.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/input_error.hpp"
+
+namespace hetsim {
+
+class CsvRow {
+ public:
+  CsvRow(const std::string* file, int line, const std::vector<std::string>* columns,
+         std::vector<std::pair<std::string, int>> fields, Diagnostics* diags)
+      : file_(file), line_(line), columns_(columns), fields_(std::move(fields)), diags_(diags) {}
+
+  [[nodiscard]] const std::string& text(size_t column) const { return fields_[column].first; }
+  // A required non-empty text; reports "missing value" (with `what`, if given) when empty.
+  [[nodiscard]] const std::string& required(size_t column, const std::string& what = "") const;
+  // A number >= min; nullopt (after a diagnostic when `required`) when empty or invalid.
+  [[nodiscard]] std::optional<double> number(size_t column, double min, bool required = true) const;
+  void error(size_t column, std::string message) const;
+  [[nodiscard]] int line() const { return line_; }
+
+ private:
+  const std::string* file_;
+  int line_;
+  const std::vector<std::string>* columns_;
+  std::vector<std::pair<std::string, int>> fields_;  // text and 1-based column
+  Diagnostics* diags_;
+};
+
+// Reads `file` whose header must be exactly `columns`; calls `on_row` for every data row with
+// the right number of fields. Throws InputError with every problem found (including those the
+// callback reports through the row).
+void read_csv(const std::filesystem::path& file, const std::vector<std::string>& columns,
+              const std::function<void(const CsvRow&)>& on_row);
+
+}  // namespace hetsim

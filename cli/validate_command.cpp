@@ -1,0 +1,124 @@
+// File: cli/validate_command.cpp
+#include "cli/validate_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/data_dir.hpp"
+#include "cli/input_files.hpp"
+#include "kernels_profile/validation.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+// Accuracy targets of the kernel-profile issue (median relative error).
+constexpr double kFitTarget = 0.05;
+constexpr double kInterpTarget = 0.10;
+constexpr double kLayerTarget = 0.05;
+
+const char* verdict(double err, double target, size_t n) { return n == 0 ? "no data" : (err <= target ? "PASS" : "FAIL"); }
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  return buf;
+}
+
+std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
+  if (!a.layers.empty()) return {a.layers};
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(data_root() / "kernels_profile/measured/layers", ec)) {
+    if (e.path().extension() == ".csv") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
+  cmd->add_option("--kernels", a.kernels, "directory of measured kernel tables (default kernels_profile/measured)");
+  cmd->add_option("--layers", a.layers, "hetsim-layer-bench CSV (default kernels_profile/measured/layers/*.csv)");
+  cmd->add_option("--report", a.report, "write the error table as JSON here");
+}
+
+int run_validate(const ValidateArgs& a) {
+  const std::filesystem::path dir = a.kernels.empty() ? data_root() / "kernels_profile/measured" : std::filesystem::path(a.kernels);
+  auto tables = std::make_shared<KernelTables>(KernelTables::load_dir(dir));
+  const CostModel cost(tables, nullptr);
+  nlohmann::json report{{"kernels", nlohmann::json::array()}, {"layers", nlohmann::json::array()}};
+
+  std::cout << "hetsim validate: kernel tables in " << dir.string() << "\n\n";
+  if (tables->series().empty()) {
+    std::cout << "no measured kernel tables: every compute time is a roofline estimate with assumed efficiencies.\n"
+                 "Measure a GPU with kernels_profile/cuda/hetsim-kernels (see kernels_profile/README.md).\n";
+  } else {
+    std::printf("%-16s %-14s %-5s %8s %18s %22s\n", "device", "kernel", "dtype", "samples", "fit error (median)",
+                "interpolation (median)");
+    std::vector<double> all_fit, all_interp;
+    for (const KernelValidation& v : validate_kernels(*tables)) {
+      std::printf("%-16s %-14s %-5s %8d %18s %15s (%3zu)\n", v.device.c_str(), v.kernel.c_str(),
+                  std::string(dtype_name(v.dtype)).c_str(), v.samples, pct(median(v.fit_errors)).c_str(),
+                  v.interp_errors.empty() ? "-" : pct(median(v.interp_errors)).c_str(), v.interp_errors.size());
+      all_fit.insert(all_fit.end(), v.fit_errors.begin(), v.fit_errors.end());
+      all_interp.insert(all_interp.end(), v.interp_errors.begin(), v.interp_errors.end());
+      report["kernels"].push_back({{"device", v.device}, {"kernel", v.kernel}, {"dtype", dtype_name(v.dtype)},
+                                   {"samples", v.samples}, {"fit_median_error", median(v.fit_errors)},
+                                   {"interpolated_samples", v.interp_errors.size()},
+                                   {"interpolation_median_error", median(v.interp_errors)}});
+    }
+    std::cout << "\nmedian over all samples: fitted curves " << pct(median(all_fit)) << " on measured shapes (target "
+              << pct(kFitTarget) << ": " << verdict(median(all_fit), kFitTarget, all_fit.size()) << "), interpolation "
+              << pct(median(all_interp)) << " on left-out shapes (target " << pct(kInterpTarget) << ": "
+              << verdict(median(all_interp), kInterpTarget, all_interp.size()) << ")\n";
+    report["fit_median_error"] = median(all_fit);
+    report["interpolation_median_error"] = median(all_interp);
+  }
+
+  const std::vector<std::filesystem::path> files = layer_files(a);
+  std::cout << "\n";
+  if (files.empty()) {
+    std::cout << "no layer measurements: run kernels_profile/cuda/hetsim-layer-bench on a GPU and pass --layers FILE.\n";
+  }
+  std::vector<double> layer_err;
+  for (const auto& f : files) {
+    std::cout << "layers measured in " << f.string() << ":\n";
+    std::printf("%-16s %6s %5s %6s %3s %-5s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype",
+                "fwd meas.", "fwd pred.", "error", "bwd meas.", "bwd pred.", "error", "prediction from");
+    for (const LayerMeasurement& m : load_layer_measurements(f)) {
+      const Device device = load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""});
+      if (!device.supports(m.dtype)) continue;
+      const LayerPrediction p = predict_layer(m, device, cost);
+      const double ef = (p.fwd_s - m.fwd_s) / m.fwd_s, eb = (p.bwd_s - m.bwd_s) / m.bwd_s;
+      layer_err.push_back(std::fabs((p.fwd_s + p.bwd_s) - (m.fwd_s + m.bwd_s)) / (m.fwd_s + m.bwd_s));
+      std::string from;
+      double total = 0;
+      for (double x : p.sources) total += x;
+      for (int s = 0; s < kCostSources; ++s) {
+        if (p.sources[s] > 0) from += (from.empty() ? "" : ", ") + pct(p.sources[s] / total) + " " + std::string(cost_source_name(static_cast<CostSource>(s)));
+      }
+      std::printf("%-16s %6ld %5ld %6ld %3ld %-5s %10.3f ms %9.3f ms %+6.1f%% %9.3f ms %9.3f ms %+6.1f%%  %s\n",
+                  m.device.c_str(), m.hidden, m.heads, m.seq_len, m.micro_batch, std::string(dtype_name(m.dtype)).c_str(),
+                  m.fwd_s * 1e3, p.fwd_s * 1e3, 100 * ef, m.bwd_s * 1e3, p.bwd_s * 1e3, 100 * eb, from.c_str());
+      report["layers"].push_back({{"device", m.device}, {"hidden", m.hidden}, {"heads", m.heads}, {"seq_len", m.seq_len},
+                                  {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)},
+                                  {"measured_fwd_s", m.fwd_s}, {"predicted_fwd_s", p.fwd_s},
+                                  {"measured_bwd_s", m.bwd_s}, {"predicted_bwd_s", p.bwd_s},
+                                  {"gpu", m.gpu}, {"measured_at", m.date}});
+    }
+  }
+  if (!layer_err.empty()) {
+    std::cout << "\nmedian layer error (forward + backward): " << pct(median(layer_err)) << " (target " << pct(kLayerTarget)
+              << ": " << verdict(median(layer_err), kLayerTarget, layer_err.size()) << ")\n";
+    report["layer_median_error"] = median(layer_err);
+  }
+  if (!a.report.empty()) write_file(a.report, report.dump(2) + "\n", "--report");
+  return 0;
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,24 @@
+// File: cli/validate_command.hpp
+// `hetsim validate`: how well the compute cost model matches measurements — kernel tables
+// (fitted curves, leave-one-out interpolation) and whole transformer layers — as an error table
+// against the accuracy targets.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace hetsim::cli {
+
+struct ValidateArgs {
+  std::string kernels;  // directory of kernel tables; default kernels_profile/measured
+  std::string layers;   // hetsim-layer-bench CSV; default kernels_profile/measured/layers/*.csv
+  std::string report;
+};
+
+void add_validate_options(CLI::App* cmd, ValidateArgs& a);
+int run_validate(const ValidateArgs& a);
+
+}  // namespace hetsim::cli

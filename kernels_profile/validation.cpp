@@ -1,0 +1,102 @@
+// File: kernels_profile/validation.cpp
+#include "kernels_profile/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/csv_reader.hpp"
+#include "base/text.hpp"
+
+namespace hetsim {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<KernelValidation> validate_kernels(const KernelTables& tables) {
+  std::vector<KernelValidation> out;
+  for (const auto& [key, series] : tables.series()) {
+    KernelValidation v;
+    v.device = std::get<0>(key);
+    v.kernel = std::get<1>(key);
+    v.dtype = std::get<2>(key);
+    const std::vector<KernelSample>& samples = series.samples();
+    v.samples = static_cast<int>(samples.size());
+    std::vector<double>& fit_err = v.fit_errors;
+    std::vector<double>& interp_err = v.interp_errors;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const KernelSample& s = samples[i];
+      if (const std::optional<double> f = series.fitted(s)) fit_err.push_back(std::fabs(*f - s.seconds) / s.seconds);
+      const KernelSeries rest = series.without(i);
+      const std::optional<KernelEstimate> e = series.is_gemm() ? rest.gemm(s.shape) : rest.by_bytes(s.bytes);
+      if (e && e->source == CostSource::kInterpolated) interp_err.push_back(std::fabs(e->seconds - s.seconds) / s.seconds);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file) {
+  static const std::vector<std::string> kColumns{"device",   "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "dtype",
+                                                 "fwd_s",    "bwd_s",  "gpu",   "driver",     "clock_mhz", "date"};
+  enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate };
+  std::vector<LayerMeasurement> out;
+  read_csv(file, kColumns, [&](const CsvRow& row) {
+    LayerMeasurement m;
+    m.device = row.required(kDevice);
+    const auto h = row.number(kHidden, 1), a = row.number(kHeads, 1), f = row.number(kFfn, 1), s = row.number(kSeq, 1),
+               b = row.number(kMb, 1), fwd = row.number(kFwd, 0), bwd = row.number(kBwd, 0);
+    const std::optional<DType> t = dtype_from_name(row.text(kDtype));
+    if (!t) row.error(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
+    m.gpu = row.required(kGpu, "the GPU it was measured on");
+    m.date = row.required(kDate, "when it was measured");
+    if (!h || !a || !f || !s || !b || !fwd || !bwd || !t || m.device.empty() || m.gpu.empty() || m.date.empty()) return;
+    if (static_cast<long>(*h) % static_cast<long>(*a) != 0) {
+      row.error(kHeads, "hidden " + std::to_string(static_cast<long>(*h)) + " is not divisible by heads " +
+                            std::to_string(static_cast<long>(*a)));
+      return;
+    }
+    m.hidden = static_cast<long>(*h);
+    m.heads = static_cast<long>(*a);
+    m.ffn_hidden = static_cast<long>(*f);
+    m.seq_len = static_cast<long>(*s);
+    m.micro_batch = static_cast<long>(*b);
+    m.dtype = *t;
+    m.fwd_s = *fwd;
+    m.bwd_s = *bwd;
+    out.push_back(m);
+  });
+  return out;
+}
+
+LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, const CostModel& cost) {
+  ModelSpec spec;
+  spec.name = "validation-layer";
+  spec.family = Family::kGpt;
+  spec.layers = 1;
+  spec.hidden = m.hidden;
+  spec.heads = m.heads;
+  spec.kv_heads = m.heads;
+  spec.ffn_hidden = m.ffn_hidden;
+  spec.seq_len = m.seq_len;
+  spec.vocab = 1;
+  spec.training.global_batch = m.micro_batch;
+  spec.training.micro_batch = m.micro_batch;
+  spec.training.dtype = m.dtype;
+  const OpGraph g = build_op_graph(spec, m.micro_batch, m.dtype);
+  LayerPrediction p;
+  for (const Op& op : g.ops) {
+    if (op.layer != 0) continue;  // the transformer layer only: no embedding, head or loss
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      const OpCost c = cost.op_time(device, op, m.dtype, pass);
+      (pass == Pass::kForward ? p.fwd_s : p.bwd_s) += c.seconds;
+      for (int s = 0; s < kCostSources; ++s) p.sources[s] += c.by_source[s];
+    }
+  }
+  return p;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,45 @@
+// File: kernels_profile/validation.hpp
+// How well the compute cost model matches real GPUs:
+//   kernels: the fitted curves on the measured shapes, and interpolation on shapes left out of
+//            the table one at a time (leave-one-out);
+//   layers:  hetsim's prediction for one transformer layer, forward and backward, against the
+//            time `hetsim-layer-bench` measured for the whole kernel sequence.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kernels_profile/cost_model.hpp"
+
+namespace hetsim {
+
+struct KernelValidation {
+  std::string device, kernel;
+  DType dtype = DType::kFp16;
+  int samples = 0;
+  std::vector<double> fit_errors;     // |fitted - measured| / measured, per sample
+  std::vector<double> interp_errors;  // leave-one-out, for samples inside the others' range
+};
+[[nodiscard]] std::vector<KernelValidation> validate_kernels(const KernelTables& tables);
+
+struct LayerMeasurement {
+  std::string device;
+  long hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, micro_batch = 0;
+  DType dtype = DType::kFp16;
+  double fwd_s = 0, bwd_s = 0;
+  std::string gpu, date;
+};
+// Reads a hetsim-layer-bench CSV. Throws InputError naming file, line and column.
+[[nodiscard]] std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file);
+
+struct LayerPrediction {
+  double fwd_s = 0, bwd_s = 0;
+  SourceSeconds sources{};
+};
+// hetsim's time for the layer's operators (a GPT layer with these sizes) on `device`.
+[[nodiscard]] LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, const CostModel& cost);
+
+[[nodiscard]] double median(std::vector<double> v);
+
+}  // namespace hetsim
