@@ -15,6 +15,12 @@ std::string in_quotes(std::string_view s) {
   return out;
 }
 
+std::string indexed_name(std::string_view prefix, size_t i) {
+  std::string out(prefix);
+  out.append(std::to_string(i));
+  return out;
+}
+
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) {

@@ -10,6 +10,8 @@ namespace hetsim {
 
 // "word" with double quotes around it.
 [[nodiscard]] std::string in_quotes(std::string_view s);
+// prefix followed by the number, e.g. ("r", 3) -> "r3".
+[[nodiscard]] std::string indexed_name(std::string_view prefix, size_t i);
 // Items separated by ", ".
 [[nodiscard]] std::string join(const std::vector<std::string>& items);
 // Edit distance, for suggestions.
