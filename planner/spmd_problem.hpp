@@ -1,0 +1,22 @@
+// File: planner/spmd_problem.hpp
+// Builds the search problem for a model on a cluster: every operator of one global micro-batch
+// (devices x the model's micro-batch samples, split by ratio as HAP splits its batch; repeated
+// with gradient accumulation up to the global batch), its time on each
+// GPU type from the cost model, its sizes and sharding rules; collective costs from the
+// cluster's real links (alpha-beta fits of the automatically chosen algorithms); memory limits.
+#pragma once
+
+#include "kernels_profile/cost_model.hpp"
+#include "planner/spmd_search.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+// Throws InputError for a dtype no device supports.
+[[nodiscard]] SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
+
+// Shares proportional to each device's speed on the whole model (HAP's starting point).
+[[nodiscard]] std::vector<double> speed_ratios(const SpmdProblem& p);
+
+}  // namespace hetsim

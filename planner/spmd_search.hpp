@@ -1,0 +1,95 @@
+// File: planner/spmd_search.hpp
+// Best-first (A*) search for an SPMD program: one sharding rule per operator, conversions
+// between layouts as collectives, for fixed per-device shares. The cost of a program is the sum
+// over operators of the slowest device's compute plus the operator's communication (HAP's
+// barrier model), or, in overlap mode, with each operator's gradient synchronisation hidden
+// behind backward compute where it fits. The heuristic is an admissible lower bound: the
+// remaining operators' cheapest compute, no communication. `kZero` gives HAP's uniform-cost
+// search. States with the same position and live-tensor layouts are merged (dominance), and
+// states costlier than the best complete program are dropped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/sharding.hpp"
+
+namespace hetsim {
+
+// Alpha-beta time of a collective over all devices with even shards: alpha + beta * bytes.
+struct CollectiveCost {
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+  [[nodiscard]] double time(double bytes) const { return alpha_s + beta_s_per_byte * bytes; }
+};
+
+// One operator as the search sees it: full-batch times per device type, sizes, rules.
+struct SpmdOp {
+  std::string name;
+  OpKind kind = OpKind::kLinear;
+  std::vector<int> inputs;           // indices of producer ops
+  std::vector<double> time_s;        // per device type: forward + backward of the whole batch
+  std::vector<double> bwd_s;         // per device type: backward alone (the overlap window)
+  double output_bytes = 0;           // full output tensor
+  double param_bytes = 0;            // gradient bytes (dtype)
+  double param_state_bytes = 0;      // weights + gradients + optimizer state
+  double saved_bytes = 0;            // activations kept for backward, whole batch
+  std::vector<Rule> rules;
+};
+
+struct SpmdProblem {
+  int devices = 0;
+  // The program runs on one global micro-batch (ops sized for it) `accumulation` times per
+  // iteration, summing gradients; gradient synchronisation happens once per iteration.
+  double accumulation = 1;
+  std::vector<int> type_of;          // device -> type
+  std::vector<SpmdOp> ops;           // topological order
+  CollectiveCost all_gather, reduce_scatter, all_reduce, all_to_all;
+  std::vector<double> memory_capacity;  // per device, bytes available for model state and activations
+};
+
+enum class Heuristic { kZero, kAdmissible };
+enum class CostMode { kBarrier, kOverlap };
+
+struct SearchOptions {
+  Heuristic heuristic = Heuristic::kAdmissible;
+  CostMode cost = CostMode::kOverlap;
+  bool memory_limit = true;
+  bool sfb = true;                   // sufficient factor broadcasting for data-parallel linear layers
+  bool grouped_collectives = true;   // grouped broadcasts vs padded all-gather for uneven shards
+};
+
+// What the search chose for one operator.
+struct OpChoice {
+  int rule = 0;
+  bool sfb = false;                  // gradient synchronised by broadcasting sufficient factors
+};
+
+struct SpmdProgram {
+  std::vector<OpChoice> choices;
+  double cost_s = 0;
+};
+
+struct SearchStats {
+  long expanded = 0;
+  long generated = 0;
+  double seconds = 0;
+};
+
+struct SearchResult {
+  bool found = false;
+  SpmdProgram program;
+  SearchStats stats;
+};
+
+[[nodiscard]] SearchResult search_program(const SpmdProblem& p, const std::vector<double>& ratios,
+                                          const SearchOptions& options);
+// Every combination of rules (for small problems and tests): the optimum by brute force.
+[[nodiscard]] SearchResult enumerate_programs(const SpmdProblem& p, const std::vector<double>& ratios,
+                                              const SearchOptions& options);
+// The cost of a complete program under `options` (infinite when a conversion is impossible or
+// memory does not fit).
+[[nodiscard]] double program_cost(const SpmdProblem& p, const std::vector<double>& ratios, const SearchOptions& options,
+                                  const std::vector<OpChoice>& choices);
+
+}  // namespace hetsim

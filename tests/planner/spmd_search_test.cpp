@@ -1,0 +1,104 @@
+// File: tests/planner/spmd_search_test.cpp
+#include "planner/spmd_search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "planner/spmd_problem.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+ModelSpec tiny_model(long hidden, long global_batch) {
+  ModelSpec m;
+  m.name = "tiny";
+  m.family = Family::kGpt;
+  m.layers = 1;
+  m.hidden = hidden;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.ffn_hidden = 4 * hidden;
+  m.seq_len = 256;
+  m.vocab = 8192;
+  m.training.global_batch = global_batch;
+  m.training.micro_batch = global_batch;
+  return m;
+}
+
+// The first `ops` operators of a one-layer model on the default cluster.
+SpmdProblem small_problem(long hidden, long batch, size_t ops) {
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"));
+  SpmdProblem p = build_spmd_problem(tiny_model(hidden, batch), c, CostModel{});
+  p.ops.resize(ops);
+  return p;
+}
+
+TEST(SpmdSearch, AdmissibleHeuristicFindsTheExhaustiveOptimumExpandingFewerStates) {
+  long astar_total = 0, uniform_total = 0;
+  for (const auto& [hidden, batch] : {std::pair<long, long>{512, 64}, {8192, 32}, {16384, 32}}) {
+    for (CostMode mode : {CostMode::kBarrier, CostMode::kOverlap}) {
+      const SpmdProblem p = small_problem(hidden, batch, 9);
+      const std::vector<double> r = speed_ratios(p);
+      SearchOptions o;
+      o.cost = mode;
+      o.memory_limit = false;
+      const SearchResult brute = enumerate_programs(p, r, o);
+      o.heuristic = Heuristic::kAdmissible;
+      const SearchResult astar = search_program(p, r, o);
+      o.heuristic = Heuristic::kZero;
+      const SearchResult uniform = search_program(p, r, o);
+      ASSERT_TRUE(brute.found && astar.found && uniform.found);
+      SCOPED_TRACE("hidden " + std::to_string(hidden));
+      EXPECT_NEAR(astar.program.cost_s, brute.program.cost_s, 1e-12 * brute.program.cost_s);
+      EXPECT_NEAR(uniform.program.cost_s, brute.program.cost_s, 1e-12 * brute.program.cost_s);
+      EXPECT_NEAR(program_cost(p, r, o, astar.program.choices), astar.program.cost_s, 1e-12 * brute.program.cost_s);
+      EXPECT_LE(astar.stats.expanded, uniform.stats.expanded);
+      EXPECT_LT(uniform.stats.expanded, brute.stats.expanded);
+      astar_total += astar.stats.expanded;
+      uniform_total += uniform.stats.expanded;
+    }
+  }
+  EXPECT_LT(astar_total, uniform_total);  // strictly fewer where the choice is not obvious
+}
+
+TEST(SpmdSearch, LargeBatchSmallModelIsDataParallel) {
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"));
+  const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "bert-base")), c, CostModel{});
+  const SearchResult s = search_program(p, speed_ratios(p), SearchOptions{});
+  ASSERT_TRUE(s.found);
+  for (size_t i = 0; i < p.ops.size(); ++i) EXPECT_EQ(p.ops[i].rules[s.program.choices[i].rule].name, "data") << p.ops[i].name;
+}
+
+TEST(SpmdSearch, MemoryLimitIsNeverExceeded) {
+  // llama2-7b does not fit data-parallel on 40 GB GPUs: the plan must shard, and fit.
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
+  const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "llama2-7b")), c, CostModel{});
+  const std::vector<double> r = speed_ratios(p);
+  SearchOptions o;
+  const SearchResult s = search_program(p, r, o);
+  ASSERT_TRUE(s.found);
+  EXPECT_TRUE(std::isfinite(program_cost(p, r, o, s.program.choices)));  // memory checked again
+  int sharded = 0;
+  for (size_t i = 0; i < p.ops.size(); ++i) sharded += p.ops[i].rules[s.program.choices[i].rule].params == ParamPlacement::kSharded;
+  EXPECT_GT(sharded, 0);
+  // Without the limit, plain data parallelism is cheaper but would not fit.
+  o.memory_limit = false;
+  const SearchResult free = search_program(p, r, o);
+  EXPECT_LE(free.program.cost_s, s.program.cost_s);
+  o.memory_limit = true;
+  EXPECT_FALSE(std::isfinite(program_cost(p, r, o, free.program.choices)));
+}
+
+TEST(SpmdSearch, ImpossibleModelIsReportedNotCrashed) {
+  const Cluster c = load_cluster(test::shipped("topologies", "hap-v100-p100"));
+  ModelSpec m = load_model(test::shipped("workloads", "llama2-13b"));
+  m.training.dtype_fallback = DType::kFp16;
+  m.layers = 400;  // ~130 B parameters: more than the cluster's memory
+  const SpmdProblem p = build_spmd_problem(m, c, CostModel{});
+  EXPECT_FALSE(search_program(p, speed_ratios(p), SearchOptions{}).found);
+}
+
+}  // namespace
+}  // namespace hetsim
