@@ -44,14 +44,18 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
     s.kind = op.kind;
     s.inputs = op.inputs;
     for (const NodeType& nt : cluster.node_types) {
-      const double fwd = cost.op_time(nt.gpu, op, dtype, Pass::kForward).seconds;
-      const double bwd = cost.op_time(nt.gpu, op, dtype, Pass::kBackward).seconds;
-      s.time_s.push_back(fwd + bwd);
-      s.bwd_s.push_back(bwd);
+      const OpCost fwd = cost.op_time(nt.gpu, op, dtype, Pass::kForward);
+      const OpCost bwd = cost.op_time(nt.gpu, op, dtype, Pass::kBackward);
+      s.time_s.push_back(fwd.seconds + bwd.seconds);
+      s.bwd_s.push_back(bwd.seconds);
+      std::array<double, 5> src{};
+      for (int k = 0; k < kCostSources; ++k) src[k] = fwd.by_source[k] + bwd.by_source[k];
+      s.sources.push_back(src);
     }
     double elems = 1;
     for (long d : op.shape) elems *= static_cast<double>(d);
     s.output_bytes = elems * e;
+    s.param_elems = op.params;
     s.param_bytes = op.params * e;
     s.param_state_bytes = op.params * state;
     s.saved_bytes = op.saved_bytes;

@@ -9,6 +9,7 @@
 // states costlier than the best complete program are dropped.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ struct SpmdOp {
   std::vector<int> inputs;           // indices of producer ops
   std::vector<double> time_s;        // per device type: forward + backward of the whole batch
   std::vector<double> bwd_s;         // per device type: backward alone (the overlap window)
+  std::vector<std::array<double, 5>> sources;  // per device type: seconds by cost source (CostSource order)
   double output_bytes = 0;           // full output tensor
+  double param_elems = 0;            // parameters owned
   double param_bytes = 0;            // gradient bytes (dtype)
   double param_state_bytes = 0;      // weights + gradients + optimizer state
   double saved_bytes = 0;            // activations kept for backward, whole batch

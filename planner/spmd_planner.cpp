@@ -1,0 +1,147 @@
+// File: planner/spmd_planner.cpp
+#include "planner/spmd_planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace hetsim {
+
+std::vector<Layout> output_layouts(const SpmdProblem& p, const SpmdProgram& program) {
+  std::vector<Layout> out(p.ops.size());
+  for (size_t i = 0; i < p.ops.size(); ++i) out[i] = p.ops[i].rules[program.choices[i].rule].output;
+  return out;
+}
+
+RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, const std::vector<double>& ratios,
+                           const SearchOptions& options) {
+  RatioProblem lp;
+  lp.devices = p.devices;
+  const double a = p.accumulation;
+  const double n = static_cast<double>(p.devices);
+  const std::vector<Layout> layouts = output_layouts(p, program);
+  const double max_r = *std::max_element(ratios.begin(), ratios.end());
+  std::vector<double> mem_coeff(p.devices, 0), mem_const(p.devices, 0);
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const SpmdOp& op = p.ops[i];
+    const Rule& rule = op.rules[program.choices[i].rule];
+    const bool sfb = program.choices[i].sfb;
+    RatioStep step;
+    // Communication that does not depend on the shares, and the padded collectives that do
+    // (n x the largest share: one term per device bounds the step's M).
+    double fixed = 0, per_share = 0;
+    auto add = [&](Comm c, double bytes, double repeat) {
+      if (bytes <= 0 || c == Comm::kNone || p.devices < 2) return;
+      const CollectiveCost& cc = c == Comm::kAllGather ? p.all_gather
+                                 : c == Comm::kReduceScatter ? p.reduce_scatter
+                                 : c == Comm::kAllReduce ? p.all_reduce : p.all_to_all;
+      if (c == Comm::kAllGather || c == Comm::kReduceScatter) {
+        const double padded = cc.time(bytes * n * max_r);
+        const double grouped = cc.alpha_s * n + cc.beta_s_per_byte * bytes * n / (n - 1);  // upper bound of grouped
+        if (options.grouped_collectives && grouped < padded) {
+          fixed += repeat * grouped;
+        } else {
+          fixed += repeat * cc.alpha_s;
+          per_share += repeat * cc.beta_s_per_byte * bytes * n;
+        }
+      } else {
+        fixed += repeat * cc.time(bytes);
+      }
+    };
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const Conversion cv = convert(layouts[op.inputs[k]], rule.inputs[k]);
+      const double bytes = p.ops[op.inputs[k]].output_bytes;
+      add(cv.forward, bytes, a);
+      add(cv.backward, bytes, a);
+      add(rule.backward_comm, bytes, a);
+    }
+    if (rule.gradient_sync) {
+      if (sfb) {
+        add(Comm::kAllGather, p.ops[op.inputs[0]].output_bytes, 1);
+        add(Comm::kAllGather, op.output_bytes, 1);
+      } else {
+        add(Comm::kAllReduce, op.param_bytes, 1);
+      }
+    }
+    for (int d = 0; d < p.devices; ++d) {
+      const double full = a * op.time_s[p.type_of[d]];
+      RatioTerm c{d, rule.sharded ? full : 0, rule.sharded ? 0 : full};
+      if (sfb) {  // (1 - r) x the weight-gradient GEMM, formed from the gathered factors
+        c.coeff -= full / 3;
+        c.constant += full / 3;
+      }
+      step.compute.push_back(c);
+      if (fixed > 0 || per_share > 0) step.comm.push_back({d, per_share, fixed});
+      const double params_coeff = rule.params == ParamPlacement::kSharded ? op.param_state_bytes : 0;
+      mem_coeff[d] += params_coeff + (rule.sharded ? op.saved_bytes : 0);
+      mem_const[d] += (rule.params == ParamPlacement::kSharded ? 0 : op.param_state_bytes) + (rule.sharded ? 0 : op.saved_bytes);
+    }
+    lp.steps.push_back(std::move(step));
+  }
+  if (options.memory_limit && !p.memory_capacity.empty()) {
+    for (int d = 0; d < p.devices; ++d) lp.memory.push_back({d, mem_coeff[d], mem_const[d]});
+    lp.memory_capacity = p.memory_capacity;
+  }
+  return lp;
+}
+
+namespace {
+bool same_candidate(const SpmdCandidate& a, const SpmdCandidate& b) {
+  if (a.ratios.size() != b.ratios.size() || a.program.choices.size() != b.program.choices.size()) return false;
+  for (size_t i = 0; i < a.ratios.size(); ++i) {
+    if (std::fabs(a.ratios[i] - b.ratios[i]) > 1e-9) return false;
+  }
+  for (size_t i = 0; i < a.program.choices.size(); ++i) {
+    if (a.program.choices[i].rule != b.program.choices[i].rule || a.program.choices[i].sfb != b.program.choices[i].sfb) return false;
+  }
+  return true;
+}
+}  // namespace
+
+SpmdPlan plan_spmd(const SpmdProblem& p, const SpmdPlanOptions& options) {
+  SpmdPlan plan;
+  // Start from shares proportional to device speed.
+  std::vector<double> type_time(p.ops.empty() ? 0 : p.ops.front().time_s.size(), 0.0);
+  for (const SpmdOp& op : p.ops) {
+    for (size_t t = 0; t < type_time.size(); ++t) type_time[t] += op.time_s[t];
+  }
+  std::vector<double> r(p.devices);
+  double sum = 0;
+  for (int d = 0; d < p.devices; ++d) sum += r[d] = 1 / type_time[p.type_of[d]];
+  for (double& x : r) x /= sum;
+
+  auto remember = [&](const SpmdCandidate& c) {
+    for (const SpmdCandidate& seen : plan.candidates) {
+      if (same_candidate(seen, c)) return;
+    }
+    plan.candidates.push_back(c);
+  };
+  for (int round = 0; round < options.max_rounds; ++round) {
+    ++plan.rounds;
+    const SearchResult s = search_program(p, r, options.search);
+    plan.search.expanded += s.stats.expanded;
+    plan.search.generated += s.stats.generated;
+    plan.search.seconds += s.stats.seconds;
+    if (!s.found) break;
+    SpmdCandidate c{s.program, r, s.program.cost_s};
+    remember(c);
+    if (plan.found && c.estimate_s >= plan.best.estimate_s * (1 - 1e-9)) break;  // no improvement: stop
+    if (!plan.found || c.estimate_s < plan.best.estimate_s) plan.best = c;
+    plan.found = true;
+    if (!options.lp) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    const RatioSolution lp = solve_ratios(ratio_problem(p, s.program, r, options.search));
+    plan.lp_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (lp.status != LpStatus::kOptimal) break;
+    // The same program at the LP's ratios, costed exactly as the search costs it.
+    SpmdCandidate tuned{s.program, lp.ratios, program_cost(p, lp.ratios, options.search, s.program.choices)};
+    tuned.program.cost_s = tuned.estimate_s;
+    if (!std::isfinite(tuned.estimate_s)) break;
+    remember(tuned);
+    if (tuned.estimate_s < plan.best.estimate_s) plan.best = tuned;
+    r = lp.ratios;
+  }
+  return plan;
+}
+
+}  // namespace hetsim

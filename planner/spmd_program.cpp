@@ -1,0 +1,180 @@
+// File: planner/spmd_program.cpp
+#include "planner/spmd_program.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/block_costs.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Accumulates each device's compute until a collective needs it, then emits one task per device.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(Program& prog, int devices)
+      : prog_(prog), n_(devices), pending_s_(devices, 0), pending_flops_(devices, 0), pending_mem_(devices, 0),
+        last_(devices, -1), waits_(devices) {}
+
+  void compute(int d, double seconds, double flops, double memory_delta) {
+    pending_s_[d] += seconds;
+    pending_flops_[d] += flops;
+    pending_mem_[d] += memory_delta;
+  }
+
+  void flush(const std::string& label) {
+    for (int d = 0; d < n_; ++d) {
+      if (pending_s_[d] <= 0 && pending_mem_[d] == 0 && waits_[d].empty()) continue;
+      std::vector<int> deps = waits_[d];
+      last_[d] = prog_.add({"gpu" + std::to_string(d) + "." + label, ComputeTask{d, pending_s_[d], pending_flops_[d], pending_mem_[d]}, deps});
+      pending_s_[d] = pending_flops_[d] = pending_mem_[d] = 0;
+      waits_[d].clear();
+    }
+  }
+
+  // A collective over all devices after their pending compute; `blocking`: the next compute waits.
+  int collective(CollectiveTask t, const std::string& label, bool blocking) {
+    flush(label + ".before");
+    std::vector<int> deps;
+    for (int d = 0; d < n_; ++d) {
+      if (last_[d] >= 0) deps.push_back(last_[d]);
+    }
+    const int c = prog_.add({label, std::move(t), deps});
+    if (blocking) {
+      for (int d = 0; d < n_; ++d) waits_[d].push_back(c);
+    }
+    return c;
+  }
+
+ private:
+  Program& prog_;
+  int n_;
+  std::vector<double> pending_s_, pending_flops_, pending_mem_;
+  std::vector<int> last_;
+  std::vector<std::vector<int>> waits_;
+};
+
+CollectiveTask collective_for(Comm c, const std::vector<int>& all, double bytes, const std::vector<double>& ratios,
+                              bool grouped) {
+  CollectiveTask t;
+  t.group = all;
+  t.size_bytes = bytes;
+  switch (c) {
+    case Comm::kAllGather: t.op = CollectiveOp::kAllGather; break;
+    case Comm::kReduceScatter: t.op = CollectiveOp::kReduceScatter; break;
+    case Comm::kAllReduce: t.op = CollectiveOp::kAllReduce; break;
+    case Comm::kAllToAll: t.op = CollectiveOp::kAllToAll; break;
+    case Comm::kNone: break;
+  }
+  const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+  if ((c == Comm::kAllGather || c == Comm::kReduceScatter) && *hi - *lo > 1e-9 * *hi) {
+    for (double r : ratios) t.shard_bytes.push_back(r * bytes);  // uneven shards, as the shares
+    if (!grouped) t.algorithm = Algorithm::kRing;                // padded to the largest shard
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<double> spmd_memory(const SpmdProblem& p, const SpmdCandidate& c) {
+  std::vector<double> mem(p.devices, 0);
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
+    for (int d = 0; d < p.devices; ++d) {
+      const double share = c.ratios[d];
+      mem[d] += (rule.params == ParamPlacement::kSharded ? share : 1.0) * p.ops[i].param_state_bytes +
+                (rule.sharded ? share : 1.0) * p.ops[i].saved_bytes;
+    }
+  }
+  return mem;
+}
+
+Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const ModelSpec& model, const Cluster& cluster,
+                        const CostModel& cost, const SearchOptions& options, const std::string& strategy) {
+  Program prog;
+  prog.strategy = strategy;
+  const int n = p.devices;
+  prog.devices.resize(n);
+  const DType dtype = resolve_dtype(model, cluster);
+  const std::vector<double> state = spmd_memory(p, c);
+  std::vector<double> activations(n, 0);
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
+    for (int d = 0; d < n; ++d) activations[d] += (rule.sharded ? c.ratios[d] : 1.0) * p.ops[i].saved_bytes;
+  }
+  for (int d = 0; d < n; ++d) {
+    prog.devices[d].static_memory_bytes = state[d] - activations[d] + kRuntimeReserveBytes;
+    prog.devices[d].peak_flops = cluster.device_of(d).peak(dtype);
+  }
+  prog.samples = static_cast<double>(model.training.global_batch);
+  prog.tokens = prog.samples * static_cast<double>(model.seq_len);
+  prog.model_flops = build_op_graph(model, 1, dtype).model_flops() * prog.samples;
+  std::vector<int> all(n);
+  for (int d = 0; d < n; ++d) all[d] = d;
+  const std::vector<Layout> layouts = output_layouts(p, c.program);
+  const int steps = std::max(1, static_cast<int>(std::lround(p.accumulation)));
+  const bool grouped = options.grouped_collectives;
+  ProgramBuilder b(prog, n);
+  std::vector<int> syncs;
+  for (int step = 0; step < steps; ++step) {
+    const std::string tag = "mb" + std::to_string(step) + ".";
+    for (size_t i = 0; i < p.ops.size(); ++i) {  // forward
+      const SpmdOp& op = p.ops[i];
+      const Rule& rule = op.rules[c.program.choices[i].rule];
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const Conversion cv = convert(layouts[op.inputs[k]], rule.inputs[k]);
+        if (cv.forward != Comm::kNone) {
+          b.collective(collective_for(cv.forward, all, p.ops[op.inputs[k]].output_bytes, c.ratios, grouped),
+                       tag + op.name + "." + std::string(comm_name(cv.forward)), true);
+        }
+      }
+      for (int d = 0; d < n; ++d) {
+        const double share = rule.sharded ? c.ratios[d] : 1.0;
+        const int t = p.type_of[d];
+        b.compute(d, (op.time_s[t] - op.bwd_s[t]) * share, 0, op.saved_bytes * share);
+        for (int src = 0; src < kCostSources; ++src) prog.compute_source_s[src] += op.sources[t][src] * share;
+      }
+    }
+    b.flush(tag + "forward");
+    for (size_t i = p.ops.size(); i-- > 0;) {  // backward
+      const SpmdOp& op = p.ops[i];
+      const Rule& rule = op.rules[c.program.choices[i].rule];
+      for (int d = 0; d < n; ++d) {
+        const double share = rule.sharded ? c.ratios[d] : 1.0;
+        b.compute(d, op.bwd_s[p.type_of[d]] * share, 0, -op.saved_bytes * share);
+      }
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const Conversion cv = convert(layouts[op.inputs[k]], rule.inputs[k]);
+        const double bytes = p.ops[op.inputs[k]].output_bytes;
+        for (Comm comm : {cv.backward, rule.backward_comm}) {
+          if (comm != Comm::kNone) {
+            b.collective(collective_for(comm, all, bytes, c.ratios, grouped), tag + op.name + ".grad." + std::string(comm_name(comm)), true);
+          }
+        }
+      }
+      if (step + 1 == steps && rule.gradient_sync && n > 1 && op.param_bytes > 0) {
+        if (c.program.choices[i].sfb) {  // sufficient factors instead of the weight gradient
+          syncs.push_back(b.collective(collective_for(Comm::kAllGather, all, p.ops[op.inputs[0]].output_bytes, c.ratios, grouped),
+                                       op.name + ".sfb.inputs", false));
+          syncs.push_back(b.collective(collective_for(Comm::kAllGather, all, op.output_bytes, c.ratios, grouped), op.name + ".sfb.grads", false));
+        } else {
+          syncs.push_back(b.collective(collective_for(Comm::kAllReduce, all, op.param_bytes, c.ratios, grouped), op.name + ".gradient-sync", false));
+        }
+      }
+    }
+    b.flush(tag + "backward");
+  }
+  for (int d = 0; d < n; ++d) {
+    double params = 0;
+    for (size_t i = 0; i < p.ops.size(); ++i) {
+      const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
+      params += p.ops[i].param_elems * (rule.params == ParamPlacement::kSharded ? c.ratios[d] : 1.0);
+    }
+    const OpCost oc = cost.optimizer_time(cluster.device_of(d), params, state_bytes_per_param(model, dtype));
+    prog.add({"gpu" + std::to_string(d) + ".optimizer", ComputeTask{d, oc.seconds, 0, 0}, syncs});
+  }
+  return prog;
+}
+
+}  // namespace hetsim
