@@ -163,6 +163,33 @@ std::optional<bool> FieldReader::opt_flag(std::string_view key) {
   return std::nullopt;
 }
 
+std::vector<double> FieldReader::numbers(std::string_view key, double min, double max) {
+  std::vector<double> out;
+  std::optional<YAML::Node> n = lookup(key, true);
+  if (!n) return out;
+  if (!n->IsSequence() || n->size() == 0) {
+    diags_->add(at(*n, field(key), "expected a non-empty list of numbers"));
+    return out;
+  }
+  for (size_t i = 0; i < n->size(); ++i) {
+    const YAML::Node x = (*n)[i];
+    const std::string item = field(key) + "[" + std::to_string(i) + "]";
+    double v = 0;
+    const std::string text = x.IsScalar() ? x.Scalar() : "";
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (!x.IsScalar() || ec != std::errc() || p != text.data() + text.size()) {
+      diags_->add(at(x, item, in_quotes(text) + " is not a number"));
+    } else if (!(v >= min && v <= max)) {
+      std::ostringstream msg;
+      msg << text << " is out of range; expected " << min << " to " << max;
+      diags_->add(at(x, item, msg.str()));
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
 FieldReader FieldReader::child(std::string_view key) {
   std::optional<YAML::Node> n = lookup(key, true);
   FieldReader r(n.value_or(YAML::Node()), field(key), file_, diags_);

@@ -44,6 +44,8 @@ class FieldReader {
   [[nodiscard]] double number(std::string_view key, double min, double max);
   [[nodiscard]] std::optional<double> opt_number(std::string_view key, double min, double max);
   [[nodiscard]] std::optional<bool> opt_flag(std::string_view key);
+  // A required, non-empty list of plain numbers within [min, max].
+  [[nodiscard]] std::vector<double> numbers(std::string_view key, double min, double max);
 
   // Nested mapping; a missing required child yields an empty reader (after a diagnostic).
   [[nodiscard]] FieldReader child(std::string_view key);

@@ -61,8 +61,8 @@ void print_header(std::ostream& out, const ModelSpec& model, const Cluster& clus
 
 void print_strategy_table(std::ostream& out, const std::vector<Report>& reports, const Cluster& cluster) {
   const std::vector<std::string> types = gpu_types(cluster);
-  std::string head = pad("strategy", 17) + pad("iteration", 12) + pad("samples/s", 11) + pad("tokens/s", 11) +
-                     pad("MFU", 8) + pad("efficiency", 12);
+  std::string head = pad("strategy", 17) + pad("estimate", 11) + pad("iteration", 12) + pad("samples/s", 11) +
+                     pad("tokens/s", 11) + pad("MFU", 8) + pad("efficiency", 12);
   for (const std::string& t : types) head += pad("busy " + t, t.size() + 7);
   head = rstrip(head);
   out << head << "\n" << std::string(head.size(), '-') << "\n";
@@ -72,7 +72,7 @@ void print_strategy_table(std::ostream& out, const std::vector<Report>& reports,
       out << line << "infeasible: " << r.infeasible_reason << "\n";
       continue;
     }
-    line += pad(format_time(r.iteration_time_s), 12) + pad(fmt("%.2f", r.samples_per_s), 11) +
+    line += pad(r.estimated_s > 0 ? format_time(r.estimated_s) : "-", 11) + pad(format_time(r.iteration_time_s), 12) + pad(fmt("%.2f", r.samples_per_s), 11) +
             pad(fmt("%.0f", r.tokens_per_s), 11) + pad(fmt("%.1f%%", 100 * r.mfu), 8) +
             pad(r.upper_bound_samples_per_s > 0 ? fmt("%.1f%%", 100 * r.efficiency) : "-", 12);
     const std::map<std::string, double> busy = busy_share(r);
@@ -127,6 +127,93 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
 void print_assumptions(std::ostream& out, const std::vector<std::string>& assumptions) {
   out << "\nassumptions:\n";
   for (const std::string& a : assumptions) out << "  - " << a << "\n";
+}
+
+}  // namespace hetsim::cli
+
+namespace hetsim::cli {
+
+void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidate& c, const Cluster& cluster) {
+  out << "shares of each micro-step's batch and split tensors (per GPU):";
+  std::map<std::string, std::pair<double, int>> by_type;
+  for (int d = 0; d < p.devices; ++d) {
+    auto& e = by_type[cluster.device_of(d).name];
+    e.first += c.ratios[d];
+    e.second += 1;
+  }
+  for (const std::string& t : gpu_types(cluster)) {
+    out << "  " << t << " " << fmt("%.2f%%", 100 * by_type[t].first / by_type[t].second) << " x " << by_type[t].second;
+  }
+  out << "\n";
+  // Shardings, consecutive layers with the same choices merged.
+  struct Group {
+    std::string label, choices;
+  };
+  std::vector<Group> groups;
+  auto block_of = [](const std::string& name) {
+    const size_t dot = name.find('.');
+    return dot == std::string::npos ? name : name.substr(0, dot);
+  };
+  std::string cur_block, cur_choices;
+  auto flush = [&] {
+    if (cur_block.empty()) return;
+    if (!groups.empty() && groups.back().choices == cur_choices && cur_block.starts_with("layer") &&
+        groups.back().label.starts_with("layer")) {
+      // "layer3" or "layers 3-7" followed by "layer8" becomes "layers 3-8".
+      const std::string& prev = groups.back().label;
+      const std::string first = prev.starts_with("layers ") ? prev.substr(7, prev.find('-') - 7) : prev.substr(5);
+      groups.back().label = "layers " + first + "-" + cur_block.substr(5);
+      return;
+    }
+    groups.push_back({cur_block, cur_choices});
+  };
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const std::string block = block_of(p.ops[i].name);
+    if (block != cur_block) {
+      flush();
+      cur_block = block;
+      cur_choices.clear();
+    }
+    const size_t dot = p.ops[i].name.find('.');
+    const std::string op = dot == std::string::npos ? "" : p.ops[i].name.substr(dot + 1) + " ";
+    cur_choices += (cur_choices.empty() ? "" : ", ") + op + p.ops[i].rules[c.program.choices[i].rule].name +
+                   (c.program.choices[i].sfb ? "+sfb" : "");
+  }
+  flush();
+  out << "shardings:\n";
+  for (const Group& g : groups) out << "  " << g.label << ": " << g.choices << "\n";
+  // Collectives of one iteration.
+  std::map<std::string, std::pair<int, double>> comms;
+  const std::vector<Layout> layouts = output_layouts(p, c.program);
+  const double steps = p.accumulation;
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
+    for (size_t k = 0; k < p.ops[i].inputs.size(); ++k) {
+      const Conversion cv = convert(layouts[p.ops[i].inputs[k]], rule.inputs[k]);
+      const double bytes = p.ops[p.ops[i].inputs[k]].output_bytes;
+      for (Comm cm : {cv.forward, cv.backward, rule.backward_comm}) {
+        if (cm == Comm::kNone) continue;
+        auto& e = comms[std::string(comm_name(cm))];
+        e.first += static_cast<int>(steps);
+        e.second += steps * bytes;
+      }
+    }
+    if (rule.gradient_sync && p.ops[i].param_bytes > 0) {
+      auto& e = comms[c.program.choices[i].sfb ? "sfb all-gather" : "gradient all-reduce"];
+      e.first += c.program.choices[i].sfb ? 2 : 1;
+      e.second += c.program.choices[i].sfb ? p.ops[p.ops[i].inputs[0]].output_bytes + p.ops[i].output_bytes : p.ops[i].param_bytes;
+    }
+  }
+  out << "collectives per iteration:";
+  if (comms.empty()) out << " none";
+  for (const auto& [name, e] : comms) out << "  " << name << " " << e.first << " (" << format_bytes(e.second) << ")";
+  out << "\n";
+}
+
+void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_time_s, const std::string& heuristic) {
+  out << "search: " << plan.search.expanded << " states expanded (" << heuristic << " heuristic), " << plan.rounds
+      << " rounds of A* + LP, search " << format_time(plan.search.seconds) << ", LP " << format_time(plan.lp_seconds)
+      << "; planning with simulation of the candidates took " << format_time(plan_time_s) << "\n";
 }
 
 }  // namespace hetsim::cli

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <vector>
 
+#include "planner/spmd_planner.hpp"
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
@@ -15,5 +16,8 @@ void print_header(std::ostream& out, const ModelSpec& model, const Cluster& clus
 void print_strategy_table(std::ostream& out, const std::vector<Report>& reports, const Cluster& cluster);
 void print_run_summary(std::ostream& out, const Report& report, const Cluster& cluster);
 void print_assumptions(std::ostream& out, const std::vector<std::string>& assumptions);
+// The synthesised program: shares per GPU type, shardings grouped by layer, collectives.
+void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidate& c, const Cluster& cluster);
+void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_time_s, const std::string& heuristic);
 
 }  // namespace hetsim::cli

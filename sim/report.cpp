@@ -55,6 +55,7 @@ nlohmann::json Report::to_json() const {
     j["infeasible_reason"] = infeasible_reason;
   } else {
     j["iteration_time_s"] = iteration_time_s;
+    if (estimated_s > 0) j["estimated_s"] = estimated_s;
     j["samples_per_s"] = samples_per_s;
     j["tokens_per_s"] = tokens_per_s;
     j["mfu"] = mfu;

@@ -30,6 +30,7 @@ struct Report {
   bool feasible = true;
   std::string infeasible_reason;  // when !feasible: which device, by how much
 
+  double estimated_s = 0;  // the planner's analytic estimate, when the program came from the planner
   double iteration_time_s = 0;
   double samples_per_s = 0;
   double tokens_per_s = 0;

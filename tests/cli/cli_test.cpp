@@ -67,13 +67,58 @@ TEST(Cli, GoldenSimulateReport) {
 
 TEST(Cli, TwoRunsGiveByteIdenticalReportsAndTraces) {
   const auto a = temp("a.json"), b = temp("b.json"), ta = temp("a.trace"), tb = temp("b.trace");
-  const std::string args = "plan --cluster a100-v100-2x2 --model gpt3-1.3b ";
+  const std::string args = "simulate --cluster a100-v100-2x2 --model gpt3-1.3b ";
   ASSERT_EQ(run(args + "--report " + a.string() + " --trace " + ta.string()).rc, 0);
   ASSERT_EQ(run(args + "--report " + b.string() + " --trace " + tb.string()).rc, 0);
   EXPECT_EQ(slurp(a), slurp(b));
   EXPECT_EQ(slurp(ta), slurp(tb));
   EXPECT_GT(slurp(a).size(), 100u);
   for (const auto& p : {a, b, ta, tb}) std::filesystem::remove(p);
+}
+
+TEST(Cli, TwoPlanRunsAgreeOnEverythingButWallClock) {
+  const auto a = temp("pa.json"), b = temp("pb.json"), ta = temp("pa.trace"), tb = temp("pb.trace");
+  const std::string args = "plan --cluster a100-v100-2x2 --model gpt3-1.3b ";
+  ASSERT_EQ(run(args + "--report " + a.string() + " --trace " + ta.string()).rc, 0);
+  ASSERT_EQ(run(args + "--report " + b.string() + " --trace " + tb.string()).rc, 0);
+  nlohmann::json ja = nlohmann::json::parse(slurp(a)), jb = nlohmann::json::parse(slurp(b));
+  for (nlohmann::json* j : {&ja, &jb}) {  // how long planning took is the only thing allowed to differ
+    j->erase("plan_time_s");
+    (*j)["search"].erase("search_s");
+    (*j)["search"].erase("lp_s");
+  }
+  EXPECT_EQ(ja.dump(), jb.dump());
+  EXPECT_EQ(slurp(ta), slurp(tb));
+  for (const auto& p : {a, b, ta, tb}) std::filesystem::remove(p);
+}
+
+TEST(Cli, PlanEmitSimulateReproducesTheIterationTime) {
+  const auto plan = temp("plan.yaml"), report = temp("plan.json"), again = temp("again.json");
+  for (const char* setting : {"--model gpt3-1.3b --cluster a100-v100-2x2", "--model bert-base --cluster hap-v100-p100"}) {
+    ASSERT_EQ(run(std::string("plan ") + setting + " --emit-plan " + plan.string() + " --report " + report.string()).rc, 0);
+    ASSERT_EQ(run(std::string("simulate ") + setting + " --plan " + plan.string() + " --report " + again.string()).rc, 0);
+    const double planned = nlohmann::json::parse(slurp(report))["iteration_time_s"];
+    const double simulated = nlohmann::json::parse(slurp(again))["iteration_time_s"];
+    EXPECT_NEAR(simulated / planned, 1.0, 0.001) << setting;
+  }
+  for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
+}
+
+TEST(Cli, PlanReportsCandidatesBaselinesAndPlanTime) {
+  const auto report = temp("plan-contract.json");
+  ASSERT_EQ(run("plan --model bert-base --report " + report.string()).rc, 0);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  ASSERT_GE(j["candidates"].size(), 1u);
+  for (const auto& c : j["candidates"]) {
+    EXPECT_TRUE(c.contains("strategy") && c.contains("estimated_s") && c.contains("simulated_s"));
+  }
+  std::vector<std::string> names;
+  for (const auto& b : j["baselines"]) names.push_back(b["strategy"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"hap-faithful", "dp-even", "dp-proportional"}));
+  EXPECT_GT(j["plan_time_s"].get<double>(), 0);
+  // The chosen plan is never slower than a baseline it could have been (data parallelism is among its programs).
+  EXPECT_LE(j["iteration_time_s"].get<double>(), j["baselines"][1]["simulated_s"].get<double>() * 1.001);
+  std::filesystem::remove(report);
 }
 
 TEST(Cli, BarePlanPrintsTheStrategyTable) {
@@ -91,7 +136,7 @@ TEST(Cli, ReportHasTheContractFields) {
   ASSERT_EQ(run("plan --model bert-base --report " + report.string()).rc, 0);
   const nlohmann::json j = nlohmann::json::parse(slurp(report));
   for (const char* k : {"iteration_time_s", "samples_per_s", "tokens_per_s", "mfu", "upper_bound_samples_per_s",
-                        "devices", "strategy", "baselines", "assumptions"}) {
+                        "devices", "strategy", "baselines", "candidates", "plan_time_s", "assumptions"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   for (const char* k : {"name", "gpu", "compute_s", "comm_s", "idle_s", "peak_memory_bytes"}) {

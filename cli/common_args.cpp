@@ -1,0 +1,39 @@
+// File: cli/common_args.cpp
+#include "cli/common_args.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/input_files.hpp"
+
+namespace hetsim::cli {
+
+void add_common(CLI::App* cmd, CommonArgs& a) {
+  a.cluster = kDefaultCluster;
+  a.model = kDefaultModel;
+  cmd->add_option("--cluster,-c", a.cluster, "cluster: a YAML path or a shipped name (hetsim list clusters)")
+      ->capture_default_str();
+  cmd->add_option("--model,-m", a.model, "model: a YAML path or a shipped name (hetsim list models)")
+      ->capture_default_str();
+  cmd->add_option("--report", a.report, "write the report JSON here");
+  cmd->add_option("--trace", a.trace, "write a Chrome trace (open in Perfetto) here");
+  cmd->add_option("--fidelity", a.fidelity, "collective fidelity")
+      ->check(CLI::IsMember({"phase", "step"}))
+      ->capture_default_str();
+  cmd->add_option("--global-batch", a.global_batch, "override the model's global batch (samples per iteration)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--layer-profile", a.layer_profile,
+                  "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
+}
+
+SimOptions sim_options(const CommonArgs& a) {
+  SimOptions o;
+  o.fidelity = a.fidelity == "step" ? Fidelity::kStep : Fidelity::kPhase;
+  o.record_flows = !a.trace.empty();  // link-utilisation tracks
+  return o;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j, const std::string& option) {
+  if (!path.empty()) write_file(path, j.dump(2) + "\n", option);
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,53 @@
+// File: cli/simulate_command.cpp
+#include "cli/simulate_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/input_files.hpp"
+#include "cli/summary.hpp"
+#include "planner/plan_file.hpp"
+#include "planner/spmd_judge.hpp"
+#include "planner/spmd_problem.hpp"
+#include "sim/trace.hpp"
+
+namespace hetsim::cli {
+
+void add_simulate_options(CLI::App* cmd, SimulateArgs& a) {
+  add_common(cmd, a.common);
+  auto* s = cmd->add_option("--strategy,-s", a.strategy, "strategy (hetsim list strategies)")
+                ->check(CLI::IsMember(strategy_names()))
+                ->capture_default_str();
+  cmd->add_option("--plan", a.plan, "a plan written by hetsim plan --emit-plan")->excludes(s);
+}
+
+int run_simulate(const SimulateArgs& a) {
+  const CommonArgs& c = a.common;
+  ModelSpec model = load_model_arg(c.model);
+  const Cluster cluster = load_cluster_arg(c.cluster);
+  if (c.global_batch > 0) model.training.global_batch = c.global_batch;
+  const CostModel cost = CostModel::shipped(c.layer_profile);
+  const SimOptions opts = sim_options(c);
+  std::vector<std::string> notes = assumptions(model, cluster);
+  print_header(std::cout, model, cluster, model.training.global_batch);
+  Evaluation ev;
+  if (!a.plan.empty()) {
+    const SpmdProblem p = build_spmd_problem(model, cluster, cost);
+    const PlanFile plan = load_plan(a.plan, p);
+    ev = evaluate_candidate(p, plan.candidate, model, cluster, cost, plan.options, opts, "plan " + a.plan);
+    print_spmd_plan(std::cout, p, plan.candidate, cluster);
+    std::cout << "\n";
+  } else {
+    ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
+  }
+  if (ev.report.feasible) set_upper_bound(ev.report, upper_bound_samples_per_s(model, cluster, cost, opts, notes));
+  ev.report.assumptions = notes;
+  print_run_summary(std::cout, ev.report, cluster);
+  print_assumptions(std::cout, notes);
+  write_json(c.report, ev.report.to_json(), "--report");
+  if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
+  return 0;
+}
+
+}  // namespace hetsim::cli
