@@ -21,6 +21,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd->add_option("--global-batch", a.global_batch, "override the model's global batch (samples per iteration)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }

@@ -22,6 +22,7 @@ struct CommonArgs {
   std::string fidelity = "phase";
   std::string layer_profile;
   long global_batch = 0;
+  long micro_batch = 0;
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);

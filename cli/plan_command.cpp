@@ -35,6 +35,9 @@ int run_plan(const PlanArgs& a) {
   ModelSpec model = load_model_arg(c.model);
   const Cluster cluster = load_cluster_arg(c.cluster);
   if (c.global_batch > 0) model.training.global_batch = c.global_batch;
+  if (c.micro_batch > 0) model.training.micro_batch = c.micro_batch;
+  if (model.training.micro_batch > model.training.global_batch) model.training.micro_batch = model.training.global_batch;
+  resolve_experts(model, cluster.gpu_count());
   const CostModel cost = CostModel::shipped(c.layer_profile);
   const SimOptions opts = sim_options(c);
   std::vector<std::string> notes = assumptions(model, cluster);
@@ -63,7 +66,7 @@ int run_plan(const PlanArgs& a) {
     baselines.push_back(evaluate_strategy(s, model, cluster, cost, opts));
   }
   log_info("simulating homogeneous references for the upper bound ...");
-  const double bound = upper_bound_samples_per_s(model, cluster, cost, opts, notes);
+  const double bound = upper_bound_samples_per_s(model, cluster, cost, opts, notes, /*synthesise=*/true);
 
   std::vector<Report> rows;
   const Evaluation* chosen = nullptr;

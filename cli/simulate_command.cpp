@@ -27,6 +27,9 @@ int run_simulate(const SimulateArgs& a) {
   ModelSpec model = load_model_arg(c.model);
   const Cluster cluster = load_cluster_arg(c.cluster);
   if (c.global_batch > 0) model.training.global_batch = c.global_batch;
+  if (c.micro_batch > 0) model.training.micro_batch = c.micro_batch;
+  if (model.training.micro_batch > model.training.global_batch) model.training.micro_batch = model.training.global_batch;
+  resolve_experts(model, cluster.gpu_count());
   const CostModel cost = CostModel::shipped(c.layer_profile);
   const SimOptions opts = sim_options(c);
   std::vector<std::string> notes = assumptions(model, cluster);

@@ -36,7 +36,10 @@ std::string table_kernel(OpKind kind, Pass pass) {
     case OpKind::kLoss: return "softmax" + suffix;
     case OpKind::kEmbedding: return "embedding" + suffix;
     case OpKind::kActivation:
-    case OpKind::kResidual: return "gelu" + suffix;  // elementwise: by bytes moved
+    case OpKind::kResidual:
+    case OpKind::kPool: return "gelu" + suffix;  // elementwise: by bytes moved
+    case OpKind::kMoeDispatch:
+    case OpKind::kMoeCombine: return "copy";
     default: return "gemm";
   }
 }

@@ -11,6 +11,10 @@
 //   residual         both inputs in the same layout (partial sums add too)
 //   embedding        data (batch split, replicated table), hidden (table split on features)
 //   loss             batch-split logits -> partial-sum loss; replicated -> replicated
+//   conv2d           data (batch split, gradient sync), channels (output channels split); pooling
+//                    follows its input; MoE: dispatch sends each device's tokens to a slice of
+//                    every expert's capacity, experts run expert-parallel (all-to-all in, out) or
+//                    data-parallel on the capacity, combine returns tokens to their batch split
 #include "planner/sharding.hpp"
 
 #include "base/text.hpp"
@@ -76,9 +80,9 @@ std::vector<Rule> rules_for(const Op& op) {
     case OpKind::kRmsNorm:
       out.push_back(rule("data", same(split(0)), split(0), true, rep, has_params));
       break;
-    case OpKind::kActivation:
+    case OpKind::kActivation:  // elementwise: any split passes through
       out.push_back(rule("data", same(split(0)), split(0), true));
-      out.push_back(rule("features", same(split(last)), split(last), true));
+      for (int d = 1; d <= last; ++d) out.push_back(rule(d == last ? "features" : "split" + std::to_string(d), same(split(d)), split(d), true));
       break;
     case OpKind::kResidual:
       out.push_back(rule("data", same(split(0)), split(0), true));
@@ -91,6 +95,24 @@ std::vector<Rule> rules_for(const Op& op) {
       break;
     case OpKind::kLoss:
       out.push_back(rule("data", same(split(0)), partial(), true));
+      break;
+    case OpKind::kConv2d:  // [b, c, h, w]: batch split, or output channels split (input replicated)
+      out.push_back(rule("data", same(split(0)), split(0), true, rep, has_params));
+      out.push_back(rule("channels", same(replicated()), split(1), true, ParamPlacement::kSharded, false, Comm::kAllReduce));
+      break;
+    case OpKind::kPool:
+      out.push_back(rule("data", same(split(0)), split(0), true));
+      out.push_back(rule("channels", same(split(1)), split(1), true));
+      break;
+    case OpKind::kMoeDispatch:  // each device routes its tokens: a slice of every expert's capacity
+      out.push_back(rule("data", same(split(0)), split(1), true));
+      break;
+    case OpKind::kMoeExpert:  // experts spread over devices (expert parallel), or capacity split (data)
+      out.push_back(rule("expert", same(split(0)), split(0), true, ParamPlacement::kSharded));
+      out.push_back(rule("data", same(split(1)), split(1), true, rep, has_params));
+      break;
+    case OpKind::kMoeCombine:
+      out.push_back(rule("data", same(split(1)), split(0), true));
       break;
   }
   out.push_back(rule("replicated", same(replicated()), op.kind == OpKind::kLoss ? replicated() : replicated(), false, rep));

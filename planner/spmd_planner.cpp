@@ -45,7 +45,7 @@ RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, con
           per_share += repeat * cc.beta_s_per_byte * bytes * n;
         }
       } else {
-        fixed += repeat * cc.time(bytes);
+        fixed += repeat * cc.time(c == Comm::kAllToAll ? bytes / n : bytes);  // all-to-all: per member
       }
     };
     for (size_t k = 0; k < op.inputs.size(); ++k) {

@@ -64,7 +64,10 @@ CollectiveTask collective_for(Comm c, const std::vector<int>& all, double bytes,
     case Comm::kAllGather: t.op = CollectiveOp::kAllGather; break;
     case Comm::kReduceScatter: t.op = CollectiveOp::kReduceScatter; break;
     case Comm::kAllReduce: t.op = CollectiveOp::kAllReduce; break;
-    case Comm::kAllToAll: t.op = CollectiveOp::kAllToAll; break;
+    case Comm::kAllToAll:
+      t.op = CollectiveOp::kAllToAll;
+      t.size_bytes = bytes / static_cast<double>(all.size());  // what each member sends
+      break;
     case Comm::kNone: break;
   }
   const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());

@@ -51,7 +51,7 @@ class StepModel {
     switch (c) {
       case Comm::kNone: return 0;
       case Comm::kAllReduce: return p_.all_reduce.time(bytes);
-      case Comm::kAllToAll: return p_.all_to_all.time(bytes);
+      case Comm::kAllToAll: return p_.all_to_all.time(bytes / n);  // sized per member (nccl-tests convention)
       case Comm::kAllGather:
       case Comm::kReduceScatter: {
         const CollectiveCost& cc = c == Comm::kAllGather ? p_.all_gather : p_.reduce_scatter;

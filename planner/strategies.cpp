@@ -8,6 +8,7 @@
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
+#include "planner/spmd_judge.hpp"
 
 namespace hetsim {
 
@@ -46,7 +47,7 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
 }
 
 double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                 const SimOptions& options, std::vector<std::string>& notes) {
+                                 const SimOptions& options, std::vector<std::string>& notes, bool synthesise) {
   const int n = cluster.gpu_count();
   double total = 0;
   for (int t = 0; t < static_cast<int>(cluster.node_types.size()); ++t) {
@@ -57,6 +58,13 @@ double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster,
     for (const std::string& s : strategy_names()) {
       const Evaluation ev = evaluate_strategy(s, model, sub, cost, options, batch);
       if (ev.report.feasible) best = std::max(best, ev.report.samples_per_s / nt);
+    }
+    if (synthesise) {
+      ModelSpec scaled = model;
+      scaled.training.global_batch = batch;
+      scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
+      const JudgedPlan plan = plan_and_judge(scaled, sub, cost, SpmdPlanOptions{}, 1, options, "reference");
+      if (plan.chosen >= 0) best = std::max(best, plan.judged[plan.chosen].evaluation.report.samples_per_s / nt);
     }
     if (best == 0) {
       // No known strategy fits this type alone: bound it by its compute-only speed.
@@ -89,7 +97,8 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
     out.push_back("NVIDIA<->AMD transfers staged through host memory (device-to-host copy, network, host-to-device copy)");
   }
   out.push_back("memory: " + format_bytes(kRuntimeReserveBytes) + " per device reserved for the runtime (assumed)");
-  out.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes");
+  out.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes "
+                "(data-parallel strategies; with hetsim plan, also the planner's own program)");
   return out;
 }
 

@@ -30,9 +30,11 @@ struct Evaluation {
 
 // DESIGN.md's upper bound: every GPU at the best per-device throughput its own type reaches on a
 // homogeneous cluster of that type (its node type's nodes alone, same per-GPU batch), summed.
-// Notes on how it was obtained are appended to `notes`.
+// The best is over the data-parallel strategies and, with `synthesise`, the planner's own
+// program for that homogeneous cluster. Notes on how it was obtained are appended to `notes`.
 [[nodiscard]] double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                               const SimOptions& options, std::vector<std::string>& notes);
+                                               const SimOptions& options, std::vector<std::string>& notes,
+                                               bool synthesise = false);
 
 // The modelling assumptions behind every report of this model on this cluster.
 [[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster);

@@ -11,7 +11,10 @@
 
 namespace hetsim {
 
-enum class Family { kGpt, kLlama, kBert };
+// gpt, llama, bert: transformers over token sequences; vit: a transformer over image patches;
+// vgg: the VGG convolutional network; moe: BERT whose every moe_every-th layer has a top-k
+// mixture-of-experts feed-forward block.
+enum class Family { kGpt, kLlama, kBert, kVit, kVgg, kMoe };
 enum class Optimizer { kAdam, kSgd };
 enum class Recompute { kNone, kFull };
 
@@ -36,6 +39,18 @@ struct ModelSpec {
   long seq_len = 0;
   long vocab = 0;
   bool tied_embeddings = true;
+  // Images (vit, vgg).
+  long image_size = 0;
+  long patch_size = 0;  // vit
+  long channels = 3;
+  long classes = 0;
+  long depth = 0;  // vgg: 11, 13, 16 or 19
+  // Mixture of experts (moe).
+  long experts_per_device = 0;
+  long moe_every = 2;
+  long top_k = 2;
+  double capacity_factor = 1.0;
+  long experts = 0;  // experts_per_device x devices, set by resolve_experts()
   TrainingSpec training;
 
   std::string file;          // where it was read from
@@ -46,5 +61,9 @@ struct ModelSpec {
 
 // Loads and checks a model file. Throws InputError listing every problem.
 [[nodiscard]] ModelSpec load_model(const std::filesystem::path& path);
+
+// Mixture-of-experts models have experts_per_device x devices experts: fixes `experts` for a
+// cluster of `devices` GPUs (no effect on other families).
+void resolve_experts(ModelSpec& m, int devices);
 
 }  // namespace hetsim

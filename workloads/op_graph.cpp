@@ -5,6 +5,10 @@
 // Korthikanti et al. (2022) without dropout masks (dropout is not modelled).
 #include "workloads/op_graph.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 namespace hetsim {
 
 std::string_view op_kind_name(OpKind k) {
@@ -20,12 +24,18 @@ std::string_view op_kind_name(OpKind k) {
     case OpKind::kResidual: return "residual";
     case OpKind::kLmHead: return "lm_head";
     case OpKind::kLoss: return "loss";
+    case OpKind::kConv2d: return "conv2d";
+    case OpKind::kPool: return "pool";
+    case OpKind::kMoeDispatch: return "moe_dispatch";
+    case OpKind::kMoeExpert: return "moe_expert";
+    case OpKind::kMoeCombine: return "moe_combine";
   }
   return "?";
 }
 
 bool is_matmul(OpKind k) {
-  return k == OpKind::kLinear || k == OpKind::kAttnScores || k == OpKind::kAttnContext || k == OpKind::kLmHead;
+  return k == OpKind::kLinear || k == OpKind::kAttnScores || k == OpKind::kAttnContext || k == OpKind::kLmHead ||
+         k == OpKind::kConv2d || k == OpKind::kMoeExpert;
 }
 
 double OpGraph::params() const {
@@ -73,16 +83,23 @@ class Builder {
 
   // y[tokens, out] = x[tokens, in] · W[in, out] (+ bias)
   int linear(const std::string& name, int layer, double in, double out, bool bias, bool save_input = true) {
-    Op op = Op::make(name, OpKind::kLinear, layer);
-    op.shape = {static_cast<long>(b_), m_.seq_len, static_cast<long>(out)};
-    op.gemm = {1, static_cast<long>(tokens()), static_cast<long>(out), static_cast<long>(in)};
-    op.fwd_flops = 2 * tokens() * in * out;
+    return linear_rows(name, layer, tokens(), in, out, bias, {static_cast<long>(b_), m_.seq_len, static_cast<long>(out)},
+                       OpKind::kLinear, save_input);
+  }
+
+  // y[rows, out] = x[rows, in] · W[in, out] (+ bias), output shaped `shape`.
+  int linear_rows(const std::string& name, int layer, double rows, double in, double out, bool bias,
+                  std::vector<long> shape, OpKind kind = OpKind::kLinear, bool save_input = true) {
+    Op op = Op::make(name, kind, layer);
+    op.shape = std::move(shape);
+    op.gemm = {1, static_cast<long>(rows), static_cast<long>(out), static_cast<long>(in)};
+    op.fwd_flops = 2 * rows * in * out;
     op.bwd_flops = 2 * op.fwd_flops;
-    op.fwd_bytes = (tokens() * in + in * out + tokens() * out) * e_;
+    op.fwd_bytes = (rows * in + in * out + rows * out) * e_;
     // dX = dY·W^T reads dY, W, writes dX; dW = X^T·dY reads X, dY, writes dW.
-    op.bwd_bytes = (2 * tokens() * out + in * out + 2 * tokens() * in + in * out) * e_;
+    op.bwd_bytes = (2 * rows * out + in * out + 2 * rows * in + in * out) * e_;
     op.params = in * out + (bias ? out : 0);
-    op.saved_bytes = save_input ? tokens() * in * e_ : 0;
+    op.saved_bytes = save_input ? rows * in * e_ : 0;
     return add(std::move(op));
   }
 
@@ -162,14 +179,58 @@ class Builder {
     }
   }
 
+  // Top-k mixture of experts in place of the dense MLP: gate, dispatch (an all-to-all when experts
+  // are spread over devices), every expert's MLP on its capacity of tokens, combine.
+  void moe_mlp(const std::string& p, int layer) {
+    const double experts = static_cast<double>(std::max<long>(1, m_.experts));
+    const double f = static_cast<double>(m_.ffn_hidden);
+    const double capacity = std::ceil(tokens() * static_cast<double>(m_.top_k) * m_.capacity_factor / experts);
+    const long E = static_cast<long>(experts), C = static_cast<long>(capacity);
+    linear(p + "moe_gate", layer, h_, experts, false);
+    const double routed = experts * capacity;  // token slots over all experts
+    Op dispatch = Op::make(p + "moe_dispatch", OpKind::kMoeDispatch, layer);
+    dispatch.shape = {E, C, m_.hidden};
+    dispatch.fwd_bytes = (tokens() * h_ + routed * h_) * e_;
+    dispatch.bwd_bytes = dispatch.fwd_bytes;
+    add(std::move(dispatch));
+    auto expert = [&](const std::string& name, double in, double out) {
+      Op op = Op::make(p + name, OpKind::kMoeExpert, layer);
+      op.shape = {E, C, static_cast<long>(out)};
+      op.gemm = {E, C, static_cast<long>(out), static_cast<long>(in)};
+      op.fwd_flops = 2 * routed * in * out;
+      op.bwd_flops = 2 * op.fwd_flops;
+      op.fwd_bytes = (routed * in + experts * in * out + routed * out) * e_;
+      op.bwd_bytes = 2 * op.fwd_bytes;
+      op.params = experts * (in * out + out);
+      op.saved_bytes = routed * in * e_;
+      return add(std::move(op));
+    };
+    expert("expert_up", h_, f);
+    vector_op(p + "expert_gelu", OpKind::kActivation, layer, routed * f, 8, 2, 0, routed * f, {E, C, static_cast<long>(f)});
+    expert("expert_down", f, h_);
+    Op combine = Op::make(p + "moe_combine", OpKind::kMoeCombine, layer);
+    combine.shape = act_shape(h_);
+    combine.fwd_flops = 2 * routed * h_;
+    combine.bwd_flops = 2 * combine.fwd_flops;
+    combine.fwd_bytes = (routed * h_ + tokens() * h_) * e_;
+    combine.bwd_bytes = 2 * combine.fwd_bytes;
+    combine.saved_bytes = routed * h_ * e_;
+    add(std::move(combine));
+  }
+
+  void feed_forward(const std::string& p, int i) {
+    if (m_.family == Family::kMoe && m_.moe_every > 0 && i % m_.moe_every == m_.moe_every - 1) moe_mlp(p, i);
+    else mlp(p, i);
+  }
+
   void layer(int i) {
     const std::string p = "layer" + std::to_string(i) + ".";
     const int in = static_cast<int>(g_.ops.size()) - 1;
-    if (m_.family == Family::kBert) {  // post-norm: x = LN(x + Attn(x)); x = LN(x + MLP(x))
+    if (m_.family == Family::kBert || m_.family == Family::kMoe) {  // post-norm: x = LN(x + Attn(x)); x = LN(x + MLP(x))
       attention(p, i);
       const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
       const int n1 = norm(p + "attn_norm", i);
-      mlp(p, i);
+      feed_forward(p, i);
       residual(p + "mlp_residual", i, n1, static_cast<int>(g_.ops.size()) - 1);
       norm(p + "mlp_norm", i);
       (void)r1;
@@ -178,7 +239,7 @@ class Builder {
       attention(p, i);
       const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
       norm(p + "mlp_norm", i);
-      mlp(p, i);
+      feed_forward(p, i);
       residual(p + "mlp_residual", i, r1, static_cast<int>(g_.ops.size()) - 1);
     }
   }
@@ -186,7 +247,7 @@ class Builder {
   void embedding() {
     const double v = static_cast<double>(m_.vocab);
     const double positions = m_.family == Family::kLlama ? 0 : s_;  // Llama uses rotary positions
-    const double type_rows = m_.family == Family::kBert ? 2 : 0;    // BERT token-type embeddings
+    const double type_rows = m_.family == Family::kBert || m_.family == Family::kMoe ? 2 : 0;  // BERT token types
     Op op = Op::make("embedding", OpKind::kEmbedding, -1);
     op.shape = act_shape(h_);
     op.fwd_bytes = 3 * tokens() * h_ * e_;  // gather rows (+ position rows) and write
@@ -195,13 +256,13 @@ class Builder {
     op.bwd_flops = tokens() * h_;
     op.params = (v + positions + type_rows) * h_;
     add(std::move(op), {});
-    if (m_.family == Family::kBert) norm("embedding_norm", -1);
+    if (m_.family == Family::kBert || m_.family == Family::kMoe) norm("embedding_norm", -1);
   }
 
   void head() {
     const int last = static_cast<int>(m_.layers);
     const double v = static_cast<double>(m_.vocab);
-    if (m_.family == Family::kBert) {  // MLM transform: dense + GELU + LayerNorm, then decoder
+    if (m_.family == Family::kBert || m_.family == Family::kMoe) {  // MLM transform: dense + GELU + LayerNorm, then decoder
       linear("mlm_dense", last, h_, h_, true);
       vector_op("mlm_gelu", OpKind::kActivation, last, tokens() * h_, 8, 2, 0, tokens() * h_, act_shape(h_));
       norm("mlm_norm", last);
@@ -227,6 +288,82 @@ class Builder {
     loss.bwd_bytes = tokens() * v * (4 + e_);
     loss.saved_bytes = tokens() * v * 4;
     add(std::move(loss));
+  }
+
+  // ViT: patches (p x p x channels) projected to the hidden size, plus class token and positions.
+  void patch_embedding() {
+    const double patches = static_cast<double>(m_.seq_len - 1);
+    const double patch_in = static_cast<double>(m_.patch_size * m_.patch_size * m_.channels);
+    const int proj = linear_rows("patch_embedding", -1, b_ * patches, patch_in, h_, true, act_shape(h_));
+    g_.ops[proj].params += (patches + 2) * h_;  // position embeddings and the class token
+  }
+
+  // ViT head: final norm, then a linear classifier on the class token only.
+  void vit_head() {
+    const int last = static_cast<int>(m_.layers);
+    norm("final_norm", last);
+    const double classes = static_cast<double>(m_.classes);
+    linear_rows("classifier", last, b_, h_, classes, true, {static_cast<long>(b_), m_.classes}, OpKind::kLmHead);
+    classification_loss(last);
+  }
+
+  void classification_loss(int layer) {
+    const double classes = static_cast<double>(m_.classes);
+    Op loss = Op::make("loss", OpKind::kLoss, layer);
+    loss.shape = {static_cast<long>(b_)};
+    loss.fwd_flops = 5 * b_ * classes;
+    loss.bwd_flops = 2 * b_ * classes;
+    loss.fwd_bytes = b_ * classes * (e_ + 4);
+    loss.bwd_bytes = loss.fwd_bytes;
+    loss.saved_bytes = b_ * classes * 4;
+    add(std::move(loss));
+  }
+
+  // VGG (Simonyan & Zisserman 2015) on small images: 3x3 convolutions with ReLU, 2x2 max pools,
+  // adaptive average pooling to 7x7 (as torchvision), classifier 25088 -> 4096 -> 4096 -> classes.
+  void vgg() {
+    static const std::map<long, std::vector<int>> kConfigs{
+        {11, {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}},
+        {13, {64, 64, 0, 128, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}},
+        {16, {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0}},
+        {19, {64, 64, 0, 128, 128, 0, 256, 256, 256, 256, 0, 512, 512, 512, 512, 0, 512, 512, 512, 512, 0}}};
+    long c = m_.channels, side = m_.image_size;
+    int conv_index = 0;
+    for (int width : kConfigs.at(m_.depth)) {
+      const double hw = static_cast<double>(side * side);
+      if (width == 0) {  // 2x2 max pool
+        side /= 2;
+        vector_op("pool" + std::to_string(conv_index), OpKind::kPool, conv_index - 1, b_ * c * hw, 1, 1.25, 0,
+                  b_ * static_cast<double>(c * side * side), {static_cast<long>(b_), c, side, side});
+        continue;
+      }
+      const double cin = static_cast<double>(c), cout = width;
+      Op conv = Op::make("conv" + std::to_string(conv_index), OpKind::kConv2d, conv_index);
+      conv.shape = {static_cast<long>(b_), width, side, side};
+      conv.gemm = {1, static_cast<long>(b_ * hw), width, static_cast<long>(cin * 9)};
+      conv.fwd_flops = 2 * b_ * hw * cout * cin * 9;
+      conv.bwd_flops = 2 * conv.fwd_flops;
+      conv.fwd_bytes = (b_ * hw * (cin + cout) + cin * cout * 9) * e_;
+      conv.bwd_bytes = 2 * conv.fwd_bytes;
+      conv.params = cin * cout * 9 + cout;
+      conv.saved_bytes = b_ * hw * cin * e_;
+      add(std::move(conv));
+      vector_op("relu" + std::to_string(conv_index), OpKind::kActivation, conv_index, b_ * hw * cout, 1, 2, 0,
+                b_ * hw * cout, {static_cast<long>(b_), width, side, side});
+      c = width;
+      ++conv_index;
+    }
+    vector_op("avgpool", OpKind::kPool, conv_index - 1, b_ * static_cast<double>(c * 49), 1, 2, 0, 0,
+              {static_cast<long>(b_), c, 7, 7});
+    const double features = static_cast<double>(c * 49);
+    int fc = conv_index;
+    for (const double out : {4096.0, 4096.0}) {
+      linear_rows("fc" + std::to_string(fc), fc, b_, fc == conv_index ? features : 4096.0, out, true, {static_cast<long>(b_), 4096});
+      vector_op("fc_relu" + std::to_string(fc), OpKind::kActivation, fc, b_ * out, 1, 2, 0, b_ * out, {static_cast<long>(b_), 4096});
+      ++fc;
+    }
+    linear_rows("classifier", fc, b_, 4096, static_cast<double>(m_.classes), true, {static_cast<long>(b_), m_.classes});
+    classification_loss(static_cast<int>(m_.layers));
   }
 
   OpGraph finish() {
@@ -257,9 +394,18 @@ class Builder {
 
 OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype) {
   Builder b(model, micro_batch, dtype);
-  b.embedding();
-  for (int i = 0; i < model.layers; ++i) b.layer(i);
-  b.head();
+  switch (model.family) {
+    case Family::kVgg: b.vgg(); break;
+    case Family::kVit:
+      b.patch_embedding();
+      for (int i = 0; i < model.layers; ++i) b.layer(i);
+      b.vit_head();
+      break;
+    default:
+      b.embedding();
+      for (int i = 0; i < model.layers; ++i) b.layer(i);
+      b.head();
+  }
   return b.finish();
 }
 

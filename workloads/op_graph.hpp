@@ -22,7 +22,12 @@ enum class OpKind {
   kActivation,   // GELU, SwiGLU
   kResidual,     // elementwise add
   kLmHead,       // projection to the vocabulary
-  kLoss,         // softmax cross-entropy over the vocabulary
+  kLoss,         // softmax cross-entropy over the vocabulary (or classes)
+  kConv2d,       // 3x3 convolution, stride 1 (as an implicit GEMM)
+  kPool,         // max / adaptive average pooling
+  kMoeDispatch,  // routing tokens to experts: [batch, seq, h] -> [experts, capacity, h]
+  kMoeExpert,    // one linear layer of every expert: [experts, capacity, in] -> [experts, capacity, out]
+  kMoeCombine,   // weighted sum of the top-k experts' outputs back to [batch, seq, h]
 };
 
 [[nodiscard]] std::string_view op_kind_name(OpKind k);

@@ -68,7 +68,10 @@ TEST(SpmdSearch, LargeBatchSmallModelIsDataParallel) {
   const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "bert-base")), c, CostModel{});
   const SearchResult s = search_program(p, speed_ratios(p), SearchOptions{});
   ASSERT_TRUE(s.found);
-  for (size_t i = 0; i < p.ops.size(); ++i) EXPECT_EQ(p.ops[i].rules[s.program.choices[i].rule].name, "data") << p.ops[i].name;
+  // Every transformer layer runs data-parallel (the embedding may be sharded: its table is large).
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    if (p.ops[i].name.starts_with("layer")) EXPECT_EQ(p.ops[i].rules[s.program.choices[i].rule].name, "data") << p.ops[i].name;
+  }
 }
 
 TEST(SpmdSearch, MemoryLimitIsNeverExceeded) {
