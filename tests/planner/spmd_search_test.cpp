@@ -70,7 +70,9 @@ TEST(SpmdSearch, LargeBatchSmallModelIsDataParallel) {
   ASSERT_TRUE(s.found);
   // Every transformer layer runs data-parallel (the embedding may be sharded: its table is large).
   for (size_t i = 0; i < p.ops.size(); ++i) {
-    if (p.ops[i].name.starts_with("layer")) EXPECT_EQ(p.ops[i].rules[s.program.choices[i].rule].name, "data") << p.ops[i].name;
+    if (p.ops[i].name.starts_with("layer")) {
+      EXPECT_EQ(p.ops[i].rules[s.program.choices[i].rule].name, "data") << p.ops[i].name;
+    }
   }
 }
 
