@@ -140,9 +140,25 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       }
     }
     b.flush(tag + "forward");
+    // Gradient all-reduces are bucketed per model block (layer), as DDP buckets them, and issued
+    // when the block's backward is done or before any blocking collective.
+    double bucket_bytes = 0;
+    std::string bucket_block;
+    auto issue_bucket = [&] {
+      if (bucket_bytes > 0) {
+        syncs.push_back(b.collective(collective_for(Comm::kAllReduce, all, bucket_bytes, c.ratios, grouped),
+                                     bucket_block + ".gradient-sync", false));
+      }
+      bucket_bytes = 0;
+    };
     for (size_t i = p.ops.size(); i-- > 0;) {  // backward
       const SpmdOp& op = p.ops[i];
       const Rule& rule = op.rules[c.program.choices[i].rule];
+      const std::string block = op.name.substr(0, op.name.find('.'));
+      if (block != bucket_block) {
+        issue_bucket();
+        bucket_block = block;
+      }
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
         b.compute(d, op.bwd_s[p.type_of[d]] * share, 0, -op.saved_bytes * share);
@@ -152,6 +168,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
         const double bytes = p.ops[op.inputs[k]].output_bytes;
         for (Comm comm : {cv.backward, rule.backward_comm}) {
           if (comm != Comm::kNone) {
+            issue_bucket();
             b.collective(collective_for(comm, all, bytes, c.ratios, grouped), tag + op.name + ".grad." + std::string(comm_name(comm)), true);
           }
         }
@@ -162,10 +179,11 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
                                        op.name + ".sfb.inputs", false));
           syncs.push_back(b.collective(collective_for(Comm::kAllGather, all, op.output_bytes, c.ratios, grouped), op.name + ".sfb.grads", false));
         } else {
-          syncs.push_back(b.collective(collective_for(Comm::kAllReduce, all, op.param_bytes, c.ratios, grouped), op.name + ".gradient-sync", false));
+          bucket_bytes += op.param_bytes;
         }
       }
     }
+    issue_bucket();
     b.flush(tag + "backward");
   }
   for (int d = 0; d < n; ++d) {

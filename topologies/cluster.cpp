@@ -70,9 +70,9 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   }
   if (diags.size() != problems_before) return n;  // cross-field checks only on well-formed fields
   if (n.intra.fabric == IntraFabric::kNvlinkMesh) {
-    if (n.gpus_per_node != 8) {
-      intra.error("fabric", "nvlink-mesh is the DGX-1 hybrid cube mesh of 8 GPUs, but gpus_per_node is " +
-                                std::to_string(n.gpus_per_node));
+    if (n.gpus_per_node > 8) {
+      intra.error("fabric", "nvlink-mesh is the DGX-1 hybrid cube mesh of up to 8 GPUs (fewer: its first ones), but "
+                            "gpus_per_node is " + std::to_string(n.gpus_per_node));
     } else if (!links || (*links != 4 && *links != 6)) {
       intra.error(links ? "links" : "fabric",
                   "nvlink-mesh needs links: 4 (DGX-1 with P100) or 6 (DGX-1 with V100) NVLinks per GPU");

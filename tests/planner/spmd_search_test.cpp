@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "planner/spmd_problem.hpp"
 #include "test_support.hpp"
@@ -103,6 +104,50 @@ TEST(SpmdSearch, ImpossibleModelIsReportedNotCrashed) {
   m.layers = 400;  // ~130 B parameters: more than the cluster's memory
   const SpmdProblem p = build_spmd_problem(m, c, CostModel{});
   EXPECT_FALSE(search_program(p, speed_ratios(p), SearchOptions{}).found);
+}
+
+}  // namespace
+}  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// Sufficient factor broadcasting against all-reducing the weight gradient, for layers run data-
+// parallel: the problem keeps only each operator's data rule (where it has one).
+SpmdProblem data_parallel_only(SpmdProblem p) {
+  for (SpmdOp& op : p.ops) {
+    std::vector<Rule> keep;
+    for (const Rule& r : op.rules) {
+      if (r.name == "data") keep.push_back(r);
+    }
+    if (!keep.empty()) op.rules = keep;
+  }
+  return p;
+}
+
+TEST(SufficientFactors, ChosenForVggClassifierNotForBert) {
+  const Cluster c = load_cluster(test::shipped("topologies", "hap-v100-p100"));
+  SearchOptions o;
+  o.memory_limit = false;
+  // VGG19 at 32 images per GPU: the 25088x4096 and 4096x4096 layers' factors (batch x (in + out))
+  // are smaller than their weight gradients (in x out).
+  const SpmdProblem vgg = data_parallel_only(build_spmd_problem(load_model(test::shipped("workloads", "vgg19")), c, CostModel{}));
+  const SearchResult v = search_program(vgg, speed_ratios(vgg), o);
+  ASSERT_TRUE(v.found);
+  std::map<std::string, bool> sfb;
+  for (size_t i = 0; i < vgg.ops.size(); ++i) sfb[vgg.ops[i].name] = v.program.choices[i].sfb;
+  EXPECT_TRUE(sfb.at("fc16"));
+  EXPECT_TRUE(sfb.at("fc17"));
+  EXPECT_FALSE(sfb.at("classifier"));  // 4096 x 10: the gradient is tiny
+  EXPECT_FALSE(sfb.at("conv15"));      // not a linear layer
+  // BERT-base: the factors are batch x sequence rows, far more than any weight.
+  ModelSpec bert = load_model(test::shipped("workloads", "bert-base"));
+  bert.training.global_batch = 2048;
+  bert.training.micro_batch = 32;
+  const SpmdProblem bp = data_parallel_only(build_spmd_problem(bert, c, CostModel{}));
+  const SearchResult b = search_program(bp, speed_ratios(bp), o);
+  ASSERT_TRUE(b.found);
+  for (size_t i = 0; i < bp.ops.size(); ++i) EXPECT_FALSE(b.program.choices[i].sfb) << bp.ops[i].name;
 }
 
 }  // namespace
