@@ -198,6 +198,14 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
         e.second += steps * bytes;
       }
     }
+    if (rule.params == ParamPlacement::kGathered && p.ops[i].param_bytes > 0) {
+      auto& g = comms["zero all-gather"];
+      g.first += static_cast<int>(2 * steps);
+      g.second += 2 * steps * p.ops[i].param_bytes;
+      auto& rs = comms["zero reduce-scatter"];
+      rs.first += 1;
+      rs.second += p.ops[i].param_bytes;
+    }
     if (rule.gradient_sync && p.ops[i].param_bytes > 0) {
       auto& e = comms[c.program.choices[i].sfb ? "sfb all-gather" : "gradient all-reduce"];
       e.first += c.program.choices[i].sfb ? 2 : 1;

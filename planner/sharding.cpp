@@ -115,7 +115,18 @@ std::vector<Rule> rules_for(const Op& op) {
       out.push_back(rule("data", same(split(1)), split(0), true));
       break;
   }
-  out.push_back(rule("replicated", same(replicated()), op.kind == OpKind::kLoss ? replicated() : replicated(), false, rep));
+  // ZeRO-3 variant of every data-parallel rule with parameters: same compute, sharded storage.
+  const size_t rules = out.size();
+  for (size_t i = 0; i < rules; ++i) {
+    if (out[i].name == "data" && out[i].gradient_sync) {
+      Rule z = out[i];
+      z.name = "zero";
+      z.params = ParamPlacement::kGathered;
+      z.gradient_sync = false;
+      out.push_back(z);
+    }
+  }
+  out.push_back(rule("replicated", same(replicated()), replicated(), false, rep));
   return out;
 }
 

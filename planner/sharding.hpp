@@ -28,7 +28,12 @@ struct Layout {
 enum class Comm { kNone, kAllGather, kReduceScatter, kAllReduce, kAllToAll };
 [[nodiscard]] std::string_view comm_name(Comm c);
 
-enum class ParamPlacement { kNone, kReplicated, kSharded };
+// Where an operator's parameters live: every device a copy (gradients synchronised when the data
+// is split), a slice each (tensor/expert parallel), or a slice each gathered on use (ZeRO-3:
+// all-gathered before forward and backward, gradients reduce-scattered).
+enum class ParamPlacement { kNone, kReplicated, kSharded, kGathered };
+// True when each device stores only its share of the parameters (and their optimizer state).
+[[nodiscard]] inline bool stored_sharded(ParamPlacement p) { return p == ParamPlacement::kSharded || p == ParamPlacement::kGathered; }
 
 // One way to run an operator.
 struct Rule {

@@ -1,11 +1,20 @@
 // File: planner/spmd_planner.cpp
 #include "planner/spmd_planner.hpp"
 
+#include "planner/data_parallel.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 namespace hetsim {
+
+std::vector<double> round_to_samples(const std::vector<double>& ratios, long samples) {
+  const std::vector<long> whole = split_proportionally(samples, ratios);
+  std::vector<double> out(ratios.size());
+  for (size_t d = 0; d < ratios.size(); ++d) out[d] = static_cast<double>(whole[d]) / static_cast<double>(samples);
+  return out;
+}
 
 std::vector<Layout> output_layouts(const SpmdProblem& p, const SpmdProgram& program) {
   std::vector<Layout> out(p.ops.size());
@@ -55,6 +64,10 @@ RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, con
       add(cv.backward, bytes, a);
       add(rule.backward_comm, bytes, a);
     }
+    if (rule.params == ParamPlacement::kGathered) {
+      add(Comm::kAllGather, op.param_bytes, 2 * a);
+      add(Comm::kReduceScatter, op.param_bytes, 1);
+    }
     if (rule.gradient_sync) {
       if (sfb) {
         add(Comm::kAllGather, p.ops[op.inputs[0]].output_bytes, 1);
@@ -72,9 +85,9 @@ RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, con
       }
       step.compute.push_back(c);
       if (fixed > 0 || per_share > 0) step.comm.push_back({d, per_share, fixed});
-      const double params_coeff = rule.params == ParamPlacement::kSharded ? op.param_state_bytes : 0;
+      const double params_coeff = stored_sharded(rule.params) ? op.param_state_bytes : 0;
       mem_coeff[d] += params_coeff + (rule.sharded ? op.saved_bytes : 0);
-      mem_const[d] += (rule.params == ParamPlacement::kSharded ? 0 : op.param_state_bytes) + (rule.sharded ? 0 : op.saved_bytes);
+      mem_const[d] += (stored_sharded(rule.params) ? 0 : op.param_state_bytes) + (rule.sharded ? 0 : op.saved_bytes);
     }
     lp.steps.push_back(std::move(step));
   }
@@ -109,6 +122,7 @@ SpmdPlan plan_spmd(const SpmdProblem& p, const SpmdPlanOptions& options) {
   double sum = 0;
   for (int d = 0; d < p.devices; ++d) sum += r[d] = 1 / type_time[p.type_of[d]];
   for (double& x : r) x /= sum;
+  r = round_to_samples(r, p.samples);
 
   auto remember = [&](const SpmdCandidate& c) {
     for (const SpmdCandidate& seen : plan.candidates) {
@@ -133,13 +147,14 @@ SpmdPlan plan_spmd(const SpmdProblem& p, const SpmdPlanOptions& options) {
     const RatioSolution lp = solve_ratios(ratio_problem(p, s.program, r, options.search));
     plan.lp_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (lp.status != LpStatus::kOptimal) break;
-    // The same program at the LP's ratios, costed exactly as the search costs it.
-    SpmdCandidate tuned{s.program, lp.ratios, program_cost(p, lp.ratios, options.search, s.program.choices)};
+    // The same program at the LP's ratios (in whole samples), costed exactly as the search costs it.
+    const std::vector<double> rounded = round_to_samples(lp.ratios, p.samples);
+    SpmdCandidate tuned{s.program, rounded, program_cost(p, rounded, options.search, s.program.choices)};
     tuned.program.cost_s = tuned.estimate_s;
     if (!std::isfinite(tuned.estimate_s)) break;
     remember(tuned);
     if (tuned.estimate_s < plan.best.estimate_s) plan.best = tuned;
-    r = lp.ratios;
+    r = rounded;
   }
   return plan;
 }

@@ -38,6 +38,10 @@ struct SpmdPlan {
 [[nodiscard]] RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, const std::vector<double>& ratios,
                                          const SearchOptions& options);
 
+// Shares rounded to whole samples of the iteration's batch: floors first, then one sample at a
+// time to the largest remaining deficit (HAP's rounding).
+[[nodiscard]] std::vector<double> round_to_samples(const std::vector<double>& ratios, long samples);
+
 // Layout of every operator's output under `program`.
 [[nodiscard]] std::vector<Layout> output_layouts(const SpmdProblem& p, const SpmdProgram& program);
 

@@ -35,6 +35,7 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   SpmdProblem p;
   p.devices = cluster.gpu_count();
   p.accumulation = static_cast<double>(global) / static_cast<double>(micro);
+  p.samples = global;
   for (const GpuSlot& s : cluster.gpus) p.type_of.push_back(s.node_type);
   const double e = dtype_bytes(dtype);
   const double state = state_bytes_per_param(model, dtype);

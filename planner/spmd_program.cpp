@@ -86,7 +86,7 @@ std::vector<double> spmd_memory(const SpmdProblem& p, const SpmdCandidate& c) {
     const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
     for (int d = 0; d < p.devices; ++d) {
       const double share = c.ratios[d];
-      mem[d] += (rule.params == ParamPlacement::kSharded ? share : 1.0) * p.ops[i].param_state_bytes +
+      mem[d] += (stored_sharded(rule.params) ? share : 1.0) * p.ops[i].param_state_bytes +
                 (rule.sharded ? share : 1.0) * p.ops[i].saved_bytes;
     }
   }
@@ -132,6 +132,9 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
                        tag + op.name + "." + std::string(comm_name(cv.forward)), true);
         }
       }
+      if (rule.params == ParamPlacement::kGathered) {  // ZeRO-3: the weights, gathered for this op
+        b.collective(collective_for(Comm::kAllGather, all, op.param_bytes, c.ratios, grouped), tag + op.name + ".gather-params", true);
+      }
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
         const int t = p.type_of[d];
@@ -159,9 +162,17 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
         issue_bucket();
         bucket_block = block;
       }
+      if (rule.params == ParamPlacement::kGathered) {  // gathered again for backward
+        issue_bucket();
+        b.collective(collective_for(Comm::kAllGather, all, op.param_bytes, c.ratios, grouped), tag + op.name + ".gather-params", true);
+      }
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
         b.compute(d, op.bwd_s[p.type_of[d]] * share, 0, -op.saved_bytes * share);
+      }
+      if (step + 1 == steps && rule.params == ParamPlacement::kGathered && n > 1) {  // gradients reduce-scattered
+        syncs.push_back(b.collective(collective_for(Comm::kReduceScatter, all, op.param_bytes, c.ratios, grouped),
+                                     op.name + ".reduce-scatter-grads", false));
       }
       for (size_t k = 0; k < op.inputs.size(); ++k) {
         const Conversion cv = convert(layouts[op.inputs[k]], rule.inputs[k]);
@@ -190,7 +201,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
     double params = 0;
     for (size_t i = 0; i < p.ops.size(); ++i) {
       const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
-      params += p.ops[i].param_elems * (rule.params == ParamPlacement::kSharded ? c.ratios[d] : 1.0);
+      params += p.ops[i].param_elems * (stored_sharded(rule.params) ? c.ratios[d] : 1.0);
     }
     const OpCost oc = cost.optimizer_time(cluster.device_of(d), params, state_bytes_per_param(model, dtype));
     prog.add({"gpu" + std::to_string(d) + ".optimizer", ComputeTask{d, oc.seconds, 0, 0}, syncs});

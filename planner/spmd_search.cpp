@@ -8,6 +8,7 @@
 #include <map>
 #include <functional>
 #include <queue>
+#include <tuple>
 
 namespace hetsim {
 
@@ -19,6 +20,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 class StepModel {
  public:
   StepModel(const SpmdProblem& p, const std::vector<double>& r, const SearchOptions& o) : p_(p), r_(r), o_(o) {
+    // Devices with the same type, share and capacity hold the same memory: track one per class.
+    std::map<std::tuple<int, double, double>, int> class_of;
+    for (int d = 0; d < p.devices; ++d) {
+      const double cap = p.memory_capacity.empty() ? 0 : p.memory_capacity[d];
+      const auto [it, fresh] = class_of.try_emplace({p.type_of[d], r[d], cap}, static_cast<int>(class_rep_.size()));
+      if (fresh) class_rep_.push_back(d);
+    }
     max_r_ = *std::max_element(r.begin(), r.end());
     min_r_ = *std::min_element(r.begin(), r.end());
     last_use_.assign(p.ops.size(), -1);
@@ -100,12 +108,18 @@ class StepModel {
       blocking += comm(cv.forward, bytes) + comm(cv.backward, bytes);
       if (rule.backward_comm != Comm::kNone) blocking += comm(rule.backward_comm, bytes);
     }
+    double sync_gathered = 0;
+    if (rule.params == ParamPlacement::kGathered) {  // ZeRO-3: gather before forward and backward
+      blocking += 2 * comm(Comm::kAllGather, op.param_bytes);
+      sync_gathered = comm(Comm::kReduceScatter, op.param_bytes);
+    }
     const double a = p_.accumulation;  // compute and activation traffic repeat; gradient sync does not
     auto total = [&](double compute, double sync) {
       if (o_.cost == CostMode::kBarrier) return a * (compute + blocking) + sync;
       return a * (compute + blocking) + std::max(0.0, sync - max_bwd(op, rule));  // sync hides behind backward
     };
-    Step best{total(max_compute(op, rule, false), rule.gradient_sync ? comm(Comm::kAllReduce, op.param_bytes) : 0), false};
+    Step best{total(max_compute(op, rule, false),
+                    rule.gradient_sync ? comm(Comm::kAllReduce, op.param_bytes) : sync_gathered), false};
     if (rule.gradient_sync && o_.sfb && op.kind == OpKind::kLinear && op.inputs.size() == 1) {
       // Sufficient factors: gather the layer's input and output gradient instead of reducing dW.
       const double factors = comm(Comm::kAllGather, p_.ops[op.inputs[0]].output_bytes) + comm(Comm::kAllGather, op.output_bytes);
@@ -120,20 +134,25 @@ class StepModel {
     const SpmdOp& op = p_.ops[i];
     const Rule& rule = op.rules[ri];
     const double share = rule.sharded ? r_[d] : 1.0;
-    const double params = rule.params == ParamPlacement::kSharded ? op.param_state_bytes * r_[d] : op.param_state_bytes;
+    const double params = stored_sharded(rule.params) ? op.param_state_bytes * r_[d] : op.param_state_bytes;
     return params + op.saved_bytes * share;
   }
 
-  // Lower bound on the memory the operators from `pos` on will add on device d.
-  double memory_to_come(size_t pos, int d) const { return mem_lb_[pos * static_cast<size_t>(p_.devices) + d]; }
+  // Memory classes: index k stands for device class_rep(k).
+  int classes() const { return static_cast<int>(class_rep_.size()); }
+  int class_rep(int k) const { return class_rep_[k]; }
+  // Lower bound on the memory the operators from `pos` on will add on class k.
+  double memory_to_come(size_t pos, int k) const { return mem_lb_[pos * class_rep_.size() + k]; }
   void compute_memory_bounds() {
-    const size_t n = static_cast<size_t>(p_.devices);
+    const size_t n = class_rep_.size();
     mem_lb_.assign((p_.ops.size() + 1) * n, 0.0);
     for (size_t i = p_.ops.size(); i-- > 0;) {
-      for (int d = 0; d < p_.devices; ++d) {
+      for (size_t k = 0; k < n; ++k) {
         double least = kInf;
-        for (int ri = 0; ri < static_cast<int>(p_.ops[i].rules.size()); ++ri) least = std::min(least, memory(static_cast<int>(i), ri, d));
-        mem_lb_[i * n + d] = mem_lb_[(i + 1) * n + d] + least;
+        for (int ri = 0; ri < static_cast<int>(p_.ops[i].rules.size()); ++ri) {
+          least = std::min(least, memory(static_cast<int>(i), ri, class_rep_[k]));
+        }
+        mem_lb_[i * n + k] = mem_lb_[(i + 1) * n + k] + least;
       }
     }
   }
@@ -150,13 +169,14 @@ class StepModel {
   std::vector<std::vector<int>> live_at_;
   std::vector<double> h_;
   std::vector<double> mem_lb_;
+  std::vector<int> class_rep_;
 };
 
 struct Node {
   int pos = 0;
   std::vector<Layout> live;  // layouts of live_at(pos), in that order
   double g = 0;
-  std::vector<double> mem;   // per device
+  std::vector<double> mem;   // per memory class (see StepModel::classes)
   int parent = -1;
   OpChoice choice;
 };
@@ -184,11 +204,12 @@ void expand(const SpmdProblem& p, const StepModel& m, const SearchOptions& o, co
     c.choice = {ri, s.sfb};
     c.mem = n.mem;
     bool fits = true;
-    for (int d = 0; d < p.devices; ++d) {
-      c.mem[d] += m.memory(i, ri, d);
+    for (int k = 0; k < m.classes(); ++k) {
+      const int d = m.class_rep(k);
+      c.mem[k] += m.memory(i, ri, d);
       // Prune as soon as even the leanest choices for the rest cannot fit.
       if (o.memory_limit && !p.memory_capacity.empty() &&
-          c.mem[d] + m.memory_to_come(static_cast<size_t>(c.pos), d) > p.memory_capacity[d]) {
+          c.mem[k] + m.memory_to_come(static_cast<size_t>(c.pos), k) > p.memory_capacity[d]) {
         fits = false;
       }
     }
@@ -216,18 +237,21 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   const StepModel m(p, ratios, options);
   SearchResult out;
   std::vector<Node> nodes;
-  nodes.push_back(Node{0, {}, 0, std::vector<double>(p.devices, 0.0), -1, {}});
+  nodes.push_back(Node{0, {}, 0, std::vector<double>(m.classes(), 0.0), -1, {}});
   using Entry = std::tuple<double, double, int>;  // f, g, node (ties: smaller g, then older node)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open;
   open.push({m.h(0), 0, 0});
   // Dominance: per (position, live layouts), the (g, memory) pairs already reached.
   std::map<std::pair<int, std::vector<Layout>>, std::vector<std::pair<double, std::vector<double>>>> seen;
+  // With memory limits, states trade time for memory and their Pareto fronts grow exponentially
+  // with the number of layers; memory within 1/kMemoryGrain of a device's capacity counts as equal.
+  constexpr double kMemoryGrain = 512;
   auto dominated = [&](const Node& c) {
     auto& list = seen[{c.pos, c.live}];
     for (const auto& [g, mem] : list) {
       bool mem_le = true;
-      if (options.memory_limit) {
-        for (int d = 0; d < p.devices && mem_le; ++d) mem_le = mem[d] <= c.mem[d];
+      if (options.memory_limit && !p.memory_capacity.empty()) {
+        for (int k = 0; k < m.classes() && mem_le; ++k) mem_le = mem[k] <= c.mem[k] + p.memory_capacity[m.class_rep(k)] / kMemoryGrain;
       }
       if (g <= c.g && mem_le) return true;
     }
@@ -288,7 +312,7 @@ SearchResult enumerate_programs(const SpmdProblem& p, const std::vector<double>&
   const auto t0 = std::chrono::steady_clock::now();
   const StepModel m(p, ratios, options);
   SearchResult out;
-  std::vector<Node> path{Node{0, {}, 0, std::vector<double>(p.devices, 0.0), -1, {}}};
+  std::vector<Node> path{Node{0, {}, 0, std::vector<double>(m.classes(), 0.0), -1, {}}};
   double best = kInf;
   std::vector<OpChoice> best_choices;
   // Depth-first over every rule of every operator; no pruning besides impossibility.

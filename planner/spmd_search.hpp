@@ -45,6 +45,7 @@ struct SpmdProblem {
   // The program runs on one global micro-batch (ops sized for it) `accumulation` times per
   // iteration, summing gradients; gradient synchronisation happens once per iteration.
   double accumulation = 1;
+  long samples = 1;  // samples per iteration (the global batch), split among devices by share
   std::vector<int> type_of;          // device -> type
   std::vector<SpmdOp> ops;           // topological order
   CollectiveCost all_gather, reduce_scatter, all_reduce, all_to_all;
