@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <ostream>
 #include <string>
 
@@ -184,6 +185,7 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
   for (const Group& g : groups) out << "  " << g.label << ": " << g.choices << "\n";
   // Collectives of one iteration.
   std::map<std::string, std::pair<int, double>> comms;
+  std::set<std::string> synced_blocks;
   const std::vector<Layout> layouts = output_layouts(p, c.program);
   const double steps = p.accumulation;
   for (size_t i = 0; i < p.ops.size(); ++i) {
@@ -207,8 +209,11 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
       rs.second += p.ops[i].param_bytes;
     }
     if (rule.gradient_sync && p.ops[i].param_bytes > 0) {
+      // All-reduces are bucketed per block (layer), as the program issues them.
+      const std::string block = block_of(p.ops[i].name);
+      const bool new_bucket = !c.program.choices[i].sfb && synced_blocks.insert(block).second;
       auto& e = comms[c.program.choices[i].sfb ? "sfb all-gather" : "gradient all-reduce"];
-      e.first += c.program.choices[i].sfb ? 2 : 1;
+      e.first += c.program.choices[i].sfb ? 2 : (new_bucket ? 1 : 0);
       e.second += c.program.choices[i].sfb ? p.ops[p.ops[i].inputs[0]].output_bytes + p.ops[i].output_bytes : p.ops[i].param_bytes;
     }
   }
