@@ -82,7 +82,7 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p) {
       if (names.back() == rule) found = static_cast<int>(k);
     }
     if (found < 0) {
-      o.error("rule", in_quotes(rule) + " is not a rule of " + name + " (" + join(names) + ")");
+      o.error("rule", in_quotes(rule) + " is not a rule of " + name + " (" + join(names) + ")" + did_you_mean(rule, names));
       continue;
     }
     plan.candidate.program.choices.push_back({found, sfb});

@@ -2,7 +2,7 @@
 // Every fixture in tests/fixtures/bad/ states, in its header, what it is and the exact message it
 // must produce:
 //   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
-//           layer-profile | layer-measurements
+//           layer-profile | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2)
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
@@ -15,6 +15,8 @@
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"
 #include "planner/block_costs.hpp"
+#include "planner/plan_file.hpp"
+#include "planner/spmd_problem.hpp"
 #include "test_support.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
@@ -59,6 +61,11 @@ void load(const Fixture& f) {
   else if (f.kind == "kernel-table") KernelTables().load_file(f.path);
   else if (f.kind == "layer-profile") (void)LayerProfiles::load(f.path);
   else if (f.kind == "layer-measurements") (void)load_layer_measurements(f.path);
+  else if (f.kind == "plan") {  // plans for the default model and cluster
+    const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "gpt3-1.3b")),
+                                             load_cluster(test::shipped("topologies", "a100-v100-2x2")), CostModel{});
+    (void)load_plan(f.path, p);
+  }
   else if (f.kind == "model-on-cluster") {
     (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
   } else FAIL() << f.path << ": unknown kind " << f.kind;
@@ -93,6 +100,7 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     else if (f.kind == "model-on-cluster") args = "plan --model " + f.path.string() + " --cluster " + f.arg;
     else if (f.kind == "layer-profile") args = "plan --layer-profile " + f.path.string();
     else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
+    else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
     else continue;  // devices are looked up by name from the data directory
     const auto [rc, err] = run_cli(args);
     EXPECT_EQ(rc, 2);
