@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "cli/input_files.hpp"
 
 namespace hetsim::cli {
@@ -25,6 +27,16 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
+}
+
+Inputs load_inputs(const CommonArgs& a) {
+  Inputs in{load_model_arg(a.model), load_cluster_arg(a.cluster), CostModel::shipped(a.layer_profile), sim_options(a)};
+  TrainingSpec& t = in.model.training;
+  if (a.global_batch > 0) t.global_batch = a.global_batch;
+  if (a.micro_batch > 0) t.micro_batch = a.micro_batch;
+  t.micro_batch = std::min(t.micro_batch, t.global_batch);
+  resolve_experts(in.model, in.cluster.gpu_count());
+  return in;
 }
 
 SimOptions sim_options(const CommonArgs& a) {

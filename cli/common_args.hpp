@@ -6,7 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels_profile/cost_model.hpp"
 #include "sim/executor.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
 
 namespace CLI {
 class App;
@@ -26,6 +29,16 @@ struct CommonArgs {
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);
+
+// The model (with the batch overrides applied and experts sized for the cluster), the cluster,
+// the cost model and the simulation options these arguments name.
+struct Inputs {
+  ModelSpec model;
+  Cluster cluster;
+  CostModel cost;
+  SimOptions sim;
+};
+[[nodiscard]] Inputs load_inputs(const CommonArgs& a);
 [[nodiscard]] SimOptions sim_options(const CommonArgs& a);
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& option);
 

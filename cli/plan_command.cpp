@@ -32,14 +32,11 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
-  ModelSpec model = load_model_arg(c.model);
-  const Cluster cluster = load_cluster_arg(c.cluster);
-  if (c.global_batch > 0) model.training.global_batch = c.global_batch;
-  if (c.micro_batch > 0) model.training.micro_batch = c.micro_batch;
-  if (model.training.micro_batch > model.training.global_batch) model.training.micro_batch = model.training.global_batch;
-  resolve_experts(model, cluster.gpu_count());
-  const CostModel cost = CostModel::shipped(c.layer_profile);
-  const SimOptions opts = sim_options(c);
+  const Inputs in = load_inputs(c);
+  const ModelSpec& model = in.model;
+  const Cluster& cluster = in.cluster;
+  const CostModel& cost = in.cost;
+  const SimOptions& opts = in.sim;
   std::vector<std::string> notes = assumptions(model, cluster);
   print_header(std::cout, model, cluster, model.training.global_batch);
 

@@ -2,6 +2,7 @@
 #include "planner/spmd_planner.hpp"
 
 #include "planner/data_parallel.hpp"
+#include "planner/spmd_problem.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -114,15 +115,7 @@ bool same_candidate(const SpmdCandidate& a, const SpmdCandidate& b) {
 SpmdPlan plan_spmd(const SpmdProblem& p, const SpmdPlanOptions& options) {
   SpmdPlan plan;
   // Start from shares proportional to device speed.
-  std::vector<double> type_time(p.ops.empty() ? 0 : p.ops.front().time_s.size(), 0.0);
-  for (const SpmdOp& op : p.ops) {
-    for (size_t t = 0; t < type_time.size(); ++t) type_time[t] += op.time_s[t];
-  }
-  std::vector<double> r(p.devices);
-  double sum = 0;
-  for (int d = 0; d < p.devices; ++d) sum += r[d] = 1 / type_time[p.type_of[d]];
-  for (double& x : r) x /= sum;
-  r = round_to_samples(r, p.samples);
+  std::vector<double> r = round_to_samples(speed_ratios(p), p.samples);
 
   auto remember = [&](const SpmdCandidate& c) {
     for (const SpmdCandidate& seen : plan.candidates) {
