@@ -8,6 +8,8 @@
 #include <map>
 #include <functional>
 #include <queue>
+#include <string>
+#include <unordered_map>
 #include <tuple>
 
 namespace hetsim {
@@ -242,19 +244,32 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open;
   open.push({m.h(0), 0, 0});
   // Dominance: per (position, live layouts), the (g, memory) pairs already reached.
-  std::map<std::pair<int, std::vector<Layout>>, std::vector<std::pair<double, std::vector<double>>>> seen;
+  std::unordered_map<std::string, std::vector<std::pair<double, std::vector<double>>>> seen;
+  std::string key;
+  auto state_key = [&key](const Node& c) -> const std::string& {  // position and live layouts, packed
+    key.assign(reinterpret_cast<const char*>(&c.pos), sizeof c.pos);
+    for (const Layout& l : c.live) key.push_back(static_cast<char>(static_cast<int>(l.kind) * 16 + l.dim + 1));
+    return key;
+  };
   // With memory limits, states trade time for memory and their Pareto fronts grow exponentially
   // with the number of layers; memory within 1/kMemoryGrain of a device's capacity counts as equal.
   constexpr double kMemoryGrain = 512;
   auto dominated = [&](const Node& c) {
-    auto& list = seen[{c.pos, c.live}];
-    for (const auto& [g, mem] : list) {
-      bool mem_le = true;
-      if (options.memory_limit && !p.memory_capacity.empty()) {
-        for (int k = 0; k < m.classes() && mem_le; ++k) mem_le = mem[k] <= c.mem[k] + p.memory_capacity[m.class_rep(k)] / kMemoryGrain;
+    auto& list = seen[state_key(c)];
+    const bool limited = options.memory_limit && !p.memory_capacity.empty();
+    auto covers = [&](double g, const std::vector<double>& mem, double gb, const std::vector<double>& memb, double slack) {
+      if (g > gb) return false;
+      if (!limited) return true;
+      for (int k = 0; k < m.classes(); ++k) {
+        if (mem[k] > memb[k] + slack * p.memory_capacity[m.class_rep(k)] / kMemoryGrain) return false;
       }
-      if (g <= c.g && mem_le) return true;
+      return true;
+    };
+    for (const auto& [g, mem] : list) {
+      if (covers(g, mem, c.g, c.mem, 1.0)) return true;
     }
+    // Keep the front minimal: drop what the new state dominates.
+    std::erase_if(list, [&](const auto& e) { return covers(c.g, c.mem, e.first, e.second, 0.0); });
     list.push_back({c.g, c.mem});
     return false;
   };
