@@ -223,7 +223,6 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     s.seconds = *seconds;
     series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second.add(s);
   });
-  files_.push_back(file.string());
 }
 
 void KernelTables::prepare() {

@@ -73,11 +73,9 @@ class KernelTables {
   [[nodiscard]] const KernelSeries* find(const std::string& device, const std::string& kernel, DType dtype) const;
   [[nodiscard]] bool has_device(const std::string& device) const;
   [[nodiscard]] const std::map<std::tuple<std::string, std::string, DType>, KernelSeries>& series() const { return series_; }
-  [[nodiscard]] const std::vector<std::string>& files() const { return files_; }
 
  private:
   std::map<std::tuple<std::string, std::string, DType>, KernelSeries> series_;
-  std::vector<std::string> files_;
 };
 
 // The kernel names a table may hold.

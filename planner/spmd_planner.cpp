@@ -42,13 +42,11 @@ RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, con
     double fixed = 0, per_share = 0;
     auto add = [&](Comm c, double bytes, double repeat) {
       if (bytes <= 0 || c == Comm::kNone || p.devices < 2) return;
-      const CollectiveCost& cc = c == Comm::kAllGather ? p.all_gather
-                                 : c == Comm::kReduceScatter ? p.reduce_scatter
-                                 : c == Comm::kAllReduce ? p.all_reduce : p.all_to_all;
+      const CollectiveCost& cc = p.cost_of(c);
       if (c == Comm::kAllGather || c == Comm::kReduceScatter) {
-        const double padded = cc.time(bytes * n * max_r);
-        const double grouped = cc.alpha_s * n + cc.beta_s_per_byte * bytes * n / (n - 1);  // upper bound of grouped
-        if (options.grouped_collectives && grouped < padded) {
+        // Grouped at its upper bound (smallest share 0): the exact form is not linear in the shares.
+        const double grouped = cc.grouped(bytes, n, 0);
+        if (options.grouped_collectives && grouped < cc.padded(bytes, n, max_r)) {
           fixed += repeat * grouped;
         } else {
           fixed += repeat * cc.alpha_s;

@@ -64,13 +64,9 @@ class StepModel {
       case Comm::kAllToAll: return p_.all_to_all.time(bytes / n);  // sized per member (nccl-tests convention)
       case Comm::kAllGather:
       case Comm::kReduceScatter: {
-        const CollectiveCost& cc = c == Comm::kAllGather ? p_.all_gather : p_.reduce_scatter;
-        // Padded to the largest shard: as an even collective of n * max share bytes.
-        const double padded = cc.time(bytes * n * max_r_);
-        if (!o_.grouped_collectives) return padded;
-        // Grouped broadcasts: every link carries the others' shards, about (1 - min share) of it.
-        const double grouped = cc.alpha_s * n + cc.beta_s_per_byte * bytes * (1 - min_r_) * n / (n - 1);
-        return std::min(padded, grouped);
+        const CollectiveCost& cc = p_.cost_of(c);
+        const double padded = cc.padded(bytes, n, max_r_);
+        return o_.grouped_collectives ? std::min(padded, cc.grouped(bytes, n, min_r_)) : padded;
       }
     }
     return 0;

@@ -22,6 +22,14 @@ struct CollectiveCost {
   double alpha_s = 0;
   double beta_s_per_byte = 0;
   [[nodiscard]] double time(double bytes) const { return alpha_s + beta_s_per_byte * bytes; }
+  // Uneven all-gather / reduce-scatter of a `bytes` tensor over n devices, padded to the largest
+  // share: as an even collective of n * max_share bytes.
+  [[nodiscard]] double padded(double bytes, double n, double max_share) const { return time(bytes * n * max_share); }
+  // The same as grouped broadcasts (reductions): n latencies, every link carrying the others'
+  // shards, about (1 - smallest share) of the tensor.
+  [[nodiscard]] double grouped(double bytes, double n, double min_share) const {
+    return alpha_s * n + beta_s_per_byte * bytes * (1 - min_share) * n / (n - 1);
+  }
 };
 
 // One operator as the search sees it: full-batch times per device type, sizes, rules.
@@ -50,6 +58,15 @@ struct SpmdProblem {
   std::vector<SpmdOp> ops;           // topological order
   CollectiveCost all_gather, reduce_scatter, all_reduce, all_to_all;
   std::vector<double> memory_capacity;  // per device, bytes available for model state and activations
+
+  [[nodiscard]] const CollectiveCost& cost_of(Comm c) const {
+    switch (c) {
+      case Comm::kAllGather: return all_gather;
+      case Comm::kReduceScatter: return reduce_scatter;
+      case Comm::kAllToAll: return all_to_all;
+      default: return all_reduce;
+    }
+  }
 };
 
 enum class Heuristic { kZero, kAdmissible };

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include "topologies/cluster.hpp"
+
 namespace hetsim::test {
 
 inline std::filesystem::path source_dir() { return HETSIM_TEST_SOURCE_DIR; }
@@ -15,6 +17,12 @@ inline std::filesystem::path shipped(const std::string& folder, const std::strin
   return source_dir() / folder / (name + ".yaml");
 }
 inline std::string hetsim_binary() { return HETSIM_BINARY; }
+
+// A cluster shipped in topologies/, or one of the test clusters in tests/fixtures/clusters/.
+inline Cluster shipped_cluster(const std::string& name) { return load_cluster(shipped("topologies", name)); }
+inline Cluster fixture_cluster(const std::string& name) {
+  return load_cluster(source_dir() / "tests/fixtures/clusters" / (name + ".yaml"));
+}
 
 struct CliRun {
   int rc = -1;

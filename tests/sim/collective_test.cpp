@@ -12,10 +12,8 @@
 namespace hetsim {
 namespace {
 
-Cluster shipped_cluster(const std::string& n) { return load_cluster(test::shipped("topologies", n)); }
-Cluster fixture_cluster(const std::string& n) {
-  return load_cluster(test::source_dir() / "tests/fixtures/clusters" / (n + ".yaml"));
-}
+using test::fixture_cluster;
+using test::shipped_cluster;
 
 CollectiveTask task(CollectiveOp op, std::vector<int> group, double bytes, Algorithm a) {
   CollectiveTask t = collective(op, std::move(group), bytes);

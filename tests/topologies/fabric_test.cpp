@@ -12,10 +12,8 @@
 namespace hetsim {
 namespace {
 
-Cluster shipped_cluster(const std::string& n) { return load_cluster(test::shipped("topologies", n)); }
-Cluster fixture_cluster(const std::string& n) {
-  return load_cluster(test::source_dir() / "tests/fixtures/clusters" / (n + ".yaml"));
-}
+using test::fixture_cluster;
+using test::shipped_cluster;
 
 std::vector<LinkKind> kinds(const Fabric& f, const Route& r) {
   std::vector<LinkKind> out;
@@ -128,7 +126,7 @@ TEST(Fabric, DisjointRingsUseEveryMeshLinkOnce) {
     }
     EXPECT_EQ(links, 8 * nt.intra.links / 2) << name;  // every NVLink in exactly one ring
   }
-  const Cluster mi = load_cluster(test::source_dir() / "tests/fixtures/clusters/mi300x-2.yaml");
+  const Cluster mi = test::fixture_cluster("mi300x-2");
   std::set<std::pair<int, int>> pairs;
   for (const auto& ring : disjoint_rings(mi.node_types[0])) {
     for (int i = 0; i < 8; ++i) EXPECT_TRUE(pairs.insert(std::minmax(ring[i], ring[(i + 1) % 8])).second);
