@@ -125,24 +125,25 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   configure_network_model();
   const Platform platform = build_platform(cluster);
 
+  // One actor per device stream that has work: compute, then each communication stream.
   const size_t n = prog.devices.size();
-  std::vector<std::vector<int>> compute(n), comm(n);
+  constexpr size_t kStreams = 1 + kCommStreams;
+  std::vector<std::vector<int>> streams(n * kStreams);
+  auto comm = [&](int device, CommStream s) -> std::vector<int>& { return streams[device * kStreams + 1 + static_cast<int>(s)]; };
   for (size_t i = 0; i < prog.tasks.size(); ++i) {
     const int t = static_cast<int>(i);
-    if (const auto* c = std::get_if<ComputeTask>(&prog.tasks[i].body)) compute[c->device].push_back(t);
+    if (const auto* c = std::get_if<ComputeTask>(&prog.tasks[i].body)) streams[c->device * kStreams].push_back(t);
     else if (const auto* g = std::get_if<CollectiveTask>(&prog.tasks[i].body)) {
-      for (int d : g->group) comm[d].push_back(t);
-    } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm[s->src].push_back(t);
+      for (int d : g->group) comm(d, g->stream).push_back(t);
+    } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm(s->src, s->stream).push_back(t);
   }
   Run run(prog, cluster, platform, opts);
-  for (size_t d = 0; d < n; ++d) {
-    const int dev = static_cast<int>(d);
-    if (!compute[d].empty()) {
-      sg4::Actor::create("compute" + std::to_string(d), platform.gpus[d], [&run, &compute, dev] { run.stream(compute[dev], dev); });
-    }
-    if (!comm[d].empty()) {
-      sg4::Actor::create("comm" + std::to_string(d), platform.gpus[d], [&run, &comm, dev] { run.stream(comm[dev], dev); });
-    }
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (streams[i].empty()) continue;
+    const int dev = static_cast<int>(i / kStreams);
+    const size_t kind = i % kStreams;
+    const std::string name = kind == 0 ? "compute" : std::string(comm_stream_name(static_cast<CommStream>(kind - 1)));
+    sg4::Actor::create(name + std::to_string(dev), platform.gpus[dev], [&run, &streams, i, dev] { run.stream(streams[i], dev); });
   }
   engine.run();
 
@@ -197,24 +198,21 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   const std::vector<double> peaks = in["peak"].get<std::vector<double>>();
   const size_t n = program.devices.size();
   r.devices.resize(n);
-  std::vector<std::vector<TaskTiming>> busy(n);
+  std::vector<std::vector<TaskTiming>> busy(n), comm(n);
   for (size_t i = 0; i < program.tasks.size(); ++i) {
     const TaskTiming& t = r.tasks[i];
-    const double len = t.end_s - t.start_s;
     if (const auto* c = std::get_if<ComputeTask>(&program.tasks[i].body)) {
-      r.devices[c->device].compute_s += len;
+      r.devices[c->device].compute_s += t.end_s - t.start_s;
       busy[c->device].push_back(t);
     } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
-      for (int d : g->group) {
-        r.devices[d].comm_s += len;
-        busy[d].push_back(t);
-      }
+      for (int d : g->group) comm[d].push_back(t);
     } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {
-      r.devices[s->src].comm_s += len;
-      busy[s->src].push_back(t);
+      comm[s->src].push_back(t);
     }
   }
   for (size_t d = 0; d < n; ++d) {
+    r.devices[d].comm_s = union_length(comm[d]);  // streams overlap: time any of them is busy
+    busy[d].insert(busy[d].end(), comm[d].begin(), comm[d].end());
     r.devices[d].busy_s = union_length(busy[d]);
     r.devices[d].peak_memory_bytes = program.devices[d].static_memory_bytes + peaks[d];
   }

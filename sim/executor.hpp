@@ -1,7 +1,8 @@
 // File: sim/executor.hpp
-// Executes a Program on a Cluster in SimGrid. Each GPU has a compute stream and a communication
-// stream (two actors), each running its tasks in program order once their dependencies are done,
-// so gradient communication overlaps backward compute wherever the program allows.
+// Executes a Program on a Cluster in SimGrid. Each GPU has a compute stream and up to three
+// communication streams (data-parallel collectives, tensor-parallel collectives, pipeline sends;
+// one actor each), each running its tasks in program order once their dependencies are done, so
+// communication overlaps compute wherever the program allows.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ struct TaskTiming {
 
 struct DeviceTiming {
   double compute_s = 0;  // compute stream busy
-  double comm_s = 0;     // communication stream busy (collectives from the moment all members arrived)
+  double comm_s = 0;     // any communication stream busy (collectives from the moment all members arrived)
   double busy_s = 0;     // union of both streams' busy intervals
   double peak_memory_bytes = 0;
 };

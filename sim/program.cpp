@@ -5,6 +5,15 @@
 
 namespace hetsim {
 
+std::string_view comm_stream_name(CommStream s) {
+  switch (s) {
+    case CommStream::kData: return "comm";
+    case CommStream::kTensor: return "tp";
+    case CommStream::kPipeline: return "p2p";
+  }
+  return "?";
+}
+
 std::string_view collective_name(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::kAllReduce: return "allreduce";

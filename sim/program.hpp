@@ -21,6 +21,13 @@ struct ComputeTask {
   double memory_delta_bytes = 0;  // > 0: allocated at start (saved activations); < 0: freed at end
 };
 
+// The communication streams of a device. NCCL runs each communicator on a CUDA stream of its
+// own, so tensor-parallel collectives, data-parallel gradient synchronisation and pipeline
+// sends overlap one another, while each stream runs its own tasks in program order.
+enum class CommStream { kData, kTensor, kPipeline };
+inline constexpr int kCommStreams = 3;
+[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p"
+
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
 
 // How a collective moves its bytes. kAuto picks the fastest applicable one for the size and the
@@ -40,6 +47,7 @@ struct CollectiveTask {
   int root = 0;                     // broadcast / reduce: the root's device index
   std::vector<double> shard_bytes;  // uneven all-gather / reduce-scatter: bytes per member (in
                                     // `group` order, summing to size_bytes); empty = even
+  CommStream stream = CommStream::kData;
 };
 
 // A collective with everything else at its default (automatic algorithm, even shards).
@@ -51,11 +59,13 @@ inline CollectiveTask collective(CollectiveOp op, std::vector<int> group, double
   return t;
 }
 
-// A point-to-point transfer, on the sender's communication stream.
+// A point-to-point transfer, on the sender's pipeline stream (pipeline sends never queue behind
+// collectives).
 struct SendTask {
   int src = 0;
   int dst = 0;
   double size_bytes = 0;
+  CommStream stream = CommStream::kPipeline;
 };
 
 struct Task {

@@ -2,6 +2,7 @@
 #include "sim/trace.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "topologies/fabric.hpp"
@@ -10,7 +11,8 @@ namespace hetsim {
 namespace {
 
 constexpr int kComputeTrack = 0;
-constexpr int kCommTrack = 1;
+constexpr int kTracksPerGpu = 1 + kCommStreams;
+int comm_track(CommStream s) { return 1 + static_cast<int>(s); }
 
 nlohmann::json slice(const std::string& name, const std::string& cat, int pid, int tid, const TaskTiming& t) {
   return {{"name", name}, {"cat", cat},    {"ph", "X"},
@@ -59,12 +61,25 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", node},
                       {"args", {{"name", "node" + std::to_string(node) + " (" + cluster.node_types[cluster.node_type_of[node]].name + ")"}}}});
   }
-  auto tid = [&](int gpu, int track) { return 2 * cluster.gpus[gpu].local + track; };
+  auto tid = [&](int gpu, int track) { return kTracksPerGpu * cluster.gpus[gpu].local + track; };
+  std::vector<std::array<bool, kCommStreams>> used(cluster.gpu_count());
+  for (const Task& task : program.tasks) {
+    if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
+      for (int d : col->group) used[d][static_cast<int>(col->stream)] = true;
+    } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
+      used[s->src][static_cast<int>(s->stream)] = true;
+    }
+  }
   for (int g = 0; g < cluster.gpu_count(); ++g) {
     const int pid = cluster.gpus[g].node;
     const std::string base = "gpu" + std::to_string(g) + " " + cluster.device_of(g).name;
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, kComputeTrack)}, {"args", {{"name", base + " compute"}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, kCommTrack)}, {"args", {{"name", base + " comm"}}}});
+    for (int k = 0; k < kCommStreams; ++k) {
+      const CommStream stream = static_cast<CommStream>(k);
+      if (!used[g][k] && stream != CommStream::kData) continue;  // the data stream is always shown
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, comm_track(stream))},
+                        {"args", {{"name", base + " " + std::string(comm_stream_name(stream))}}}});
+    }
   }
   for (size_t i = 0; i < program.tasks.size(); ++i) {
     const Task& task = program.tasks[i];
@@ -73,12 +88,12 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
       events.push_back(slice(task.label, "compute", cluster.gpus[c->device].node, tid(c->device, kComputeTrack), t));
     } else if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
       for (int d : col->group) {
-        nlohmann::json e = slice(task.label, std::string(collective_name(col->op)), cluster.gpus[d].node, tid(d, kCommTrack), t);
+        nlohmann::json e = slice(task.label, std::string(collective_name(col->op)), cluster.gpus[d].node, tid(d, comm_track(col->stream)), t);
         e["args"] = {{"size_bytes", col->size_bytes}, {"group_size", col->group.size()}};
         events.push_back(std::move(e));
       }
     } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
-      nlohmann::json e = slice(task.label, "send", cluster.gpus[s->src].node, tid(s->src, kCommTrack), t);
+      nlohmann::json e = slice(task.label, "send", cluster.gpus[s->src].node, tid(s->src, comm_track(s->stream)), t);
       e["args"] = {{"size_bytes", s->size_bytes}, {"dst", s->dst}};
       events.push_back(std::move(e));
     }

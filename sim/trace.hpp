@@ -1,6 +1,6 @@
 // File: sim/trace.hpp
 // Chrome trace (JSON, open in Perfetto or chrome://tracing) of a simulated iteration: one process
-// per node, one track per GPU stream (compute, comm), one slice per task; and, when the run
+// per node, one track per GPU stream (compute, comm, tp, p2p), one slice per task; and, when the run
 // recorded its flows (SimOptions::record_flows), a "network" process with one counter track per
 // busy link showing the bandwidth in use (GB/s), each flow counted at its mean rate.
 #pragma once

@@ -2,7 +2,8 @@
 // Every fixture in tests/fixtures/bad/ states, in its header, what it is and the exact message it
 // must produce:
 //   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
-//           layer-profile | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2)
+//           layer-profile | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2) |
+//           hybrid-plan [DTYPE] (for gpt3-1.3b, trained in DTYPE with no fallback when given, on a100-v100-2x2)
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"
 #include "planner/block_costs.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/plan_file.hpp"
 #include "planner/spmd_problem.hpp"
 #include "test_support.hpp"
@@ -66,6 +68,16 @@ void load(const Fixture& f) {
                                              load_cluster(test::shipped("topologies", "a100-v100-2x2")), CostModel{});
     (void)load_plan(f.path, p);
   }
+  else if (f.kind == "hybrid-plan") {
+    ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+    if (!f.arg.empty()) {
+      const std::optional<DType> dtype = dtype_from_name(f.arg);
+      ASSERT_TRUE(dtype.has_value()) << f.path << ": unknown dtype " << f.arg;
+      model.training.dtype = *dtype;
+      model.training.dtype_fallback.reset();
+    }
+    (void)load_hybrid_plan(f.path, model, test::shipped_cluster("a100-v100-2x2"));
+  }
   else if (f.kind == "model-on-cluster") {
     (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
   } else FAIL() << f.path << ": unknown kind " << f.kind;
@@ -101,6 +113,7 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     else if (f.kind == "layer-profile") args = "plan --layer-profile " + f.path.string();
     else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
     else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
+    else if (f.kind == "hybrid-plan") continue;  // not yet read by `simulate --plan`
     else continue;  // devices are looked up by name from the data directory
     const auto [rc, err] = run_cli(args);
     EXPECT_EQ(rc, 2);

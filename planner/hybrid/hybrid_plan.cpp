@@ -1,0 +1,446 @@
+// File: planner/hybrid/hybrid_plan.cpp
+// Names, descriptions and the rule checks of hybrid plans. The checks collect every problem with
+// the numbers involved; the plan file reader turns the field paths into file:line:col.
+#include "planner/hybrid/hybrid_plan.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "base/text.hpp"
+
+namespace hetsim {
+
+std::string_view schedule_name(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::kOneFOneB: return "1f1b";
+    case PipelineSchedule::kInterleaved: return "interleaved-1f1b";
+    case PipelineSchedule::kEager: return "eager-1f1b";
+    case PipelineSchedule::kZeroBubble: return "zero-bubble";
+  }
+  return "?";
+}
+
+std::string_view gradient_sync_name(GradientSync g) {
+  switch (g) {
+    case GradientSync::kAllReduce: return "all-reduce";
+    case GradientSync::kZero1: return "zero-1";
+    case GradientSync::kZero3: return "zero-3";
+  }
+  return "?";
+}
+
+std::string_view recompute_name(RecomputeMode r) {
+  switch (r) {
+    case RecomputeMode::kNone: return "none";
+    case RecomputeMode::kSelective: return "selective";
+    case RecomputeMode::kFull: return "full";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& schedule_names() {
+  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b", "zero-bubble"};
+  return names;
+}
+
+int StagePlan::layer_count() const {
+  int n = 0;
+  for (const LayerRange& r : chunks) n += r.size();
+  return n;
+}
+
+long HybridPlan::samples() const {
+  long n = 0;
+  for (const PipelinePlan& p : pipelines) n += p.micro_batches * micro_batch;
+  return n;
+}
+
+namespace {
+
+std::string counted(size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// "3-5", or "3" for a single layer.
+std::string range_text(int first, int last) {
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// "layers 3-5" / "layer 3".
+std::string layers_phrase(const LayerRange& r) {
+  return (r.first == r.last ? "layer " : "layers ") + range_text(r.first, r.last);
+}
+
+std::string stage_path(size_t p, size_t s) {
+  return "pipelines[" + std::to_string(p) + "].stages[" + std::to_string(s) + "]";
+}
+
+// Runs of consecutive ascending values: "0-7,16,18-19" (sep ",") or "3, 12-15" (sep ", ").
+std::string compress(const std::vector<int>& values, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    if (!out.empty()) out += sep;
+    out += range_text(values[i], values[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// One pass per rule family; problems come out rule by rule, in plan order within each rule.
+class Checker {
+ public:
+  Checker(const HybridPlan& plan, const ModelSpec& model, const Cluster& cluster)
+      : plan_(plan), model_(model), cluster_(cluster) {}
+
+  std::vector<PlanProblem> run() {
+    names();
+    if (plan_.pipelines.empty()) add("pipelines", "no pipelines");
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      if (plan_.pipelines[p].stages.empty()) add("pipelines[" + std::to_string(p) + "].stages", "no stages");
+    }
+    devices();
+    tensor_parallel();
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) layers(p);
+    chunks();
+    batch();
+    dtype();
+    one_tp_per_layer();
+    return std::move(out_);
+  }
+
+ private:
+  void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
+
+  bool in_cluster(int d) const { return d >= 0 && d < cluster_.gpu_count(); }
+  // tp >= 1, dividing a non-empty stage whose GPUs are all in the cluster.
+  bool well_formed(const StagePlan& st) const {
+    return st.tp >= 1 && !st.devices.empty() && st.devices.size() % st.tp == 0 &&
+           std::all_of(st.devices.begin(), st.devices.end(), [&](int d) { return in_cluster(d); });
+  }
+  // The layers of `r` that exist in the model.
+  std::pair<int, int> clipped(const LayerRange& r) const {
+    return {std::max(r.first, 0), std::min(r.last, static_cast<int>(model_.layers) - 1)};
+  }
+
+  void names() {
+    if (!plan_.model.empty() && plan_.model != model_.name) {
+      add("model", "plan is for model " + in_quotes(plan_.model) + ", not " + in_quotes(model_.name));
+    }
+    if (!plan_.cluster.empty() && plan_.cluster != cluster_.name) {
+      add("cluster", "plan is for cluster " + in_quotes(plan_.cluster) + ", not " + in_quotes(cluster_.name));
+    }
+  }
+
+  void devices() {
+    std::vector<std::string> owner(cluster_.gpu_count());
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      for (size_t s = 0; s < plan_.pipelines[p].stages.size(); ++s) {
+        const StagePlan& st = plan_.pipelines[p].stages[s];
+        const std::string field = stage_path(p, s) + ".devices";
+        if (st.devices.empty()) add(field, "no GPUs");
+        bool outside = false, repeated = false;  // one message of each kind per stage
+        for (int d : st.devices) {
+          if (!in_cluster(d)) {
+            if (!outside) {
+              add(field, "GPU " + std::to_string(d) + " is not in cluster " + cluster_.name + " (0 to " +
+                             std::to_string(cluster_.gpu_count() - 1) + ")");
+            }
+            outside = true;
+          } else if (!owner[d].empty()) {
+            if (!repeated) add(field, "GPU " + std::to_string(d) + " is also in " + owner[d]);
+            repeated = true;
+          } else {
+            owner[d] = stage_path(p, s);
+          }
+        }
+      }
+    }
+  }
+
+  void tensor_parallel() {
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      for (size_t s = 0; s < plan_.pipelines[p].stages.size(); ++s) {
+        const StagePlan& st = plan_.pipelines[p].stages[s];
+        const std::string field = stage_path(p, s) + ".tp";
+        if (st.tp < 1 || st.devices.size() % st.tp != 0) {
+          add(field, "tp " + std::to_string(st.tp) + " does not divide the stage's " +
+                         std::to_string(st.devices.size()) + " GPUs");
+        } else {
+          tp_groups(st, field);
+        }
+        if (st.tp < 1) continue;
+        if (model_.heads % st.tp != 0) {
+          add(field, "tp " + std::to_string(st.tp) + " does not divide the model's " + std::to_string(model_.heads) +
+                         " attention heads");
+        }
+        if (model_.kv_heads > 0 && model_.kv_heads != model_.heads && model_.kv_heads % st.tp != 0) {
+          add(field, "tp " + std::to_string(st.tp) + " does not divide the model's " +
+                         std::to_string(model_.kv_heads) + " key/value heads");
+        }
+      }
+    }
+  }
+
+  // Each run of `tp` consecutive devices must sit in one node (TP traffic stays on NVLink).
+  void tp_groups(const StagePlan& st, const std::string& field) {
+    for (size_t g = 0; g + st.tp <= st.devices.size(); g += st.tp) {
+      std::vector<int> group(st.devices.begin() + g, st.devices.begin() + g + st.tp);
+      if (!std::all_of(group.begin(), group.end(), [&](int d) { return in_cluster(d); })) continue;
+      const int first = cluster_.gpus[group[0]].node;
+      for (int d : group) {
+        const int node = cluster_.gpus[d].node;
+        if (node == first) continue;
+        std::sort(group.begin(), group.end());
+        add(field, "TP group " + format_devices(group) + " spans nodes " + std::to_string(first) + " and " +
+                       std::to_string(node) + " (a TP group must stay inside one node)");
+        break;
+      }
+    }
+  }
+
+  void layers(size_t p) {
+    const std::vector<StagePlan>& stages = plan_.pipelines[p].stages;
+    if (stages.empty()) return;
+    const int count = static_cast<int>(model_.layers);
+    std::vector<int> owner(count, -1);  // stage holding each layer
+    bool broken = false;                // ordering is only meaningful when coverage is exact
+    for (size_t s = 0; s < stages.size(); ++s) {
+      const std::string field = stage_path(p, s) + ".layers";
+      if (stages[s].chunks.empty()) {
+        add(field, "no layers");
+        broken = true;
+      }
+      // Several ranges outside interleaved-1f1b are reported by chunks(); their order means nothing.
+      if (stages[s].chunks.size() > 1 && plan_.schedule != PipelineSchedule::kInterleaved) broken = true;
+      bool repeated = false;
+      for (const LayerRange& r : stages[s].chunks) {
+        if (r.first > r.last) {
+          add(field, "range " + std::to_string(r.first) + "-" + std::to_string(r.last) + " is empty");
+          broken = true;
+          continue;
+        }
+        if (r.first < 0 || r.last >= count) {
+          add(field, "layer range " + range_text(r.first, r.last) + " is outside the model's layers 0-" +
+                         std::to_string(count - 1));
+          broken = true;
+        }
+        const auto [lo, hi] = clipped(r);
+        for (int l = lo; l <= hi; ++l) {
+          if (owner[l] < 0) {
+            owner[l] = static_cast<int>(s);
+          } else if (!repeated) {
+            add(field, "layer " + std::to_string(l) + " is also in " + stage_path(p, owner[l]));
+            repeated = broken = true;
+          }
+        }
+      }
+    }
+    std::vector<int> missing;
+    for (int l = 0; l < count; ++l) {
+      if (owner[l] < 0) missing.push_back(l);
+    }
+    if (!missing.empty()) {
+      add("pipelines[" + std::to_string(p) + "].stages",
+          (missing.size() == 1 ? "layer " : "layers ") + compress(missing, ", ") +
+              (missing.size() == 1 ? " is" : " are") + " in no stage");
+      broken = true;
+    }
+    if (!broken) order(p);
+  }
+
+  // Chunk c of stage s runs after chunk c of stage s-1 and after chunk c-1 of the last stage.
+  void order(size_t p) {
+    const std::vector<StagePlan>& stages = plan_.pipelines[p].stages;
+    size_t most = 0;
+    for (const StagePlan& st : stages) most = std::max(most, st.chunks.size());
+    int next = 0;
+    for (size_t c = 0; c < most; ++c) {
+      for (size_t s = 0; s < stages.size(); ++s) {
+        if (c >= stages[s].chunks.size()) continue;
+        const LayerRange& r = stages[s].chunks[c];
+        if (r.first != next) {
+          const std::string previous = next == 0 ? "the pipeline's first chunk must start at layer 0"
+                                                 : "the pipeline's previous chunk ends at layer " +
+                                                       std::to_string(next - 1);
+          add(stage_path(p, s) + ".layers",
+              "chunk " + std::to_string(c) + " of this stage holds " + layers_phrase(r) + " but " + previous +
+                  " (chunks must follow each other: stage by stage, then chunk by chunk)");
+          return;  // later chunks would only repeat the same break
+        }
+        next = r.last + 1;
+      }
+    }
+  }
+
+  void chunks() {
+    const bool interleaved = plan_.schedule == PipelineSchedule::kInterleaved;
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      const std::vector<StagePlan>& stages = plan_.pipelines[p].stages;
+      for (size_t s = 0; s < stages.size(); ++s) {
+        const size_t n = stages[s].chunks.size();
+        const std::string field = stage_path(p, s) + ".layers";
+        if (!interleaved && n > 1) {
+          add(field, std::to_string(n) + " ranges need schedule interleaved-1f1b (one per model chunk)");
+        } else if (interleaved && s > 0 && n != stages[0].chunks.size()) {
+          add(field, counted(n, "chunk") + ", but stage 0 has " + std::to_string(stages[0].chunks.size()) +
+                         " (interleaved-1f1b needs the same number on every stage)");
+        }
+      }
+      const long mb = plan_.pipelines[p].micro_batches;
+      if (interleaved && !stages.empty() && mb >= 1 && mb % static_cast<long>(stages.size()) != 0) {
+        add("pipelines[" + std::to_string(p) + "].micro_batches",
+            "interleaved-1f1b needs micro-batches in multiples of the " + counted(stages.size(), "stage") +
+                " (got " + std::to_string(mb) + ")");
+      }
+    }
+  }
+
+  void batch() {
+    bool counts_ok = plan_.micro_batch >= 1 && !plan_.pipelines.empty();
+    if (plan_.micro_batch < 1) add("micro_batch", "must be at least 1");
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      if (plan_.pipelines[p].micro_batches < 1) {
+        add("pipelines[" + std::to_string(p) + "].micro_batches", "must be at least 1");
+        counts_ok = false;
+      }
+    }
+    if (counts_ok && plan_.samples() != model_.training.global_batch) {
+      add("pipelines", "micro-batches add up to " + std::to_string(plan_.samples()) +
+                           " samples (sum of micro_batches x micro_batch " + std::to_string(plan_.micro_batch) +
+                           "), but the model's global batch is " + std::to_string(model_.training.global_batch));
+    }
+    if (plan_.micro_batch < 1) return;
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      for (size_t s = 0; s < plan_.pipelines[p].stages.size(); ++s) {
+        const StagePlan& st = plan_.pipelines[p].stages[s];
+        if (st.tp < 1 || st.devices.empty() || st.devices.size() % st.tp != 0) continue;
+        if (st.dp() > plan_.micro_batch) {
+          add(stage_path(p, s) + ".devices", "the stage's " + std::to_string(st.dp()) +
+                                                 " data-parallel copies cannot share a micro-batch of " +
+                                                 counted(plan_.micro_batch, "sample"));
+        }
+      }
+    }
+  }
+
+  struct Use {
+    std::string field;  // the devices field of the stage
+    int gpu = 0;
+  };
+
+  // The first GPU (stages in plan order) that cannot compute in `t`.
+  std::optional<Use> lacking(DType t) const {
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      for (size_t s = 0; s < plan_.pipelines[p].stages.size(); ++s) {
+        for (int d : plan_.pipelines[p].stages[s].devices) {
+          if (in_cluster(d) && !cluster_.device_of(d).supports(t)) return Use{stage_path(p, s) + ".devices", d};
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  void dtype() {
+    const DType want = model_.training.dtype;
+    const std::optional<Use> miss = lacking(want);
+    if (!miss) return;
+    const Device& dev = cluster_.device_of(miss->gpu);
+    const std::string lacks = dev.name + " does not support " + std::string(dtype_name(want));
+    const std::optional<DType> fallback = model_.training.dtype_fallback;
+    if (!fallback) {
+      add(miss->field, lacks + " and the model states no fallback");
+      return;
+    }
+    const std::optional<Use> miss_fallback = lacking(*fallback);
+    if (!miss_fallback) return;  // the whole job computes in the fallback
+    const std::string fb(dtype_name(*fallback));
+    if (!dev.supports(*fallback)) {
+      add(miss->field, lacks + " nor the fallback " + fb);
+    } else {
+      add(miss_fallback->field, cluster_.device_of(miss_fallback->gpu).name + " does not support the fallback " + fb +
+                                    ", which the job needs because " + lacks);
+    }
+  }
+
+  void one_tp_per_layer() {
+    struct Holder {
+      size_t p = 0, s = 0;
+      int tp = 0;
+    };
+    std::vector<std::optional<Holder>> holder(std::max<long>(model_.layers, 0));
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      for (size_t s = 0; s < plan_.pipelines[p].stages.size(); ++s) {
+        const StagePlan& st = plan_.pipelines[p].stages[s];
+        bool reported = false;
+        for (const LayerRange& r : st.chunks) {
+          const auto [lo, hi] = clipped(r);
+          for (int l = lo; l <= hi; ++l) {
+            if (!holder[l]) {
+              holder[l] = Holder{p, s, st.tp};
+            } else if (holder[l]->p < p && holder[l]->tp != st.tp && !reported) {
+              add(stage_path(p, s) + ".tp", "layer " + std::to_string(l) + " is held at tp " +
+                                                std::to_string(holder[l]->tp) + " by " +
+                                                stage_path(holder[l]->p, holder[l]->s) +
+                                                "; every copy of a layer must use one tp width");
+              reported = true;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  const HybridPlan& plan_;
+  const ModelSpec& model_;
+  const Cluster& cluster_;
+  std::vector<PlanProblem> out_;
+};
+
+}  // namespace
+
+std::string HybridPlan::shape() const {
+  std::string out = counted(pipelines.size(), "pipeline") + " x ";
+  std::vector<std::string> stage_counts;
+  std::set<size_t> distinct;
+  for (const PipelinePlan& p : pipelines) {
+    stage_counts.push_back(std::to_string(p.stages.size()));
+    distinct.insert(p.stages.size());
+  }
+  if (distinct.size() <= 1) {
+    out += counted(distinct.empty() ? 0 : *distinct.begin(), "stage");
+  } else {
+    std::string joined;
+    for (const std::string& c : stage_counts) joined += (joined.empty() ? "" : "+") + c;
+    out += joined + " stages";
+  }
+  std::vector<int> tps;
+  int dp = 0;
+  size_t chunks = 0;
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    for (const StagePlan& st : pipelines[p].stages) {
+      if (p == 0 && std::find(tps.begin(), tps.end(), st.tp) == tps.end()) tps.push_back(st.tp);
+      dp = std::max(dp, st.dp());
+      chunks = std::max(chunks, st.chunks.size());
+    }
+  }
+  if (!tps.empty()) {
+    out += ", tp ";
+    for (size_t i = 0; i < tps.size(); ++i) out += (i ? "/" : "") + std::to_string(tps[i]);
+  }
+  if (dp > 1) out += ", dp " + std::to_string(dp);
+  if (chunks > 1) out += ", " + std::to_string(chunks) + " chunks";
+  out += ", " + std::string(schedule_name(schedule));
+  return out;
+}
+
+std::vector<PlanProblem> check_hybrid_plan(const HybridPlan& plan, const ModelSpec& model, const Cluster& cluster) {
+  return Checker(plan, model, cluster).run();
+}
+
+std::string format_devices(const std::vector<int>& devices) { return compress(devices, ","); }
+
+}  // namespace hetsim

@@ -1,0 +1,91 @@
+// File: planner/hybrid/hybrid_plan.hpp
+// A hybrid plan (DESIGN.md "Hybrid plans"): pipelines of stage meshes. Each pipeline is one
+// data-parallel replica of the whole model; each stage is a set of GPUs holding a range of
+// transformer blocks per model chunk, run with tensor parallelism of width `tp` inside and
+// data parallelism (devices / tp copies) across. A plain value: built by the planner or read from
+// a plan file, checked by check_hybrid_plan(), turned into a simulator Program elsewhere.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kEager, kZeroBubble };
+enum class GradientSync { kAllReduce, kZero1, kZero3 };
+enum class RecomputeMode { kNone, kSelective, kFull };
+
+[[nodiscard]] std::string_view schedule_name(PipelineSchedule s);        // "gpipe", "1f1b", ...
+[[nodiscard]] std::string_view gradient_sync_name(GradientSync g);       // "all-reduce", "zero-1", "zero-3"
+[[nodiscard]] std::string_view recompute_name(RecomputeMode r);          // "none", "selective", "full"
+[[nodiscard]] const std::vector<std::string>& schedule_names();
+
+// Transformer blocks [first, last], inclusive.
+struct LayerRange {
+  int first = 0;
+  int last = 0;
+  [[nodiscard]] int size() const { return last - first + 1; }
+  friend bool operator==(const LayerRange&, const LayerRange&) = default;
+};
+
+struct StagePlan {
+  std::vector<int> devices;         // cluster GPU indices; consecutive runs of `tp` form TP groups
+  int tp = 1;                       // tensor-parallel width
+  std::vector<LayerRange> chunks;   // one range per model chunk (several only for interleaved 1F1B)
+
+  [[nodiscard]] int dp() const { return tp > 0 ? static_cast<int>(devices.size()) / tp : 0; }
+  [[nodiscard]] int layer_count() const;
+};
+
+struct PipelinePlan {
+  long micro_batches = 1;  // per iteration
+  std::vector<StagePlan> stages;
+};
+
+// How tensors move between stage meshes (cross-mesh resharding). Recorded and written back; the
+// simulator moves boundary tensors as point-to-point sends from the producing replicas.
+struct ReshardingChoice {
+  std::string method = "send-recv";  // send-recv | local-all-gather | broadcast
+  std::string load_balance = "none";  // none | gpu | nic | order
+};
+
+struct HybridPlan {
+  std::string model;    // names the plan was made for (checked against the run)
+  std::string cluster;
+  long micro_batch = 1;  // samples per micro-batch (split over a stage's data-parallel copies)
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  RecomputeMode recompute = RecomputeMode::kNone;
+  bool sequence_parallel = false;
+  GradientSync gradient_sync = GradientSync::kAllReduce;
+  ReshardingChoice resharding;
+  std::vector<PipelinePlan> pipelines;
+  double estimate_s = 0;  // the planner's closed-form estimate (0: none)
+
+  [[nodiscard]] long samples() const;  // sum over pipelines of micro_batches x micro_batch
+  // "2 pipelines x 4 stages, tp 8/4, 1f1b" style description.
+  [[nodiscard]] std::string shape() const;
+};
+
+// One problem found by check_hybrid_plan: a field path into the plan ("pipelines[0].stages[1].tp")
+// and what is wrong with it.
+struct PlanProblem {
+  std::string field;
+  std::string message;
+};
+
+// Every rule of DESIGN.md for `plan` on `model` and `cluster`: layers covered exactly once per
+// pipeline and in order, devices in range and in at most one stage, tp dividing the stage and
+// each TP group inside one node, heads divisible by tp, equal chunk counts for interleaved,
+// micro-batches a multiple of the stages for interleaved, batch adding up to the model's global
+// batch, a dtype every stage's GPU computes, one tp width per layer across copies. Empty: valid.
+[[nodiscard]] std::vector<PlanProblem> check_hybrid_plan(const HybridPlan& plan, const ModelSpec& model,
+                                                        const Cluster& cluster);
+
+// "0-7,16": GPU indices and inclusive ranges; the text for a sorted list of devices.
+[[nodiscard]] std::string format_devices(const std::vector<int>& devices);
+
+}  // namespace hetsim

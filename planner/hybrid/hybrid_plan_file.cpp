@@ -1,0 +1,299 @@
+// File: planner/hybrid/hybrid_plan_file.cpp
+// `kind: hybrid` plan files: read strictly (unknown keys and malformed device or layer lists are
+// errors), checked by check_hybrid_plan() with each problem placed at its field, and written back.
+#include "planner/hybrid/hybrid_plan_file.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "base/text.hpp"
+#include "base/yaml_reader.hpp"
+
+namespace hetsim {
+
+namespace {
+
+constexpr long kMaxDeviceIndex = 1'000'000;  // bounds a range like 0-999999999 before it is expanded
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// A non-negative decimal number, nothing else.
+std::optional<int> index_from(std::string_view s) {
+  s = trimmed(s);
+  long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || s.front() == '-' || s.front() == '+' || ec != std::errc() || p != s.data() + s.size() ||
+      v > kMaxDeviceIndex) {
+    return std::nullopt;
+  }
+  return static_cast<int>(v);
+}
+
+// "A" or "A-B" as a pair (first, last); first > last is left to the caller.
+std::optional<std::pair<int, int>> span_from(std::string_view s) {
+  s = trimmed(s);
+  const size_t dash = s.find('-', 1);
+  if (dash == std::string_view::npos) {
+    const std::optional<int> i = index_from(s);
+    if (!i) return std::nullopt;
+    return std::pair{*i, *i};
+  }
+  const std::optional<int> a = index_from(s.substr(0, dash));
+  const std::optional<int> b = index_from(s.substr(dash + 1));
+  if (!a || !b) return std::nullopt;
+  return std::pair{*a, *b};
+}
+
+// "0-7,16": indices and inclusive ascending ranges, separated by commas (the syntax of --group).
+bool append_devices(std::string_view text, std::vector<int>& out) {
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::optional<std::pair<int, int>> span = span_from(text.substr(0, comma));
+    if (!span || span->first > span->second) return false;
+    for (int d = span->first; d <= span->second; ++d) out.push_back(d);
+    if (comma == std::string_view::npos) return true;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+std::optional<YAML::Node> field_node(const YAML::Node& map, std::string_view key) {
+  if (!map.IsMap()) return std::nullopt;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->first.Scalar() == key) return it->second;
+  }
+  return std::nullopt;
+}
+
+// Reads one plan file. FieldReader covers every field with a single shape; `devices` and
+// `layers` (a scalar or a list) are read from the YAML nodes directly, so the stage mapping's
+// unknown keys are checked here too.
+class HybridPlanReader {
+ public:
+  HybridPlanReader(const std::filesystem::path& path, const ModelSpec& model)
+      : file_(std::make_shared<const std::string>(YamlFile::load(path).name())),
+        root_(YAML::LoadFile(path.string())),
+        model_(model) {}
+
+  HybridPlan read() {
+    FieldReader r(root_, "", file_, &diags_);
+    HybridPlan plan;
+    (void)r.choice("kind", {"hybrid"});
+    plan.model = r.opt_text("model").value_or("");
+    plan.cluster = r.opt_text("cluster").value_or("");
+    plan.micro_batch = r.opt_integer("micro_batch", 1).value_or(1);
+    plan.schedule = schedule_from(r.opt_choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b",
+                                                            "zero-bubble"}).value_or("1f1b"));
+    const std::string recompute_default = model_.training.recompute == Recompute::kFull ? "full" : "none";
+    const std::string recompute =
+        r.opt_choice("recompute", {"none", "selective", "full"}).value_or(recompute_default);
+    plan.recompute = recompute == "full"        ? RecomputeMode::kFull
+                     : recompute == "selective" ? RecomputeMode::kSelective
+                                                : RecomputeMode::kNone;
+    plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
+    const std::string sync = r.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
+    plan.gradient_sync = sync == "zero-1" ? GradientSync::kZero1
+                         : sync == "zero-3" ? GradientSync::kZero3
+                                            : GradientSync::kAllReduce;
+    if (std::optional<FieldReader> rs = r.opt_child("resharding")) {
+      plan.resharding.method =
+          rs->opt_choice("method", {"send-recv", "local-all-gather", "broadcast"}).value_or("send-recv");
+      plan.resharding.load_balance = rs->opt_choice("load_balance", {"none", "gpu", "nic", "order"}).value_or("none");
+      rs->finish();
+    }
+    plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
+    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "pipelines"}) remember(r, key);
+    std::vector<FieldReader> pipelines = r.list("pipelines");
+    const std::optional<YAML::Node> raw_pipelines = field_node(root_, "pipelines");
+    for (size_t p = 0; p < pipelines.size(); ++p) {
+      plan.pipelines.push_back(read_pipeline(pipelines[p], (*raw_pipelines)[p]));
+    }
+    r.finish();
+    return plan;
+  }
+
+  // Places each problem found by check_hybrid_plan() at its field and throws them all.
+  void report(const std::vector<PlanProblem>& problems) {
+    for (const PlanProblem& problem : problems) {
+      const auto it = where_.find(problem.field);
+      Diagnostic d = it != where_.end() ? it->second : Diagnostic{*file_, 0, 0, problem.field, ""};
+      d.message = problem.message;
+      diags_.add(std::move(d));
+    }
+    diags_.throw_if_any();
+  }
+
+  [[nodiscard]] Diagnostics& diagnostics() { return diags_; }
+
+ private:
+  static PipelineSchedule schedule_from(const std::string& s) {
+    if (s == "gpipe") return PipelineSchedule::kGpipe;
+    if (s == "interleaved-1f1b") return PipelineSchedule::kInterleaved;
+    if (s == "eager-1f1b") return PipelineSchedule::kEager;
+    if (s == "zero-bubble") return PipelineSchedule::kZeroBubble;
+    return PipelineSchedule::kOneFOneB;
+  }
+
+  void remember(const FieldReader& r, std::string_view key) {
+    Diagnostic d = r.locate(key, "");
+    where_.emplace(d.field, d);
+  }
+
+  PipelinePlan read_pipeline(FieldReader& r, const YAML::Node& raw) {
+    PipelinePlan pipeline;
+    pipeline.micro_batches = r.integer("micro_batches", 1);
+    remember(r, "micro_batches");
+    remember(r, "stages");
+    std::vector<FieldReader> stages = r.list("stages");
+    const std::optional<YAML::Node> raw_stages = field_node(raw, "stages");
+    for (size_t s = 0; s < stages.size(); ++s) pipeline.stages.push_back(read_stage(stages[s], (*raw_stages)[s]));
+    r.finish();
+    return pipeline;
+  }
+
+  StagePlan read_stage(FieldReader& r, const YAML::Node& raw) {
+    StagePlan stage;
+    for (const char* key : {"devices", "tp", "layers"}) remember(r, key);
+    if (const std::optional<YAML::Node> n = required(r, raw, "devices")) read_devices(r, *n, stage.devices);
+    stage.tp = static_cast<int>(r.opt_integer("tp", 1, std::numeric_limits<int>::max()).value_or(1));
+    if (const std::optional<YAML::Node> n = required(r, raw, "layers")) read_layers(r, *n, stage.chunks);
+    unknown_keys(r, raw, {"devices", "layers", "tp"});
+    return stage;
+  }
+
+  // The value of a required field of a stage, reported as FieldReader reports its own fields.
+  std::optional<YAML::Node> required(const FieldReader& r, const YAML::Node& raw, std::string_view key) {
+    if (!raw.IsMap()) return std::nullopt;  // FieldReader reported the stage itself
+    const std::optional<YAML::Node> n = field_node(raw, key);
+    if (!n || n->IsNull()) {
+      diags_.add(r.locate(key, n ? "has no value" : "missing required field"));
+      return std::nullopt;
+    }
+    return n;
+  }
+
+  void read_devices(const FieldReader& r, const YAML::Node& n, std::vector<int>& out) {
+    const auto bad = [&](const std::string& text) {
+      diags_.add(r.locate("devices", in_quotes(text) + " is not a GPU index or range (write e.g. 0-7,16)"));
+    };
+    if (n.IsScalar()) {
+      if (!append_devices(n.Scalar(), out)) bad(n.Scalar());
+    } else if (n.IsSequence()) {
+      for (const YAML::Node& item : n) {
+        if (!item.IsScalar() || !append_devices(item.Scalar(), out)) bad(item.IsScalar() ? item.Scalar() : "");
+      }
+    } else {
+      diags_.add(r.locate("devices", "expected GPU indices and ranges (write e.g. 0-7,16)"));
+    }
+  }
+
+  void read_layers(const FieldReader& r, const YAML::Node& n, std::vector<LayerRange>& out) {
+    const auto one = [&](const YAML::Node& item) {
+      const std::optional<std::pair<int, int>> span =
+          item.IsScalar() ? span_from(item.Scalar()) : std::nullopt;
+      if (span) {
+        out.push_back({span->first, span->second});
+      } else {
+        diags_.add(r.locate("layers", in_quotes(item.IsScalar() ? item.Scalar() : "") +
+                                          " is not a layer range (write e.g. 0-3 or [0-3, 16-19])"));
+      }
+    };
+    if (n.IsSequence()) {
+      for (const YAML::Node& item : n) one(item);
+    } else {
+      one(n);
+    }
+  }
+
+  void unknown_keys(const FieldReader& r, const YAML::Node& raw, const std::vector<std::string>& known) {
+    if (!raw.IsMap()) return;
+    for (auto it = raw.begin(); it != raw.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      const YAML::Mark m = it->first.Mark();
+      const bool located = !m.is_null() && m.line >= 0;
+      diags_.add(Diagnostic{*file_, located ? m.line + 1 : 0, located ? m.column + 1 : 0, r.path(),
+                            "unknown key " + in_quotes(key) + did_you_mean(key, known)});
+    }
+  }
+
+  std::shared_ptr<const std::string> file_;
+  YAML::Node root_;
+  const ModelSpec& model_;
+  Diagnostics diags_;
+  std::map<std::string, Diagnostic> where_;  // field path -> where it is (or would be) in the file
+};
+
+std::string exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string layers_text(const std::vector<LayerRange>& chunks) {
+  std::string out = "[";
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const LayerRange& r = chunks[c];
+    if (c > 0) out += ", ";
+    out += std::to_string(r.first);
+    if (r.last != r.first) out.append("-").append(std::to_string(r.last));
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string plan_file_kind(const std::filesystem::path& path) {
+  const YamlFile file = YamlFile::load(path);
+  Diagnostics ignored;  // only `kind` is looked at: the plan's own reader reports the rest
+  FieldReader r = file.root(ignored);
+  return r.opt_text("kind").value_or("spmd");
+}
+
+HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& model, const Cluster& cluster) {
+  HybridPlanReader reader(path, model);
+  HybridPlan plan = reader.read();
+  reader.diagnostics().throw_if_any();  // syntax first: the rules need whole values
+  reader.report(check_hybrid_plan(plan, model, cluster));
+  return plan;
+}
+
+std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
+  std::ostringstream out;
+  out << "# hetsim hybrid plan: " << plan.model << " on " << plan.cluster << "\n"
+      << "# shape: " << plan.shape() << "\n"
+      << "kind: hybrid\n";
+  if (!plan.model.empty()) out << "model: " << plan.model << "\n";
+  if (!plan.cluster.empty()) out << "cluster: " << plan.cluster << "\n";
+  out << "micro_batch: " << plan.micro_batch << "\n"
+      << "schedule: " << schedule_name(plan.schedule) << "\n"
+      << "recompute: " << recompute_name(plan.recompute) << "\n"
+      << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
+      << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
+      << "resharding: {method: " << plan.resharding.method << ", load_balance: " << plan.resharding.load_balance
+      << "}\n"
+      << "estimate_s: " << exact(plan.estimate_s) << "\n"
+      << "pipelines:\n";
+  for (const PipelinePlan& p : plan.pipelines) {
+    out << "  - micro_batches: " << p.micro_batches << "\n"
+        << "    stages:\n";
+    for (const StagePlan& st : p.stages) {
+      out << "      - devices: " << (st.devices.empty() ? "[]" : format_devices(st.devices)) << "\n"
+          << "        tp: " << st.tp << "\n"
+          << "        layers: " << layers_text(st.chunks) << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace hetsim

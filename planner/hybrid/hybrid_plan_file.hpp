@@ -1,0 +1,25 @@
+// File: planner/hybrid/hybrid_plan_file.hpp
+// Reading and writing `kind: hybrid` plan files (DESIGN.md "Hybrid plans"). The reader checks
+// every rule (check_hybrid_plan) and reports each problem at the file:line:col of the field it is
+// about; the writer emits doubles with 17 significant digits so a plan read back simulates to the
+// same time.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "planner/hybrid/hybrid_plan.hpp"
+
+namespace hetsim {
+
+// The `kind` of a plan file ("spmd" when absent, as plans written before hybrid plans existed).
+// Throws InputError when the file cannot be read or is not YAML.
+[[nodiscard]] std::string plan_file_kind(const std::filesystem::path& path);
+
+// Reads a hybrid plan for `model` on `cluster`. Throws InputError listing every problem.
+[[nodiscard]] HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& model,
+                                          const Cluster& cluster);
+
+[[nodiscard]] std::string hybrid_plan_to_yaml(const HybridPlan& plan);
+
+}  // namespace hetsim

@@ -1,0 +1,574 @@
+// File: planner/hybrid/pipeline_program.cpp
+#include "planner/hybrid/pipeline_program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "base/units.hpp"
+#include "planner/block_costs.hpp"
+#include "planner/data_parallel.hpp"
+#include "planner/hybrid/pipeline_schedule.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// One data-parallel copy of a stage: a TP group and the slice of each micro-batch it runs.
+struct Replica {
+  std::vector<int> devices;  // TP ranks in order
+  int node_type = 0;
+  long first_sample = 0;
+  long samples = 0;
+};
+
+struct StageInfo {
+  int stages = 0;  // of its pipeline
+  int chunks = 1;
+  std::vector<Replica> replicas;
+  std::vector<std::vector<int>> chunk_blocks;  // block indices per chunk, forward order
+  std::vector<PipelineStep> order;
+  size_t next = 0;  // next step of `order` to emit
+};
+
+// Send tasks a TP rank of a replica waits for before a pass: key (virtual stage, micro-batch,
+// pass), then replica, then rank.
+using Inbox = std::map<std::tuple<int, int, int>, std::vector<std::vector<std::vector<int>>>>;
+
+class Emitter {
+ public:
+  Emitter(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work, const PipelineContext& ctx)
+      : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx), blocks_(0) {
+    out_.program.strategy = ctx.strategy;
+    out_.program.devices.resize(cluster.gpu_count());
+    out_.replica_samples.assign(cluster.gpu_count(), 0);
+    mem_delta_.resize(cluster.gpu_count());
+    last_compute_.assign(cluster.gpu_count(), -1);
+    gather_dep_.assign(cluster.gpu_count(), -1);
+    gathered_bytes_.assign(cluster.gpu_count(), 0);
+  }
+
+  PipelineProgram run() {
+    Program& p = out_.program;
+    for (int g = 0; g < cluster_.gpu_count(); ++g) p.devices[g].peak_flops = cluster_.device_of(g).peak(ctx_.dtype);
+    p.samples = static_cast<double>(plan_.samples());
+    p.tokens = p.samples * ctx_.tokens_per_sample;
+    p.model_flops = p.samples * ctx_.model_flops_per_sample;
+    setup();
+    emit_pipelines();
+    emit_gradient_sync();
+    check_memory();
+    return std::move(out_);
+  }
+
+ private:
+  const std::vector<BlockWork>& work_of(const Replica& r, int tp) {
+    return work_(r.node_type, StageWorkKey{r.samples, tp, plan_.sequence_parallel, plan_.recompute});
+  }
+
+  void setup() {
+    const std::vector<BlockWork>& any = work_(cluster_.gpus[plan_.pipelines[0].stages[0].devices[0]].node_type,
+                                              StageWorkKey{plan_.micro_batch, 1, plan_.sequence_parallel, plan_.recompute});
+    blocks_ = static_cast<int>(any.size());
+    last_grad_.assign(cluster_.gpu_count(), std::vector<int>(blocks_, -1));
+    holders_.assign(blocks_, {});
+    for (size_t pi = 0; pi < plan_.pipelines.size(); ++pi) {
+      const PipelinePlan& pl = plan_.pipelines[pi];
+      std::vector<StageInfo> infos;
+      const int P = static_cast<int>(pl.stages.size());
+      for (int s = 0; s < P; ++s) {
+        const StagePlan& sp = pl.stages[s];
+        StageInfo info;
+        info.stages = P;
+        info.chunks = static_cast<int>(sp.chunks.size());
+        for (int c = 0; c < info.chunks; ++c) {
+          std::vector<int> blocks;
+          if (s == 0 && c == 0) blocks.push_back(0);
+          for (int l = sp.chunks[c].first; l <= sp.chunks[c].last; ++l) blocks.push_back(l + 1);
+          if (s == P - 1 && c == info.chunks - 1) blocks.push_back(blocks_ - 1);
+          info.chunk_blocks.push_back(blocks);
+        }
+        // Copies of the stage share each micro-batch in proportion to their speed on its blocks.
+        std::vector<double> speed;
+        for (int j = 0; j < sp.dp(); ++j) {
+          Replica r;
+          r.devices.assign(sp.devices.begin() + j * sp.tp, sp.devices.begin() + (j + 1) * sp.tp);
+          r.node_type = cluster_.gpus[r.devices[0]].node_type;
+          const std::vector<BlockWork>& w =
+              work_(r.node_type, StageWorkKey{plan_.micro_batch, sp.tp, plan_.sequence_parallel, plan_.recompute});
+          double t = 0;
+          for (const std::vector<int>& blocks : info.chunk_blocks) {
+            for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
+          }
+          speed.push_back(t > 0 ? 1 / t : 1);
+          info.replicas.push_back(r);
+        }
+        const std::vector<long> shares = split_proportionally(plan_.micro_batch, speed);
+        long first = 0;
+        for (size_t j = 0; j < info.replicas.size(); ++j) {
+          Replica& r = info.replicas[j];
+          r.first_sample = first;
+          r.samples = shares[j];
+          first += shares[j];
+          for (int d : r.devices) out_.replica_samples[d] = static_cast<double>(r.samples);
+          for (const std::vector<int>& blocks : info.chunk_blocks) {
+            for (int b : blocks) holders_[b].push_back({static_cast<int>(pi), s, static_cast<int>(j)});
+          }
+        }
+        info.order = stage_order(plan_.schedule, s, P, static_cast<int>(pl.micro_batches), info.chunks);
+        infos.push_back(std::move(info));
+      }
+      stages_.push_back(std::move(infos));
+    }
+  }
+
+  // --- pipelines -----------------------------------------------------------------------------
+
+  // Emits the steps of every stage in an order that respects each stage's schedule and the
+  // dependencies between stages. Pipelines advance in rounds of one step each, so identical
+  // pipelines are emitted in lockstep (their collectives, such as ZeRO-3 gathers, line up).
+  void emit_pipelines() {
+    const size_t np = stages_.size();
+    std::vector<std::vector<std::vector<char>>> fdone(np), bdone(np);
+    std::vector<Inbox> inbox(np);
+    for (size_t pi = 0; pi < np; ++pi) {
+      const int V = static_cast<int>(stages_[pi].size()) * stages_[pi][0].chunks;
+      const int m = static_cast<int>(plan_.pipelines[pi].micro_batches);
+      fdone[pi].assign(V, std::vector<char>(m, 0));
+      bdone[pi].assign(V, std::vector<char>(m, 0));
+    }
+    auto ready = [&](size_t pi, int s) {
+      const std::vector<StageInfo>& infos = stages_[pi];
+      if (s >= static_cast<int>(infos.size()) || infos[s].next >= infos[s].order.size()) return false;
+      const int P = static_cast<int>(infos.size());
+      const int V = P * infos[0].chunks;
+      const PipelineStep& st = infos[s].order[infos[s].next];
+      const int vs = st.chunk * P + s;
+      if (st.pass == PassKind::kForward) return vs == 0 || fdone[pi][vs - 1][st.micro_batch] != 0;
+      if (st.pass == PassKind::kBackward) return vs == V - 1 ? fdone[pi][vs][st.micro_batch] != 0 : bdone[pi][vs + 1][st.micro_batch] != 0;
+      return true;
+    };
+    size_t max_stages = 0;
+    for (const auto& infos : stages_) max_stages = std::max(max_stages, infos.size());
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int s = 0; s < static_cast<int>(max_stages); ++s) {
+        for (bool round = true; round;) {
+          round = false;
+          bool gathered = false;
+          for (size_t pi = 0; pi < np; ++pi) {
+            if (!ready(pi, s)) continue;
+            StageInfo& info = stages_[pi][s];
+            const PipelineStep st = info.order[info.next];
+            if (plan_.gradient_sync == GradientSync::kZero3 && !gathered && st.pass != PassKind::kWeight) {
+              gather_parameters(static_cast<int>(pi), s, st);
+              gathered = true;
+            }
+            emit_step(static_cast<int>(pi), s, st, inbox[pi]);
+            const int vs = st.chunk * static_cast<int>(stages_[pi].size()) + s;
+            if (st.pass == PassKind::kForward) fdone[pi][vs][st.micro_batch] = 1;
+            if (st.pass == PassKind::kBackward) bdone[pi][vs][st.micro_batch] = 1;
+            ++info.next;
+            round = progress = true;
+          }
+        }
+      }
+    }
+    for (size_t pi = 0; pi < np; ++pi) {
+      for (size_t s = 0; s < stages_[pi].size(); ++s) {
+        if (stages_[pi][s].next != stages_[pi][s].order.size()) {
+          throw std::logic_error("pipeline schedule " + std::string(schedule_name(plan_.schedule)) + " deadlocks at stage " +
+                                 std::to_string(s));
+        }
+      }
+    }
+  }
+
+  // ZeRO-3: before a step, every TP rank gathers the chunk's weights from all copies of them (the
+  // same stage of every pipeline, all its data-parallel copies), after its previous compute.
+  void gather_parameters(int pi, int s, const PipelineStep& st) {
+    const StageInfo& info = stages_[pi][s];
+    const int tp = plan_.pipelines[pi].stages[s].tp;
+    const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
+    const std::vector<Holder>& hs = holders_[blocks.front()];
+    const std::vector<BlockWork>& w = work_of(replica(hs[0]), tp);
+    double params = 0;
+    for (int b : blocks) params += w[b].params;
+    for (int rank = 0; rank < tp; ++rank) {
+      std::vector<int> group, deps;
+      for (const Holder& h : hs) group.push_back(replica(h).devices[rank]);
+      std::sort(group.begin(), group.end());
+      if (group.size() < 2 || params <= 0) continue;
+      for (int d : group) {
+        if (last_compute_[d] >= 0) deps.push_back(last_compute_[d]);
+      }
+      const int t = out_.program.add({"p" + std::to_string(pi) + ".s" + std::to_string(s) + ".mb" + std::to_string(st.micro_batch) +
+                                          ".param_allgather" + (tp > 1 ? ".tp" + std::to_string(rank) : ""),
+                                      collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
+                                      std::move(deps)});
+      for (int d : group) gather_dep_[d] = t;
+    }
+    for (const Holder& h : hs) {
+      for (int d : replica(h).devices) gathered_bytes_[d] = std::max(gathered_bytes_[d], params * ctx_.grad_bytes_per_param);
+    }
+  }
+
+  int add_compute(int device, double seconds, double flops, double memory, std::vector<int> deps, std::string label) {
+    if (gather_dep_[device] >= 0) {
+      deps.push_back(gather_dep_[device]);
+      gather_dep_[device] = -1;
+    }
+    const int t = out_.program.add({std::move(label), ComputeTask{device, seconds, flops, memory}, std::move(deps)});
+    if (memory != 0) mem_delta_[device].push_back(memory);
+    last_compute_[device] = t;
+    return t;
+  }
+
+  // A TP collective after a compute span: all-reduce, or reduce-scatter + all-gather under
+  // sequence parallelism. Returns the last task.
+  int add_tp_collective(const std::vector<int>& group, double bytes, std::vector<int> deps, const std::string& label) {
+    auto add = [&](CollectiveOp op, std::vector<int> d, const std::string& name) {
+      CollectiveTask c = collective(op, sorted(group), bytes);
+      c.stream = CommStream::kTensor;
+      return out_.program.add({name, c, std::move(d)});
+    };
+    if (!plan_.sequence_parallel) return add(CollectiveOp::kAllReduce, std::move(deps), label + ".tp_allreduce");
+    const int rs = add(CollectiveOp::kReduceScatter, std::move(deps), label + ".tp_reducescatter");
+    return add(CollectiveOp::kAllGather, {rs}, label + ".tp_allgather");
+  }
+
+  static std::vector<int> sorted(std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+  void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox) {
+    StageInfo& info = stages_[pi][s];
+    const int P = info.stages;
+    const int vs = st.chunk * P + s;
+    const int tp = plan_.pipelines[pi].stages[s].tp;
+    const bool split_w = splits_weight_gradient(plan_.schedule);
+    const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
+    const std::string tag = "p" + std::to_string(pi) + ".s" + std::to_string(s) + ".mb" + std::to_string(st.micro_batch) +
+                            (info.chunks > 1 ? ".c" + std::to_string(st.chunk) : "");
+    const auto in_key = std::make_tuple(vs, st.micro_batch, static_cast<int>(st.pass));
+    for (size_t j = 0; j < info.replicas.size(); ++j) {
+      const Replica& r = info.replicas[j];
+      if (r.samples == 0) continue;
+      const std::vector<BlockWork>& w = work_of(r, tp);
+      std::vector<std::vector<int>> deps(tp);
+      if (auto it = inbox.find(in_key); it != inbox.end()) deps = it->second[j];
+      std::vector<int> last(tp, -1);
+      auto compute = [&](int rank, double secs, double flops, double mem, const std::string& label) {
+        last[rank] = add_compute(r.devices[rank], secs, flops, mem, std::move(deps[rank]), label);
+        deps[rank].clear();
+        return last[rank];
+      };
+      auto tp_sync = [&](double bytes, const std::string& label) {
+        if (tp == 1 || bytes <= 0) return;
+        const int c = add_tp_collective(r.devices, bytes, last, label);
+        for (int k = 0; k < tp; ++k) {
+          deps[k] = {c};
+          last[k] = c;
+        }
+      };
+      const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
+      if (st.pass == PassKind::kForward) {
+        for (int b : blocks) {
+          const BlockWork& bw = w[b];
+          for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
+            const std::string label = rtag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : "");
+            for (int k = 0; k < tp; ++k) compute(k, bw.parts[pp].fwd_s, 0, pp == 0 ? bw.saved_bytes : 0, label);
+            tp_sync(bw.parts[pp].tp_fwd_bytes, label);
+          }
+        }
+      } else if (st.pass == PassKind::kBackward) {
+        for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
+          const BlockWork& bw = w[*bi];
+          if (bw.recompute_s > 0) {
+            for (int k = 0; k < tp; ++k) compute(k, bw.recompute_s, 0, bw.recompute_bytes, rtag + "." + bw.name + ".recompute");
+          }
+          const double freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
+          for (size_t pp = bw.parts.size(); pp-- > 0;) {
+            const WorkPart& part = bw.parts[pp];
+            const std::string label = rtag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") +
+                                      (bw.parts.size() > 1 ? std::to_string(pp) : "");
+            const double secs = part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
+            for (int k = 0; k < tp; ++k) {
+              const int t = compute(k, secs, pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -freed : 0, label);
+              if (!split_w) last_grad_[r.devices[k]][*bi] = t;
+            }
+            tp_sync(part.tp_bwd_bytes, label);
+          }
+        }
+      } else {  // weight gradients of every block of the chunk
+        for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
+          const BlockWork& bw = w[*bi];
+          double secs = 0;
+          for (const WorkPart& part : bw.parts) secs += part.bwd_weight_s;
+          for (int k = 0; k < tp; ++k) {
+            last_grad_[r.devices[k]][*bi] =
+                compute(k, secs, bw.model_flops, -bw.weight_input_bytes, rtag + "." + bw.name + ".bwd_weight");
+          }
+        }
+      }
+      if (st.pass == PassKind::kBackward) {
+        for (int b : blocks) {
+          for (int k = 0; k < kCostSources; ++k) out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(tp);
+        }
+      }
+      if (st.pass != PassKind::kWeight) {
+        send_boundary(pi, s, st, static_cast<int>(j), last, w[blocks.back()].output_bytes / static_cast<double>(r.samples),
+                      inbox);
+      }
+    }
+  }
+
+  // Activations forward to the next virtual stage, or gradients back to the previous one: every
+  // TP rank of a receiving copy gets the samples it shares with this copy from rank (k mod tp).
+  void send_boundary(int pi, int s, const PipelineStep& st, int j, const std::vector<int>& last, double bytes_per_sample,
+                     Inbox& inbox) {
+    std::vector<StageInfo>& infos = stages_[pi];
+    const int P = infos[s].stages;
+    const int V = P * infos[s].chunks;
+    const int vs = st.chunk * P + s;
+    const int to = st.pass == PassKind::kForward ? vs + 1 : vs - 1;
+    if (to < 0 || to >= V) return;
+    const int ts = to % P;
+    const StageInfo& dst = infos[ts];
+    const Replica& src = infos[s].replicas[j];
+    const auto key = std::make_tuple(to, st.micro_batch, static_cast<int>(st.pass));
+    auto& slot = inbox[key];
+    if (slot.empty()) {
+      slot.resize(dst.replicas.size());
+      for (size_t k = 0; k < dst.replicas.size(); ++k) slot[k].resize(dst.replicas[k].devices.size());
+    }
+    const std::string what = st.pass == PassKind::kForward ? ".act" : ".grad";
+    for (size_t k = 0; k < dst.replicas.size(); ++k) {
+      const Replica& d = dst.replicas[k];
+      const long overlap = std::min(src.first_sample + src.samples, d.first_sample + d.samples) -
+                           std::max(src.first_sample, d.first_sample);
+      if (overlap <= 0) continue;
+      for (size_t rank = 0; rank < d.devices.size(); ++rank) {
+        const int from = static_cast<int>(rank % src.devices.size());
+        SendTask send{src.devices[from], d.devices[rank], bytes_per_sample * static_cast<double>(overlap)};
+        const std::string label = "p" + std::to_string(pi) + ".mb" + std::to_string(st.micro_batch) + what + ".vs" +
+                                  std::to_string(vs) + "to" + std::to_string(to);
+        slot[k][rank].push_back(out_.program.add({label, send, {last[from]}}));
+      }
+    }
+  }
+
+  // --- gradient synchronisation and optimizer --------------------------------------------------
+
+  void emit_gradient_sync() {
+    Program& p = out_.program;
+    const int n = cluster_.gpu_count();
+    std::vector<std::vector<int>> synced(n);  // per device: its sync collectives
+    std::vector<double> opt_params(n, 0), held_params(n, 0);
+    const bool zero = plan_.gradient_sync != GradientSync::kAllReduce;
+    // Buckets: consecutive blocks (in backward order) with the same copies, up to the size limit.
+    struct Bucket {
+      std::vector<int> blocks;
+    };
+    std::vector<Bucket> buckets;
+    double bucket_params = 0;
+    for (int b = blocks_; b-- > 0;) {
+      if (holders_[b].empty()) continue;
+      const double params = block_params(b);
+      if (buckets.empty() || holders_[buckets.back().blocks.back()] != holders_[b] ||
+          bucket_params + params > ctx_.bucket_params) {
+        buckets.push_back({});
+        bucket_params = 0;
+      }
+      buckets.back().blocks.push_back(b);
+      bucket_params += params;
+    }
+    std::vector<std::pair<std::vector<int>, int>> zero1_gathers;  // (group, bucket) to all-gather after the step
+    for (size_t bk = 0; bk < buckets.size(); ++bk) {
+      const Bucket& bucket = buckets[bk];
+      const std::vector<Holder>& hs = holders_[bucket.blocks.front()];
+      const int tp = plan_.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
+      for (int rank = 0; rank < tp; ++rank) {
+        std::vector<int> group;
+        double params = 0;
+        for (const Holder& h : hs) group.push_back(replica(h).devices[rank]);
+        std::sort(group.begin(), group.end());
+        const std::vector<BlockWork>& w = work_of(replica(hs[0]), tp);
+        for (int b : bucket.blocks) params += w[b].params;
+        const double copies = static_cast<double>(group.size());
+        for (int d : group) {
+          held_params[d] += params;
+          opt_params[d] += zero ? params / copies : params;
+        }
+        if (group.size() < 2 || params <= 0) continue;
+        std::vector<int> deps;
+        for (int d : group) {
+          for (int b : bucket.blocks) {
+            if (last_grad_[d][b] >= 0) deps.push_back(last_grad_[d][b]);
+          }
+        }
+        const CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+        const std::string label = std::string(zero ? "grad_reducescatter." : "grad_allreduce.") + block_name(bucket.blocks) +
+                                  (tp > 1 ? ".tp" + std::to_string(rank) : "");
+        const int t = p.add({label, collective(op, group, params * ctx_.grad_bytes_per_param), std::move(deps)});
+        for (int d : group) synced[d].push_back(t);
+        if (plan_.gradient_sync == GradientSync::kZero1) zero1_gathers.push_back({group, static_cast<int>(bk)});
+      }
+    }
+    // Optimizer step on every device holding weights, after its last gradient is in.
+    std::vector<int> opt_task(n, -1);
+    for (int d = 0; d < n; ++d) {
+      if (held_params[d] <= 0) continue;
+      std::vector<int> deps = synced[d];
+      for (int b = 0; b < blocks_; ++b) {
+        if (last_grad_[d][b] >= 0) deps.push_back(last_grad_[d][b]);
+      }
+      const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
+      opt_task[d] = add_compute(d, secs, 0, 0, std::move(deps), "gpu" + std::to_string(d) + ".optimizer");
+      // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
+      const double e = ctx_.grad_bytes_per_param;
+      const double optimizer_state = ctx_.state_bytes_per_param - 2 * e;
+      double bytes = 0;
+      switch (plan_.gradient_sync) {
+        case GradientSync::kAllReduce: bytes = held_params[d] * ctx_.state_bytes_per_param; break;
+        case GradientSync::kZero1: bytes = held_params[d] * 2 * e + opt_params[d] * optimizer_state; break;
+        case GradientSync::kZero3: bytes = opt_params[d] * ctx_.state_bytes_per_param + gathered_bytes_[d]; break;
+      }
+      p.devices[d].static_memory_bytes = bytes + ctx_.reserve_bytes;
+    }
+    // ZeRO-1: every copy gathers the updated weights of the others.
+    for (const auto& [group, bk] : zero1_gathers) {
+      std::vector<int> deps;
+      for (int d : group) deps.push_back(opt_task[d]);
+      double params = 0;
+      const Holder& h = holders_[buckets[bk].blocks.front()][0];
+      const std::vector<BlockWork>& w = work_of(replica(h), plan_.pipelines[h.pipeline].stages[h.stage].tp);
+      for (int b : buckets[bk].blocks) params += w[b].params;
+      p.add({"param_allgather." + block_name(buckets[bk].blocks), collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
+             std::move(deps)});
+    }
+  }
+
+  struct Holder {
+    int pipeline = 0;
+    int stage = 0;
+    int replica = 0;
+    friend bool operator==(const Holder&, const Holder&) = default;
+  };
+
+  const Replica& replica(const Holder& h) const { return stages_[h.pipeline][h.stage].replicas[h.replica]; }
+
+  double block_params(int b) {
+    const Holder& h = holders_[b][0];
+    return work_of(replica(h), plan_.pipelines[h.pipeline].stages[h.stage].tp)[b].params;
+  }
+
+  std::string block_name(const std::vector<int>& blocks) const {
+    auto name = [&](int b) {
+      if (b == 0) return std::string("embedding");
+      if (b == blocks_ - 1) return std::string("head");
+      return "layer" + std::to_string(b - 1);
+    };
+    const int lo = *std::min_element(blocks.begin(), blocks.end());
+    const int hi = *std::max_element(blocks.begin(), blocks.end());
+    return lo == hi ? name(lo) : name(lo) + "-" + name(hi);
+  }
+
+  // --- memory ------------------------------------------------------------------------------------
+
+  void check_memory() {
+    const int n = cluster_.gpu_count();
+    out_.peak_memory_bytes.assign(n, 0);
+    out_.feasible = true;
+    for (int d = 0; d < n; ++d) {
+      // Allocations happen at a task's start and frees at its end, all on the compute stream in
+      // program order: the peak follows from the order alone.
+      double now = 0, peak = 0;
+      for (double delta : mem_delta_[d]) {
+        now += delta;
+        peak = std::max(peak, now);
+      }
+      const double static_bytes = out_.program.devices[d].static_memory_bytes;
+      out_.peak_memory_bytes[d] = static_bytes > 0 || peak > 0 ? static_bytes + peak : 0;
+      const Device& dev = cluster_.device_of(d);
+      if (out_.feasible && out_.peak_memory_bytes[d] > dev.memory_bytes) {
+        out_.feasible = false;
+        out_.infeasible_reason = "gpu" + std::to_string(d) + " (" + dev.name + ") needs " + format_bytes(out_.peak_memory_bytes[d]) +
+                                 " (weights, gradients and optimizer state " + format_bytes(static_bytes - ctx_.reserve_bytes) +
+                                 ", activations in flight " + format_bytes(peak) + ", runtime reserve " +
+                                 format_bytes(ctx_.reserve_bytes) + ") but has " + format_bytes(dev.memory_bytes) +
+                                 ": short by " + format_bytes(out_.peak_memory_bytes[d] - dev.memory_bytes);
+      }
+    }
+  }
+
+  const HybridPlan& plan_;
+  const Cluster& cluster_;
+  const StageWorkFn& work_;
+  const PipelineContext& ctx_;
+  PipelineProgram out_;
+  int blocks_;
+  std::vector<std::vector<StageInfo>> stages_;     // [pipeline][stage]
+  std::vector<std::vector<int>> last_grad_;        // [device][block]: task producing its weight gradient
+  std::vector<std::vector<Holder>> holders_;       // [block]: every copy holding it
+  std::vector<std::vector<double>> mem_delta_;     // [device]: activation allocations (+) and frees (-) in order
+  std::vector<int> last_compute_;                  // [device]: its latest compute task
+  std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
+  std::vector<double> gathered_bytes_;             // [device]: largest chunk of weights ZeRO-3 gathers
+};
+
+}  // namespace
+
+PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
+                                       const PipelineContext& ctx) {
+  return Emitter(plan, cluster, work, ctx).run();
+}
+
+PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost)
+    : model_(model), cluster_(cluster), cost_(cost) {
+  ModelSpec one = model;
+  one.training.recompute = Recompute::kNone;
+  const OpGraph g = build_op_graph(one, 1, model.training.dtype);
+  ctx_.tokens_per_sample = static_cast<double>(model.seq_len);
+  ctx_.model_flops_per_sample = g.model_flops();
+  ctx_.reserve_bytes = kRuntimeReserveBytes;
+}
+
+DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
+  bool all = true;
+  for (const PipelinePlan& p : plan.pipelines) {
+    for (const StagePlan& s : p.stages) {
+      for (int d : s.devices) all = all && cluster_.device_of(d).supports(model_.training.dtype);
+    }
+  }
+  return all || !model_.training.dtype_fallback ? model_.training.dtype : *model_.training.dtype_fallback;
+}
+
+const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& key) {
+  const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
+                                 static_cast<int>(ctx_.dtype));
+  auto it = cache_.find(k);
+  if (it == cache_.end()) {
+    it = cache_.emplace(k, stage_block_work(model_, cluster_.node_types[node_type].gpu, ctx_.dtype, cost_, key)).first;
+  }
+  return it->second;
+}
+
+PipelineProgram PipelineProgramBuilder::build(const HybridPlan& plan) {
+  ctx_.dtype = dtype_for(plan);
+  ctx_.grad_bytes_per_param = dtype_bytes(ctx_.dtype);
+  ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
+  ctx_.strategy = "hybrid";
+  const double state = ctx_.state_bytes_per_param;
+  ctx_.optimizer_s = [this, state](int node_type, double params) {
+    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, state).seconds;
+  };
+  const StageWorkFn fn = [this](int node_type, const StageWorkKey& key) -> const std::vector<BlockWork>& {
+    return work(node_type, key);
+  };
+  return build_pipeline_program(plan, cluster_, fn, ctx_);
+}
+
+}  // namespace hetsim

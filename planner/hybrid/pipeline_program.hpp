@@ -1,0 +1,75 @@
+// File: planner/hybrid/pipeline_program.hpp
+// Turns a hybrid plan into a simulator Program: for every pipeline, stage, data-parallel copy
+// (TP group) and micro-batch, forward and backward compute spans with the TP collectives between
+// them (on the TP stream), activations and gradients sent between stages (on the pipeline stream,
+// host-staged by the simulator when the two stages are of different vendors), in the order the
+// schedule gives each stage; then gradient synchronisation over every copy of each block's weights,
+// bucketed and overlapped with the last backward passes (all-reduce, or ZeRO reduce-scatter), and
+// the optimizer step. Memory: weights, gradients and optimizer state per device, activations as the
+// schedule holds them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "kernels_profile/cost_model.hpp"
+#include "planner/hybrid/hybrid_plan.hpp"
+#include "planner/hybrid/stage_work.hpp"
+#include "sim/program.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+// The work of one GPU of a TP group of node type `node_type` for `key` (blocks in forward order:
+// embedding, layers, head). The reference must stay valid while the program is built.
+using StageWorkFn = std::function<const std::vector<BlockWork>&(int node_type, const StageWorkKey& key)>;
+
+struct PipelineContext {
+  std::string strategy = "hybrid";
+  DType dtype = DType::kFp16;
+  double grad_bytes_per_param = 2;
+  double state_bytes_per_param = 16;  // weights + gradients + optimizer state
+  // Optimizer step over `params` parameters on a device of node type `node_type` (seconds).
+  std::function<double(int node_type, double params)> optimizer_s;
+  double tokens_per_sample = 0;
+  double model_flops_per_sample = 0;  // forward + backward, without recompute
+  double bucket_params = 40e6;        // gradient buckets of about this many parameters (Megatron's default)
+  double reserve_bytes = 0;           // per device, for the runtime
+};
+
+struct PipelineProgram {
+  bool feasible = false;
+  std::string infeasible_reason;           // names the device and the shortfall
+  Program program;                         // built even when memory does not fit
+  std::vector<double> peak_memory_bytes;   // per device: static + activations in schedule order
+  std::vector<double> replica_samples;     // per device: samples of each micro-batch its TP group runs
+};
+
+// From a checked plan (check_hybrid_plan found nothing).
+[[nodiscard]] PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster,
+                                                     const StageWorkFn& work, const PipelineContext& ctx);
+
+// The same with the model's work from the cost model (cached per node type and slice).
+class PipelineProgramBuilder {
+ public:
+  PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
+  [[nodiscard]] PipelineProgram build(const HybridPlan& plan);
+  // The blocks one GPU of node type `node_type` runs for `key`.
+  [[nodiscard]] const std::vector<BlockWork>& work(int node_type, const StageWorkKey& key);
+  [[nodiscard]] const PipelineContext& context() const { return ctx_; }
+  // The dtype the job computes in on the GPUs of `plan` (the model's, or its fallback).
+  [[nodiscard]] DType dtype_for(const HybridPlan& plan) const;
+
+ private:
+  const ModelSpec& model_;
+  const Cluster& cluster_;
+  const CostModel& cost_;
+  PipelineContext ctx_;
+  std::map<std::tuple<int, long, int, bool, int, int>, std::vector<BlockWork>> cache_;
+};
+
+}  // namespace hetsim

@@ -1,0 +1,165 @@
+// File: planner/hybrid/stage_work.cpp
+#include "planner/hybrid/stage_work.hpp"
+
+#include <algorithm>
+
+namespace hetsim {
+
+double BlockWork::fwd_s() const {
+  double s = 0;
+  for (const WorkPart& p : parts) s += p.fwd_s;
+  return s;
+}
+
+double BlockWork::bwd_s() const {
+  double s = recompute_s;
+  for (const WorkPart& p : parts) s += p.bwd_input_s + p.bwd_weight_s;
+  return s;
+}
+
+namespace {
+
+enum class TpSplit { kReplicated, kColumn, kRow, kSharded };
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// How Megatron splits an operator over a TP group. Norms, residuals and the operators of other
+// families (convolutions, mixture-of-experts routing) stay replicated.
+TpSplit tp_split(const Op& op, bool sequence_parallel) {
+  switch (op.kind) {
+    case OpKind::kLinear:
+      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up")) return TpSplit::kColumn;
+      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down")) return TpSplit::kRow;
+      return TpSplit::kReplicated;
+    case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
+    case OpKind::kAttnScores:
+    case OpKind::kSoftmax:
+    case OpKind::kAttnContext:
+    case OpKind::kLoss: return TpSplit::kSharded;   // by heads / by vocabulary
+    case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
+    default: return TpSplit::kReplicated;
+  }
+}
+
+// The share of `op` one GPU of a TP group of width `tp` computes.
+Op shard(const Op& op, TpSplit split, int tp) {
+  Op s = op;
+  if (tp == 1 || split == TpSplit::kReplicated) return s;
+  const double f = 1.0 / tp;
+  s.fwd_flops *= f;
+  s.bwd_flops *= f;
+  s.fwd_bytes *= f;
+  s.bwd_bytes *= f;
+  s.params *= f;
+  switch (split) {
+    case TpSplit::kColumn: s.gemm.n = std::max(1L, s.gemm.n / tp); break;  // input replicated: saved in full
+    case TpSplit::kRow:
+      s.gemm.k = std::max(1L, s.gemm.k / tp);
+      s.saved_bytes *= f;
+      break;
+    default:
+      s.gemm.batch = std::max(1L, s.gemm.batch / tp);
+      s.saved_bytes *= f;
+  }
+  return s;
+}
+
+int block_of(const Op& op, long layers) {
+  if (op.layer < 0) return 0;
+  return op.layer >= layers ? static_cast<int>(layers) + 1 : op.layer + 1;
+}
+
+bool is_attention_core(OpKind k) { return k == OpKind::kAttnScores || k == OpKind::kSoftmax || k == OpKind::kAttnContext; }
+
+}  // namespace
+
+std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
+                                        const StageWorkKey& key) {
+  ModelSpec plain = model;
+  plain.training.recompute = Recompute::kNone;  // recompute is this plan's choice, modelled below
+  const OpGraph g = build_op_graph(plain, key.samples, dtype);
+  const int tp = std::max(1, key.tp);
+  const double e = dtype_bytes(dtype);
+  const double tokens = static_cast<double>(key.samples) * static_cast<double>(model.seq_len);
+  const double hidden_bytes = tokens * static_cast<double>(model.hidden) * e;
+
+  std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
+  blocks.front().name = "embedding";
+  blocks.back().name = "head";
+  for (long l = 0; l < g.layers; ++l) blocks[l + 1].name = "layer" + std::to_string(l);
+  std::vector<double> layer_fwd(blocks.size(), 0), core_fwd(blocks.size(), 0), core_saved(blocks.size(), 0);
+
+  int open_block = -1;
+  WorkPart part;
+  auto close_part = [&](int b) {
+    const bool empty = part.fwd_s == 0 && part.bwd_input_s == 0 && part.bwd_weight_s == 0 && part.tp_fwd_bytes == 0 &&
+                       part.tp_bwd_bytes == 0;
+    if (empty && !blocks[b].parts.empty()) return;
+    blocks[b].parts.push_back(part);
+    part = WorkPart{};
+  };
+  for (const Op& op : g.ops) {
+    const int b = block_of(op, g.layers);
+    if (open_block >= 0 && b != open_block) close_part(open_block);
+    open_block = b;
+    BlockWork& bw = blocks[b];
+    const TpSplit split = tp_split(op, key.sequence_parallel);
+    const Op s = shard(op, split, tp);
+    const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
+    const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
+    // A matrix product with weights spends half its backward on the weight gradient.
+    const double w = is_matmul(s.kind) && s.params > 0 ? 0.5 * bwd.seconds : 0;
+    part.fwd_s += fwd.seconds;
+    part.bwd_input_s += bwd.seconds - w;
+    part.bwd_weight_s += w;
+    for (int k = 0; k < kCostSources; ++k) bw.sources[k] += fwd.by_source[k] + bwd.by_source[k];
+    bw.saved_bytes += s.saved_bytes;
+    if (w > 0) bw.weight_input_bytes += s.saved_bytes;
+    bw.params += s.params;
+    bw.model_flops += s.fwd_flops + s.bwd_flops;
+    layer_fwd[b] += fwd.seconds;
+    if (is_attention_core(op.kind)) {
+      core_fwd[b] += fwd.seconds;
+      core_saved[b] += s.saved_bytes;
+    }
+    if (tp > 1) {
+      // Column-split layers need the gradient of their replicated input summed over the group;
+      // row-split layers (and the embedding) sum their partial outputs.
+      if (split == TpSplit::kColumn) part.tp_bwd_bytes += hidden_bytes;
+      if (op.kind == OpKind::kLoss && split == TpSplit::kSharded) part.tp_fwd_bytes += 2 * tokens * 4;  // max and sum per token
+      if (split == TpSplit::kRow || op.kind == OpKind::kEmbedding) {
+        part.tp_fwd_bytes += hidden_bytes;
+        close_part(b);
+      }
+    }
+    if (op.layer < g.layers) bw.output_bytes = hidden_bytes;
+  }
+  if (open_block >= 0) close_part(open_block);
+  // Embedding parameters under TP: vocabulary-parallel, one shard per GPU.
+  if (tp > 1 && model.family != Family::kVit && model.family != Family::kVgg) blocks.front().params /= tp;
+
+  for (size_t b = 1; b + 1 < blocks.size(); ++b) {
+    BlockWork& bw = blocks[b];
+    if (key.recompute == RecomputeMode::kFull) {
+      // Only the layer's input is kept; the whole forward runs again before the backward.
+      const double input = key.sequence_parallel ? hidden_bytes / tp : hidden_bytes;
+      bw.recompute_bytes = bw.saved_bytes;
+      bw.saved_bytes = std::min(bw.saved_bytes, input);
+      bw.recompute_s = layer_fwd[b];
+    } else if (key.recompute == RecomputeMode::kSelective) {
+      // Korthikanti et al.: the attention core (scores, softmax, context) is recomputed.
+      bw.recompute_bytes = core_saved[b];
+      bw.saved_bytes -= core_saved[b];
+      bw.recompute_s = core_fwd[b];
+    }
+    bw.weight_input_bytes = std::min(bw.weight_input_bytes, bw.saved_bytes);
+  }
+  return blocks;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,127 @@
+// File: tests/planner/pipeline_program_test.cpp
+// Pipeline schedules as programs: closed forms for equal stages with free communication, and the
+// activations each schedule holds.
+#include "planner/hybrid/pipeline_program.hpp"
+
+#include <gtest/gtest.h>
+
+#include "planner/hybrid/pipeline_schedule.hpp"
+#include "sim/executor.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+constexpr double kF = 0.01;  // forward seconds of one layer; backward B = F, W = F
+
+// Every layer: forward kF, backward 2 kF (half of it weight gradient), one byte of activations;
+// embedding and head free; nothing to send, nothing to synchronise.
+class EqualStages : public ::testing::Test {
+ protected:
+  Cluster cluster_ = test::shipped_cluster("a100-8x8");
+  std::vector<BlockWork> blocks_;
+  PipelineContext ctx_;
+
+  void SetUp() override {
+    blocks_.resize(2 + 16);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      blocks_[b].name = "b" + std::to_string(b);
+      blocks_[b].parts.resize(1);
+      if (b == 0 || b + 1 == blocks_.size()) continue;
+      blocks_[b].parts[0] = {kF, kF, kF, 0, 0};
+      blocks_[b].saved_bytes = 1;
+    }
+  }
+
+  // P stages on GPUs 0, 8, 16, ... (one per node), `chunks` layers per stage, one per chunk.
+  HybridPlan plan(PipelineSchedule s, int P, int m, int chunks = 1) const {
+    HybridPlan p;
+    p.schedule = s;
+    p.micro_batch = 1;
+    PipelinePlan pl;
+    pl.micro_batches = m;
+    for (int i = 0; i < P; ++i) {
+      StagePlan st;
+      st.devices = {8 * i};
+      for (int c = 0; c < chunks; ++c) st.chunks.push_back({c * P + i, c * P + i});
+      pl.stages.push_back(st);
+    }
+    p.pipelines.push_back(pl);
+    return p;
+  }
+
+  PipelineProgram build(const HybridPlan& p) const {
+    const StageWorkFn fn = [this](int, const StageWorkKey&) -> const std::vector<BlockWork>& { return blocks_; };
+    return build_pipeline_program(p, cluster_, fn, ctx_);
+  }
+  double time(const HybridPlan& p) const { return simulate(build(p).program, cluster_).iteration_time_s; }
+};
+
+TEST_F(EqualStages, OneFOneBTakesMPlusPMinusOneStageTimes) {
+  // T = (m + P - 1) x (F + B + W) for equal stages and free communication.
+  for (auto [P, m] : {std::pair{4, 8}, std::pair{2, 5}, std::pair{8, 8}, std::pair{4, 1}}) {
+    SCOPED_TRACE("P=" + std::to_string(P) + " m=" + std::to_string(m));
+    const double expected = (m + P - 1) * 3 * kF;
+    EXPECT_NEAR(time(plan(PipelineSchedule::kOneFOneB, P, m)), expected, 1e-9 * expected);
+    EXPECT_NEAR(time(plan(PipelineSchedule::kGpipe, P, m)), expected, 1e-9 * expected);
+  }
+}
+
+TEST_F(EqualStages, InterleavingShrinksTheBubbleByTheChunkCount) {
+  // Stage time per micro-batch T = v x 3F; interleaved: m T + (P - 1) T / v.
+  const int P = 4, m = 8;
+  for (int v : {2, 4}) {
+    SCOPED_TRACE("v=" + std::to_string(v));
+    const double stage = v * 3 * kF;
+    const double expected = m * stage + (P - 1) * stage / v;
+    EXPECT_NEAR(time(plan(PipelineSchedule::kInterleaved, P, m, v)), expected, 1e-9 * expected);
+  }
+}
+
+TEST_F(EqualStages, ZeroBubbleSendsGradientsBeforeWeightGradients) {
+  // B and W split, gradient sent after B: m (F + B + W) + (P - 1)(F + B) = (3m + 2(P - 1)) F,
+  // against 1F1B's (3m + 3(P - 1)) F.
+  const int P = 4, m = 8;
+  const double expected = (3 * m + 2 * (P - 1)) * kF;
+  EXPECT_NEAR(time(plan(PipelineSchedule::kZeroBubble, P, m)), expected, 1e-9 * expected);
+  EXPECT_LT(expected, time(plan(PipelineSchedule::kOneFOneB, P, m)));
+}
+
+TEST_F(EqualStages, ActivationsHeldFollowTheSchedule) {
+  // One byte per micro-batch in flight: 1F1B holds P - i on stage i, GPipe m, eager 2(P - i) - 1.
+  const int P = 4, m = 8;
+  const PipelineProgram one = build(plan(PipelineSchedule::kOneFOneB, P, m));
+  const PipelineProgram gpipe = build(plan(PipelineSchedule::kGpipe, P, m));
+  const PipelineProgram eager = build(plan(PipelineSchedule::kEager, P, m));
+  for (int i = 0; i < P; ++i) {
+    SCOPED_TRACE("stage " + std::to_string(i));
+    EXPECT_EQ(one.peak_memory_bytes[8 * i], P - i);
+    EXPECT_EQ(gpipe.peak_memory_bytes[8 * i], m);
+    EXPECT_EQ(eager.peak_memory_bytes[8 * i], std::min(m, 2 * (P - i) - 1));
+    // The simulator's own memory accounting agrees.
+    EXPECT_EQ(simulate(eager.program, cluster_).devices[8 * i].peak_memory_bytes, std::min(m, 2 * (P - i) - 1));
+  }
+}
+
+TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
+  for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
+                             PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {
+    const int chunks = s == PipelineSchedule::kInterleaved ? 2 : 1;
+    for (int stage = 0; stage < 4; ++stage) {
+      const std::vector<PipelineStep> order = stage_order(s, stage, 4, 8, chunks);
+      int f = 0, b = 0, w = 0;
+      for (const PipelineStep& st : order) (st.pass == PassKind::kForward ? f : st.pass == PassKind::kBackward ? b : w)++;
+      EXPECT_EQ(f, 8 * chunks);
+      EXPECT_EQ(b, 8 * chunks);
+      EXPECT_EQ(w, splits_weight_gradient(s) ? 8 : 0);
+    }
+  }
+  // 1F1B on the first of 4 stages: 3 warm-up forwards, then alternating.
+  const std::vector<PipelineStep> o = stage_order(PipelineSchedule::kOneFOneB, 0, 4, 6, 1);
+  EXPECT_EQ(o[3], (PipelineStep{PassKind::kForward, 3, 0}));
+  EXPECT_EQ(o[4], (PipelineStep{PassKind::kBackward, 0, 0}));
+  EXPECT_EQ(max_in_flight(o), 4);
+}
+
+}  // namespace
+}  // namespace hetsim
