@@ -7,8 +7,11 @@
 #include <iostream>
 
 #include "base/log.hpp"
+#include "base/units.hpp"
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/plan_file.hpp"
 #include "planner/spmd_judge.hpp"
 #include "sim/trace.hpp"
@@ -29,7 +32,32 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("--no-sfb", a.no_sfb, "no sufficient factor broadcasting");
   cmd->add_flag("--no-grouped-collectives", a.no_grouped, "padded all-gathers only, no grouped broadcasts");
   cmd->add_flag("--no-memory-limit", a.no_memory_limit, "ignore device memory while planning (reported when exceeded)");
+  cmd->add_flag("--no-pipeline", a.no_pipeline, "no hybrid plans (pipelines of stage meshes): SPMD programs only");
+  cmd->add_flag("--no-spmd", a.no_spmd, "no SPMD synthesis over the flat list of GPUs: hybrid plans only");
+  cmd->add_flag("--uniform-layers", a.uniform_layers, "hybrid plans: equal layers per stage (no non-uniform split)");
+  cmd->add_flag("--no-mixed-stages", a.no_mixed_stages, "hybrid plans: every stage on one GPU type");
+  cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
+
+namespace {
+
+PipelineSchedule schedule_by_name(const std::string& name) {
+  for (int i = 0; i < static_cast<int>(schedule_names().size()); ++i) {
+    if (schedule_names()[i] == name) return static_cast<PipelineSchedule>(i);
+  }
+  return PipelineSchedule::kOneFOneB;
+}
+
+// The per-GPU throughput a hybrid plan reaches on a homogeneous cluster (for the upper bound).
+double hybrid_reference(const ModelSpec& model, const Cluster& sub, const CostModel& cost, const SimOptions& opts) {
+  HybridPlanner planner(model, sub, cost, opts);
+  HybridOptions o;
+  o.simulate = 1;
+  const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
+  return s.chosen >= 0 ? s.judged[s.chosen].evaluation.report.samples_per_s : 0;
+}
+
+}  // namespace
 
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
@@ -48,15 +76,32 @@ int run_plan(const PlanArgs& a) {
   ours.search.sfb = !a.no_sfb;
   ours.search.grouped_collectives = !a.no_grouped;
   ours.search.memory_limit = !a.no_memory_limit;
-  log_info("planning (A* search + sharding-ratio LP) and simulating the best " + std::to_string(a.candidates) + " ...");
-  const JudgedPlan plan = plan_and_judge(model, cluster, cost, ours, a.candidates, opts, "hetsim");
-  // HAP as released: uniform-cost search, barrier after every step, no memory model.
-  SpmdPlanOptions hap;
-  hap.search.heuristic = Heuristic::kZero;
-  hap.search.cost = CostMode::kBarrier;
-  hap.search.memory_limit = false;
-  log_info("planning the HAP-faithful mode ...");
-  const JudgedPlan hap_plan = plan_and_judge(model, cluster, cost, hap, 1, opts, "hap-faithful");
+  JudgedPlan plan, hap_plan;
+  if (!a.no_spmd) {
+    log_info("planning SPMD programs (A* search + sharding-ratio LP) and simulating the best " + std::to_string(a.candidates) + " ...");
+    plan = plan_and_judge(model, cluster, cost, ours, a.candidates, opts, "hetsim");
+    // HAP as released: uniform-cost search, barrier after every step, no memory model.
+    SpmdPlanOptions hap;
+    hap.search.heuristic = Heuristic::kZero;
+    hap.search.cost = CostMode::kBarrier;
+    hap.search.memory_limit = false;
+    log_info("planning the HAP-faithful mode ...");
+    hap_plan = plan_and_judge(model, cluster, cost, hap, 1, opts, "hap-faithful");
+  }
+  HybridSearch hybrid, hethub, megatron;
+  if (!a.no_pipeline) {
+    HybridPlanner planner(model, cluster, cost, opts);
+    HybridOptions ho;
+    ho.uniform_layers = a.uniform_layers;
+    ho.mixed_stages = !a.no_mixed_stages;
+    ho.simulate = a.candidates;
+    if (!a.schedule.empty()) ho.schedule = schedule_by_name(a.schedule);
+    log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");
+    hybrid = planner.search(HybridFlavour::kHetsim, ho);
+    log_info("planning the HETHUB-faithful and Megatron-uniform modes ...");
+    hethub = planner.search(HybridFlavour::kHethubFaithful, ho);
+    megatron = planner.search(HybridFlavour::kMegatronUniform, ho);
+  }
 
   std::vector<Evaluation> baselines;
   for (const std::string& s : strategy_names()) {
@@ -66,39 +111,94 @@ int run_plan(const PlanArgs& a) {
   // The upper bound's references are homogeneous clusters of each node type. A cluster of one
   // node type is its own reference: the best of what was just simulated.
   double bound = 0;
+  auto best_of = [](const std::vector<const Report*>& reports) {
+    double b = 0;
+    for (const Report* r : reports) {
+      if (r->feasible) b = std::max(b, r->samples_per_s);
+    }
+    return b;
+  };
+  std::vector<const Report*> all;
+  for (const JudgedCandidate& jc : plan.judged) all.push_back(&jc.evaluation.report);
+  for (const HybridSearch* h : {&hybrid, &hethub, &megatron}) {
+    for (const JudgedHybrid& jh : h->judged) all.push_back(&jh.evaluation.report);
+  }
+  for (const Evaluation& b : baselines) all.push_back(&b.report);
   if (cluster.node_types.size() == 1) {
-    for (const JudgedCandidate& jc : plan.judged) bound = std::max(bound, jc.evaluation.report.samples_per_s);
-    for (const Evaluation& b : baselines) bound = std::max(bound, b.report.samples_per_s);
+    bound = best_of(all);
   } else {
     log_info("planning and simulating homogeneous references for the upper bound ...");
-    bound = upper_bound_samples_per_s(model, cluster, cost, opts, notes, /*synthesise=*/true);
+    ReferencePlanner reference;
+    if (!a.no_pipeline) {
+      reference = [&](const ModelSpec& m, const Cluster& sub) { return hybrid_reference(m, sub, cost, opts); };
+      notes.push_back("upper bound references include hybrid plans (pipelines of stage meshes) on each homogeneous cluster");
+    }
+    bound = upper_bound_samples_per_s(model, cluster, cost, opts, notes, /*synthesise=*/!a.no_spmd, reference);
   }
 
+  // Rows: SPMD candidates, hybrid candidates, then the comparison modes and baselines.
   std::vector<Report> rows;
-  const Evaluation* chosen = nullptr;
   for (const JudgedCandidate& j : plan.judged) rows.push_back(j.evaluation.report);
-  if (plan.chosen >= 0) chosen = &plan.judged[plan.chosen].evaluation;
-  if (!plan.plan.found) {
+  if (!a.no_spmd && !plan.plan.found) {
     Report r;
     r.strategy = "hetsim";
     r.feasible = false;
-    r.infeasible_reason = "no program fits the devices' memory (" + std::to_string(plan.plan.search.expanded) + " states searched)";
+    r.infeasible_reason = "no SPMD program fits the devices' memory (" + std::to_string(plan.plan.search.expanded) + " states searched)";
     rows.push_back(r);
   }
+  for (const JudgedHybrid& j : hybrid.judged) rows.push_back(j.evaluation.report);
+  if (!a.no_pipeline && hybrid.judged.empty()) {
+    Report r;
+    r.strategy = "hetsim hybrid";
+    r.kind = "hybrid";
+    r.feasible = false;
+    r.infeasible_reason = "no pipeline plan fits the devices' memory (" + std::to_string(hybrid.considered) + " shapes fit by estimate)";
+    rows.push_back(r);
+  }
+  const size_t first_baseline = rows.size();
   if (!hap_plan.judged.empty()) rows.push_back(hap_plan.judged.front().evaluation.report);
+  for (const HybridSearch* h : {&hethub, &megatron}) {
+    if (!h->judged.empty()) rows.push_back(h->judged.front().evaluation.report);
+  }
   for (const Evaluation& b : baselines) rows.push_back(b.report);
   for (Report& r : rows) {
     r.assumptions = notes;
     if (r.feasible) set_upper_bound(r, bound);
   }
   print_strategy_table(std::cout, rows, cluster);
+
+  // The chosen plan: the smallest simulated time among hetsim's own candidates.
+  const Evaluation* chosen = nullptr;
+  const SpmdCandidate* chosen_spmd = nullptr;
+  const HybridPlan* chosen_hybrid = nullptr;
+  size_t candidates = plan.judged.size() + hybrid.judged.size();
+  if (plan.chosen >= 0) {
+    chosen = &plan.judged[plan.chosen].evaluation;
+    chosen_spmd = &plan.judged[plan.chosen].candidate;
+  }
+  if (hybrid.chosen >= 0) {
+    const Evaluation& h = hybrid.judged[hybrid.chosen].evaluation;
+    if (chosen == nullptr || h.report.iteration_time_s < chosen->report.iteration_time_s) {
+      chosen = &h;
+      chosen_spmd = nullptr;
+      chosen_hybrid = &hybrid.judged[hybrid.chosen].plan;
+    }
+  }
   if (chosen != nullptr) {
     Report best = chosen->report;
     best.assumptions = notes;
     set_upper_bound(best, bound);
-    std::cout << "\nchosen: " << best.strategy << " (smallest simulated time of " << plan.judged.size() << " candidates)\n\n";
-    print_spmd_plan(std::cout, plan.problem, plan.judged[plan.chosen].candidate, cluster);
-    print_search_stats(std::cout, plan.plan, plan.plan_time_s, a.heuristic);
+    std::cout << "\nchosen: " << best.strategy << " (smallest simulated time of " << candidates << " candidates)\n\n";
+    if (chosen_spmd != nullptr) {
+      print_spmd_plan(std::cout, plan.problem, *chosen_spmd, cluster);
+    } else {
+      print_hybrid_plan(std::cout, *chosen_hybrid, cluster);
+    }
+    if (!a.no_spmd) print_search_stats(std::cout, plan.plan, plan.plan_time_s, a.heuristic);
+    if (!a.no_pipeline) {
+      std::cout << "hybrid search: " << hybrid.considered << " plans fit memory by estimate, " << hybrid.judged.size()
+                << " simulated; took " << format_time(hybrid.plan_time_s) << "\n";
+    }
     std::cout << "\n";
     print_run_summary(std::cout, best, cluster);
   } else {
@@ -113,30 +213,46 @@ int run_plan(const PlanArgs& a) {
     j["assumptions"] = notes;
   }
   j["candidates"] = nlohmann::json::array();
-  for (const JudgedCandidate& jc : plan.judged) {
-    nlohmann::json e{{"strategy", jc.evaluation.report.strategy}, {"estimated_s", jc.candidate.estimate_s},
-                     {"feasible", jc.evaluation.report.feasible}};
-    if (jc.evaluation.report.feasible) e["simulated_s"] = jc.evaluation.report.iteration_time_s;
+  auto candidate_row = [&](const Report& r, double estimate_s) {
+    nlohmann::json e{{"strategy", r.strategy}, {"kind", r.kind}, {"estimated_s", estimate_s}, {"feasible", r.feasible}};
+    if (!r.shape.empty()) e["shape"] = r.shape;
+    if (r.feasible) e["simulated_s"] = r.iteration_time_s;
+    else e["infeasible_reason"] = r.infeasible_reason;
     j["candidates"].push_back(e);
-  }
-  j["baselines"] = nlohmann::json::array();
-  auto baseline_row = [&](const Report& r) {
-    nlohmann::json b{{"strategy", r.strategy}, {"feasible", r.feasible}};
-    if (r.feasible) b["simulated_s"] = r.iteration_time_s;
-    else b["infeasible_reason"] = r.infeasible_reason;
-    if (r.estimated_s > 0) b["estimated_s"] = r.estimated_s;
-    j["baselines"].push_back(b);
   };
-  if (!hap_plan.judged.empty()) baseline_row(hap_plan.judged.front().evaluation.report);
-  for (const Evaluation& b : baselines) baseline_row(b.report);
-  j["plan_time_s"] = plan.plan_time_s;
-  j["search"] = {{"states_expanded", plan.plan.search.expanded}, {"states_generated", plan.plan.search.generated},
-                 {"search_s", plan.plan.search.seconds}, {"lp_s", plan.plan.lp_seconds}, {"rounds", plan.plan.rounds}};
+  for (const JudgedCandidate& jc : plan.judged) candidate_row(jc.evaluation.report, jc.candidate.estimate_s);
+  for (const JudgedHybrid& jh : hybrid.judged) candidate_row(jh.evaluation.report, jh.plan.estimate_s);
+  j["baselines"] = nlohmann::json::array();
+  for (size_t i = first_baseline; i < rows.size(); ++i) {
+    const Report& r = rows[i];
+    nlohmann::json b{{"strategy", r.strategy}, {"kind", r.kind}, {"feasible", r.feasible}};
+    if (r.feasible) {
+      b["simulated_s"] = r.iteration_time_s;
+      b["samples_per_s"] = r.samples_per_s;
+      if (bound > 0) b["efficiency"] = r.samples_per_s / bound;
+    } else {
+      b["infeasible_reason"] = r.infeasible_reason;
+    }
+    if (r.estimated_s > 0) b["estimated_s"] = r.estimated_s;
+    if (!r.shape.empty()) b["shape"] = r.shape;
+    j["baselines"].push_back(b);
+  }
+  j["plan_time_s"] = plan.plan_time_s + hybrid.plan_time_s;
+  if (!a.no_spmd) {
+    j["search"] = {{"states_expanded", plan.plan.search.expanded}, {"states_generated", plan.plan.search.generated},
+                   {"search_s", plan.plan.search.seconds}, {"lp_s", plan.plan.lp_seconds}, {"rounds", plan.plan.rounds}};
+  }
+  if (!a.no_pipeline) j["hybrid_search"] = {{"plans_fitting", hybrid.considered}, {"simulated", hybrid.judged.size()},
+                                            {"search_s", hybrid.plan_time_s}};
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && chosen != nullptr) write_json(c.trace, chrome_trace(chosen->program, cluster, chosen->result), "--trace");
   if (!a.emit_plan.empty() && chosen != nullptr) {
-    const PlanFile pf{model.name, cluster.name, ours.search, plan.judged[plan.chosen].candidate};
-    write_file(a.emit_plan, plan_to_yaml(pf, plan.problem), "--emit-plan");
+    if (chosen_spmd != nullptr) {
+      const PlanFile pf{model.name, cluster.name, ours.search, *chosen_spmd};
+      write_file(a.emit_plan, plan_to_yaml(pf, plan.problem), "--emit-plan");
+    } else {
+      write_file(a.emit_plan, hybrid_plan_to_yaml(*chosen_hybrid), "--emit-plan");
+    }
   }
   return 0;
 }

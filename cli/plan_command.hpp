@@ -1,6 +1,7 @@
 // File: cli/plan_command.hpp
-// `hetsim plan` (and bare `hetsim`): synthesise SPMD programs (A* + sharding-ratio LP), judge the
-// best candidates in the simulator, compare with the HAP-faithful mode and the data-parallel
+// `hetsim plan` (and bare `hetsim`): synthesise SPMD programs (A* + sharding-ratio LP) and hybrid
+// plans (pipelines of stage meshes), judge the best candidates of each in the simulator, compare
+// with the HAP-faithful, HETHUB-faithful and Megatron-uniform modes and the data-parallel
 // baselines, and report the chosen plan.
 #pragma once
 
@@ -20,6 +21,11 @@ struct PlanArgs {
   bool no_sfb = false;
   bool no_grouped = false;
   bool no_memory_limit = false;
+  bool no_pipeline = false;
+  bool no_spmd = false;
+  bool uniform_layers = false;
+  bool no_mixed_stages = false;
+  std::string schedule;  // empty: the planner chooses
 };
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a);

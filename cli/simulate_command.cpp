@@ -7,6 +7,8 @@
 
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/plan_file.hpp"
 #include "planner/spmd_judge.hpp"
 #include "planner/spmd_problem.hpp"
@@ -32,7 +34,13 @@ int run_simulate(const SimulateArgs& a) {
   std::vector<std::string> notes = assumptions(model, cluster);
   print_header(std::cout, model, cluster, model.training.global_batch);
   Evaluation ev;
-  if (!a.plan.empty()) {
+  if (!a.plan.empty() && plan_file_kind(a.plan) == "hybrid") {
+    const HybridPlan plan = load_hybrid_plan(a.plan, model, cluster);
+    HybridPlanner planner(model, cluster, cost, opts);
+    ev = planner.evaluate(plan, "plan " + a.plan);
+    print_hybrid_plan(std::cout, plan, cluster);
+    std::cout << "\n";
+  } else if (!a.plan.empty()) {
     const SpmdProblem p = build_spmd_problem(model, cluster, cost);
     const PlanFile plan = load_plan(a.plan, p);
     ev = evaluate_candidate(p, plan.candidate, model, cluster, cost, plan.options, opts, "plan " + a.plan);

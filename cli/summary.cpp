@@ -1,6 +1,7 @@
 // File: cli/summary.cpp
 #include "cli/summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -227,6 +228,48 @@ void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_tim
   out << "search: " << plan.search.expanded << " states expanded (" << heuristic << " heuristic), " << plan.rounds
       << " rounds of A* + LP, search " << format_time(plan.search.seconds) << ", LP " << format_time(plan.lp_seconds)
       << "; planning with simulation of the candidates took " << format_time(plan_time_s) << "\n";
+}
+
+void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster& cluster) {
+  out << "hybrid plan: " << plan.shape() << "; micro-batch " << plan.micro_batch << ", recompute "
+      << recompute_name(plan.recompute) << ", gradient sync " << gradient_sync_name(plan.gradient_sync)
+      << (plan.sequence_parallel ? ", sequence parallel" : "") << "\n";
+  // Pipelines that differ only in their GPUs are printed once, with their count.
+  for (size_t p = 0; p < plan.pipelines.size(); ++p) {
+    const PipelinePlan& pl = plan.pipelines[p];
+    size_t same = 1;
+    while (p + same < plan.pipelines.size() && plan.pipelines[p + same].micro_batches == pl.micro_batches &&
+           plan.pipelines[p + same].stages.size() == pl.stages.size()) {
+      bool alike = true;
+      for (size_t s = 0; s < pl.stages.size() && alike; ++s) {
+        const StagePlan& a = pl.stages[s];
+        const StagePlan& b = plan.pipelines[p + same].stages[s];
+        alike = a.tp == b.tp && a.chunks == b.chunks && a.devices.size() == b.devices.size() &&
+                cluster.device_of(a.devices[0]).name == cluster.device_of(b.devices[0]).name;
+      }
+      if (!alike) break;
+      ++same;
+    }
+    out << "  pipeline" << (same > 1 ? "s " + std::to_string(p) + "-" + std::to_string(p + same - 1) : " " + std::to_string(p))
+        << ": " << pl.micro_batches << " micro-batches\n";
+    for (size_t s = 0; s < pl.stages.size(); ++s) {
+      const StagePlan& st = pl.stages[s];
+      std::map<std::string, int> types;
+      for (int d : st.devices) ++types[cluster.device_of(d).name];
+      std::string type_list;
+      for (const auto& [name, n] : types) type_list += (type_list.empty() ? "" : " + ") + std::to_string(n) + " x " + name;
+      std::string layers;
+      for (const LayerRange& r : st.chunks) {
+        layers += (layers.empty() ? "" : ", ") + (r.first == r.last ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.last));
+      }
+      std::vector<int> sorted = st.devices;
+      std::sort(sorted.begin(), sorted.end());
+      out << "    stage " << s << ": gpus " << format_devices(sorted) << " (" << type_list << "), tp " << st.tp;
+      if (st.dp() > 1) out << ", dp " << st.dp();
+      out << ", layers " << layers << " (" << st.layer_count() << ")\n";
+    }
+    p += same - 1;
+  }
 }
 
 }  // namespace hetsim::cli

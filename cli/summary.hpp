@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <vector>
 
+#include "planner/hybrid/hybrid_plan.hpp"
 #include "planner/spmd_planner.hpp"
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
@@ -18,6 +19,8 @@ void print_run_summary(std::ostream& out, const Report& report, const Cluster& c
 void print_assumptions(std::ostream& out, const std::vector<std::string>& assumptions);
 // The synthesised program: shares per GPU type, shardings grouped by layer, collectives.
 void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidate& c, const Cluster& cluster);
+// A hybrid plan: its shape, then every stage of each distinct pipeline (GPUs, type, tp, layers).
+void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster& cluster);
 void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_time_s, const std::string& heuristic);
 
 }  // namespace hetsim::cli

@@ -47,7 +47,8 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
 }
 
 double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                 const SimOptions& options, std::vector<std::string>& notes, bool synthesise) {
+                                 const SimOptions& options, std::vector<std::string>& notes, bool synthesise,
+                                 const ReferencePlanner& reference) {
   const int n = cluster.gpu_count();
   double total = 0;
   for (int t = 0; t < static_cast<int>(cluster.node_types.size()); ++t) {
@@ -65,6 +66,12 @@ double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster,
       scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
       const JudgedPlan plan = plan_and_judge(scaled, sub, cost, SpmdPlanOptions{}, 1, options, "reference");
       if (plan.chosen >= 0) best = std::max(best, plan.judged[plan.chosen].evaluation.report.samples_per_s / nt);
+    }
+    if (reference) {
+      ModelSpec scaled = model;
+      scaled.training.global_batch = batch;
+      scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
+      best = std::max(best, reference(scaled, sub) / nt);
     }
     if (best == 0) {
       // No known strategy fits this type alone: bound it by its compute-only speed.

@@ -3,6 +3,7 @@
 // simulate it, and report; plus the upper bound that every plan's efficiency is measured against.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,12 @@ struct Evaluation {
 // DESIGN.md's upper bound: every GPU at the best per-device throughput its own type reaches on a
 // homogeneous cluster of that type (its node type's nodes alone, same per-GPU batch), summed.
 // The best is over the data-parallel strategies and, with `synthesise`, the planner's own
-// program for that homogeneous cluster. Notes on how it was obtained are appended to `notes`.
+// program for that homogeneous cluster, and `reference` (another planner's samples/s on it, e.g.
+// the hybrid planner's) when given. Notes on how it was obtained are appended to `notes`.
+using ReferencePlanner = std::function<double(const ModelSpec& model, const Cluster& homogeneous)>;
 [[nodiscard]] double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                                const SimOptions& options, std::vector<std::string>& notes,
-                                               bool synthesise = false);
+                                               bool synthesise = false, const ReferencePlanner& reference = nullptr);
 
 // The modelling assumptions behind every report of this model on this cluster.
 [[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster);

@@ -48,6 +48,8 @@ void set_upper_bound(Report& r, double upper_bound_samples_per_s) {
 nlohmann::json Report::to_json() const {
   nlohmann::json j;
   j["strategy"] = strategy;
+  j["kind"] = kind;
+  if (!shape.empty()) j["shape"] = shape;
   j["cluster"] = cluster;
   j["model"] = model;
   j["feasible"] = feasible;

@@ -25,6 +25,8 @@ struct DeviceReport {
 
 struct Report {
   std::string strategy;
+  std::string kind = "spmd";  // spmd (one program over a flat list of GPUs) | hybrid (pipelines of stages)
+  std::string shape;          // hybrid: "2 pipelines x 4 stages, tp 8, 1f1b"
   std::string cluster;
   std::string model;
   bool feasible = true;

@@ -64,7 +64,7 @@ class Emitter {
 
  private:
   const std::vector<BlockWork>& work_of(const Replica& r, int tp) {
-    return work_(r.node_type, StageWorkKey{r.samples, tp, plan_.sequence_parallel, plan_.recompute});
+    return work_(r.node_type, StageWorkKey{std::max(1L, r.samples), tp, plan_.sequence_parallel, plan_.recompute});
   }
 
   void setup() {
@@ -82,39 +82,23 @@ class Emitter {
         StageInfo info;
         info.stages = P;
         info.chunks = static_cast<int>(sp.chunks.size());
+        std::vector<int> all;
         for (int c = 0; c < info.chunks; ++c) {
-          std::vector<int> blocks;
-          if (s == 0 && c == 0) blocks.push_back(0);
-          for (int l = sp.chunks[c].first; l <= sp.chunks[c].last; ++l) blocks.push_back(l + 1);
-          if (s == P - 1 && c == info.chunks - 1) blocks.push_back(blocks_ - 1);
-          info.chunk_blocks.push_back(blocks);
+          info.chunk_blocks.push_back(stage_blocks(sp, s, P, c, blocks_ - 2));
+          all.insert(all.end(), info.chunk_blocks.back().begin(), info.chunk_blocks.back().end());
         }
-        // Copies of the stage share each micro-batch in proportion to their speed on its blocks.
-        std::vector<double> speed;
+        const std::vector<long> shares = replica_shares(plan_, sp, all, cluster_, work_);
+        long first = 0;
         for (int j = 0; j < sp.dp(); ++j) {
           Replica r;
           r.devices.assign(sp.devices.begin() + j * sp.tp, sp.devices.begin() + (j + 1) * sp.tp);
           r.node_type = cluster_.gpus[r.devices[0]].node_type;
-          const std::vector<BlockWork>& w =
-              work_(r.node_type, StageWorkKey{plan_.micro_batch, sp.tp, plan_.sequence_parallel, plan_.recompute});
-          double t = 0;
-          for (const std::vector<int>& blocks : info.chunk_blocks) {
-            for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
-          }
-          speed.push_back(t > 0 ? 1 / t : 1);
-          info.replicas.push_back(r);
-        }
-        const std::vector<long> shares = split_proportionally(plan_.micro_batch, speed);
-        long first = 0;
-        for (size_t j = 0; j < info.replicas.size(); ++j) {
-          Replica& r = info.replicas[j];
           r.first_sample = first;
           r.samples = shares[j];
           first += shares[j];
           for (int d : r.devices) out_.replica_samples[d] = static_cast<double>(r.samples);
-          for (const std::vector<int>& blocks : info.chunk_blocks) {
-            for (int b : blocks) holders_[b].push_back({static_cast<int>(pi), s, static_cast<int>(j)});
-          }
+          for (int b : all) holders_[b].push_back({static_cast<int>(pi), s, j});
+          info.replicas.push_back(r);
         }
         info.order = stage_order(plan_.schedule, s, P, static_cast<int>(pl.micro_batches), info.chunks);
         infos.push_back(std::move(info));
@@ -521,6 +505,28 @@ class Emitter {
 
 }  // namespace
 
+std::vector<int> stage_blocks(const StagePlan& st, int s, int stages, int chunk, int layers) {
+  const int chunks = static_cast<int>(st.chunks.size());
+  std::vector<int> blocks;
+  if (s == 0 && chunk == 0) blocks.push_back(0);
+  for (int l = st.chunks[chunk].first; l <= st.chunks[chunk].last; ++l) blocks.push_back(l + 1);
+  if (s == stages - 1 && chunk == chunks - 1) blocks.push_back(layers + 1);
+  return blocks;
+}
+
+std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks,
+                                 const Cluster& cluster, const StageWorkFn& work) {
+  std::vector<double> speed;
+  for (int j = 0; j < st.dp(); ++j) {
+    const int node_type = cluster.gpus[st.devices[j * st.tp]].node_type;
+    const std::vector<BlockWork>& w = work(node_type, StageWorkKey{plan.micro_batch, st.tp, plan.sequence_parallel, plan.recompute});
+    double t = 0;
+    for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
+    speed.push_back(t > 0 ? 1 / t : 1);
+  }
+  return split_proportionally(plan.micro_batch, speed);
+}
+
 PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                                        const PipelineContext& ctx) {
   return Emitter(plan, cluster, work, ctx).run();
@@ -556,7 +562,7 @@ const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const 
   return it->second;
 }
 
-PipelineProgram PipelineProgramBuilder::build(const HybridPlan& plan) {
+void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
   ctx_.dtype = dtype_for(plan);
   ctx_.grad_bytes_per_param = dtype_bytes(ctx_.dtype);
   ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
@@ -565,6 +571,10 @@ PipelineProgram PipelineProgramBuilder::build(const HybridPlan& plan) {
   ctx_.optimizer_s = [this, state](int node_type, double params) {
     return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, state).seconds;
   };
+}
+
+PipelineProgram PipelineProgramBuilder::build(const HybridPlan& plan) {
+  prepare(plan);
   const StageWorkFn fn = [this](int node_type, const StageWorkKey& key) -> const std::vector<BlockWork>& {
     return work(node_type, key);
   };

@@ -49,6 +49,14 @@ struct PipelineProgram {
   std::vector<double> replica_samples;     // per device: samples of each micro-batch its TP group runs
 };
 
+// Blocks (embedding 0, layers 1..L, head L+1) that stage `s` of `stages` runs in chunk `chunk`.
+[[nodiscard]] std::vector<int> stage_blocks(const StagePlan& st, int s, int stages, int chunk, int layers);
+
+// Samples of each micro-batch that every data-parallel copy (TP group) of stage `st` runs:
+// shares proportional to each copy's speed on `blocks` (all the stage's blocks).
+[[nodiscard]] std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks,
+                                               const Cluster& cluster, const StageWorkFn& work);
+
 // From a checked plan (check_hybrid_plan found nothing).
 [[nodiscard]] PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster,
                                                      const StageWorkFn& work, const PipelineContext& ctx);
@@ -58,6 +66,8 @@ class PipelineProgramBuilder {
  public:
   PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
   [[nodiscard]] PipelineProgram build(const HybridPlan& plan);
+  // Sets the dtype and optimizer of `plan` for the work() and context() that follow.
+  void prepare(const HybridPlan& plan);
   // The blocks one GPU of node type `node_type` runs for `key`.
   [[nodiscard]] const std::vector<BlockWork>& work(int node_type, const StageWorkKey& key);
   [[nodiscard]] const PipelineContext& context() const { return ctx_; }

@@ -1,0 +1,221 @@
+// File: planner/hybrid/hybrid_estimate.cpp
+#include "planner/hybrid/hybrid_estimate.hpp"
+
+#include <algorithm>
+
+#include "base/units.hpp"
+#include "planner/hybrid/pipeline_schedule.hpp"
+#include "sim/collective.hpp"
+#include "sim/schedule.hpp"
+
+namespace hetsim {
+
+HybridEstimator::HybridEstimator(const ModelSpec& model, const Cluster& cluster, PipelineProgramBuilder& builder)
+    : model_(model), cluster_(cluster), builder_(builder), fabric_(cluster) {}
+
+double HybridEstimator::tp_time(int node_type, int tp, double bytes) {
+  if (tp < 2 || bytes <= 0) return 0;
+  const auto key = std::make_tuple(node_type, tp, bytes);
+  if (auto it = tp_cache_.find(key); it != tp_cache_.end()) return it->second;
+  int first = 0;
+  while (cluster_.gpus[first].node_type != node_type) ++first;
+  std::vector<int> group(tp);
+  for (int k = 0; k < tp; ++k) group[k] = first + k;
+  const double t = choose_algorithm(collective(CollectiveOp::kAllReduce, group, bytes), cluster_, fabric_).estimate_s;
+  tp_cache_[key] = t;
+  return t;
+}
+
+double HybridEstimator::fit_time(const std::vector<int>& group, double bytes, CollectiveOp op) {
+  if (group.size() < 2 || bytes <= 0) return 0;
+  const auto key = std::make_pair(group, static_cast<int>(op));
+  auto it = fit_cache_.find(key);
+  if (it == fit_cache_.end()) {
+    constexpr double kSmall = 16.0 * 1024 * 1024, kLarge = 256.0 * 1024 * 1024;
+    const double t1 = choose_algorithm(collective(op, group, kSmall), cluster_, fabric_).estimate_s;
+    const double t2 = choose_algorithm(collective(op, group, kLarge), cluster_, fabric_).estimate_s;
+    const double beta = (t2 - t1) / (kLarge - kSmall);
+    it = fit_cache_.emplace(key, std::make_pair(std::max(0.0, t1 - beta * kSmall), beta)).first;
+  }
+  return it->second.first + it->second.second * bytes;
+}
+
+double HybridEstimator::send_time(int src, int dst, double bytes) {
+  if (bytes <= 0) return 0;
+  return concurrent_time({Flow{src, dst, bytes}}, fabric_);
+}
+
+int HybridEstimator::in_flight(PipelineSchedule schedule, int s, int stages, int micro_batches, int chunks) {
+  const auto key = std::make_tuple(static_cast<int>(schedule), s, stages, micro_batches, chunks);
+  auto it = in_flight_cache_.find(key);
+  if (it == in_flight_cache_.end()) {
+    it = in_flight_cache_.emplace(key, max_in_flight(stage_order(schedule, s, stages, micro_batches, chunks))).first;
+  }
+  return it->second;
+}
+
+double HybridEstimator::optimizer_s(int node_type, double params) {
+  const PipelineContext& ctx = builder_.context();
+  return ctx.optimizer_s ? ctx.optimizer_s(node_type, params) : 0;
+}
+
+HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan, const StagePlan& st,
+                                                         const std::vector<int>& blocks, int node_type, long samples) {
+  StageTimes t;
+  const std::vector<BlockWork>& w =
+      builder_.work(node_type, StageWorkKey{std::max(1L, samples), st.tp, plan.sequence_parallel, plan.recompute});
+  for (int b : blocks) {
+    const BlockWork& bw = w[b];
+    t.b += bw.recompute_s;
+    for (const WorkPart& part : bw.parts) {
+      t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd_bytes);
+      t.b += part.bwd_input_s + part.bwd_weight_s + tp_time(node_type, st.tp, part.tp_bwd_bytes);
+      t.w += part.bwd_weight_s;
+    }
+    t.params += bw.params;
+    t.saved_per_mb += bw.saved_bytes;
+    t.recompute_bytes = std::max(t.recompute_bytes, bw.recompute_bytes);
+  }
+  if (samples == 0) t.f = t.b = t.w = t.saved_per_mb = t.recompute_bytes = 0;
+  t.grad_bytes = t.params * builder_.context().grad_bytes_per_param;
+  return t;
+}
+
+HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
+  builder_.prepare(plan);
+  const PipelineContext& ctx = builder_.context();
+  const StageWorkFn work = [this](int nt, const StageWorkKey& k) -> const std::vector<BlockWork>& { return builder_.work(nt, k); };
+  const int layers = static_cast<int>(model_.layers);
+  const bool split_w = splits_weight_gradient(plan.schedule);
+  HybridEstimate out;
+  // Copies of every block: the first TP rank of each data-parallel copy, over all pipelines.
+  std::vector<std::vector<int>> holders(layers + 2);
+  for (const PipelinePlan& pl : plan.pipelines) {
+    const int P = static_cast<int>(pl.stages.size());
+    for (int s = 0; s < P; ++s) {
+      const StagePlan& st = pl.stages[s];
+      for (int c = 0; c < static_cast<int>(st.chunks.size()); ++c) {
+        for (int b : stage_blocks(st, s, P, c, layers)) {
+          for (int j = 0; j < st.dp(); ++j) holders[b].push_back(st.devices[j * st.tp]);
+        }
+      }
+    }
+  }
+  for (std::vector<int>& h : holders) std::sort(h.begin(), h.end());
+
+  for (const PipelinePlan& pl : plan.pipelines) {
+    const int P = static_cast<int>(pl.stages.size());
+    const int v = static_cast<int>(pl.stages[0].chunks.size());
+    const double m = static_cast<double>(pl.micro_batches);
+    double sum_t = 0, max_t = 0, sum_tw = 0, max_w = 0, sum_c = 0, sum_b = 0, exposed = 0, opt = 0;
+    std::vector<double> sync(P, 0), bwd(P, 0);
+    for (int s = 0; s < P; ++s) {
+      const StagePlan& st = pl.stages[s];
+      std::vector<int> blocks;
+      for (int c = 0; c < v; ++c) {
+        const std::vector<int> cb = stage_blocks(st, s, P, c, layers);
+        blocks.insert(blocks.end(), cb.begin(), cb.end());
+      }
+      const std::vector<long> shares = replica_shares(plan, st, blocks, cluster_, work);
+      StageTimes worst;
+      const int held = in_flight(plan.schedule, s, P, static_cast<int>(pl.micro_batches), v);
+      for (int j = 0; j < st.dp(); ++j) {
+        const int dev = st.devices[j * st.tp];
+        const int nt = cluster_.gpus[dev].node_type;
+        StageTimes t = stage_times(plan, st, blocks, nt, shares[j]);
+        if (plan.gradient_sync == GradientSync::kZero3) {
+          // Weights gathered from every copy before each forward and backward of each chunk.
+          const double ag = fit_time(holders[blocks.front()], t.grad_bytes / v, CollectiveOp::kAllGather);
+          t.f += ag * v;
+          t.b += ag * v;
+        }
+        if (t.f + t.b >= worst.f + worst.b) worst = t;
+        // Memory of this copy's devices.
+        const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
+        const double state = ctx.state_bytes_per_param, e = ctx.grad_bytes_per_param;
+        double static_bytes = t.params * state;
+        if (plan.gradient_sync == GradientSync::kZero1) static_bytes = t.params * 2 * e + t.params * (state - 2 * e) / copies;
+        if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * e / v;
+        const double need = static_bytes + ctx.reserve_bytes + held * t.saved_per_mb / v + t.recompute_bytes;
+        const Device& d = cluster_.device_of(dev);
+        const double ratio = need / d.memory_bytes;
+        if (ratio > out.worst_memory_ratio) out.worst_memory_ratio = ratio;
+        if (need > d.memory_bytes && out.fits) {
+          out.fits = false;
+          out.reason = "gpu" + std::to_string(dev) + " (" + d.name + ") needs about " + format_bytes(need) + " but has " +
+                       format_bytes(d.memory_bytes);
+        }
+        opt = std::max(opt, optimizer_s(nt, plan.gradient_sync == GradientSync::kAllReduce ? t.params : t.params / copies));
+      }
+      const double ts = worst.f + worst.b;
+      sum_t += ts;
+      max_t = std::max(max_t, ts);
+      sum_tw += ts - worst.w;
+      max_w = std::max(max_w, worst.w);
+      bwd[s] = worst.b;
+      sum_b += worst.b;
+      const CollectiveOp op = plan.gradient_sync == GradientSync::kAllReduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+      sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes, op);
+      if (plan.gradient_sync == GradientSync::kZero1) sync[s] += fit_time(holders[blocks.front()], worst.grad_bytes, CollectiveOp::kAllGather);
+      if (s + 1 < P) {
+        const StagePlan& next = pl.stages[s + 1];
+        const double bytes = builder_.work(cluster_.gpus[st.devices[0]].node_type,
+                                           StageWorkKey{plan.micro_batch, st.tp, plan.sequence_parallel, plan.recompute})[1]
+                                 .output_bytes;
+        sum_c += send_time(st.devices.back(), next.devices.front(), bytes / std::max(1, next.dp()));
+      }
+    }
+    double pipe = (m - 1) * max_t + 2 * sum_c * v;
+    pipe += split_w ? sum_tw + max_w : sum_t / v + max_t * (1 - 1.0 / v);
+    // Stage s finishes its last backward about s average backward passes before stage 0; its
+    // buckets also overlap that last backward.
+    const double mean_b = P > 0 ? sum_b / P : 0;
+    for (int s = 0; s < P; ++s) exposed = std::max(exposed, sync[s] - bwd[s] / v - s * mean_b / v);
+    out.time_s = std::max(out.time_s, pipe + exposed + opt);
+  }
+  return out;
+}
+
+std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan, int p) {
+  builder_.prepare(plan);
+  const PipelineContext& ctx = builder_.context();
+  const PipelinePlan& pl = plan.pipelines[p];
+  const int P = static_cast<int>(pl.stages.size());
+  const int layers = static_cast<int>(model_.layers);
+  std::vector<StageLayerCost> out(P);
+  for (int s = 0; s < P; ++s) {
+    const StagePlan& st = pl.stages[s];
+    const int held = in_flight(plan.schedule, s, P, static_cast<int>(pl.micro_batches), 1);
+    StageLayerCost& c = out[s];
+    c.free_bytes = 1e300;
+    double worst = -1;
+    // The slowest data-parallel copy sets the stage's pace; every copy's memory must fit.
+    for (int j = 0; j < st.dp(); ++j) {
+      const int dev = st.devices[j * st.tp];
+      const int nt = cluster_.gpus[dev].node_type;
+      const long samples = std::max(1L, plan.micro_batch / st.dp());
+      std::vector<int> all(layers);
+      for (int l = 0; l < layers; ++l) all[l] = l + 1;
+      const StageTimes layer = stage_times(plan, st, all, nt, samples);
+      std::vector<int> fixed;
+      if (s == 0) fixed.push_back(0);
+      if (s == P - 1) fixed.push_back(layers + 1);
+      const StageTimes fx = stage_times(plan, st, fixed, nt, samples);
+      const double layer_s = (layer.f + layer.b) / layers;
+      if (layer_s > worst) {
+        worst = layer_s;
+        c.layer_s = layer_s;
+        c.fixed_s = fx.f + fx.b;
+      }
+      const double state = ctx.state_bytes_per_param;
+      const double layer_bytes = layer.params / layers * state + held * layer.saved_per_mb / layers;
+      const double free = cluster_.device_of(dev).memory_bytes - ctx.reserve_bytes - fx.params * state -
+                          held * fx.saved_per_mb - layer.recompute_bytes;
+      c.layer_bytes = std::max(c.layer_bytes, layer_bytes);
+      c.free_bytes = std::min(c.free_bytes, free);
+    }
+  }
+  return out;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,71 @@
+// File: planner/hybrid/hybrid_estimate.hpp
+// The planner's closed-form estimate of a hybrid plan (HETHUB's performance predictor, used to
+// prune before the simulator ranks the survivors): per stage, forward F and backward B per
+// micro-batch with the TP collectives at their alpha-beta cost on the group's links, the
+// boundary send c between stages, then for P stages and m micro-batches
+//   T = sum_s (F_s + B_s) + 2 sum_s c_s + (m - 1) max_s (F_s + B_s)
+// (interleaving divides the fill by v; splitting W out of the backward takes it out of the fill),
+// plus the gradient synchronisation that the last backward passes cannot hide and the optimizer
+// step. Memory per device: weights, gradients and optimizer state, plus the activations of the
+// micro-batches the schedule holds at once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planner/hybrid/pipeline_program.hpp"
+#include "topologies/fabric.hpp"
+
+namespace hetsim {
+
+struct HybridEstimate {
+  double time_s = 0;
+  bool fits = true;
+  std::string reason;               // when !fits: the device that does not fit and by how much
+  double worst_memory_ratio = 0;    // largest need / capacity over devices
+};
+
+// Per-stage cost of one more transformer layer, for the layer split.
+struct StageLayerCost {
+  double layer_s = 0;          // forward + backward of one layer per micro-batch, TP collectives included
+  double fixed_s = 0;          // embedding / head on this stage, per micro-batch
+  double layer_bytes = 0;      // memory per layer: its state plus the activations the schedule holds
+  double free_bytes = 0;       // capacity left after the fixed blocks, the reserve and one recompute buffer
+};
+
+class HybridEstimator {
+ public:
+  HybridEstimator(const ModelSpec& model, const Cluster& cluster, PipelineProgramBuilder& builder);
+
+  [[nodiscard]] HybridEstimate estimate(const HybridPlan& plan);
+  // Costs for splitting layers over the stages of pipeline `p` of `plan` (its layer ranges are
+  // ignored; stage order, devices, tp, schedule and micro-batches are used).
+  [[nodiscard]] std::vector<StageLayerCost> layer_costs(const HybridPlan& plan, int p);
+
+ private:
+  struct StageTimes {
+    double f = 0, b = 0, w = 0;  // per micro-batch: forward, backward (with recompute), weight-gradient part of b
+    double grad_bytes = 0;       // gradients one TP rank holds
+    double params = 0;           // parameters on one device
+    double saved_per_mb = 0;     // activations one micro-batch leaves on one device
+    double recompute_bytes = 0;  // largest recompute buffer of one block
+  };
+  StageTimes stage_times(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks, int node_type,
+                         long samples);
+  double tp_time(int node_type, int tp, double bytes);
+  double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op);
+  double send_time(int src, int dst, double bytes);
+  double optimizer_s(int node_type, double params);
+  int in_flight(PipelineSchedule schedule, int s, int stages, int micro_batches, int chunks);
+
+  const ModelSpec& model_;
+  const Cluster& cluster_;
+  PipelineProgramBuilder& builder_;
+  Fabric fabric_;
+  std::map<std::tuple<int, int, double>, double> tp_cache_;
+  std::map<std::tuple<int, int, int, int, int>, int> in_flight_cache_;
+  std::map<std::pair<std::vector<int>, int>, std::pair<double, double>> fit_cache_;  // alpha, beta
+};
+
+}  // namespace hetsim

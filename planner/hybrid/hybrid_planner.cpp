@@ -1,0 +1,314 @@
+// File: planner/hybrid/hybrid_planner.cpp
+#include "planner/hybrid/hybrid_planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "planner/hybrid/hybrid_plan_file.hpp"
+
+namespace hetsim {
+
+void label_hybrid_report(Report& r, const HybridPlan& plan) {
+  r.kind = "hybrid";
+  r.shape = plan.shape();
+  r.estimated_s = plan.estimate_s;
+}
+
+// One shape of the search: how GPUs form stages and pipelines, before micro-batches, schedule,
+// recompute and layers are chosen.
+struct HybridPlanner::Shape {
+  std::vector<int> type_order;  // node types, first stage's type first
+  std::vector<int> tp;          // per node type
+  int pipelines = 1;
+  bool mixed = false;           // every stage one TP group of each type (data parallel inside)
+  bool cluster_order = false;   // Megatron: TP groups of all types in cluster order, stage-major
+};
+
+HybridPlanner::HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim)
+    : model_(model), cluster_(cluster), cost_(cost), sim_(sim), builder_(model, cluster, cost),
+      estimator_(model, cluster, builder_) {}
+
+namespace {
+
+// TP widths a node type can use: divisors of its GPUs per node that divide the attention heads.
+std::vector<int> tp_widths(const NodeType& nt, const ModelSpec& m) {
+  std::vector<int> out;
+  for (int tp = 1; tp <= nt.gpus_per_node; tp *= 2) {
+    if (nt.gpus_per_node % tp != 0) continue;
+    if (m.heads > 0 && m.heads % tp != 0) continue;
+    if (m.kv_heads > 0 && m.kv_heads % tp != 0) continue;
+    out.push_back(tp);
+  }
+  return out;
+}
+
+// TP groups of node type t: consecutive runs of `tp` GPUs inside each of its nodes.
+std::vector<std::vector<int>> tp_groups(const Cluster& c, int t, int tp) {
+  std::vector<std::vector<int>> out;
+  for (int g = 0; g < c.gpu_count(); g += tp) {
+    if (c.gpus[g].node_type != t) continue;
+    std::vector<int> group(tp);
+    std::iota(group.begin(), group.end(), g);
+    out.push_back(group);
+  }
+  return out;
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const HybridOptions& options) {
+  std::vector<int> types;
+  for (int t = 0; t < static_cast<int>(cluster_.node_types.size()); ++t) {
+    if (cluster_.node_types[t].count > 0) types.push_back(t);
+  }
+  // Every combination of per-type TP widths (one shared width for Megatron-uniform).
+  std::vector<std::vector<int>> tps{std::vector<int>(cluster_.node_types.size(), 0)};
+  for (int t : types) {
+    std::vector<std::vector<int>> next;
+    for (const std::vector<int>& base : tps) {
+      for (int w : tp_widths(cluster_.node_types[t], model_)) {
+        if (flavour == HybridFlavour::kMegatronUniform && t != types.front() && w != base[types.front()]) continue;
+        std::vector<int> v = base;
+        v[t] = w;
+        next.push_back(v);
+      }
+    }
+    tps = std::move(next);
+  }
+  std::vector<HybridPlan> out;
+  for (const std::vector<int>& tp : tps) {
+    std::vector<int> groups;
+    for (int t : types) groups.push_back(cluster_.node_types[t].count * cluster_.node_types[t].gpus_per_node / tp[t]);
+    if (flavour == HybridFlavour::kMegatronUniform) {
+      const int total = std::accumulate(groups.begin(), groups.end(), 0);
+      for (int d : divisors(total)) {
+        if (total / d > model_.layers) continue;
+        add_plans(Shape{types, tp, d, false, true}, flavour, options, out);
+      }
+      continue;
+    }
+    int g = 0;
+    for (int n : groups) g = std::gcd(g, n);
+    std::vector<int> order = types;
+    do {
+      for (int d : divisors(g)) {
+        int stages = 0;
+        for (int n : groups) stages += n / d;
+        if (stages <= model_.layers) add_plans(Shape{order, tp, d, false, false}, flavour, options, out);
+      }
+    } while (std::next_permutation(order.begin(), order.end()));
+    // Mixed stages: one TP group of every type per stage, the micro-batch split by speed.
+    const bool same = std::all_of(groups.begin(), groups.end(), [&](int n) { return n == groups[0]; }) &&
+                      std::all_of(types.begin(), types.end(), [&](int t) { return tp[t] == tp[types[0]]; });
+    if (flavour == HybridFlavour::kHetsim && options.mixed_stages && types.size() > 1 && same) {
+      for (int d : divisors(groups[0])) {
+        if (groups[0] / d <= model_.layers) add_plans(Shape{types, tp, d, true, false}, flavour, options, out);
+      }
+    }
+  }
+  return out;
+}
+
+void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const HybridOptions& options,
+                              std::vector<HybridPlan>& out) {
+  // Stages of every pipeline, from the TP groups of each type.
+  std::vector<std::vector<StagePlan>> pipes(shape.pipelines);
+  const int d = shape.pipelines;
+  if (shape.cluster_order) {
+    std::vector<std::vector<int>> all;
+    for (int t : shape.type_order) {
+      for (auto& g : tp_groups(cluster_, t, shape.tp[t])) all.push_back(g);
+    }
+    for (size_t k = 0; k < all.size(); ++k) pipes[k % d].push_back(StagePlan{all[k], shape.tp[shape.type_order[0]], {}});
+  } else if (shape.mixed) {
+    std::vector<std::vector<std::vector<int>>> by_type;
+    for (int t : shape.type_order) by_type.push_back(tp_groups(cluster_, t, shape.tp[t]));
+    for (size_t k = 0; k < by_type[0].size(); ++k) {
+      StagePlan st;
+      st.tp = shape.tp[shape.type_order[0]];
+      for (const auto& groups : by_type) st.devices.insert(st.devices.end(), groups[k].begin(), groups[k].end());
+      pipes[k % d].push_back(st);
+    }
+  } else {
+    for (int t : shape.type_order) {
+      const std::vector<std::vector<int>> groups = tp_groups(cluster_, t, shape.tp[t]);
+      for (size_t k = 0; k < groups.size(); ++k) pipes[k % d].push_back(StagePlan{groups[k], shape.tp[t], {}});
+    }
+  }
+  const int P = static_cast<int>(pipes[0].size());
+  const long global = model_.training.global_batch;
+  std::vector<PipelineSchedule> schedules{PipelineSchedule::kOneFOneB};
+  if (flavour == HybridFlavour::kHetsim) {
+    if (options.schedule) schedules = {*options.schedule};
+    else schedules = {PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved, PipelineSchedule::kZeroBubble};
+  }
+  const bool uniform = flavour == HybridFlavour::kMegatronUniform || options.uniform_layers;
+  const long min_mb = shape.mixed ? static_cast<long>(shape.type_order.size()) : 1;
+  for (long mb : {1L, 2L, 4L}) {
+    if (mb < min_mb || global % mb != 0 || global / mb < d) continue;
+    const long total = global / mb;
+    HybridPlan plan;
+    plan.model = model_.name;
+    plan.cluster = cluster_.name;
+    plan.micro_batch = mb;
+    for (int p = 0; p < d; ++p) plan.pipelines.push_back({total / d + (p < total % d ? 1 : 0), pipes[p]});
+    for (PipelineSchedule s : schedules) {
+      const bool interleaved = s == PipelineSchedule::kInterleaved;
+      if (interleaved && (P < 2 || std::any_of(plan.pipelines.begin(), plan.pipelines.end(),
+                                               [&](const PipelinePlan& pl) { return pl.micro_batches % P != 0; }))) {
+        continue;
+      }
+      plan.schedule = s;
+      for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+        plan.recompute = r;
+        if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
+        const HybridEstimate e = estimator_.estimate(plan);
+        if (!e.fits) continue;
+        plan.estimate_s = e.time_s;
+        out.push_back(plan);
+        break;
+      }
+    }
+  }
+}
+
+bool HybridPlanner::split_layers(HybridPlan& plan, bool uniform, int chunks) {
+  const int L = static_cast<int>(model_.layers);
+  const int P = static_cast<int>(plan.pipelines[0].stages.size());
+  if (P * chunks > L) return false;
+  // Split on the first pipeline (the one with the most micro-batches: the most activations
+  // held); every pipeline gets the same split, so each layer's copies share one TP width.
+  const std::vector<StageLayerCost> costs = estimator_.layer_costs(plan, 0);
+  std::vector<int> cap(P);
+  for (int s = 0; s < P; ++s) {
+    const double c = costs[s].layer_bytes > 0 ? std::floor(costs[s].free_bytes / costs[s].layer_bytes) : L;
+    cap[s] = static_cast<int>(std::clamp(c, -1.0, static_cast<double>(L)));
+    if (cap[s] < chunks) return false;
+  }
+  std::vector<int> n(P);
+  if (uniform) {
+    for (int s = 0; s < P; ++s) {
+      n[s] = L / P + (s < L % P ? 1 : 0);
+      if (n[s] > cap[s] || n[s] < chunks) return false;
+    }
+  } else {
+    // Smallest bottleneck T such that stage s can take min(cap, (T - fixed) / layer) layers and
+    // they add up to L; then take surplus layers from the slowest stages.
+    auto counts = [&](double T, std::vector<int>& out) {
+      long sum = 0;
+      for (int s = 0; s < P; ++s) {
+        const double room = costs[s].layer_s > 0 ? (T - costs[s].fixed_s) / costs[s].layer_s : L;
+        out[s] = static_cast<int>(std::min<double>(cap[s], std::floor(std::max(0.0, room) + 1e-9)));
+        if (out[s] < chunks) return false;
+        sum += out[s];
+      }
+      return sum >= L;
+    };
+    double lo = 0, hi = 0;
+    for (const StageLayerCost& c : costs) hi = std::max(hi, c.fixed_s + L * c.layer_s);
+    if (!counts(hi, n)) return false;
+    for (int it = 0; it < 60; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      std::vector<int> tmp(P);
+      if (counts(mid, tmp)) hi = mid;
+      else lo = mid;
+    }
+    (void)counts(hi, n);
+    for (int sum = std::accumulate(n.begin(), n.end(), 0); sum > L; --sum) {
+      int worst = -1;
+      for (int s = 0; s < P; ++s) {
+        if (n[s] <= chunks) continue;
+        if (worst < 0 || costs[s].fixed_s + n[s] * costs[s].layer_s > costs[worst].fixed_s + n[worst] * costs[worst].layer_s) worst = s;
+      }
+      --n[worst];
+    }
+  }
+  // Ranges in the order chunk by chunk, stage by stage: stage s holds ceil(n/v) layers in its
+  // first chunk and the rest in the next.
+  std::vector<std::vector<LayerRange>> ranges(P);
+  int next = 0;
+  for (int c = 0; c < chunks; ++c) {
+    for (int s = 0; s < P; ++s) {
+      const int first_part = (n[s] + chunks - 1) / chunks;
+      const int size = c == 0 ? first_part : n[s] - first_part;
+      ranges[s].push_back({next, next + size - 1});
+      next += size;
+    }
+  }
+  for (PipelinePlan& pl : plan.pipelines) {
+    for (int s = 0; s < P; ++s) pl.stages[s].chunks = ranges[s];
+  }
+  return true;
+}
+
+Evaluation HybridPlanner::evaluate(const HybridPlan& plan, const std::string& strategy) {
+  Evaluation ev;
+  PipelineProgram built = builder_.build(plan);
+  built.program.strategy = strategy;
+  if (!built.feasible) {
+    ev.report.strategy = strategy;
+    ev.report.cluster = cluster_.name;
+    ev.report.model = model_.name;
+    ev.report.feasible = false;
+    ev.report.infeasible_reason = built.infeasible_reason;
+    label_hybrid_report(ev.report, plan);
+    return ev;
+  }
+  ev.program = std::move(built.program);
+  ev.result = simulate(ev.program, cluster_, sim_);
+  ev.report = make_report(ev.program, cluster_, ev.result, sim_);
+  ev.report.model = model_.name;
+  label_hybrid_report(ev.report, plan);
+  return ev;
+}
+
+HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  HybridSearch out;
+  std::vector<HybridPlan> plans = enumerate(flavour, options);
+  out.fitting = static_cast<long>(plans.size());
+  out.considered = out.fitting;
+  std::stable_sort(plans.begin(), plans.end(), [](const HybridPlan& a, const HybridPlan& b) { return a.estimate_s < b.estimate_s; });
+  const size_t k = flavour == HybridFlavour::kHethubFaithful ? 1 : flavour == HybridFlavour::kMegatronUniform ? 2
+                                                                                                            : static_cast<size_t>(std::max(1, options.simulate));
+  const std::string name = flavour == HybridFlavour::kHetsim ? "hetsim hybrid #" :
+                           flavour == HybridFlavour::kHethubFaithful ? "hethub-faithful" : "megatron-uniform";
+  std::set<std::string> seen;
+  for (const HybridPlan& plan : plans) {
+    if (out.judged.size() >= k) break;
+    if (!seen.insert(hybrid_plan_to_yaml(plan)).second) continue;
+    if (std::vector<PlanProblem> bad = check_hybrid_plan(plan, model_, cluster_); !bad.empty()) {
+      throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
+    }
+    const std::string row = flavour == HybridFlavour::kHetsim ? name + std::to_string(out.judged.size() + 1) : name;
+    out.judged.push_back({plan, evaluate(plan, row)});
+  }
+  for (size_t i = 0; i < out.judged.size(); ++i) {
+    const Report& r = out.judged[i].evaluation.report;
+    if (!r.feasible) continue;
+    if (out.chosen < 0 || r.iteration_time_s < out.judged[out.chosen].evaluation.report.iteration_time_s) out.chosen = static_cast<int>(i);
+  }
+  // Megatron-uniform and HETHUB-faithful are one row each: keep the chosen one.
+  if (flavour != HybridFlavour::kHetsim && out.chosen > 0) {
+    out.judged = {out.judged[out.chosen]};
+    out.chosen = 0;
+  } else if (flavour != HybridFlavour::kHetsim && out.judged.size() > 1) {
+    out.judged.resize(1);
+  }
+  out.plan_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace hetsim

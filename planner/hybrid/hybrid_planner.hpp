@@ -1,0 +1,70 @@
+// File: planner/hybrid/hybrid_planner.hpp
+// The hybrid planner: enumerates pipelines of stage meshes (number of pipelines, stages per GPU
+// type, TP width per type, micro-batch size and count, schedule, recompute), splits layers
+// unevenly so that stage times balance under each stage's memory, prunes with the closed-form
+// estimate, and has the simulator judge the best K. The same machinery gives two baselines:
+//   hethub-faithful:  one GPU type per stage, types contiguous, per-type TP, non-uniform layers,
+//                     1F1B, chosen by the closed form alone (then simulated once);
+//   megatron-uniform: one TP width and stage grid for all GPUs in cluster order, equal layers,
+//                     1F1B, the best of the grid by estimate (the two best simulated).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/hybrid/hybrid_estimate.hpp"
+#include "planner/strategies.hpp"
+
+namespace hetsim {
+
+enum class HybridFlavour { kHetsim, kHethubFaithful, kMegatronUniform };
+
+struct HybridOptions {
+  bool uniform_layers = false;                 // --uniform-layers: equal layers per stage
+  std::optional<PipelineSchedule> schedule;    // --schedule S: only this schedule
+  bool mixed_stages = true;                    // --no-mixed-stages: every stage one GPU type
+  int simulate = 3;                            // candidates judged by the simulator
+};
+
+struct JudgedHybrid {
+  HybridPlan plan;
+  Evaluation evaluation;  // report.kind "hybrid", report.shape, report.estimated_s
+};
+
+struct HybridSearch {
+  std::vector<JudgedHybrid> judged;  // simulated, best estimate first
+  int chosen = -1;                   // smallest simulated time that fits; -1: none
+  long considered = 0;               // plans estimated
+  long fitting = 0;                  // of those, fitting memory by the estimate
+  double plan_time_s = 0;            // wall time, simulations included
+};
+
+class HybridPlanner {
+ public:
+  HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim);
+
+  [[nodiscard]] HybridSearch search(HybridFlavour flavour, const HybridOptions& options);
+  // Builds, checks memory and simulates one plan; `strategy` names the row.
+  [[nodiscard]] Evaluation evaluate(const HybridPlan& plan, const std::string& strategy);
+  [[nodiscard]] HybridEstimate estimate(const HybridPlan& plan) { return estimator_.estimate(plan); }
+
+ private:
+  struct Shape;
+  [[nodiscard]] std::vector<HybridPlan> enumerate(HybridFlavour flavour, const HybridOptions& options);
+  void add_plans(const Shape& shape, HybridFlavour flavour, const HybridOptions& options, std::vector<HybridPlan>& out);
+  // Assigns layer ranges to the stages of every pipeline (balanced, or equal); false if none fits.
+  bool split_layers(HybridPlan& plan, bool uniform, int chunks);
+
+  const ModelSpec& model_;
+  const Cluster& cluster_;
+  const CostModel& cost_;
+  SimOptions sim_;
+  PipelineProgramBuilder builder_;
+  HybridEstimator estimator_;
+};
+
+// A hybrid row's report: kind, shape, estimate.
+void label_hybrid_report(Report& r, const HybridPlan& plan);
+
+}  // namespace hetsim
