@@ -56,15 +56,19 @@ class Run {
 
   void execute(int t, int device, const ComputeTask& c) {
     timing_[t].start_s = sg4::Engine::get_clock();
-    if (c.memory_delta_bytes > 0) {
-      mem_now_[device] += c.memory_delta_bytes;
-      mem_peak_[device] = std::max(mem_peak_[device], mem_now_[device]);
-    }
+    auto account = [&](double delta) {
+      for (size_t i = 0; i <= c.mirrors.size(); ++i) {
+        const int d = i == 0 ? device : c.mirrors[i - 1];
+        mem_now_[d] += delta;
+        mem_peak_[d] = std::max(mem_peak_[d], mem_now_[d]);
+      }
+    };
+    if (c.memory_delta_bytes > 0) account(c.memory_delta_bytes);
     if (c.duration_s > 0) {
       sg4::this_actor::execute(c.duration_s * kGpuHostSpeed);
       ++activities_;
     }
-    if (c.memory_delta_bytes < 0) mem_now_[device] += c.memory_delta_bytes;
+    if (c.memory_delta_bytes < 0) account(c.memory_delta_bytes);
     complete(t);
   }
 
@@ -204,6 +208,10 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
     if (const auto* c = std::get_if<ComputeTask>(&program.tasks[i].body)) {
       r.devices[c->device].compute_s += t.end_s - t.start_s;
       busy[c->device].push_back(t);
+      for (int m : c->mirrors) {
+        r.devices[m].compute_s += t.end_s - t.start_s;
+        busy[m].push_back(t);
+      }
     } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
       for (int d : g->group) comm[d].push_back(t);
     } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {

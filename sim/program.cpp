@@ -50,6 +50,9 @@ std::string validate(const Program& p) {
     }
     if (const auto* c = std::get_if<ComputeTask>(&t.body)) {
       if (bad_device(c->device)) return where + "device out of range";
+      for (int m : c->mirrors) {
+        if (bad_device(m) || m == c->device) return where + "bad mirror device";
+      }
       if (!(c->duration_s >= 0)) return where + "negative duration";
     } else if (const auto* g = std::get_if<CollectiveTask>(&t.body)) {
       if (g->group.empty()) return where + "empty group";

@@ -19,6 +19,10 @@ struct ComputeTask {
   double duration_s = 0;
   double flops = 0;               // model FLOPs done (for utilisation figures)
   double memory_delta_bytes = 0;  // > 0: allocated at start (saved activations); < 0: freed at end
+  // Devices that run the same kernel in lockstep with `device` (the other ranks of a tensor-
+  // parallel group): simulated once on `device`'s stream, accounted on every one of them. The
+  // program's dependencies must keep their own compute tasks from overlapping it.
+  std::vector<int> mirrors;
 };
 
 // The communication streams of a device. NCCL runs each communicator on a CUDA stream of its

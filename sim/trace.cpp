@@ -86,6 +86,7 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
     const TaskTiming& t = result.tasks[i];
     if (const auto* c = std::get_if<ComputeTask>(&task.body)) {
       events.push_back(slice(task.label, "compute", cluster.gpus[c->device].node, tid(c->device, kComputeTrack), t));
+      for (int m : c->mirrors) events.push_back(slice(task.label, "compute", cluster.gpus[m].node, tid(m, kComputeTrack), t));
     } else if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
       for (int d : col->group) {
         nlohmann::json e = slice(task.label, std::string(collective_name(col->op)), cluster.gpus[d].node, tid(d, comm_track(col->stream)), t);

@@ -10,6 +10,8 @@
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
+#include "sim/collective.hpp"
+#include "topologies/fabric.hpp"
 
 namespace hetsim {
 
@@ -198,14 +200,24 @@ class Emitter {
     }
   }
 
-  int add_compute(int device, double seconds, double flops, double memory, std::vector<int> deps, std::string label) {
-    if (gather_dep_[device] >= 0) {
-      deps.push_back(gather_dep_[device]);
-      gather_dep_[device] = -1;
+  // One kernel on every rank of a TP group in lockstep: simulated on the first rank, mirrored on
+  // the others.
+  int add_compute(const std::vector<int>& group, double seconds, double flops, double memory, std::vector<int> deps,
+                  std::string label) {
+    for (int d : group) {
+      if (gather_dep_[d] >= 0) {
+        deps.push_back(gather_dep_[d]);
+        gather_dep_[d] = -1;
+      }
     }
-    const int t = out_.program.add({std::move(label), ComputeTask{device, seconds, flops, memory}, std::move(deps)});
-    if (memory != 0) mem_delta_[device].push_back(memory);
-    last_compute_[device] = t;
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    ComputeTask c{group[0], seconds, flops * static_cast<double>(group.size()), memory, {group.begin() + 1, group.end()}};
+    const int t = out_.program.add({std::move(label), std::move(c), std::move(deps)});
+    for (int d : group) {
+      if (memory != 0) mem_delta_[d].push_back(memory);
+      last_compute_[d] = t;
+    }
     return t;
   }
 
@@ -229,71 +241,120 @@ class Emitter {
 
   void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox) {
     StageInfo& info = stages_[pi][s];
-    const int P = info.stages;
-    const int vs = st.chunk * P + s;
     const int tp = plan_.pipelines[pi].stages[s].tp;
     const bool split_w = splits_weight_gradient(plan_.schedule);
     const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
     const std::string tag = "p" + std::to_string(pi) + ".s" + std::to_string(s) + ".mb" + std::to_string(st.micro_batch) +
                             (info.chunks > 1 ? ".c" + std::to_string(st.chunk) : "");
-    const auto in_key = std::make_tuple(vs, st.micro_batch, static_cast<int>(st.pass));
+    const auto in_key = std::make_tuple(st.chunk * info.stages + s, st.micro_batch, static_cast<int>(st.pass));
     for (size_t j = 0; j < info.replicas.size(); ++j) {
       const Replica& r = info.replicas[j];
       if (r.samples == 0) continue;
       const std::vector<BlockWork>& w = work_of(r, tp);
-      std::vector<std::vector<int>> deps(tp);
-      if (auto it = inbox.find(in_key); it != inbox.end()) deps = it->second[j];
-      std::vector<int> last(tp, -1);
-      auto compute = [&](int rank, double secs, double flops, double mem, const std::string& label) {
-        last[rank] = add_compute(r.devices[rank], secs, flops, mem, std::move(deps[rank]), label);
-        deps[rank].clear();
-        return last[rank];
+      // Everything the group received for this step; then each task waits for the one before.
+      std::vector<int> deps;
+      if (auto it = inbox.find(in_key); it != inbox.end()) {
+        for (const std::vector<int>& rank : it->second[j]) deps.insert(deps.end(), rank.begin(), rank.end());
+      }
+      int last = -1;
+      const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
+      auto compute = [&](double secs, double flops, double mem, const std::string& label) {
+        last = add_compute(r.devices, secs, flops, mem, std::move(deps), label);
+        deps.clear();
+        return last;
       };
       auto tp_sync = [&](double bytes, const std::string& label) {
         if (tp == 1 || bytes <= 0) return;
-        const int c = add_tp_collective(r.devices, bytes, last, label);
-        for (int k = 0; k < tp; ++k) {
-          deps[k] = {c};
-          last[k] = c;
-        }
+        last = add_tp_collective(r.devices, bytes, {last}, label);
+        deps = {last};
       };
-      const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
+      // Per chunk and pass: one compute span and one TP collective carrying all its parts' bytes
+      // (the latency of the collectives merged away is added to the span), unless the context
+      // asks for every part separately.
+      const bool merge = !ctx_.tp_per_part;
+      const double alpha = merge && tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
       if (st.pass == PassKind::kForward) {
+        double secs = 0, bytes = 0, saved = 0;
+        int collectives = 0;
         for (int b : blocks) {
           const BlockWork& bw = w[b];
           for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
-            const std::string label = rtag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : "");
-            for (int k = 0; k < tp; ++k) compute(k, bw.parts[pp].fwd_s, 0, pp == 0 ? bw.saved_bytes : 0, label);
-            tp_sync(bw.parts[pp].tp_fwd_bytes, label);
+            const WorkPart& part = bw.parts[pp];
+            const double mem = pp == 0 ? bw.saved_bytes : 0;
+            if (!merge) {
+              compute(part.fwd_s, 0, mem, rtag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
+              tp_sync(part.tp_fwd_bytes, rtag + "." + bw.name + ".fwd" + std::to_string(pp));
+              continue;
+            }
+            secs += part.fwd_s;
+            saved += mem;
+            bytes += part.tp_fwd_bytes;
+            collectives += part.tp_fwd_bytes > 0 ? 1 : 0;
           }
+        }
+        if (merge) {
+          compute(secs + alpha * std::max(0, collectives - 1), 0, saved, rtag + ".fwd");
+          tp_sync(bytes, rtag + ".fwd");
         }
       } else if (st.pass == PassKind::kBackward) {
+        double secs = 0, bytes = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0;
+        int collectives = 0;
         for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
           const BlockWork& bw = w[*bi];
-          if (bw.recompute_s > 0) {
-            for (int k = 0; k < tp; ++k) compute(k, bw.recompute_s, 0, bw.recompute_bytes, rtag + "." + bw.name + ".recompute");
-          }
-          const double freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
-          for (size_t pp = bw.parts.size(); pp-- > 0;) {
-            const WorkPart& part = bw.parts[pp];
-            const std::string label = rtag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") +
-                                      (bw.parts.size() > 1 ? std::to_string(pp) : "");
-            const double secs = part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
-            for (int k = 0; k < tp; ++k) {
-              const int t = compute(k, secs, pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -freed : 0, label);
-              if (!split_w) last_grad_[r.devices[k]][*bi] = t;
+          const double block_freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
+          if (!merge) {
+            if (bw.recompute_s > 0) compute(bw.recompute_s, 0, bw.recompute_bytes, rtag + "." + bw.name + ".recompute");
+            for (size_t pp = bw.parts.size(); pp-- > 0;) {
+              const WorkPart& part = bw.parts[pp];
+              const std::string label = rtag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") +
+                                        (bw.parts.size() > 1 ? std::to_string(pp) : "");
+              compute(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), pp == 0 && !split_w ? bw.model_flops : 0,
+                      pp == 0 ? -block_freed : 0, label);
+              if (!split_w) for (int d : r.devices) last_grad_[d][*bi] = last;
+              tp_sync(part.tp_bwd_bytes, label);
             }
-            tp_sync(part.tp_bwd_bytes, label);
+            continue;
+          }
+          recompute_s += bw.recompute_s;
+          recompute_bytes = std::max(recompute_bytes, bw.recompute_bytes);  // one block rebuilt at a time
+          freed += block_freed - bw.recompute_bytes;
+          if (!split_w) flops += bw.model_flops;
+          for (const WorkPart& part : bw.parts) {
+            secs += part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
+            bytes += part.tp_bwd_bytes;
+            collectives += part.tp_bwd_bytes > 0 ? 1 : 0;
           }
         }
-      } else {  // weight gradients of every block of the chunk
+        if (merge) {
+          if (recompute_s > 0) compute(recompute_s, 0, recompute_bytes, rtag + ".recompute");
+          compute(secs + alpha * std::max(0, collectives - 1), flops, -(freed + recompute_bytes),
+                  rtag + (split_w ? ".bwd_input" : ".bwd"));
+          if (!split_w) {
+            for (int b : blocks) {
+              for (int d : r.devices) last_grad_[d][b] = last;
+            }
+          }
+          tp_sync(bytes, rtag + ".bwd");
+        }
+      } else {  // weight gradients
+        double secs = 0, freed = 0, flops = 0;
         for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
           const BlockWork& bw = w[*bi];
-          double secs = 0;
-          for (const WorkPart& part : bw.parts) secs += part.bwd_weight_s;
-          for (int k = 0; k < tp; ++k) {
-            last_grad_[r.devices[k]][*bi] =
-                compute(k, secs, bw.model_flops, -bw.weight_input_bytes, rtag + "." + bw.name + ".bwd_weight");
+          double block_s = 0;
+          for (const WorkPart& part : bw.parts) block_s += part.bwd_weight_s;
+          if (!merge) {
+            compute(block_s, bw.model_flops, -bw.weight_input_bytes, rtag + "." + bw.name + ".bwd_weight");
+            for (int d : r.devices) last_grad_[d][*bi] = last;
+            continue;
+          }
+          secs += block_s;
+          freed += bw.weight_input_bytes;
+          flops += bw.model_flops;
+        }
+        if (merge) {
+          compute(secs, flops, -freed, rtag + ".bwd_weight");
+          for (int b : blocks) {
+            for (int d : r.devices) last_grad_[d][b] = last;
           }
         }
       }
@@ -303,16 +364,14 @@ class Emitter {
         }
       }
       if (st.pass != PassKind::kWeight) {
-        send_boundary(pi, s, st, static_cast<int>(j), last, w[blocks.back()].output_bytes / static_cast<double>(r.samples),
-                      inbox);
+        send_boundary(pi, s, st, static_cast<int>(j), last, w[blocks.back()].output_bytes / static_cast<double>(r.samples), inbox);
       }
     }
   }
 
   // Activations forward to the next virtual stage, or gradients back to the previous one: every
   // TP rank of a receiving copy gets the samples it shares with this copy from rank (k mod tp).
-  void send_boundary(int pi, int s, const PipelineStep& st, int j, const std::vector<int>& last, double bytes_per_sample,
-                     Inbox& inbox) {
+  void send_boundary(int pi, int s, const PipelineStep& st, int j, int last, double bytes_per_sample, Inbox& inbox) {
     std::vector<StageInfo>& infos = stages_[pi];
     const int P = infos[s].stages;
     const int V = P * infos[s].chunks;
@@ -339,7 +398,7 @@ class Emitter {
         SendTask send{src.devices[from], d.devices[rank], bytes_per_sample * static_cast<double>(overlap)};
         const std::string label = "p" + std::to_string(pi) + ".mb" + std::to_string(st.micro_batch) + what + ".vs" +
                                   std::to_string(vs) + "to" + std::to_string(to);
-        slot[k][rank].push_back(out_.program.add({label, send, {last[from]}}));
+        slot[k][rank].push_back(out_.program.add({label, send, {last}}));
       }
     }
   }
@@ -410,7 +469,7 @@ class Emitter {
         if (last_grad_[d][b] >= 0) deps.push_back(last_grad_[d][b]);
       }
       const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
-      opt_task[d] = add_compute(d, secs, 0, 0, std::move(deps), "gpu" + std::to_string(d) + ".optimizer");
+      opt_task[d] = add_compute({d}, secs, 0, 0, std::move(deps), "gpu" + std::to_string(d) + ".optimizer");
       // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
       const double e = ctx_.grad_bytes_per_param;
       const double optimizer_state = ctx_.state_bytes_per_param - 2 * e;
@@ -540,6 +599,25 @@ PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Clu
   ctx_.tokens_per_sample = static_cast<double>(model.seq_len);
   ctx_.model_flops_per_sample = g.model_flops();
   ctx_.reserve_bytes = kRuntimeReserveBytes;
+  // Alpha of a TP all-reduce: the intercept of the simulator's own algorithm estimate on the
+  // first `tp` GPUs of a node of that type.
+  ctx_.tp_latency_s = [this](int node_type, int tp) {
+    const auto key = std::make_pair(node_type, tp);
+    auto it = tp_latency_.find(key);
+    if (it == tp_latency_.end()) {
+      int first = 0;
+      while (cluster_.gpus[first].node_type != node_type) ++first;
+      std::vector<int> group(tp);
+      for (int k = 0; k < tp; ++k) group[k] = first + k;
+      const Fabric fabric(cluster_);
+      constexpr double kSmall = 1024 * 1024, kLarge = 64.0 * 1024 * 1024;
+      const double t1 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kSmall), cluster_, fabric).estimate_s;
+      const double t2 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kLarge), cluster_, fabric).estimate_s;
+      const double beta = (t2 - t1) / (kLarge - kSmall);
+      it = tp_latency_.emplace(key, std::max(0.0, t1 - beta * kSmall)).first;
+    }
+    return it->second;
+  };
 }
 
 DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {

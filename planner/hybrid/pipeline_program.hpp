@@ -39,6 +39,12 @@ struct PipelineContext {
   double model_flops_per_sample = 0;  // forward + backward, without recompute
   double bucket_params = 40e6;        // gradient buckets of about this many parameters (Megatron's default)
   double reserve_bytes = 0;           // per device, for the runtime
+  // Granularity of TP collectives: every part of every block separately (true), or one compute
+  // span and one collective per chunk and pass carrying all the bytes, with the latency of the
+  // collectives so merged added to the span (false, the default: about 20x fewer tasks).
+  bool tp_per_part = false;
+  // Latency (alpha) of one TP all-reduce over `tp` GPUs of node type `node_type`.
+  std::function<double(int node_type, int tp)> tp_latency_s;
 };
 
 struct PipelineProgram {
@@ -80,6 +86,7 @@ class PipelineProgramBuilder {
   const CostModel& cost_;
   PipelineContext ctx_;
   std::map<std::tuple<int, long, int, bool, int, int>, std::vector<BlockWork>> cache_;
+  std::map<std::pair<int, int>, double> tp_latency_;
 };
 
 }  // namespace hetsim

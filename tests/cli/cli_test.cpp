@@ -86,6 +86,7 @@ TEST(Cli, TwoPlanRunsAgreeOnEverythingButWallClock) {
     j->erase("plan_time_s");
     (*j)["search"].erase("search_s");
     (*j)["search"].erase("lp_s");
+    (*j)["hybrid_search"].erase("search_s");
   }
   EXPECT_EQ(ja.dump(), jb.dump());
   EXPECT_EQ(slurp(ta), slurp(tb));
@@ -114,10 +115,11 @@ TEST(Cli, PlanReportsCandidatesBaselinesAndPlanTime) {
   }
   std::vector<std::string> names;
   for (const auto& b : j["baselines"]) names.push_back(b["strategy"]);
-  EXPECT_EQ(names, (std::vector<std::string>{"hap-faithful", "dp-even", "dp-proportional"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"hap-faithful", "hethub-faithful", "megatron-uniform", "dp-even", "dp-proportional"}));
   EXPECT_GT(j["plan_time_s"].get<double>(), 0);
   // The chosen plan is never slower than a baseline it could have been (data parallelism is among its programs).
-  EXPECT_LE(j["iteration_time_s"].get<double>(), j["baselines"][1]["simulated_s"].get<double>() * 1.001);
+  EXPECT_LE(j["iteration_time_s"].get<double>(), j["baselines"][3]["simulated_s"].get<double>() * 1.001);
+  for (const auto& c : j["candidates"]) EXPECT_TRUE(c["kind"] == "spmd" || c["kind"] == "hybrid");
   std::filesystem::remove(report);
 }
 
@@ -146,7 +148,9 @@ TEST(Cli, ReportHasTheContractFields) {
 }
 
 TEST(Cli, ListsShippedThings) {
-  EXPECT_EQ(run("list clusters").out, "a100-8x8\na100-mi250x\na100-v100-2x2\nh100-mi300x\nhap-v100-p100\n");
+  EXPECT_EQ(run("list clusters").out,
+            "a100-8x8\na100-mi250x\na100-v100-2x2\nh100-mi300x\nhap-v100-p100\nhethub-768\npair-a100-h100\npair-a100-mi250x\n"
+            "pair-a100-mi300x\npair-h100-mi250x\npair-h100-mi300x\npair-mi250x-mi300x\nselene-64\n");
   EXPECT_NE(run("list devices").out.find("MI300X\n"), std::string::npos);
   EXPECT_NE(run("list models").out.find("llama2-13b\n"), std::string::npos);
   EXPECT_NE(run("list strategies").out.find("dp-proportional"), std::string::npos);
