@@ -48,15 +48,6 @@ PipelineSchedule schedule_by_name(const std::string& name) {
   return PipelineSchedule::kOneFOneB;
 }
 
-// The per-GPU throughput a hybrid plan reaches on a homogeneous cluster (for the upper bound).
-double hybrid_reference(const ModelSpec& model, const Cluster& sub, const CostModel& cost, const SimOptions& opts) {
-  HybridPlanner planner(model, sub, cost, opts);
-  HybridOptions o;
-  o.simulate = 1;
-  const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
-  return s.chosen >= 0 ? s.judged[s.chosen].evaluation.report.samples_per_s : 0;
-}
-
 }  // namespace
 
 int run_plan(const PlanArgs& a) {
@@ -130,7 +121,7 @@ int run_plan(const PlanArgs& a) {
     log_info("planning and simulating homogeneous references for the upper bound ...");
     ReferencePlanner reference;
     if (!a.no_pipeline) {
-      reference = [&](const ModelSpec& m, const Cluster& sub) { return hybrid_reference(m, sub, cost, opts); };
+      reference = [&](const ModelSpec& m, const Cluster& sub) { return hybrid_reference_samples_per_s(m, sub, cost, opts); };
       notes.push_back("upper bound references include hybrid plans (pipelines of stage meshes) on each homogeneous cluster");
     }
     bound = upper_bound_samples_per_s(model, cluster, cost, opts, notes, /*synthesise=*/!a.no_spmd, reference);

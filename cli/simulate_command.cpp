@@ -34,7 +34,10 @@ int run_simulate(const SimulateArgs& a) {
   std::vector<std::string> notes = assumptions(model, cluster);
   print_header(std::cout, model, cluster, model.training.global_batch);
   Evaluation ev;
+  ReferencePlanner reference;
   if (!a.plan.empty() && plan_file_kind(a.plan) == "hybrid") {
+    reference = [&](const ModelSpec& m, const Cluster& sub) { return hybrid_reference_samples_per_s(m, sub, cost, opts); };
+    notes.push_back("upper bound references include hybrid plans (pipelines of stage meshes) on each homogeneous cluster");
     const HybridPlan plan = load_hybrid_plan(a.plan, model, cluster);
     HybridPlanner planner(model, cluster, cost, opts);
     ev = planner.evaluate(plan, "plan " + a.plan);
@@ -49,7 +52,7 @@ int run_simulate(const SimulateArgs& a) {
   } else {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }
-  if (ev.report.feasible) set_upper_bound(ev.report, upper_bound_samples_per_s(model, cluster, cost, opts, notes));
+  if (ev.report.feasible) set_upper_bound(ev.report, upper_bound_samples_per_s(model, cluster, cost, opts, notes, false, reference));
   ev.report.assumptions = notes;
   print_run_summary(std::cout, ev.report, cluster);
   print_assumptions(std::cout, notes);

@@ -40,6 +40,7 @@ struct HybridSearch {
   double plan_time_s = 0;            // wall time, simulations included
 };
 
+// `model` and `cluster` must outlive the planner.
 class HybridPlanner {
  public:
   HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim);
@@ -58,7 +59,7 @@ class HybridPlanner {
 
   const ModelSpec& model_;
   const Cluster& cluster_;
-  const CostModel& cost_;
+  CostModel cost_;  // a copy (it shares its tables): callers may pass a temporary
   SimOptions sim_;
   PipelineProgramBuilder builder_;
   HybridEstimator estimator_;
@@ -66,5 +67,10 @@ class HybridPlanner {
 
 // A hybrid row's report: kind, shape, estimate.
 void label_hybrid_report(Report& r, const HybridPlan& plan);
+
+// Samples/s of the best simulated hybrid plan on `cluster` (0 when none fits): the hybrid
+// planner's reference for the upper bound on a homogeneous cluster.
+[[nodiscard]] double hybrid_reference_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                                    const SimOptions& sim);
 
 }  // namespace hetsim

@@ -67,7 +67,8 @@ struct PipelineProgram {
 [[nodiscard]] PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster,
                                                      const StageWorkFn& work, const PipelineContext& ctx);
 
-// The same with the model's work from the cost model (cached per node type and slice).
+// The same with the model's work from the cost model (cached per node type and slice). `model`
+// and `cluster` must outlive the builder.
 class PipelineProgramBuilder {
  public:
   PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
@@ -83,7 +84,7 @@ class PipelineProgramBuilder {
  private:
   const ModelSpec& model_;
   const Cluster& cluster_;
-  const CostModel& cost_;
+  CostModel cost_;  // a copy (it shares its tables): callers may pass a temporary
   PipelineContext ctx_;
   std::map<std::tuple<int, long, int, bool, int, int>, std::vector<BlockWork>> cache_;
   std::map<std::pair<int, int>, double> tp_latency_;

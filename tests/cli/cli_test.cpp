@@ -105,6 +105,20 @@ TEST(Cli, PlanEmitSimulateReproducesTheIterationTime) {
   for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
 }
 
+TEST(Cli, HybridPlanEmitSimulateReproducesTheIterationTime) {
+  const auto plan = temp("hybrid.yaml"), report = temp("hybrid.json"), again = temp("hybrid-again.json");
+  for (const char* setting : {"--model gpt3-1.3b --cluster a100-v100-2x2 --global-batch 128",
+                              "--model gpt3-6.7b --cluster a100-mi250x --global-batch 32"}) {
+    ASSERT_EQ(run(std::string("plan --no-spmd ") + setting + " --emit-plan " + plan.string() + " --report " + report.string()).rc, 0);
+    ASSERT_EQ(run(std::string("simulate ") + setting + " --plan " + plan.string() + " --report " + again.string()).rc, 0);
+    const nlohmann::json planned = nlohmann::json::parse(slurp(report)), simulated = nlohmann::json::parse(slurp(again));
+    EXPECT_EQ(planned["kind"], "hybrid") << setting;
+    EXPECT_EQ(simulated["kind"], "hybrid") << setting;
+    EXPECT_NEAR(simulated["iteration_time_s"].get<double>() / planned["iteration_time_s"].get<double>(), 1.0, 0.001) << setting;
+  }
+  for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
+}
+
 TEST(Cli, PlanReportsCandidatesBaselinesAndPlanTime) {
   const auto report = temp("plan-contract.json");
   ASSERT_EQ(run("plan --model bert-base --report " + report.string()).rc, 0);
