@@ -109,11 +109,32 @@ class Checker {
     batch();
     dtype();
     one_tp_per_layer();
+    lockstep_for_zero3();
     return std::move(out_);
   }
 
  private:
   void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
+
+  // ZeRO-3 gathers each stage's weights from all its copies before every pass, so the pipelines
+  // must run the same passes in the same order: same micro-batches, stages, tp and layers.
+  void lockstep_for_zero3() {
+    if (plan_.gradient_sync != GradientSync::kZero3 || plan_.pipelines.empty()) return;
+    const PipelinePlan& a = plan_.pipelines[0];
+    for (size_t p = 1; p < plan_.pipelines.size(); ++p) {
+      const PipelinePlan& b = plan_.pipelines[p];
+      bool same = a.micro_batches == b.micro_batches && a.stages.size() == b.stages.size();
+      for (size_t s = 0; same && s < a.stages.size(); ++s) {
+        same = a.stages[s].tp == b.stages[s].tp && a.stages[s].chunks == b.stages[s].chunks &&
+               a.stages[s].devices.size() == b.stages[s].devices.size();
+      }
+      if (!same) {
+        add("gradient_sync", "zero-3 gathers weights in lockstep across pipelines, but pipelines[" + std::to_string(p) +
+                                 "] differs from pipelines[0] in micro-batches, stages, tp or layers");
+        return;
+      }
+    }
+  }
 
   bool in_cluster(int d) const { return d >= 0 && d < cluster_.gpu_count(); }
   // tp >= 1, dividing a non-empty stage whose GPUs are all in the cluster.

@@ -81,7 +81,8 @@ struct PlanProblem {
 // pipeline and in order, devices in range and in at most one stage, tp dividing the stage and
 // each TP group inside one node, heads divisible by tp, equal chunk counts for interleaved,
 // micro-batches a multiple of the stages for interleaved, batch adding up to the model's global
-// batch, a dtype every stage's GPU computes, one tp width per layer across copies. Empty: valid.
+// batch, a dtype every stage's GPU computes, one tp width per layer across copies, alike pipelines
+// under zero-3 (its gathers run in lockstep). Empty: valid.
 [[nodiscard]] std::vector<PlanProblem> check_hybrid_plan(const HybridPlan& plan, const ModelSpec& model,
                                                         const Cluster& cluster);
 

@@ -112,7 +112,7 @@ class HybridPlanReader {
       rs->finish();
     }
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
-    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "pipelines"}) remember(r, key);
+    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "pipelines"}) remember(r, key);
     std::vector<FieldReader> pipelines = r.list("pipelines");
     const std::optional<YAML::Node> raw_pipelines = field_node(root_, "pipelines");
     for (size_t p = 0; p < pipelines.size(); ++p) {
