@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -78,8 +80,7 @@ class Run {
       return;
     }
     timing_[t].start_s = sg4::Engine::get_clock();
-    const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
-    for (const Schedule& s : collective_schedules(c, a, cluster_)) activities_ += net_.run(s, opts_.fidelity);
+    for (const PreparedSchedule& s : schedules(c)) activities_ += net_.run(s);
     complete(t);
   }
 
@@ -89,6 +90,22 @@ class Run {
     complete(t);
   }
 
+  // The schedules of a collective, computed once per distinct collective (pipelines repeat the
+  // same TP and gradient collectives many times; choosing an algorithm costs estimates of each).
+  const std::vector<PreparedSchedule>& schedules(const CollectiveTask& c) {
+    auto key = std::make_tuple(static_cast<int>(c.op), static_cast<int>(c.algorithm), c.root, c.size_bytes, c.group, c.shard_bytes);
+    auto it = schedule_cache_.find(key);
+    if (it == schedule_cache_.end()) {
+      const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
+      std::vector<PreparedSchedule> prepared;
+      for (const Schedule& s : collective_schedules(c, a, cluster_)) prepared.push_back(net_.prepare(s, opts_.fidelity));
+      it = schedule_cache_.emplace(std::move(key), std::move(prepared)).first;
+    }
+    return it->second;
+  }
+
+  using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
+  std::map<CollectiveKey, std::vector<PreparedSchedule>> schedule_cache_;
   const Program& prog_;
   const Cluster& cluster_;
   const Platform& platform_;

@@ -3,6 +3,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace hetsim {
@@ -60,18 +61,30 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   return started;
 }
 
-uint64_t Network::run(const Schedule& schedule, Fidelity fidelity) {
-  uint64_t started = 0;
+PreparedSchedule Network::prepare(const Schedule& schedule, Fidelity fidelity) const {
+  PreparedSchedule p;
+  p.fidelity = fidelity;
   if (fidelity == Fidelity::kStep) {
-    for (const RoundGroup& g : round_groups(schedule)) {
+    p.rounds = round_groups(schedule);
+    return p;
+  }
+  p.flows = merged_flows(schedule);
+  const ScheduleEstimate e = estimate(schedule, *platform_.fabric);
+  p.extra_s = std::max(0.0, e.step_s - e.phase_s);
+  return p;
+}
+
+uint64_t Network::run(const PreparedSchedule& p) {
+  uint64_t started = 0;
+  if (p.fidelity == Fidelity::kStep) {
+    for (const RoundGroup& g : p.rounds) {
       for (int r = 0; r < g.count; ++r) started += concurrent(g.flows);
     }
     return started;
   }
-  started += concurrent(merged_flows(schedule));
-  const ScheduleEstimate e = estimate(schedule, *platform_.fabric);
-  if (e.step_s > e.phase_s) {
-    sg4::this_actor::sleep_for(e.step_s - e.phase_s);
+  started += concurrent(p.flows);
+  if (p.extra_s > 0) {
+    sg4::this_actor::sleep_for(p.extra_s);
     ++started;
   }
   return started;

@@ -26,6 +26,15 @@ struct FlowRecord {
   int dst_endpoint = 0;
 };
 
+// A schedule made ready to run: its flows per fidelity and the time phase fidelity adds after
+// them. Preparing costs route look-ups; a schedule run many times is prepared once.
+struct PreparedSchedule {
+  Fidelity fidelity = Fidelity::kPhase;
+  std::vector<RoundGroup> rounds;  // step
+  std::vector<Flow> flows;         // phase: one flow per GPU pair
+  double extra_s = 0;              // phase: the rounds' remaining latencies and pipeline fill
+};
+
 class Network {
  public:
   Network(const Platform& platform, std::vector<FlowRecord>* records) : platform_(platform), records_(records) {}
@@ -35,7 +44,9 @@ class Network {
   //   phase: one flow per GPU pair carries all its bytes; the rounds' remaining latencies and
   //          pipeline fill (alpha-beta estimate of step minus that of phase) are added after it.
   // Returns the number of SimGrid activities started.
-  uint64_t run(const Schedule& schedule, Fidelity fidelity);
+  uint64_t run(const Schedule& schedule, Fidelity fidelity) { return run(prepare(schedule, fidelity)); }
+  [[nodiscard]] PreparedSchedule prepare(const Schedule& schedule, Fidelity fidelity) const;
+  uint64_t run(const PreparedSchedule& prepared);
   // A single transfer (point-to-point), staged when needed.
   uint64_t send(int src, int dst, double bytes);
 

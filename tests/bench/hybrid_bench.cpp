@@ -1,0 +1,88 @@
+// File: tests/bench/hybrid_bench.cpp
+// Hybrid plans at scale (issue targets): one iteration of GPT-3 175B as TP 8 x PP 16 x DP 8 on
+// 1024 A100-80GB (< 5 s), the hybrid planner with simulation of its candidates for Llama 2 13B on
+// 512 mixed GPUs (< 20 s) and for the 140B model on HETHUB's 768-GPU cluster (< 60 s).
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+
+#include "planner/hybrid/hybrid_planner.hpp"
+
+namespace hetsim {
+namespace {
+
+std::filesystem::path shipped(const std::string& folder, const std::string& name) {
+  return std::filesystem::path(HETSIM_TEST_SOURCE_DIR) / folder / (name + ".yaml");
+}
+
+// `nodes` nodes of every node type of a shipped cluster.
+Cluster scaled(const std::string& name, int nodes) {
+  Cluster c = load_cluster(shipped("topologies", name));
+  for (NodeType& nt : c.node_types) nt.count = nodes;
+  index_gpus(c);
+  return c;
+}
+
+// Megatron's layout: TP groups innermost, then data-parallel copies, then stages.
+HybridPlan megatron_layout(const ModelSpec& m, int tp, int pp, int dp) {
+  HybridPlan p;
+  p.recompute = RecomputeMode::kFull;
+  const int per_stage = static_cast<int>(m.layers) / pp;
+  for (int d = 0; d < dp; ++d) {
+    PipelinePlan pl;
+    pl.micro_batches = m.training.global_batch / dp;
+    for (int s = 0; s < pp; ++s) {
+      StagePlan st;
+      st.tp = tp;
+      const int group = s * dp + d;
+      for (int k = 0; k < tp; ++k) st.devices.push_back(group * tp + k);
+      st.chunks = {{s * per_stage, (s + 1) * per_stage - 1}};
+      pl.stages.push_back(st);
+    }
+    p.pipelines.push_back(pl);
+  }
+  return p;
+}
+
+void BM_Hybrid_SimulateGpt3OnThousandGpus(benchmark::State& state) {
+  const ModelSpec m = load_model(shipped("workloads", "gpt3-175b"));
+  const Cluster c = scaled("selene-64", 128);
+  const HybridPlan plan = megatron_layout(m, 8, 16, 8);
+  PipelineProgramBuilder builder(m, c, CostModel{});
+  uint64_t activities = 0;
+  for (auto _ : state) {
+    const PipelineProgram p = builder.build(plan);
+    const SimResult r = simulate(p.program, c);
+    activities += r.activities;
+    benchmark::DoNotOptimize(r.iteration_time_s);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(activities));
+}
+BENCHMARK(BM_Hybrid_SimulateGpt3OnThousandGpus)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+void BM_Hybrid_PlanLlama13bOn512MixedGpus(benchmark::State& state) {
+  const ModelSpec m = load_model(shipped("workloads", "llama2-13b"));
+  const Cluster c = scaled("a100-mi250x", 32);
+  for (auto _ : state) {
+    HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+    const HybridSearch s = planner.search(HybridFlavour::kHetsim, HybridOptions{});
+    state.counters["plans_fitting"] = static_cast<double>(s.considered);
+    benchmark::DoNotOptimize(s.chosen);
+  }
+}
+BENCHMARK(BM_Hybrid_PlanLlama13bOn512MixedGpus)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+void BM_Hybrid_PlanHethub768(benchmark::State& state) {
+  const ModelSpec m = load_model(shipped("workloads", "llama-140b"));
+  const Cluster c = load_cluster(shipped("topologies", "hethub-768"));
+  for (auto _ : state) {
+    HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+    const HybridSearch s = planner.search(HybridFlavour::kHetsim, HybridOptions{});
+    state.counters["plans_fitting"] = static_cast<double>(s.considered);
+    benchmark::DoNotOptimize(s.chosen);
+  }
+}
+BENCHMARK(BM_Hybrid_PlanHethub768)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace hetsim
