@@ -22,7 +22,7 @@ struct ComputeTask {
   // Devices that run the same kernel in lockstep with `device` (the other ranks of a tensor-
   // parallel group): simulated once on `device`'s stream, accounted on every one of them. The
   // program's dependencies must keep their own compute tasks from overlapping it.
-  std::vector<int> mirrors;
+  std::vector<int> mirrors{};
 };
 
 // The communication streams of a device. NCCL runs each communicator on a CUDA stream of its

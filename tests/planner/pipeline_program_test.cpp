@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/text.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "sim/executor.hpp"
 #include "test_support.hpp"
@@ -25,7 +26,7 @@ class EqualStages : public ::testing::Test {
   void SetUp() override {
     blocks_.resize(2 + 16);
     for (size_t b = 0; b < blocks_.size(); ++b) {
-      blocks_[b].name = "b" + std::to_string(b);
+      blocks_[b].name = indexed_name("b", b);
       blocks_[b].parts.resize(1);
       if (b == 0 || b + 1 == blocks_.size()) continue;
       blocks_[b].parts[0] = {kF, kF, kF, 0, 0};
