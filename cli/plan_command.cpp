@@ -148,8 +148,19 @@ int run_plan(const PlanArgs& a) {
   }
   const size_t first_baseline = rows.size();
   if (!hap_plan.judged.empty()) rows.push_back(hap_plan.judged.front().evaluation.report);
-  for (const HybridSearch* h : {&hethub, &megatron}) {
-    if (!h->judged.empty()) rows.push_back(h->judged.front().evaluation.report);
+  if (!a.no_pipeline) {
+    for (const auto& [h, name] : {std::pair{&hethub, "hethub-faithful"}, std::pair{&megatron, "megatron-uniform"}}) {
+      if (!h->judged.empty()) {
+        rows.push_back(h->judged.front().evaluation.report);
+        continue;
+      }
+      Report r;
+      r.strategy = name;
+      r.kind = "hybrid";
+      r.feasible = false;
+      r.infeasible_reason = "no pipeline plan of this mode fits the devices' memory";
+      rows.push_back(r);
+    }
   }
   for (const Evaluation& b : baselines) rows.push_back(b.report);
   for (Report& r : rows) {

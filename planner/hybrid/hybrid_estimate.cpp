@@ -162,7 +162,16 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         const double bytes = builder_.work(cluster_.gpus[st.devices[0]].node_type,
                                            StageWorkKey{plan.micro_batch, st.tp, plan.sequence_parallel, plan.recompute})[1]
                                  .output_bytes;
-        sum_c += send_time(st.devices.back(), next.devices.front(), bytes / std::max(1, next.dp()));
+        const double copy = bytes / std::max(1, next.dp());
+        const int next_type = cluster_.gpus[next.devices.front()].node_type;
+        const double one = send_time(st.devices.back(), next.devices.front(), copy);
+        if (plan.resharding.method == "local-all-gather" && next.tp > 1) {
+          sum_c += send_time(st.devices.back(), next.devices.front(), copy / next.tp) + tp_time(next_type, next.tp, copy) / 2;
+        } else if (plan.resharding.method == "send-recv") {
+          sum_c += one * ((next.tp + st.tp - 1) / st.tp);  // each sender feeds tp_next / tp_this ranks
+        } else {
+          sum_c += one;
+        }
       }
     }
     double pipe = (m - 1) * max_t + 2 * sum_c * v;

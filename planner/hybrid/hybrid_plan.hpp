@@ -46,11 +46,18 @@ struct PipelinePlan {
   std::vector<StagePlan> stages;
 };
 
-// How tensors move between stage meshes (cross-mesh resharding). Recorded and written back; the
-// simulator moves boundary tensors as point-to-point sends from the producing replicas.
+// How tensors move between stage meshes (cross-mesh resharding):
+//   send-recv:        every receiving TP rank gets the whole tensor from a sending rank;
+//   local-all-gather: each receiving rank gets 1/tp of it, then the receiving TP group
+//                     all-gathers (Megatron's scatter-gather; the default);
+//   broadcast:        one broadcast (a chain: the network once, then NVLink) from one sender
+//                     to every rank of the receiving copy.
+// load_balance picks the broadcast's sender among the producing copy's ranks: none (the first),
+// gpu (least bytes sent so far), nic / order (least bytes through its NIC so far; `order`'s
+// search over send orders is not implemented and behaves as nic).
 struct ReshardingChoice {
-  std::string method = "send-recv";  // send-recv | local-all-gather | broadcast
-  std::string load_balance = "none";  // none | gpu | nic | order
+  std::string method = "local-all-gather";
+  std::string load_balance = "none";
 };
 
 struct HybridPlan {

@@ -107,7 +107,7 @@ class HybridPlanReader {
                                             : GradientSync::kAllReduce;
     if (std::optional<FieldReader> rs = r.opt_child("resharding")) {
       plan.resharding.method =
-          rs->opt_choice("method", {"send-recv", "local-all-gather", "broadcast"}).value_or("send-recv");
+          rs->opt_choice("method", {"send-recv", "local-all-gather", "broadcast"}).value_or("local-all-gather");
       plan.resharding.load_balance = rs->opt_choice("load_balance", {"none", "gpu", "nic", "order"}).value_or("none");
       rs->finish();
     }

@@ -34,9 +34,14 @@ struct StageInfo {
   size_t next = 0;  // next step of `order` to emit
 };
 
-// Send tasks a TP rank of a replica waits for before a pass: key (virtual stage, micro-batch,
-// pass), then replica, then rank.
-using Inbox = std::map<std::tuple<int, int, int>, std::vector<std::vector<std::vector<int>>>>;
+// What a copy of a stage receives before a pass: the transfers it waits for and the bytes of the
+// whole tensor (for the local all-gather). Key: (virtual stage, micro-batch, pass), then copy.
+struct Received {
+  std::vector<int> tasks;
+  double bytes = 0;
+  bool gather = false;  // arrived in 1/tp slices: the TP group all-gathers before computing
+};
+using Inbox = std::map<std::tuple<int, int, int>, std::vector<Received>>;
 
 class Emitter {
  public:
@@ -253,11 +258,17 @@ class Emitter {
       const std::vector<BlockWork>& w = work_of(r, tp);
       // Everything the group received for this step; then each task waits for the one before.
       std::vector<int> deps;
+      const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
       if (auto it = inbox.find(in_key); it != inbox.end()) {
-        for (const std::vector<int>& rank : it->second[j]) deps.insert(deps.end(), rank.begin(), rank.end());
+        const Received& in = it->second[j];
+        deps = in.tasks;
+        if (in.gather && in.bytes > 0) {
+          CollectiveTask ag = collective(CollectiveOp::kAllGather, sorted(r.devices), in.bytes);
+          ag.stream = CommStream::kTensor;
+          deps = {out_.program.add({rtag + (st.pass == PassKind::kForward ? ".act" : ".grad") + "_allgather", ag, std::move(deps)})};
+        }
       }
       int last = -1;
-      const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
       auto compute = [&](double secs, double flops, double mem, const std::string& label) {
         last = add_compute(r.devices, secs, flops, mem, std::move(deps), label);
         deps.clear();
@@ -364,13 +375,15 @@ class Emitter {
         }
       }
       if (st.pass != PassKind::kWeight) {
-        send_boundary(pi, s, st, static_cast<int>(j), last, w[blocks.back()].output_bytes / static_cast<double>(r.samples), inbox);
+        // Forward: this chunk's output; backward: the gradient of its input (the block before it).
+        const BlockWork& boundary = st.pass == PassKind::kForward ? w[blocks.back()] : w[std::max(0, blocks.front() - 1)];
+        send_boundary(pi, s, st, static_cast<int>(j), last, boundary.output_bytes / static_cast<double>(r.samples), inbox);
       }
     }
   }
 
-  // Activations forward to the next virtual stage, or gradients back to the previous one: every
-  // TP rank of a receiving copy gets the samples it shares with this copy from rank (k mod tp).
+  // Activations forward to the next virtual stage, or gradients back to the previous one, for
+  // the samples each receiving copy shares with this one, by the plan's resharding method.
   void send_boundary(int pi, int s, const PipelineStep& st, int j, int last, double bytes_per_sample, Inbox& inbox) {
     std::vector<StageInfo>& infos = stages_[pi];
     const int P = infos[s].stages;
@@ -378,29 +391,61 @@ class Emitter {
     const int vs = st.chunk * P + s;
     const int to = st.pass == PassKind::kForward ? vs + 1 : vs - 1;
     if (to < 0 || to >= V) return;
-    const int ts = to % P;
-    const StageInfo& dst = infos[ts];
+    const StageInfo& dst = infos[to % P];
     const Replica& src = infos[s].replicas[j];
-    const auto key = std::make_tuple(to, st.micro_batch, static_cast<int>(st.pass));
-    auto& slot = inbox[key];
-    if (slot.empty()) {
-      slot.resize(dst.replicas.size());
-      for (size_t k = 0; k < dst.replicas.size(); ++k) slot[k].resize(dst.replicas[k].devices.size());
-    }
-    const std::string what = st.pass == PassKind::kForward ? ".act" : ".grad";
+    std::vector<Received>& slot = inbox[std::make_tuple(to, st.micro_batch, static_cast<int>(st.pass))];
+    slot.resize(dst.replicas.size());
+    const std::string label = "p" + std::to_string(pi) + ".mb" + std::to_string(st.micro_batch) +
+                              (st.pass == PassKind::kForward ? ".act" : ".grad") + ".vs" + std::to_string(vs) + "to" +
+                              std::to_string(to);
+    const std::string& method = plan_.resharding.method;
     for (size_t k = 0; k < dst.replicas.size(); ++k) {
       const Replica& d = dst.replicas[k];
       const long overlap = std::min(src.first_sample + src.samples, d.first_sample + d.samples) -
                            std::max(src.first_sample, d.first_sample);
       if (overlap <= 0) continue;
+      const double bytes = bytes_per_sample * static_cast<double>(overlap);
+      Received& in = slot[k];
+      in.bytes += bytes;
+      if (method == "broadcast") {
+        const int sender = choose_sender(src.devices, bytes);
+        std::vector<int> group = d.devices;
+        group.push_back(sender);
+        CollectiveTask b = collective(CollectiveOp::kBroadcast, sorted(group), bytes);
+        b.root = sender;
+        b.stream = CommStream::kPipeline;
+        in.tasks.push_back(out_.program.add({label + ".broadcast", b, {last}}));
+        continue;
+      }
+      // Megatron's scatter-gather: rank k receives slice k from rank (k mod tp of the sender).
+      const bool slices = method == "local-all-gather" && d.devices.size() > 1;
+      in.gather = in.gather || slices;
+      const double each = slices ? bytes / static_cast<double>(d.devices.size()) : bytes;
       for (size_t rank = 0; rank < d.devices.size(); ++rank) {
-        const int from = static_cast<int>(rank % src.devices.size());
-        SendTask send{src.devices[from], d.devices[rank], bytes_per_sample * static_cast<double>(overlap)};
-        const std::string label = "p" + std::to_string(pi) + ".mb" + std::to_string(st.micro_batch) + what + ".vs" +
-                                  std::to_string(vs) + "to" + std::to_string(to);
-        slot[k][rank].push_back(out_.program.add({label, send, {last}}));
+        const int from = src.devices[rank % src.devices.size()];
+        in.tasks.push_back(out_.program.add({label, SendTask{from, d.devices[rank], each}, {last}}));
       }
     }
+  }
+
+  // The broadcast's sender among a copy's TP ranks, as the plan's load balancing says: bytes sent
+  // so far per GPU (gpu) or per NIC (nic, order); none: the first rank.
+  int choose_sender(const std::vector<int>& ranks, double bytes) {
+    const std::string& lb = plan_.resharding.load_balance;
+    auto nic_of = [&](int g) {
+      const NodeType& nt = cluster_.node_type_of_gpu(g);
+      return std::make_pair(cluster_.gpus[g].node, cluster_.gpus[g].local % std::max(1, nt.nic.count));
+    };
+    int best = ranks.front();
+    if (lb != "none") {
+      auto load = [&](int g) { return lb == "gpu" ? gpu_sent_[g] : nic_sent_[nic_of(g)]; };
+      for (int g : ranks) {
+        if (load(g) < load(best)) best = g;
+      }
+    }
+    gpu_sent_[best] += bytes;
+    nic_sent_[nic_of(best)] += bytes;
+    return best;
   }
 
   // --- gradient synchronisation and optimizer --------------------------------------------------
@@ -560,6 +605,8 @@ class Emitter {
   std::vector<int> last_compute_;                  // [device]: its latest compute task
   std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
   std::vector<double> gathered_bytes_;             // [device]: largest chunk of weights ZeRO-3 gathers
+  std::map<int, double> gpu_sent_;                 // broadcast senders: bytes sent per GPU
+  std::map<std::pair<int, int>, double> nic_sent_;  // ... and per (node, NIC)
 };
 
 }  // namespace

@@ -62,6 +62,43 @@ TEST(HybridPlanner, Gpt3OnSixtyFourA100sFitsOnlyWithPipelines) {
   EXPECT_NE(flat.report.infeasible_reason.find("short by"), std::string::npos);
 }
 
+TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
+  // TP 8 on both sides of each boundary, activation of one micro-batch A = seq x hidden x 2 bytes:
+  // send-recv moves 8 A per boundary and pass, local-all-gather A (then an all-gather over the
+  // receiving TP group), broadcast A from one sender to the 8 receivers.
+  const ModelSpec m = model("gpt3-175b", 4);
+  const Cluster c = test::shipped_cluster("selene-64");
+  PipelineProgramBuilder builder(m, c, CostModel{});
+  const double a = 2048.0 * 12288 * 2;
+  const double transfers = 7 * 2 * 4;  // boundaries x passes x micro-batches
+  for (const std::string method : {"send-recv", "local-all-gather", "broadcast"}) {
+    SCOPED_TRACE(method);
+    HybridPlan plan = megatron_plan(m, 1, 8, 4);
+    plan.resharding.method = method;
+    const PipelineProgram p = builder.build(plan);
+    double sent = 0, broadcast = 0, gathers = 0;
+    for (const Task& t : p.program.tasks) {
+      if (const auto* s = std::get_if<SendTask>(&t.body)) sent += s->size_bytes;
+      if (const auto* col = std::get_if<CollectiveTask>(&t.body)) {
+        if (col->op == CollectiveOp::kBroadcast) broadcast += col->size_bytes;
+        if (col->op == CollectiveOp::kAllGather && col->stream == CommStream::kTensor) gathers += 1;
+      }
+    }
+    if (method == "send-recv") {
+      EXPECT_NEAR(sent, 8 * a * transfers, 1e-6 * sent);
+    }
+    if (method == "local-all-gather") {
+      EXPECT_NEAR(sent, a * transfers, 1e-6 * sent);
+      EXPECT_EQ(gathers, transfers);
+    }
+    if (method == "broadcast") {
+      EXPECT_EQ(sent, 0);
+      EXPECT_NEAR(broadcast, a * transfers, 1e-6 * broadcast);
+    }
+    EXPECT_GT(simulate(p.program, c).iteration_time_s, 0);
+  }
+}
+
 TEST(HybridPlanner, BeatsSpmdAndMegatronUniformWhereDataParallelismDoesNotFit) {
   // GPT-3 6.7B needs ~100 GiB per GPU under data parallelism; A100-40GB + MI250X-64GB.
   const ModelSpec m = model("gpt3-6.7b", 32);
