@@ -110,6 +110,27 @@ class Emitter {
         info.order = stage_order(plan_.schedule, s, P, static_cast<int>(pl.micro_batches), info.chunks);
         infos.push_back(std::move(info));
       }
+      if (plan_.schedule == PipelineSchedule::kZeroBubble) {
+        // Place the weight-gradient passes by the stages' own pass times (slowest copy).
+        std::vector<double> f(P, 0), b(P, 0), w(P, 0);
+        for (int s = 0; s < P; ++s) {
+          for (const Replica& r : infos[s].replicas) {
+            double fs = 0, bs = 0, ws = 0;
+            for (int blk : infos[s].chunk_blocks[0]) {
+              const BlockWork& bw = work_of(r, pl.stages[s].tp)[blk];
+              fs += bw.fwd_s();
+              bs += bw.recompute_s;
+              for (const WorkPart& part : bw.parts) {
+                bs += part.bwd_input_s;
+                ws += part.bwd_weight_s;
+              }
+            }
+            if (fs + bs + ws > f[s] + b[s] + w[s]) std::tie(f[s], b[s], w[s]) = std::tie(fs, bs, ws);
+          }
+        }
+        const auto orders = zero_bubble_orders(P, static_cast<int>(pl.micro_batches), f, b, w, 0);
+        for (int s = 0; s < P; ++s) infos[s].order = orders[s];
+      }
       stages_.push_back(std::move(infos));
     }
   }

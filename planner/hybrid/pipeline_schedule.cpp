@@ -35,20 +35,6 @@ std::vector<PipelineStep> one_f_one_b(int warmup, int micro_batches, int stages,
   return out;
 }
 
-// ZB-H1-style: the 1F1B order with each backward split into B and W, W right after its B. A
-// stage sends the gradient of its input as soon as B is done, so the backward chain through the
-// stages costs B per stage instead of B + W: with equal passes the bubble is (P - 1)(F + B)
-// instead of 1F1B's (P - 1)(F + B + W), at 1F1B's activation memory. (ZB-H1's hand-tuned W
-// placement reaches (P - 1)(F + B - W); that placement is not reproduced.)
-std::vector<PipelineStep> zero_bubble(int stage, int stages, int micro_batches) {
-  std::vector<PipelineStep> out;
-  for (const PipelineStep& s : one_f_one_b(stages - stage - 1, micro_batches, stages, 1)) {
-    out.push_back(s);
-    if (s.pass == PassKind::kBackward) out.push_back({PassKind::kWeight, s.micro_batch, 0});
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages, int micro_batches, int chunks) {
@@ -68,7 +54,10 @@ std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages,
     case PipelineSchedule::kInterleaved:
       if (chunks == 1) return one_f_one_b(stages - stage - 1, micro_batches, stages, 1);
       return one_f_one_b(2 * (stages - stage - 1) + (chunks - 1) * stages, micro_batches, stages, chunks);
-    case PipelineSchedule::kZeroBubble: return zero_bubble(stage, stages, micro_batches);
+    case PipelineSchedule::kZeroBubble: {
+      const std::vector<double> one(stages, 1.0);
+      return zero_bubble_orders(stages, micro_batches, one, one, one, 0)[stage];
+    }
   }
   return {};
 }
@@ -80,6 +69,72 @@ int max_in_flight(const std::vector<PipelineStep>& order) {
     else if (s.pass == PassKind::kBackward) --now;
   }
   return peak;
+}
+
+std::vector<std::vector<PipelineStep>> zero_bubble_orders(int stages, int micro_batches, const std::vector<double>& f,
+                                                         const std::vector<double>& b, const std::vector<double>& w,
+                                                         double comm_s) {
+  const int P = stages, m = micro_batches;
+  std::vector<std::vector<PipelineStep>> order(P);
+  std::vector<double> free_at(P, 0);
+  std::vector<char> busy(P, 0);  // free_at is the end of a running pass (not a wake-up time)
+  std::vector<int> next_f(P, 0), done_b(P, 0);
+  std::vector<std::vector<double>> f_end(P, std::vector<double>(m, -1)), b_end(P, std::vector<double>(m, -1));
+  std::vector<std::vector<int>> pending_w(P);  // micro-batches whose W is still to run, oldest first
+  constexpr double kNever = 1e300;
+  // When the next backward / forward of stage s may start (kNever: not yet known or not allowed).
+  auto b_ready = [&](int s) {
+    if (done_b[s] >= m) return kNever;
+    const int mb = done_b[s];
+    if (s == P - 1) return f_end[s][mb] >= 0 ? f_end[s][mb] : kNever;
+    return b_end[s + 1][mb] >= 0 ? b_end[s + 1][mb] + comm_s : kNever;
+  };
+  auto f_ready = [&](int s) {
+    // 1F1B's activation limit, and at most P weight gradients held back (their inputs stay)
+    if (next_f[s] >= m || next_f[s] - done_b[s] >= P - s || static_cast<int>(pending_w[s].size()) >= P) return kNever;
+    const int mb = next_f[s];
+    if (s == 0) return 0.0;
+    return f_end[s - 1][mb] >= 0 ? f_end[s - 1][mb] + comm_s : kNever;
+  };
+  for (int left = 3 * P * m; left > 0;) {
+    // The stage that is free first acts: a ready backward, else a ready forward, else a pending
+    // weight gradient, else it waits for the earliest backward or forward it can take.
+    // (On ties a stage finishing a pass goes before one waking up: it may make work ready.)
+    int s = 0;
+    for (int k = 1; k < P; ++k) {
+      if (free_at[k] < free_at[s] || (free_at[k] == free_at[s] && busy[k] && !busy[s])) s = k;
+    }
+    const double t = free_at[s];
+    const double rb = b_ready(s), rf = f_ready(s);
+    if (rb <= t) {
+      const int mb = done_b[s]++;
+      b_end[s][mb] = free_at[s] = t + b[s];
+      order[s].push_back({PassKind::kBackward, mb, 0});
+      pending_w[s].push_back(mb);
+    } else if (rf <= t) {
+      const int mb = next_f[s]++;
+      f_end[s][mb] = free_at[s] = t + f[s];
+      order[s].push_back({PassKind::kForward, mb, 0});
+    } else if (!pending_w[s].empty()) {
+      free_at[s] = t + w[s];
+      order[s].push_back({PassKind::kWeight, pending_w[s].front(), 0});
+      pending_w[s].erase(pending_w[s].begin());
+    } else {
+      // Wait for the earliest pass it knows of, or until a pass running elsewhere ends (that may
+      // make an earlier one ready).
+      double next = std::min(rb, rf);
+      for (int k = 0; k < P; ++k) {
+        if (k != s && busy[k] && free_at[k] >= t) next = std::min(next, free_at[k]);
+      }
+      if (next >= kNever) break;  // nothing can move: cannot happen for a valid pipeline
+      free_at[s] = next;
+      busy[s] = false;
+      continue;
+    }
+    busy[s] = true;
+    --left;
+  }
+  return order;
 }
 
 }  // namespace hetsim

@@ -3,8 +3,9 @@
 // backwards), 1F1B (P-i-1 warm-up forwards on stage i, then one forward one backward), interleaved
 // 1F1B (Megatron's virtual stages: v model chunks per stage), eager 1F1B (the cross-mesh paper's
 // overlap-friendly variant: 2(P-i)-2 warm-up forwards, so 2(P-i)-1 micro-batches in flight) and
-// ZB-H1 (zero bubble: backward split into input-gradient B and weight-gradient W passes; the
-// gradient goes upstream right after B, so the backward chain costs B per stage, not B + W). Stages are 0-based; stage i of P.
+// ZB-H1 (zero bubble: backward split into input-gradient B and weight-gradient W passes, W
+// placed in the bubbles; stage_order() gives the order for equal pass times,
+// zero_bubble_orders() for the stages' own). Stages are 0-based; stage i of P.
 #pragma once
 
 #include <vector>
@@ -29,6 +30,17 @@ struct PipelineStep {
 // per stage (1 unless interleaved; interleaved needs micro_batches to be a multiple of stages).
 [[nodiscard]] std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages, int micro_batches,
                                                     int chunks);
+
+// ZB-H1 (Qi et al., zero bubble pipeline parallelism) by list scheduling on the stages' pass
+// times: whenever a stage is free it runs a ready backward (B), else a ready forward within
+// 1F1B's activation limit (P - i in flight on stage i, at most P W passes held back), else a
+// pending weight gradient (W); so W passes fill the bubbles and gradients go upstream right after
+// B. With equal passes the bubble is (P - 1)(F + B - W). `f`, `b`, `w` per stage; `comm_s`
+// between stages. One order per stage.
+[[nodiscard]] std::vector<std::vector<PipelineStep>> zero_bubble_orders(int stages, int micro_batches,
+                                                                        const std::vector<double>& f,
+                                                                        const std::vector<double>& b,
+                                                                        const std::vector<double>& w, double comm_s);
 
 // The most micro-batches whose activations the stage holds at once under that order (forwards
 // done whose backward has not yet run, counted per chunk).

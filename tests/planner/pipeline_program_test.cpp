@@ -79,11 +79,11 @@ TEST_F(EqualStages, InterleavingShrinksTheBubbleByTheChunkCount) {
   }
 }
 
-TEST_F(EqualStages, ZeroBubbleSendsGradientsBeforeWeightGradients) {
-  // B and W split, gradient sent after B: m (F + B + W) + (P - 1)(F + B) = (3m + 2(P - 1)) F,
-  // against 1F1B's (3m + 3(P - 1)) F.
+TEST_F(EqualStages, ZeroBubbleFillsTheBubblesWithWeightGradients) {
+  // ZB-H1 with F = B = W: m (F + B + W) + (P - 1)(F + B - W) = (3m + P - 1) F, against 1F1B's
+  // (3m + 3(P - 1)) F.
   const int P = 4, m = 8;
-  const double expected = (3 * m + 2 * (P - 1)) * kF;
+  const double expected = (3 * m + P - 1) * kF;
   EXPECT_NEAR(time(plan(PipelineSchedule::kZeroBubble, P, m)), expected, 1e-9 * expected);
   EXPECT_LT(expected, time(plan(PipelineSchedule::kOneFOneB, P, m)));
 }
