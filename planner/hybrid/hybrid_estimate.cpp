@@ -123,6 +123,11 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         const int dev = st.devices[j * st.tp];
         const int nt = cluster_.gpus[dev].node_type;
         StageTimes t = stage_times(plan, st, blocks, nt, shares[j]);
+        if (ctx.tied_embedding_params > 0 && P > 1 && s == P - 1) {  // the last stage's copy of the embedding
+          const double emb = ctx.tied_embedding_params / st.tp;
+          t.params += emb;
+          t.grad_bytes += emb * ctx.grad_bytes_per_param;
+        }
         if (plan.gradient_sync == GradientSync::kZero3) {
           // Weights gathered from every copy before each forward and backward of each chunk.
           const double ag = fit_time(holders[blocks.front()], t.grad_bytes / v, CollectiveOp::kAllGather);

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
@@ -79,6 +80,8 @@ class Emitter {
                                               StageWorkKey{plan_.micro_batch, 1, plan_.sequence_parallel, plan_.recompute});
     blocks_ = static_cast<int>(any.size());
     last_grad_.assign(cluster_.gpu_count(), std::vector<int>(blocks_, -1));
+    tied_ = ctx_.tied_embedding_params > 0 && std::all_of(plan_.pipelines.begin(), plan_.pipelines.end(),
+                                                [](const PipelinePlan& p) { return p.stages.size() > 1; });
     holders_.assign(blocks_, {});
     for (size_t pi = 0; pi < plan_.pipelines.size(); ++pi) {
       const PipelinePlan& pl = plan_.pipelines[pi];
@@ -206,7 +209,7 @@ class Emitter {
     const std::vector<Holder>& hs = holders_[blocks.front()];
     const std::vector<BlockWork>& w = work_of(replica(hs[0]), tp);
     double params = 0;
-    for (int b : blocks) params += w[b].params;
+    for (int b : blocks) params += params_of(w, b, tp);
     for (int rank = 0; rank < tp; ++rank) {
       std::vector<int> group, deps;
       for (const Holder& h : hs) group.push_back(replica(h).devices[rank]);
@@ -505,7 +508,7 @@ class Emitter {
         for (const Holder& h : hs) group.push_back(replica(h).devices[rank]);
         std::sort(group.begin(), group.end());
         const std::vector<BlockWork>& w = work_of(replica(hs[0]), tp);
-        for (int b : bucket.blocks) params += w[b].params;
+        for (int b : bucket.blocks) params += params_of(w, b, tp);
         const double copies = static_cast<double>(group.size());
         for (int d : group) {
           held_params[d] += params;
@@ -526,6 +529,7 @@ class Emitter {
         if (plan_.gradient_sync == GradientSync::kZero1) zero1_gathers.push_back({group, static_cast<int>(bk)});
       }
     }
+    emit_tied_embedding_sync(synced);
     // Optimizer step on every device holding weights, after its last gradient is in.
     std::vector<int> opt_task(n, -1);
     for (int d = 0; d < n; ++d) {
@@ -554,9 +558,48 @@ class Emitter {
       double params = 0;
       const Holder& h = holders_[buckets[bk].blocks.front()][0];
       const std::vector<BlockWork>& w = work_of(replica(h), plan_.pipelines[h.pipeline].stages[h.stage].tp);
-      for (int b : buckets[bk].blocks) params += w[b].params;
+      for (int b : buckets[bk].blocks) params += params_of(w, b, plan_.pipelines[h.pipeline].stages[h.stage].tp);
       p.add({"param_allgather." + block_name(buckets[bk].blocks), collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
              std::move(deps)});
+    }
+  }
+
+  // Parameters of block b on one GPU. With tied embeddings and the head on another stage than the
+  // embedding, the head's stage keeps its own copy of the embedding (Megatron's word embeddings
+  // on the last stage), synchronised with the first stage's after the backward.
+  double params_of(const std::vector<BlockWork>& w, int b, int tp) const {
+    return w[b].params + (tied_ && b == blocks_ - 1 ? ctx_.tied_embedding_params / tp : 0);
+  }
+
+  // Megatron's embedding group: each pipeline's first and last stage all-reduce the gradient of
+  // the embedding they share, TP rank with TP rank.
+  void emit_tied_embedding_sync(std::vector<std::vector<int>>& synced) {
+    if (!tied_) return;
+    for (size_t pi = 0; pi < stages_.size(); ++pi) {
+      const StageInfo& first = stages_[pi].front();
+      const StageInfo& last = stages_[pi].back();
+      const int tp = plan_.pipelines[pi].stages.front().tp;
+      for (size_t j = 0; j < first.replicas.size(); ++j) {
+        const Replica& a = first.replicas[j];
+        const Replica& b = last.replicas[j % last.replicas.size()];
+        const double bytes = ctx_.tied_embedding_params / tp * ctx_.grad_bytes_per_param;
+        for (int rank = 0; rank < tp; ++rank) {
+          const int x = a.devices[rank], y = b.devices[rank % b.devices.size()];
+          std::vector<int> deps;
+          for (int d : {x, y}) {
+            for (int t : {last_grad_[d][0], last_grad_[d][blocks_ - 1]}) {
+              if (t >= 0) deps.push_back(t);
+            }
+            for (int t : synced[d]) deps.push_back(t);  // after the data-parallel sync of each copy
+          }
+          std::string label = indexed_name("p", pi);
+          label += ".embedding_allreduce";
+          if (tp > 1) label.append(".tp").append(std::to_string(rank));
+          const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllReduce, sorted({x, y}), bytes), std::move(deps)});
+          synced[x].push_back(t);
+          synced[y].push_back(t);
+        }
+      }
     }
   }
 
@@ -571,7 +614,8 @@ class Emitter {
 
   double block_params(int b) {
     const Holder& h = holders_[b][0];
-    return work_of(replica(h), plan_.pipelines[h.pipeline].stages[h.stage].tp)[b].params;
+    const int tp = plan_.pipelines[h.pipeline].stages[h.stage].tp;
+    return params_of(work_of(replica(h), tp), b, tp);
   }
 
   std::string block_name(const std::vector<int>& blocks) const {
@@ -626,6 +670,7 @@ class Emitter {
   std::vector<int> last_compute_;                  // [device]: its latest compute task
   std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
   std::vector<double> gathered_bytes_;             // [device]: largest chunk of weights ZeRO-3 gathers
+  bool tied_ = false;                              // a tied embedding shared by first and last stages
   std::map<int, double> gpu_sent_;                 // broadcast senders: bytes sent per GPU
   std::map<std::pair<int, int>, double> nic_sent_;  // ... and per (node, NIC)
 };
@@ -667,6 +712,9 @@ PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Clu
   ctx_.tokens_per_sample = static_cast<double>(model.seq_len);
   ctx_.model_flops_per_sample = g.model_flops();
   ctx_.reserve_bytes = kRuntimeReserveBytes;
+  if (model.tied_embeddings && model.family != Family::kVit && model.family != Family::kVgg) {
+    ctx_.tied_embedding_params = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
+  }
   // Alpha of a TP all-reduce: the intercept of the simulator's own algorithm estimate on the
   // first `tp` GPUs of a node of that type.
   ctx_.tp_latency_s = [this](int node_type, int tp) {

@@ -38,6 +38,7 @@ struct PipelineContext {
   double tokens_per_sample = 0;
   double model_flops_per_sample = 0;  // forward + backward, without recompute
   double bucket_params = 40e6;        // gradient buckets of about this many parameters (Megatron's default)
+  double tied_embedding_params = 0;   // word embeddings the head reuses (vocabulary x hidden; 0: untied)
   double reserve_bytes = 0;           // per device, for the runtime
   // Granularity of TP collectives: every part of every block separately (true), or one compute
   // span and one collective per chunk and pass carrying all the bytes, with the latency of the

@@ -54,6 +54,17 @@ TEST(HybridPlanner, Gpt3OnSixtyFourA100sFitsOnlyWithPipelines) {
     EXPECT_GT(d.peak_memory_bytes, 40e9) << d.name;  // the state alone is ~44 GB
   }
   EXPECT_GT(ev.report.mfu, 0.2);
+  // The first and last stage share the (tied) embedding: one all-reduce per TP rank of its shard,
+  // 51200 x 12288 / 8 parameters in fp16.
+  int tied = 0;
+  for (const Task& t : ev.program.tasks) {
+    if (t.label.find("embedding_allreduce") == std::string::npos) continue;
+    const auto& c = std::get<CollectiveTask>(t.body);
+    EXPECT_EQ(c.group.size(), 2u);
+    EXPECT_NEAR(c.size_bytes, 51200.0 * 12288 / 8 * 2, 1e-6 * c.size_bytes);
+    ++tied;
+  }
+  EXPECT_EQ(tied, 8);
   // Without pipelines (TP 8 x DP 8) every GPU would hold 175e9 / 8 x 16 bytes = 350 GB.
   const HybridPlan tp8dp8 = megatron_plan(m, 8, 1, 4);
   ASSERT_TRUE(check_hybrid_plan(tp8dp8, m, c).empty());
