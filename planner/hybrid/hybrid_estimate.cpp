@@ -45,15 +45,6 @@ double HybridEstimator::send_time(int src, int dst, double bytes) {
   return concurrent_time({Flow{src, dst, bytes}}, fabric_);
 }
 
-int HybridEstimator::in_flight(PipelineSchedule schedule, int s, int stages, int micro_batches, int chunks) {
-  const auto key = std::make_tuple(static_cast<int>(schedule), s, stages, micro_batches, chunks);
-  auto it = in_flight_cache_.find(key);
-  if (it == in_flight_cache_.end()) {
-    it = in_flight_cache_.emplace(key, max_in_flight(stage_order(schedule, s, stages, micro_batches, chunks))).first;
-  }
-  return it->second;
-}
-
 double HybridEstimator::optimizer_s(int node_type, double params) {
   const PipelineContext& ctx = builder_.context();
   return ctx.optimizer_s ? ctx.optimizer_s(node_type, params) : 0;
@@ -118,7 +109,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       }
       const std::vector<long> shares = replica_shares(plan, st, blocks, cluster_, work);
       StageTimes worst;
-      const int held = in_flight(plan.schedule, s, P, static_cast<int>(pl.micro_batches), v);
+      const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, v));
       for (int j = 0; j < st.dp(); ++j) {
         const int dev = st.devices[j * st.tp];
         const int nt = cluster_.gpus[dev].node_type;
@@ -199,7 +190,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
   std::vector<StageLayerCost> out(P);
   for (int s = 0; s < P; ++s) {
     const StagePlan& st = pl.stages[s];
-    const int held = in_flight(plan.schedule, s, P, static_cast<int>(pl.micro_batches), 1);
+    const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, 1));
     StageLayerCost& c = out[s];
     c.free_bytes = 1e300;
     double worst = -1;

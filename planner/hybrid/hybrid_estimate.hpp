@@ -57,14 +57,12 @@ class HybridEstimator {
   double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op);
   double send_time(int src, int dst, double bytes);
   double optimizer_s(int node_type, double params);
-  int in_flight(PipelineSchedule schedule, int s, int stages, int micro_batches, int chunks);
 
   const ModelSpec& model_;
   const Cluster& cluster_;
   PipelineProgramBuilder& builder_;
   Fabric fabric_;
   std::map<std::tuple<int, int, double>, double> tp_cache_;
-  std::map<std::tuple<int, int, int, int, int>, int> in_flight_cache_;
   std::map<std::pair<std::vector<int>, int>, std::pair<double, double>> fit_cache_;  // alpha, beta
 };
 

@@ -44,6 +44,9 @@ struct Received {
 };
 using Inbox = std::map<std::tuple<int, int, int>, std::vector<Received>>;
 
+// Passes of stage copies a program may hold (about ten tasks each, ~1 KB per task).
+constexpr double kMaxPasses = 1e6;
+
 class Emitter {
  public:
   Emitter(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work, const PipelineContext& ctx)
@@ -63,6 +66,20 @@ class Emitter {
     p.samples = static_cast<double>(plan_.samples());
     p.tokens = p.samples * ctx_.tokens_per_sample;
     p.model_flops = p.samples * ctx_.model_flops_per_sample;
+    // Every pass of every copy becomes a few tasks: refuse plans too large to simulate.
+    double passes = 0;
+    for (const PipelinePlan& pl : plan_.pipelines) {
+      for (const StagePlan& st : pl.stages) {
+        passes += static_cast<double>(pl.micro_batches) * static_cast<double>(st.chunks.size()) * st.dp() *
+                  (splits_weight_gradient(plan_.schedule) ? 3 : 2);
+      }
+    }
+    if (passes > kMaxPasses) {
+      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes)) +
+                               " forward and backward passes of stage copies; hetsim simulates at most " +
+                               std::to_string(static_cast<long long>(kMaxPasses)) + ": use fewer, larger micro-batches";
+      return std::move(out_);
+    }
     setup();
     emit_pipelines();
     emit_gradient_sync();

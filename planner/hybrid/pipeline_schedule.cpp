@@ -137,4 +137,18 @@ std::vector<std::vector<PipelineStep>> zero_bubble_orders(int stages, int micro_
   return order;
 }
 
+long in_flight_bound(PipelineSchedule s, int stage, int stages, long micro_batches, int chunks) {
+  const long total = micro_batches * chunks;
+  switch (s) {
+    case PipelineSchedule::kGpipe: return total;
+    case PipelineSchedule::kEager: return std::min(total, 2L * (stages - stage) - 1);
+    case PipelineSchedule::kInterleaved:
+      if (chunks > 1) return std::min(total, 2L * (stages - stage - 1) + static_cast<long>(chunks - 1) * stages + 1);
+      return std::min(total, static_cast<long>(stages - stage));
+    case PipelineSchedule::kOneFOneB:
+    case PipelineSchedule::kZeroBubble: return std::min(total, static_cast<long>(stages - stage));
+  }
+  return total;
+}
+
 }  // namespace hetsim

@@ -45,5 +45,7 @@ struct PipelineStep {
 // The most micro-batches whose activations the stage holds at once under that order (forwards
 // done whose backward has not yet run, counted per chunk).
 [[nodiscard]] int max_in_flight(const std::vector<PipelineStep>& order);
+// The same in closed form, without building the order (for any number of micro-batches).
+[[nodiscard]] long in_flight_bound(PipelineSchedule s, int stage, int stages, long micro_batches, int chunks);
 
 }  // namespace hetsim

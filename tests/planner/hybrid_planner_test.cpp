@@ -73,6 +73,18 @@ TEST(HybridPlanner, Gpt3OnSixtyFourA100sFitsOnlyWithPipelines) {
   EXPECT_NE(flat.report.infeasible_reason.find("short by"), std::string::npos);
 }
 
+TEST(HybridPlanner, PlansTooLargeToSimulateAreRefusedNotRun) {
+  // 10 million micro-batches through 8 stages: 160 million passes, far over the limit.
+  const ModelSpec m = model("gpt3-175b", 10'000'000);
+  const Cluster c = test::shipped_cluster("selene-64");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  const Evaluation ev = planner.evaluate(megatron_plan(m, 1, 8, 10'000'000), "huge");
+  EXPECT_FALSE(ev.report.feasible);
+  EXPECT_NE(ev.report.infeasible_reason.find("use fewer, larger micro-batches"), std::string::npos);
+  // The closed form still answers, without building the schedule.
+  EXPECT_GT(planner.estimate(megatron_plan(m, 1, 8, 10'000'000)).time_s, 0);
+}
+
 TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
   // TP 8 on both sides of each boundary, activation of one micro-batch A = seq x hidden x 2 bytes:
   // send-recv moves 8 A per boundary and pass, local-all-gather A (then an all-gather over the

@@ -117,6 +117,17 @@ TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
       EXPECT_EQ(w, splits_weight_gradient(s) ? 8 : 0);
     }
   }
+  // The closed form agrees with the orders.
+  for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
+                             PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {
+    const int chunks = s == PipelineSchedule::kInterleaved ? 2 : 1;
+    for (int m : {4, 8, 12}) {
+      for (int stage = 0; stage < 4; ++stage) {
+        EXPECT_EQ(in_flight_bound(s, stage, 4, m, chunks), max_in_flight(stage_order(s, stage, 4, m, chunks)))
+            << schedule_name(s) << " m=" << m << " stage " << stage;
+      }
+    }
+  }
   // 1F1B on the first of 4 stages: 3 warm-up forwards, then alternating.
   const std::vector<PipelineStep> o = stage_order(PipelineSchedule::kOneFOneB, 0, 4, 6, 1);
   EXPECT_EQ(o[3], (PipelineStep{PassKind::kForward, 3, 0}));
