@@ -65,9 +65,10 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     }
     t.params += bw.params;
     t.saved_per_mb += bw.saved_bytes;
+    t.weight_input_per_mb += bw.weight_input_bytes;
     t.recompute_bytes = std::max(t.recompute_bytes, bw.recompute_bytes);
   }
-  if (samples == 0) t.f = t.b = t.w = t.saved_per_mb = t.recompute_bytes = 0;
+  if (samples == 0) t.f = t.b = t.w = t.saved_per_mb = t.weight_input_per_mb = t.recompute_bytes = 0;
   t.grad_bytes = t.params * builder_.context().grad_bytes_per_param;
   return t;
 }
@@ -132,7 +133,9 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         double static_bytes = t.params * state;
         if (plan.gradient_sync == GradientSync::kZero1) static_bytes = t.params * 2 * e + t.params * (state - 2 * e) / copies;
         if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * e / v;
-        const double need = static_bytes + ctx.reserve_bytes + held * t.saved_per_mb / v + t.recompute_bytes;
+        // Zero-bubble holds back up to P weight-gradient passes, each keeping its inputs.
+        const double deferred = split_w ? static_cast<double>(std::min<long>(P, pl.micro_batches)) * t.weight_input_per_mb : 0;
+        const double need = static_bytes + ctx.reserve_bytes + held * t.saved_per_mb / v + deferred + t.recompute_bytes;
         const Device& d = cluster_.device_of(dev);
         const double ratio = need / d.memory_bytes;
         if (ratio > out.worst_memory_ratio) out.worst_memory_ratio = ratio;
@@ -213,7 +216,8 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
         c.fixed_s = fx.f + fx.b;
       }
       const double state = ctx.state_bytes_per_param;
-      const double layer_bytes = layer.params / layers * state + held * layer.saved_per_mb / layers;
+      const double deferred = splits_weight_gradient(plan.schedule) ? static_cast<double>(std::min<long>(P, pl.micro_batches)) : 0;
+      const double layer_bytes = layer.params / layers * state + (held * layer.saved_per_mb + deferred * layer.weight_input_per_mb) / layers;
       const double free = cluster_.device_of(dev).memory_bytes - ctx.reserve_bytes - fx.params * state -
                           held * fx.saved_per_mb - layer.recompute_bytes;
       c.layer_bytes = std::max(c.layer_bytes, layer_bytes);

@@ -49,6 +49,7 @@ class HybridEstimator {
     double grad_bytes = 0;       // gradients one TP rank holds
     double params = 0;           // parameters on one device
     double saved_per_mb = 0;     // activations one micro-batch leaves on one device
+    double weight_input_per_mb = 0;  // of those, what a deferred weight-gradient pass still holds
     double recompute_bytes = 0;  // largest recompute buffer of one block
   };
   StageTimes stage_times(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks, int node_type,

@@ -172,7 +172,10 @@ class Checker {
             }
             outside = true;
           } else if (!owner[d].empty()) {
-            if (!repeated) add(field, "GPU " + std::to_string(d) + " is also in " + owner[d]);
+            if (!repeated) {
+              add(field, "GPU " + std::to_string(d) +
+                             (owner[d] == stage_path(p, s) ? " is listed twice" : " is also in " + owner[d]));
+            }
             repeated = true;
           } else {
             owner[d] = stage_path(p, s);

@@ -302,7 +302,14 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
       throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
     }
     const std::string row = flavour == HybridFlavour::kHetsim ? name + std::to_string(out.judged.size() + 1) : name;
-    out.judged.push_back({plan, evaluate(plan, row)});
+    Evaluation ev = evaluate(plan, row);
+    if (!ev.report.feasible) {
+      // The estimate's memory is approximate: a plan the program does not fit is skipped for the
+      // next best (a few times at most).
+      if (++out.rejected > 2 * static_cast<long>(k) + 2) break;
+      continue;
+    }
+    out.judged.push_back({plan, std::move(ev)});
   }
   for (size_t i = 0; i < out.judged.size(); ++i) {
     const Report& r = out.judged[i].evaluation.report;

@@ -33,10 +33,11 @@ struct JudgedHybrid {
 };
 
 struct HybridSearch {
-  std::vector<JudgedHybrid> judged;  // simulated, best estimate first
+  std::vector<JudgedHybrid> judged;  // simulated and fitting memory, best estimate first
   int chosen = -1;                   // smallest simulated time that fits; -1: none
   long considered = 0;               // plans estimated
   long fitting = 0;                  // of those, fitting memory by the estimate
+  long rejected = 0;                 // best by estimate, but the built program did not fit memory
   double plan_time_s = 0;            // wall time, simulations included
 };
 
