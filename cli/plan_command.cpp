@@ -12,8 +12,8 @@
 #include "cli/summary.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
-#include "planner/plan_file.hpp"
-#include "planner/spmd_judge.hpp"
+#include "planner/spmd/plan_file.hpp"
+#include "planner/spmd/spmd_judge.hpp"
 #include "sim/trace.hpp"
 
 namespace hetsim::cli {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "planner/hybrid/hybrid_plan.hpp"
-#include "planner/spmd_planner.hpp"
+#include "planner/spmd/spmd_planner.hpp"
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"

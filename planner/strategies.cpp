@@ -8,7 +8,7 @@
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
-#include "planner/spmd_judge.hpp"
+#include "planner/spmd/spmd_judge.hpp"
 
 namespace hetsim {
 

@@ -3,7 +3,7 @@
 // 50 steps each with a compute and a communication term per device.
 #include <benchmark/benchmark.h>
 
-#include "planner/ratio_lp.hpp"
+#include "planner/spmd/ratio_lp.hpp"
 
 namespace hetsim {
 namespace {
@@ -35,8 +35,8 @@ BENCHMARK(BM_Planner_RatioLp)->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmar
 
 #include <filesystem>
 
-#include "planner/spmd_judge.hpp"
-#include "planner/spmd_problem.hpp"
+#include "planner/spmd/spmd_judge.hpp"
+#include "planner/spmd/spmd_problem.hpp"
 
 namespace hetsim {
 namespace {

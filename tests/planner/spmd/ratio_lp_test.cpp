@@ -1,5 +1,5 @@
-// File: tests/planner/ratio_lp_test.cpp
-#include "planner/ratio_lp.hpp"
+// File: tests/planner/spmd/ratio_lp_test.cpp
+#include "planner/spmd/ratio_lp.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// File: planner/clp_solver.cpp
+// File: planner/spmd/clp_solver.cpp
 // The only file that includes COIN-OR CLP: loads an LpModel in bulk and solves it.
 #include <ClpSimplex.hpp>
 #include <CoinPackedMatrix.hpp>
 
 #include <cmath>
 
-#include "planner/lp_model.hpp"
+#include "planner/spmd/lp_model.hpp"
 
 namespace hetsim {
 

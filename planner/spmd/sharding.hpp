@@ -1,4 +1,4 @@
-// File: planner/sharding.hpp
+// File: planner/spmd/sharding.hpp
 // HAP's distributed instruction set on the flat list of all devices: every tensor is replicated,
 // partial-sum, or split along one dimension with uneven per-device shares; every operator has a
 // set of sharding rules (which input layouts it needs, which output layout it produces, where

@@ -1,4 +1,4 @@
-// File: planner/sharding.cpp
+// File: planner/spmd/sharding.cpp
 // The rules, per operator kind (activations are [batch, seq, features]; attention scores
 // [batch, heads, seq, seq]):
 //   linear, lm_head  data (batch split, replicated weight, gradient sync), column (replicated
@@ -15,7 +15,7 @@
 //                    follows its input; MoE: dispatch sends each device's tokens to a slice of
 //                    every expert's capacity, experts run expert-parallel (all-to-all in, out) or
 //                    data-parallel on the capacity, combine returns tokens to their batch split
-#include "planner/sharding.hpp"
+#include "planner/spmd/sharding.hpp"
 
 #include "base/text.hpp"
 

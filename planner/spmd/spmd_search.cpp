@@ -1,5 +1,5 @@
-// File: planner/spmd_search.cpp
-#include "planner/spmd_search.hpp"
+// File: planner/spmd/spmd_search.cpp
+#include "planner/spmd/spmd_search.hpp"
 
 #include <algorithm>
 #include <chrono>

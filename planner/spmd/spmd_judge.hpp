@@ -1,4 +1,4 @@
-// File: planner/spmd_judge.hpp
+// File: planner/spmd/spmd_judge.hpp
 // The planner's last step: the best K synthesised programs (by the planner's estimate) run in the
 // discrete-event simulator, and the plan is the one with the smallest simulated time. Every
 // candidate keeps both figures, so users see how far the analytic estimate was off.
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/spmd_planner.hpp"
+#include "planner/spmd/spmd_planner.hpp"
 #include "planner/strategies.hpp"
 
 namespace hetsim {

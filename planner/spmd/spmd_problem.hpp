@@ -1,4 +1,4 @@
-// File: planner/spmd_problem.hpp
+// File: planner/spmd/spmd_problem.hpp
 // Builds the search problem for a model on a cluster: every operator of one global micro-batch
 // (devices x the model's micro-batch samples, split by ratio as HAP splits its batch; repeated
 // with gradient accumulation up to the global batch), its time on each
@@ -7,7 +7,7 @@
 #pragma once
 
 #include "kernels_profile/cost_model.hpp"
-#include "planner/spmd_search.hpp"
+#include "planner/spmd/spmd_search.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
 

@@ -1,4 +1,4 @@
-// File: tests/planner/pipeline_program_test.cpp
+// File: tests/planner/hybrid/pipeline_program_test.cpp
 // Pipeline schedules as programs: closed forms for equal stages with free communication, and the
 // activations each schedule holds.
 #include "planner/hybrid/pipeline_program.hpp"

@@ -1,4 +1,4 @@
-// File: planner/lp_model.hpp
+// File: planner/spmd/lp_model.hpp
 // A linear program as a plain value (struct of arrays, as HiGHS keeps it): built, copied,
 // printed and tested without a solver. Solved by solve_lp() (clp_solver.cpp, the only file that
 // includes COIN-OR CLP).

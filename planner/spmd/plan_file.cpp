@@ -1,5 +1,5 @@
-// File: planner/plan_file.cpp
-#include "planner/plan_file.hpp"
+// File: planner/spmd/plan_file.cpp
+#include "planner/spmd/plan_file.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,12 +1,12 @@
-// File: tests/planner/spmd_search_test.cpp
-#include "planner/spmd_search.hpp"
+// File: tests/planner/spmd/spmd_search_test.cpp
+#include "planner/spmd/spmd_search.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
-#include "planner/spmd_problem.hpp"
+#include "planner/spmd/spmd_problem.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {

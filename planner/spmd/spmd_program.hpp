@@ -1,4 +1,4 @@
-// File: planner/spmd_program.hpp
+// File: planner/spmd/spmd_program.hpp
 // Turns a synthesised SPMD program (a rule per operator, per-device shares) into the simulator's
 // Program: per device, forward then backward of every operator at its share, for each of the
 // iteration's micro-steps; layout conversions as collectives over all devices (uneven all-gathers
@@ -8,7 +8,7 @@
 #pragma once
 
 #include "kernels_profile/cost_model.hpp"
-#include "planner/spmd_planner.hpp"
+#include "planner/spmd/spmd_planner.hpp"
 #include "sim/program.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"

@@ -1,8 +1,8 @@
-// File: planner/spmd_planner.cpp
-#include "planner/spmd_planner.hpp"
+// File: planner/spmd/spmd_planner.cpp
+#include "planner/spmd/spmd_planner.hpp"
 
 #include "planner/data_parallel.hpp"
-#include "planner/spmd_problem.hpp"
+#include "planner/spmd/spmd_problem.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-// File: tests/planner/hybrid_planner_test.cpp
+// File: tests/planner/hybrid/hybrid_planner_test.cpp
 // Hybrid plans end to end: Megatron's GPT-3 175B layout fits where data parallelism cannot, the
 // planner beats SPMD-only and Megatron-uniform on a mixed cluster, and HETHUB-faithful plans cross
 // vendors only at stage boundaries.
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/spmd_judge.hpp"
+#include "planner/spmd/spmd_judge.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {

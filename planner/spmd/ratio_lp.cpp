@@ -1,5 +1,5 @@
-// File: planner/ratio_lp.cpp
-#include "planner/ratio_lp.hpp"
+// File: planner/spmd/ratio_lp.cpp
+#include "planner/spmd/ratio_lp.hpp"
 
 #include <map>
 #include <tuple>

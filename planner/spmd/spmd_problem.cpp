@@ -1,5 +1,5 @@
-// File: planner/spmd_problem.cpp
-#include "planner/spmd_problem.hpp"
+// File: planner/spmd/spmd_problem.cpp
+#include "planner/spmd/spmd_problem.hpp"
 
 #include <algorithm>
 

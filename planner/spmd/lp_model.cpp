@@ -1,5 +1,5 @@
-// File: planner/lp_model.cpp
-#include "planner/lp_model.hpp"
+// File: planner/spmd/lp_model.cpp
+#include "planner/spmd/lp_model.hpp"
 
 #include <sstream>
 

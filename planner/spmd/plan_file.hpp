@@ -1,4 +1,4 @@
-// File: planner/plan_file.hpp
+// File: planner/spmd/plan_file.hpp
 // The plan format that `hetsim plan --emit-plan` writes and `hetsim simulate --plan` reads: an
 // SPMD program (the rule and sufficient-factor choice of every operator, the share of every GPU)
 // with the options it was costed under. Doubles are written with 17 significant digits so a plan
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "planner/spmd_planner.hpp"
+#include "planner/spmd/spmd_planner.hpp"
 
 namespace hetsim {
 

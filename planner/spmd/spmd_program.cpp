@@ -1,5 +1,5 @@
-// File: planner/spmd_program.cpp
-#include "planner/spmd_program.hpp"
+// File: planner/spmd/spmd_program.cpp
+#include "planner/spmd/spmd_program.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// File: tests/planner/hybrid_plan_test.cpp
+// File: tests/planner/hybrid/hybrid_plan_test.cpp
 // Hybrid plans: descriptions, every rule of check_hybrid_plan() with its message, and the plan
 // file round trip. File errors with file:line:col are in tests/fixtures/bad/hybrid_plan_*.yaml.
 #include "planner/hybrid/hybrid_plan.hpp"

@@ -1,4 +1,4 @@
-// File: planner/ratio_lp.hpp
+// File: planner/spmd/ratio_lp.hpp
 // HAP's sharding-ratio LP: with the program fixed, choose the share r_d of every split dimension
 // that each device gets. A program is a sequence of steps; in each, every device's compute and
 // communication time is linear in its own share. The LP minimises the sum over steps of the
@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "planner/lp_model.hpp"
+#include "planner/spmd/lp_model.hpp"
 
 namespace hetsim {
 

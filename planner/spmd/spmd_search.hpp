@@ -1,4 +1,4 @@
-// File: planner/spmd_search.hpp
+// File: planner/spmd/spmd_search.hpp
 // Best-first (A*) search for an SPMD program: one sharding rule per operator, conversions
 // between layouts as collectives, for fixed per-device shares. The cost of a program is the sum
 // over operators of the slowest device's compute plus the operator's communication (HAP's
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/sharding.hpp"
+#include "planner/spmd/sharding.hpp"
 
 namespace hetsim {
 

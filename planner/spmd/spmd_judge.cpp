@@ -1,13 +1,13 @@
-// File: planner/spmd_judge.cpp
-#include "planner/spmd_judge.hpp"
+// File: planner/spmd/spmd_judge.cpp
+#include "planner/spmd/spmd_judge.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
-#include "planner/spmd_problem.hpp"
-#include "planner/spmd_program.hpp"
+#include "planner/spmd/spmd_problem.hpp"
+#include "planner/spmd/spmd_program.hpp"
 
 namespace hetsim {
 

@@ -1,4 +1,4 @@
-// File: planner/spmd_planner.hpp
+// File: planner/spmd/spmd_planner.hpp
 // HAP's alternation: search the best program for the current sharding ratios (A*), then the best
 // ratios for that program (LP), until the program's cost stops improving. Programs and the ratios
 // they were costed with are kept together; every round is recorded as a candidate.
@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "planner/ratio_lp.hpp"
-#include "planner/spmd_search.hpp"
+#include "planner/spmd/ratio_lp.hpp"
+#include "planner/spmd/spmd_search.hpp"
 
 namespace hetsim {
 
