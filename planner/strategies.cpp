@@ -30,16 +30,24 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
   if (strategy == "dp-proportional") split = BatchSplit::kProportional;
   else if (strategy != "dp-even") throw std::invalid_argument("unknown strategy " + strategy);
   DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch);
+  if (!plan.feasible) return infeasible_evaluation(strategy, model, cluster, plan.infeasible_reason);
+  return simulated_evaluation(std::move(plan.program), model, cluster, options);
+}
+
+Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
+                                 std::string reason) {
   Evaluation ev;
-  if (!plan.feasible) {
-    ev.report.strategy = strategy;
-    ev.report.cluster = cluster.name;
-    ev.report.model = model.name;
-    ev.report.feasible = false;
-    ev.report.infeasible_reason = plan.infeasible_reason;
-    return ev;
-  }
-  ev.program = std::move(plan.program);
+  ev.report.strategy = strategy;
+  ev.report.cluster = cluster.name;
+  ev.report.model = model.name;
+  ev.report.feasible = false;
+  ev.report.infeasible_reason = std::move(reason);
+  return ev;
+}
+
+Evaluation simulated_evaluation(Program program, const ModelSpec& model, const Cluster& cluster, const SimOptions& options) {
+  Evaluation ev;
+  ev.program = std::move(program);
   ev.result = simulate(ev.program, cluster, options);
   ev.report = make_report(ev.program, cluster, ev.result, options);
   ev.report.model = model.name;

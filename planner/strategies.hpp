@@ -23,6 +23,13 @@ struct Evaluation {
   Report report;       // always set; report.feasible says whether the rest is
 };
 
+// A plan that does not fit: the report names the strategy, the model, the cluster and why.
+[[nodiscard]] Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
+                                               std::string reason);
+// Simulates `program` (named by its strategy) and reports it.
+[[nodiscard]] Evaluation simulated_evaluation(Program program, const ModelSpec& model, const Cluster& cluster,
+                                              const SimOptions& options);
+
 // Plans `strategy` (one of strategy_names()) and, when it fits in memory, simulates it.
 // `global_batch` overrides the model's when positive. Throws InputError on bad combinations
 // (a dtype no device supports) and std::invalid_argument for an unknown strategy.

@@ -263,22 +263,10 @@ bool HybridPlanner::split_layers(HybridPlan& plan, bool uniform, int chunks) {
 }
 
 Evaluation HybridPlanner::evaluate(const HybridPlan& plan, const std::string& strategy) {
-  Evaluation ev;
   PipelineProgram built = builder_.build(plan);
   built.program.strategy = strategy;
-  if (!built.feasible) {
-    ev.report.strategy = strategy;
-    ev.report.cluster = cluster_.name;
-    ev.report.model = model_.name;
-    ev.report.feasible = false;
-    ev.report.infeasible_reason = built.infeasible_reason;
-    label_hybrid_report(ev.report, plan);
-    return ev;
-  }
-  ev.program = std::move(built.program);
-  ev.result = simulate(ev.program, cluster_, sim_);
-  ev.report = make_report(ev.program, cluster_, ev.result, sim_);
-  ev.report.model = model_.name;
+  Evaluation ev = built.feasible ? simulated_evaluation(std::move(built.program), model_, cluster_, sim_)
+                                 : infeasible_evaluation(strategy, model_, cluster_, built.infeasible_reason);
   label_hybrid_report(ev.report, plan);
   return ev;
 }

@@ -14,26 +14,18 @@ namespace hetsim {
 Evaluation evaluate_candidate(const SpmdProblem& p, const SpmdCandidate& c, const ModelSpec& model, const Cluster& cluster,
                               const CostModel& cost, const SearchOptions& options, const SimOptions& sim,
                               const std::string& strategy) {
-  Evaluation ev;
-  ev.report.strategy = strategy;
-  ev.report.cluster = cluster.name;
-  ev.report.model = model.name;
   const std::vector<double> mem = spmd_memory(p, c);
   for (int d = 0; d < p.devices; ++d) {
     const double need = mem[d] + kRuntimeReserveBytes;
     const double have = cluster.device_of(d).memory_bytes;
     if (need > have) {
-      ev.report.feasible = false;
-      ev.report.infeasible_reason = "gpu" + std::to_string(d) + " (" + cluster.device_of(d).name + ") needs " +
-                                    format_bytes(need) + " but has " + format_bytes(have) + ": short by " +
-                                    format_bytes(need - have);
-      return ev;
+      return infeasible_evaluation(strategy, model, cluster,
+                                   "gpu" + std::to_string(d) + " (" + cluster.device_of(d).name + ") needs " +
+                                       format_bytes(need) + " but has " + format_bytes(have) + ": short by " +
+                                       format_bytes(need - have));
     }
   }
-  ev.program = spmd_to_program(p, c, model, cluster, cost, options, strategy);
-  ev.result = simulate(ev.program, cluster, sim);
-  ev.report = make_report(ev.program, cluster, ev.result, sim);
-  ev.report.model = model.name;
+  Evaluation ev = simulated_evaluation(spmd_to_program(p, c, model, cluster, cost, options, strategy), model, cluster, sim);
   ev.report.estimated_s = c.estimate_s;
   return ev;
 }
