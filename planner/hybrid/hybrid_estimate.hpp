@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/hybrid/pipeline_program.hpp"
+#include "planner/hybrid/pipeline_builder.hpp"
 #include "topologies/fabric.hpp"
 
 namespace hetsim {

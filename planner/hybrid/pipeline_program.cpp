@@ -10,6 +10,8 @@
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
+#include "planner/hybrid/gradient_sync.hpp"
+#include "planner/hybrid/pipeline_layout.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "sim/collective.hpp"
 #include "topologies/fabric.hpp"
@@ -17,23 +19,6 @@
 namespace hetsim {
 
 namespace {
-
-// One data-parallel copy of a stage: a TP group and the slice of each micro-batch it runs.
-struct Replica {
-  std::vector<int> devices;  // TP ranks in order
-  int node_type = 0;
-  long first_sample = 0;
-  long samples = 0;
-};
-
-struct StageInfo {
-  int stages = 0;  // of its pipeline
-  int chunks = 1;
-  std::vector<Replica> replicas;
-  std::vector<std::vector<int>> chunk_blocks;  // block indices per chunk, forward order
-  std::vector<PipelineStep> order;
-  size_t next = 0;  // next step of `order` to emit
-};
 
 // What a copy of a stage receives before a pass: the transfers it waits for and the bytes of the
 // whole tensor (for the local all-gather). Key: (virtual stage, micro-batch, pass), then copy.
@@ -50,14 +35,13 @@ constexpr double kMaxPasses = 1e6;
 class Emitter {
  public:
   Emitter(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work, const PipelineContext& ctx)
-      : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx), blocks_(0) {
+      : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx) {
     out_.program.strategy = ctx.strategy;
     out_.program.devices.resize(cluster.gpu_count());
-    out_.replica_samples.assign(cluster.gpu_count(), 0);
     mem_delta_.resize(cluster.gpu_count());
     last_compute_.assign(cluster.gpu_count(), -1);
     gather_dep_.assign(cluster.gpu_count(), -1);
-    gathered_bytes_.assign(cluster.gpu_count(), 0);
+    layout_.gathered_bytes.assign(cluster.gpu_count(), 0);
   }
 
   PipelineProgram run() {
@@ -82,24 +66,24 @@ class Emitter {
     }
     setup();
     emit_pipelines();
-    emit_gradient_sync();
+    add_gradient_sync(plan_, cluster_, work_, ctx_, layout_, out_.program);
     check_memory();
     return std::move(out_);
   }
 
  private:
-  const std::vector<BlockWork>& work_of(const Replica& r, int tp) {
-    return work_(r.node_type, StageWorkKey{std::max(1L, r.samples), tp, plan_.sequence_parallel, plan_.recompute});
-  }
+  const std::vector<BlockWork>& work_of(const Replica& r, int tp) { return replica_work(work_, plan_, r, tp); }
+
 
   void setup() {
     const std::vector<BlockWork>& any = work_(cluster_.gpus[plan_.pipelines[0].stages[0].devices[0]].node_type,
                                               StageWorkKey{plan_.micro_batch, 1, plan_.sequence_parallel, plan_.recompute});
-    blocks_ = static_cast<int>(any.size());
-    last_grad_.assign(cluster_.gpu_count(), std::vector<int>(blocks_, -1));
-    tied_ = ctx_.tied_embedding_params > 0 && std::all_of(plan_.pipelines.begin(), plan_.pipelines.end(),
+    layout_.blocks = static_cast<int>(any.size());
+    layout_.last_grad.assign(cluster_.gpu_count(), std::vector<int>(layout_.blocks, -1));
+    layout_.tied_embedding_params = ctx_.tied_embedding_params;
+    layout_.tied = ctx_.tied_embedding_params > 0 && std::all_of(plan_.pipelines.begin(), plan_.pipelines.end(),
                                                 [](const PipelinePlan& p) { return p.stages.size() > 1; });
-    holders_.assign(blocks_, {});
+    layout_.holders.assign(layout_.blocks, {});
     for (size_t pi = 0; pi < plan_.pipelines.size(); ++pi) {
       const PipelinePlan& pl = plan_.pipelines[pi];
       std::vector<StageInfo> infos;
@@ -111,7 +95,7 @@ class Emitter {
         info.chunks = static_cast<int>(sp.chunks.size());
         std::vector<int> all;
         for (int c = 0; c < info.chunks; ++c) {
-          info.chunk_blocks.push_back(stage_blocks(sp, s, P, c, blocks_ - 2));
+          info.chunk_blocks.push_back(stage_blocks(sp, s, P, c, layout_.blocks - 2));
           all.insert(all.end(), info.chunk_blocks.back().begin(), info.chunk_blocks.back().end());
         }
         const std::vector<long> shares = replica_shares(plan_, sp, all, cluster_, work_);
@@ -123,8 +107,7 @@ class Emitter {
           r.first_sample = first;
           r.samples = shares[j];
           first += shares[j];
-          for (int d : r.devices) out_.replica_samples[d] = static_cast<double>(r.samples);
-          for (int b : all) holders_[b].push_back({static_cast<int>(pi), s, j});
+          for (int b : all) layout_.holders[b].push_back({static_cast<int>(pi), s, j});
           info.replicas.push_back(r);
         }
         info.order = stage_order(plan_.schedule, s, P, static_cast<int>(pl.micro_batches), info.chunks);
@@ -151,7 +134,7 @@ class Emitter {
         const auto orders = zero_bubble_orders(P, static_cast<int>(pl.micro_batches), f, b, w, 0);
         for (int s = 0; s < P; ++s) infos[s].order = orders[s];
       }
-      stages_.push_back(std::move(infos));
+      layout_.stages.push_back(std::move(infos));
     }
   }
 
@@ -161,17 +144,17 @@ class Emitter {
   // dependencies between stages. Pipelines advance in rounds of one step each, so identical
   // pipelines are emitted in lockstep (their collectives, such as ZeRO-3 gathers, line up).
   void emit_pipelines() {
-    const size_t np = stages_.size();
+    const size_t np = layout_.stages.size();
     std::vector<std::vector<std::vector<char>>> fdone(np), bdone(np);
     std::vector<Inbox> inbox(np);
     for (size_t pi = 0; pi < np; ++pi) {
-      const int V = static_cast<int>(stages_[pi].size()) * stages_[pi][0].chunks;
+      const int V = static_cast<int>(layout_.stages[pi].size()) * layout_.stages[pi][0].chunks;
       const int m = static_cast<int>(plan_.pipelines[pi].micro_batches);
       fdone[pi].assign(V, std::vector<char>(m, 0));
       bdone[pi].assign(V, std::vector<char>(m, 0));
     }
     auto ready = [&](size_t pi, int s) {
-      const std::vector<StageInfo>& infos = stages_[pi];
+      const std::vector<StageInfo>& infos = layout_.stages[pi];
       if (s >= static_cast<int>(infos.size()) || infos[s].next >= infos[s].order.size()) return false;
       const int P = static_cast<int>(infos.size());
       const int V = P * infos[0].chunks;
@@ -182,7 +165,7 @@ class Emitter {
       return true;
     };
     size_t max_stages = 0;
-    for (const auto& infos : stages_) max_stages = std::max(max_stages, infos.size());
+    for (const auto& infos : layout_.stages) max_stages = std::max(max_stages, infos.size());
     for (bool progress = true; progress;) {
       progress = false;
       for (int s = 0; s < static_cast<int>(max_stages); ++s) {
@@ -191,14 +174,14 @@ class Emitter {
           bool gathered = false;
           for (size_t pi = 0; pi < np; ++pi) {
             if (!ready(pi, s)) continue;
-            StageInfo& info = stages_[pi][s];
+            StageInfo& info = layout_.stages[pi][s];
             const PipelineStep st = info.order[info.next];
             if (plan_.gradient_sync == GradientSync::kZero3 && !gathered && st.pass != PassKind::kWeight) {
               gather_parameters(static_cast<int>(pi), s, st);
               gathered = true;
             }
             emit_step(static_cast<int>(pi), s, st, inbox[pi]);
-            const int vs = st.chunk * static_cast<int>(stages_[pi].size()) + s;
+            const int vs = st.chunk * static_cast<int>(layout_.stages[pi].size()) + s;
             if (st.pass == PassKind::kForward) fdone[pi][vs][st.micro_batch] = 1;
             if (st.pass == PassKind::kBackward) bdone[pi][vs][st.micro_batch] = 1;
             ++info.next;
@@ -208,8 +191,8 @@ class Emitter {
       }
     }
     for (size_t pi = 0; pi < np; ++pi) {
-      for (size_t s = 0; s < stages_[pi].size(); ++s) {
-        if (stages_[pi][s].next != stages_[pi][s].order.size()) {
+      for (size_t s = 0; s < layout_.stages[pi].size(); ++s) {
+        if (layout_.stages[pi][s].next != layout_.stages[pi][s].order.size()) {
           throw std::logic_error("pipeline schedule " + std::string(schedule_name(plan_.schedule)) + " deadlocks at stage " +
                                  std::to_string(s));
         }
@@ -220,29 +203,30 @@ class Emitter {
   // ZeRO-3: before a step, every TP rank gathers the chunk's weights from all copies of them (the
   // same stage of every pipeline, all its data-parallel copies), after its previous compute.
   void gather_parameters(int pi, int s, const PipelineStep& st) {
-    const StageInfo& info = stages_[pi][s];
+    const StageInfo& info = layout_.stages[pi][s];
     const int tp = plan_.pipelines[pi].stages[s].tp;
     const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
-    const std::vector<Holder>& hs = holders_[blocks.front()];
-    const std::vector<BlockWork>& w = work_of(replica(hs[0]), tp);
+    const std::vector<Holder>& hs = layout_.holders[blocks.front()];
+    const std::vector<BlockWork>& w = work_of(layout_.replica(hs[0]), tp);
     double params = 0;
-    for (int b : blocks) params += params_of(w, b, tp);
+    for (int b : blocks) params += layout_.params_of(w, b, tp);
     for (int rank = 0; rank < tp; ++rank) {
       std::vector<int> group, deps;
-      for (const Holder& h : hs) group.push_back(replica(h).devices[rank]);
+      for (const Holder& h : hs) group.push_back(layout_.replica(h).devices[rank]);
       std::sort(group.begin(), group.end());
       if (group.size() < 2 || params <= 0) continue;
       for (int d : group) {
         if (last_compute_[d] >= 0) deps.push_back(last_compute_[d]);
       }
-      const int t = out_.program.add({"p" + std::to_string(pi) + ".s" + std::to_string(s) + ".mb" + std::to_string(st.micro_batch) +
-                                          ".param_allgather" + (tp > 1 ? ".tp" + std::to_string(rank) : ""),
-                                      collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
+      std::string label = indexed_name("p", static_cast<size_t>(pi));
+      label.append(".s").append(std::to_string(s)).append(".mb").append(std::to_string(st.micro_batch)).append(".param_allgather");
+      if (tp > 1) label.append(".tp").append(std::to_string(rank));
+      const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
                                       std::move(deps)});
       for (int d : group) gather_dep_[d] = t;
     }
     for (const Holder& h : hs) {
-      for (int d : replica(h).devices) gathered_bytes_[d] = std::max(gathered_bytes_[d], params * ctx_.grad_bytes_per_param);
+      for (int d : layout_.replica(h).devices) layout_.gathered_bytes[d] = std::max(layout_.gathered_bytes[d], params * ctx_.grad_bytes_per_param);
     }
   }
 
@@ -286,7 +270,7 @@ class Emitter {
   }
 
   void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox) {
-    StageInfo& info = stages_[pi][s];
+    StageInfo& info = layout_.stages[pi][s];
     const int tp = plan_.pipelines[pi].stages[s].tp;
     const bool split_w = splits_weight_gradient(plan_.schedule);
     const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
@@ -362,7 +346,7 @@ class Emitter {
                                         (bw.parts.size() > 1 ? std::to_string(pp) : "");
               compute(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), pp == 0 && !split_w ? bw.model_flops : 0,
                       pp == 0 ? -block_freed : 0, label);
-              if (!split_w) for (int d : r.devices) last_grad_[d][*bi] = last;
+              if (!split_w) for (int d : r.devices) layout_.last_grad[d][*bi] = last;
               tp_sync(part.tp_bwd_bytes, label);
             }
             continue;
@@ -383,7 +367,7 @@ class Emitter {
                   rtag + (split_w ? ".bwd_input" : ".bwd"));
           if (!split_w) {
             for (int b : blocks) {
-              for (int d : r.devices) last_grad_[d][b] = last;
+              for (int d : r.devices) layout_.last_grad[d][b] = last;
             }
           }
           tp_sync(bytes, rtag + ".bwd");
@@ -396,7 +380,7 @@ class Emitter {
           for (const WorkPart& part : bw.parts) block_s += part.bwd_weight_s;
           if (!merge) {
             compute(block_s, bw.model_flops, -bw.weight_input_bytes, rtag + "." + bw.name + ".bwd_weight");
-            for (int d : r.devices) last_grad_[d][*bi] = last;
+            for (int d : r.devices) layout_.last_grad[d][*bi] = last;
             continue;
           }
           secs += block_s;
@@ -406,7 +390,7 @@ class Emitter {
         if (merge) {
           compute(secs, flops, -freed, rtag + ".bwd_weight");
           for (int b : blocks) {
-            for (int d : r.devices) last_grad_[d][b] = last;
+            for (int d : r.devices) layout_.last_grad[d][b] = last;
           }
         }
       }
@@ -426,7 +410,7 @@ class Emitter {
   // Activations forward to the next virtual stage, or gradients back to the previous one, for
   // the samples each receiving copy shares with this one, by the plan's resharding method.
   void send_boundary(int pi, int s, const PipelineStep& st, int j, int last, double bytes_per_sample, Inbox& inbox) {
-    std::vector<StageInfo>& infos = stages_[pi];
+    std::vector<StageInfo>& infos = layout_.stages[pi];
     const int P = infos[s].stages;
     const int V = P * infos[s].chunks;
     const int vs = st.chunk * P + s;
@@ -489,163 +473,6 @@ class Emitter {
     return best;
   }
 
-  // --- gradient synchronisation and optimizer --------------------------------------------------
-
-  void emit_gradient_sync() {
-    Program& p = out_.program;
-    const int n = cluster_.gpu_count();
-    std::vector<std::vector<int>> synced(n);  // per device: its sync collectives
-    std::vector<double> opt_params(n, 0), held_params(n, 0);
-    const bool zero = plan_.gradient_sync != GradientSync::kAllReduce;
-    // Buckets: consecutive blocks (in backward order) with the same copies, up to the size limit.
-    struct Bucket {
-      std::vector<int> blocks;
-    };
-    std::vector<Bucket> buckets;
-    double bucket_params = 0;
-    for (int b = blocks_; b-- > 0;) {
-      if (holders_[b].empty()) continue;
-      const double params = block_params(b);
-      if (buckets.empty() || holders_[buckets.back().blocks.back()] != holders_[b] ||
-          bucket_params + params > ctx_.bucket_params) {
-        buckets.push_back({});
-        bucket_params = 0;
-      }
-      buckets.back().blocks.push_back(b);
-      bucket_params += params;
-    }
-    std::vector<std::pair<std::vector<int>, int>> zero1_gathers;  // (group, bucket) to all-gather after the step
-    for (size_t bk = 0; bk < buckets.size(); ++bk) {
-      const Bucket& bucket = buckets[bk];
-      const std::vector<Holder>& hs = holders_[bucket.blocks.front()];
-      const int tp = plan_.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
-      for (int rank = 0; rank < tp; ++rank) {
-        std::vector<int> group;
-        double params = 0;
-        for (const Holder& h : hs) group.push_back(replica(h).devices[rank]);
-        std::sort(group.begin(), group.end());
-        const std::vector<BlockWork>& w = work_of(replica(hs[0]), tp);
-        for (int b : bucket.blocks) params += params_of(w, b, tp);
-        const double copies = static_cast<double>(group.size());
-        for (int d : group) {
-          held_params[d] += params;
-          opt_params[d] += zero ? params / copies : params;
-        }
-        if (group.size() < 2 || params <= 0) continue;
-        std::vector<int> deps;
-        for (int d : group) {
-          for (int b : bucket.blocks) {
-            if (last_grad_[d][b] >= 0) deps.push_back(last_grad_[d][b]);
-          }
-        }
-        const CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-        const std::string label = std::string(zero ? "grad_reducescatter." : "grad_allreduce.") + block_name(bucket.blocks) +
-                                  (tp > 1 ? ".tp" + std::to_string(rank) : "");
-        const int t = p.add({label, collective(op, group, params * ctx_.grad_bytes_per_param), std::move(deps)});
-        for (int d : group) synced[d].push_back(t);
-        if (plan_.gradient_sync == GradientSync::kZero1) zero1_gathers.push_back({group, static_cast<int>(bk)});
-      }
-    }
-    emit_tied_embedding_sync(synced);
-    // Optimizer step on every device holding weights, after its last gradient is in.
-    std::vector<int> opt_task(n, -1);
-    for (int d = 0; d < n; ++d) {
-      if (held_params[d] <= 0) continue;
-      std::vector<int> deps = synced[d];
-      for (int b = 0; b < blocks_; ++b) {
-        if (last_grad_[d][b] >= 0) deps.push_back(last_grad_[d][b]);
-      }
-      const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
-      opt_task[d] = add_compute({d}, secs, 0, 0, std::move(deps), "gpu" + std::to_string(d) + ".optimizer");
-      // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
-      const double e = ctx_.grad_bytes_per_param;
-      const double optimizer_state = ctx_.state_bytes_per_param - 2 * e;
-      double bytes = 0;
-      switch (plan_.gradient_sync) {
-        case GradientSync::kAllReduce: bytes = held_params[d] * ctx_.state_bytes_per_param; break;
-        case GradientSync::kZero1: bytes = held_params[d] * 2 * e + opt_params[d] * optimizer_state; break;
-        case GradientSync::kZero3: bytes = opt_params[d] * ctx_.state_bytes_per_param + gathered_bytes_[d]; break;
-      }
-      p.devices[d].static_memory_bytes = bytes + ctx_.reserve_bytes;
-    }
-    // ZeRO-1: every copy gathers the updated weights of the others.
-    for (const auto& [group, bk] : zero1_gathers) {
-      std::vector<int> deps;
-      for (int d : group) deps.push_back(opt_task[d]);
-      double params = 0;
-      const Holder& h = holders_[buckets[bk].blocks.front()][0];
-      const std::vector<BlockWork>& w = work_of(replica(h), plan_.pipelines[h.pipeline].stages[h.stage].tp);
-      for (int b : buckets[bk].blocks) params += params_of(w, b, plan_.pipelines[h.pipeline].stages[h.stage].tp);
-      p.add({"param_allgather." + block_name(buckets[bk].blocks), collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
-             std::move(deps)});
-    }
-  }
-
-  // Parameters of block b on one GPU. With tied embeddings and the head on another stage than the
-  // embedding, the head's stage keeps its own copy of the embedding (Megatron's word embeddings
-  // on the last stage), synchronised with the first stage's after the backward.
-  double params_of(const std::vector<BlockWork>& w, int b, int tp) const {
-    return w[b].params + (tied_ && b == blocks_ - 1 ? ctx_.tied_embedding_params / tp : 0);
-  }
-
-  // Megatron's embedding group: each pipeline's first and last stage all-reduce the gradient of
-  // the embedding they share, TP rank with TP rank.
-  void emit_tied_embedding_sync(std::vector<std::vector<int>>& synced) {
-    if (!tied_) return;
-    for (size_t pi = 0; pi < stages_.size(); ++pi) {
-      const StageInfo& first = stages_[pi].front();
-      const StageInfo& last = stages_[pi].back();
-      const int tp = plan_.pipelines[pi].stages.front().tp;
-      for (size_t j = 0; j < first.replicas.size(); ++j) {
-        const Replica& a = first.replicas[j];
-        const Replica& b = last.replicas[j % last.replicas.size()];
-        const double bytes = ctx_.tied_embedding_params / tp * ctx_.grad_bytes_per_param;
-        for (int rank = 0; rank < tp; ++rank) {
-          const int x = a.devices[rank], y = b.devices[rank % b.devices.size()];
-          std::vector<int> deps;
-          for (int d : {x, y}) {
-            for (int t : {last_grad_[d][0], last_grad_[d][blocks_ - 1]}) {
-              if (t >= 0) deps.push_back(t);
-            }
-            for (int t : synced[d]) deps.push_back(t);  // after the data-parallel sync of each copy
-          }
-          std::string label = indexed_name("p", pi);
-          label += ".embedding_allreduce";
-          if (tp > 1) label.append(".tp").append(std::to_string(rank));
-          const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllReduce, sorted({x, y}), bytes), std::move(deps)});
-          synced[x].push_back(t);
-          synced[y].push_back(t);
-        }
-      }
-    }
-  }
-
-  struct Holder {
-    int pipeline = 0;
-    int stage = 0;
-    int replica = 0;
-    friend bool operator==(const Holder&, const Holder&) = default;
-  };
-
-  const Replica& replica(const Holder& h) const { return stages_[h.pipeline][h.stage].replicas[h.replica]; }
-
-  double block_params(int b) {
-    const Holder& h = holders_[b][0];
-    const int tp = plan_.pipelines[h.pipeline].stages[h.stage].tp;
-    return params_of(work_of(replica(h), tp), b, tp);
-  }
-
-  std::string block_name(const std::vector<int>& blocks) const {
-    auto name = [&](int b) {
-      if (b == 0) return std::string("embedding");
-      if (b == blocks_ - 1) return std::string("head");
-      return "layer" + std::to_string(b - 1);
-    };
-    const int lo = *std::min_element(blocks.begin(), blocks.end());
-    const int hi = *std::max_element(blocks.begin(), blocks.end());
-    return lo == hi ? name(lo) : name(lo) + "-" + name(hi);
-  }
-
   // --- memory ------------------------------------------------------------------------------------
 
   void check_memory() {
@@ -679,15 +506,10 @@ class Emitter {
   const StageWorkFn& work_;
   const PipelineContext& ctx_;
   PipelineProgram out_;
-  int blocks_;
-  std::vector<std::vector<StageInfo>> stages_;     // [pipeline][stage]
-  std::vector<std::vector<int>> last_grad_;        // [device][block]: task producing its weight gradient
-  std::vector<std::vector<Holder>> holders_;       // [block]: every copy holding it
+  PipelineLayout layout_;
   std::vector<std::vector<double>> mem_delta_;     // [device]: activation allocations (+) and frees (-) in order
   std::vector<int> last_compute_;                  // [device]: its latest compute task
   std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
-  std::vector<double> gathered_bytes_;             // [device]: largest chunk of weights ZeRO-3 gathers
-  bool tied_ = false;                              // a tied embedding shared by first and last stages
   std::map<int, double> gpu_sent_;                 // broadcast senders: bytes sent per GPU
   std::map<std::pair<int, int>, double> nic_sent_;  // ... and per (node, NIC)
 };
@@ -719,77 +541,6 @@ std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, co
 PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                                        const PipelineContext& ctx) {
   return Emitter(plan, cluster, work, ctx).run();
-}
-
-PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost)
-    : model_(model), cluster_(cluster), cost_(cost) {
-  ModelSpec one = model;
-  one.training.recompute = Recompute::kNone;
-  const OpGraph g = build_op_graph(one, 1, model.training.dtype);
-  ctx_.tokens_per_sample = static_cast<double>(model.seq_len);
-  ctx_.model_flops_per_sample = g.model_flops();
-  ctx_.reserve_bytes = kRuntimeReserveBytes;
-  if (model.tied_embeddings && model.family != Family::kVit && model.family != Family::kVgg) {
-    ctx_.tied_embedding_params = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
-  }
-  // Alpha of a TP all-reduce: the intercept of the simulator's own algorithm estimate on the
-  // first `tp` GPUs of a node of that type.
-  ctx_.tp_latency_s = [this](int node_type, int tp) {
-    const auto key = std::make_pair(node_type, tp);
-    auto it = tp_latency_.find(key);
-    if (it == tp_latency_.end()) {
-      int first = 0;
-      while (cluster_.gpus[first].node_type != node_type) ++first;
-      std::vector<int> group(tp);
-      for (int k = 0; k < tp; ++k) group[k] = first + k;
-      const Fabric fabric(cluster_);
-      constexpr double kSmall = 1024 * 1024, kLarge = 64.0 * 1024 * 1024;
-      const double t1 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kSmall), cluster_, fabric).estimate_s;
-      const double t2 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kLarge), cluster_, fabric).estimate_s;
-      const double beta = (t2 - t1) / (kLarge - kSmall);
-      it = tp_latency_.emplace(key, std::max(0.0, t1 - beta * kSmall)).first;
-    }
-    return it->second;
-  };
-}
-
-DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
-  bool all = true;
-  for (const PipelinePlan& p : plan.pipelines) {
-    for (const StagePlan& s : p.stages) {
-      for (int d : s.devices) all = all && cluster_.device_of(d).supports(model_.training.dtype);
-    }
-  }
-  return all || !model_.training.dtype_fallback ? model_.training.dtype : *model_.training.dtype_fallback;
-}
-
-const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& key) {
-  const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
-                                 static_cast<int>(ctx_.dtype));
-  auto it = cache_.find(k);
-  if (it == cache_.end()) {
-    it = cache_.emplace(k, stage_block_work(model_, cluster_.node_types[node_type].gpu, ctx_.dtype, cost_, key)).first;
-  }
-  return it->second;
-}
-
-void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
-  ctx_.dtype = dtype_for(plan);
-  ctx_.grad_bytes_per_param = dtype_bytes(ctx_.dtype);
-  ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
-  ctx_.strategy = "hybrid";
-  const double state = ctx_.state_bytes_per_param;
-  ctx_.optimizer_s = [this, state](int node_type, double params) {
-    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, state).seconds;
-  };
-}
-
-PipelineProgram PipelineProgramBuilder::build(const HybridPlan& plan) {
-  prepare(plan);
-  const StageWorkFn fn = [this](int node_type, const StageWorkKey& key) -> const std::vector<BlockWork>& {
-    return work(node_type, key);
-  };
-  return build_pipeline_program(plan, cluster_, fn, ctx_);
 }
 
 }  // namespace hetsim

@@ -10,8 +10,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
-#include <tuple>
 #include <string>
 #include <vector>
 
@@ -53,7 +51,6 @@ struct PipelineProgram {
   std::string infeasible_reason;           // names the device and the shortfall
   Program program;                         // built even when memory does not fit
   std::vector<double> peak_memory_bytes;   // per device: static + activations in schedule order
-  std::vector<double> replica_samples;     // per device: samples of each micro-batch its TP group runs
 };
 
 // Blocks (embedding 0, layers 1..L, head L+1) that stage `s` of `stages` runs in chunk `chunk`.
@@ -67,28 +64,5 @@ struct PipelineProgram {
 // From a checked plan (check_hybrid_plan found nothing).
 [[nodiscard]] PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster,
                                                      const StageWorkFn& work, const PipelineContext& ctx);
-
-// The same with the model's work from the cost model (cached per node type and slice). `model`
-// and `cluster` must outlive the builder.
-class PipelineProgramBuilder {
- public:
-  PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
-  [[nodiscard]] PipelineProgram build(const HybridPlan& plan);
-  // Sets the dtype and optimizer of `plan` for the work() and context() that follow.
-  void prepare(const HybridPlan& plan);
-  // The blocks one GPU of node type `node_type` runs for `key`.
-  [[nodiscard]] const std::vector<BlockWork>& work(int node_type, const StageWorkKey& key);
-  [[nodiscard]] const PipelineContext& context() const { return ctx_; }
-  // The dtype the job computes in on the GPUs of `plan` (the model's, or its fallback).
-  [[nodiscard]] DType dtype_for(const HybridPlan& plan) const;
-
- private:
-  const ModelSpec& model_;
-  const Cluster& cluster_;
-  CostModel cost_;  // a copy (it shares its tables): callers may pass a temporary
-  PipelineContext ctx_;
-  std::map<std::tuple<int, long, int, bool, int, int>, std::vector<BlockWork>> cache_;
-  std::map<std::pair<int, int>, double> tp_latency_;
-};
 
 }  // namespace hetsim

@@ -1,0 +1,178 @@
+// File: planner/hybrid/gradient_sync.cpp
+#include "planner/hybrid/gradient_sync.hpp"
+
+#include <algorithm>
+
+#include "base/text.hpp"
+
+namespace hetsim {
+
+std::string PipelineLayout::block_name(const std::vector<int>& list) const {
+  auto name = [&](int b) {
+    if (b == 0) return std::string("embedding");
+    if (b == blocks - 1) return std::string("head");
+    return indexed_name("layer", static_cast<size_t>(b - 1));
+  };
+  const int lo = *std::min_element(list.begin(), list.end());
+  const int hi = *std::max_element(list.begin(), list.end());
+  return lo == hi ? name(lo) : name(lo) + "-" + name(hi);
+}
+
+const std::vector<BlockWork>& replica_work(const StageWorkFn& work, const HybridPlan& plan, const Replica& r, int tp) {
+  return work(r.node_type, StageWorkKey{std::max(1L, r.samples), tp, plan.sequence_parallel, plan.recompute});
+}
+
+namespace {
+
+class BucketedSync {
+ public:
+  BucketedSync(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work, const PipelineContext& ctx,
+               const PipelineLayout& layout, Program& program)
+      : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx), layout_(layout), program_(program) {}
+
+  void run() {
+    Program& p = program_;
+    const int n = cluster_.gpu_count();
+    const int blocks = layout_.blocks;
+    const auto& holders = layout_.holders;
+    const auto& last_grad = layout_.last_grad;
+    std::vector<std::vector<int>> synced(n);  // per device: its sync collectives
+    std::vector<double> opt_params(n, 0), held_params(n, 0);
+    const bool zero = plan_.gradient_sync != GradientSync::kAllReduce;
+    // Buckets: consecutive blocks (in backward order) with the same copies, up to the size limit.
+    std::vector<std::vector<int>> buckets;
+    double bucket_params = 0;
+    for (int b = blocks; b-- > 0;) {
+      if (holders[b].empty()) continue;
+      const double params = block_params(b);
+      if (buckets.empty() || holders[buckets.back().back()] != holders[b] || bucket_params + params > ctx_.bucket_params) {
+        buckets.push_back({});
+        bucket_params = 0;
+      }
+      buckets.back().push_back(b);
+      bucket_params += params;
+    }
+    std::vector<std::pair<std::vector<int>, double>> zero1_gathers;  // (group, bytes) to all-gather after the step
+    std::vector<std::string> zero1_names;
+    for (const std::vector<int>& bucket : buckets) {
+      const std::vector<Holder>& hs = holders[bucket.front()];
+      const int tp = plan_.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
+      const std::vector<BlockWork>& w = replica_work(work_, plan_, layout_.replica(hs[0]), tp);
+      double params = 0;
+      for (int b : bucket) params += layout_.params_of(w, b, tp);
+      for (int rank = 0; rank < tp; ++rank) {
+        std::vector<int> group;
+        for (const Holder& h : hs) group.push_back(layout_.replica(h).devices[rank]);
+        std::sort(group.begin(), group.end());
+        const double copies = static_cast<double>(group.size());
+        for (int d : group) {
+          held_params[d] += params;
+          opt_params[d] += zero ? params / copies : params;
+        }
+        if (group.size() < 2 || params <= 0) continue;
+        std::vector<int> deps;
+        for (int d : group) {
+          for (int b : bucket) {
+            if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
+          }
+        }
+        const CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+        std::string label = zero ? "grad_reducescatter." : "grad_allreduce.";
+        label += layout_.block_name(bucket);
+        if (tp > 1) label.append(".tp").append(std::to_string(rank));
+        const int t = p.add({std::move(label), collective(op, group, params * ctx_.grad_bytes_per_param), std::move(deps)});
+        for (int d : group) synced[d].push_back(t);
+        if (plan_.gradient_sync == GradientSync::kZero1) {
+          zero1_gathers.push_back({group, params * ctx_.grad_bytes_per_param});
+          zero1_names.push_back("param_allgather." + layout_.block_name(bucket));
+        }
+      }
+    }
+    tied_embedding_sync(synced);
+    // Optimizer step on every device holding weights, after its last gradient is in.
+    std::vector<int> opt_task(n, -1);
+    for (int d = 0; d < n; ++d) {
+      if (held_params[d] <= 0) continue;
+      std::vector<int> deps = synced[d];
+      for (int b = 0; b < blocks; ++b) {
+        if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
+      }
+      const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
+      opt_task[d] = p.add({indexed_name("gpu", static_cast<size_t>(d)) + ".optimizer", ComputeTask{d, secs, 0, 0}, std::move(deps)});
+      // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
+      const double e = ctx_.grad_bytes_per_param;
+      const double optimizer_state = ctx_.state_bytes_per_param - 2 * e;
+      double bytes = 0;
+      switch (plan_.gradient_sync) {
+        case GradientSync::kAllReduce: bytes = held_params[d] * ctx_.state_bytes_per_param; break;
+        case GradientSync::kZero1: bytes = held_params[d] * 2 * e + opt_params[d] * optimizer_state; break;
+        case GradientSync::kZero3: bytes = opt_params[d] * ctx_.state_bytes_per_param + layout_.gathered_bytes[d]; break;
+      }
+      p.devices[d].static_memory_bytes = bytes + ctx_.reserve_bytes;
+    }
+    // ZeRO-1: every copy gathers the updated weights of the others.
+    for (size_t i = 0; i < zero1_gathers.size(); ++i) {
+      const auto& [group, bytes] = zero1_gathers[i];
+      std::vector<int> deps;
+      for (int d : group) deps.push_back(opt_task[d]);
+      p.add({zero1_names[i], collective(CollectiveOp::kAllGather, group, bytes), std::move(deps)});
+    }
+  }
+
+ private:
+  double block_params(int b) const {
+    const Holder& h = layout_.holders[b][0];
+    const int tp = plan_.pipelines[h.pipeline].stages[h.stage].tp;
+    return layout_.params_of(replica_work(work_, plan_, layout_.replica(h), tp), b, tp);
+  }
+
+  // Megatron's embedding group: each pipeline's first and last stage all-reduce the gradient of
+  // the embedding they share, TP rank with TP rank, after the data-parallel sync of each.
+  void tied_embedding_sync(std::vector<std::vector<int>>& synced) {
+    if (!layout_.tied) return;
+    const int head = layout_.blocks - 1;
+    for (size_t pi = 0; pi < layout_.stages.size(); ++pi) {
+      const StageInfo& first = layout_.stages[pi].front();
+      const StageInfo& last = layout_.stages[pi].back();
+      const int tp = plan_.pipelines[pi].stages.front().tp;
+      const double bytes = ctx_.tied_embedding_params / tp * ctx_.grad_bytes_per_param;
+      for (size_t j = 0; j < first.replicas.size(); ++j) {
+        const Replica& a = first.replicas[j];
+        const Replica& b = last.replicas[j % last.replicas.size()];
+        for (int rank = 0; rank < tp; ++rank) {
+          const int x = a.devices[rank], y = b.devices[rank % b.devices.size()];
+          std::vector<int> deps;
+          for (int d : {x, y}) {
+            for (int t : {layout_.last_grad[d][0], layout_.last_grad[d][head]}) {
+              if (t >= 0) deps.push_back(t);
+            }
+            deps.insert(deps.end(), synced[d].begin(), synced[d].end());
+          }
+          std::string label = indexed_name("p", pi);
+          label += ".embedding_allreduce";
+          if (tp > 1) label.append(".tp").append(std::to_string(rank));
+          const int t = program_.add({std::move(label), collective(CollectiveOp::kAllReduce, {std::min(x, y), std::max(x, y)}, bytes),
+                                      std::move(deps)});
+          synced[x].push_back(t);
+          synced[y].push_back(t);
+        }
+      }
+    }
+  }
+
+  const HybridPlan& plan_;
+  const Cluster& cluster_;
+  const StageWorkFn& work_;
+  const PipelineContext& ctx_;
+  const PipelineLayout& layout_;
+  Program& program_;
+};
+
+}  // namespace
+
+void add_gradient_sync(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
+                       const PipelineContext& ctx, const PipelineLayout& layout, Program& program) {
+  BucketedSync(plan, cluster, work, ctx, layout, program).run();
+}
+
+}  // namespace hetsim

@@ -1,0 +1,83 @@
+// File: planner/hybrid/pipeline_builder.cpp
+#include "planner/hybrid/pipeline_builder.hpp"
+
+#include <algorithm>
+
+#include "planner/block_costs.hpp"
+#include "sim/collective.hpp"
+#include "topologies/fabric.hpp"
+
+namespace hetsim {
+
+PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost)
+    : model_(model), cluster_(cluster), cost_(cost) {
+  ModelSpec one = model;
+  one.training.recompute = Recompute::kNone;
+  const OpGraph g = build_op_graph(one, 1, model.training.dtype);
+  ctx_.tokens_per_sample = static_cast<double>(model.seq_len);
+  ctx_.model_flops_per_sample = g.model_flops();
+  ctx_.reserve_bytes = kRuntimeReserveBytes;
+  if (model.tied_embeddings && model.family != Family::kVit && model.family != Family::kVgg) {
+    ctx_.tied_embedding_params = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
+  }
+  // Alpha of a TP all-reduce: the intercept of the simulator's own algorithm estimate on the
+  // first `tp` GPUs of a node of that type.
+  ctx_.tp_latency_s = [this](int node_type, int tp) {
+    const auto key = std::make_pair(node_type, tp);
+    auto it = tp_latency_.find(key);
+    if (it == tp_latency_.end()) {
+      int first = 0;
+      while (cluster_.gpus[first].node_type != node_type) ++first;
+      std::vector<int> group(tp);
+      for (int k = 0; k < tp; ++k) group[k] = first + k;
+      const Fabric fabric(cluster_);
+      constexpr double kSmall = 1024 * 1024, kLarge = 64.0 * 1024 * 1024;
+      const double t1 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kSmall), cluster_, fabric).estimate_s;
+      const double t2 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kLarge), cluster_, fabric).estimate_s;
+      const double beta = (t2 - t1) / (kLarge - kSmall);
+      it = tp_latency_.emplace(key, std::max(0.0, t1 - beta * kSmall)).first;
+    }
+    return it->second;
+  };
+}
+
+DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
+  bool all = true;
+  for (const PipelinePlan& p : plan.pipelines) {
+    for (const StagePlan& s : p.stages) {
+      for (int d : s.devices) all = all && cluster_.device_of(d).supports(model_.training.dtype);
+    }
+  }
+  return all || !model_.training.dtype_fallback ? model_.training.dtype : *model_.training.dtype_fallback;
+}
+
+const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& key) {
+  const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
+                                 static_cast<int>(ctx_.dtype));
+  auto it = cache_.find(k);
+  if (it == cache_.end()) {
+    it = cache_.emplace(k, stage_block_work(model_, cluster_.node_types[node_type].gpu, ctx_.dtype, cost_, key)).first;
+  }
+  return it->second;
+}
+
+void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
+  ctx_.dtype = dtype_for(plan);
+  ctx_.grad_bytes_per_param = dtype_bytes(ctx_.dtype);
+  ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
+  ctx_.strategy = "hybrid";
+  const double state = ctx_.state_bytes_per_param;
+  ctx_.optimizer_s = [this, state](int node_type, double params) {
+    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, state).seconds;
+  };
+}
+
+PipelineProgram PipelineProgramBuilder::build(const HybridPlan& plan) {
+  prepare(plan);
+  const StageWorkFn fn = [this](int node_type, const StageWorkKey& key) -> const std::vector<BlockWork>& {
+    return work(node_type, key);
+  };
+  return build_pipeline_program(plan, cluster_, fn, ctx_);
+}
+
+}  // namespace hetsim

@@ -1,0 +1,36 @@
+// File: planner/hybrid/pipeline_builder.hpp
+// Pipeline programs from the model itself: each node type's block work from the cost model
+// (cached per TP width, slice, recompute and dtype), the job's dtype and optimizer for a plan, and
+// the latency of TP collectives on each node type's links.
+#pragma once
+
+#include <map>
+#include <tuple>
+
+#include "planner/hybrid/pipeline_program.hpp"
+
+namespace hetsim {
+
+// Builds pipeline programs of `model` on `cluster`; `model` and `cluster` must outlive it.
+class PipelineProgramBuilder {
+ public:
+  PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
+  [[nodiscard]] PipelineProgram build(const HybridPlan& plan);
+  // Sets the dtype and optimizer of `plan` for the work() and context() that follow.
+  void prepare(const HybridPlan& plan);
+  // The blocks one GPU of node type `node_type` runs for `key`.
+  [[nodiscard]] const std::vector<BlockWork>& work(int node_type, const StageWorkKey& key);
+  [[nodiscard]] const PipelineContext& context() const { return ctx_; }
+  // The dtype the job computes in on the GPUs of `plan` (the model's, or its fallback).
+  [[nodiscard]] DType dtype_for(const HybridPlan& plan) const;
+
+ private:
+  const ModelSpec& model_;
+  const Cluster& cluster_;
+  CostModel cost_;  // a copy (it shares its tables): callers may pass a temporary
+  PipelineContext ctx_;
+  std::map<std::tuple<int, long, int, bool, int, int>, std::vector<BlockWork>> cache_;
+  std::map<std::pair<int, int>, double> tp_latency_;
+};
+
+}  // namespace hetsim
