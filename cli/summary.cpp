@@ -270,6 +270,17 @@ void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster&
     }
     p += same - 1;
   }
+  std::vector<char> used(cluster.gpu_count(), 0);
+  for (const PipelinePlan& pl : plan.pipelines) {
+    for (const StagePlan& st : pl.stages) {
+      for (int d : st.devices) used[d] = 1;
+    }
+  }
+  std::vector<int> idle;
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    if (!used[g]) idle.push_back(g);
+  }
+  if (!idle.empty()) out << "  idle (in no stage): gpus " << format_devices(idle) << "\n";
 }
 
 }  // namespace hetsim::cli
