@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "test_support.hpp"
@@ -117,6 +118,37 @@ TEST(Cli, HybridPlanEmitSimulateReproducesTheIterationTime) {
     EXPECT_NEAR(simulated["iteration_time_s"].get<double>() / planned["iteration_time_s"].get<double>(), 1.0, 0.001) << setting;
   }
   for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
+}
+
+TEST(Cli, HybridAblationSwitchesShapeTheCandidates) {
+  const auto report = temp("ablation.json"), trace = temp("ablation.trace");
+  const std::string base = "plan --model gpt3-1.3b --cluster a100-v100-2x2 --global-batch 64 --candidates 2 --report " + report.string();
+  auto candidates = [&] { return nlohmann::json(nlohmann::json::parse(slurp(report))["candidates"]); };
+  ASSERT_EQ(run(base + " --no-pipeline --no-spmd").rc, 0);  // nothing left to plan but the baselines
+  EXPECT_TRUE(candidates().empty());
+  ASSERT_EQ(run(base + " --no-pipeline").rc, 0);
+  for (const auto& c : candidates()) EXPECT_EQ(c["kind"], "spmd");
+  ASSERT_EQ(run(base + " --no-spmd --schedule gpipe --trace " + trace.string()).rc, 0);
+  ASSERT_FALSE(candidates().empty());
+  for (const auto& c : candidates()) {
+    EXPECT_EQ(c["kind"], "hybrid");
+    const std::string shape = c["shape"];
+    EXPECT_EQ(shape.substr(shape.size() - 5), "gpipe") << shape;
+  }
+  // The chosen hybrid plan's trace has each GPU's compute, pipeline and gradient tracks (and TP
+  // tracks where its stages use TP).
+  std::set<std::string> tracks;
+  const nlohmann::json events = nlohmann::json::parse(slurp(trace))["traceEvents"];
+  for (const auto& e : events) {
+    if (e["name"] == "thread_name") {
+      const std::string name = e["args"]["name"];
+      tracks.insert(name.substr(name.rfind(' ') + 1));
+    }
+  }
+  for (const char* t : {"comm", "compute", "p2p"}) EXPECT_EQ(tracks.count(t), 1u) << t;
+  ASSERT_EQ(run(base + " --no-spmd --uniform-layers --no-mixed-stages").rc, 0);
+  EXPECT_FALSE(candidates().empty());
+  for (const auto& p : {report, trace}) std::filesystem::remove(p);
 }
 
 TEST(Cli, PlanReportsCandidatesBaselinesAndPlanTime) {
