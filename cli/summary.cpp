@@ -81,6 +81,13 @@ void print_strategy_table(std::ostream& out, const std::vector<Report>& reports,
     for (const std::string& t : types) line += pad(fmt("%.1f%%", 100 * busy.at(t)), t.size() + 7);
     out << rstrip(line) << "\n";
   }
+  bool shapes = false;
+  for (const Report& r : reports) {
+    if (r.shape.empty()) continue;
+    if (!shapes) out << "\nhybrid shapes:\n";
+    shapes = true;
+    out << "  " << pad(r.strategy, 17) << r.shape << "\n";
+  }
   if (!reports.empty() && reports.front().upper_bound_samples_per_s > 0) {
     out << "\nupper bound: " << fmt("%.2f", reports.front().upper_bound_samples_per_s)
         << " samples/s (each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes)\n";

@@ -458,6 +458,8 @@ std::string HybridPlan::shape() const {
   if (dp > 1) out += ", dp " + std::to_string(dp);
   if (chunks > 1) out += ", " + std::to_string(chunks) + " chunks";
   out += ", " + std::string(schedule_name(schedule));
+  if (micro_batch > 1) out += ", micro-batch " + std::to_string(micro_batch);
+  if (recompute != RecomputeMode::kNone) out += ", recompute " + std::string(recompute_name(recompute));
   return out;
 }
 

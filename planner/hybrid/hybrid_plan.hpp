@@ -73,7 +73,7 @@ struct HybridPlan {
   double estimate_s = 0;  // the planner's closed-form estimate (0: none)
 
   [[nodiscard]] long samples() const;  // sum over pipelines of micro_batches x micro_batch
-  // "2 pipelines x 4 stages, tp 8/4, 1f1b" style description.
+  // "2 pipelines x 4 stages, tp 8/4, 1f1b[, micro-batch 2][, recompute full]" style description.
   [[nodiscard]] std::string shape() const;
 };
 
