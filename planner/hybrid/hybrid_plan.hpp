@@ -54,7 +54,7 @@ struct PipelinePlan {
 //                     to every rank of the receiving copy.
 // load_balance picks the broadcast's sender among the producing copy's ranks: none (the first),
 // gpu (least bytes sent so far), nic / order (least bytes through its NIC so far; `order`'s
-// search over send orders is not implemented and behaves as nic).
+// search over send orders belongs to cross-mesh resharding; until then it behaves as nic).
 struct ReshardingChoice {
   std::string method = "local-all-gather";
   std::string load_balance = "none";
