@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "planner/block_costs.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "test_support.hpp"
 
@@ -83,6 +86,35 @@ TEST(HybridPlanner, PlansTooLargeToSimulateAreRefusedNotRun) {
   EXPECT_NE(ev.report.infeasible_reason.find("use fewer, larger micro-batches"), std::string::npos);
   // The closed form still answers, without building the schedule.
   EXPECT_GT(planner.estimate(megatron_plan(m, 1, 8, 10'000'000)).time_s, 0);
+}
+
+TEST(HybridPlanner, ZeroShardsOptimizerStateAndWeightsAcrossCopies) {
+  // GPT-3 6.7B as 4 pipelines x 2 stages of TP 8 on selene-64: every stage has 4 copies.
+  // Per GPU: P = 6.7e9 / 16 parameters; all-reduce holds 16 B each, ZeRO-1 4 B + 12 B / 4,
+  // ZeRO-3 16 B / 4 (plus one gathered chunk of 2 B), the runtime reserve aside.
+  const ModelSpec m = model("gpt3-6.7b", 16);
+  const Cluster c = test::shipped_cluster("selene-64");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  std::map<GradientSync, double> state;
+  std::map<GradientSync, int> gathers;
+  for (GradientSync g : {GradientSync::kAllReduce, GradientSync::kZero1, GradientSync::kZero3}) {
+    HybridPlan plan = megatron_plan(m, 4, 2, 4);
+    plan.gradient_sync = g;
+    ASSERT_TRUE(check_hybrid_plan(plan, m, c).empty());
+    const Evaluation ev = planner.evaluate(plan, std::string(gradient_sync_name(g)));
+    ASSERT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+    state[g] = ev.program.devices[0].static_memory_bytes - kRuntimeReserveBytes;
+    for (const Task& t : ev.program.tasks) {
+      if (t.label.find("param_allgather") != std::string::npos) ++gathers[g];
+    }
+  }
+  EXPECT_NEAR(state[GradientSync::kZero1] / state[GradientSync::kAllReduce], (4 + 12.0 / 4) / 16, 0.02);
+  EXPECT_NEAR(state[GradientSync::kZero3] / state[GradientSync::kAllReduce], (16.0 / 4 + 2) / 16, 0.03);
+  EXPECT_EQ(gathers[GradientSync::kAllReduce], 0);
+  EXPECT_GT(gathers[GradientSync::kZero1], 0);                                  // after the step
+  // ZeRO-3 gathers a stage's weights before each forward and backward, for every micro-batch and
+  // TP rank, once for all four copies: 2 stages x 4 micro-batches x 2 passes x 8 ranks.
+  EXPECT_EQ(gathers[GradientSync::kZero3], 2 * 4 * 2 * 8);
 }
 
 TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
