@@ -117,6 +117,38 @@ TEST(HybridPlanner, ZeroShardsOptimizerStateAndWeightsAcrossCopies) {
   EXPECT_EQ(gathers[GradientSync::kZero3], 2 * 4 * 2 * 8);
 }
 
+TEST(HybridPlanner, RecomputeAndSequenceParallelismTradeMemoryAndCollectives) {
+  const ModelSpec m = model("gpt3-6.7b", 8);
+  const Cluster c = test::shipped_cluster("selene-64");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  auto run = [&](RecomputeMode r, bool sp) {
+    HybridPlan plan = megatron_plan(m, 1, 2, 8);
+    plan.recompute = r;
+    plan.sequence_parallel = sp;
+    return planner.evaluate(plan, "x");
+  };
+  const Evaluation none = run(RecomputeMode::kNone, false), selective = run(RecomputeMode::kSelective, false),
+                   full = run(RecomputeMode::kFull, false), sp = run(RecomputeMode::kNone, true);
+  auto peak = [](const Evaluation& e) { return e.report.devices[0].peak_memory_bytes; };
+  // Recompute keeps fewer activations and pays with forward work again.
+  EXPECT_GT(peak(none), peak(selective));
+  EXPECT_GT(peak(selective), peak(full));
+  EXPECT_LT(none.report.iteration_time_s, selective.report.iteration_time_s);
+  EXPECT_LT(selective.report.iteration_time_s, full.report.iteration_time_s);
+  // Sequence parallelism shards the norms' activations and turns TP all-reduces into
+  // reduce-scatter + all-gather pairs.
+  EXPECT_LT(peak(sp), peak(none));
+  int all_reduces = 0, scatters = 0;
+  for (const Task& t : sp.program.tasks) {
+    if (const auto* col = std::get_if<CollectiveTask>(&t.body); col != nullptr && col->stream == CommStream::kTensor) {
+      if (col->op == CollectiveOp::kAllReduce) ++all_reduces;
+      if (col->op == CollectiveOp::kReduceScatter) ++scatters;
+    }
+  }
+  EXPECT_EQ(all_reduces, 0);
+  EXPECT_GT(scatters, 0);
+}
+
 TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
   // TP 8 on both sides of each boundary, activation of one micro-batch A = seq x hidden x 2 bytes:
   // send-recv moves 8 A per boundary and pass, local-all-gather A (then an all-gather over the
