@@ -230,6 +230,12 @@ void FieldReader::finish() {
 YamlFile YamlFile::load(const std::filesystem::path& path) {
   YamlFile f;
   f.file_ = std::make_shared<const std::string>(path.string());
+  // A directory or a pipe is not an input file (reading a FIFO could block forever).
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    throw InputError(path.string(), "", std::filesystem::is_directory(st) ? "is a directory, not a file" : "is not a regular file");
+  }
   std::ifstream in(path);
   if (!in) throw InputError(path.string(), "", "cannot open file");
   try {

@@ -8,6 +8,9 @@
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -120,6 +123,17 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     EXPECT_EQ(rc, 2);
     EXPECT_EQ(err, f.expect + "\n");
   }
+}
+
+TEST(BadInputs, PlanThatIsADirectoryOrAPipeIsRefused) {
+  // A directory is not read (exit 2, not an internal error); a FIFO is not opened (no hang).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_bad_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path fifo = dir / "plan.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(run_cli("simulate --plan " + dir.string()), std::make_pair(2, dir.string() + ": error: is a directory, not a file\n"));
+  EXPECT_EQ(run_cli("simulate --plan " + fifo.string()), std::make_pair(2, fifo.string() + ": error: is not a regular file\n"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BadInputs, UnknownNamesAndOptionsExitWithTwo) {
