@@ -39,17 +39,6 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
 
-namespace {
-
-PipelineSchedule schedule_by_name(const std::string& name) {
-  for (int i = 0; i < static_cast<int>(schedule_names().size()); ++i) {
-    if (schedule_names()[i] == name) return static_cast<PipelineSchedule>(i);
-  }
-  return PipelineSchedule::kOneFOneB;
-}
-
-}  // namespace
-
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
   const Inputs in = load_inputs(c);
@@ -86,7 +75,7 @@ int run_plan(const PlanArgs& a) {
     ho.uniform_layers = a.uniform_layers;
     ho.mixed_stages = !a.no_mixed_stages;
     ho.simulate = a.candidates;
-    if (!a.schedule.empty()) ho.schedule = schedule_by_name(a.schedule);
+    if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");
     hybrid = planner.search(HybridFlavour::kHetsim, ho);
     log_info("planning the HETHUB-faithful and Megatron-uniform modes ...");

@@ -264,6 +264,14 @@ double busbw_factor(CollectiveOp op, int n) {
   return 1.0;
 }
 
+AlphaBetaFit fit_alpha_beta(CollectiveOp op, const std::vector<int>& group, const Cluster& cluster, const Fabric& fabric,
+                            double small_bytes, double large_bytes) {
+  const double t1 = choose_algorithm(collective(op, group, small_bytes), cluster, fabric).estimate_s;
+  const double t2 = choose_algorithm(collective(op, group, large_bytes), cluster, fabric).estimate_s;
+  const double beta = (t2 - t1) / (large_bytes - small_bytes);
+  return {std::max(0.0, t1 - beta * small_bytes), beta};
+}
+
 double ring_allreduce_time(int n, double size_bytes, double bandwidth_Bps, double latency_s) {
   if (n < 2) return 0;
   return 2.0 * (n - 1) / n * size_bytes / bandwidth_Bps + 2.0 * (n - 1) * latency_s;

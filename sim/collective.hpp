@@ -40,6 +40,15 @@ struct AlgorithmChoice {
 // estimate (ties to the first of ring, tree, hierarchical, chain, pairwise, grouped).
 [[nodiscard]] AlgorithmChoice choose_algorithm(const CollectiveTask& task, const Cluster& cluster, const Fabric& fabric);
 
+// A collective over `group` as alpha + beta * bytes: the line through the estimates of the
+// algorithm the simulator would choose at `small_bytes` and `large_bytes` (alpha at least 0).
+struct AlphaBetaFit {
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+};
+[[nodiscard]] AlphaBetaFit fit_alpha_beta(CollectiveOp op, const std::vector<int>& group, const Cluster& cluster,
+                                          const Fabric& fabric, double small_bytes, double large_bytes);
+
 // nccl-tests bus bandwidth factor: busbw = algbw * factor.
 [[nodiscard]] double busbw_factor(CollectiveOp op, int n);
 

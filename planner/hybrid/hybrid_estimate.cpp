@@ -31,13 +31,9 @@ double HybridEstimator::fit_time(const std::vector<int>& group, double bytes, Co
   const auto key = std::make_pair(group, static_cast<int>(op));
   auto it = fit_cache_.find(key);
   if (it == fit_cache_.end()) {
-    constexpr double kSmall = 16.0 * 1024 * 1024, kLarge = 256.0 * 1024 * 1024;
-    const double t1 = choose_algorithm(collective(op, group, kSmall), cluster_, fabric_).estimate_s;
-    const double t2 = choose_algorithm(collective(op, group, kLarge), cluster_, fabric_).estimate_s;
-    const double beta = (t2 - t1) / (kLarge - kSmall);
-    it = fit_cache_.emplace(key, std::make_pair(std::max(0.0, t1 - beta * kSmall), beta)).first;
+    it = fit_cache_.emplace(key, fit_alpha_beta(op, group, cluster_, fabric_, 16.0 * 1024 * 1024, 256.0 * 1024 * 1024)).first;
   }
-  return it->second.first + it->second.second * bytes;
+  return it->second.alpha_s + it->second.beta_s_per_byte * bytes;
 }
 
 double HybridEstimator::send_time(int src, int dst, double bytes) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "planner/hybrid/pipeline_builder.hpp"
+#include "sim/collective.hpp"
 #include "topologies/fabric.hpp"
 
 namespace hetsim {
@@ -64,7 +65,7 @@ class HybridEstimator {
   PipelineProgramBuilder& builder_;
   Fabric fabric_;
   std::map<std::tuple<int, int, double>, double> tp_cache_;
-  std::map<std::pair<std::vector<int>, int>, std::pair<double, double>> fit_cache_;  // alpha, beta
+  std::map<std::pair<std::vector<int>, int>, AlphaBetaFit> fit_cache_;
 };
 
 }  // namespace hetsim

@@ -45,6 +45,14 @@ const std::vector<std::string>& schedule_names() {
   return names;
 }
 
+PipelineSchedule schedule_from_name(std::string_view name) {
+  const std::vector<std::string>& names = schedule_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<PipelineSchedule>(i);
+  }
+  return PipelineSchedule::kOneFOneB;
+}
+
 int StagePlan::layer_count() const {
   int n = 0;
   for (const LayerRange& r : chunks) n += r.size();

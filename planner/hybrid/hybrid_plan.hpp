@@ -23,6 +23,8 @@ enum class RecomputeMode { kNone, kSelective, kFull };
 [[nodiscard]] std::string_view gradient_sync_name(GradientSync g);       // "all-reduce", "zero-1", "zero-3"
 [[nodiscard]] std::string_view recompute_name(RecomputeMode r);          // "none", "selective", "full"
 [[nodiscard]] const std::vector<std::string>& schedule_names();
+// The schedule named `name` (one of schedule_names()); 1F1B for any other name.
+[[nodiscard]] PipelineSchedule schedule_from_name(std::string_view name);
 
 // Transformer blocks [first, last], inclusive.
 struct LayerRange {

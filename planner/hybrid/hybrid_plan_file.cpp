@@ -92,7 +92,7 @@ class HybridPlanReader {
     plan.model = r.opt_text("model").value_or("");
     plan.cluster = r.opt_text("cluster").value_or("");
     plan.micro_batch = r.opt_integer("micro_batch", 1).value_or(1);
-    plan.schedule = schedule_from(r.opt_choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b",
+    plan.schedule = schedule_from_name(r.opt_choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b",
                                                             "zero-bubble"}).value_or("1f1b"));
     const std::string recompute_default = model_.training.recompute == Recompute::kFull ? "full" : "none";
     const std::string recompute =
@@ -136,14 +136,6 @@ class HybridPlanReader {
   [[nodiscard]] Diagnostics& diagnostics() { return diags_; }
 
  private:
-  static PipelineSchedule schedule_from(const std::string& s) {
-    if (s == "gpipe") return PipelineSchedule::kGpipe;
-    if (s == "interleaved-1f1b") return PipelineSchedule::kInterleaved;
-    if (s == "eager-1f1b") return PipelineSchedule::kEager;
-    if (s == "zero-bubble") return PipelineSchedule::kZeroBubble;
-    return PipelineSchedule::kOneFOneB;
-  }
-
   void remember(const FieldReader& r, std::string_view key) {
     Diagnostic d = r.locate(key, "");
     where_.emplace(d.field, d);

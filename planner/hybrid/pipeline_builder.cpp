@@ -31,11 +31,8 @@ PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Clu
       std::vector<int> group(tp);
       for (int k = 0; k < tp; ++k) group[k] = first + k;
       const Fabric fabric(cluster_);
-      constexpr double kSmall = 1024 * 1024, kLarge = 64.0 * 1024 * 1024;
-      const double t1 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kSmall), cluster_, fabric).estimate_s;
-      const double t2 = choose_algorithm(collective(CollectiveOp::kAllReduce, group, kLarge), cluster_, fabric).estimate_s;
-      const double beta = (t2 - t1) / (kLarge - kSmall);
-      it = tp_latency_.emplace(key, std::max(0.0, t1 - beta * kSmall)).first;
+      const AlphaBetaFit f = fit_alpha_beta(CollectiveOp::kAllReduce, group, cluster_, fabric, 1024.0 * 1024, 64.0 * 1024 * 1024);
+      it = tp_latency_.emplace(key, f.alpha_s).first;
     }
     return it->second;
   };

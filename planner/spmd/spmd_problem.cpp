@@ -16,11 +16,8 @@ CollectiveCost fit_collective(CollectiveOp op, const Cluster& c, const Fabric& f
   std::vector<int> all(c.gpu_count());
   for (int g = 0; g < c.gpu_count(); ++g) all[g] = g;
   if (all.size() < 2) return {};
-  constexpr double kSmall = 16.0 * 1024 * 1024, kLarge = 256.0 * 1024 * 1024;
-  const double t1 = choose_algorithm(collective(op, all, kSmall), c, fabric).estimate_s;
-  const double t2 = choose_algorithm(collective(op, all, kLarge), c, fabric).estimate_s;
-  const double beta = (t2 - t1) / (kLarge - kSmall);
-  return {std::max(0.0, t1 - beta * kSmall), beta};
+  const AlphaBetaFit f = fit_alpha_beta(op, all, c, fabric, 16.0 * 1024 * 1024, 256.0 * 1024 * 1024);
+  return {f.alpha_s, f.beta_s_per_byte};
 }
 
 }  // namespace
