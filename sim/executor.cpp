@@ -29,10 +29,14 @@ class Run {
         timing_(p.tasks.size()), done_(p.tasks.size(), 0), waiters_(p.tasks.size()), arrived_(p.tasks.size(), 0),
         mem_now_(p.devices.size(), 0), mem_peak_(p.devices.size(), 0) {}
 
-  void stream(const std::vector<int>& tasks, int device) {
+  // Runs one stream's tasks in order. `members` is how many devices' streams this actor stands
+  // for: devices whose streams hold exactly the same tasks (every rank of a group whose streams
+  // carry only that group's collectives) would reach every task at the same moment, so one actor
+  // arrives for all of them.
+  void stream(const std::vector<int>& tasks, int device, int members) {
     for (int t : tasks) {
       for (int d : prog_.tasks[t].deps) wait_for(d);
-      std::visit([&](const auto& body) { this->execute(t, device, body); }, prog_.tasks[t].body);
+      std::visit([&](const auto& body) { this->execute(t, device, members, body); }, prog_.tasks[t].body);
     }
   }
 
@@ -56,7 +60,7 @@ class Run {
     waiters_[task].clear();
   }
 
-  void execute(int t, int device, const ComputeTask& c) {
+  void execute(int t, int device, int /*members*/, const ComputeTask& c) {
     timing_[t].start_s = sg4::Engine::get_clock();
     auto account = [&](double delta) {
       for (size_t i = 0; i <= c.mirrors.size(); ++i) {
@@ -74,8 +78,9 @@ class Run {
     complete(t);
   }
 
-  void execute(int t, int /*device*/, const CollectiveTask& c) {
-    if (++arrived_[t] < static_cast<int>(c.group.size())) {
+  void execute(int t, int /*device*/, int members, const CollectiveTask& c) {
+    arrived_[t] += members;
+    if (arrived_[t] < static_cast<int>(c.group.size())) {
       wait_for(t);  // the last member to arrive runs the collective for everyone
       return;
     }
@@ -84,9 +89,13 @@ class Run {
     complete(t);
   }
 
-  void execute(int t, int /*device*/, const SendTask& s) {
+  void execute(int t, int /*device*/, int /*members*/, const SendTask& s) {
     timing_[t].start_s = sg4::Engine::get_clock();
-    if (s.size_bytes > 0) activities_ += net_.send(s.src, s.dst, s.size_bytes);
+    if (s.size_bytes > 0) {
+      std::vector<Flow> flows;
+      for (const auto& [src, dst] : s.transfers()) flows.push_back({src, dst, s.size_bytes});
+      activities_ += net_.concurrent(flows);
+    }
     complete(t);
   }
 
@@ -158,13 +167,22 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
       for (int d : g->group) comm(d, g->stream).push_back(t);
     } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm(s->src, s->stream).push_back(t);
   }
-  Run run(prog, cluster, platform, opts);
+  // Streams with identical task lists run as one actor (see Run::stream): the first device's.
+  std::map<std::vector<int>, std::pair<size_t, int>> same;  // tasks -> (first stream, members)
+  std::vector<int> members(streams.size(), 0);
   for (size_t i = 0; i < streams.size(); ++i) {
     if (streams[i].empty()) continue;
+    auto [it, fresh] = same.try_emplace(streams[i], i, 0);
+    ++members[it->second.first];
+  }
+  Run run(prog, cluster, platform, opts);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (members[i] == 0) continue;
     const int dev = static_cast<int>(i / kStreams);
     const size_t kind = i % kStreams;
     const std::string name = kind == 0 ? "compute" : std::string(comm_stream_name(static_cast<CommStream>(kind - 1)));
-    sg4::Actor::create(name + std::to_string(dev), platform.gpus[dev], [&run, &streams, i, dev] { run.stream(streams[i], dev); });
+    sg4::Actor::create(name + std::to_string(dev), platform.gpus[dev],
+                       [&run, &streams, i, dev, m = members[i]] { run.stream(streams[i], dev, m); });
   }
   engine.run();
 
@@ -232,7 +250,7 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
     } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
       for (int d : g->group) comm[d].push_back(t);
     } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {
-      comm[s->src].push_back(t);
+      for (const auto& [src, dst] : s->transfers()) comm[src].push_back(t);
     }
   }
   for (size_t d = 0; d < n; ++d) {

@@ -90,6 +90,4 @@ uint64_t Network::run(const PreparedSchedule& p) {
   return started;
 }
 
-uint64_t Network::send(int src, int dst, double bytes) { return concurrent({Flow{src, dst, bytes}}); }
-
 }  // namespace hetsim

@@ -47,11 +47,11 @@ class Network {
   uint64_t run(const Schedule& schedule, Fidelity fidelity) { return run(prepare(schedule, fidelity)); }
   [[nodiscard]] PreparedSchedule prepare(const Schedule& schedule, Fidelity fidelity) const;
   uint64_t run(const PreparedSchedule& prepared);
-  // A single transfer (point-to-point), staged when needed.
-  uint64_t send(int src, int dst, double bytes);
+  // Point-to-point transfers that start together, each staged when needed; returns when all
+  // are done.
+  uint64_t concurrent(const std::vector<Flow>& flows);
 
  private:
-  uint64_t concurrent(const std::vector<Flow>& flows);
   void leg(int src_endpoint, int dst_endpoint, double bytes);
 
   const Platform& platform_;

@@ -5,7 +5,9 @@
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 
 namespace hetsim {
 
@@ -26,10 +28,19 @@ class FabricZone : public kr::NetZoneImpl {
   }
   void set_links(std::vector<simgrid::kernel::resource::StandardLinkImpl*> impls) { impls_ = std::move(impls); }
 
+  // SimGrid asks for the route of every transfer; a run uses few distinct pairs, so each is
+  // looked up in the Fabric once.
   void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into, double* latency) override {
-    fabric_.route(endpoint_of_.at(src->id()), endpoint_of_.at(dst->id()), scratch_);
-    for (int l : scratch_.links) into->link_list_.push_back(impls_[l]);
-    if (latency != nullptr) *latency += scratch_.latency_s;
+    const int s = endpoint_of_.at(src->id());
+    const int d = endpoint_of_.at(dst->id());
+    auto [it, fresh] = routes_.try_emplace((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(d));
+    if (fresh) {
+      fabric_.route(s, d, scratch_);
+      for (int l : scratch_.links) it->second.links.push_back(impls_[l]);
+      it->second.latency_s = scratch_.latency_s;
+    }
+    into->link_list_.insert(into->link_list_.end(), it->second.links.begin(), it->second.links.end());
+    if (latency != nullptr) *latency += it->second.latency_s;
   }
 
  private:
@@ -37,6 +48,11 @@ class FabricZone : public kr::NetZoneImpl {
   std::vector<int> endpoint_of_;  // netpoint id -> fabric endpoint
   std::vector<simgrid::kernel::resource::StandardLinkImpl*> impls_;
   Route scratch_;
+  struct CachedRoute {
+    std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
+    double latency_s = 0;
+  };
+  std::unordered_map<uint64_t, CachedRoute> routes_;  // (src << 32 | dst) endpoints
 };
 
 }  // namespace

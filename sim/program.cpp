@@ -39,6 +39,12 @@ std::string_view algorithm_name(Algorithm a) {
   return "?";
 }
 
+std::vector<std::pair<int, int>> SendTask::transfers() const {
+  std::vector<std::pair<int, int>> all{{src, dst}};
+  all.insert(all.end(), mirrors.begin(), mirrors.end());
+  return all;
+}
+
 std::string validate(const Program& p) {
   const int n = static_cast<int>(p.devices.size());
   auto bad_device = [n](int d) { return d < 0 || d >= n; };
@@ -67,7 +73,10 @@ std::string validate(const Program& p) {
       }
       if (!g->shard_bytes.empty() && g->shard_bytes.size() != g->group.size()) return where + "one shard size per member";
     } else if (const auto* s = std::get_if<SendTask>(&t.body)) {
-      if (bad_device(s->src) || bad_device(s->dst) || s->src == s->dst) return where + "bad endpoints";
+      for (const auto& [src, dst] : s->transfers()) {
+        if (bad_device(src) || bad_device(dst) || src == dst) return where + "bad endpoints";
+      }
+      if (!(s->size_bytes >= 0)) return where + "negative size";
     }
   }
   return {};

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -70,6 +71,14 @@ struct SendTask {
   int dst = 0;
   double size_bytes = 0;
   CommStream stream = CommStream::kPipeline;
+  // Further (src, dst) transfers of `size_bytes` each that start at the same moment (the other
+  // ranks of a tensor-parallel group sending their slices in lockstep): one task on `src`'s
+  // stream, every transfer simulated, done when all have arrived. Their senders' streams do not
+  // hold the task; the program's dependencies must order it against their other sends.
+  std::vector<std::pair<int, int>> mirrors{};
+
+  // Every transfer of the task, (src, dst) first.
+  [[nodiscard]] std::vector<std::pair<int, int>> transfers() const;
 };
 
 struct Task {

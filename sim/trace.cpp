@@ -67,7 +67,7 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
     if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
       for (int d : col->group) used[d][static_cast<int>(col->stream)] = true;
     } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
-      used[s->src][static_cast<int>(s->stream)] = true;
+      for (const auto& [src, dst] : s->transfers()) used[src][static_cast<int>(s->stream)] = true;
     }
   }
   for (int g = 0; g < cluster.gpu_count(); ++g) {
@@ -94,9 +94,11 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
         events.push_back(std::move(e));
       }
     } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
-      nlohmann::json e = slice(task.label, "send", cluster.gpus[s->src].node, tid(s->src, comm_track(s->stream)), t);
-      e["args"] = {{"size_bytes", s->size_bytes}, {"dst", s->dst}};
-      events.push_back(std::move(e));
+      for (const auto& [src, dst] : s->transfers()) {
+        nlohmann::json e = slice(task.label, "send", cluster.gpus[src].node, tid(src, comm_track(s->stream)), t);
+        e["args"] = {{"size_bytes", s->size_bytes}, {"dst", dst}};
+        events.push_back(std::move(e));
+      }
     }
   }
   if (!result.flows.empty()) add_link_counters(events, cluster, result);

@@ -446,10 +446,12 @@ class Emitter {
       const bool slices = method == "local-all-gather" && d.devices.size() > 1;
       in.gather = in.gather || slices;
       const double each = slices ? bytes / static_cast<double>(d.devices.size()) : bytes;
-      for (size_t rank = 0; rank < d.devices.size(); ++rank) {
-        const int from = src.devices[rank % src.devices.size()];
-        in.tasks.push_back(out_.program.add({label, SendTask{from, d.devices[rank], each}, {last}}));
+      // One task: the sending ranks run in lockstep, so their transfers start together.
+      SendTask send{src.devices.front(), d.devices.front(), each};
+      for (size_t rank = 1; rank < d.devices.size(); ++rank) {
+        send.mirrors.emplace_back(src.devices[rank % src.devices.size()], d.devices[rank]);
       }
+      in.tasks.push_back(out_.program.add({label, std::move(send), {last}}));
     }
   }
 

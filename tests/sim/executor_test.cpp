@@ -69,6 +69,41 @@ TEST(ExecutorSharing, SendsThroughOneNicShareItsBandwidth) {
   EXPECT_NEAR(simulate(two, c).iteration_time_s, 5e-6 + 2e9 / 12.5e9, 1e-9);
 }
 
+TEST(ExecutorSharing, MirroredSendsEqualSeparateSends) {
+  // One task carrying three transfers runs them together, exactly like three tasks on three
+  // senders' streams: two of them share NIC 0, the third has NIC 1 to itself.
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"));
+  Program separate;
+  separate.devices.resize(c.gpu_count());
+  separate.add({"s1", SendTask{16, 0, 1e9}, {}});
+  separate.add({"s2", SendTask{20, 8, 1e9}, {}});
+  separate.add({"s3", SendTask{17, 1, 1e9}, {}});
+  Program mirrored;
+  mirrored.devices.resize(c.gpu_count());
+  SendTask send{16, 0, 1e9};
+  send.mirrors = {{20, 8}, {17, 1}};
+  mirrored.add({"s", send, {}});
+  const SimResult a = simulate(separate, c);
+  const SimResult b = simulate(mirrored, c);
+  EXPECT_NEAR(b.iteration_time_s, 5e-6 + 2e9 / 12.5e9, 1e-9);
+  EXPECT_DOUBLE_EQ(a.iteration_time_s, b.iteration_time_s);
+  EXPECT_DOUBLE_EQ(b.devices[17].comm_s, b.iteration_time_s);  // each sender is busy while it sends
+  mirrored.tasks[0].body = SendTask{16, 0, 1e9, CommStream::kPipeline, {{20, 20}}};
+  EXPECT_THROW((void)simulate(mirrored, c), std::logic_error);  // a mirror sending to itself
+}
+
+TEST_F(Executor, StreamsOfDifferentLengthsWaitForTheirOwnTasks) {
+  // Devices 0 and 1 run a collective of their own before the one of all four; devices 2 and 3
+  // only the second, which must still wait for 0 and 1 (identical streams run as one actor).
+  Program p = program();
+  const int a = p.add({"a", ComputeTask{2, 0.2, 0, 0}, {}});
+  p.add({"pair", collective(CollectiveOp::kAllReduce, {0, 1}, 1e9), {}});
+  p.add({"four", collective(CollectiveOp::kAllReduce, {0, 1, 2, 3}, 1e9), {a}});
+  const SimResult r = simulate(p, cluster_);
+  EXPECT_NEAR(r.tasks[2].start_s, std::max(0.2, r.tasks[1].end_s), 1e-9);
+  EXPECT_GT(r.tasks[1].end_s, 0);
+}
+
 TEST_F(Executor, TracksPeakMemory) {
   Program p = program();
   p.devices[0].static_memory_bytes = 100;

@@ -165,7 +165,7 @@ TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
     const PipelineProgram p = builder.build(plan);
     double sent = 0, broadcast = 0, gathers = 0;
     for (const Task& t : p.program.tasks) {
-      if (const auto* s = std::get_if<SendTask>(&t.body)) sent += s->size_bytes;
+      if (const auto* s = std::get_if<SendTask>(&t.body)) sent += s->size_bytes * static_cast<double>(s->transfers().size());
       if (const auto* col = std::get_if<CollectiveTask>(&t.body)) {
         if (col->op == CollectiveOp::kBroadcast) broadcast += col->size_bytes;
         if (col->op == CollectiveOp::kAllGather && col->stream == CommStream::kTensor) gathers += 1;
