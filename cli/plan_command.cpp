@@ -36,6 +36,8 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("--no-spmd", a.no_spmd, "no SPMD synthesis over the flat list of GPUs: hybrid plans only");
   cmd->add_flag("--uniform-layers", a.uniform_layers, "hybrid plans: equal layers per stage (no non-uniform split)");
   cmd->add_flag("--no-mixed-stages", a.no_mixed_stages, "hybrid plans: every stage on one GPU type");
+  cmd->add_flag("--no-stage-synthesis", a.no_stage_synthesis,
+                "hybrid plans: Megatron's TP in every stage (no A* + LP synthesis of the layer program)");
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
 
@@ -74,6 +76,7 @@ int run_plan(const PlanArgs& a) {
     HybridOptions ho;
     ho.uniform_layers = a.uniform_layers;
     ho.mixed_stages = !a.no_mixed_stages;
+    ho.stage_synthesis = !a.no_stage_synthesis;
     ho.simulate = a.candidates;
     if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");

@@ -25,6 +25,7 @@ struct PlanArgs {
   bool no_spmd = false;
   bool uniform_layers = false;
   bool no_mixed_stages = false;
+  bool no_stage_synthesis = false;
   std::string schedule;  // empty: the planner chooses
 };
 

@@ -19,7 +19,7 @@ std::string PipelineLayout::block_name(const std::vector<int>& list) const {
 }
 
 const std::vector<BlockWork>& replica_work(const StageWorkFn& work, const HybridPlan& plan, const Replica& r, int tp) {
-  return work(r.node_type, StageWorkKey{std::max(1L, r.samples), tp, plan.sequence_parallel, plan.recompute});
+  return work(r.node_type, stage_work_key(plan, r.samples, tp));
 }
 
 namespace {

@@ -13,17 +13,24 @@ namespace hetsim {
 HybridEstimator::HybridEstimator(const ModelSpec& model, const Cluster& cluster, PipelineProgramBuilder& builder)
     : model_(model), cluster_(cluster), builder_(builder), fabric_(cluster) {}
 
-double HybridEstimator::tp_time(int node_type, int tp, double bytes) {
+double HybridEstimator::tp_time(int node_type, int tp, CollectiveOp op, double bytes) {
   if (tp < 2 || bytes <= 0) return 0;
-  const auto key = std::make_tuple(node_type, tp, bytes);
+  const auto key = std::make_tuple(node_type, tp, static_cast<int>(op), bytes);
   if (auto it = tp_cache_.find(key); it != tp_cache_.end()) return it->second;
   int first = 0;
   while (cluster_.gpus[first].node_type != node_type) ++first;
   std::vector<int> group(tp);
   for (int k = 0; k < tp; ++k) group[k] = first + k;
-  const double t = choose_algorithm(collective(CollectiveOp::kAllReduce, group, bytes), cluster_, fabric_).estimate_s;
+  const double t = choose_algorithm(collective(op, group, bytes), cluster_, fabric_).estimate_s;
   tp_cache_[key] = t;
   return t;
+}
+
+double HybridEstimator::tp_time(int node_type, int tp, const TpBytes& bytes) {
+  return tp_time(node_type, tp, CollectiveOp::kAllReduce, bytes.all_reduce) +
+         tp_time(node_type, tp, CollectiveOp::kAllGather, bytes.all_gather) +
+         tp_time(node_type, tp, CollectiveOp::kReduceScatter, bytes.reduce_scatter) +
+         tp_time(node_type, tp, CollectiveOp::kAllToAll, bytes.all_to_all);
 }
 
 double HybridEstimator::fit_time(const std::vector<int>& group, double bytes, CollectiveOp op) {
@@ -50,13 +57,13 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
                                                          const std::vector<int>& blocks, int node_type, long samples) {
   StageTimes t;
   const std::vector<BlockWork>& w =
-      builder_.work(node_type, StageWorkKey{std::max(1L, samples), st.tp, plan.sequence_parallel, plan.recompute});
+      builder_.work(node_type, stage_work_key(plan, samples, st.tp));
   for (int b : blocks) {
     const BlockWork& bw = w[b];
     t.b += bw.recompute_s;
     for (const WorkPart& part : bw.parts) {
-      t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd_bytes);
-      t.b += part.bwd_input_s + part.bwd_weight_s + tp_time(node_type, st.tp, part.tp_bwd_bytes);
+      t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd);
+      t.b += part.bwd_input_s + part.bwd_weight_s + tp_time(node_type, st.tp, part.tp_bwd);
       t.w += part.bwd_weight_s;
     }
     t.params += bw.params;
@@ -155,13 +162,13 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       if (s + 1 < P) {
         const StagePlan& next = pl.stages[s + 1];
         const double bytes = builder_.work(cluster_.gpus[st.devices[0]].node_type,
-                                           StageWorkKey{plan.micro_batch, st.tp, plan.sequence_parallel, plan.recompute})[1]
+                                           stage_work_key(plan, plan.micro_batch, st.tp))[1]
                                  .output_bytes;
         const double copy = bytes / std::max(1, next.dp());
         const int next_type = cluster_.gpus[next.devices.front()].node_type;
         const double one = send_time(st.devices.back(), next.devices.front(), copy);
         if (plan.resharding.method == "local-all-gather" && next.tp > 1) {
-          sum_c += send_time(st.devices.back(), next.devices.front(), copy / next.tp) + tp_time(next_type, next.tp, copy) / 2;
+          sum_c += send_time(st.devices.back(), next.devices.front(), copy / next.tp) + tp_time(next_type, next.tp, CollectiveOp::kAllReduce, copy) / 2;
         } else if (plan.resharding.method == "send-recv") {
           sum_c += one * ((next.tp + st.tp - 1) / st.tp);  // each sender feeds tp_next / tp_this ranks
         } else {

@@ -55,7 +55,8 @@ class HybridEstimator {
   };
   StageTimes stage_times(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks, int node_type,
                          long samples);
-  double tp_time(int node_type, int tp, double bytes);
+  double tp_time(int node_type, int tp, CollectiveOp op, double bytes);
+  double tp_time(int node_type, int tp, const TpBytes& bytes);
   double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op);
   double send_time(int src, int dst, double bytes);
   double optimizer_s(int node_type, double params);
@@ -64,7 +65,7 @@ class HybridEstimator {
   const Cluster& cluster_;
   PipelineProgramBuilder& builder_;
   Fabric fabric_;
-  std::map<std::tuple<int, int, double>, double> tp_cache_;
+  std::map<std::tuple<int, int, int, double>, double> tp_cache_;
   std::map<std::pair<std::vector<int>, int>, AlphaBetaFit> fit_cache_;
 };
 

@@ -40,6 +40,8 @@ std::string_view recompute_name(RecomputeMode r) {
   return "?";
 }
 
+std::string_view stage_program_name(StageProgram p) { return p == StageProgram::kSynthesised ? "synthesised" : "megatron"; }
+
 const std::vector<std::string>& schedule_names() {
   static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b", "zero-bubble"};
   return names;
@@ -118,6 +120,10 @@ class Checker {
     dtype();
     one_tp_per_layer();
     lockstep_for_zero3();
+    if (plan_.sequence_parallel && plan_.stage_program == StageProgram::kSynthesised) {
+      add("sequence_parallel", "sequence parallelism is part of Megatron's stage program; with stage_program synthesised "
+                               "the search chooses each operator's split itself");
+    }
     return std::move(out_);
   }
 
@@ -468,6 +474,7 @@ std::string HybridPlan::shape() const {
   out += ", " + std::string(schedule_name(schedule));
   if (micro_batch > 1) out += ", micro-batch " + std::to_string(micro_batch);
   if (recompute != RecomputeMode::kNone) out += ", recompute " + std::string(recompute_name(recompute));
+  if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
   return out;
 }
 

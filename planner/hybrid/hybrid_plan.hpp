@@ -18,10 +18,14 @@ namespace hetsim {
 enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kEager, kZeroBubble };
 enum class GradientSync { kAllReduce, kZero1, kZero3 };
 enum class RecomputeMode { kNone, kSelective, kFull };
+// The program of each TP group inside a stage: Megatron's tensor parallelism, or the one HAP's
+// A* + LP synthesis finds for a transformer layer on the group (planner/hybrid/stage_synthesis).
+enum class StageProgram { kMegatron, kSynthesised };
 
 [[nodiscard]] std::string_view schedule_name(PipelineSchedule s);        // "gpipe", "1f1b", ...
 [[nodiscard]] std::string_view gradient_sync_name(GradientSync g);       // "all-reduce", "zero-1", "zero-3"
 [[nodiscard]] std::string_view recompute_name(RecomputeMode r);          // "none", "selective", "full"
+[[nodiscard]] std::string_view stage_program_name(StageProgram p);       // "megatron", "synthesised"
 [[nodiscard]] const std::vector<std::string>& schedule_names();
 // The schedule named `name` (one of schedule_names()); 1F1B for any other name.
 [[nodiscard]] PipelineSchedule schedule_from_name(std::string_view name);
@@ -69,6 +73,7 @@ struct HybridPlan {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   RecomputeMode recompute = RecomputeMode::kNone;
   bool sequence_parallel = false;
+  StageProgram stage_program = StageProgram::kMegatron;
   GradientSync gradient_sync = GradientSync::kAllReduce;
   ReshardingChoice resharding;
   std::vector<PipelinePlan> pipelines;
@@ -91,7 +96,8 @@ struct PlanProblem {
 // each TP group inside one node, heads divisible by tp, equal chunk counts for interleaved,
 // micro-batches a multiple of the stages for interleaved, batch adding up to the model's global
 // batch, a dtype every stage's GPU computes, one tp width per layer across copies, alike pipelines
-// under zero-3 (its gathers run in lockstep). Empty: valid.
+// under zero-3 (its gathers run in lockstep), no sequence parallelism with synthesised stage
+// programs (it is Megatron's). Empty: valid.
 [[nodiscard]] std::vector<PlanProblem> check_hybrid_plan(const HybridPlan& plan, const ModelSpec& model,
                                                         const Cluster& cluster);
 

@@ -101,6 +101,9 @@ class HybridPlanReader {
                      : recompute == "selective" ? RecomputeMode::kSelective
                                                 : RecomputeMode::kNone;
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
+    plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
+                             ? StageProgram::kSynthesised
+                             : StageProgram::kMegatron;
     const std::string sync = r.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
     plan.gradient_sync = sync == "zero-1" ? GradientSync::kZero1
                          : sync == "zero-3" ? GradientSync::kZero3
@@ -112,7 +115,9 @@ class HybridPlanReader {
       rs->finish();
     }
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
-    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "pipelines"}) remember(r, key);
+    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel", "pipelines"}) {
+      remember(r, key);
+    }
     std::vector<FieldReader> pipelines = r.list("pipelines");
     const std::optional<YAML::Node> raw_pipelines = field_node(root_, "pipelines");
     for (size_t p = 0; p < pipelines.size(); ++p) {
@@ -271,6 +276,7 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "schedule: " << schedule_name(plan.schedule) << "\n"
       << "recompute: " << recompute_name(plan.recompute) << "\n"
       << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
+      << "stage_program: " << stage_program_name(plan.stage_program) << "\n"
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
       << "resharding: {method: " << plan.resharding.method << ", load_balance: " << plan.resharding.load_balance
       << "}\n"

@@ -187,6 +187,20 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
         if (!e.fits) continue;
         plan.estimate_s = e.time_s;
         out.push_back(plan);
+        // HAP inside the stages: the same plan with each TP group's layer program synthesised,
+        // kept where it beats Megatron's (where the search finds Megatron's, it is the same plan).
+        const bool tp = std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
+                                    [](const StagePlan& st) { return st.tp > 1; });
+        if (flavour == HybridFlavour::kHetsim && options.stage_synthesis && tp) {
+          HybridPlan twin = plan;
+          twin.stage_program = StageProgram::kSynthesised;
+          const HybridEstimate te = estimator_.estimate(twin);
+          if (te.fits && te.time_s < e.time_s * (1 - 1e-9)) {
+            twin.estimate_s = te.time_s;
+            out.push_back(twin);
+          }
+        }
+        plan.stage_program = StageProgram::kMegatron;
         break;
       }
     }

@@ -24,6 +24,7 @@ struct HybridOptions {
   bool uniform_layers = false;                 // --uniform-layers: equal layers per stage
   std::optional<PipelineSchedule> schedule;    // --schedule S: only this schedule
   bool mixed_stages = true;                    // --no-mixed-stages: every stage one GPU type
+  bool stage_synthesis = true;                 // --no-stage-synthesis: Megatron's TP in every stage
   int simulate = 3;                            // candidates judged by the simulator
 };
 

@@ -49,11 +49,37 @@ DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
 }
 
 const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& key) {
+  const bool synthesised = key.program == StageProgram::kSynthesised && key.tp > 1;
   const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
-                                 static_cast<int>(ctx_.dtype));
+                                 static_cast<int>(ctx_.dtype), synthesised ? 1 : 0);
   auto it = cache_.find(k);
   if (it == cache_.end()) {
-    it = cache_.emplace(k, stage_block_work(model_, cluster_.node_types[node_type].gpu, ctx_.dtype, cost_, key)).first;
+    const LayerProgram layer = synthesised ? synthesis(node_type, key).program : LayerProgram{};
+    it = cache_.emplace(k, stage_block_work(model_, cluster_.node_types[node_type].gpu, ctx_.dtype, cost_, key, layer)).first;
+  }
+  return it->second;
+}
+
+const LayerSynthesis& PipelineProgramBuilder::synthesis(int node_type, const StageWorkKey& key) {
+  const auto k = std::make_tuple(node_type, key.samples, key.tp, static_cast<int>(ctx_.dtype));
+  auto it = synthesis_.find(k);
+  if (it == synthesis_.end()) {
+    // The group's collectives: alpha-beta fits of the simulator's own algorithms on the first
+    // `tp` GPUs of a node of this type, over the sizes a layer's activations take.
+    int first = 0;
+    while (cluster_.gpus[first].node_type != node_type) ++first;
+    std::vector<int> group(std::max(1, key.tp));
+    for (size_t r = 0; r < group.size(); ++r) group[r] = first + static_cast<int>(r);
+    const Fabric fabric(cluster_);
+    auto fit = [&](CollectiveOp op) -> CollectiveCost {
+      if (group.size() < 2) return {};
+      const AlphaBetaFit f = fit_alpha_beta(op, group, cluster_, fabric, 1024.0 * 1024, 64.0 * 1024 * 1024);
+      return {f.alpha_s, f.beta_s_per_byte};
+    };
+    const GroupCollectives comm{fit(CollectiveOp::kAllGather), fit(CollectiveOp::kReduceScatter),
+                                fit(CollectiveOp::kAllReduce), fit(CollectiveOp::kAllToAll)};
+    it = synthesis_.emplace(k, synthesise_layer(model_, cluster_.node_types[node_type].gpu, ctx_.dtype, cost_, key.samples,
+                                                key.tp, comm)).first;
   }
   return it->second;
 }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "planner/hybrid/pipeline_program.hpp"
+#include "planner/hybrid/stage_synthesis.hpp"
 
 namespace hetsim {
 
@@ -20,6 +21,8 @@ class PipelineProgramBuilder {
   void prepare(const HybridPlan& plan);
   // The blocks one GPU of node type `node_type` runs for `key`.
   [[nodiscard]] const std::vector<BlockWork>& work(int node_type, const StageWorkKey& key);
+  // The synthesised layer program of a TP group of `key.tp` GPUs of `node_type` (cached).
+  [[nodiscard]] const LayerSynthesis& synthesis(int node_type, const StageWorkKey& key);
   [[nodiscard]] const PipelineContext& context() const { return ctx_; }
   // The dtype the job computes in on the GPUs of `plan` (the model's, or its fallback).
   [[nodiscard]] DType dtype_for(const HybridPlan& plan) const;
@@ -29,7 +32,8 @@ class PipelineProgramBuilder {
   const Cluster& cluster_;
   CostModel cost_;  // a copy (it shares its tables): callers may pass a temporary
   PipelineContext ctx_;
-  std::map<std::tuple<int, long, int, bool, int, int>, std::vector<BlockWork>> cache_;
+  std::map<std::tuple<int, long, int, bool, int, int, int>, std::vector<BlockWork>> cache_;
+  std::map<std::tuple<int, long, int, int>, LayerSynthesis> synthesis_;  // node type, samples, tp, dtype
   std::map<std::pair<int, int>, double> tp_latency_;
 };
 

@@ -77,7 +77,7 @@ class Emitter {
 
   void setup() {
     const std::vector<BlockWork>& any = work_(cluster_.gpus[plan_.pipelines[0].stages[0].devices[0]].node_type,
-                                              StageWorkKey{plan_.micro_batch, 1, plan_.sequence_parallel, plan_.recompute});
+                                              stage_work_key(plan_, plan_.micro_batch, 1));
     layout_.blocks = static_cast<int>(any.size());
     layout_.last_grad.assign(cluster_.gpu_count(), std::vector<int>(layout_.blocks, -1));
     layout_.tied_embedding_params = ctx_.tied_embedding_params;
@@ -251,17 +251,24 @@ class Emitter {
     return t;
   }
 
-  // A TP collective after a compute span: all-reduce, or reduce-scatter + all-gather under
-  // sequence parallelism. Returns the last task.
-  int add_tp_collective(const std::vector<int>& group, double bytes, std::vector<int> deps, const std::string& label) {
-    auto add = [&](CollectiveOp op, std::vector<int> d, const std::string& name) {
-      CollectiveTask c = collective(op, sorted(group), bytes);
+  // The TP collectives after a compute span, one after the other: reduce-scatters, all-gathers,
+  // all-reduces (under sequence parallelism a reduce-scatter plus an all-gather each), all-to-alls.
+  // Returns the last task.
+  int add_tp_collectives(const std::vector<int>& group, const TpBytes& bytes, int dep, const std::string& label) {
+    int last = dep;
+    auto add = [&](CollectiveOp op, double size, const char* name) {
+      if (size <= 0) return;
+      CollectiveTask c = collective(op, sorted(group), size);
       c.stream = CommStream::kTensor;
-      return out_.program.add({name, c, std::move(d)});
+      last = out_.program.add({label + name, c, {last}});
     };
-    if (!plan_.sequence_parallel) return add(CollectiveOp::kAllReduce, std::move(deps), label + ".tp_allreduce");
-    const int rs = add(CollectiveOp::kReduceScatter, std::move(deps), label + ".tp_reducescatter");
-    return add(CollectiveOp::kAllGather, {rs}, label + ".tp_allgather");
+    const double rs = bytes.reduce_scatter + (plan_.sequence_parallel ? bytes.all_reduce : 0);
+    const double ag = bytes.all_gather + (plan_.sequence_parallel ? bytes.all_reduce : 0);
+    add(CollectiveOp::kReduceScatter, rs, ".tp_reducescatter");
+    add(CollectiveOp::kAllGather, ag, ".tp_allgather");
+    if (!plan_.sequence_parallel) add(CollectiveOp::kAllReduce, bytes.all_reduce, ".tp_allreduce");
+    add(CollectiveOp::kAllToAll, bytes.all_to_all, ".tp_alltoall");
+    return last;
   }
 
   static std::vector<int> sorted(std::vector<int> v) {
@@ -299,9 +306,9 @@ class Emitter {
         deps.clear();
         return last;
       };
-      auto tp_sync = [&](double bytes, const std::string& label) {
-        if (tp == 1 || bytes <= 0) return;
-        last = add_tp_collective(r.devices, bytes, {last}, label);
+      auto tp_sync = [&](const TpBytes& bytes, const std::string& label) {
+        if (tp == 1 || !bytes.any()) return;  // a compute task always comes first: `last` is set
+        last = add_tp_collectives(r.devices, bytes, last, label);
         deps = {last};
       };
       // Per chunk and pass: one compute span and one TP collective carrying all its parts' bytes
@@ -310,7 +317,8 @@ class Emitter {
       const bool merge = !ctx_.tp_per_part;
       const double alpha = merge && tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
       if (st.pass == PassKind::kForward) {
-        double secs = 0, bytes = 0, saved = 0;
+        double secs = 0, saved = 0;
+        TpBytes bytes;
         int collectives = 0;
         for (int b : blocks) {
           const BlockWork& bw = w[b];
@@ -319,21 +327,22 @@ class Emitter {
             const double mem = pp == 0 ? bw.saved_bytes : 0;
             if (!merge) {
               compute(part.fwd_s, 0, mem, rtag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
-              tp_sync(part.tp_fwd_bytes, rtag + "." + bw.name + ".fwd" + std::to_string(pp));
+              tp_sync(part.tp_fwd, rtag + "." + bw.name + ".fwd" + std::to_string(pp));
               continue;
             }
             secs += part.fwd_s;
             saved += mem;
-            bytes += part.tp_fwd_bytes;
-            collectives += part.tp_fwd_bytes > 0 ? 1 : 0;
+            bytes += part.tp_fwd;
+            collectives += part.tp_fwd.count();
           }
         }
         if (merge) {
-          compute(secs + alpha * std::max(0, collectives - 1), 0, saved, rtag + ".fwd");
+          compute(secs + alpha * std::max(0, collectives - bytes.count()), 0, saved, rtag + ".fwd");
           tp_sync(bytes, rtag + ".fwd");
         }
       } else if (st.pass == PassKind::kBackward) {
-        double secs = 0, bytes = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0;
+        double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0;
+        TpBytes bytes;
         int collectives = 0;
         for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
           const BlockWork& bw = w[*bi];
@@ -347,7 +356,7 @@ class Emitter {
               compute(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), pp == 0 && !split_w ? bw.model_flops : 0,
                       pp == 0 ? -block_freed : 0, label);
               if (!split_w) for (int d : r.devices) layout_.last_grad[d][*bi] = last;
-              tp_sync(part.tp_bwd_bytes, label);
+              tp_sync(part.tp_bwd, label);
             }
             continue;
           }
@@ -357,13 +366,13 @@ class Emitter {
           if (!split_w) flops += bw.model_flops;
           for (const WorkPart& part : bw.parts) {
             secs += part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
-            bytes += part.tp_bwd_bytes;
-            collectives += part.tp_bwd_bytes > 0 ? 1 : 0;
+            bytes += part.tp_bwd;
+            collectives += part.tp_bwd.count();
           }
         }
         if (merge) {
           if (recompute_s > 0) compute(recompute_s, 0, recompute_bytes, rtag + ".recompute");
-          compute(secs + alpha * std::max(0, collectives - 1), flops, -(freed + recompute_bytes),
+          compute(secs + alpha * std::max(0, collectives - bytes.count()), flops, -(freed + recompute_bytes),
                   rtag + (split_w ? ".bwd_input" : ".bwd"));
           if (!split_w) {
             for (int b : blocks) {
@@ -532,7 +541,7 @@ std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, co
   std::vector<double> speed;
   for (int j = 0; j < st.dp(); ++j) {
     const int node_type = cluster.gpus[st.devices[j * st.tp]].node_type;
-    const std::vector<BlockWork>& w = work(node_type, StageWorkKey{plan.micro_batch, st.tp, plan.sequence_parallel, plan.recompute});
+    const std::vector<BlockWork>& w = work(node_type, stage_work_key(plan, plan.micro_batch, st.tp));
     double t = 0;
     for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
     speed.push_back(t > 0 ? 1 / t : 1);

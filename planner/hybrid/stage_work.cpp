@@ -5,6 +5,22 @@
 
 namespace hetsim {
 
+int TpBytes::count() const {
+  return (all_reduce > 0 ? 1 : 0) + (all_gather > 0 ? 1 : 0) + (reduce_scatter > 0 ? 1 : 0) + (all_to_all > 0 ? 1 : 0);
+}
+
+TpBytes& TpBytes::operator+=(const TpBytes& o) {
+  all_reduce += o.all_reduce;
+  all_gather += o.all_gather;
+  reduce_scatter += o.reduce_scatter;
+  all_to_all += o.all_to_all;
+  return *this;
+}
+
+StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp) {
+  return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program};
+}
+
 double BlockWork::fwd_s() const {
   double s = 0;
   for (const WorkPart& p : parts) s += p.fwd_s;
@@ -19,32 +35,10 @@ double BlockWork::bwd_s() const {
 
 namespace {
 
-enum class TpSplit { kReplicated, kColumn, kRow, kSharded };
-
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// How Megatron splits an operator over a TP group. Norms, residuals and the operators of other
-// families (convolutions, mixture-of-experts routing) stay replicated.
-TpSplit tp_split(const Op& op, bool sequence_parallel) {
-  switch (op.kind) {
-    case OpKind::kLinear:
-      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up")) return TpSplit::kColumn;
-      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down")) return TpSplit::kRow;
-      return TpSplit::kReplicated;
-    case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
-    case OpKind::kAttnScores:
-    case OpKind::kSoftmax:
-    case OpKind::kAttnContext:
-    case OpKind::kLoss: return TpSplit::kSharded;   // by heads / by vocabulary
-    case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
-    case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
-    default: return TpSplit::kReplicated;
-  }
-}
 
 // The share of `op` one GPU of a TP group of width `tp` computes.
 Op shard(const Op& op, TpSplit split, int tp) {
@@ -69,6 +63,20 @@ Op shard(const Op& op, TpSplit split, int tp) {
   return s;
 }
 
+// Megatron's collectives around `op` in a TP group: column-split layers need the gradient of
+// their replicated input summed over the group (after their backward); row-split layers and the
+// embedding sum their partial outputs; the vocabulary-parallel loss exchanges a max and a sum per
+// token.
+OpPlacement megatron_placement(const Op& op, bool sequence_parallel, int tp, double hidden_bytes, double tokens) {
+  OpPlacement pl;
+  pl.split = megatron_split(op, sequence_parallel);
+  if (tp == 1) return pl;
+  if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = hidden_bytes;
+  if (op.kind == OpKind::kLoss && pl.split == TpSplit::kSharded) pl.after_fwd.all_reduce = 2 * tokens * 4;
+  if (pl.split == TpSplit::kRow || op.kind == OpKind::kEmbedding) pl.after_fwd.all_reduce = hidden_bytes;
+  return pl;
+}
+
 int block_of(const Op& op, long layers) {
   if (op.layer < 0) return 0;
   return op.layer >= layers ? static_cast<int>(layers) + 1 : op.layer + 1;
@@ -78,8 +86,27 @@ bool is_attention_core(OpKind k) { return k == OpKind::kAttnScores || k == OpKin
 
 }  // namespace
 
+TpSplit megatron_split(const Op& op, bool sequence_parallel) {
+  switch (op.kind) {
+    case OpKind::kLinear:
+      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up")) return TpSplit::kColumn;
+      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down")) return TpSplit::kRow;
+      return TpSplit::kReplicated;
+    case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
+    case OpKind::kAttnScores:
+    case OpKind::kSoftmax:
+    case OpKind::kAttnContext:
+    case OpKind::kLoss: return TpSplit::kSharded;   // by heads / by vocabulary
+    case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
+    default: return TpSplit::kReplicated;
+  }
+}
+
 std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
-                                        const StageWorkKey& key) {
+                                        const StageWorkKey& key, const LayerProgram& layer) {
   ModelSpec plain = model;
   plain.training.recompute = Recompute::kNone;  // recompute is this plan's choice, modelled below
   const OpGraph g = build_op_graph(plain, key.samples, dtype);
@@ -97,18 +124,35 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   int open_block = -1;
   WorkPart part;
   auto close_part = [&](int b) {
-    const bool empty = part.fwd_s == 0 && part.bwd_input_s == 0 && part.bwd_weight_s == 0 && part.tp_fwd_bytes == 0 &&
-                       part.tp_bwd_bytes == 0;
+    const bool empty = part.fwd_s == 0 && part.bwd_input_s == 0 && part.bwd_weight_s == 0 && !part.tp_fwd.any() &&
+                       !part.tp_bwd.any();
     if (empty && !blocks[b].parts.empty()) return;
     blocks[b].parts.push_back(part);
     part = WorkPart{};
   };
-  for (const Op& op : g.ops) {
+  // Position of each operator inside its transformer layer (every layer has the same operators).
+  int layer_start = 0, current_layer = -1;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
     const int b = block_of(op, g.layers);
     if (open_block >= 0 && b != open_block) close_part(open_block);
     open_block = b;
     BlockWork& bw = blocks[b];
-    const TpSplit split = tp_split(op, key.sequence_parallel);
+    const bool in_layer = op.layer >= 0 && op.layer < g.layers;
+    if (in_layer && op.layer != current_layer) {
+      current_layer = op.layer;
+      layer_start = static_cast<int>(i);
+    }
+    const size_t at = i - static_cast<size_t>(layer_start);
+    const OpPlacement pl = in_layer && tp > 1 && at < layer.ops.size()
+                               ? layer.ops[at]
+                               : megatron_placement(op, key.sequence_parallel, tp, hidden_bytes, tokens);
+    if (pl.before_fwd.any() || pl.before_bwd.any()) {
+      part.tp_fwd += pl.before_fwd;
+      close_part(b);
+      part.tp_bwd += pl.before_bwd;
+    }
+    const TpSplit split = pl.split;
     const Op s = shard(op, split, tp);
     const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
@@ -127,15 +171,13 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       core_fwd[b] += fwd.seconds;
       core_saved[b] += s.saved_bytes;
     }
-    if (tp > 1) {
-      // Column-split layers need the gradient of their replicated input summed over the group;
-      // row-split layers (and the embedding) sum their partial outputs.
-      if (split == TpSplit::kColumn) part.tp_bwd_bytes += hidden_bytes;
-      if (op.kind == OpKind::kLoss && split == TpSplit::kSharded) part.tp_fwd_bytes += 2 * tokens * 4;  // max and sum per token
-      if (split == TpSplit::kRow || op.kind == OpKind::kEmbedding) {
-        part.tp_fwd_bytes += hidden_bytes;
-        close_part(b);
-      }
+    part.tp_bwd += pl.bwd;
+    if (pl.after_fwd.any() || pl.after_bwd.any()) {
+      part.tp_fwd += pl.after_fwd;
+      close_part(b);
+      // The dual of a collective on the output runs before this operator's backward: at the end
+      // of the following span's backward.
+      part.tp_bwd += pl.after_bwd;
     }
     if (op.layer < g.layers) bw.output_bytes = hidden_bytes;
   }

@@ -16,12 +16,26 @@
 
 namespace hetsim {
 
+// Bytes of the collectives over a TP group at one point of a block, by kind (sizes as in
+// sim/program.hpp). Under sequence parallelism the emitter runs an all-reduce as a reduce-scatter
+// plus an all-gather.
+struct TpBytes {
+  double all_reduce = 0;
+  double all_gather = 0;
+  double reduce_scatter = 0;
+  double all_to_all = 0;
+
+  [[nodiscard]] int count() const;  // kinds with bytes
+  [[nodiscard]] bool any() const { return count() > 0; }
+  TpBytes& operator+=(const TpBytes& o);
+};
+
 struct WorkPart {
   double fwd_s = 0;
   double bwd_input_s = 0;   // gradient with respect to the inputs ("B")
   double bwd_weight_s = 0;  // gradient with respect to the weights ("W")
-  double tp_fwd_bytes = 0;  // all-reduce over the TP group after the forward compute (0: none)
-  double tp_bwd_bytes = 0;  // all-reduce over the TP group after the backward compute (0: none)
+  TpBytes tp_fwd;           // collectives over the TP group after the forward compute
+  TpBytes tp_bwd;           // collectives over the TP group after the backward compute
 };
 
 struct BlockWork {
@@ -45,11 +59,35 @@ struct StageWorkKey {
   int tp = 1;
   bool sequence_parallel = false;
   RecomputeMode recompute = RecomputeMode::kNone;
+  StageProgram program = StageProgram::kMegatron;
+};
+// The key of a TP group of width `tp` running `samples` of each micro-batch under `plan`.
+[[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp);
+
+// How one GPU of a TP group runs an operator: which way it is split and the collectives around
+// it. Collectives before it (conversions of its inputs) end the compute span before it; their
+// backward duals and `bwd` run after its backward; `after_fwd` runs after it and ends its span.
+enum class TpSplit { kReplicated, kColumn, kRow, kSharded };
+struct OpPlacement {
+  TpSplit split = TpSplit::kReplicated;
+  TpBytes before_fwd, before_bwd, after_fwd, after_bwd, bwd;
+};
+
+// How Megatron splits an operator over a TP group. Norms, residuals and the operators of other
+// families (convolutions, mixture-of-experts routing) stay replicated.
+[[nodiscard]] TpSplit megatron_split(const Op& op, bool sequence_parallel);
+
+// A program for the operators of one transformer layer (every layer runs the same), in the
+// order build_op_graph gives them; empty: Megatron's.
+struct LayerProgram {
+  std::vector<OpPlacement> ops;
 };
 
 // Blocks in forward order: embedding, layer0 .. layer{L-1}, head, for one GPU of a TP group of
-// `device`s computing in `dtype`.
+// `device`s computing in `dtype`: the transformer layers as `layer` places their operators
+// (Megatron's TP when it is empty), the embedding and head vocabulary-parallel.
 [[nodiscard]] std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype,
-                                                      const CostModel& cost, const StageWorkKey& key);
+                                                      const CostModel& cost, const StageWorkKey& key,
+                                                      const LayerProgram& layer = {});
 
 }  // namespace hetsim

@@ -29,7 +29,7 @@ class EqualStages : public ::testing::Test {
       blocks_[b].name = indexed_name("b", b);
       blocks_[b].parts.resize(1);
       if (b == 0 || b + 1 == blocks_.size()) continue;
-      blocks_[b].parts[0] = {kF, kF, kF, 0, 0};
+      blocks_[b].parts[0] = {kF, kF, kF, {}, {}};
       blocks_[b].saved_bytes = 1;
     }
   }
