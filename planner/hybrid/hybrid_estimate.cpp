@@ -17,11 +17,7 @@ double HybridEstimator::tp_time(int node_type, int tp, CollectiveOp op, double b
   if (tp < 2 || bytes <= 0) return 0;
   const auto key = std::make_tuple(node_type, tp, static_cast<int>(op), bytes);
   if (auto it = tp_cache_.find(key); it != tp_cache_.end()) return it->second;
-  int first = 0;
-  while (cluster_.gpus[first].node_type != node_type) ++first;
-  std::vector<int> group(tp);
-  for (int k = 0; k < tp; ++k) group[k] = first + k;
-  const double t = choose_algorithm(collective(op, group, bytes), cluster_, fabric_).estimate_s;
+  const double t = choose_algorithm(collective(op, first_node_group(cluster_, node_type, tp), bytes), cluster_, fabric_).estimate_s;
   tp_cache_[key] = t;
   return t;
 }

@@ -9,6 +9,14 @@
 
 namespace hetsim {
 
+std::vector<int> first_node_group(const Cluster& cluster, int node_type, int size) {
+  int first = 0;
+  while (cluster.gpus[first].node_type != node_type) ++first;
+  std::vector<int> group(std::max(1, size));
+  for (size_t k = 0; k < group.size(); ++k) group[k] = first + static_cast<int>(k);
+  return group;
+}
+
 PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost)
     : model_(model), cluster_(cluster), cost_(cost) {
   ModelSpec one = model;
@@ -26,10 +34,7 @@ PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Clu
     const auto key = std::make_pair(node_type, tp);
     auto it = tp_latency_.find(key);
     if (it == tp_latency_.end()) {
-      int first = 0;
-      while (cluster_.gpus[first].node_type != node_type) ++first;
-      std::vector<int> group(tp);
-      for (int k = 0; k < tp; ++k) group[k] = first + k;
+      const std::vector<int> group = first_node_group(cluster_, node_type, tp);
       const Fabric fabric(cluster_);
       const AlphaBetaFit f = fit_alpha_beta(CollectiveOp::kAllReduce, group, cluster_, fabric, 1024.0 * 1024, 64.0 * 1024 * 1024);
       it = tp_latency_.emplace(key, f.alpha_s).first;
@@ -66,10 +71,7 @@ const LayerSynthesis& PipelineProgramBuilder::synthesis(int node_type, const Sta
   if (it == synthesis_.end()) {
     // The group's collectives: alpha-beta fits of the simulator's own algorithms on the first
     // `tp` GPUs of a node of this type, over the sizes a layer's activations take.
-    int first = 0;
-    while (cluster_.gpus[first].node_type != node_type) ++first;
-    std::vector<int> group(std::max(1, key.tp));
-    for (size_t r = 0; r < group.size(); ++r) group[r] = first + static_cast<int>(r);
+    const std::vector<int> group = first_node_group(cluster_, node_type, key.tp);
     const Fabric fabric(cluster_);
     auto fit = [&](CollectiveOp op) -> CollectiveCost {
       if (group.size() < 2) return {};

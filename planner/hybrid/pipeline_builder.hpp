@@ -12,6 +12,10 @@
 
 namespace hetsim {
 
+// The first `size` GPUs of the first node of type `node_type`: the group whose links stand for
+// every TP group of that width on that type.
+[[nodiscard]] std::vector<int> first_node_group(const Cluster& cluster, int node_type, int size);
+
 // Builds pipeline programs of `model` on `cluster`; `model` and `cluster` must outlive it.
 class PipelineProgramBuilder {
  public:
