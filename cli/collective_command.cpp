@@ -3,7 +3,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +10,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/units.hpp"
+#include "cli/device_list.hpp"
 #include "cli/input_files.hpp"
 #include "sim/collective.hpp"
 #include "sim/executor.hpp"
@@ -60,33 +60,7 @@ std::vector<double> parse_sizes(const std::string& spec) {
 }
 
 std::vector<int> parse_group(const std::string& spec, int gpus) {
-  std::vector<int> out;
-  if (spec == "all") {
-    for (int g = 0; g < gpus; ++g) out.push_back(g);
-    return out;
-  }
-  auto number = [&](std::string_view s) {
-    int v = -1;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v >= gpus) {
-      throw InputError("--group", "", "\"" + std::string(s) + "\" is not a GPU index of this cluster (0 to " +
-                                          std::to_string(gpus - 1) + "); write e.g. \"0-7,16\"");
-    }
-    return v;
-  };
-  std::string_view rest = spec;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    const size_t dash = item.find('-');
-    const int lo = number(item.substr(0, dash));
-    const int hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
-    for (int g = lo; g <= hi; ++g) {
-      if (std::find(out.begin(), out.end(), g) != out.end()) throw InputError("--group", "", "GPU " + std::to_string(g) + " is listed twice");
-      out.push_back(g);
-    }
-  }
+  std::vector<int> out = parse_device_list(spec, gpus, "--group");
   if (out.size() < 2) throw InputError("--group", "", "a collective needs at least 2 GPUs");
   return out;
 }

@@ -10,6 +10,7 @@
 #include "base/log.hpp"
 #include "cli/collective_command.hpp"
 #include "cli/plan_command.hpp"
+#include "cli/reshard_command.hpp"
 #include "cli/simulate_command.hpp"
 #include "cli/validate_command.hpp"
 #include "kernels_profile/device.hpp"
@@ -49,6 +50,10 @@ int run(int argc, char** argv) {
   CLI::App* coll = app.add_subcommand("collective", "simulate one collective or a size sweep (nccl-tests conventions)");
   add_collective_options(coll, coll_args);
 
+  ReshardArgs reshard_args;
+  CLI::App* reshard = app.add_subcommand("reshard", "simulate one cross-mesh resharding (a microbenchmark)");
+  add_reshard_options(reshard, reshard_args);
+
   ValidateArgs val_args;
   CLI::App* val = app.add_subcommand("validate", "compare the compute cost model with kernel and layer measurements");
   add_validate_options(val, val_args);
@@ -70,6 +75,7 @@ int run(int argc, char** argv) {
   if (*list) return run_list(what);
   if (*coll) return run_collective(coll_args);
   if (*val) return run_validate(val_args);
+  if (*reshard) return run_reshard(reshard_args);
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
 }
 

@@ -1,0 +1,114 @@
+// File: tests/planner/resharding/reshard_case_test.cpp
+// Reshardings simulated on the paper's testbed (5 x p3.8xlarge: 4 V100 per host, one 10 Gbit/s
+// NIC): broadcast keeps one NIC's bandwidth whatever the number of receiving hosts; send/recv
+// divides it among the receiving GPUs; NIC-level balancing doubles the first-replica choice.
+#include "planner/resharding/reshard_case.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/collective.hpp"
+#include "sim/executor.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+constexpr double kNicBps = 10e9 / 8;  // bytes per second
+
+class ReshardSim : public ::testing::Test {
+ protected:
+  Cluster cluster_ = test::shipped_cluster("p3-8xlarge-5");
+
+  // One GPU (0) to a (k, 2) mesh on hosts 1..k, fully replicated, 64 MiB.
+  ReshardCase one_to_k2(int k, ReshardMethod m) const {
+    ReshardCase c;
+    c.src = {1, 1, {0}};
+    c.dst = {k, 2, {}};
+    for (int h = 1; h <= k; ++h) c.dst.devices.insert(c.dst.devices.end(), {4 * h, 4 * h + 1});
+    c.src_spec = c.dst_spec = {DimSharding::kReplicated};
+    c.tensor = {16L << 20};
+    c.method = m;
+    c.balance = LoadBalance::kNone;
+    return c;
+  }
+
+  double time(const ReshardCase& c) const {
+    EXPECT_TRUE(check_reshard_case(c, cluster_).empty());
+    return simulate(build_reshard(c, cluster_).program, cluster_).iteration_time_s;
+  }
+};
+
+TEST_F(ReshardSim, BroadcastKeepsOneNicsBandwidthWhateverK) {
+  const double bytes = 64.0 * 1024 * 1024;
+  const double t1 = time(one_to_k2(1, ReshardMethod::kBroadcast));
+  const double chunk_s = kPipelineChunkBytes / kNicBps;  // 0.42 ms
+  for (int k : {2, 4}) {
+    // A pipelined chain: (S/c + steps - 1)(alpha + c/B). Each extra host adds two steps (its NIC
+    // hop and its NVLink hop), each no longer than a chunk on the NIC plus its latency (< 0.1 ms).
+    const double tk = time(one_to_k2(k, ReshardMethod::kBroadcast));
+    EXPECT_GT(tk, t1) << "k=" << k;
+    EXPECT_LT(tk - t1, 2 * (k - 1) * (chunk_s + 1e-4)) << "k=" << k;
+    EXPECT_GT(bytes / tk, 0.85 * kNicBps) << "k=" << k;
+  }
+  // S / B plus the chain's per-chunk latencies (128 chunks x ~52 us here): within 15 %.
+  EXPECT_GT(t1, bytes / kNicBps);
+  EXPECT_LT(t1, 1.15 * bytes / kNicBps);
+}
+
+TEST_F(ReshardSim, SendRecvSharesTheSendersNicAmongAllReceivingGpus) {
+  const double bytes = 64.0 * 1024 * 1024;
+  for (int k : {1, 2, 4}) {
+    // 2k flows of S leave GPU 0's NIC together: effective bandwidth B / (2k).
+    const double t = time(one_to_k2(k, ReshardMethod::kSendRecv));
+    EXPECT_NEAR(t, 2 * k * bytes / kNicBps, 0.01 * t) << "k=" << k;
+    if (k > 1) {
+      // Alpa's local all-gather does not apply (replicas span hosts): it is send/recv.
+      EXPECT_DOUBLE_EQ(time(one_to_k2(k, ReshardMethod::kLocalAllGather)), t) << "k=" << k;
+    }
+  }
+  // Signal mode: latency only.
+  EXPECT_LT(time(one_to_k2(4, ReshardMethod::kSignal)), 1e-3);
+}
+
+TEST_F(ReshardSim, NicBalancingDoublesTheFirstReplicaChoice) {
+  // Case 2: fully replicated on a 2x4 mesh -> split over the hosts of another 2x4 mesh.
+  ReshardCase c;
+  c.src = {2, 4, {0, 1, 2, 3, 4, 5, 6, 7}};
+  c.dst = {2, 4, {8, 9, 10, 11, 12, 13, 14, 15}};
+  c.src_spec = {DimSharding::kReplicated, DimSharding::kReplicated, DimSharding::kReplicated};
+  c.dst_spec = {DimSharding::kAxis0, DimSharding::kReplicated, DimSharding::kReplicated};
+  c.tensor = {256, 1024, 512};
+  c.balance = LoadBalance::kNone;
+  const double naive = time(c);
+  c.balance = LoadBalance::kGpu;
+  const double gpu = time(c);
+  c.balance = LoadBalance::kNic;
+  const double nic = time(c);
+  EXPECT_NEAR(naive / nic, 2.0, 0.1);
+  // Per-GPU balancing picked GPUs 0 and 1, both behind host 0's NIC: no better than naive.
+  EXPECT_GT(gpu, 0.9 * naive);
+}
+
+TEST_F(ReshardSim, ChecksMeshesAndSpecs) {
+  ReshardCase c = one_to_k2(2, ReshardMethod::kBroadcast);
+  c.dst.devices = {0, 5, 8, 9};  // GPU 0 in both meshes; row 0 spans hosts 0 and 1
+  std::vector<ReshardProblem> p = check_reshard_case(c, cluster_);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].field, "dst");
+  EXPECT_NE(p[0].message.find("row 0 of the mesh (a host)"), std::string::npos);
+  EXPECT_NE(p[1].message.find("GPU 0 is in both meshes"), std::string::npos);
+  c = one_to_k2(2, ReshardMethod::kBroadcast);
+  c.dst.hosts = 3;
+  p = check_reshard_case(c, cluster_);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].message, "the shape 3x2 needs 6 GPUs but 4 are listed");
+  c = one_to_k2(2, ReshardMethod::kBroadcast);
+  c.dst_spec = {DimSharding::kBoth};
+  c.tensor = {6};
+  p = check_reshard_case(c, cluster_);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].field, "dst-spec");
+}
+
+}  // namespace
+}  // namespace hetsim
