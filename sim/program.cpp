@@ -10,6 +10,7 @@ std::string_view comm_stream_name(CommStream s) {
     case CommStream::kData: return "comm";
     case CommStream::kTensor: return "tp";
     case CommStream::kPipeline: return "p2p";
+    case CommStream::kPipelineBack: return "p2p.back";
   }
   return "?";
 }

@@ -28,10 +28,12 @@ struct ComputeTask {
 
 // The communication streams of a device. NCCL runs each communicator on a CUDA stream of its
 // own, so tensor-parallel collectives, data-parallel gradient synchronisation and pipeline
-// sends overlap one another, while each stream runs its own tasks in program order.
-enum class CommStream { kData, kTensor, kPipeline };
-inline constexpr int kCommStreams = 3;
-[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p"
+// sends overlap one another, while each stream runs its own tasks in program order. Pipeline
+// transfers towards the next stage (activations) and the previous one (gradients) go through
+// different communicators, as in Alpa's cross-mesh communicators: two streams.
+enum class CommStream { kData, kTensor, kPipeline, kPipelineBack };
+inline constexpr int kCommStreams = 4;
+[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p", "p2p.back"
 
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
 

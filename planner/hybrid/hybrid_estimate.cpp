@@ -44,6 +44,25 @@ double HybridEstimator::send_time(int src, int dst, double bytes) {
   return concurrent_time({Flow{src, dst, bytes}}, fabric_);
 }
 
+double HybridEstimator::boundary_time(const HybridPlan& plan, const StagePlan& st, const StagePlan& next, double copy) {
+  const int from = st.devices.back(), to = next.devices.front();
+  const int nics_from = cluster_.node_type_of_gpu(from).nic.count, nics_to = cluster_.node_type_of_gpu(to).nic.count;
+  const bool same_node = cluster_.gpus[from].node == cluster_.gpus[to].node;
+  // Transfers from one TP group to another run on as many NICs as both ends have, at most.
+  const int nics = same_node ? std::min(st.tp, next.tp) : std::min({st.tp, next.tp, nics_from, nics_to});
+  const double one = send_time(from, to, copy);
+  switch (plan.resharding.method) {
+    case ReshardMethod::kSignal: return send_time(from, to, 1);  // the latency alone
+    case ReshardMethod::kBroadcast: return one;  // one sender, the network once, NVLink after it
+    case ReshardMethod::kSendRecv: return one * next.tp / std::max(1, nics);  // every receiving rank the whole copy
+    case ReshardMethod::kLocalAllGather:
+      if (next.tp == 1) return one;
+      // Each receiving rank gets 1/tp; an all-gather (half an all-reduce) rebuilds the copy.
+      return one / std::max(1, nics) + tp_time(cluster_.gpus[to].node_type, next.tp, CollectiveOp::kAllReduce, copy) / 2;
+  }
+  return one;
+}
+
 double HybridEstimator::optimizer_s(int node_type, double params) {
   const PipelineContext& ctx = builder_.context();
   return ctx.optimizer_s ? ctx.optimizer_s(node_type, params) : 0;
@@ -161,18 +180,13 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
                                            stage_work_key(plan, plan.micro_batch, st.tp))[1]
                                  .output_bytes;
         const double copy = bytes / std::max(1, next.dp());
-        const int next_type = cluster_.gpus[next.devices.front()].node_type;
-        const double one = send_time(st.devices.back(), next.devices.front(), copy);
-        if (plan.resharding.method == "local-all-gather" && next.tp > 1) {
-          sum_c += send_time(st.devices.back(), next.devices.front(), copy / next.tp) + tp_time(next_type, next.tp, CollectiveOp::kAllReduce, copy) / 2;
-        } else if (plan.resharding.method == "send-recv") {
-          sum_c += one * ((next.tp + st.tp - 1) / st.tp);  // each sender feeds tp_next / tp_this ranks
-        } else {
-          sum_c += one;
-        }
+        sum_c += boundary_time(plan, st, next, copy);
       }
     }
-    double pipe = (m - 1) * max_t + 2 * sum_c * v;
+    // Eager 1F1B runs later micro-batches' forwards while a forward transfer is in flight: the
+    // forward transfers leave the critical path when issued as soon as produced.
+    const double comm_passes = plan.schedule == PipelineSchedule::kEager && plan.resharding.overlap ? 1 : 2;
+    double pipe = (m - 1) * max_t + comm_passes * sum_c * v;
     pipe += split_w ? sum_tw + max_w : sum_t / v + max_t * (1 - 1.0 / v);
     // Stage s finishes its last backward about s average backward passes before stage 0; its
     // buckets also overlap that last backward.

@@ -58,6 +58,9 @@ class HybridEstimator {
   double tp_time(int node_type, int tp, CollectiveOp op, double bytes);
   double tp_time(int node_type, int tp, const TpBytes& bytes);
   double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op);
+  // Seconds to move one copy's boundary tensor (`copy` bytes) from stage `st` to stage `next`
+  // by the plan's resharding method.
+  double boundary_time(const HybridPlan& plan, const StagePlan& st, const StagePlan& next, double copy);
   double send_time(int src, int dst, double bytes);
   double optimizer_s(int node_type, double params);
 

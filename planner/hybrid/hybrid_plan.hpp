@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/resharding/sender_choice.hpp"
+
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
 
@@ -52,18 +54,25 @@ struct PipelinePlan {
   std::vector<StagePlan> stages;
 };
 
-// How tensors move between stage meshes (cross-mesh resharding):
-//   send-recv:        every receiving TP rank gets the whole tensor from a sending rank;
+// How tensors move between stage meshes (cross-mesh resharding, planner/resharding/): the
+// boundary tensor of a micro-batch is laid out on each stage's copies (samples split over the
+// copies, replicated over each TP group, or split over it along the sequence under sequence
+// parallelism) and every receiving tile gets the slices it needs by `method`:
+//   send-recv:        every receiving TP rank gets its whole tile from a sending rank;
 //   local-all-gather: each receiving rank gets 1/tp of it, then the receiving TP group
 //                     all-gathers (Megatron's scatter-gather; the default);
-//   broadcast:        one broadcast (a chain: the network once, then NVLink) from one sender
-//                     to every rank of the receiving copy.
-// load_balance picks the broadcast's sender among the producing copy's ranks: none (the first),
-// gpu (least bytes sent so far), nic / order (least bytes through its NIC so far; `order`'s
-// search over send orders belongs to cross-mesh resharding; until then it behaves as nic).
+//   broadcast:        one broadcast per slice (a chain: the network once per host, then NVLink)
+//                     from one sender to every rank holding the tile;
+//   signal:           zero-byte messages that keep the dependencies (an upper bound).
+// load_balance picks the senders: none (the rank matching the receiver's, as Megatron pairs
+// them; for broadcast the first rank), gpu or nic (least bytes sent so far through it, over the
+// whole program), order (sender and send order together, seeded by `seed`). overlap: transfers
+// start when the tensor is produced (true) or when the receiving stage is about to run.
 struct ReshardingChoice {
-  std::string method = "local-all-gather";
-  std::string load_balance = "none";
+  ReshardMethod method = ReshardMethod::kLocalAllGather;
+  LoadBalance load_balance = LoadBalance::kNone;
+  bool overlap = true;
+  uint64_t seed = 0;
 };
 
 struct HybridPlan {

@@ -110,8 +110,11 @@ class HybridPlanReader {
                                             : GradientSync::kAllReduce;
     if (std::optional<FieldReader> rs = r.opt_child("resharding")) {
       plan.resharding.method =
-          rs->opt_choice("method", {"send-recv", "local-all-gather", "broadcast"}).value_or("local-all-gather");
-      plan.resharding.load_balance = rs->opt_choice("load_balance", {"none", "gpu", "nic", "order"}).value_or("none");
+          *method_from_name(rs->opt_choice("method", {"send-recv", "local-all-gather", "broadcast", "signal"}).value_or("local-all-gather"));
+      plan.resharding.load_balance =
+          *load_balance_from_name(rs->opt_choice("load_balance", {"none", "gpu", "nic", "order"}).value_or("none"));
+      plan.resharding.overlap = rs->opt_flag("overlap").value_or(true);
+      plan.resharding.seed = static_cast<uint64_t>(rs->opt_integer("seed", 0).value_or(0));
       rs->finish();
     }
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
@@ -278,8 +281,9 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
       << "stage_program: " << stage_program_name(plan.stage_program) << "\n"
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
-      << "resharding: {method: " << plan.resharding.method << ", load_balance: " << plan.resharding.load_balance
-      << "}\n"
+      << "resharding: {method: " << method_name(plan.resharding.method)
+      << ", load_balance: " << load_balance_name(plan.resharding.load_balance)
+      << ", overlap: " << (plan.resharding.overlap ? "true" : "false") << ", seed: " << plan.resharding.seed << "}\n"
       << "estimate_s: " << exact(plan.estimate_s) << "\n"
       << "pipelines:\n";
   for (const PipelinePlan& p : plan.pipelines) {

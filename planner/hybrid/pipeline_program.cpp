@@ -13,6 +13,7 @@
 #include "planner/hybrid/gradient_sync.hpp"
 #include "planner/hybrid/pipeline_layout.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
+#include "planner/resharding/reshard_program.hpp"
 #include "sim/collective.hpp"
 #include "topologies/fabric.hpp"
 
@@ -20,14 +21,24 @@ namespace hetsim {
 
 namespace {
 
-// What a copy of a stage receives before a pass: the transfers it waits for and the bytes of the
-// whole tensor (for the local all-gather). Key: (virtual stage, micro-batch, pass), then copy.
+// What a copy of a stage receives before a pass. Key: (virtual stage, micro-batch, pass), then
+// copy. Transfers issued when produced are already tasks; those issued when consumed wait as
+// pending reshardings until the copy's step is emitted.
+struct PendingReshard {
+  MeshLayout src, dst;
+  int producer = -1;  // the task that produced the tensor
+  std::string label;
+  CommStream stream = CommStream::kPipeline;
+};
 struct Received {
   std::vector<int> tasks;
-  double bytes = 0;
-  bool gather = false;  // arrived in 1/tp slices: the TP group all-gathers before computing
+  std::vector<PendingReshard> pending;
+  std::vector<LocalGather> gathers;  // run by the receiving TP group just before it computes
 };
 using Inbox = std::map<std::tuple<int, int, int>, std::vector<Received>>;
+
+// Nodes of the order search per resharding inside a program (each is small: a few slices).
+constexpr long kOrderExpansions = 2000;
 
 // Passes of stage copies a program may hold (about ten tasks each, ~1 KB per task).
 constexpr double kMaxPasses = 1e6;
@@ -292,12 +303,25 @@ class Emitter {
       std::vector<int> deps;
       const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
       if (auto it = inbox.find(in_key); it != inbox.end()) {
-        const Received& in = it->second[j];
+        Received& in = it->second[j];
+        // Issued when consumed: after the producer and once this copy has finished its previous work.
+        for (PendingReshard& pend : in.pending) {
+          std::vector<int> after{pend.producer};
+          for (int d : r.devices) {
+            if (last_compute_[d] >= 0) after.push_back(last_compute_[d]);
+          }
+          std::sort(after.begin(), after.end());
+          after.erase(std::unique(after.begin(), after.end()), after.end());
+          reshard(pend.src, pend.dst, after, pend.label, pend.stream, in);
+        }
+        in.pending.clear();
         deps = in.tasks;
-        if (in.gather && in.bytes > 0) {
-          CollectiveTask ag = collective(CollectiveOp::kAllGather, sorted(r.devices), in.bytes);
-          ag.stream = CommStream::kTensor;
-          deps = {out_.program.add({rtag + (st.pass == PassKind::kForward ? ".act" : ".grad") + "_allgather", ag, std::move(deps)})};
+        if (!in.gathers.empty()) deps.clear();  // the gathers wait for the transfers
+        for (size_t g = 0; g < in.gathers.size(); ++g) {
+          std::string name = rtag;
+          name.append(st.pass == PassKind::kForward ? ".act" : ".grad").append("_allgather");
+          if (in.gathers.size() > 1) name.append(std::to_string(g));
+          deps.push_back(emit_local_gather(out_.program, in.gathers[g], in.tasks, name, CommStream::kTensor));
         }
       }
       int last = -1;
@@ -416,8 +440,9 @@ class Emitter {
     }
   }
 
-  // Activations forward to the next virtual stage, or gradients back to the previous one, for
-  // the samples each receiving copy shares with this one, by the plan's resharding method.
+  // Activations forward to the next virtual stage, or gradients back to the previous one: the
+  // micro-batch's boundary tensor as copy j of this stage holds it, resharded onto each copy of
+  // the receiving stage that shares samples with it.
   void send_boundary(int pi, int s, const PipelineStep& st, int j, int last, double bytes_per_sample, Inbox& inbox) {
     std::vector<StageInfo>& infos = layout_.stages[pi];
     const int P = infos[s].stages;
@@ -429,59 +454,80 @@ class Emitter {
     const Replica& src = infos[s].replicas[j];
     std::vector<Received>& slot = inbox[std::make_tuple(to, st.micro_batch, static_cast<int>(st.pass))];
     slot.resize(dst.replicas.size());
-    const std::string label = "p" + std::to_string(pi) + ".mb" + std::to_string(st.micro_batch) +
-                              (st.pass == PassKind::kForward ? ".act" : ".grad") + ".vs" + std::to_string(vs) + "to" +
-                              std::to_string(to);
-    const std::string& method = plan_.resharding.method;
+    std::string label = "p";
+    label.append(std::to_string(pi)).append(".mb").append(std::to_string(st.micro_batch));
+    label.append(st.pass == PassKind::kForward ? ".act" : ".grad").append(".vs").append(std::to_string(vs));
+    label.append("to").append(std::to_string(to));
+    // [samples of the micro-batch] x [sequence, in units every TP width divides]; the sequence
+    // is the longer dimension, the one a local all-gather splits among the receiving ranks.
+    const long units = 1024 * std::lcm(static_cast<long>(src.devices.size()), static_cast<long>(dst.replicas.front().devices.size()));
+    const double element_bytes = bytes_per_sample / static_cast<double>(units);
+    const MeshLayout from = boundary_layout(src, units, element_bytes);
     for (size_t k = 0; k < dst.replicas.size(); ++k) {
       const Replica& d = dst.replicas[k];
       const long overlap = std::min(src.first_sample + src.samples, d.first_sample + d.samples) -
                            std::max(src.first_sample, d.first_sample);
       if (overlap <= 0) continue;
-      const double bytes = bytes_per_sample * static_cast<double>(overlap);
-      Received& in = slot[k];
-      in.bytes += bytes;
-      if (method == "broadcast") {
-        const int sender = choose_sender(src.devices, bytes);
-        std::vector<int> group = d.devices;
-        group.push_back(sender);
-        CollectiveTask b = collective(CollectiveOp::kBroadcast, sorted(group), bytes);
-        b.root = sender;
-        b.stream = CommStream::kPipeline;
-        in.tasks.push_back(out_.program.add({label + ".broadcast", b, {last}}));
-        continue;
+      MeshLayout into = boundary_layout(d, units, element_bytes);
+      std::string name = label;
+      if (dst.replicas.size() > 1 || infos[s].replicas.size() > 1) name.append(".r").append(std::to_string(j)).append("to").append(std::to_string(k));
+      const CommStream stream = st.pass == PassKind::kForward ? CommStream::kPipeline : CommStream::kPipelineBack;
+      if (plan_.resharding.overlap) {
+        reshard(from, into, {last}, name, stream, slot[k]);
+      } else {
+        slot[k].pending.push_back({from, std::move(into), last, std::move(name), stream});
       }
-      // Megatron's scatter-gather: rank k receives slice k from rank (k mod tp of the sender).
-      const bool slices = method == "local-all-gather" && d.devices.size() > 1;
-      in.gather = in.gather || slices;
-      const double each = slices ? bytes / static_cast<double>(d.devices.size()) : bytes;
-      // One task: the sending ranks run in lockstep, so their transfers start together.
-      SendTask send{src.devices.front(), d.devices.front(), each};
-      for (size_t rank = 1; rank < d.devices.size(); ++rank) {
-        send.mirrors.emplace_back(src.devices[rank % src.devices.size()], d.devices[rank]);
-      }
-      in.tasks.push_back(out_.program.add({label, std::move(send), {last}}));
     }
   }
 
-  // The broadcast's sender among a copy's TP ranks, as the plan's load balancing says: bytes sent
-  // so far per GPU (gpu) or per NIC (nic, order); none: the first rank.
-  int choose_sender(const std::vector<int>& ranks, double bytes) {
-    const std::string& lb = plan_.resharding.load_balance;
-    auto nic_of = [&](int g) {
-      const NodeType& nt = cluster_.node_type_of_gpu(g);
-      return std::make_pair(cluster_.gpus[g].node, cluster_.gpus[g].local % std::max(1, nt.nic.count));
-    };
-    int best = ranks.front();
-    if (lb != "none") {
-      auto load = [&](int g) { return lb == "gpu" ? gpu_sent_[g] : nic_sent_[nic_of(g)]; };
-      for (int g : ranks) {
-        if (load(g) < load(best)) best = g;
+  // Copy `r`'s part of a boundary tensor: its samples, on every TP rank (or, under sequence
+  // parallelism, 1/tp of the sequence on each rank).
+  MeshLayout boundary_layout(const Replica& r, long units, double element_bytes) const {
+    MeshLayout l;
+    l.shape = {plan_.micro_batch, units};
+    l.element_bytes = element_bytes;
+    const long tp = static_cast<long>(r.devices.size());
+    if (plan_.sequence_parallel && tp > 1) {
+      for (long k = 0; k < tp; ++k) {
+        l.tiles.push_back({{r.first_sample, k * units / tp}, {r.first_sample + r.samples, (k + 1) * units / tp}, {r.devices[k]}});
+      }
+    } else {
+      l.tiles.push_back({{r.first_sample, 0}, {r.first_sample + r.samples, units}, r.devices});
+    }
+    return l;
+  }
+
+  // The tasks moving `from` into `into` by the plan's method and load balancing, after `deps`,
+  // recorded in what the receiving copy waits for (its local all-gathers left for it to run).
+  void reshard(const MeshLayout& from, const MeshLayout& into, const std::vector<int>& deps, const std::string& label,
+               CommStream stream, Received& in) {
+    ReshardWorks w = make_works(from, into, plan_.resharding.method, cluster_);
+    const long src_tp = static_cast<long>(from.tiles.front().replicas.size());
+    // Megatron pairs receiving rank k with sending rank k mod tp: offer that rank first.
+    const std::vector<int>& ranks = from.tiles.front().replicas;
+    for (ReshardWork& work : w.works) {
+      if (work.receivers.size() != 1 || work.senders.size() < 2) continue;
+      const std::vector<int>& dst_ranks = into.tiles[w.slices[work.slice].dst_tile].replicas;
+      const long k = std::find(dst_ranks.begin(), dst_ranks.end(), work.receivers.front()) - dst_ranks.begin();
+      const int matched = ranks[static_cast<size_t>(k % src_tp)];
+      if (auto it = std::find(work.senders.begin(), work.senders.end(), matched); it != work.senders.end()) {
+        std::rotate(work.senders.begin(), it, work.senders.end());
       }
     }
-    gpu_sent_[best] += bytes;
-    nic_sent_[nic_of(best)] += bytes;
-    return best;
+    OrderOptions opt;
+    opt.seed = plan_.resharding.seed;
+    opt.max_expansions = kOrderExpansions;
+    const ReshardSchedule sched = schedule_works(w, cluster_, plan_.resharding.load_balance, sender_loads_, opt);
+    const bool lockstep = plan_.resharding.load_balance != LoadBalance::kOrder;
+    const ReshardTasks t = emit_reshard(out_.program, w, sched, deps, label, lockstep, false, stream);
+    for (const auto& [device, tasks] : t.ready) in.tasks.insert(in.tasks.end(), tasks.begin(), tasks.end());
+    std::sort(in.tasks.begin(), in.tasks.end());
+    in.tasks.erase(std::unique(in.tasks.begin(), in.tasks.end()), in.tasks.end());
+    // One gather per receiving tile, however many sending copies fed it.
+    for (const LocalGather& g : w.gathers) {
+      const bool seen = std::any_of(in.gathers.begin(), in.gathers.end(), [&](const LocalGather& x) { return x.group == g.group; });
+      if (!seen) in.gathers.push_back(g);
+    }
   }
 
   // --- memory ------------------------------------------------------------------------------------
@@ -521,8 +567,7 @@ class Emitter {
   std::vector<std::vector<double>> mem_delta_;     // [device]: activation allocations (+) and frees (-) in order
   std::vector<int> last_compute_;                  // [device]: its latest compute task
   std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
-  std::map<int, double> gpu_sent_;                 // broadcast senders: bytes sent per GPU
-  std::map<std::pair<int, int>, double> nic_sent_;  // ... and per (node, NIC)
+  SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
 };
 
 }  // namespace

@@ -47,7 +47,7 @@ double Tile::elements() const {
   return n;
 }
 
-double Layout::tensor_bytes() const {
+double MeshLayout::tensor_bytes() const {
   double n = element_bytes;
   for (long s : shape) n *= static_cast<double>(s);
   return n;
@@ -120,8 +120,8 @@ std::string layout_problem(const Mesh& mesh, const ShardingSpec& spec, const std
   return "";
 }
 
-Layout make_layout(const Mesh& mesh, const ShardingSpec& spec, const std::vector<long>& shape, double element_bytes) {
-  Layout out;
+MeshLayout make_layout(const Mesh& mesh, const ShardingSpec& spec, const std::vector<long>& shape, double element_bytes) {
+  MeshLayout out;
   out.shape = shape;
   out.element_bytes = element_bytes;
   const size_t rank = shape.size();
@@ -154,7 +154,7 @@ Layout make_layout(const Mesh& mesh, const ShardingSpec& spec, const std::vector
   return out;
 }
 
-std::vector<Slice> intersect(const Layout& src, const Layout& dst) {
+std::vector<Slice> intersect(const MeshLayout& src, const MeshLayout& dst) {
   std::vector<Slice> out;
   const size_t rank = dst.shape.size();
   for (size_t a = 0; a < dst.tiles.size(); ++a) {

@@ -40,7 +40,7 @@ struct Tile {
 };
 
 // A tensor of `shape` with `element_bytes` per element, cut into tiles.
-struct Layout {
+struct MeshLayout {
   std::vector<long> shape;
   double element_bytes = 4;
   std::vector<Tile> tiles;
@@ -54,7 +54,7 @@ struct Layout {
 [[nodiscard]] std::string layout_problem(const Mesh& mesh, const ShardingSpec& spec, const std::vector<long>& shape);
 // The tiles of `shape` under `spec` on `mesh`, in row-major order of their indices per
 // dimension. Precondition: layout_problem() is empty.
-[[nodiscard]] Layout make_layout(const Mesh& mesh, const ShardingSpec& spec, const std::vector<long>& shape,
+[[nodiscard]] MeshLayout make_layout(const Mesh& mesh, const ShardingSpec& spec, const std::vector<long>& shape,
                                  double element_bytes);
 
 // The part of source tile `src_tile` that destination tile `dst_tile` needs: the global box
@@ -68,6 +68,6 @@ struct Slice {
 };
 // Every non-empty intersection of a destination tile with a source tile, destination tiles in
 // order, then source tiles in order. Tiles may be uneven (any boxes covering the tensor).
-[[nodiscard]] std::vector<Slice> intersect(const Layout& src, const Layout& dst);
+[[nodiscard]] std::vector<Slice> intersect(const MeshLayout& src, const MeshLayout& dst);
 
 }  // namespace hetsim

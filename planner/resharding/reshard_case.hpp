@@ -35,7 +35,7 @@ struct ReshardProblem {
 [[nodiscard]] std::vector<ReshardProblem> check_reshard_case(const ReshardCase& c, const Cluster& cluster);
 
 struct ReshardOutcome {
-  Layout src, dst;
+  MeshLayout src, dst;
   ReshardWorks works;
   ReshardSchedule schedule;
   Program program;  // the transfers alone, from time 0

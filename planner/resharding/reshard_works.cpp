@@ -9,7 +9,7 @@ namespace {
 
 // Why Alpa's local all-gather rewrite cannot run on `dst`; empty when it can, with the
 // dimension to split among each tile's replicas in `dim`.
-std::string local_gather_problem(const Layout& dst, const Cluster& cluster, int& dim) {
+std::string local_gather_problem(const MeshLayout& dst, const Cluster& cluster, int& dim) {
   bool replicated = false;
   for (const Tile& t : dst.tiles) {
     for (int r : t.replicas) {
@@ -21,16 +21,20 @@ std::string local_gather_problem(const Layout& dst, const Cluster& cluster, int&
     replicated = replicated || t.replicas.size() > 1;
   }
   if (!replicated) return "no destination tile is replicated inside a host";
+  long widest = 0;
   for (size_t d = 0; d < dst.shape.size(); ++d) {
     bool divides = true;
+    long extent = 0;
     for (const Tile& t : dst.tiles) {
       divides = divides && (t.hi[d] - t.lo[d]) % static_cast<long>(t.replicas.size()) == 0;
+      extent = std::max(extent, t.hi[d] - t.lo[d]);
     }
-    if (divides) {
+    if (divides && extent > widest) {
       dim = static_cast<int>(d);
-      return "";
+      widest = extent;
     }
   }
+  if (dim >= 0) return "";
   return "no tensor dimension of the destination tiles divides by their replica count";
 }
 
@@ -54,7 +58,7 @@ std::optional<ReshardMethod> method_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-ReshardWorks make_works(const Layout& src, const Layout& dst, ReshardMethod method, const Cluster& cluster) {
+ReshardWorks make_works(const MeshLayout& src, const MeshLayout& dst, ReshardMethod method, const Cluster& cluster) {
   ReshardWorks out;
   out.requested = method;
   out.method = method;

@@ -48,8 +48,9 @@ struct ReshardWorks {
 // The works moving `src` into `dst` (disjoint device sets) by `method`. Hosts are the cluster's
 // nodes. Local all-gather applies, as in Alpa, only when no destination tile is replicated
 // across hosts, some tile is replicated inside a host, and a dimension of every tile divides
-// by its replica count; the first such dimension is the one split among the replicas.
-[[nodiscard]] ReshardWorks make_works(const Layout& src, const Layout& dst, ReshardMethod method, const Cluster& cluster);
+// by its replica count; the widest such dimension (the first of equals) is split among the
+// replicas.
+[[nodiscard]] ReshardWorks make_works(const MeshLayout& src, const MeshLayout& dst, ReshardMethod method, const Cluster& cluster);
 
 // Bytes crossing NICs when the works run: a send between hosts once, a broadcast once per
 // receiving host other than the sender's (the chain enters each host once, NVLink inside).

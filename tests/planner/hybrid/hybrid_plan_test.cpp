@@ -273,7 +273,7 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   plan.recompute = RecomputeMode::kSelective;
   plan.sequence_parallel = true;
   plan.gradient_sync = GradientSync::kZero1;
-  plan.resharding = {"broadcast", "order"};
+  plan.resharding = {ReshardMethod::kBroadcast, LoadBalance::kOrder, false, 42};
   plan.estimate_s = 1.0 / 3.0;
   plan.pipelines[0].micro_batches = 256;
   for (int s = 0; s < 4; ++s) plan.pipelines[0].stages[s].chunks = {{3 * s, 3 * s + 2}, {12 + 3 * s, 14 + 3 * s}};
@@ -302,6 +302,8 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   EXPECT_EQ(back.gradient_sync, plan.gradient_sync);
   EXPECT_EQ(back.resharding.method, plan.resharding.method);
   EXPECT_EQ(back.resharding.load_balance, plan.resharding.load_balance);
+  EXPECT_EQ(back.resharding.overlap, plan.resharding.overlap);
+  EXPECT_EQ(back.resharding.seed, plan.resharding.seed);
   EXPECT_EQ(back.estimate_s, plan.estimate_s);  // bit for bit: written with 17 digits
   ASSERT_EQ(back.pipelines.size(), plan.pipelines.size());
   for (size_t p = 0; p < plan.pipelines.size(); ++p) {

@@ -16,7 +16,7 @@ Mesh mesh(int hosts, int gpus, int first) {
   return m;
 }
 
-Layout layout(const Mesh& m, const char* text, std::vector<long> shape) {
+MeshLayout layout(const Mesh& m, const char* text, std::vector<long> shape) {
   ShardingSpec s;
   EXPECT_EQ(parse_sharding_spec(text, s), "");
   return make_layout(m, s, shape, 4);
@@ -27,8 +27,8 @@ class Works : public ::testing::Test {
   Cluster cluster_ = test::shipped_cluster("p3-8xlarge-5");  // 5 hosts x 4 V100, one 10 Gbit/s NIC each
   const double bytes_ = 1024.0 * 1024 * 4;
   // One GPU (0) to a 2x2 mesh (hosts 1 and 2), fully replicated.
-  Layout src_ = layout(mesh(1, 1, 0), "R", {1 << 20});
-  Layout dst_ = layout(Mesh{2, 2, {4, 5, 8, 9}}, "R", {1 << 20});
+  MeshLayout src_ = layout(mesh(1, 1, 0), "R", {1 << 20});
+  MeshLayout dst_ = layout(Mesh{2, 2, {4, 5, 8, 9}}, "R", {1 << 20});
 };
 
 TEST_F(Works, BroadcastIsOneWorkPerSliceToEveryReplica) {
@@ -59,7 +59,7 @@ TEST_F(Works, LocalAllGatherFallsBackWhereReplicasSpanHosts) {
 
 TEST_F(Works, LocalAllGatherSplitsAHostsReplicas) {
   // One host of 4: each GPU receives a quarter, then the host all-gathers the whole tile.
-  const Layout dst = layout(mesh(1, 4, 4), "R", {1 << 20});
+  const MeshLayout dst = layout(mesh(1, 4, 4), "R", {1 << 20});
   const ReshardWorks w = make_works(src_, dst, ReshardMethod::kLocalAllGather, cluster_);
   EXPECT_EQ(w.method, ReshardMethod::kLocalAllGather);
   ASSERT_EQ(w.works.size(), 4u);
@@ -71,8 +71,8 @@ TEST_F(Works, LocalAllGatherSplitsAHostsReplicas) {
 }
 
 TEST_F(Works, LocalAllGatherNeedsADivisibleDimension) {
-  const Layout src = layout(mesh(1, 1, 0), "R,R", {3, 5});
-  const Layout dst = layout(mesh(1, 4, 4), "R,R", {3, 5});
+  const MeshLayout src = layout(mesh(1, 1, 0), "R,R", {3, 5});
+  const MeshLayout dst = layout(mesh(1, 4, 4), "R,R", {3, 5});
   const ReshardWorks w = make_works(src, dst, ReshardMethod::kLocalAllGather, cluster_);
   EXPECT_EQ(w.method, ReshardMethod::kSendRecv);
   EXPECT_EQ(w.note, "no tensor dimension of the destination tiles divides by their replica count");
