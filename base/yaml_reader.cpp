@@ -190,6 +190,11 @@ std::vector<double> FieldReader::numbers(std::string_view key, double min, doubl
   return out;
 }
 
+std::optional<std::vector<double>> FieldReader::opt_numbers(std::string_view key, double min, double max) {
+  if (!lookup(key, false)) return std::nullopt;
+  return numbers(key, min, max);
+}
+
 FieldReader FieldReader::child(std::string_view key) {
   std::optional<YAML::Node> n = lookup(key, true);
   FieldReader r(n.value_or(YAML::Node()), field(key), file_, diags_);

@@ -46,6 +46,8 @@ class FieldReader {
   [[nodiscard]] std::optional<bool> opt_flag(std::string_view key);
   // A required, non-empty list of plain numbers within [min, max].
   [[nodiscard]] std::vector<double> numbers(std::string_view key, double min, double max);
+  // The same list when the key is present (with the same checks); nothing when it is absent.
+  [[nodiscard]] std::optional<std::vector<double>> opt_numbers(std::string_view key, double min, double max);
 
   // Nested mapping; a missing required child yields an empty reader (after a diagnostic).
   [[nodiscard]] FieldReader child(std::string_view key);

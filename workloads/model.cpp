@@ -1,7 +1,11 @@
 // File: workloads/model.cpp
 #include "workloads/model.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/yaml_reader.hpp"
+#include "workloads/unet_graph.hpp"
 
 namespace hetsim {
 
@@ -13,6 +17,7 @@ std::string_view family_name(Family f) {
     case Family::kVit: return "vit";
     case Family::kVgg: return "vgg";
     case Family::kMoe: return "moe";
+    case Family::kUnet: return "unet";
   }
   return "?";
 }
@@ -25,6 +30,7 @@ Family family_from(const std::string& s) {
   if (s == "vit") return Family::kVit;
   if (s == "vgg") return Family::kVgg;
   if (s == "moe") return Family::kMoe;
+  if (s == "unet") return Family::kUnet;
   return Family::kGpt;
 }
 
@@ -38,6 +44,67 @@ void read_transformer(FieldReader& r, ModelSpec& m, bool tokens) {
     m.seq_len = r.integer("seq_len", 1);
     m.vocab = r.integer("vocab", 1);
   }
+}
+
+// U-Net: the fields of workloads/README.md; `layers` is derived from the structure (a `layers`
+// field may restate it, and must then agree). seq_len is 1 (a sample is one image); hidden is the
+// element count of the widest activation of one sample (conv_in's output, base_channels x
+// image_size^2), which is what code that sizes a layer boundary as seq_len x hidden then reads.
+void read_unet(FieldReader& r, ModelSpec& m) {
+  const size_t problems_before = r.diagnostics().size();
+  m.unet_variant = r.opt_choice("variant", {"diffusers", "alpa"}).value_or("diffusers") == "alpa" ? UnetVariant::kAlpa
+                                                                                                  : UnetVariant::kDiffusers;
+  m.base_channels = r.integer("base_channels", 1, 1L << 20);
+  const std::vector<double> mult = r.opt_numbers("channel_mult", 1, 64).value_or(std::vector<double>{1, 2, 4, 4});
+  m.channel_mult.clear();
+  for (size_t i = 0; i < mult.size(); ++i) {
+    if (mult[i] != std::floor(mult[i])) {
+      r.error("channel_mult", "item " + std::to_string(i) + " is not a whole number");
+    }
+    m.channel_mult.push_back(static_cast<long>(mult[i]));
+  }
+  if (m.channel_mult.size() > 8) {
+    r.error("channel_mult", std::to_string(m.channel_mult.size()) + " levels; at most 8 are supported");
+  }
+  m.layers_per_block = r.opt_integer("layers_per_block", 1, 8).value_or(1);
+  m.heads = r.opt_integer("heads", 1, 1024).value_or(8);
+  m.image_size = r.integer("image_size", 1, 1L << 16);
+  m.channels = r.opt_integer("channels", 1, 1024).value_or(4);
+  m.out_channels = r.opt_integer("out_channels", 1, 1024).value_or(m.channels);
+  m.context_len = r.opt_integer("context_len", 1, 1L << 20).value_or(77);
+  m.context_dim = r.opt_integer("context_dim", 1, 1L << 20).value_or(768);
+  const std::optional<long> layers = r.opt_integer("layers", 1, 1000);
+  if (r.diagnostics().size() != problems_before || m.channel_mult.empty()) return;  // cross-field checks on valid fields
+  const long levels = static_cast<long>(m.channel_mult.size());
+  const long factor = 1L << (levels - 1);
+  if (m.image_size % factor != 0) {
+    r.error("image_size", std::to_string(m.image_size) + " is not divisible by " + std::to_string(factor) + " (2^" +
+                              std::to_string(levels - 1) + "): each of the " + std::to_string(levels - 1) +
+                              " downsamples of a " + std::to_string(levels) + "-level U-Net halves it");
+  }
+  std::vector<long> indivisible;  // block widths that heads do not divide, each once
+  for (long mu : m.channel_mult) {
+    const long c = m.base_channels * mu;
+    if (c % m.heads != 0 && std::find(indivisible.begin(), indivisible.end(), c) == indivisible.end()) {
+      indivisible.push_back(c);
+    }
+  }
+  if (!indivisible.empty()) {
+    std::string widths;
+    for (long c : indivisible) widths.append(widths.empty() ? "" : ", ").append(std::to_string(c));
+    r.error("heads", "block widths (base_channels x channel_mult) " + widths + " are not divisible by heads " +
+                         std::to_string(m.heads));
+  }
+  m.layers = unet_layer_count(m);
+  if (layers && *layers != m.layers) {
+    r.error("layers", std::to_string(*layers) + " does not match the " + std::to_string(m.layers) + " layers of this " +
+                          unet_layer_breakdown(m) + "; leave the field out to derive it");
+  }
+  m.seq_len = 1;
+  m.hidden = m.base_channels * m.image_size * m.image_size;
+  m.kv_heads = m.heads;
+  m.ffn_hidden = 4 * m.base_channels;
+  m.vocab = 0;
 }
 
 TrainingSpec read_training(FieldReader r) {
@@ -77,7 +144,7 @@ ModelSpec load_model(const std::filesystem::path& path) {
   ModelSpec m;
   m.file = file.name();
   m.name = r.text("name");
-  m.family = family_from(r.choice("family", {"gpt", "llama", "bert", "vit", "vgg", "moe"}));
+  m.family = family_from(r.choice("family", {"gpt", "llama", "bert", "vit", "vgg", "moe", "unet"}));
   switch (m.family) {
     case Family::kGpt:
     case Family::kLlama:
@@ -121,14 +188,16 @@ ModelSpec load_model(const std::filesystem::path& path) {
       m.ffn_hidden = 4096;
       m.vocab = m.classes;
       break;
+    case Family::kUnet: read_unet(r, m); break;
   }
-  m.tied_embeddings = r.opt_flag("tied_embeddings").value_or(m.family != Family::kLlama);
+  // A U-Net has no vocabulary to tie; the key is unknown there.
+  m.tied_embeddings = m.family != Family::kUnet && r.opt_flag("tied_embeddings").value_or(m.family != Family::kLlama);
   if (m.family == Family::kMoe) m.experts = m.experts_per_device;  // until resolve_experts() knows the cluster
   FieldReader training = r.child("training");
   m.dtype_location = training.locate("dtype", "");
   m.training = read_training(training);
   const bool shapes_read = diags.empty();
-  if (shapes_read && m.heads > 0 && m.hidden % m.heads != 0) {
+  if (shapes_read && m.family != Family::kUnet && m.heads > 0 && m.hidden % m.heads != 0) {
     r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads));
   }
   if (shapes_read && m.kv_heads > 0 && m.heads % m.kv_heads != 0) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/input_error.hpp"
 #include "workloads/dtype.hpp"
@@ -13,8 +14,14 @@ namespace hetsim {
 
 // gpt, llama, bert: transformers over token sequences; vit: a transformer over image patches;
 // vgg: the VGG convolutional network; moe: BERT whose every moe_every-th layer has a top-k
-// mixture-of-experts feed-forward block.
-enum class Family { kGpt, kLlama, kBert, kVit, kVgg, kMoe };
+// mixture-of-experts feed-forward block; unet: a diffusion U-Net (diffusers' UNet2DConditionModel)
+// whose up path reads skip tensors from the down path (layers with non-adjacent dependencies).
+enum class Family { kGpt, kLlama, kBert, kVit, kVgg, kMoe, kUnet };
+// Which U-Net: diffusers' (every up level has layers_per_block + 1 units, one skip tensor each)
+// or Alpa's port used by the cross-mesh resharding paper (up levels with attention have
+// layers_per_block units and leave one skip unused; the mid block is two pipeline layers and each
+// upsample opens the next unit's layer, as Alpa's manual pipeline markers place them).
+enum class UnetVariant { kDiffusers, kAlpa };
 enum class Optimizer { kAdam, kSgd };
 enum class Recompute { kNone, kFull };
 
@@ -51,6 +58,14 @@ struct ModelSpec {
   long top_k = 2;
   double capacity_factor = 1.0;
   long experts = 0;  // experts_per_device x devices, set by resolve_experts()
+  // U-Net (unet); also image_size, channels (input), heads (per spatial transformer, every level).
+  UnetVariant unet_variant = UnetVariant::kDiffusers;
+  long base_channels = 0;             // block_out_channels = base_channels x channel_mult
+  std::vector<long> channel_mult;     // one entry per resolution level
+  long layers_per_block = 1;          // ResNet (+ transformer) units per down level
+  long out_channels = 0;              // predicted noise channels (default: channels)
+  long context_len = 0;               // text-context tokens from the data loader
+  long context_dim = 0;               // their width (cross_attention_dim)
   TrainingSpec training;
 
   std::string file;          // where it was read from

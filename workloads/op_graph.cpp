@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
+
+#include "workloads/op_formulas.hpp"
+#include "workloads/unet_graph.hpp"
 
 namespace hetsim {
 
@@ -90,33 +94,15 @@ class Builder {
   // y[rows, out] = x[rows, in] · W[in, out] (+ bias), output shaped `shape`.
   int linear_rows(const std::string& name, int layer, double rows, double in, double out, bool bias,
                   std::vector<long> shape, OpKind kind = OpKind::kLinear, bool save_input = true) {
-    Op op = Op::make(name, kind, layer);
-    op.shape = std::move(shape);
-    op.gemm = {1, static_cast<long>(rows), static_cast<long>(out), static_cast<long>(in)};
-    op.fwd_flops = 2 * rows * in * out;
-    op.bwd_flops = 2 * op.fwd_flops;
-    op.fwd_bytes = (rows * in + in * out + rows * out) * e_;
-    // dX = dY·W^T reads dY, W, writes dX; dW = X^T·dY reads X, dY, writes dW.
-    op.bwd_bytes = (2 * rows * out + in * out + 2 * rows * in + in * out) * e_;
-    op.params = in * out + (bias ? out : 0);
-    op.saved_bytes = save_input ? rows * in * e_ : 0;
-    return add(std::move(op));
+    return add(linear_op(name, layer, rows, in, out, bias, std::move(shape), e_, kind, save_input));
   }
 
-  // Elementwise or row-wise kernel over `elements`, `flops_per` FLOPs each, `tensors_moved` tensors
-  // of that size read or written in forward (backward moves about twice as much).
   int vector_op(const std::string& name, OpKind kind, int layer, double elements, double flops_per,
                 double tensors_moved, double params, double saved_elements, std::vector<long> shape,
                 std::vector<int> inputs = {}) {
-    Op op = Op::make(name, kind, layer);
-    op.shape = std::move(shape);
-    op.fwd_flops = flops_per * elements;
-    op.bwd_flops = 2 * op.fwd_flops;
-    op.fwd_bytes = tensors_moved * elements * e_ + params * e_;
-    op.bwd_bytes = 2 * tensors_moved * elements * e_ + 2 * params * e_;
-    op.params = params;
-    op.saved_bytes = saved_elements * e_;
-    return add(std::move(op), std::move(inputs));
+    return add(hetsim::vector_op(name, kind, layer, elements, flops_per, tensors_moved, params, saved_elements,
+                                 std::move(shape), e_),
+               std::move(inputs));
   }
 
   std::vector<long> act_shape(double width) const {
@@ -393,6 +379,7 @@ class Builder {
 }  // namespace
 
 OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype) {
+  if (model.family == Family::kUnet) return build_unet_graph(model, micro_batch, dtype);
   Builder b(model, micro_batch, dtype);
   switch (model.family) {
     case Family::kVgg: b.vgg(); break;
@@ -407,6 +394,29 @@ OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype) {
       b.head();
   }
   return b.finish();
+}
+
+std::vector<LayerEdge> layer_edges(const OpGraph& graph) {
+  const double e = dtype_bytes(graph.dtype);
+  std::vector<LayerEdge> out;
+  for (const Op& consumer : graph.ops) {
+    for (int p : consumer.inputs) {
+      const Op& producer = graph.ops[static_cast<size_t>(p)];
+      if (producer.layer >= consumer.layer) continue;
+      double elems = 1;
+      for (long d : producer.shape) elems *= static_cast<double>(d);
+      out.push_back({producer.layer, consumer.layer, elems * e, p});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const LayerEdge& a, const LayerEdge& b) {
+    return std::tie(a.from_layer, a.to_layer, a.producer) < std::tie(b.from_layer, b.to_layer, b.producer);
+  });
+  // One entry per (producer, consuming layer): several ops of a layer may read the same tensor.
+  const auto same = [](const LayerEdge& a, const LayerEdge& b) {
+    return a.to_layer == b.to_layer && a.producer == b.producer;
+  };
+  out.erase(std::unique(out.begin(), out.end(), same), out.end());
+  return out;
 }
 
 }  // namespace hetsim

@@ -13,18 +13,18 @@ namespace hetsim {
 
 enum class OpKind {
   kEmbedding,    // token (+ position) lookup
-  kLayerNorm,
+  kLayerNorm,    // also GroupNorm (the same row statistics and traffic)
   kRmsNorm,
   kLinear,       // QKV, output projection, MLP, pooler
   kAttnScores,   // Q·K^T
   kSoftmax,
   kAttnContext,  // P·V
-  kActivation,   // GELU, SwiGLU
-  kResidual,     // elementwise add
+  kActivation,   // GELU, SwiGLU, GEGLU, SiLU, the sinusoidal timestep embedding
+  kResidual,     // elementwise add (also broadcast adds) and channel concatenation
   kLmHead,       // projection to the vocabulary
-  kLoss,         // softmax cross-entropy over the vocabulary (or classes)
-  kConv2d,       // 3x3 convolution, stride 1 (as an implicit GEMM)
-  kPool,         // max / adaptive average pooling
+  kLoss,         // softmax cross-entropy over the vocabulary (or classes); the U-Net's mean squared error
+  kConv2d,       // k x k convolution of any stride, as an implicit GEMM over output pixels
+  kPool,         // max / adaptive average pooling, nearest-neighbour upsampling (memory-bound resampling)
   kMoeDispatch,  // routing tokens to experts: [batch, seq, h] -> [experts, capacity, h]
   kMoeExpert,    // one linear layer of every expert: [experts, capacity, in] -> [experts, capacity, out]
   kMoeCombine,   // weighted sum of the top-k experts' outputs back to [batch, seq, h]
@@ -45,9 +45,9 @@ struct GemmShape {
 struct Op {
   std::string name;  // e.g. "layer3.qkv"
   OpKind kind = OpKind::kLinear;
-  int layer = -1;    // transformer layer index; -1 before the first, `layers` after the last
+  int layer = -1;    // pipeline layer index; -1 before the first, `layers` after the last
   std::vector<long> shape;     // output shape
-  std::vector<int> inputs;     // indices of producer ops
+  std::vector<int> inputs;     // indices of producer ops; none for data read from the data loader
   double fwd_flops = 0;        // model FLOPs of the forward pass
   double bwd_flops = 0;        // model FLOPs of the backward pass (input and weight gradients)
   double recompute_flops = 0;  // forward work repeated in backward under activation recompute
@@ -81,5 +81,21 @@ struct OpGraph {
 
 // Builds the graph for `micro_batch` samples in `dtype` (the model's, or its fallback).
 [[nodiscard]] OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype);
+
+// A tensor crossing pipeline layers: the output of one op of layer `from_layer` read by ops of a
+// later layer `to_layer` (layer numbers as Op::layer: -1 before the first, `layers` after the last).
+struct LayerEdge {
+  int from_layer = 0;
+  int to_layer = 0;
+  double bytes = 0;   // the producer's whole output tensor, in the graph's dtype, for its micro-batch
+  int producer = 0;   // index of the producing op in OpGraph::ops
+};
+
+// Every tensor that crosses from one layer to a later one: one entry per (producer op, consuming
+// layer), sorted by (from_layer, to_layer, producer). In a transformer only adjacent layers are
+// joined; in a U-Net the skip tensors and the timestep embedding jump over layers. What crosses a
+// cut before layer s: the entries with from_layer < s <= to_layer, each producer counted once (a
+// tensor read by several later layers has an entry for each).
+[[nodiscard]] std::vector<LayerEdge> layer_edges(const OpGraph& graph);
 
 }  // namespace hetsim

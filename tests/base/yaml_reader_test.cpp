@@ -55,6 +55,21 @@ TEST(FieldReader, NestedPathsAndChoices) {
   }
 }
 
+TEST(FieldReader, OptionalListIsAbsentOrCheckedLikeARequiredOne) {
+  Diagnostics d;
+  FieldReader r = reader("mult: [1, 2, 4]\nempty: []\n", d);
+  EXPECT_EQ(r.opt_numbers("absent", 1, 8), std::nullopt);
+  EXPECT_EQ(r.opt_numbers("mult", 1, 8), (std::vector<double>{1, 2, 4}));
+  EXPECT_EQ(r.opt_numbers("empty", 1, 8), std::vector<double>{});
+  r.finish();
+  ASSERT_EQ(d.size(), 1u);
+  try {
+    d.throw_if_any();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "x.yaml:2:8: error: empty: expected a non-empty list of numbers");
+  }
+}
+
 TEST(FieldReader, ValidInputHasNoDiagnostics) {
   Diagnostics d;
   FieldReader r = reader("size: 80GiB\nn: 3\nflag: true\nratio: 0.5\n", d);

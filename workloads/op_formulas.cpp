@@ -1,0 +1,38 @@
+// File: workloads/op_formulas.cpp
+// Conventions (workloads/README.md): a multiply-add is 2 FLOPs; backward of a matrix product is
+// twice its forward (input and weight gradients); bytes count each tensor read or written once.
+#include "workloads/op_formulas.hpp"
+
+namespace hetsim {
+
+Op linear_op(const std::string& name, int layer, double rows, double in, double out, bool bias, std::vector<long> shape,
+             double elem_bytes, OpKind kind, bool save_input) {
+  const double e = elem_bytes;
+  Op op = Op::make(name, kind, layer);
+  op.shape = std::move(shape);
+  op.gemm = {1, static_cast<long>(rows), static_cast<long>(out), static_cast<long>(in)};
+  op.fwd_flops = 2 * rows * in * out;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.fwd_bytes = (rows * in + in * out + rows * out) * e;
+  // dX = dY·W^T reads dY, W, writes dX; dW = X^T·dY reads X, dY, writes dW.
+  op.bwd_bytes = (2 * rows * out + in * out + 2 * rows * in + in * out) * e;
+  op.params = in * out + (bias ? out : 0);
+  op.saved_bytes = save_input ? rows * in * e : 0;
+  return op;
+}
+
+Op vector_op(const std::string& name, OpKind kind, int layer, double elements, double flops_per, double tensors_moved,
+             double params, double saved_elements, std::vector<long> shape, double elem_bytes) {
+  const double e = elem_bytes;
+  Op op = Op::make(name, kind, layer);
+  op.shape = std::move(shape);
+  op.fwd_flops = flops_per * elements;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.fwd_bytes = tensors_moved * elements * e + params * e;
+  op.bwd_bytes = 2 * tensors_moved * elements * e + 2 * params * e;
+  op.params = params;
+  op.saved_bytes = saved_elements * e;
+  return op;
+}
+
+}  // namespace hetsim
