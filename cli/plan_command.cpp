@@ -38,6 +38,8 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("--no-mixed-stages", a.no_mixed_stages, "hybrid plans: every stage on one GPU type");
   cmd->add_flag("--no-stage-synthesis", a.no_stage_synthesis,
                 "hybrid plans: Megatron's TP in every stage (no A* + LP synthesis of the layer program)");
+  cmd->add_flag("--no-cross-mesh", a.no_cross_mesh,
+                "hybrid plans: Megatron's scatter-gather between stages (no broadcast resharding, no eager 1F1B)");
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
 
@@ -77,6 +79,7 @@ int run_plan(const PlanArgs& a) {
     ho.uniform_layers = a.uniform_layers;
     ho.mixed_stages = !a.no_mixed_stages;
     ho.stage_synthesis = !a.no_stage_synthesis;
+    ho.cross_mesh = !a.no_cross_mesh;
     ho.simulate = a.candidates;
     if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");

@@ -26,6 +26,7 @@ struct PlanArgs {
   bool uniform_layers = false;
   bool no_mixed_stages = false;
   bool no_stage_synthesis = false;
+  bool no_cross_mesh = false;
   std::string schedule;  // empty: the planner chooses
 };
 

@@ -475,6 +475,10 @@ std::string HybridPlan::shape() const {
   if (micro_batch > 1) out += ", micro-batch " + std::to_string(micro_batch);
   if (recompute != RecomputeMode::kNone) out += ", recompute " + std::string(recompute_name(recompute));
   if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
+  if (resharding.method != ReshardMethod::kLocalAllGather || resharding.load_balance != LoadBalance::kNone) {
+    out.append(", ").append(method_name(resharding.method)).append(" resharding");
+    if (resharding.load_balance != LoadBalance::kNone) out.append(" (").append(load_balance_name(resharding.load_balance)).append(")");
+  }
   return out;
 }
 

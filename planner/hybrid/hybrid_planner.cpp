@@ -162,6 +162,7 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
   if (flavour == HybridFlavour::kHetsim) {
     if (options.schedule) schedules = {*options.schedule};
     else schedules = {PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved, PipelineSchedule::kZeroBubble};
+    if (!options.schedule && options.cross_mesh) schedules.push_back(PipelineSchedule::kEager);
   }
   const bool uniform = flavour == HybridFlavour::kMegatronUniform || options.uniform_layers;
   const long min_mb = shape.mixed ? static_cast<long>(shape.type_order.size()) : 1;
@@ -201,6 +202,18 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
           }
         }
         plan.stage_program = StageProgram::kMegatron;
+        // Cross-mesh resharding: broadcasts from load-balanced senders (sender and order chosen
+        // together), kept where they beat Megatron's scatter-gather (hosts with few NICs).
+        if (flavour == HybridFlavour::kHetsim && options.cross_mesh && P > 1) {
+          HybridPlan twin = plan;
+          twin.resharding.method = ReshardMethod::kBroadcast;
+          twin.resharding.load_balance = LoadBalance::kOrder;
+          const HybridEstimate te = estimator_.estimate(twin);
+          if (te.fits && te.time_s < e.time_s * (1 - 1e-9)) {
+            twin.estimate_s = te.time_s;
+            out.push_back(twin);
+          }
+        }
         break;
       }
     }

@@ -25,6 +25,8 @@ struct HybridOptions {
   std::optional<PipelineSchedule> schedule;    // --schedule S: only this schedule
   bool mixed_stages = true;                    // --no-mixed-stages: every stage one GPU type
   bool stage_synthesis = true;                 // --no-stage-synthesis: Megatron's TP in every stage
+  bool cross_mesh = true;                      // --no-cross-mesh: Megatron's scatter-gather between stages,
+                                               // no broadcast resharding, no eager 1F1B
   int simulate = 3;                            // candidates judged by the simulator
 };
 
