@@ -152,6 +152,13 @@ TEST(Cli, HybridAblationSwitchesShapeTheCandidates) {
     const std::string shape = c["shape"];
     EXPECT_EQ(shape.find("synthesised"), std::string::npos) << shape;  // Megatron's TP only
   }
+  ASSERT_EQ(run(base + " --no-spmd --no-cross-mesh").rc, 0);
+  EXPECT_FALSE(candidates().empty());
+  for (const auto& c : candidates()) {
+    const std::string shape = c["shape"];
+    EXPECT_EQ(shape.find("resharding"), std::string::npos) << shape;  // Megatron's scatter-gather
+    EXPECT_EQ(shape.find("eager"), std::string::npos) << shape;
+  }
   for (const auto& p : {report, trace}) std::filesystem::remove(p);
 }
 
@@ -312,6 +319,51 @@ TEST(CliValidate, SaysWhenThereIsNothingMeasured) {
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("no measured kernel tables"), std::string::npos);
   std::filesystem::remove_all(empty);
+}
+
+TEST(Cli, ReshardReportsTimeBandwidthAndNetworkBytes) {
+  const auto report = temp("reshard.json");
+  const std::string base =
+      "reshard --cluster p3-8xlarge-5 --src 0-3,4-7 --src-shape 2x4 --src-spec R,R,R --dst 8-11,12-15 "
+      "--dst-shape 2x4 --dst-spec S0,R,R --tensor 256x1024x512 --dtype int32";
+  const CliRun r = run(base + " --load-balance order --seed 3 --report " + report.string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("effective bandwidth"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  // 512 MiB, half to each destination host, one broadcast per half from a different host: each
+  // half crosses its sender's NIC once and its receiving host's NIC once.
+  EXPECT_EQ(j["method"], "broadcast");
+  EXPECT_EQ(j["seed"], 3);
+  EXPECT_DOUBLE_EQ(j["network_bytes"].get<double>(), 512.0 * 1024 * 1024);
+  EXPECT_GT(j["time_s"].get<double>(), 512.0 * 1024 * 1024 / 2 / 1.25e9);
+  EXPECT_NEAR(j["effective_bandwidth_bps"].get<double>(), 512.0 * 1024 * 1024 * 8 / j["time_s"].get<double>(), 1);
+  EXPECT_TRUE(j["order_search"]["complete"].get<bool>());
+  // Same seed, same output, bit for bit.
+  const auto again = temp("reshard2.json");
+  ASSERT_EQ(run(base + " --load-balance order --seed 3 --report " + again.string()).rc, 0);
+  EXPECT_EQ(slurp(report), slurp(again));
+  for (const auto& p : {report, again}) std::filesystem::remove(p);
+}
+
+TEST(Cli, ReshardRejectsBadMeshesAndSpecs) {
+  const std::string ok = "reshard --cluster p3-8xlarge-5 ";
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 3-6 --dst-shape 1x4 --dst-spec R,R", "GPU 3 is in both meshes"},
+           {"--src 0-3 --src-shape 2x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R", "the shape 2x4 needs 8 GPUs but 4 are listed"},
+           {"--src 0-2 --src-shape 1x3 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R", "does not divide into 3 equal parts"},
+           {"--src 0-3 --src-shape 1x4 --src-spec S2,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R", "is not R, S0, S1 or S01"},
+           {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R", "has 1 entries but the tensor has 2"},
+           {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 4-5,8-9 --dst-shape 1x4 --dst-spec R,R", "row 0 of the mesh (a host)"},
+           {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R --tensor 1024x0", "not a positive whole number"},
+           {"--src 0-99 --src-shape 1x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R", "is not a GPU index"}}) {
+    const std::string tensor = c.args.find("--tensor") == std::string::npos ? " --tensor 1024x64" : "";
+    const test::CliRun r = test::run_hetsim(ok + c.args + tensor, test::Capture::kStderr);
+    EXPECT_EQ(r.rc, 2) << c.args;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
 }
 
 }  // namespace
