@@ -161,7 +161,9 @@ int run_reshard(const ReshardArgs& a) {
             << "  time                 " << format_time(t) << "\n"
             << "  effective bandwidth  " << fmt("%.3f", bw / 1e9) << " Gbit/s  (tensor bits / time)\n"
             << "  network bytes        " << format_bytes(r.network_bytes) << "  (bytes crossing NICs)\n";
-  if (c.method == ReshardMethod::kSignal) std::cout << "  (signal mode: zero-byte messages, the dependencies' cost only)\n";
+  if (c.method == ReshardMethod::kSignal) {
+    std::cout << "  (signal mode: a 1-byte message per work, the latency and dependencies only: an upper bound)\n";
+  }
 
   if (!a.report.empty()) {
     nlohmann::json works = nlohmann::json::array();

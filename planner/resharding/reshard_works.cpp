@@ -80,7 +80,7 @@ ReshardWorks make_works(const MeshLayout& src, const MeshLayout& dst, ReshardMet
         break;
       case ReshardMethod::kSendRecv:
       case ReshardMethod::kSignal:
-        if (out.method == ReshardMethod::kSignal) w.bytes = 0;
+        if (out.method == ReshardMethod::kSignal) w.bytes = 1;  // Alpa's signal send/recv: a 1-byte message
         for (int r : tile.replicas) {
           w.receivers = {r};
           out.works.push_back(w);

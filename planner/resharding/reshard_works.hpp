@@ -2,7 +2,8 @@
 // The unit works of one cross-mesh resharding under each method: send/recv (every receiving GPU
 // pulls its slices), send/recv with a local all-gather (Alpa's rewrite, where its conditions
 // hold), broadcast (one broadcast per destination tile slice to all the tile's replicas) and
-// signal-only (zero bytes, dependencies kept: the upper bound).
+// signal-only (a 1-byte message per send/recv work, as Alpa's signal mode: latency and
+// dependencies kept, the payload dropped; the upper bound).
 #pragma once
 
 #include <optional>
