@@ -176,9 +176,19 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       if (plan.gradient_sync == GradientSync::kZero1) sync[s] += fit_time(holders[blocks.front()], worst.grad_bytes, CollectiveOp::kAllGather);
       if (s + 1 < P) {
         const StagePlan& next = pl.stages[s + 1];
-        const double bytes = builder_.work(cluster_.gpus[st.devices[0]].node_type,
-                                           stage_work_key(plan, plan.micro_batch, st.tp))[1]
-                                 .output_bytes;
+        // Every tensor crossing the cut after this stage's last block (skip connections too),
+        // for a non-interleaved pipeline; interleaved chunks cut like the first block's output.
+        const std::vector<BlockWork>& w = builder_.work(cluster_.gpus[st.devices[0]].node_type,
+                                                        stage_work_key(plan, plan.micro_batch, st.tp));
+        double bytes = w[1].output_bytes;
+        if (v == 1) {
+          bytes = 0;
+          for (int b = 0; b <= blocks.back(); ++b) {
+            for (const auto& [c, cb] : block_consumers(w, b)) {
+              if (c > blocks.back()) bytes += cb;
+            }
+          }
+        }
         const double copy = bytes / std::max(1, next.dp());
         sum_c += boundary_time(plan, st, next, copy);
       }

@@ -433,23 +433,49 @@ class Emitter {
         }
       }
       if (st.pass != PassKind::kWeight) {
-        // Forward: this chunk's output; backward: the gradient of its input (the block before it).
-        const BlockWork& boundary = st.pass == PassKind::kForward ? w[blocks.back()] : w[std::max(0, blocks.front() - 1)];
-        send_boundary(pi, s, st, static_cast<int>(j), last, boundary.output_bytes / static_cast<double>(r.samples), inbox);
+        // Forward: every tensor of this chunk read by a later stage; backward: the gradients of
+        // every tensor this chunk read from an earlier one. Per receiving virtual stage.
+        std::map<int, double> bytes_to;
+        const int first = blocks.front(), end = blocks.back() + 1;
+        const int last_block = static_cast<int>(w.size()) - 1;
+        for (int b = st.pass == PassKind::kForward ? first : 0; b < (st.pass == PassKind::kForward ? end : first); ++b) {
+          for (const auto& [c, bytes] : block_consumers(w, b)) {
+            const bool crosses = st.pass == PassKind::kForward ? c >= end : c >= first && c < end;
+            if (!crosses) continue;
+            bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
+          }
+        }
+        for (const auto& [to, bytes] : bytes_to) {
+          send_boundary(pi, s, st, static_cast<int>(j), last, to, bytes / static_cast<double>(r.samples), inbox);
+        }
       }
     }
   }
 
-  // Activations forward to the next virtual stage, or gradients back to the previous one: the
-  // micro-batch's boundary tensor as copy j of this stage holds it, resharded onto each copy of
+  // The virtual stage (chunk x stages + stage) of pipeline `pi` holding block `b`.
+  int virtual_stage_of(int pi, int b) {
+    std::vector<int>& at = block_vs_[pi];
+    if (at.empty()) {
+      const std::vector<StageInfo>& infos = layout_.stages[pi];
+      at.assign(static_cast<size_t>(layout_.blocks), -1);
+      for (size_t s = 0; s < infos.size(); ++s) {
+        for (size_t c = 0; c < infos[s].chunk_blocks.size(); ++c) {
+          for (int blk : infos[s].chunk_blocks[c]) at[blk] = static_cast<int>(c * infos.size() + s);
+        }
+      }
+    }
+    return at[b];
+  }
+
+  // Activations to a later virtual stage `to`, or gradients back to an earlier one: the
+  // micro-batch's boundary tensors as copy j of this stage holds them, resharded onto each copy of
   // the receiving stage that shares samples with it.
-  void send_boundary(int pi, int s, const PipelineStep& st, int j, int last, double bytes_per_sample, Inbox& inbox) {
+  void send_boundary(int pi, int s, const PipelineStep& st, int j, int last, int to, double bytes_per_sample, Inbox& inbox) {
     std::vector<StageInfo>& infos = layout_.stages[pi];
     const int P = infos[s].stages;
     const int V = P * infos[s].chunks;
     const int vs = st.chunk * P + s;
-    const int to = st.pass == PassKind::kForward ? vs + 1 : vs - 1;
-    if (to < 0 || to >= V) return;
+    if (to < 0 || to >= V || to == vs) return;
     const StageInfo& dst = infos[to % P];
     const Replica& src = infos[s].replicas[j];
     std::vector<Received>& slot = inbox[std::make_tuple(to, st.micro_batch, static_cast<int>(st.pass))];
@@ -567,6 +593,7 @@ class Emitter {
   std::vector<std::vector<double>> mem_delta_;     // [device]: activation allocations (+) and frees (-) in order
   std::vector<int> last_compute_;                  // [device]: its latest compute task
   std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
+  std::map<int, std::vector<int>> block_vs_;      // [pipeline][block]: its virtual stage
   SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
 };
 

@@ -105,6 +105,12 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
   }
 }
 
+std::vector<std::pair<int, double>> block_consumers(const std::vector<BlockWork>& w, int b) {
+  if (!w[b].consumers.empty()) return w[b].consumers;
+  if (b + 1 < static_cast<int>(w.size())) return {{b + 1, w[b].output_bytes}};
+  return {};
+}
+
 std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
                                         const StageWorkKey& key, const LayerProgram& layer) {
   ModelSpec plain = model;
@@ -182,6 +188,16 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     if (op.layer < g.layers) bw.output_bytes = hidden_bytes;
   }
   if (open_block >= 0) close_part(open_block);
+  // Tensors crossing blocks, summed per (producer block, consumer block).
+  for (const LayerEdge& e : layer_edges(g)) {
+    const int from = e.from_layer < 0 ? 0 : static_cast<int>(std::min<long>(e.from_layer, g.layers)) + 1;
+    const int to = e.to_layer >= g.layers ? static_cast<int>(g.layers) + 1 : e.to_layer + 1;
+    if (to <= from) continue;
+    std::vector<std::pair<int, double>>& c = blocks[from].consumers;
+    auto it = std::find_if(c.begin(), c.end(), [&](const std::pair<int, double>& x) { return x.first == to; });
+    if (it == c.end()) c.emplace_back(to, e.bytes);
+    else it->second += e.bytes;
+  }
   // Embedding parameters under TP: vocabulary-parallel, one shard per GPU.
   if (tp > 1 && model.family != Family::kVit && model.family != Family::kVgg) blocks.front().params /= tp;
 

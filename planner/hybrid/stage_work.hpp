@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels_profile/cost_model.hpp"
@@ -48,11 +49,17 @@ struct BlockWork {
   double params = 0;               // parameters on this device (its TP shard)
   double model_flops = 0;          // forward + backward model FLOPs of this device's share
   double output_bytes = 0;         // the block's output activation for the slice (stage boundary)
+  // Later blocks reading this block's outputs and the bytes each reads for the slice (the next
+  // block, and in a U-Net the skip connections); empty: the next block reads output_bytes.
+  std::vector<std::pair<int, double>> consumers;
   SourceSeconds sources{};         // where the compute seconds came from
 
   [[nodiscard]] double fwd_s() const;
   [[nodiscard]] double bwd_s() const;  // B + W + recompute
 };
+
+// The blocks reading block `b`'s outputs with their bytes (consumers, or the next block).
+[[nodiscard]] std::vector<std::pair<int, double>> block_consumers(const std::vector<BlockWork>& w, int b);
 
 struct StageWorkKey {
   long samples = 1;  // micro-batch slice this TP group runs
