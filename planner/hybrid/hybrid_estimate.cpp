@@ -184,9 +184,9 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         if (v == 1) {
           bytes = 0;
           for (int b = 0; b <= blocks.back(); ++b) {
-            for (const auto& [c, cb] : block_consumers(w, b)) {
+            for_each_consumer(w, b, [&](int c, double cb) {
               if (c > blocks.back()) bytes += cb;
-            }
+            });
           }
         }
         const double copy = bytes / std::max(1, next.dp());

@@ -439,11 +439,10 @@ class Emitter {
         const int first = blocks.front(), end = blocks.back() + 1;
         const int last_block = static_cast<int>(w.size()) - 1;
         for (int b = st.pass == PassKind::kForward ? first : 0; b < (st.pass == PassKind::kForward ? end : first); ++b) {
-          for (const auto& [c, bytes] : block_consumers(w, b)) {
+          for_each_consumer(w, b, [&](int c, double bytes) {
             const bool crosses = st.pass == PassKind::kForward ? c >= end : c >= first && c < end;
-            if (!crosses) continue;
-            bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
-          }
+            if (crosses) bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
+          });
         }
         for (const auto& [to, bytes] : bytes_to) {
           send_boundary(pi, s, st, static_cast<int>(j), last, to, bytes / static_cast<double>(r.samples), inbox);

@@ -105,12 +105,6 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
   }
 }
 
-std::vector<std::pair<int, double>> block_consumers(const std::vector<BlockWork>& w, int b) {
-  if (!w[b].consumers.empty()) return w[b].consumers;
-  if (b + 1 < static_cast<int>(w.size())) return {{b + 1, w[b].output_bytes}};
-  return {};
-}
-
 std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
                                         const StageWorkKey& key, const LayerProgram& layer) {
   ModelSpec plain = model;

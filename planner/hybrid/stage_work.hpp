@@ -58,8 +58,16 @@ struct BlockWork {
   [[nodiscard]] double bwd_s() const;  // B + W + recompute
 };
 
-// The blocks reading block `b`'s outputs with their bytes (consumers, or the next block).
-[[nodiscard]] std::vector<std::pair<int, double>> block_consumers(const std::vector<BlockWork>& w, int b);
+// Calls fn(consumer block, bytes) for every block reading block `b`'s outputs (its consumers,
+// or the next block with output_bytes).
+template <class Fn>
+void for_each_consumer(const std::vector<BlockWork>& w, int b, Fn&& fn) {
+  if (!w[b].consumers.empty()) {
+    for (const auto& [c, bytes] : w[b].consumers) fn(c, bytes);
+  } else if (b + 1 < static_cast<int>(w.size())) {
+    fn(b + 1, w[b].output_bytes);
+  }
+}
 
 struct StageWorkKey {
   long samples = 1;  // micro-batch slice this TP group runs
