@@ -13,9 +13,8 @@
 #include "planner/hybrid/gradient_sync.hpp"
 #include "planner/hybrid/pipeline_layout.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
+#include "planner/hybrid/stage_boundary.hpp"
 #include "planner/resharding/reshard_program.hpp"
-#include "sim/collective.hpp"
-#include "topologies/fabric.hpp"
 
 namespace hetsim {
 
@@ -487,13 +486,13 @@ class Emitter {
     // is the longer dimension, the one a local all-gather splits among the receiving ranks.
     const long units = 1024 * std::lcm(static_cast<long>(src.devices.size()), static_cast<long>(dst.replicas.front().devices.size()));
     const double element_bytes = bytes_per_sample / static_cast<double>(units);
-    const MeshLayout from = boundary_layout(src, units, element_bytes);
+    const MeshLayout from = boundary_layout(src, plan_.micro_batch, plan_.sequence_parallel, units, element_bytes);
     for (size_t k = 0; k < dst.replicas.size(); ++k) {
       const Replica& d = dst.replicas[k];
       const long overlap = std::min(src.first_sample + src.samples, d.first_sample + d.samples) -
                            std::max(src.first_sample, d.first_sample);
       if (overlap <= 0) continue;
-      MeshLayout into = boundary_layout(d, units, element_bytes);
+      MeshLayout into = boundary_layout(d, plan_.micro_batch, plan_.sequence_parallel, units, element_bytes);
       std::string name = label;
       if (dst.replicas.size() > 1 || infos[s].replicas.size() > 1) name.append(".r").append(std::to_string(j)).append("to").append(std::to_string(k));
       const CommStream stream = st.pass == PassKind::kForward ? CommStream::kPipeline : CommStream::kPipelineBack;
@@ -505,40 +504,12 @@ class Emitter {
     }
   }
 
-  // Copy `r`'s part of a boundary tensor: its samples, on every TP rank (or, under sequence
-  // parallelism, 1/tp of the sequence on each rank).
-  MeshLayout boundary_layout(const Replica& r, long units, double element_bytes) const {
-    MeshLayout l;
-    l.shape = {plan_.micro_batch, units};
-    l.element_bytes = element_bytes;
-    const long tp = static_cast<long>(r.devices.size());
-    if (plan_.sequence_parallel && tp > 1) {
-      for (long k = 0; k < tp; ++k) {
-        l.tiles.push_back({{r.first_sample, k * units / tp}, {r.first_sample + r.samples, (k + 1) * units / tp}, {r.devices[k]}});
-      }
-    } else {
-      l.tiles.push_back({{r.first_sample, 0}, {r.first_sample + r.samples, units}, r.devices});
-    }
-    return l;
-  }
-
   // The tasks moving `from` into `into` by the plan's method and load balancing, after `deps`,
   // recorded in what the receiving copy waits for (its local all-gathers left for it to run).
   void reshard(const MeshLayout& from, const MeshLayout& into, const std::vector<int>& deps, const std::string& label,
                CommStream stream, Received& in) {
     ReshardWorks w = make_works(from, into, plan_.resharding.method, cluster_);
-    const long src_tp = static_cast<long>(from.tiles.front().replicas.size());
-    // Megatron pairs receiving rank k with sending rank k mod tp: offer that rank first.
-    const std::vector<int>& ranks = from.tiles.front().replicas;
-    for (ReshardWork& work : w.works) {
-      if (work.receivers.size() != 1 || work.senders.size() < 2) continue;
-      const std::vector<int>& dst_ranks = into.tiles[w.slices[work.slice].dst_tile].replicas;
-      const long k = std::find(dst_ranks.begin(), dst_ranks.end(), work.receivers.front()) - dst_ranks.begin();
-      const int matched = ranks[static_cast<size_t>(k % src_tp)];
-      if (auto it = std::find(work.senders.begin(), work.senders.end(), matched); it != work.senders.end()) {
-        std::rotate(work.senders.begin(), it, work.senders.end());
-      }
-    }
+    offer_matching_ranks_first(w, from, into);
     OrderOptions opt;
     opt.seed = plan_.resharding.seed;
     opt.max_expansions = kOrderExpansions;

@@ -5,20 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/resharding/test_meshes.hpp"
+
 namespace hetsim {
 namespace {
 
-Mesh mesh(int hosts, int gpus, int first) {
-  Mesh m{hosts, gpus, {}};
-  for (int i = 0; i < hosts * gpus; ++i) m.devices.push_back(first + i);
-  return m;
-}
+Mesh mesh(int hosts, int gpus, int first) { return test::consecutive_mesh(hosts, gpus, first); }
 
-ShardingSpec spec(const char* text) {
-  ShardingSpec s;
-  EXPECT_EQ(parse_sharding_spec(text, s), "") << text;
-  return s;
-}
+using test::spec;
 
 const std::vector<long> kTensor{1024, 1024, 512};
 

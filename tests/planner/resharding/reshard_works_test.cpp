@@ -5,21 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/resharding/test_meshes.hpp"
+
 #include "test_support.hpp"
 
 namespace hetsim {
 namespace {
 
-Mesh mesh(int hosts, int gpus, int first) {
-  Mesh m{hosts, gpus, {}};
-  for (int i = 0; i < hosts * gpus; ++i) m.devices.push_back(first + i);
-  return m;
-}
+Mesh mesh(int hosts, int gpus, int first) { return test::consecutive_mesh(hosts, gpus, first); }
 
 MeshLayout layout(const Mesh& m, const char* text, std::vector<long> shape) {
-  ShardingSpec s;
-  EXPECT_EQ(parse_sharding_spec(text, s), "");
-  return make_layout(m, s, shape, 4);
+  return make_layout(m, test::spec(text), shape, 4);
 }
 
 class Works : public ::testing::Test {

@@ -7,23 +7,18 @@
 
 #include <algorithm>
 
+#include "planner/resharding/test_meshes.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
 namespace {
 
-Mesh mesh(int hosts, int gpus, int first) {
-  Mesh m{hosts, gpus, {}};
-  for (int i = 0; i < hosts * gpus; ++i) m.devices.push_back(first + i);
-  return m;
-}
+Mesh mesh(int hosts, int gpus, int first) { return test::consecutive_mesh(hosts, gpus, first); }
 
 ReshardWorks works(const Cluster& c, const char* src_spec, const char* dst_spec, ReshardMethod method) {
-  ShardingSpec a, b;
-  EXPECT_EQ(parse_sharding_spec(src_spec, a), "");
-  EXPECT_EQ(parse_sharding_spec(dst_spec, b), "");
   const std::vector<long> t{1024, 1024, 512};
-  return make_works(make_layout(mesh(2, 4, 0), a, t, 4), make_layout(mesh(2, 4, 8), b, t, 4), method, c);
+  return make_works(make_layout(mesh(2, 4, 0), test::spec(src_spec), t, 4),
+                    make_layout(mesh(2, 4, 8), test::spec(dst_spec), t, 4), method, c);
 }
 
 class Senders : public ::testing::Test {
