@@ -233,6 +233,20 @@ void FieldReader::finish() {
 }
 
 YamlFile YamlFile::load(const std::filesystem::path& path) {
+  YamlFile f = parse(path);
+  if (!f.root_.IsMap()) throw InputError(path.string(), "", "expected a mapping of fields at the top level");
+  return f;
+}
+
+YamlFile YamlFile::load_list(const std::filesystem::path& path) {
+  YamlFile f = parse(path);
+  if (!f.root_.IsSequence() || f.root_.size() == 0) {
+    throw InputError(path.string(), "", "expected a non-empty list of entries at the top level (\"- name: ...\")");
+  }
+  return f;
+}
+
+YamlFile YamlFile::parse(const std::filesystem::path& path) {
   YamlFile f;
   f.file_ = std::make_shared<const std::string>(path.string());
   // A directory or a pipe is not an input file (reading a FIFO could block forever).
@@ -250,10 +264,19 @@ YamlFile YamlFile::load(const std::filesystem::path& path) {
     const int col = e.mark.is_null() ? 0 : e.mark.column + 1;
     throw InputError({Diagnostic{path.string(), line, col, "", "invalid YAML: " + e.msg}});
   }
-  if (!f.root_.IsMap()) throw InputError(path.string(), "", "expected a mapping of fields at the top level");
   return f;
 }
 
 FieldReader YamlFile::root(Diagnostics& diags) const { return FieldReader(root_, "", file_, &diags); }
+
+std::vector<FieldReader> YamlFile::items(Diagnostics& diags) const {
+  std::vector<FieldReader> out;
+  for (size_t i = 0; i < root_.size(); ++i) {
+    std::string path("[");
+    path.append(std::to_string(i)).append("]");
+    out.emplace_back(root_[i], std::move(path), file_, &diags);
+  }
+  return out;
+}
 
 }  // namespace hetsim

@@ -87,11 +87,16 @@ class FieldReader {
 class YamlFile {
  public:
   static YamlFile load(const std::filesystem::path& path);
+  // The same for a file whose top level is a non-empty list (validation runs).
+  static YamlFile load_list(const std::filesystem::path& path);
   // The top-level mapping, reporting into `diags`.
   [[nodiscard]] FieldReader root(Diagnostics& diags) const;
+  // The entries of a file read by load_list (paths "[0]", "[1]", ...).
+  [[nodiscard]] std::vector<FieldReader> items(Diagnostics& diags) const;
   [[nodiscard]] const std::string& name() const { return *file_; }
 
  private:
+  static YamlFile parse(const std::filesystem::path& path);
   YAML::Node root_;
   std::shared_ptr<const std::string> file_;
 };

@@ -10,7 +10,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/units.hpp"
-#include "cli/device_list.hpp"
+#include "base/device_list.hpp"
 #include "cli/input_files.hpp"
 #include "sim/collective.hpp"
 #include "sim/executor.hpp"

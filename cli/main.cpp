@@ -55,7 +55,7 @@ int run(int argc, char** argv) {
   add_reshard_options(reshard, reshard_args);
 
   ValidateArgs val_args;
-  CLI::App* val = app.add_subcommand("validate", "compare the compute cost model with kernel and layer measurements");
+  CLI::App* val = app.add_subcommand("validate", "compare predictions with measurements: kernel tables, layers, or published runs (--runs)");
   add_validate_options(val, val_args);
 
   CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");

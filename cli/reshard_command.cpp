@@ -10,7 +10,7 @@
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
-#include "cli/device_list.hpp"
+#include "base/device_list.hpp"
 #include "cli/input_files.hpp"
 #include "planner/resharding/reshard_case.hpp"
 #include "sim/executor.hpp"

@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/data_dir.hpp"
+#include "base/input_error.hpp"
 #include "cli/input_files.hpp"
+#include "cli/validate_runs.hpp"
 #include "kernels_profile/validation.hpp"
 
 namespace hetsim::cli {
@@ -45,9 +47,13 @@ void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--kernels", a.kernels, "directory of measured kernel tables (default kernels_profile/measured)");
   cmd->add_option("--layers", a.layers, "hetsim-layer-bench CSV (default kernels_profile/measured/layers/*.csv)");
   cmd->add_option("--report", a.report, "write the error table as JSON here");
+  cmd->add_option("--runs", a.runs, "validation run files (DESIGN.md): compare these published runs instead");
+  cmd->add_option("--only", a.only, "with --runs: only the runs whose name contains this text");
 }
 
 int run_validate(const ValidateArgs& a) {
+  if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report);
+  if (!a.only.empty()) throw InputError("--only", "", "selects among --runs; give --runs FILE");
   const std::filesystem::path dir = a.kernels.empty() ? data_root() / "kernels_profile/measured" : std::filesystem::path(a.kernels);
   auto tables = std::make_shared<KernelTables>(KernelTables::load_dir(dir));
   const CostModel cost(tables, nullptr);

@@ -1,10 +1,11 @@
 // File: cli/validate_command.hpp
 // `hetsim validate`: how well the compute cost model matches measurements — kernel tables
 // (fitted curves, leave-one-out interpolation) and whole transformer layers — as an error table
-// against the accuracy targets.
+// against the accuracy targets; with --runs, published runs of any kind (cli/validate_runs.hpp).
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -16,6 +17,8 @@ struct ValidateArgs {
   std::string kernels;  // directory of kernel tables; default kernels_profile/measured
   std::string layers;   // hetsim-layer-bench CSV; default kernels_profile/measured/layers/*.csv
   std::string report;
+  std::vector<std::string> runs;  // validation run files: compare published runs instead
+  std::string only;               // with runs: only runs whose name contains this
 };
 
 void add_validate_options(CLI::App* cmd, ValidateArgs& a);

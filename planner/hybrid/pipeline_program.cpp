@@ -14,6 +14,7 @@
 #include "planner/hybrid/pipeline_layout.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "planner/hybrid/stage_boundary.hpp"
+#include "planner/hybrid/tp_collectives.hpp"
 #include "planner/resharding/reshard_program.hpp"
 
 namespace hetsim {
@@ -261,24 +262,8 @@ class Emitter {
     return t;
   }
 
-  // The TP collectives after a compute span, one after the other: reduce-scatters, all-gathers,
-  // all-reduces (under sequence parallelism a reduce-scatter plus an all-gather each), all-to-alls.
-  // Returns the last task.
   int add_tp_collectives(const std::vector<int>& group, const TpBytes& bytes, int dep, const std::string& label) {
-    int last = dep;
-    auto add = [&](CollectiveOp op, double size, const char* name) {
-      if (size <= 0) return;
-      CollectiveTask c = collective(op, sorted(group), size);
-      c.stream = CommStream::kTensor;
-      last = out_.program.add({label + name, c, {last}});
-    };
-    const double rs = bytes.reduce_scatter + (plan_.sequence_parallel ? bytes.all_reduce : 0);
-    const double ag = bytes.all_gather + (plan_.sequence_parallel ? bytes.all_reduce : 0);
-    add(CollectiveOp::kReduceScatter, rs, ".tp_reducescatter");
-    add(CollectiveOp::kAllGather, ag, ".tp_allgather");
-    if (!plan_.sequence_parallel) add(CollectiveOp::kAllReduce, bytes.all_reduce, ".tp_allreduce");
-    add(CollectiveOp::kAllToAll, bytes.all_to_all, ".tp_alltoall");
-    return last;
+    return hetsim::add_tp_collectives(out_.program, sorted(group), bytes, plan_.sequence_parallel, dep, label);
   }
 
   static std::vector<int> sorted(std::vector<int> v) {

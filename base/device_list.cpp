@@ -1,5 +1,5 @@
-// File: cli/device_list.cpp
-#include "cli/device_list.hpp"
+// File: base/device_list.cpp
+#include "base/device_list.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 
 #include "base/input_error.hpp"
 
-namespace hetsim::cli {
+namespace hetsim {
 
 std::vector<int> parse_device_list(const std::string& spec, int gpus, const std::string& option) {
   std::vector<int> out;
@@ -44,4 +44,4 @@ std::vector<int> parse_device_list(const std::string& spec, int gpus, const std:
   return out;
 }
 
-}  // namespace hetsim::cli
+}  // namespace hetsim

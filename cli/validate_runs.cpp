@@ -1,0 +1,123 @@
+// File: cli/validate_runs.cpp
+#include "cli/validate_runs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/log.hpp"
+#include "base/units.hpp"
+#include "cli/input_files.hpp"
+#include "studies/validation/calibration.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+std::string shown(const std::string& key, double v) {
+  char buf[64];
+  if (key.ends_with("_Bps")) {
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", v / 1e9);
+  } else if (key.ends_with("_bytes")) {
+    return format_bytes(v);
+  } else if (key.ends_with("_s") && key != "samples_per_s" && key != "tokens_per_s") {
+    return format_time(v);
+  } else if (key == "mfu") {
+    std::snprintf(buf, sizeof buf, "%.1f %%", 100 * v);
+  } else if (key == "tflops" || key == "tflops_per_gpu") {
+    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g /s", v);
+  }
+  return buf;
+}
+
+std::string pct(double x, bool sign) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, sign ? "%+.1f %%" : "%.1f %%", 100 * x);
+  return buf;
+}
+
+struct Totals {
+  int rows = 0;
+  double sum = 0, max = 0;
+  void add(double e) {
+    ++rows;
+    sum += std::fabs(e);
+    max = std::max(max, std::fabs(e));
+  }
+  [[nodiscard]] double mean() const { return rows > 0 ? sum / rows : 0; }
+};
+
+}  // namespace
+
+int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report) {
+  std::vector<ValidationRun> runs;
+  for (const std::string& f : files) {
+    std::vector<ValidationRun> r = load_runs(f);
+    for (ValidationRun& x : r) {
+      if (only.empty() || x.name.find(only) != std::string::npos) runs.push_back(std::move(x));
+    }
+  }
+  if (runs.empty()) throw InputError("--only", "", "\"" + only + "\" matches no run name");
+  const CostModel cost = CostModel::shipped();
+  const SimOptions sim;
+  std::cout << "hetsim validate: " << runs.size() << " published run" << (runs.size() == 1 ? "" : "s") << " from "
+            << files.size() << " file" << (files.size() == 1 ? "" : "s") << "\n\n";
+  int w = 3;
+  for (const ValidationRun& r : runs) w = std::max(w, static_cast<int>(r.name.size()));
+  std::printf("%-*s %-17s %14s %14s %9s  %s\n", w, "run", "figure", "measured", "predicted", "error", "class");
+  std::vector<RunResult> results;
+  nlohmann::json rows = nlohmann::json::array();
+  Totals time, memory;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string progress = std::to_string(i + 1);
+    progress.append("/").append(std::to_string(runs.size())).append(" ").append(runs[i].name);
+    log_info(progress);
+    results.push_back(evaluate_run(runs[i], cost, sim));
+    const RunResult& r = results.back();
+    const std::string cls = r.run->class_name.empty() ? default_class_name(r) : r.run->class_name;
+    for (const FigureResult& f : r.figures) {
+      nlohmann::json row{{"run", r.run->name}, {"figure", f.key},      {"measured", f.measured}, {"class", cls},
+                         {"source", r.run->source}, {"scope", r.scope.name()}, {"note", r.note}};
+      if (!r.failure.empty()) {
+        std::printf("%-*s %-17s %14s %14s %9s  %s\n", w, r.run->name.c_str(), f.key.c_str(),
+                    shown(f.key, f.measured).c_str(), "-", "-", std::string("no prediction: ").append(r.failure).c_str());
+        row["failure"] = r.failure;
+      } else {
+        std::printf("%-*s %-17s %14s %14s %9s  %s\n", w, r.run->name.c_str(), f.key.c_str(),
+                    shown(f.key, f.measured).c_str(), shown(f.key, f.predicted).c_str(), pct(f.error(), true).c_str(), cls.c_str());
+        row["predicted"] = f.predicted;
+        row["error"] = f.error();
+        (quantity_of(f.key) == Quantity::kMemory ? memory : time).add(f.error());
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  const std::vector<CalibrationClass> classes = calibration_classes(results);
+  std::cout << "\ncalibration classes:\n";
+  std::printf("  %-44s %-7s %5s %13s %13s\n", "class", "of", "rows", "mean |error|", "max |error|");
+  for (const CalibrationClass& c : classes) {
+    std::printf("  %-44s %-7s %5d %13s %13s\n", c.name.c_str(), std::string(quantity_name(c.quantity)).c_str(), c.rows,
+                pct(c.mean_abs_error, false).c_str(), pct(c.max_abs_error, false).c_str());
+  }
+  int failed = 0;
+  for (const RunResult& r : results) failed += r.failure.empty() ? 0 : 1;
+  std::cout << "\ntime:   mean |error| " << pct(time.mean(), false) << ", max " << pct(time.max, false) << " over "
+            << time.rows << " figures\n";
+  std::cout << "memory: mean |error| " << pct(memory.mean(), false) << ", max " << pct(memory.max, false) << " over "
+            << memory.rows << " figures\n";
+  if (failed > 0) std::cout << failed << " run" << (failed == 1 ? "" : "s") << " could not be predicted (see above)\n";
+  if (!report.empty()) {
+    const nlohmann::json j{{"runs", rows},
+                           {"classes", to_json(classes)},
+                           {"time", {{"rows", time.rows}, {"mean_abs_error", time.mean()}, {"max_abs_error", time.max}}},
+                           {"memory", {{"rows", memory.rows}, {"mean_abs_error", memory.mean()}, {"max_abs_error", memory.max}}},
+                           {"unpredicted_runs", failed}};
+    write_file(report, j.dump(2) + "\n", "--report");
+  }
+  return 0;
+}
+
+}  // namespace hetsim::cli

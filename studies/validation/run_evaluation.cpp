@@ -1,0 +1,228 @@
+// File: studies/validation/run_evaluation.cpp
+#include "studies/validation/run_evaluation.hpp"
+
+#include <algorithm>
+
+#include "base/device_list.hpp"
+#include "planner/block_costs.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/pipeline_builder.hpp"
+#include "planner/hybrid/stage_work.hpp"
+#include "planner/hybrid/tp_collectives.hpp"
+#include "planner/spmd/plan_file.hpp"
+#include "planner/spmd/spmd_judge.hpp"
+#include "planner/spmd/spmd_problem.hpp"
+#include "sim/collective.hpp"
+#include "studies/validation/megatron_grid.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+
+std::string RunScope::name() const {
+  if (gpu_count <= 1) return "1 GPU";
+  if (nodes <= 1) return "1 node";
+  return "multi-node";
+}
+
+double narayanan_flops(const ModelSpec& m) {
+  const double B = static_cast<double>(m.training.global_batch), s = static_cast<double>(m.seq_len);
+  const double l = static_cast<double>(m.layers), h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocab);
+  return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+}
+
+namespace {
+
+RunScope scope_of(const Cluster& c, const std::vector<int>& gpus) {
+  RunScope s;
+  std::set<int> nodes;
+  for (int g : gpus) {
+    s.gpus.insert(c.device_of(g).name);
+    nodes.insert(c.gpus[g].node);
+  }
+  s.gpu_count = static_cast<int>(gpus.size());
+  s.nodes = static_cast<int>(nodes.size());
+  return s;
+}
+
+// The run's cluster, with its node count replaced when the run gives one.
+Cluster run_cluster(const ValidationRun& run) {
+  Cluster c = load_cluster(run.cluster);
+  if (run.nodes > 0) {
+    if (c.node_types.size() != 1) {
+      throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "nodes",
+                                   "nodes applies to a cluster of one node type; " + c.name + " has " +
+                                       std::to_string(c.node_types.size())}});
+    }
+    c.node_types.front().count = run.nodes;
+    index_gpus(c);
+  }
+  return c;
+}
+
+std::vector<int> all_gpus(const Cluster& c) {
+  std::vector<int> v(c.gpu_count());
+  for (int g = 0; g < c.gpu_count(); ++g) v[g] = g;
+  return v;
+}
+
+void fill(RunResult& out, const std::vector<std::pair<std::string, double>>& predicted) {
+  for (const MeasuredFigure& m : out.run->measured) {
+    FigureResult f{m.key, m.value, 0};
+    for (const auto& [k, v] : predicted) {
+      if (k == m.key) f.predicted = v;
+    }
+    out.figures.push_back(f);
+  }
+}
+
+void collective_run(const ValidationRun& run, RunResult& out, const SimOptions& sim) {
+  const Cluster cluster = run_cluster(run);
+  const std::vector<int> group = parse_device_list(run.collective.group, cluster.gpu_count(), run.name + ": collective.group");
+  if (group.size() < 2) throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "collective.group",
+                                                     "a collective needs at least 2 GPUs"}});
+  CollectiveTask task = collective(run.collective.op, group, run.collective.size_bytes);
+  task.algorithm = run.collective.algorithm;
+  task.root = group.front();
+  Program p;
+  p.devices.resize(cluster.gpu_count());
+  p.add({"collective", task, {}});
+  const double t = simulate(p, cluster, sim).iteration_time_s;
+  const double algbw = run.collective.size_bytes / t;
+  const Fabric fabric(cluster);
+  out.note = std::string(algorithm_name(choose_algorithm(task, cluster, fabric).algorithm));
+  out.scope = scope_of(cluster, group);
+  fill(out, {{"time_s", t}, {"algbw_Bps", algbw},
+             {"busbw_Bps", algbw * busbw_factor(task.op, static_cast<int>(group.size()))}});
+}
+
+void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost) {
+  const MatmulRun& mm = run.matmul;
+  Diagnostic at = run.where;
+  at.field = "matmul.device";
+  const Device device = load_shipped_device(mm.device, at);
+  if (!device.supports(mm.dtype)) {
+    at.field = "matmul.dtype";
+    at.message = mm.device + " has no " + std::string(dtype_name(mm.dtype)) + " peak";
+    throw InputError({at});
+  }
+  const double b = static_cast<double>(mm.batch), m = static_cast<double>(mm.m), n = static_cast<double>(mm.n),
+               k = static_cast<double>(mm.k);
+  Op op = Op::make("matmul", OpKind::kLinear, 0);
+  op.shape = {mm.batch, mm.m, mm.n};
+  op.gemm = {mm.batch, mm.m, mm.n, mm.k};
+  op.fwd_flops = 2 * b * m * n * k;
+  op.fwd_bytes = b * (m * k + k * n + m * n) * dtype_bytes(mm.dtype);
+  const double t = cost.op_time(device, op, mm.dtype, Pass::kForward).seconds;
+  out.scope.gpus = {device.name};
+  fill(out, {{"time_s", t}, {"tflops", op.fwd_flops / t / 1e12}});
+}
+
+// One transformer layer (block 1) of a TP group on the first node: forward, then backward.
+void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim) {
+  const Cluster cluster = run_cluster(run);
+  const ModelSpec model = load_model(run.layer.model);
+  const int tp = run.layer.tp;
+  const std::vector<int> group = first_node_group(cluster, 0, tp);
+  if (static_cast<int>(group.size()) != tp) {
+    throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "layer.tp",
+                                 "tp " + std::to_string(tp) + " is wider than a node of " + cluster.name}});
+  }
+  const Device& device = cluster.device_of(group.front());
+  const DType dtype = resolve_dtype(model, cluster);
+  const StageWorkKey key{run.layer.micro_batch, tp, run.layer.sequence_parallel, run.layer.recompute, StageProgram::kMegatron};
+  const std::vector<BlockWork> blocks = stage_block_work(model, device, dtype, cost, key);
+  const BlockWork& layer = blocks.at(1);
+  auto program = [&](bool backward) {
+    Program p;
+    p.devices.resize(cluster.gpu_count());
+    const std::vector<int> mirrors(group.begin() + 1, group.end());
+    int last = -1;
+    auto compute = [&](double s, const std::string& label) {
+      if (s <= 0) return;
+      std::vector<int> deps;
+      if (last >= 0) deps.push_back(last);
+      last = p.add({label, ComputeTask{group.front(), s, 0, 0, mirrors}, std::move(deps)});
+    };
+    if (!backward) {
+      for (const WorkPart& part : layer.parts) {
+        compute(part.fwd_s, "fwd");
+        last = add_tp_collectives(p, group, part.tp_fwd, key.sequence_parallel, last, "fwd");
+      }
+    } else {
+      compute(layer.recompute_s, "recompute");
+      for (auto it = layer.parts.rbegin(); it != layer.parts.rend(); ++it) {
+        compute(it->bwd_input_s + it->bwd_weight_s, "bwd");
+        last = add_tp_collectives(p, group, it->tp_bwd, key.sequence_parallel, last, "bwd");
+      }
+    }
+    return p;
+  };
+  const double fwd = simulate(program(false), cluster, sim).iteration_time_s;
+  const double bwd = simulate(program(true), cluster, sim).iteration_time_s;
+  out.scope = scope_of(cluster, group);
+  out.note = "tp " + std::to_string(tp) + (key.sequence_parallel ? ", sequence parallel" : "") + ", recompute " +
+             std::string(recompute_name(key.recompute));
+  fill(out, {{"forward_s", fwd}, {"backward_s", bwd}, {"layer_time_s", fwd + bwd}, {"activation_bytes", layer.saved_bytes}});
+}
+
+void training_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim) {
+  const Cluster cluster = run_cluster(run);
+  ModelSpec model = load_model(run.training.model);
+  const TrainingRun& t = run.training;
+  if (t.global_batch > 0) model.training.global_batch = t.global_batch;
+  model.training.micro_batch = std::min(model.training.micro_batch, model.training.global_batch);
+  resolve_experts(model, cluster.gpu_count());
+  Evaluation ev;
+  if (t.megatron) {
+    const HybridPlan plan = megatron_plan(*t.megatron, model, cluster, run.where);
+    HybridPlanner planner(model, cluster, cost, sim);
+    ev = planner.evaluate(plan, "megatron grid");
+    out.note = plan.shape();
+  } else if (!t.plan.empty() && plan_file_kind(t.plan) == "hybrid") {
+    const HybridPlan plan = load_hybrid_plan(t.plan, model, cluster);
+    HybridPlanner planner(model, cluster, cost, sim);
+    ev = planner.evaluate(plan, "plan " + t.plan.filename().string());
+    out.note = plan.shape();
+  } else if (!t.plan.empty()) {
+    const SpmdProblem p = build_spmd_problem(model, cluster, cost);
+    const PlanFile plan = load_plan(t.plan, p);
+    ev = evaluate_candidate(p, plan.candidate, model, cluster, cost, plan.options, sim, "plan " + t.plan.filename().string());
+    out.note = "spmd plan";
+  } else {
+    ev = evaluate_strategy(t.strategy, model, cluster, cost, sim);
+    out.note = t.strategy;
+  }
+  out.scope = scope_of(cluster, all_gpus(cluster));
+  if (!ev.report.feasible) {
+    out.failure = ev.report.infeasible_reason;
+    fill(out, {});
+    return;
+  }
+  const Report& r = ev.report;
+  double peak = 0;
+  for (const DeviceReport& d : r.devices) peak = std::max(peak, d.peak_memory_bytes);
+  const double flops = t.flops == FlopsFormula::kNarayanan2021 ? narayanan_flops(model) : ev.program.model_flops;
+  fill(out, {{"iteration_time_s", r.iteration_time_s},
+             {"samples_per_s", r.samples_per_s},
+             {"tokens_per_s", r.tokens_per_s},
+             {"mfu", r.mfu},
+             {"peak_memory_bytes", peak},
+             {"tflops_per_gpu", flops / r.iteration_time_s / cluster.gpu_count() / 1e12}});
+}
+
+}  // namespace
+
+RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim) {
+  RunResult out;
+  out.run = &run;
+  switch (run.kind) {
+    case RunKind::kCollective: collective_run(run, out, sim); break;
+    case RunKind::kMatmul: matmul_run(run, out, cost); break;
+    case RunKind::kLayer: layer_run(run, out, cost, sim); break;
+    case RunKind::kTraining: training_run(run, out, cost, sim); break;
+  }
+  return out;
+}
+
+}  // namespace hetsim

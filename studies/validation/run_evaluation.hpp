@@ -1,0 +1,50 @@
+// File: studies/validation/run_evaluation.hpp
+// Reproduces a validation run in hetsim and compares every measured figure with the prediction:
+//   collective: simulated on the run's cluster (busbw by the nccl-tests factor);
+//   matmul:     the cost model's time for one product on the device;
+//   layer:      one transformer layer of a TP group (Megatron's placement) simulated as a program:
+//               its forward compute spans and TP collectives, then its backward; activations saved
+//               per GPU as the stage work counts them;
+//   training:   the plan, strategy or Megatron grid planned and simulated on the cluster.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels_profile/cost_model.hpp"
+#include "sim/executor.hpp"
+#include "studies/validation/run_file.hpp"
+
+namespace hetsim {
+
+struct FigureResult {
+  std::string key;
+  double measured = 0;
+  double predicted = 0;  // 0 when the run could not be predicted
+  [[nodiscard]] double error() const { return measured > 0 ? (predicted - measured) / measured : 0; }
+};
+
+// What a run covers, for calibration classes: the GPU types it runs on and how many nodes it spans.
+struct RunScope {
+  std::set<std::string> gpus;
+  int gpu_count = 1;
+  int nodes = 1;
+  [[nodiscard]] std::string name() const;  // "1 GPU", "1 node", "multi-node"
+};
+
+struct RunResult {
+  const ValidationRun* run = nullptr;
+  RunScope scope;
+  std::vector<FigureResult> figures;
+  std::string failure;  // non-empty: no prediction (e.g. the plan does not fit in memory), and why
+  std::string note;     // how the prediction was made (algorithm, plan shape)
+};
+
+// Throws InputError when the run's inputs are bad (file:line:col of the run or its inputs).
+[[nodiscard]] RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim);
+
+// Narayanan et al. 2021 eq. (3): FLOPs per iteration of a GPT model with full recompute.
+[[nodiscard]] double narayanan_flops(const ModelSpec& model);
+
+}  // namespace hetsim

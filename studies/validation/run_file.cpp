@@ -1,0 +1,210 @@
+// File: studies/validation/run_file.cpp
+#include "studies/validation/run_file.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "base/data_dir.hpp"
+#include "base/yaml_reader.hpp"
+
+namespace hetsim {
+
+std::string_view run_kind_name(RunKind k) {
+  switch (k) {
+    case RunKind::kCollective: return "collective";
+    case RunKind::kMatmul: return "matmul";
+    case RunKind::kLayer: return "layer";
+    case RunKind::kTraining: return "training";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& measurable(RunKind k) {
+  static const std::vector<std::string> collective{"busbw_Bps", "algbw_Bps", "time_s"};
+  static const std::vector<std::string> matmul{"tflops", "time_s"};
+  static const std::vector<std::string> layer{"forward_s", "backward_s", "layer_time_s", "activation_bytes"};
+  static const std::vector<std::string> training{"iteration_time_s", "samples_per_s", "tokens_per_s",
+                                                 "tflops_per_gpu",   "mfu",           "peak_memory_bytes"};
+  switch (k) {
+    case RunKind::kCollective: return collective;
+    case RunKind::kMatmul: return matmul;
+    case RunKind::kLayer: return layer;
+    case RunKind::kTraining: return training;
+  }
+  return training;
+}
+
+namespace {
+
+// `arg` relative to the run file's folder when that file exists, else the shipped input of that
+// name; a diagnostic at the field when neither exists.
+std::filesystem::path resolve(FieldReader& r, std::string_view key, const std::string& arg,
+                              const std::filesystem::path& dir, std::string_view folder) {
+  if (arg.empty()) return {};
+  std::error_code ec;
+  const std::filesystem::path local = dir / arg;
+  if (std::filesystem::is_regular_file(local, ec)) return local;
+  const std::filesystem::path shipped = data_root() / folder / (arg + ".yaml");
+  if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
+  r.error(key, "\"" + arg + "\" is neither a file next to the run file nor a shipped name in " + std::string(folder) + "/");
+  return {};
+}
+
+RecomputeMode recompute_of(FieldReader& r) {
+  const std::string v = r.opt_choice("recompute", {"none", "selective", "full"}).value_or("none");
+  return v == "full" ? RecomputeMode::kFull : v == "selective" ? RecomputeMode::kSelective : RecomputeMode::kNone;
+}
+
+CollectiveRun read_collective(FieldReader c) {
+  CollectiveRun out;
+  static const std::vector<std::pair<std::string, CollectiveOp>> ops{
+      {"allreduce", CollectiveOp::kAllReduce},         {"allgather", CollectiveOp::kAllGather},
+      {"reducescatter", CollectiveOp::kReduceScatter}, {"broadcast", CollectiveOp::kBroadcast},
+      {"reduce", CollectiveOp::kReduce},               {"alltoall", CollectiveOp::kAllToAll}};
+  const std::string op =
+      c.choice("op", {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"});
+  for (const auto& [n, v] : ops) {
+    if (n == op) out.op = v;
+  }
+  out.size_bytes = c.quantity("size", Unit::kBytes);
+  out.group = c.opt_text("group").value_or("all");
+  static const std::vector<std::pair<std::string, Algorithm>> algorithms{
+      {"auto", Algorithm::kAuto},          {"ring", Algorithm::kRing},         {"tree", Algorithm::kTree},
+      {"hierarchical", Algorithm::kHierarchical}, {"chain", Algorithm::kChain}, {"pairwise", Algorithm::kPairwise},
+      {"grouped", Algorithm::kGrouped}};
+  const std::string a =
+      c.opt_choice("algorithm", {"auto", "ring", "tree", "hierarchical", "chain", "pairwise", "grouped"}).value_or("auto");
+  for (const auto& [n, v] : algorithms) {
+    if (n == a) out.algorithm = v;
+  }
+  c.finish();
+  return out;
+}
+
+MatmulRun read_matmul(FieldReader c) {
+  MatmulRun out;
+  out.device = c.text("device");
+  out.batch = c.opt_integer("batch", 1, 1L << 20).value_or(1);
+  out.m = c.integer("m", 1, 1L << 24);
+  out.n = c.integer("n", 1, 1L << 24);
+  out.k = c.integer("k", 1, 1L << 24);
+  const std::string dt = c.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"});
+  out.dtype = dtype_from_name(dt).value_or(DType::kBf16);
+  c.finish();
+  return out;
+}
+
+MegatronGrid read_megatron(FieldReader c) {
+  MegatronGrid g;
+  g.tp = static_cast<int>(c.integer("tp", 1, 1024));
+  g.pp = static_cast<int>(c.integer("pp", 1, 4096));
+  g.micro_batch = c.integer("micro_batch", 1, 1L << 20);
+  const std::string s =
+      c.opt_choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b", "zero-bubble"}).value_or("1f1b");
+  g.schedule = schedule_from_name(s);
+  g.chunks = static_cast<int>(c.opt_integer("chunks", 1, 1024).value_or(1));
+  if (g.chunks > 1 && g.schedule != PipelineSchedule::kInterleaved) c.error("chunks", "several chunks need schedule interleaved-1f1b");
+  g.recompute = recompute_of(c);
+  g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
+  const std::string sync = c.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
+  g.gradient_sync = sync == "zero-1" ? GradientSync::kZero1 : sync == "zero-3" ? GradientSync::kZero3 : GradientSync::kAllReduce;
+  c.finish();
+  return g;
+}
+
+ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
+  ValidationRun run;
+  run.where = r.locate("", "");
+  run.name = r.text("name");
+  run.source = r.text("source");
+  run.class_name = r.opt_text("class").value_or("");
+  const std::optional<std::string> cluster = r.opt_text("cluster");
+  std::optional<FieldReader> coll = r.opt_child("collective"), mm = r.opt_child("matmul"), lay = r.opt_child("layer");
+  const bool has_collective = coll.has_value(), has_matmul = mm.has_value(), has_layer = lay.has_value();
+  const int kinds = (has_collective ? 1 : 0) + (has_matmul ? 1 : 0) + (has_layer ? 1 : 0);
+  const bool has_model = r.opt_text("model").has_value();
+  if (kinds > 1 || (kinds == 1 && has_model)) {
+    r.error_here("give exactly one of collective, matmul, layer, or model (a training run)");
+  } else if (kinds == 0 && !has_model) {
+    r.error_here("missing what to run: one of collective, matmul, layer, or model (a training run)");
+  }
+  if (has_collective) {
+    run.kind = RunKind::kCollective;
+    run.collective = read_collective(*coll);
+  } else if (has_matmul) {
+    run.kind = RunKind::kMatmul;
+    run.matmul = read_matmul(*mm);
+  } else if (has_layer) {
+    run.kind = RunKind::kLayer;
+    FieldReader& l = *lay;
+    run.layer.model = resolve(l, "model", l.text("model"), dir, "workloads");
+    run.layer.tp = static_cast<int>(l.opt_integer("tp", 1, 1024).value_or(1));
+    run.layer.sequence_parallel = l.opt_flag("sequence_parallel").value_or(false);
+    run.layer.recompute = recompute_of(l);
+    run.layer.micro_batch = l.integer("micro_batch", 1, 1L << 20);
+    l.finish();
+  } else {
+    run.kind = RunKind::kTraining;
+    run.training.model = resolve(r, "model", r.opt_text("model").value_or(""), dir, "workloads");
+    const std::optional<std::string> plan = r.opt_text("plan");
+    const std::optional<std::string> strategy = r.opt_text("strategy");
+    std::optional<FieldReader> grid = r.opt_child("megatron");
+    const int ways = (plan ? 1 : 0) + (strategy ? 1 : 0) + (grid ? 1 : 0);
+    if (ways != 1 && has_model) r.error_here("a training run needs exactly one of plan, strategy or megatron");
+    if (plan) {
+      const std::filesystem::path p = dir / *plan;
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(p, ec)) r.error("plan", "\"" + *plan + "\" is not a file next to the run file");
+      run.training.plan = p;
+    }
+    run.training.strategy = strategy.value_or("");
+    if (grid) run.training.megatron = read_megatron(*grid);
+    run.training.global_batch = r.opt_integer("global_batch", 1, 1L << 40).value_or(0);
+    const std::string f = r.opt_choice("flops", {"model", "narayanan2021"}).value_or("model");
+    run.training.flops = f == "narayanan2021" ? FlopsFormula::kNarayanan2021 : FlopsFormula::kModel;
+  }
+  if (run.kind != RunKind::kMatmul) {
+    if (!cluster) r.error_here("missing required field cluster");
+    else run.cluster = resolve(r, "cluster", *cluster, dir, "topologies");
+    run.nodes = static_cast<int>(r.opt_integer("nodes", 1, 1L << 20).value_or(0));
+  } else if (cluster) {
+    r.error("cluster", "a matmul run names its device, not a cluster");
+  }
+  FieldReader m = r.child("measured");
+  const std::vector<std::string>& keys = measurable(run.kind);
+  for (const std::string& k : keys) {
+    if (const std::optional<double> v = m.opt_number(k, 0, 1e30)) {
+      if (*v <= 0) m.error(k, "must be positive");
+      else run.measured.push_back({k, *v});
+    }
+  }
+  m.finish();
+  if (run.measured.empty()) {
+    std::string list;
+    for (const std::string& k : keys) {
+      if (!list.empty()) list.append(", ");
+      list.append(k);
+    }
+    m.error_here("no measured figure; a " + std::string(run_kind_name(run.kind)) + " run compares " + list);
+  }
+  r.finish();
+  return run;
+}
+
+}  // namespace
+
+std::vector<ValidationRun> load_runs(const std::filesystem::path& file) {
+  const YamlFile f = YamlFile::load_list(file);
+  Diagnostics diags;
+  std::vector<ValidationRun> runs;
+  std::set<std::string> names;
+  for (FieldReader& r : f.items(diags)) {
+    ValidationRun run = read_run(r, file.parent_path());
+    if (!run.name.empty() && !names.insert(run.name).second) r.error("name", "\"" + run.name + "\" names an earlier run too");
+    runs.push_back(std::move(run));
+  }
+  diags.throw_if_any();
+  return runs;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,105 @@
+// File: studies/validation/run_file.hpp
+// Validation runs (DESIGN.md "Validation runs"): published measurements and how to reproduce each
+// in hetsim, read from a YAML list. A run is one of
+//   collective: one collective on a cluster (nccl-tests conventions)       busbw_Bps, algbw_Bps, time_s
+//   matmul:     one matrix product on one device type                      tflops, time_s
+//   layer:      one transformer layer on a tensor-parallel group           forward_s, backward_s,
+//                                                                          layer_time_s, activation_bytes
+//   training:   an iteration of a model on a cluster, with a plan file,    iteration_time_s, samples_per_s,
+//               a strategy, or a Megatron-style uniform grid (`megatron`)  tokens_per_s, tflops_per_gpu,
+//                                                                          mfu, peak_memory_bytes
+// Measured figures are plain numbers in the unit their key names.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/input_error.hpp"
+#include "planner/hybrid/hybrid_plan.hpp"
+#include "sim/program.hpp"
+#include "workloads/dtype.hpp"
+
+namespace hetsim {
+
+enum class RunKind { kCollective, kMatmul, kLayer, kTraining };
+[[nodiscard]] std::string_view run_kind_name(RunKind k);  // "collective", "matmul", "layer", "training"
+
+struct CollectiveRun {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  double size_bytes = 0;
+  std::string group = "all";  // the syntax of --group
+  Algorithm algorithm = Algorithm::kAuto;
+};
+
+struct MatmulRun {
+  std::string device;  // shipped device name
+  long batch = 1, m = 0, n = 0, k = 0;
+  DType dtype = DType::kBf16;
+};
+
+// A Megatron-LM run: tensor x pipeline x data parallelism with equal layers per stage, ranks
+// ordered TP fastest, then data parallel, then pipeline (Megatron's default), one pipeline per
+// data-parallel replica.
+struct MegatronGrid {
+  int tp = 1;
+  int pp = 1;
+  long micro_batch = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int chunks = 1;  // model chunks per stage (interleaved-1f1b)
+  RecomputeMode recompute = RecomputeMode::kNone;
+  bool sequence_parallel = false;
+  GradientSync gradient_sync = GradientSync::kAllReduce;
+};
+
+struct LayerRun {
+  std::filesystem::path model;  // resolved file
+  int tp = 1;
+  bool sequence_parallel = false;
+  RecomputeMode recompute = RecomputeMode::kNone;
+  long micro_batch = 1;
+};
+
+// How measured TFLOP/s per GPU were counted: hetsim's model FLOPs (forward + backward), or
+// Narayanan et al. 2021 eq. (3): 96·B·s·l·h²·(1 + s/6h + V/16lh) per iteration (counts the
+// forward twice: full recompute), which Megatron-LM papers report.
+enum class FlopsFormula { kModel, kNarayanan2021 };
+
+struct TrainingRun {
+  std::filesystem::path model;  // resolved file
+  std::filesystem::path plan;   // empty unless `plan`
+  std::string strategy;         // empty unless `strategy`
+  std::optional<MegatronGrid> megatron;
+  FlopsFormula flops = FlopsFormula::kModel;
+  long global_batch = 0;  // > 0: replaces the model file's
+};
+
+struct MeasuredFigure {
+  std::string key;  // e.g. "busbw_Bps"
+  double value = 0;
+};
+
+struct ValidationRun {
+  std::string name;
+  std::string source;
+  std::string class_name;        // calibration class; empty: derived from the run (calibration.hpp)
+  std::filesystem::path cluster;  // resolved file; empty for matmul runs
+  int nodes = 0;                  // > 0: the cluster's (single) node type has this many nodes
+  RunKind kind = RunKind::kTraining;
+  CollectiveRun collective;
+  MatmulRun matmul;
+  LayerRun layer;
+  TrainingRun training;
+  std::vector<MeasuredFigure> measured;  // in the order of the file
+  Diagnostic where;                      // file:line of the entry, for messages found later
+};
+
+// The figures a kind of run can be compared on (keys of `measured`).
+[[nodiscard]] const std::vector<std::string>& measurable(RunKind k);
+
+// Reads and checks a run file. Cluster, model and plan paths are relative to the run file's
+// folder, or name shipped inputs. Throws InputError listing every problem (file:line:col, field).
+[[nodiscard]] std::vector<ValidationRun> load_runs(const std::filesystem::path& file);
+
+}  // namespace hetsim
