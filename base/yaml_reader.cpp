@@ -241,7 +241,10 @@ YamlFile YamlFile::load(const std::filesystem::path& path) {
 YamlFile YamlFile::load_list(const std::filesystem::path& path) {
   YamlFile f = parse(path);
   if (!f.root_.IsSequence() || f.root_.size() == 0) {
-    throw InputError(path.string(), "", "expected a non-empty list of entries at the top level (\"- name: ...\")");
+    const YAML::Mark m = f.root_.Mark();
+    const bool known = !m.is_null() && m.line >= 0;
+    throw InputError({Diagnostic{path.string(), known ? m.line + 1 : 1, known ? m.column + 1 : 1, "",
+                                 "expected a non-empty list of entries at the top level (\"- name: ...\")"}});
   }
   return f;
 }

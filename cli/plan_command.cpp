@@ -8,6 +8,7 @@
 
 #include "base/log.hpp"
 #include "base/units.hpp"
+#include "cli/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
@@ -204,6 +205,7 @@ int run_plan(const PlanArgs& a) {
   print_assumptions(std::cout, notes);
 
   nlohmann::json j = chosen != nullptr ? chosen->report.to_json() : rows.front().to_json();
+  if (chosen != nullptr) j["error_bars"] = error_bars_json(chosen->report, cluster);
   if (chosen != nullptr) {
     j["upper_bound_samples_per_s"] = bound;
     j["efficiency"] = bound > 0 ? chosen->report.samples_per_s / bound : 0;

@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "cli/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
@@ -56,7 +57,9 @@ int run_simulate(const SimulateArgs& a) {
   ev.report.assumptions = notes;
   print_run_summary(std::cout, ev.report, cluster);
   print_assumptions(std::cout, notes);
-  write_json(c.report, ev.report.to_json(), "--report");
+  nlohmann::json j = ev.report.to_json();
+  j["error_bars"] = error_bars_json(ev.report, cluster);
+  write_json(c.report, j, "--report");
   if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/units.hpp"
+#include "cli/error_bars.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -131,6 +132,7 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
     if (share > 0) sources += (sources.empty() ? "" : ", ") + fmt("%.1f%% ", 100 * share) + name;
   }
   if (!sources.empty()) out << "compute times from: " << sources << "\n";
+  print_error_bars(out, r, cluster);
 }
 
 void print_assumptions(std::ostream& out, const std::vector<std::string>& assumptions) {

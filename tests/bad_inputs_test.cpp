@@ -3,7 +3,8 @@
 // must produce:
 //   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
 //           layer-profile | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2) |
-//           hybrid-plan [DTYPE] (for gpt3-1.3b, trained in DTYPE with no fallback when given, on a100-v100-2x2)
+//           hybrid-plan [DTYPE] (for gpt3-1.3b, trained in DTYPE with no fallback when given, on a100-v100-2x2) |
+//           runs (a validation run file)
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_problem.hpp"
+#include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
@@ -81,6 +83,7 @@ void load(const Fixture& f) {
     }
     (void)load_hybrid_plan(f.path, model, test::shipped_cluster("a100-v100-2x2"));
   }
+  else if (f.kind == "runs") (void)load_runs(f.path);
   else if (f.kind == "model-on-cluster") {
     (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
   } else FAIL() << f.path << ": unknown kind " << f.kind;
@@ -116,6 +119,7 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     else if (f.kind == "layer-profile") args = "plan --layer-profile " + f.path.string();
     else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
     else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
+    else if (f.kind == "runs") args = "validate --runs " + f.path.string();
     else if (f.kind == "hybrid-plan" && f.arg.empty()) args = "simulate --plan " + f.path.string();
     else if (f.kind == "hybrid-plan") continue;  // a dtype the shipped model does not train in
     else continue;  // devices are looked up by name from the data directory

@@ -172,14 +172,16 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   }
   FieldReader m = r.child("measured");
   const std::vector<std::string>& keys = measurable(run.kind);
+  bool any = false;
   for (const std::string& k : keys) {
-    if (const std::optional<double> v = m.opt_number(k, 0, 1e30)) {
-      if (*v <= 0) m.error(k, "must be positive");
+    any = m.opt_text(k).has_value() || any;
+    if (const std::optional<double> v = m.opt_number(k, -1e300, 1e300)) {
+      if (!(*v > 0)) m.error(k, "must be a positive number");
       else run.measured.push_back({k, *v});
     }
   }
   m.finish();
-  if (run.measured.empty()) {
+  if (!any) {
     std::string list;
     for (const std::string& k : keys) {
       if (!list.empty()) list.append(", ");

@@ -61,8 +61,12 @@ TEST(Cli, GoldenSimulateReport) {
   ASSERT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("iteration time:"), std::string::npos);
   const auto golden = test::source_dir() / "tests/fixtures/golden/simulate_bert-base_a100-v100-2x2.json";
-  if (std::getenv("HETSIM_UPDATE_GOLDEN") != nullptr) std::filesystem::copy_file(report, golden, std::filesystem::copy_options::overwrite_existing);
-  expect_json_near(nlohmann::json::parse(slurp(report)), nlohmann::json::parse(slurp(golden)), "report");
+  // Error bars come from the shipped calibration, which changes on its own (ValidateCli tests them).
+  nlohmann::json got = nlohmann::json::parse(slurp(report));
+  EXPECT_TRUE(got.contains("error_bars"));
+  got.erase("error_bars");
+  if (std::getenv("HETSIM_UPDATE_GOLDEN") != nullptr) std::ofstream(golden) << got.dump(2) << "\n";
+  expect_json_near(got, nlohmann::json::parse(slurp(golden)), "report");
   std::filesystem::remove(report);
 }
 

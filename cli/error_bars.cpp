@@ -1,0 +1,61 @@
+// File: cli/error_bars.cpp
+#include "cli/error_bars.hpp"
+
+#include <ostream>
+#include <set>
+
+#include "studies/validation/calibration.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+// The GPU types that work in this report, and how many nodes the cluster has.
+RunScope scope_of(const Report& r, const Cluster& cluster) {
+  RunScope s;
+  s.gpu_count = 0;
+  std::set<int> nodes;
+  for (size_t g = 0; g < r.devices.size() && g < static_cast<size_t>(cluster.gpu_count()); ++g) {
+    if (r.devices[g].compute_s <= 0) continue;
+    s.gpus.insert(r.devices[g].gpu);
+    nodes.insert(cluster.gpus[g].node);
+    ++s.gpu_count;
+  }
+  s.nodes = static_cast<int>(nodes.size());
+  return s;
+}
+
+std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
+  static const std::vector<CalibrationClass> classes = shipped_calibration();
+  const RunScope s = scope_of(r, cluster);
+  return nearest_error_bar(classes, q, RunKind::kTraining, s.gpus, s.name());
+}
+
+nlohmann::json to_json(const std::optional<ErrorBar>& b) {
+  if (!b) return nullptr;
+  return {{"class", b->of.name},
+          {"rows", b->of.rows},
+          {"mean_abs_error", b->of.mean_abs_error},
+          {"max_abs_error", b->of.max_abs_error},
+          {"exact_match", b->exact},
+          {"text", b->text()}};
+}
+
+}  // namespace
+
+nlohmann::json error_bars_json(const Report& r, const Cluster& cluster) {
+  if (!r.feasible) return nullptr;
+  return {{"time", to_json(bar(r, cluster, Quantity::kTime))}, {"memory", to_json(bar(r, cluster, Quantity::kMemory))}};
+}
+
+void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster) {
+  if (!r.feasible) return;
+  const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
+  if (!t && !m) {
+    out << "prediction error: unknown (no shipped calibration: studies/validation/calibration.json)\n";
+    return;
+  }
+  out << "prediction error on published runs: time " << (t ? t->text() : "not calibrated") << "; memory "
+      << (m ? m->text() : "not calibrated") << "\n";
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,210 @@
+// File: tests/studies/validation_test.cpp
+// Validation runs: the run file, each kind's prediction, Megatron grids, calibration classes and
+// error bars, and `hetsim validate --runs`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "planner/hybrid/stage_work.hpp"
+#include "studies/validation/calibration.hpp"
+#include "studies/validation/megatron_grid.hpp"
+#include "studies/validation/run_evaluation.hpp"
+#include "test_support.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+namespace {
+
+std::filesystem::path runs_file() { return test::source_dir() / "tests/fixtures/validation/runs.yaml"; }
+
+
+double figure(const RunResult& r, const std::string& key) {
+  for (const FigureResult& f : r.figures) {
+    if (f.key == key) return f.predicted;
+  }
+  return -1;
+}
+
+TEST(RunFile, ReadsEveryKindWithItsFigures) {
+  const std::vector<ValidationRun> runs = load_runs(runs_file());
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].kind, RunKind::kCollective);
+  EXPECT_EQ(runs[0].collective.size_bytes, 1024.0 * 1024 * 1024);
+  EXPECT_EQ(runs[0].class_name, "A100 NVSwitch collectives");
+  ASSERT_EQ(runs[0].measured.size(), 2u);
+  EXPECT_EQ(runs[0].measured[0].key, "busbw_Bps");
+  EXPECT_EQ(runs[0].measured[0].value, 230e9);
+  EXPECT_EQ(runs[1].kind, RunKind::kMatmul);
+  EXPECT_TRUE(runs[1].cluster.empty());
+  EXPECT_EQ(runs[2].kind, RunKind::kLayer);
+  EXPECT_EQ(runs[2].layer.recompute, RecomputeMode::kSelective);
+  EXPECT_EQ(runs[2].nodes, 1);
+  EXPECT_EQ(runs[3].kind, RunKind::kTraining);
+  ASSERT_TRUE(runs[3].training.megatron.has_value());
+  EXPECT_EQ(runs[3].training.global_batch, 16);
+  EXPECT_EQ(runs[3].training.flops, FlopsFormula::kNarayanan2021);
+  EXPECT_EQ(runs[3].cluster, test::shipped("topologies", "selene-64"));
+}
+
+TEST(RunEvaluation, CollectiveBusBandwidthIsTheNcclTestsFactorTimesSizeOverTime) {
+  const std::vector<ValidationRun> runs = load_runs(runs_file());
+  const RunResult r = evaluate_run(runs[0], CostModel{}, SimOptions{});
+  const double t = figure(r, "time_s");
+  ASSERT_GT(t, 0);
+  EXPECT_DOUBLE_EQ(figure(r, "busbw_Bps"), 1024.0 * 1024 * 1024 / t * 2 * 7 / 8);
+  EXPECT_EQ(r.scope.name(), "1 node");
+  EXPECT_EQ(r.scope.gpus, std::set<std::string>{"A100-SXM4-40GB"});
+}
+
+TEST(RunEvaluation, MatmulIsTheCostModelsProduct) {
+  const std::vector<ValidationRun> runs = load_runs(runs_file());
+  const CostModel cost;
+  const RunResult r = evaluate_run(runs[1], cost, SimOptions{});
+  Op op = Op::make("m", OpKind::kLinear, 0);
+  op.gemm = {1, 8192, 8192, 8192};
+  op.fwd_flops = 2.0 * 8192 * 8192 * 8192;
+  op.fwd_bytes = 3.0 * 8192 * 8192 * 2;
+  const Device d = load_shipped_device("A100-SXM4-40GB", Diagnostic{});
+  const double t = cost.op_time(d, op, DType::kFp16, Pass::kForward).seconds;
+  EXPECT_DOUBLE_EQ(figure(r, "tflops"), op.fwd_flops / t / 1e12);
+  EXPECT_EQ(r.scope.name(), "1 GPU");
+}
+
+TEST(RunEvaluation, LayerTimesIncludeTheTensorParallelCollectives) {
+  const std::vector<ValidationRun> runs = load_runs(runs_file());
+  const CostModel cost;
+  const RunResult r = evaluate_run(runs[2], cost, SimOptions{});
+  const Cluster c = test::shipped_cluster("selene-64");
+  const ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const StageWorkKey key{2, 2, false, RecomputeMode::kSelective, StageProgram::kMegatron};
+  const std::vector<BlockWork> w = stage_block_work(m, c.device_of(0), DType::kFp16, cost, key);
+  EXPECT_DOUBLE_EQ(figure(r, "activation_bytes"), w[1].saved_bytes);
+  EXPECT_GT(figure(r, "forward_s"), w[1].fwd_s());  // the row-parallel all-reduces take time
+  EXPECT_GT(figure(r, "backward_s"), w[1].bwd_s());
+}
+
+TEST(MegatronGrid, RanksAreTensorThenDataThenPipeline) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));  // 24 layers
+  m.training.global_batch = 32;
+  Cluster c = test::shipped_cluster("selene-64");
+  c.node_types.front().count = 2;
+  index_gpus(c);
+  MegatronGrid g;
+  g.tp = 2;
+  g.pp = 4;
+  g.micro_batch = 2;
+  g.schedule = PipelineSchedule::kInterleaved;
+  g.chunks = 3;
+  const HybridPlan p = megatron_plan(g, m, c, Diagnostic{});
+  ASSERT_EQ(p.pipelines.size(), 2u);  // 16 GPUs / (2 x 4)
+  EXPECT_EQ(p.pipelines[0].micro_batches, 8);
+  EXPECT_EQ(p.pipelines[0].stages[0].devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.pipelines[1].stages[0].devices, (std::vector<int>{2, 3}));
+  EXPECT_EQ(p.pipelines[0].stages[1].devices, (std::vector<int>{4, 5}));
+  // 24 layers in 4 stages x 3 chunks of 2: stage 1 holds layers 2-3, 10-11, 18-19.
+  EXPECT_EQ(p.pipelines[0].stages[1].chunks, (std::vector<LayerRange>{{2, 3}, {10, 11}, {18, 19}}));
+  g.pp = 5;
+  EXPECT_THROW((void)megatron_plan(g, m, c, Diagnostic{}), InputError);
+}
+
+TEST(RunEvaluation, NarayananFlopsFollowEquationThree) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-175b"));
+  m.training.global_batch = 1536;
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  EXPECT_DOUBLE_EQ(narayanan_flops(m), 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)));
+}
+
+TEST(RunEvaluation, MegatronGridRunPredictsEveryFigure) {
+  const std::vector<ValidationRun> runs = load_runs(runs_file());
+  const RunResult r = evaluate_run(runs[3], CostModel{}, SimOptions{});
+  ASSERT_TRUE(r.failure.empty()) << r.failure;
+  const double t = figure(r, "iteration_time_s");
+  ASSERT_GT(t, 0);
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.training.global_batch = 16;
+  EXPECT_NEAR(figure(r, "tflops_per_gpu"), narayanan_flops(m) / t / 8 / 1e12, 1e-9);
+  EXPECT_GT(figure(r, "peak_memory_bytes"), 0);
+  EXPECT_EQ(r.scope.name(), "1 node");
+}
+
+RunResult synthetic(const ValidationRun& run, std::set<std::string> gpus, int nodes, std::vector<FigureResult> f) {
+  RunResult r;
+  r.run = &run;
+  r.scope.gpus = std::move(gpus);
+  r.scope.gpu_count = 8 * nodes;
+  r.scope.nodes = nodes;
+  r.figures = std::move(f);
+  return r;
+}
+
+TEST(Calibration, ClassesSplitTimeFromMemoryAndStateMeanAndMax) {
+  ValidationRun a, b, c;
+  a.kind = b.kind = c.kind = RunKind::kTraining;
+  a.class_name = b.class_name = "A";
+  c.class_name = "";  // derived name
+  c.kind = RunKind::kCollective;
+  const std::vector<RunResult> results{
+      synthetic(a, {"A100"}, 2, {{"iteration_time_s", 1.0, 1.1}, {"peak_memory_bytes", 10, 9}}),
+      synthetic(b, {"A100"}, 4, {{"samples_per_s", 100, 97}}),
+      synthetic(c, {"H100"}, 1, {{"busbw_Bps", 100, 104}})};
+  const std::vector<CalibrationClass> classes = calibration_classes(results);
+  ASSERT_EQ(classes.size(), 3u);
+  EXPECT_EQ(classes[0].name, "A");
+  EXPECT_EQ(classes[0].quantity, Quantity::kTime);
+  EXPECT_EQ(classes[0].rows, 2);
+  EXPECT_NEAR(classes[0].mean_abs_error, 0.065, 1e-12);
+  EXPECT_NEAR(classes[0].max_abs_error, 0.1, 1e-12);
+  EXPECT_EQ(classes[0].scope, "multi-node");
+  EXPECT_EQ(classes[1].quantity, Quantity::kMemory);
+  EXPECT_NEAR(classes[1].mean_abs_error, 0.1, 1e-12);
+  EXPECT_EQ(classes[2].name, "collective H100 1 node");
+}
+
+TEST(Calibration, NearestClassPrefersKindThenGpusThenScope) {
+  CalibrationClass coll{"coll A100", Quantity::kTime, RunKind::kCollective, {"A100"}, "1 node", 9, 0.02, 0.05};
+  CalibrationClass train_h{"train H100", Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", 3, 0.08, 0.1};
+  CalibrationClass train_a{"train A100", Quantity::kTime, RunKind::kTraining, {"A100"}, "multi-node", 4, 0.04, 0.07};
+  const std::vector<CalibrationClass> all{coll, train_h, train_a};
+  const auto a = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100"}, "multi-node");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->of.name, "train A100");
+  EXPECT_TRUE(a->exact);
+  EXPECT_EQ(a->text(), "±4.0 % (train A100, 4 calibration rows)");
+  const auto v = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node");
+  ASSERT_TRUE(v.has_value());
+  EXPECT_FALSE(v->exact);
+  EXPECT_EQ(v->of.name, "train A100");  // no V100 class: the training class with the most rows
+  EXPECT_FALSE(nearest_error_bar(all, Quantity::kMemory, RunKind::kTraining, {"A100"}, "1 node").has_value());
+}
+
+TEST(Calibration, ReportClassesReadBack) {
+  const std::vector<CalibrationClass> classes{
+      {"x", Quantity::kMemory, RunKind::kLayer, {"A100", "V100"}, "1 node", 5, 0.03, 0.09}};
+  const std::filesystem::path f = std::filesystem::temp_directory_path() / "hetsim_calibration_test.json";
+  std::ofstream(f) << nlohmann::json{{"classes", to_json(classes)}}.dump();
+  const std::vector<CalibrationClass> back = load_calibration(f);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].name, "x");
+  EXPECT_EQ(back[0].quantity, Quantity::kMemory);
+  EXPECT_EQ(back[0].kind, RunKind::kLayer);
+  EXPECT_EQ(back[0].gpus, (std::set<std::string>{"A100", "V100"}));
+  EXPECT_EQ(back[0].rows, 5);
+  EXPECT_DOUBLE_EQ(back[0].max_abs_error, 0.09);
+  std::ofstream(f) << "{\"classes\": [{\"name\": 3}]}";
+  EXPECT_THROW((void)load_calibration(f), InputError);
+  std::filesystem::remove(f);
+}
+
+TEST(ValidateCli, PrintsEveryFigureAndTheClasses) {
+  const test::CliRun r = test::run_hetsim("validate --runs " + runs_file().string(), test::Capture::kStdout);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.output.find("allreduce-8xA100-1GiB"), std::string::npos);
+  EXPECT_NE(r.output.find("tflops_per_gpu"), std::string::npos);
+  EXPECT_NE(r.output.find("A100 NVSwitch collectives"), std::string::npos);
+  EXPECT_NE(r.output.find("memory: mean |error|"), std::string::npos);
+  EXPECT_EQ(r.output.find("nan"), std::string::npos);
+  EXPECT_EQ(test::run_hetsim("validate --runs " + runs_file().string() + " --only nothing-like-this", test::Capture::kStdout).rc, 2);
+}
+
+}  // namespace
+}  // namespace hetsim
