@@ -49,11 +49,12 @@ void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--report", a.report, "write the error table as JSON here");
   cmd->add_option("--runs", a.runs, "validation run files (DESIGN.md): compare these published runs instead");
   cmd->add_option("--only", a.only, "with --runs: only the runs whose name contains this text");
+  cmd->add_option("--markdown", a.markdown, "with --runs: write the table (with sources) as Markdown here");
 }
 
 int run_validate(const ValidateArgs& a) {
-  if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report);
-  if (!a.only.empty()) throw InputError("--only", "", "selects among --runs; give --runs FILE");
+  if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report, a.markdown);
+  if (!a.only.empty() || !a.markdown.empty()) throw InputError("--only/--markdown", "", "apply to --runs; give --runs FILE");
   const std::filesystem::path dir = a.kernels.empty() ? data_root() / "kernels_profile/measured" : std::filesystem::path(a.kernels);
   auto tables = std::make_shared<KernelTables>(KernelTables::load_dir(dir));
   const CostModel cost(tables, nullptr);

@@ -19,6 +19,7 @@ struct ValidateArgs {
   std::string report;
   std::vector<std::string> runs;  // validation run files: compare published runs instead
   std::string only;               // with runs: only runs whose name contains this
+  std::string markdown;           // with runs: the table as Markdown
 };
 
 void add_validate_options(CLI::App* cmd, ValidateArgs& a);

@@ -50,9 +50,28 @@ struct Totals {
   [[nodiscard]] double mean() const { return rows > 0 ? sum / rows : 0; }
 };
 
+// The table as Markdown: run, figure, measured, predicted, error, class, source.
+std::string markdown(const std::vector<RunResult>& results) {
+  std::string md = "| run | figure | measured | predicted | error | class | source |\n|---|---|---:|---:|---:|---|---|\n";
+  for (const RunResult& r : results) {
+    const std::string cls = r.run->class_name.empty() ? default_class_name(r) : r.run->class_name;
+    for (const FigureResult& f : r.figures) {
+      md.append("| ").append(r.run->name).append(" | ").append(f.key).append(" | ").append(shown(f.key, f.measured));
+      if (r.failure.empty()) {
+        md.append(" | ").append(shown(f.key, f.predicted)).append(" | ").append(pct(f.error(), true));
+      } else {
+        md.append(" | no prediction: ").append(r.failure).append(" | ");
+      }
+      md.append(" | ").append(cls).append(" | ").append(r.run->source).append(" |\n");
+    }
+  }
+  return md;
+}
+
 }  // namespace
 
-int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report) {
+int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report,
+                        const std::string& markdown_file) {
   std::vector<ValidationRun> runs;
   for (const std::string& f : files) {
     std::vector<ValidationRun> r = load_runs(f);
@@ -109,6 +128,7 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
   std::cout << "memory: mean |error| " << pct(memory.mean(), false) << ", max " << pct(memory.max, false) << " over "
             << memory.rows << " figures\n";
   if (failed > 0) std::cout << failed << " run" << (failed == 1 ? "" : "s") << " could not be predicted (see above)\n";
+  if (!markdown_file.empty()) write_file(markdown_file, markdown(results), "--markdown");
   if (!report.empty()) {
     const nlohmann::json j{{"runs", rows},
                            {"classes", to_json(classes)},

@@ -1,7 +1,8 @@
 // File: cli/validate_runs.hpp
 // `hetsim validate --runs FILE...`: simulates every published run of the files and prints measured,
 // predicted and error per figure, the calibration classes, and the mean and max |error| for time
-// and for memory; --report writes them (the `classes` are what error bars are read from).
+// and for memory; --report writes them (the `classes` are what error bars are read from), --markdown
+// the table (run, figure, measured, predicted, error, class, source).
 #pragma once
 
 #include <string>
@@ -9,6 +10,7 @@
 
 namespace hetsim::cli {
 
-int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report);
+int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report,
+                        const std::string& markdown_file);
 
 }  // namespace hetsim::cli
