@@ -320,10 +320,15 @@ AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, cons
     return total;
   };
   if (t.algorithm != Algorithm::kAuto) return {t.algorithm, time_of(t.algorithm)};
+  // NCCL and RCCL have no hierarchical all-reduce: a group that one library runs chooses among
+  // that library's algorithms; hierarchical stays for groups spanning NVIDIA and AMD GPUs.
+  bool one_library = true;
+  for (int g : t.group) one_library = one_library && c.device_of(g).vendor == c.device_of(t.group.front()).vendor;
   AlgorithmChoice best{Algorithm::kRing, -1};
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kChain,
                       Algorithm::kPairwise, Algorithm::kGrouped, Algorithm::kNvls, Algorithm::kMesh}) {
     if (!unsupported_reason(t, a, c).empty()) continue;
+    if (a == Algorithm::kHierarchical && one_library) continue;
     const double e = time_of(a);
     if (best.estimate_s < 0 || e < best.estimate_s) best = {a, e};
   }

@@ -43,7 +43,8 @@ struct AlgorithmChoice {
   double estimate_s = 0;  // alpha-beta estimate on idle links
 };
 // The algorithm to run: the task's own unless kAuto, else the applicable one with the smallest
-// estimate (ties to the first of ring, tree, hierarchical, chain, pairwise, grouped, nvls, mesh).
+// estimate among those the group's library runs (hierarchical only for NVIDIA + AMD groups; ties
+// to the first of ring, tree, hierarchical, chain, pairwise, grouped, nvls, mesh).
 [[nodiscard]] AlgorithmChoice choose_algorithm(const CollectiveTask& task, const Cluster& cluster, const Fabric& fabric);
 
 // A collective over `group` as alpha + beta * bytes: the line through the estimates of the

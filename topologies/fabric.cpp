@@ -153,8 +153,8 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
       for (int l = 0; l < leaves; ++l) {
         double down = 0;  // what the leaf's nodes can inject
         for (int node = l * nodes_per_leaf_; node < std::min(c.node_count(), (l + 1) * nodes_per_leaf_); ++node) {
-          const NicSpec& nic = c.node_types[c.node_type_of[node]].nic;
-          down += nic.count * nic.bandwidth_Bps;
+          const NodeType& nt = c.node_types[c.node_type_of[node]];  // uplinks are links of the NICs' class
+          down += nt.nic.count * nt.nic.bandwidth_Bps * nic_achievable(nt).fraction;
         }
         const std::string p = "leaf" + std::to_string(l);
         leaf_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
@@ -170,8 +170,8 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
       for (int k = 0; k < rails; ++k) {
         double down = 0;
         for (int node = 0; node < c.node_count(); ++node) {
-          const NicSpec& nic = c.node_types[c.node_type_of[node]].nic;
-          if (k < nic.count) down += nic.bandwidth_Bps;
+          const NodeType& nt = c.node_types[c.node_type_of[node]];
+          if (k < nt.nic.count) down += nt.nic.bandwidth_Bps * nic_achievable(nt).fraction;
         }
         const std::string p = "rail" + std::to_string(k);
         rail_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
