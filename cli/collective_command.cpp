@@ -15,6 +15,7 @@
 #include "sim/collective.hpp"
 #include "sim/executor.hpp"
 #include "sim/trace.hpp"
+#include "topologies/link_class.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -26,7 +27,7 @@ const std::vector<std::pair<std::string, CollectiveOp>> kOps{
 const std::vector<std::pair<std::string, Algorithm>> kAlgorithms{
     {"auto", Algorithm::kAuto},   {"ring", Algorithm::kRing},         {"tree", Algorithm::kTree},
     {"hierarchical", Algorithm::kHierarchical}, {"chain", Algorithm::kChain}, {"pairwise", Algorithm::kPairwise},
-    {"grouped", Algorithm::kGrouped}};
+    {"grouped", Algorithm::kGrouped}, {"nvls", Algorithm::kNvls}, {"mesh", Algorithm::kMesh}};
 
 template <class T>
 std::vector<std::string> names(const std::vector<std::pair<std::string, T>>& table) {
@@ -69,6 +70,32 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+// The achievable fractions (and switch reduction) of the node types the group spans, for the
+// summary and the report.
+nlohmann::json link_fractions(const Cluster& cluster, const std::vector<int>& group) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<int> types;
+  for (int g : group) {
+    if (std::find(types.begin(), types.end(), cluster.gpus[g].node_type) == types.end()) types.push_back(cluster.gpus[g].node_type);
+  }
+  std::sort(types.begin(), types.end());
+  for (int t : types) {
+    const NodeType& nt = cluster.node_types[t];
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& [what, a] : {std::pair<std::string, Achievable>{"intra_node", intra_achievable(nt)},
+                                  {"nic", nic_achievable(nt)}, {"pcie", pcie_achievable(nt)}}) {
+      links.push_back({{"link", what}, {"class", std::string(link_class_name(a.link_class))}, {"achievable", a.fraction}, {"source", a.source}});
+    }
+    nlohmann::json j{{"node_type", nt.name}, {"links", links}};
+    if (const SwitchReduction r = switch_reduction(nt); r.bandwidth_Bps > 0) {
+      j["switch_reduction_Bps"] = r.bandwidth_Bps;
+      j["switch_reduction_source"] = r.source;
+    }
+    out.push_back(j);
+  }
+  return out;
 }
 
 }  // namespace
@@ -127,12 +154,27 @@ int run_collective(const CollectiveArgs& a) {
   }
   std::cout << "\n(algbw = size / time; busbw = algbw x " << fmt("%.4g", busbw_factor(task.op, n))
             << ", the nccl-tests bus bandwidth factor for " << a.op << " over " << n << " ranks)\n";
+  const nlohmann::json fractions = link_fractions(cluster, group);
+  std::cout << "\nLinks run at a fraction of their wire rate:\n";
+  for (const nlohmann::json& nt : fractions) {
+    for (const nlohmann::json& l : nt["links"]) {
+      std::cout << "  " << nt["node_type"].get<std::string>() << " " << l["link"].get<std::string>() << " ("
+                << l["class"].get<std::string>() << "): " << fmt("%.3f", l["achievable"].get<double>()) << " -- "
+                << l["source"].get<std::string>() << "\n";
+    }
+    if (nt.contains("switch_reduction_Bps")) {
+      std::cout << "  " << nt["node_type"].get<std::string>() << " NVLS switch reduction: "
+                << fmt("%.0f", nt["switch_reduction_Bps"].get<double>() / 1e9) << " GB/s -- "
+                << nt["switch_reduction_source"].get<std::string>() << "\n";
+    }
+  }
   if (!a.report.empty()) {
     const nlohmann::json j{{"op", a.op},
                            {"cluster", cluster.name},
                            {"group_size", n},
                            {"fidelity", a.fidelity},
                            {"algorithm_requested", a.algorithm},
+                           {"link_fractions", fractions},
                            {"results", results}};
     write_file(a.report, j.dump(2) + "\n", "--report");
   }

@@ -1,6 +1,9 @@
 // File: sim/collective.cpp
 #include "sim/collective.hpp"
 
+#include "sim/channel_schedules.hpp"
+#include "topologies/link_class.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -13,13 +16,6 @@ namespace {
 
 int chunks_for(double bytes) { return std::max(1, static_cast<int>(std::ceil(bytes / kPipelineChunkBytes))); }
 
-// `ring` visits members in order and wraps around; each edge carries `steps` chunks of `bytes`.
-void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes) {
-  const size_t n = ring.size();
-  if (n < 2 || steps <= 0) return;
-  for (size_t k = 0; k < n; ++k) s.edges.push_back({ring[k], ring[(k + 1) % n], 0, steps, bytes});
-}
-
 // Pipelined chain broadcast from chain[0] (or reduce towards it): `bytes` in chunks.
 void add_chain(Schedule& s, const std::vector<int>& chain, double bytes, bool towards_root) {
   const int n = static_cast<int>(chain.size());
@@ -31,17 +27,22 @@ void add_chain(Schedule& s, const std::vector<int>& chain, double bytes, bool to
   }
 }
 
-// Members grouped by node, in topology order; empty when nodes hold different member counts.
 std::vector<std::vector<int>> per_node(const std::vector<int>& ordered, const Cluster& c) {
-  std::vector<std::vector<int>> nodes;
-  for (int g : ordered) {
-    if (nodes.empty() || c.gpus[nodes.back().front()].node != c.gpus[g].node) nodes.emplace_back();
-    nodes.back().push_back(g);
+  return members_by_node(ordered, c);
+}
+
+// Whole nodes of at least 2 members each, at least 2 nodes: where channel rings apply.
+bool spans_whole_nodes(const std::vector<std::vector<int>>& nodes) {
+  return nodes.size() >= 2 && nodes.front().size() >= 2;
+}
+
+// Every pair of members has its own link: one full xGMI mesh node.
+bool on_full_mesh(const std::vector<int>& members, const Cluster& c) {
+  const int node = c.gpus[members.front()].node;
+  for (int g : members) {
+    if (c.gpus[g].node != node) return false;
   }
-  for (const auto& n : nodes) {
-    if (n.size() != nodes.front().size()) return {};
-  }
-  return nodes;
+  return c.node_type_of_gpu(members.front()).intra.fabric == IntraFabric::kXgmiMesh;
 }
 
 // Rings inside one node for the intra-node phases of a hierarchical collective: every
@@ -85,8 +86,9 @@ int build_tree(int lo, int hi, int parent, std::vector<int>& parent_of, std::vec
   return height[mid];
 }
 
-// One binary tree of a double binary tree: reduce up, then broadcast down, pipelined.
-void add_tree(Schedule& s, const std::vector<int>& order, double bytes) {
+// One binary tree of a double binary tree: reduce up, then broadcast down, pipelined in
+// `chunks` chunks (0: chunks of kPipelineChunkBytes).
+void add_tree(Schedule& s, const std::vector<int>& order, double bytes, int chunks = 0) {
   const int n = static_cast<int>(order.size());
   std::vector<int> parent(n, -1), height(n, 0), depth(n, 0);
   build_tree(0, n, -1, parent, height);
@@ -96,7 +98,7 @@ void add_tree(Schedule& s, const std::vector<int>& order, double bytes) {
   std::iota(by_height.begin(), by_height.end(), 0);
   std::sort(by_height.begin(), by_height.end(), [&](int a, int b) { return height[a] > height[b]; });
   for (int v : by_height) depth[v] = parent[v] < 0 ? 0 : depth[parent[v]] + 1;
-  const int k = chunks_for(bytes);
+  const int k = chunks > 0 ? chunks : chunks_for(bytes);
   const int h_root = height[root];
   for (int v = 0; v < n; ++v) {
     if (parent[v] < 0) continue;
@@ -166,6 +168,23 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
       return t.op == CollectiveOp::kAllToAll ? "" : "pairwise runs alltoall";
     case Algorithm::kGrouped:
       return is_gather_or_scatter(t.op) ? "" : "grouped (one broadcast or reduce per member) runs allgather and reducescatter";
+    case Algorithm::kNvls: {
+      if (t.op != CollectiveOp::kAllReduce) return "nvls (NVLink SHARP) runs allreduce only";
+      const std::vector<std::vector<int>> nodes = per_node(topology_order(t.group, c), c);
+      if (nodes.empty()) return "nvls needs the same number of members on every node";
+      for (const auto& n : nodes) {
+        if (!nvls_capable(n, c)) {
+          return "nvls needs at least 2 members per node on NVSwitch nodes that reduce in the switch (H100/H200, or "
+                 "intra_node.switch_reduction)";
+        }
+      }
+      return "";
+    }
+    case Algorithm::kMesh:
+      if (t.op != CollectiveOp::kAllReduce && !is_gather_or_scatter(t.op)) return "mesh runs allreduce, allgather and reducescatter";
+      if (uneven) return "mesh needs even shards";
+      if (!on_full_mesh(t.group, c)) return "mesh (direct sends to every peer) runs inside one xgmi-mesh node";
+      return "";
   }
   return "unknown algorithm";
 }
@@ -179,11 +198,19 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
   Schedule one;
   switch (a) {
     case Algorithm::kAuto: throw std::logic_error("collective_schedules: resolve kAuto with choose_algorithm first");
-    case Algorithm::kRing:
-      if (t.op == CollectiveOp::kAllReduce) add_ring(one, ring, 2 * (n - 1), s / n);
-      else add_ring(one, ring, n - 1, max_shard(t, n));  // uneven shards padded to the largest
+    case Algorithm::kRing: {
+      // Over whole nodes, one channel per member of a node (each leaving through its own NIC);
+      // else one ring in topology order.
+      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const std::vector<std::vector<int>> rings = spans_whole_nodes(nodes) ? channel_rings(nodes) : std::vector<std::vector<int>>{ring};
+      const double k = static_cast<double>(rings.size());
+      for (const auto& r : rings) {
+        if (t.op == CollectiveOp::kAllReduce) add_ring(one, r, 2 * (n - 1), s / n / k);
+        else add_ring(one, r, n - 1, max_shard(t, n) / k);  // uneven shards padded to the largest
+      }
       out.push_back(std::move(one));
       break;
+    }
     case Algorithm::kTree:
       add_tree(one, ring, s / 2);
       add_tree(one, rotated(ring, 1), s / 2);  // the second tree: leaves of the first become inner nodes
@@ -201,14 +228,65 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
         for (const auto& r : rings) add_ring(intra, r, m - 1, s / m / static_cast<double>(rings.size()));
       }
       for (const auto& r : cross_rings(nodes)) add_ring(inter, r, inter_steps, inter_chunk);
+      // The phases run as one pipeline on pieces of the buffer, as NCCL's do.
+      std::vector<Schedule> phases;
       if (t.op == CollectiveOp::kAllReduce) {  // reduce-scatter, all-reduce, all-gather
-        out = {intra, inter, intra};
+        phases = {intra, inter, intra};
       } else if (t.op == CollectiveOp::kAllGather) {  // across nodes first, then inside
-        out = {inter, intra};
+        phases = {inter, intra};
       } else {  // reduce-scatter: inside first, then across nodes
-        out = {intra, inter};
+        phases = {intra, inter};
       }
-      std::erase_if(out, [](const Schedule& x) { return x.edges.empty(); });
+      std::erase_if(phases, [](const Schedule& x) { return x.edges.empty(); });
+      if (phases.empty()) break;
+      int most = 1;
+      for (const Schedule& p : phases) most = std::max(most, p.rounds());
+      out.push_back(phases.size() == 1 ? phases.front() : pipelined(phases, pipeline_pieces(s / m, most)));
+      break;
+    }
+    case Algorithm::kNvls: {
+      // NVLS inside each node; across nodes a double binary tree on each rail all-reduces each
+      // GPU's reduced slice (NCCL's NVLSTree), all pipelined.
+      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const int m = static_cast<int>(nodes.front().size());
+      const int nn = static_cast<int>(nodes.size());
+      Schedule rs, inter, ag;
+      for (const auto& node : nodes) {
+        add_nvls_reduce_scatter(rs, node, s, c);
+        add_nvls_all_gather(ag, node, s, c);
+      }
+      const double setup = switch_reduction(c.node_type_of_gpu(ring.front())).latency_s;
+      if (nn == 1) {
+        one.edges = rs.edges;
+        one.edges.insert(one.edges.end(), ag.edges.begin(), ag.edges.end());
+        one.setup_s = setup;
+        out.push_back(std::move(one));
+        break;
+      }
+      // Tree chunks of at least kPipelinePieceBytes, at most 128: the fill (2 x depth rounds)
+      // stays a few percent while per-chunk latencies stay small against the chunk's transfer.
+      const double per_tree = s / m / 2;
+      const int k = static_cast<int>(std::clamp(std::floor(per_tree / kPipelinePieceBytes), 1.0, 128.0));
+      for (const auto& r : cross_rings(nodes)) {
+        add_tree(inter, r, per_tree, k);
+        add_tree(inter, rotated(r, 1), per_tree, k);
+      }
+      Schedule all = pipelined({rs, inter, ag}, 1);
+      all.setup_s = setup;
+      out.push_back(std::move(all));
+      break;
+    }
+    case Algorithm::kMesh: {
+      // Direct sends to every peer: all n-1 links of each GPU at once.
+      if (t.op == CollectiveOp::kAllReduce) {
+        Schedule ag;
+        add_direct_exchange(one, ring, s);
+        add_direct_exchange(ag, ring, s);
+        out = {one, ag};
+      } else {
+        add_direct_exchange(one, ring, s);
+        out.push_back(std::move(one));
+      }
       break;
     }
     case Algorithm::kChain: {
@@ -242,10 +320,15 @@ AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, cons
     return total;
   };
   if (t.algorithm != Algorithm::kAuto) return {t.algorithm, time_of(t.algorithm)};
+  // NCCL and RCCL have no hierarchical all-reduce: a group that one library runs chooses among
+  // that library's algorithms; hierarchical stays for groups spanning NVIDIA and AMD GPUs.
+  bool one_library = true;
+  for (int g : t.group) one_library = one_library && c.device_of(g).vendor == c.device_of(t.group.front()).vendor;
   AlgorithmChoice best{Algorithm::kRing, -1};
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kChain,
-                      Algorithm::kPairwise, Algorithm::kGrouped}) {
+                      Algorithm::kPairwise, Algorithm::kGrouped, Algorithm::kNvls, Algorithm::kMesh}) {
     if (!unsupported_reason(t, a, c).empty()) continue;
+    if (a == Algorithm::kHierarchical && one_library) continue;
     const double e = time_of(a);
     if (best.estimate_s < 0 || e < best.estimate_s) best = {a, e};
   }

@@ -1,13 +1,19 @@
 // File: sim/collective.hpp
 // Collective algorithms as schedules (sim/schedule.hpp), modelled on how NCCL/RCCL run them:
-//   all-reduce      ring (reduce-scatter + all-gather, 2(n-1) steps of S/n), tree (double binary
-//                   tree, pipelined reduce + broadcast, each tree carrying S/2), hierarchical
-//                   (intra-node reduce-scatter -> inter-node all-reduce -> intra-node all-gather)
-//   all-gather      ring (n-1 steps), hierarchical; uneven shards: ring = padded to the largest
+//   all-reduce      ring (reduce-scatter + all-gather, 2(n-1) steps of S/n; over whole nodes one
+//                   channel ring per GPU of a node, each crossing node boundaries through its own
+//                   NIC), tree (double binary tree, pipelined reduce + broadcast, each tree
+//                   carrying S/2), hierarchical (intra-node reduce-scatter -> inter-node
+//                   all-reduce -> intra-node all-gather, pipelined), nvls (NVLink SHARP inside
+//                   H100/H200 NVSwitch nodes, rail rings between nodes, pipelined), mesh (direct
+//                   reduce-scatter + all-gather over every link of a full xGMI mesh)
+//   all-gather      ring (n-1 steps), hierarchical, mesh; uneven shards: ring = padded to the largest
 //   reduce-scatter  shard, grouped = one pipelined broadcast (reduce) per member
 //   broadcast/reduce pipelined chain from (to) the root
 //   all-to-all      pairwise: n-1 rounds, round s sends S/n from rank r to rank r+s
-// Pipelined algorithms cut data into chunks of kPipelineChunkBytes.
+// Pipelined algorithms cut data into chunks of kPipelineChunkBytes. Every link runs at its
+// achievable fraction of the wire rate (topologies/link_class.hpp). Schedule builders beyond
+// single rings and trees live in sim/channel_schedules.hpp.
 #pragma once
 
 #include <string>
@@ -37,7 +43,8 @@ struct AlgorithmChoice {
   double estimate_s = 0;  // alpha-beta estimate on idle links
 };
 // The algorithm to run: the task's own unless kAuto, else the applicable one with the smallest
-// estimate (ties to the first of ring, tree, hierarchical, chain, pairwise, grouped).
+// estimate among those the group's library runs (hierarchical only for NVIDIA + AMD groups; ties
+// to the first of ring, tree, hierarchical, chain, pairwise, grouped, nvls, mesh).
 [[nodiscard]] AlgorithmChoice choose_algorithm(const CollectiveTask& task, const Cluster& cluster, const Fabric& fabric);
 
 // A collective over `group` as alpha + beta * bytes: the line through the estimates of the

@@ -41,7 +41,7 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
       }));
       started += 3;
     } else {
-      comms.push_back(sg4::Comm::sendto_async(platform_.gpus[f.src], platform_.gpus[f.dst], amount(f.bytes)));
+      comms.push_back(sg4::Comm::sendto_async(platform_.endpoint(f.src), platform_.endpoint(f.dst), amount(f.bytes)));
       comm_flow.push_back(i);
       ++started;
     }
@@ -66,6 +66,7 @@ PreparedSchedule Network::prepare(const Schedule& schedule, Fidelity fidelity) c
   p.fidelity = fidelity;
   if (fidelity == Fidelity::kStep) {
     p.rounds = round_groups(schedule);
+    p.setup_s = schedule.setup_s;
     return p;
   }
   p.flows = merged_flows(schedule);
@@ -77,6 +78,10 @@ PreparedSchedule Network::prepare(const Schedule& schedule, Fidelity fidelity) c
 uint64_t Network::run(const PreparedSchedule& p) {
   uint64_t started = 0;
   if (p.fidelity == Fidelity::kStep) {
+    if (p.setup_s > 0) {
+      sg4::this_actor::sleep_for(p.setup_s);
+      ++started;
+    }
     for (const RoundGroup& g : p.rounds) {
       for (int r = 0; r < g.count; ++r) started += concurrent(g.flows);
     }

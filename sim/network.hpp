@@ -33,6 +33,7 @@ struct PreparedSchedule {
   std::vector<RoundGroup> rounds;  // step
   std::vector<Flow> flows;         // phase: one flow per GPU pair
   double extra_s = 0;              // phase: the rounds' remaining latencies and pipeline fill
+  double setup_s = 0;              // step: the schedule's fixed cost, slept before the rounds
 };
 
 class Network {

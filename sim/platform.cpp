@@ -88,6 +88,10 @@ Platform build_platform(const Cluster& cluster) {
     p.staging.push_back(iface->create_host("gpu" + std::to_string(g) + ".host", kGpuHostSpeed)->seal());
     zone->register_endpoint(p.staging.back(), p.fabric->staging(g));
   }
+  for (int e = 2 * n; e < p.fabric->endpoint_count(); ++e) {  // NVSwitch endpoints (NVLS)
+    p.switches.push_back(iface->create_host("switch" + std::to_string(e - 2 * n), kGpuHostSpeed)->seal());
+    zone->register_endpoint(p.switches.back(), e);
+  }
   iface->seal();
   return p;
 }

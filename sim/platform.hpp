@@ -23,10 +23,11 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;     // indexed like Cluster::gpus
   std::vector<simgrid::s4u::Host*> staging;  // GPU g's pinned host buffer
   std::vector<simgrid::s4u::Link*> links;    // indexed like Fabric::links()
+  std::vector<simgrid::s4u::Host*> switches; // endpoints 2n..: switch ports, then reduction engines
 
   [[nodiscard]] simgrid::s4u::Host* endpoint(int e) const {
     const int n = static_cast<int>(gpus.size());
-    return e < n ? gpus[e] : staging[e - n];
+    return e < n ? gpus[e] : e < 2 * n ? staging[e - n] : switches[e - 2 * n];
   }
 };
 

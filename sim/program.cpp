@@ -36,6 +36,8 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::kChain: return "chain";
     case Algorithm::kPairwise: return "pairwise";
     case Algorithm::kGrouped: return "grouped";
+    case Algorithm::kNvls: return "nvls";
+    case Algorithm::kMesh: return "mesh";
   }
   return "?";
 }

@@ -91,6 +91,7 @@ double concurrent_time(const std::vector<Flow>& flows, const Fabric& fabric) {
 
 ScheduleEstimate estimate(const Schedule& s, const Fabric& fabric) {
   ScheduleEstimate e;
+  e.step_s = s.setup_s;
   for (const RoundGroup& g : round_groups(s)) e.step_s += g.count * concurrent_time(g.flows, fabric);
   e.phase_s = concurrent_time(merged_flows(s), fabric);
   return e;

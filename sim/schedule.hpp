@@ -22,6 +22,7 @@ struct PipeEdge {
 
 struct Schedule {
   std::vector<PipeEdge> edges;
+  double setup_s = 0;  // a fixed cost paid once before the first round (NVLS synchronisation)
   [[nodiscard]] int rounds() const;  // rounds until the last chunk has crossed its last edge
 };
 

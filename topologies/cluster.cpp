@@ -41,6 +41,22 @@ NetTopology topology_from(const std::string& s) {
   return NetTopology::kSingleSwitch;
 }
 
+// Optional `achievable` (a fraction of the wire rate in (0, 1]) and its `achievable_source`.
+void read_achievable(FieldReader& r, std::optional<double>& fraction, std::string& source) {
+  fraction = r.opt_number("achievable", 0.0, 1.0);
+  const std::optional<std::string> stated_source = r.opt_text("achievable_source");
+  if (fraction && *fraction <= 0) {
+    r.error("achievable", "must be above 0 (a fraction of the wire rate in (0, 1])");
+    fraction.reset();
+  }
+  if (fraction) {
+    const Diagnostic at = r.locate("achievable", "");
+    source = stated_source.value_or(at.file + ":" + std::to_string(at.line));
+  } else if (stated_source) {
+    r.error("achievable_source", "only with achievable");
+  }
+}
+
 NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   const size_t problems_before = diags.size();
   NodeType n;
@@ -54,11 +70,20 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   n.intra.latency_s = intra.quantity("latency", Unit::kTime, Bound::kNonNegative);
   const std::optional<long> links = intra.opt_integer("links", 1, 18);
   const std::optional<double> uplink = intra.opt_quantity("uplink_bandwidth", Unit::kRate);
+  read_achievable(intra, n.intra.achievable, n.intra.achievable_source);
+  n.intra.switch_reduction_Bps = intra.opt_quantity("switch_reduction", Unit::kRate);
+  if (n.intra.switch_reduction_Bps) {
+    const Diagnostic at = intra.locate("switch_reduction", "");
+    n.intra.switch_reduction_source = intra.opt_text("switch_reduction_source").value_or(at.file + ":" + std::to_string(at.line));
+  } else if (const auto stray = intra.opt_text("switch_reduction_source")) {
+    intra.error("switch_reduction_source", "only with switch_reduction");
+  }
   intra.finish();
   FieldReader nic = r.child("nic");
   n.nic.count = static_cast<int>(nic.integer("count", 1, 64));
   n.nic.bandwidth_Bps = nic.quantity("bandwidth", Unit::kRate);
   n.nic.latency_s = nic.quantity("latency", Unit::kTime, Bound::kNonNegative);
+  read_achievable(nic, n.nic.achievable, n.nic.achievable_source);
   nic.finish();
   r.finish();
   if (!gpu.empty()) {
@@ -81,6 +106,9 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
     }
   } else if (links) {
     intra.error("links", "only an nvlink-mesh fabric has a number of links");
+  }
+  if (n.intra.switch_reduction_Bps && n.intra.fabric != IntraFabric::kNvswitch) {
+    intra.error("switch_reduction", "only an nvswitch fabric reduces in the switch");
   }
   if (n.intra.fabric == IntraFabric::kPcie) {
     if (!uplink) intra.error("fabric", "a pcie fabric needs uplink_bandwidth: the host bridge its GPUs share");

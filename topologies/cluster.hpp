@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,23 @@ struct IntraNodeSpec {
   double latency_s = 0;
   int links = 0;                    // nvlink-mesh: NVLinks per GPU (4: DGX-1 P100, 6: DGX-1 V100)
   double uplink_bandwidth_Bps = 0;  // pcie: the host bridge all GPUs of the node share
+  // Fraction of the wire rate that collectives achieve on these links, in (0, 1]; absent: the
+  // default of the link class (topologies/link_class.hpp). Its source: the file's
+  // `achievable_source`, else "<file>:<line>".
+  std::optional<double> achievable;
+  std::string achievable_source;
+  // nvswitch only: NVLink SHARP reduction throughput of the node (reduced bytes per second);
+  // absent: the default for the GPU generation (none before H100).
+  std::optional<double> switch_reduction_Bps;
+  std::string switch_reduction_source;
 };
 
 struct NicSpec {
   int count = 1;             // GPU i of a node uses NIC (i mod count)
   double bandwidth_Bps = 0;  // per NIC, per direction
   double latency_s = 0;
+  std::optional<double> achievable;  // as IntraNodeSpec::achievable, for the NICs
+  std::string achievable_source;
 };
 
 struct NodeType {

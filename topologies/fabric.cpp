@@ -12,6 +12,9 @@
 #include "topologies/fabric.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "topologies/link_class.hpp"
 
 namespace hetsim {
 
@@ -27,6 +30,7 @@ std::string_view link_kind_name(LinkKind k) {
     case LinkKind::kLeafUplink: return "leaf-uplink";
     case LinkKind::kSpine: return "spine";
     case LinkKind::kRailUplink: return "rail-uplink";
+    case LinkKind::kSwitchReduce: return "switch-reduce";
   }
   return "?";
 }
@@ -63,11 +67,11 @@ std::vector<std::array<int, 8>> disjoint_rings(const NodeType& node) {
 }
 
 int Fabric::add(std::string name, LinkKind kind, double bw, double lat, bool shared) {
-  links_.push_back({std::move(name), kind, bw, lat, shared});
+  links_.push_back({std::move(name), kind, bw, lat, shared, bw, 1.0});
   return static_cast<int>(links_.size()) - 1;
 }
 
-Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()) {
+Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.node_count()) {
   constexpr double kCrossbar = 1e15;  // a switch crossbar: only its latency matters
   const NetworkSpec& net = c.network;
   port_up_.assign(gpus_, -1);
@@ -79,9 +83,15 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()) {
   bridge_.assign(c.node_count(), -1);
   host_hop_.assign(c.node_count(), -1);
   mesh_.resize(c.node_count());
+  reduce_.assign(c.node_count(), -1);
   int gpu = 0;
   for (int node = 0; node < c.node_count(); ++node) {
     const NodeType& nt = c.node_types[c.node_type_of[node]];
+    // Links added for this node run at their class's achievable fraction of the wire rate.
+    const size_t first_link = links_.size();
+    const double intra_fraction = intra_achievable(nt).fraction;
+    const double nic_fraction = nic_achievable(nt).fraction;
+    const double pcie_fraction = pcie_achievable(nt).fraction;
     const std::string p = "node" + std::to_string(node) + ".";
     const IntraNodeSpec& in = nt.intra;
     if (in.fabric == IntraFabric::kPcie) bridge_[node] = add(p + "host-bridge", LinkKind::kHostBridge, in.uplink_bandwidth_Bps, in.latency_s);
@@ -114,6 +124,24 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()) {
       pcie_up_[gpu] = add(q + "pcie.tx", LinkKind::kPcie, pcie, 0);
       pcie_down_[gpu] = add(q + "pcie.rx", LinkKind::kPcie, pcie, 0);
     }
+    if (const SwitchReduction red = switch_reduction(nt); red.bandwidth_Bps > 0) {
+      reduce_[node] = add(p + "nvswitch.reduce", LinkKind::kSwitchReduce, red.bandwidth_Bps, red.latency_s);
+    }
+    for (size_t l = first_link; l < links_.size(); ++l) {
+      FabricLink& fl = links_[l];
+      double f = 1;
+      switch (fl.kind) {
+        case LinkKind::kGpuPort:
+        case LinkKind::kNvlink:
+        case LinkKind::kXgmi: f = intra_fraction; break;
+        case LinkKind::kPcie:
+        case LinkKind::kHostBridge: f = pcie_fraction; break;
+        case LinkKind::kNic: f = nic_fraction; break;
+        default: break;  // crossbars, and the reduction engine (its throughput is already achieved)
+      }
+      fl.achievable = f;
+      fl.bandwidth_Bps = fl.wire_Bps * f;
+    }
   }
   const double sw = net.switch_latency_s;
   switch (net.topology) {
@@ -125,8 +153,8 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()) {
       for (int l = 0; l < leaves; ++l) {
         double down = 0;  // what the leaf's nodes can inject
         for (int node = l * nodes_per_leaf_; node < std::min(c.node_count(), (l + 1) * nodes_per_leaf_); ++node) {
-          const NicSpec& nic = c.node_types[c.node_type_of[node]].nic;
-          down += nic.count * nic.bandwidth_Bps;
+          const NodeType& nt = c.node_types[c.node_type_of[node]];  // uplinks are links of the NICs' class
+          down += nt.nic.count * nt.nic.bandwidth_Bps * nic_achievable(nt).fraction;
         }
         const std::string p = "leaf" + std::to_string(l);
         leaf_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
@@ -142,8 +170,8 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()) {
       for (int k = 0; k < rails; ++k) {
         double down = 0;
         for (int node = 0; node < c.node_count(); ++node) {
-          const NicSpec& nic = c.node_types[c.node_type_of[node]].nic;
-          if (k < nic.count) down += nic.bandwidth_Bps;
+          const NodeType& nt = c.node_types[c.node_type_of[node]];
+          if (k < nt.nic.count) down += nt.nic.bandwidth_Bps * nic_achievable(nt).fraction;
         }
         const std::string p = "rail" + std::to_string(k);
         rail_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
@@ -166,6 +194,7 @@ int Fabric::nic_index(int gpu) const {
 }
 
 bool Fabric::staged(int a, int b) const {
+  if (a >= gpus_ || b >= gpus_) return false;
   return !cluster_.network.cross_vendor_rdma && cluster_.device_of(a).vendor != cluster_.device_of(b).vendor;
 }
 
@@ -238,9 +267,29 @@ void Fabric::between_nodes(int a, int b, Route& r) const {
   }
 }
 
+void Fabric::switch_route(int sw, int gpu, bool to_switch, Route& r) const {
+  const bool reduce = sw >= 2 * gpus_ + nodes_;
+  const int node = reduce ? sw - 2 * gpus_ - nodes_ : sw - 2 * gpus_;
+  if (gpu >= gpus_ || node_of(gpu) != node || port_up_[gpu] < 0 || (to_switch && reduce) || reduce_[node] < 0) {
+    throw std::logic_error("Fabric: no route between switch endpoint " + std::to_string(sw) + " and endpoint " +
+                           std::to_string(gpu));
+  }
+  if (to_switch) {
+    append(r, port_up_[gpu]);
+    return;
+  }
+  if (reduce) append(r, reduce_[node]);
+  append(r, port_down_[gpu]);
+}
+
 void Fabric::route(int src, int dst, Route& r) const {
   r.links.clear();
   r.latency_s = 0;
+  if (is_switch(src) || is_switch(dst)) {
+    if (is_switch(dst)) switch_route(dst, src, true, r);
+    else switch_route(src, dst, false, r);
+    return;
+  }
   const bool src_gpu = src < gpus_, dst_gpu = dst < gpus_;
   const int a = src_gpu ? src : src - gpus_;
   const int b = dst_gpu ? dst : dst - gpus_;

@@ -4,7 +4,12 @@
 // (one direction); a physical full-duplex link is two of them.
 //
 // Endpoints: GPU g is endpoint g; the pinned host buffer that stages GPU g's cross-vendor
-// traffic is endpoint staging(g) = gpu_count + g.
+// traffic is endpoint staging(g) = gpu_count + g; on NVSwitch nodes, the switch itself as the
+// target of GPU stores and the source of multicasts is switch_port(node) = 2 gpu_count + node,
+// and its reduction engine (NVLink SHARP) is switch_reduce(node) = 2 gpu_count + nodes + node.
+//
+// Link bandwidths are what collectives achieve: the wire rate times the link class's achievable
+// fraction (topologies/link_class.hpp); each link keeps its wire rate and fraction for reports.
 #pragma once
 
 #include <array>
@@ -15,15 +20,17 @@
 
 namespace hetsim {
 
-enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink };
+enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink, kSwitchReduce };
 [[nodiscard]] std::string_view link_kind_name(LinkKind k);
 
 struct FabricLink {
   std::string name;
   LinkKind kind = LinkKind::kSwitch;
-  double bandwidth_Bps = 0;
+  double bandwidth_Bps = 0;  // achievable: wire_Bps * achievable
   double latency_s = 0;
   bool shared = true;  // false: a fat pipe (switch crossbar), every flow gets the full bandwidth
+  double wire_Bps = 0;
+  double achievable = 1;
 };
 
 struct Route {
@@ -37,11 +44,18 @@ class Fabric {
 
   [[nodiscard]] const std::vector<FabricLink>& links() const { return links_; }
   [[nodiscard]] int gpu_count() const { return gpus_; }
-  [[nodiscard]] int endpoint_count() const { return 2 * gpus_; }
+  [[nodiscard]] int endpoint_count() const { return 2 * gpus_ + 2 * nodes_; }
   [[nodiscard]] int staging(int gpu) const { return gpus_ + gpu; }
+  [[nodiscard]] int switch_port(int node) const { return 2 * gpus_ + node; }
+  [[nodiscard]] int switch_reduce(int node) const { return 2 * gpus_ + nodes_ + node; }
+  [[nodiscard]] bool is_switch(int endpoint) const { return endpoint >= 2 * gpus_; }
+  // True when `node` reduces in its switch (NVLS): its switch endpoints have routes.
+  [[nodiscard]] bool has_switch_reduction(int node) const { return reduce_[node] >= 0; }
 
   // The links from endpoint `src` to endpoint `dst` (src != dst). GPU-to-GPU routes between
-  // vendors without RDMA are not direct: use staged() and route the three legs.
+  // vendors without RDMA are not direct: use staged() and route the three legs. Switch
+  // endpoints route only to and from the GPUs of their node: GPU -> switch_port (GPU port up),
+  // switch_port -> GPU (port down), switch_reduce -> GPU (reduction engine, port down).
   void route(int src, int dst, Route& out) const;
   [[nodiscard]] Route route(int src, int dst) const;
   // True when data from GPU `a` to GPU `b` is staged through host memory (NVIDIA <-> AMD
@@ -61,8 +75,12 @@ class Fabric {
   void between_nodes(int a, int b, Route& r) const;          // switch fabric, NIC of a to NIC of b
   [[nodiscard]] int nic_index(int gpu) const;
 
+  void switch_route(int sw, int gpu, bool to_switch, Route& r) const;
+
   const Cluster& cluster_;
   int gpus_ = 0;
+  int nodes_ = 0;
+  std::vector<int> reduce_;  // per node: NVLS reduction engine link, -1: none
   std::vector<FabricLink> links_;
   // Per GPU: intra-node port (nvswitch) and PCIe link, each direction.
   std::vector<int> port_up_, port_down_, pcie_up_, pcie_down_;

@@ -19,8 +19,12 @@ Cluster a100_cluster(int gpus) {
   nt.count = gpus / 8;
   nt.gpu = a100;
   nt.gpus_per_node = 8;
-  nt.intra = {IntraFabric::kNvswitch, 300e9, 1e-6};
-  nt.nic = {8, 25e9, 2e-6};
+  nt.intra.fabric = IntraFabric::kNvswitch;
+  nt.intra.bandwidth_Bps = 300e9;
+  nt.intra.latency_s = 1e-6;
+  nt.nic.count = 8;
+  nt.nic.bandwidth_Bps = 25e9;
+  nt.nic.latency_s = 2e-6;
   c.node_types = {nt};
   c.network.switch_latency_s = 1e-6;
   index_gpus(c);

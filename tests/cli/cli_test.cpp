@@ -137,7 +137,7 @@ TEST(Cli, HybridAblationSwitchesShapeTheCandidates) {
   for (const auto& c : candidates()) {
     EXPECT_EQ(c["kind"], "hybrid");
     const std::string shape = c["shape"];
-    EXPECT_EQ(shape.substr(shape.size() - 5), "gpipe") << shape;
+    EXPECT_NE(shape.find(", gpipe"), std::string::npos) << shape;  // the shape may go on (", micro-batch 4")
   }
   // The chosen hybrid plan's trace has each GPU's compute, pipeline and gradient tracks (and TP
   // tracks where its stages use TP).

@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "base/data_dir.hpp"
 #include "test_support.hpp"
+#include "topologies/link_class.hpp"
 
 namespace hetsim {
 namespace {
@@ -40,6 +44,43 @@ TEST(Cluster, HapTestbedHasSlowNetwork) {
   const Cluster c = load_cluster(test::shipped("topologies", "hap-v100-p100"));
   EXPECT_EQ(c.gpu_count(), 64);
   EXPECT_DOUBLE_EQ(c.node_types[0].nic.bandwidth_Bps, 1.3e9);  // 10.4 Gbit/s
+}
+
+TEST(Cluster, AchievableDefaultsToTheLinkClassTable) {
+  const Cluster c = load_cluster(test::shipped("topologies", "h100-mi300x"));
+  EXPECT_FALSE(c.node_types[0].intra.achievable.has_value());  // not stated: the table's default
+  const Achievable h100 = intra_achievable(c.node_types[0]);
+  EXPECT_EQ(h100.link_class, LinkClass::kNvlink4);
+  EXPECT_DOUBLE_EQ(h100.fraction, 370.0 / 450);
+  EXPECT_NE(h100.source.find("nccl-tests issue #212"), std::string::npos);
+  EXPECT_EQ(intra_achievable(c.node_types[1]).link_class, LinkClass::kXgmi);
+  EXPECT_EQ(nic_achievable(c.node_types[1]).link_class, LinkClass::kNic);
+  EXPECT_GT(switch_reduction(c.node_types[0]).bandwidth_Bps, 0);
+  EXPECT_EQ(switch_reduction(c.node_types[1]).bandwidth_Bps, 0);
+  for (const AchievableDefault& row : achievable_table()) {  // every row in (0, 1] with a source
+    EXPECT_GT(row.fraction, 0);
+    EXPECT_LE(row.fraction, 1);
+    EXPECT_FALSE(row.source.empty());
+  }
+}
+
+TEST(Cluster, StatedAchievableOverridesTheDefaultAndNamesItsSource) {
+  const auto file = std::filesystem::temp_directory_path() / "hetsim_achievable_cluster.yaml";
+  std::ofstream(file) << "name: stated\n"
+                         "node_types:\n"
+                         "  - name: n\n"
+                         "    count: 1\n"
+                         "    gpu: H100-SXM5-80GB\n"
+                         "    gpus_per_node: 8\n"
+                         "    intra_node: {fabric: nvswitch, bandwidth: 450GBps, latency: 1us, achievable: 0.75, switch_reduction: 200GBps}\n"
+                         "    nic: {count: 8, bandwidth: 400Gbps, latency: 2us, achievable: 0.9, achievable_source: \"ib_write_bw, our lab\"}\n"
+                         "network: {topology: single-switch, switch_latency: 1us}\n";
+  const Cluster c = load_cluster(file);
+  std::filesystem::remove(file);
+  EXPECT_DOUBLE_EQ(intra_achievable(c.node_types[0]).fraction, 0.75);
+  EXPECT_NE(intra_achievable(c.node_types[0]).source.find(":7"), std::string::npos);  // file:line
+  EXPECT_EQ(nic_achievable(c.node_types[0]).source, "ib_write_bw, our lab");
+  EXPECT_DOUBLE_EQ(switch_reduction(c.node_types[0]).bandwidth_Bps, 200e9);
 }
 
 }  // namespace

@@ -8,12 +8,20 @@
 #include <set>
 
 #include "test_support.hpp"
+#include "topologies/link_class.hpp"
 
 namespace hetsim {
 namespace {
 
 using test::fixture_cluster;
 using test::shipped_cluster;
+
+// The smallest wire rate on a route: what the wiring gives, before achievable fractions.
+double wire_bottleneck(const Fabric& f, const Route& r) {
+  double b = 1e300;
+  for (int l : r.links) b = std::min(b, f.links()[l].wire_Bps);
+  return b;
+}
 
 std::vector<LinkKind> kinds(const Fabric& f, const Route& r) {
   std::vector<LinkKind> out;
@@ -26,7 +34,7 @@ TEST(Fabric, NvswitchIsAStarOfGpuPorts) {
   const Fabric f(c);
   const Route r = f.route(0, 5);
   EXPECT_EQ(kinds(f, r), (std::vector<LinkKind>{LinkKind::kGpuPort, LinkKind::kGpuPort}));
-  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(r), 300e9);
+  EXPECT_DOUBLE_EQ(wire_bottleneck(f, r), 300e9);
   EXPECT_NEAR(r.latency_s, 1e-6, 1e-15);
 }
 
@@ -35,11 +43,11 @@ TEST(Fabric, Dgx1V100MeshUsesDirectNvlinksOrTheHost) {
   const Fabric f(c);
   const Route double_link = f.route(16 + 0, 16 + 3);  // NV2: 2 x 25 GB/s
   EXPECT_EQ(kinds(f, double_link), std::vector<LinkKind>{LinkKind::kNvlink});
-  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(double_link), 50e9);
-  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(f.route(16 + 0, 16 + 1)), 25e9);  // NV1
+  EXPECT_DOUBLE_EQ(wire_bottleneck(f, double_link), 50e9);
+  EXPECT_DOUBLE_EQ(wire_bottleneck(f, f.route(16 + 0, 16 + 1)), 25e9);  // NV1
   const Route no_link = f.route(16 + 0, 16 + 5);  // not wired: PCIe -> host -> PCIe
   EXPECT_EQ(kinds(f, no_link), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kSwitch, LinkKind::kPcie}));
-  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(no_link), 16e9);
+  EXPECT_DOUBLE_EQ(wire_bottleneck(f, no_link), 16e9);
   const auto& ring = dgx1_ring();  // every hop of the ring order is wired
   for (size_t i = 0; i < ring.size(); ++i) EXPECT_GT(dgx1_nvlinks(6, ring[i], ring[(i + 1) % 8]), 0);
   int per_gpu = 0;
@@ -50,7 +58,7 @@ TEST(Fabric, Dgx1V100MeshUsesDirectNvlinksOrTheHost) {
 TEST(Fabric, Dgx1P100MeshHasSingleLinks) {
   const Cluster c = shipped_cluster("hap-v100-p100");  // GPUs 16.. are P100
   const Fabric f(c);
-  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(f.route(16 + 0, 16 + 4)), 20e9);  // 80 GB/s over 4 links
+  EXPECT_DOUBLE_EQ(wire_bottleneck(f, f.route(16 + 0, 16 + 4)), 20e9);  // 80 GB/s over 4 links
   EXPECT_EQ(kinds(f, f.route(16 + 1, 16 + 4))[0], LinkKind::kPcie);
 }
 
@@ -59,7 +67,7 @@ TEST(Fabric, XgmiMeshHasOneLinkPerPeer) {
   const Fabric f(c);
   const Route r = f.route(2, 6);
   EXPECT_EQ(kinds(f, r), std::vector<LinkKind>{LinkKind::kXgmi});
-  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(r), 64e9);
+  EXPECT_DOUBLE_EQ(wire_bottleneck(f, r), 64e9);
   EXPECT_NE(f.route(2, 6).links, f.route(2, 7).links);  // distinct links, no shared switch
 }
 
@@ -81,8 +89,8 @@ TEST(Fabric, FatTreeCrossesTheSpineOnlyBetweenLeaves) {
   EXPECT_EQ(kinds(f, same_leaf), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
   EXPECT_EQ(kinds(f, cross), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kLeafUplink, LinkKind::kSpine,
                                                     LinkKind::kLeafUplink, LinkKind::kNic, LinkKind::kPcie}));
-  // Leaf uplink: 2 nodes x 8 NICs x 25 GB/s / 2.
-  EXPECT_DOUBLE_EQ(f.links()[cross.links[2]].bandwidth_Bps, 200e9);
+  // Leaf uplink: 2 nodes x 8 NICs x 25 GB/s / 2, at the NICs' achievable fraction (same link class).
+  EXPECT_DOUBLE_EQ(f.links()[cross.links[2]].bandwidth_Bps, 200e9 * nic_achievable(c.node_types[0]).fraction);
   EXPECT_NEAR(cross.latency_s - same_leaf.latency_s, 2e-6, 1e-15);  // two more switch hops
 }
 
@@ -133,6 +141,31 @@ TEST(Fabric, DisjointRingsUseEveryMeshLinkOnce) {
   }
   EXPECT_EQ(pairs.size(), 24u);
   EXPECT_TRUE(disjoint_rings(load_cluster(test::shipped("topologies", "a100-8x8")).node_types[0]).empty());
+}
+
+TEST(Fabric, LinksRunAtTheirClassFraction) {
+  // A100 NVSwitch ports at NVLink3's fraction, NICs and uplinks at the NIC's, PCIe at PCIe's.
+  const Cluster c = shipped_cluster("a100-8x8");
+  const Fabric f(c);
+  const double nvlink3 = intra_achievable(c.node_types[0]).fraction;
+  EXPECT_EQ(intra_achievable(c.node_types[0]).link_class, LinkClass::kNvlink3);
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(f.route(0, 5)), 300e9 * nvlink3);
+  const Route across = f.route(0, 8);  // PCIe 32 GB/s, NIC 25 GB/s
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(across), std::min(32e9 * pcie_achievable(c.node_types[0]).fraction,
+                                                      25e9 * nic_achievable(c.node_types[0]).fraction));
+  for (const FabricLink& l : f.links()) EXPECT_DOUBLE_EQ(l.bandwidth_Bps, l.wire_Bps * l.achievable) << l.name;
+}
+
+TEST(Fabric, SwitchEndpointsExistOnlyWhereTheSwitchReduces) {
+  const Cluster h100 = shipped_cluster("h100-mi300x");  // nodes 0, 1: DGX H100; 2, 3: MI300X
+  const Fabric f(h100);
+  EXPECT_TRUE(f.has_switch_reduction(0));
+  EXPECT_FALSE(f.has_switch_reduction(2));
+  EXPECT_EQ(kinds(f, f.route(3, f.switch_port(0))), std::vector<LinkKind>{LinkKind::kGpuPort});
+  EXPECT_EQ(kinds(f, f.route(f.switch_reduce(0), 3)), (std::vector<LinkKind>{LinkKind::kSwitchReduce, LinkKind::kGpuPort}));
+  EXPECT_THROW((void)f.route(20, f.switch_port(0)), std::logic_error);  // not a GPU of node 0
+  const Fabric a100(shipped_cluster("a100-8x8"));
+  EXPECT_FALSE(a100.has_switch_reduction(0));  // NVSwitch gen2 has no NVLink SHARP
 }
 
 }  // namespace

@@ -9,11 +9,13 @@
 #include "sim/collective.hpp"
 #include "sim/executor.hpp"
 #include "test_support.hpp"
+#include "topologies/link_class.hpp"
 
 namespace hetsim {
 namespace {
 
-constexpr double kNicBps = 10e9 / 8;  // bytes per second
+// 10 Gb/s NICs at the NIC class's achievable fraction (topologies/link_class.hpp), bytes per second.
+const double kNicBps = 10e9 / 8 * achievable_table()[static_cast<int>(LinkClass::kNic)].fraction;
 
 class ReshardSim : public ::testing::Test {
  protected:

@@ -1,0 +1,108 @@
+// File: sim/channel_schedules.cpp
+#include "sim/channel_schedules.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "topologies/link_class.hpp"
+
+namespace hetsim {
+
+std::vector<std::vector<int>> members_by_node(const std::vector<int>& ordered, const Cluster& c) {
+  std::vector<std::vector<int>> nodes;
+  for (int g : ordered) {
+    if (nodes.empty() || c.gpus[nodes.back().front()].node != c.gpus[g].node) nodes.emplace_back();
+    nodes.back().push_back(g);
+  }
+  for (const auto& n : nodes) {
+    if (n.size() != nodes.front().size()) return {};
+  }
+  return nodes;
+}
+
+std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes) {
+  const size_t m = nodes.front().size();
+  std::vector<std::vector<int>> rings(m);
+  for (size_t ch = 0; ch < m; ++ch) {
+    for (const auto& node : nodes) {  // enter at member ch, leave from member ch - 1
+      for (size_t j = 0; j < m; ++j) rings[ch].push_back(node[(ch + j) % m]);
+    }
+  }
+  return rings;
+}
+
+void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes) {
+  const size_t n = ring.size();
+  if (n < 2 || steps <= 0) return;
+  for (size_t k = 0; k < n; ++k) s.edges.push_back({ring[k], ring[(k + 1) % n], 0, steps, bytes});
+}
+
+bool nvls_capable(const std::vector<int>& members, const Cluster& c) {
+  if (members.size() < 2) return false;
+  const int node = c.gpus[members.front()].node;
+  for (int g : members) {
+    if (c.gpus[g].node != node) return false;
+  }
+  return switch_reduction(c.node_type_of_gpu(members.front())).bandwidth_Bps > 0;
+}
+
+namespace {
+// Endpoint numbering of topologies/fabric.hpp: switch ports after the GPUs and staging buffers,
+// then the reduction engines.
+int switch_port(const Cluster& c, int node) { return 2 * c.gpu_count() + node; }
+int switch_reduce(const Cluster& c, int node) { return 2 * c.gpu_count() + c.node_count() + node; }
+}  // namespace
+
+void add_nvls_reduce_scatter(Schedule& s, const std::vector<int>& members, double bytes, const Cluster& c) {
+  const int node = c.gpus[members.front()].node;
+  const double m = static_cast<double>(members.size());
+  for (int g : members) {
+    s.edges.push_back({g, switch_port(c, node), 0, 1, bytes});          // the switch reads every slice
+    s.edges.push_back({switch_reduce(c, node), g, 0, 1, bytes / m});    // and returns the reduced one
+  }
+}
+
+void add_nvls_all_gather(Schedule& s, const std::vector<int>& members, double bytes, const Cluster& c) {
+  const int node = c.gpus[members.front()].node;
+  const double m = static_cast<double>(members.size());
+  for (int g : members) {
+    s.edges.push_back({g, switch_port(c, node), 0, 1, bytes / m});  // each GPU stores its slice once
+    s.edges.push_back({switch_port(c, node), g, 0, 1, bytes});      // multicast delivers all of them
+  }
+}
+
+void add_direct_exchange(Schedule& s, const std::vector<int>& members, double bytes) {
+  const double m = static_cast<double>(members.size());
+  for (int a : members) {
+    for (int b : members) {
+      if (a != b) s.edges.push_back({a, b, 0, 1, bytes / m});
+    }
+  }
+}
+
+Schedule pipelined(const std::vector<Schedule>& phases, int pieces) {
+  int most = 1;
+  for (const Schedule& p : phases) most = std::max(most, p.rounds());
+  const int rounds = std::max(1, pieces) * most;
+  Schedule out;
+  int delay = 0;
+  for (const Schedule& p : phases) {
+    if (p.edges.empty()) continue;
+    const double stretch = static_cast<double>(rounds) / p.rounds();
+    for (const PipeEdge& e : p.edges) {
+      const int chunks = std::max(1, static_cast<int>(std::lround(e.chunks * stretch)));
+      const int offset = static_cast<int>(std::lround(e.offset * stretch)) + delay;
+      out.edges.push_back({e.src, e.dst, offset, chunks, e.chunk_bytes * e.chunks / chunks});
+    }
+    out.setup_s = std::max(out.setup_s, p.setup_s);
+    ++delay;
+  }
+  return out;
+}
+
+int pipeline_pieces(double bytes, int max_rounds) {
+  const double pieces = std::floor(bytes / (std::max(1, max_rounds) * kPipelinePieceBytes));
+  return static_cast<int>(std::clamp(pieces, 1.0, static_cast<double>(kMaxPipelinePieces)));
+}
+
+}  // namespace hetsim

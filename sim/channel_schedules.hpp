@@ -1,0 +1,56 @@
+// File: sim/channel_schedules.hpp
+// The schedules NCCL/RCCL build beyond a single ring, as plain Schedule builders:
+//   channel rings   k rings over whole nodes, ring c entering every node at its c-th GPU and
+//                   leaving from the one before it, so every GPU's NIC carries one ring's
+//                   boundary crossing (NCCL's rail-aligned channels);
+//   NVLS            NVLink SHARP on NVSwitch nodes: each GPU stores its data into the switch,
+//                   the switch's reduction engine returns the reduced slice, multicast returns
+//                   the whole result (intra-node reduce-scatter + all-gather through the switch);
+//   mesh direct     on a full point-to-point mesh, reduce-scatter and all-gather as direct
+//                   sends to every peer at once, so all n-1 links of each GPU carry traffic;
+//   pipelining      phases of a hierarchical collective run concurrently on pieces of the
+//                   buffer (NCCL's ring/tree/NVLSTree pipeline through intra- and inter-node parts).
+#pragma once
+
+#include <vector>
+
+#include "sim/schedule.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+// Members grouped by node, in the given order; empty when nodes hold different member counts.
+[[nodiscard]] std::vector<std::vector<int>> members_by_node(const std::vector<int>& ordered, const Cluster& c);
+
+// `nodes.front().size()` channel rings over whole nodes (see above). Requires >= 2 nodes.
+[[nodiscard]] std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes);
+
+// Adds each ring (visiting members in order, wrapping) with `steps` chunks of `bytes`.
+void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes);
+
+// True when every member of `node_members` (all on one node) can use NVLS: an NVSwitch node
+// whose switch reduces (topologies/link_class.hpp: switch_reduction).
+[[nodiscard]] bool nvls_capable(const std::vector<int>& node_members, const Cluster& c);
+
+// NVLS inside one node over `members`, on a buffer of `bytes` per member:
+//   reduce-scatter: each GPU -> switch `bytes`; switch reduction engine -> each GPU bytes / m
+//   all-gather:     each GPU -> switch bytes / m; switch multicast -> each GPU `bytes`
+void add_nvls_reduce_scatter(Schedule& s, const std::vector<int>& members, double bytes, const Cluster& c);
+void add_nvls_all_gather(Schedule& s, const std::vector<int>& members, double bytes, const Cluster& c);
+
+// Direct reduce-scatter (or all-gather) among `members`: every GPU sends bytes / m to every
+// other member at once.
+void add_direct_exchange(Schedule& s, const std::vector<int>& members, double bytes);
+
+// The phases run as one pipeline on `pieces` pieces of the buffer: every phase is stretched to
+// the same number of rounds L = pieces x (the most rounds of any phase), carrying its bytes
+// evenly over them, and phase i starts i rounds after phase 0 (one round of fill per phase).
+[[nodiscard]] Schedule pipelined(const std::vector<Schedule>& phases, int pieces);
+
+// Pieces for pipelining `bytes` per GPU through phases of at most `max_rounds` rounds: chunks
+// of at least kPipelinePieceBytes, at most kMaxPipelinePieces.
+inline constexpr double kPipelinePieceBytes = 4.0 * 1024 * 1024;
+inline constexpr int kMaxPipelinePieces = 8;
+[[nodiscard]] int pipeline_pieces(double bytes, int max_rounds);
+
+}  // namespace hetsim

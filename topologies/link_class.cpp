@@ -1,0 +1,106 @@
+// File: topologies/link_class.cpp
+// The defaults table. Each fraction is of the per-direction wire rate that the cluster file
+// states; each row names where it comes from (a measurement, or "assumed").
+#include "topologies/link_class.hpp"
+
+namespace hetsim {
+
+std::string_view link_class_name(LinkClass c) {
+  switch (c) {
+    case LinkClass::kNvlink1: return "nvlink1";
+    case LinkClass::kNvlink2: return "nvlink2";
+    case LinkClass::kNvlink3: return "nvlink3";
+    case LinkClass::kNvlink4: return "nvlink4";
+    case LinkClass::kXgmi: return "xgmi";
+    case LinkClass::kPcie: return "pcie";
+    case LinkClass::kNic: return "nic";
+  }
+  return "?";
+}
+
+const std::vector<AchievableDefault>& achievable_table() {
+  static const std::vector<AchievableDefault> table{
+      {LinkClass::kNvlink1, 0.80, "assumed: no public per-link collective measurement found; NVLink3/4 protocol overhead (~20 %)"},
+      {LinkClass::kNvlink2, 0.80, "assumed: no public per-link collective measurement found; NVLink3/4 protocol overhead (~20 %)"},
+      {LinkClass::kNvlink3, 235.0 / 300,
+       "NCCL's tuning model caps Ampere (sm80) NVLink bus bandwidth at 235 GB/s of 300 (NVIDIA/nccl "
+       "src/graph/tuning.cc, `if (compCap80) busBw = std::min(busBw, 235.0f)`)"},
+      {LinkClass::kNvlink4, 370.0 / 450,
+       "NCCL maintainer: 'effective NVLink bandwidth of 370GB/s' of the 450 GB/s line rate, seen as busbw of "
+       "non-allreduce operations (NVIDIA/nccl-tests issue #212; NVIDIA/nccl issue #1442)"},
+      {LinkClass::kXgmi, 46.5 / 64,
+       "TransferBench on MI300X: 45-48 GB/s per xGMI link of 64 GB/s (ROCm/rocm-blogs, mi300x-rccl-xgmi); midpoint"},
+      {LinkClass::kPcie, 0.80, "assumed: PCIe TLP/DLLP overhead, typical host-device copy rate (~26 of 32 GB/s on Gen4 x16)"},
+      {LinkClass::kNic, 0.92, "assumed: RDMA NIC (InfiniBand / RoCE) payload rate under NCCL, ~92 % of line rate"},
+  };
+  return table;
+}
+
+namespace {
+
+Achievable from_table(LinkClass c) {
+  for (const AchievableDefault& row : achievable_table()) {
+    if (row.link_class == c) return {row.fraction, c, "default for " + std::string(link_class_name(c)) + ": " + std::string(row.source)};
+  }
+  return {1.0, c, "wire rate"};
+}
+
+Achievable stated_or(const std::optional<double>& stated, const std::string& stated_source, LinkClass c) {
+  if (!stated) return from_table(c);
+  return {*stated, c, stated_source};
+}
+
+}  // namespace
+
+int nvlink_generation(const Device& gpu) {
+  if (gpu.vendor != Vendor::kNvidia) return 0;
+  const std::string& n = gpu.name;
+  if (n.starts_with("P100")) return 1;
+  if (n.starts_with("V100")) return 2;
+  if (n.starts_with("A100") || n.starts_with("A800")) return 3;
+  if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("H800") || n.starts_with("H20")) return 4;
+  return 0;
+}
+
+Achievable intra_achievable(const NodeType& node) {
+  LinkClass c = LinkClass::kPcie;
+  switch (node.intra.fabric) {
+    case IntraFabric::kXgmiMesh: c = LinkClass::kXgmi; break;
+    case IntraFabric::kPcie: c = LinkClass::kPcie; break;
+    case IntraFabric::kNvswitch:
+    case IntraFabric::kNvlinkMesh: {
+      const int gen = nvlink_generation(node.gpu);
+      c = gen == 1 ? LinkClass::kNvlink1 : gen == 2 ? LinkClass::kNvlink2 : gen == 4 ? LinkClass::kNvlink4 : LinkClass::kNvlink3;
+      break;
+    }
+  }
+  return stated_or(node.intra.achievable, node.intra.achievable_source, c);
+}
+
+Achievable nic_achievable(const NodeType& node) {
+  return stated_or(node.nic.achievable, node.nic.achievable_source, LinkClass::kNic);
+}
+
+Achievable pcie_achievable(const NodeType& node) {
+  if (node.intra.fabric == IntraFabric::kPcie) return intra_achievable(node);  // the fabric is these links
+  return from_table(LinkClass::kPcie);
+}
+
+SwitchReduction switch_reduction(const NodeType& node) {
+  if (node.intra.fabric != IntraFabric::kNvswitch) return {};
+  // NCCL's NVLS latency (Simple protocol) on NVLink: hwLat[NVLINK][NVLS][SIMPLE] = 23 us in
+  // NVIDIA/nccl src/graph/tuning.cc (2.19 and later).
+  constexpr double kNvlsLatency = 23e-6;
+  if (node.intra.switch_reduction_Bps) {
+    return {*node.intra.switch_reduction_Bps, kNvlsLatency, node.intra.switch_reduction_source};
+  }
+  if (nvlink_generation(node.gpu) != 4) return {};
+  // Third-generation NVSwitch (HGX H100/H200): the NCCL maintainer gives the NVLS all-reduce peak on
+  // 8 GPUs as algbw ~275 GB/s (busbw ~480), NVIDIA/nccl-tests issue #212; NVIDIA/nccl issue #1455
+  // measures algbw 258-273 GB/s on 5-8 H100. Fitted on those 8 x H100 measurements.
+  return {275e9, kNvlsLatency,
+          "default for NVSwitch gen3 (H100/H200): 275 GB/s of reduced data per node, fitted on 8 x H100 NVLS "
+          "all-reduce (algbw ~275 GB/s, NVIDIA/nccl-tests #212; 258-273 GB/s, NVIDIA/nccl #1455)"};
+}
+
+}  // namespace hetsim
