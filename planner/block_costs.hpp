@@ -30,8 +30,14 @@ struct BlockCost {
 
 // The dtype the whole job computes in: the model's if every GPU type supports it, else its stated
 // fallback (gradients of one job must share a format). Throws InputError naming the model's
-// training.dtype (file:line:col) and the device when neither is supported everywhere.
+// training.dtype (file:line:col) and the device when neither is supported everywhere. Logs a
+// warning when training.attention asks for `flash` on a GPU type without a fused attention kernel
+// (that type falls back to the unfused path, as `auto` does).
 [[nodiscard]] DType resolve_dtype(const ModelSpec& model, const Cluster& cluster);
+
+// Kernels every GPU type of the cluster has (one graph for all devices, as the SPMD planner uses):
+// flash attention only where all have it.
+[[nodiscard]] KernelSupport cluster_kernel_support(const Cluster& cluster);
 
 // Bytes held per parameter for weights, gradients and optimizer state (mixed precision keeps an
 // fp32 master copy; Adam keeps two fp32 moments, SGD one momentum).
