@@ -40,11 +40,13 @@ struct BlockCost {
 [[nodiscard]] KernelSupport cluster_kernel_support(const Cluster& cluster);
 
 // Bytes held per parameter for weights, gradients and optimizer state (mixed precision keeps an
-// fp32 master copy; Adam keeps two fp32 moments, SGD one momentum).
+// fp32 master copy; Adam keeps two fp32 moments, SGD one momentum): 16 for mixed-precision Adam,
+// ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes). Megatron's fp32 gradient
+// accumulation (--accumulate-allreduce-grads-in-fp32) would hold 18; hetsim keeps 16-bit gradients.
 [[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
 
 // Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
-// allocator slack). A stated assumption, not a measurement.
+// allocator slack). A stated assumption, not a measurement: no sourced per-vendor figure found.
 inline constexpr double kRuntimeReserveBytes = 1024.0 * 1024 * 1024;
 
 }  // namespace hetsim
