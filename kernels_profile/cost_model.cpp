@@ -37,7 +37,8 @@ std::string table_kernel(OpKind kind, Pass pass) {
     case OpKind::kEmbedding: return "embedding" + suffix;
     case OpKind::kActivation:
     case OpKind::kResidual:
-    case OpKind::kPool: return "gelu" + suffix;  // elementwise: by bytes moved
+    case OpKind::kPool:
+    case OpKind::kDropout: return "gelu" + suffix;  // elementwise: by bytes moved
     case OpKind::kMoeDispatch:
     case OpKind::kMoeCombine: return "copy";
     default: return "gemm";
@@ -52,17 +53,52 @@ CostModel CostModel::shipped(const std::string& layer_profile_path) {
 }
 
 double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pass pass) const {
-  // Matrix products run at the dtype's tensor-core peak; other arithmetic at the fp32 vector peak.
-  const double rate = is_matmul(op.kind) ? device.peak(dtype) * device.efficiency.matmul
-                                         : device.peak(DType::kFp32) * device.efficiency.vector;
-  if (pass == Pass::kForward) return roofline(device, op.fwd_flops, op.fwd_bytes, rate);
-  double s = roofline(device, op.bwd_flops, op.bwd_bytes, rate);
-  if (op.recompute_flops > 0) s += roofline(device, op.recompute_flops, op.fwd_bytes, rate);
+  if (!is_matmul(op.kind)) {  // other arithmetic at the fp32 vector peak
+    const double rate = device.peak(DType::kFp32) * device.efficiency.vector;
+    if (pass == Pass::kForward) return roofline(device, op.fwd_flops, op.fwd_bytes, rate);
+    double s = roofline(device, op.bwd_flops, op.bwd_bytes, rate);
+    if (op.recompute_flops > 0) s += roofline(device, op.recompute_flops, op.fwd_bytes, rate);
+    return s;
+  }
+  // Matrix products at the dtype's tensor-core peak times the efficiency of their shape
+  // (gemm_efficiency.hpp); an op without a shape at the device's efficiency.matmul.
+  const double peak = device.peak(dtype);
+  auto seconds = [&](double flops, const GemmShape& g) {
+    const double eff = g.m > 0 ? gemm_efficiency(device.gemm, device.efficiency.matmul, g) : device.efficiency.matmul;
+    return flops / (peak * eff);
+  };
+  const GemmShape& g = op.gemm;
+  const double memory_bw = device.memory_bandwidth_Bps * device.efficiency.memory;
+  auto bounded = [&](double compute_s, double bytes) {
+    return std::max(compute_s, bytes / memory_bw) + device.efficiency.kernel_launch_s;
+  };
+  if (pass == Pass::kForward) return bounded(seconds(op.fwd_flops, g), op.fwd_bytes);
+  double compute_s = 0;
+  if (op.kind == OpKind::kFlashAttention) {  // one fused kernel, scores recomputed inside
+    compute_s = seconds(op.bwd_flops + op.bwd_recompute_flops, g);
+  } else {  // input gradient (b, m, k, n) and weight gradient (b, k, n, m), half the FLOPs each
+    compute_s = seconds(0.5 * op.bwd_flops, {g.batch, g.m, g.k, g.n}) + seconds(0.5 * op.bwd_flops, {g.batch, g.k, g.n, g.m});
+  }
+  double s = bounded(compute_s, op.bwd_bytes);
+  if (op.recompute_flops > 0) s += bounded(seconds(op.recompute_flops, g), op.fwd_bytes);
   return s;
 }
 
 std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const {
   if (tables_ == nullptr) return std::nullopt;
+  if (op.kind == OpKind::kFlashAttention) {  // measured fused kernels (batch = b x heads, m = n = s, k = d)
+    const KernelSeries* s = tables_->find(device.name, pass == Pass::kForward ? "attention_fwd" : "attention_bwd", dtype);
+    if (s == nullptr) return std::nullopt;
+    std::optional<KernelEstimate> e = s->gemm(op.gemm);
+    if (e && pass == Pass::kBackward && op.recompute_flops > 0) {
+      const KernelSeries* f = tables_->find(device.name, "attention_fwd", dtype);
+      const std::optional<KernelEstimate> re = f != nullptr ? f->gemm(op.gemm) : std::nullopt;
+      if (!re) return std::nullopt;
+      e->seconds += re->seconds;
+      e->source = weaker(e->source, re->source);
+    }
+    return e;
+  }
   if (is_matmul(op.kind)) {
     const KernelSeries* s = tables_->find(device.name, "gemm", dtype);
     if (s == nullptr) return std::nullopt;

@@ -1,6 +1,8 @@
 // File: kernels_profile/device.cpp
 #include "kernels_profile/device.hpp"
 
+#include <cmath>
+
 #include "base/data_dir.hpp"
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
@@ -35,6 +37,28 @@ Device load_device(const std::filesystem::path& path) {
   d.efficiency.kernel_launch_s = eff.quantity("kernel_launch", Unit::kTime, Bound::kNonNegative);
   d.efficiency.source = eff.text("source");
   eff.finish();
+  if (std::optional<FieldReader> mm = r.opt_child("matmul")) {
+    d.gemm.compute_units = mm->integer("compute_units", 1, 100000);
+    if (auto tile = mm->opt_numbers("tile", 1, 4096)) {
+      if (tile->size() != 2) mm->error("tile", "needs two whole numbers [rows, columns]");
+      else {
+        d.gemm.tile_m = std::lround((*tile)[0]);
+        d.gemm.tile_n = std::lround((*tile)[1]);
+      }
+    }
+    d.gemm.k_half = mm->opt_number("k_half", 0, 1e6).value_or(d.gemm.k_half);
+    if (auto ref = mm->opt_numbers("reference", 1, 1e7)) {
+      if (ref->size() != 3) mm->error("reference", "needs three whole numbers [m, n, k]");
+      else d.gemm.reference = {1, std::lround((*ref)[0]), std::lround((*ref)[1]), std::lround((*ref)[2])};
+    }
+    d.gemm_source = mm->text("source");
+    mm->finish();
+  }
+  if (std::optional<FieldReader> fa = r.opt_child("flash_attention")) {
+    d.flash_attention = fa->opt_flag("supported").value_or(false);
+    d.flash_attention_source = fa->text("source");
+    fa->finish();
+  }
   r.finish();
   const std::string stem = std::filesystem::path(d.file).stem().string();
   if (!d.name.empty() && d.name != stem) {

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels_profile/gemm_efficiency.hpp"
 #include "workloads/dtype.hpp"
+#include "workloads/op_graph.hpp"
 
 namespace hetsim {
 
@@ -35,7 +37,13 @@ struct Device {
   std::string collective_library;     // nccl | rccl
   std::string source;                 // datasheet(s) the figures came from
   Efficiency efficiency;
+  GemmModel gemm;                     // `matmul` block: shape-dependent GEMM efficiency (none: constant)
+  std::string gemm_source;
+  bool flash_attention = false;       // a fused (flash) attention kernel exists for this GPU
+  std::string flash_attention_source;
   std::string file;
+
+  [[nodiscard]] KernelSupport kernel_support() const { return KernelSupport{flash_attention}; }
 
   [[nodiscard]] bool supports(DType t) const { return peak_flops.contains(t); }
   // Peak of `t`; throws std::out_of_range if unsupported (callers check supports() first).

@@ -2,6 +2,7 @@
 #include "planner/block_costs.hpp"
 
 #include "base/input_error.hpp"
+#include "base/log.hpp"
 
 namespace hetsim {
 
@@ -37,7 +38,33 @@ std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, c
   return blocks;
 }
 
+KernelSupport cluster_kernel_support(const Cluster& cluster) {
+  KernelSupport k{!cluster.node_types.empty()};
+  for (const NodeType& nt : cluster.node_types) k.flash_attention = k.flash_attention && nt.gpu.flash_attention;
+  return k;
+}
+
+namespace {
+
+// `attention: flash` on a GPU type without a fused kernel: that type runs the unfused path
+// (uses_flash_attention()); said once per plan, on stderr.
+void check_attention(const ModelSpec& model, const Cluster& cluster) {
+  if (model.training.attention != AttentionKernel::kFlash) return;
+  for (const NodeType& nt : cluster.node_types) {
+    if (nt.gpu.flash_attention) continue;
+    const Diagnostic& d = model.attention_location;
+    std::string msg = d.file;
+    msg.append(":").append(std::to_string(d.line)).append(":").append(std::to_string(d.column));
+    msg.append(": warning: training.attention: flash is not available on ").append(nt.gpu.name);
+    msg.append(" (node type ").append(nt.name).append("); it runs the unfused attention path");
+    log_info(msg);
+  }
+}
+
+}  // namespace
+
 DType resolve_dtype(const ModelSpec& model, const Cluster& cluster) {
+  check_attention(model, cluster);
   auto first_lacking = [&](DType t) -> const NodeType* {
     for (const NodeType& nt : cluster.node_types) {
       if (!nt.gpu.supports(t)) return &nt;

@@ -30,15 +30,23 @@ struct BlockCost {
 
 // The dtype the whole job computes in: the model's if every GPU type supports it, else its stated
 // fallback (gradients of one job must share a format). Throws InputError naming the model's
-// training.dtype (file:line:col) and the device when neither is supported everywhere.
+// training.dtype (file:line:col) and the device when neither is supported everywhere. Logs a
+// warning when training.attention asks for `flash` on a GPU type without a fused attention kernel
+// (that type falls back to the unfused path, as `auto` does).
 [[nodiscard]] DType resolve_dtype(const ModelSpec& model, const Cluster& cluster);
 
+// Kernels every GPU type of the cluster has (one graph for all devices, as the SPMD planner uses):
+// flash attention only where all have it.
+[[nodiscard]] KernelSupport cluster_kernel_support(const Cluster& cluster);
+
 // Bytes held per parameter for weights, gradients and optimizer state (mixed precision keeps an
-// fp32 master copy; Adam keeps two fp32 moments, SGD one momentum).
+// fp32 master copy; Adam keeps two fp32 moments, SGD one momentum): 16 for mixed-precision Adam,
+// ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes). Megatron's fp32 gradient
+// accumulation (--accumulate-allreduce-grads-in-fp32) would hold 18; hetsim keeps 16-bit gradients.
 [[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
 
 // Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
-// allocator slack). A stated assumption, not a measurement.
+// allocator slack). A stated assumption, not a measurement: no sourced per-vendor figure found.
 inline constexpr double kRuntimeReserveBytes = 1024.0 * 1024 * 1024;
 
 }  // namespace hetsim

@@ -49,7 +49,7 @@ class CostCache {
     const int t = cluster_.gpus[gpu].node_type;
     auto it = by_type_[t].find(micro_batch);
     if (it == by_type_[t].end()) {
-      const OpGraph graph = build_op_graph(model_, micro_batch, dtype_);
+      const OpGraph graph = build_op_graph(model_, micro_batch, dtype_, cluster_.node_types[t].gpu.kernel_support());
       it = by_type_[t].emplace(micro_batch, block_costs(graph, cluster_.node_types[t].gpu, cost_)).first;
     }
     return it->second;

@@ -22,6 +22,19 @@ std::string_view family_name(Family f) {
   return "?";
 }
 
+std::string_view attention_kernel_name(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kAuto: return "auto";
+    case AttentionKernel::kStandard: return "standard";
+    case AttentionKernel::kFlash: return "flash";
+  }
+  return "?";
+}
+
+bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash) {
+  return t.attention != AttentionKernel::kStandard && device_has_flash;
+}
+
 namespace {
 
 Family family_from(const std::string& s) {
@@ -107,7 +120,16 @@ void read_unet(FieldReader& r, ModelSpec& m) {
   m.vocab = 0;
 }
 
-TrainingSpec read_training(FieldReader r) {
+// Dropout as Megatron-LM (GPT: hidden and attention dropout 0.1) and BERT (Devlin et al.; DLE's
+// bert_configs/large.json: 0.1) train; Llama trains without dropout, ViT's default is none.
+double default_dropout(Family f) {
+  return f == Family::kGpt || f == Family::kBert || f == Family::kMoe ? 0.1 : 0.0;
+}
+
+bool has_dropout_ops(Family f) { return f != Family::kVgg && f != Family::kUnet; }
+bool has_mlm_head(Family f) { return f == Family::kBert || f == Family::kMoe; }
+
+TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
   const size_t problems_before = r.diagnostics().size();
   TrainingSpec t;
   t.global_batch = r.integer("global_batch", 1);
@@ -118,7 +140,19 @@ TrainingSpec read_training(FieldReader r) {
                                                                                      : Optimizer::kAdam;
   t.recompute = r.opt_choice("recompute", {"none", "full"}).value_or("none") == "full" ? Recompute::kFull
                                                                                       : Recompute::kNone;
-  t.flash_attention = r.opt_choice("attention", {"standard", "flash"}).value_or("standard") == "flash";
+  const std::string attention = r.opt_choice("attention", {"auto", "standard", "flash"}).value_or("auto");
+  t.attention = attention == "flash"      ? AttentionKernel::kFlash
+                : attention == "standard" ? AttentionKernel::kStandard
+                                          : AttentionKernel::kAuto;
+  // Families without dropout or MLM ops leave those keys unknown (an error, not silently ignored).
+  if (has_dropout_ops(family)) t.dropout = r.opt_number("dropout", 0.0, 0.99).value_or(default_dropout(family));
+  if (has_mlm_head(family)) {
+    const long fallback = std::max(1L, std::lround(0.15 * static_cast<double>(seq_len)));
+    t.masked_positions = r.opt_integer("masked_positions", 1).value_or(fallback);
+    if (seq_len > 0 && t.masked_positions > seq_len) {
+      r.error("masked_positions", std::to_string(t.masked_positions) + " is more than seq_len " + std::to_string(seq_len));
+    }
+  }
   r.finish();
   if (r.diagnostics().size() != problems_before) return t;  // cross-field checks only on well-formed fields
   if (t.micro_batch > t.global_batch) {
@@ -195,7 +229,8 @@ ModelSpec load_model(const std::filesystem::path& path) {
   if (m.family == Family::kMoe) m.experts = m.experts_per_device;  // until resolve_experts() knows the cluster
   FieldReader training = r.child("training");
   m.dtype_location = training.locate("dtype", "");
-  m.training = read_training(training);
+  m.attention_location = training.locate("attention", "");
+  m.training = read_training(training, m.family, m.seq_len);
   const bool shapes_read = diags.empty();
   if (shapes_read && m.family != Family::kUnet && m.heads > 0 && m.hidden % m.heads != 0) {
     r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads));

@@ -24,6 +24,11 @@ enum class Family { kGpt, kLlama, kBert, kVit, kVgg, kMoe, kUnet };
 enum class UnetVariant { kDiffusers, kAlpa };
 enum class Optimizer { kAdam, kSgd };
 enum class Recompute { kNone, kFull };
+// training.attention: `auto` uses the fused (flash) kernel where the device has one (device file
+// `flash_attention`), the unfused path elsewhere; `flash` asks for it everywhere (a cluster with a
+// device that has none falls back to the unfused path there, with a warning from resolve_dtype());
+// `standard` is always unfused.
+enum class AttentionKernel { kAuto, kStandard, kFlash };
 
 struct TrainingSpec {
   long global_batch = 0;  // samples (sequences) per iteration over the whole cluster
@@ -32,7 +37,14 @@ struct TrainingSpec {
   std::optional<DType> dtype_fallback;  // used on devices that lack `dtype` (bf16 on V100 -> fp16)
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
-  bool flash_attention = false;  // attention scores are not kept for backward
+  AttentionKernel attention = AttentionKernel::kAuto;
+  // Dropout probability (attention probabilities on the unfused path, after the attention output
+  // projection and the MLP, after the embedding); 0 = no dropout ops. Default per family
+  // (workloads/README.md): gpt, bert, moe 0.1; llama, vit 0.
+  double dropout = 0;
+  // BERT/MoE: positions per sequence the MLM head runs on (DeepLearningExamples gathers the masked
+  // positions before the head); default round(0.15 x seq_len).
+  long masked_positions = 0;
 };
 
 struct ModelSpec {
@@ -70,9 +82,14 @@ struct ModelSpec {
 
   std::string file;          // where it was read from
   Diagnostic dtype_location;  // file:line:col of training.dtype, for errors found later
+  Diagnostic attention_location;  // file:line:col of training.attention
 };
 
 [[nodiscard]] std::string_view family_name(Family f);
+[[nodiscard]] std::string_view attention_kernel_name(AttentionKernel k);  // "auto", "standard", "flash"
+// Whether a graph for a device with (`device_has_flash`) or without a fused attention kernel uses it.
+// (`flash` and `auto` both need the device's kernel; `standard` never uses one.)
+[[nodiscard]] bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash);
 
 // Loads and checks a model file. Throws InputError listing every problem.
 [[nodiscard]] ModelSpec load_model(const std::filesystem::path& path);

@@ -1,8 +1,9 @@
 // File: workloads/op_graph.cpp
 // Per-operator FLOPs and bytes of GPT, Llama and BERT layers. Conventions: a multiply-add is 2
 // FLOPs; backward of a matrix product costs twice its forward (input and weight gradients);
-// bytes count each tensor read or written once per kernel; activations follow the accounting of
-// Korthikanti et al. (2022) without dropout masks (dropout is not modelled).
+// bytes count each tensor read or written once per kernel, as Megatron's fused kernels move them
+// (fused layernorm, scale-mask-softmax, bias+GeLU, bias+dropout+add); saved activations follow
+// the accounting of Korthikanti et al. 2022, Section 4 (dropout masks 1 byte per element).
 #include "workloads/op_graph.hpp"
 
 #include <algorithm>
@@ -33,13 +34,15 @@ std::string_view op_kind_name(OpKind k) {
     case OpKind::kMoeDispatch: return "moe_dispatch";
     case OpKind::kMoeExpert: return "moe_expert";
     case OpKind::kMoeCombine: return "moe_combine";
+    case OpKind::kDropout: return "dropout";
+    case OpKind::kFlashAttention: return "flash_attention";
   }
   return "?";
 }
 
 bool is_matmul(OpKind k) {
   return k == OpKind::kLinear || k == OpKind::kAttnScores || k == OpKind::kAttnContext || k == OpKind::kLmHead ||
-         k == OpKind::kConv2d || k == OpKind::kMoeExpert;
+         k == OpKind::kConv2d || k == OpKind::kMoeExpert || k == OpKind::kFlashAttention;
 }
 
 double OpGraph::params() const {
@@ -65,9 +68,9 @@ namespace {
 // Appends ops while tracking the previous op as the default input.
 class Builder {
  public:
-  Builder(const ModelSpec& m, long b, DType dtype)
+  Builder(const ModelSpec& m, long b, DType dtype, bool flash)
       : m_(m), b_(static_cast<double>(b)), s_(static_cast<double>(m.seq_len)), h_(static_cast<double>(m.hidden)),
-        e_(dtype_bytes(dtype)) {
+        e_(dtype_bytes(dtype)), flash_(flash), dropout_(m.training.dropout > 0) {
     g_.model = m.name;
     g_.micro_batch = b;
     g_.seq_len = m.seq_len;
@@ -109,14 +112,41 @@ class Builder {
     return {static_cast<long>(b_), m_.seq_len, static_cast<long>(width)};
   }
 
-  int norm(const std::string& name, int layer) {
+  // Fused layernorm (apex/Megatron): forward reads x and writes y; backward reads dy and x and
+  // writes dx (3 tensors), plus the parameters and their gradients. Keeps its input.
+  int norm(const std::string& name, int layer, double rows, std::vector<long> shape) {
     const bool rms = m_.family == Family::kLlama;
-    return vector_op(name, rms ? OpKind::kRmsNorm : OpKind::kLayerNorm, layer, tokens() * h_, rms ? 4 : 8, 2,
-                     rms ? h_ : 2 * h_, tokens() * h_, act_shape(h_));
+    const double n = rows * h_, params = rms ? h_ : 2 * h_;
+    Op op = hetsim::vector_op(name, rms ? OpKind::kRmsNorm : OpKind::kLayerNorm, layer, n, rms ? 4 : 8, 2, params, n,
+                              std::move(shape), e_);
+    op.bwd_bytes = (3 * n + 2 * params) * e_;
+    return add(std::move(op));
+  }
+  int norm(const std::string& name, int layer) { return norm(name, layer, tokens(), act_shape(h_)); }
+
+  // x + y; with dropout Megatron's fused bias+dropout+add: forward reads both, writes the sum and
+  // a 1-byte mask (kept for backward); backward reads the gradient and the mask and writes dx
+  // (the residual branch's gradient passes through).
+  int residual(const std::string& name, int layer, int a, int b) {
+    const double n = tokens() * h_;
+    Op op = hetsim::vector_op(name, OpKind::kResidual, layer, n, dropout_ ? 3 : 1, 3, 0, 0, act_shape(h_), e_);
+    if (dropout_) {
+      op.fwd_bytes = n * (3 * e_ + 1);
+      op.bwd_bytes = n * (2 * e_ + 1);
+      op.saved_bytes = n;
+    }
+    return add(std::move(op), {a, b});
   }
 
-  int residual(const std::string& name, int layer, int a, int b) {
-    return vector_op(name, OpKind::kResidual, layer, tokens() * h_, 1, 3, 0, 0, act_shape(h_), {a, b});
+  // A dropout kernel over `n` elements: reads x, writes y and a 1-byte mask; backward reads dy and
+  // the mask, writes dx. Keeps the mask, and `keep_output` its output for the consumer's backward.
+  int dropout(const std::string& name, int layer, double n, std::vector<long> shape, bool keep_output) {
+    Op op = hetsim::vector_op(name, OpKind::kDropout, layer, n, 2, 2, 0, 0, std::move(shape), e_);
+    op.fwd_bytes = n * (2 * e_ + 1);
+    op.bwd_bytes = n * (2 * e_ + 1);
+    op.bwd_flops = n;
+    op.saved_bytes = n * (1 + (keep_output ? e_ : 0));
+    return add(std::move(op));
   }
 
   void attention(const std::string& p, int layer) {
@@ -126,7 +156,38 @@ class Builder {
     const bool bias = m_.family != Family::kLlama;
     linear(p + "qkv", layer, h_, h_ + 2 * kv, bias);
     const double score_elems = b_ * a * s_ * s_;
-    const bool flash = m_.training.flash_attention;
+    if (flash_) {
+      flash_attention(p, layer, a, d, kv);
+    } else {
+      standard_attention(p, layer, d, score_elems);
+    }
+    linear(p + "attn_out", layer, h_, h_, bias);
+  }
+
+  // FlashAttention (Dao et al. 2022; FlashAttention-2): one kernel per pass, no s x s tensor in
+  // memory. Forward: QK^T and PV, 4bs^2h FLOPs; reads Q, K, V, writes O and the row log-sum-exp
+  // (fp32). Backward: the 8bs^2h of the unfused path plus QK^T again (2bs^2h, bwd_recompute_flops)
+  // to rebuild the probabilities; reads Q, K, V, O, dO, LSE, writes dQ, dK, dV. Dropout inside the
+  // kernel regenerates its mask from the RNG state: nothing kept. Keeps Q, K, V and the LSE (O is
+  // the output projection's saved input). Scores of causal models are computed in full.
+  void flash_attention(const std::string& p, int layer, double a, double d, double kv) {
+    Op op = Op::make(p + "attention", OpKind::kFlashAttention, layer);
+    op.shape = act_shape(h_);
+    op.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, m_.seq_len, static_cast<long>(d)};
+    op.fwd_flops = 4 * b_ * s_ * s_ * h_;
+    op.bwd_flops = 2 * op.fwd_flops;
+    op.bwd_recompute_flops = 2 * b_ * s_ * s_ * h_;
+    const double lse = b_ * a * s_ * 4;
+    const double qkv = tokens() * (h_ + 2 * kv) * e_;
+    op.fwd_bytes = qkv + tokens() * h_ * e_ + lse;
+    op.bwd_bytes = 2 * qkv + 2 * tokens() * h_ * e_ + lse;
+    op.saved_bytes = qkv + lse;
+    add(std::move(op));
+  }
+
+  // The unfused path: QK^T (keeps Q and K), Megatron's fused scale-mask-softmax (keeps its
+  // output), dropout on the probabilities (keeps the mask and its output), PV (keeps V).
+  void standard_attention(const std::string& p, int layer, double d, double score_elems) {
     // Scores: 2·b·s²·h FLOPs; keeps Q and K for backward.
     Op scores = Op::make(p + "attn_scores", OpKind::kAttnScores, layer);
     scores.shape = {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
@@ -137,9 +198,14 @@ class Builder {
     scores.bwd_bytes = 2 * scores.fwd_bytes;
     scores.saved_bytes = 2 * tokens() * h_ * e_;
     add(std::move(scores));
-    // Softmax over s keys: ~5 FLOPs per element; its output is kept unless attention is fused.
-    vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5, 2, 0, flash ? 0 : score_elems,
-              {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len});
+    // Softmax over s keys: ~5 FLOPs per element; backward reads dP and P, writes dS.
+    const std::vector<long> score_shape{static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
+    {
+      Op sm = hetsim::vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5, 2, 0, score_elems, score_shape, e_);
+      sm.bwd_bytes = 3 * score_elems * e_;
+      add(std::move(sm));
+    }
+    if (dropout_) dropout(p + "attn_dropout", layer, score_elems, score_shape, true);
     Op ctx = Op::make(p + "attn_context", OpKind::kAttnContext, layer);
     ctx.shape = act_shape(h_);
     ctx.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, static_cast<long>(d), m_.seq_len};
@@ -147,22 +213,33 @@ class Builder {
     ctx.bwd_flops = 2 * ctx.fwd_flops;
     ctx.fwd_bytes = (score_elems + 2 * tokens() * h_) * e_;
     ctx.bwd_bytes = 2 * ctx.fwd_bytes;
-    ctx.saved_bytes = tokens() * h_ * e_;  // V
+    ctx.saved_bytes = tokens() * h_ * e_;  // V (the probabilities are kept by softmax or dropout)
     add(std::move(ctx));
-    linear(p + "attn_out", layer, h_, h_, bias);
   }
 
   void mlp(const std::string& p, int layer) {
     const double f = static_cast<double>(m_.ffn_hidden);
     if (m_.family == Family::kLlama) {  // SwiGLU: gate and up projections, then down
       linear(p + "mlp_gate_up", layer, h_, 2 * f, false);
-      vector_op(p + "swiglu", OpKind::kActivation, layer, tokens() * f, 8, 3, 0, 2 * tokens() * f, act_shape(f));
+      // Reads gate and up, writes the product; backward reads dy, gate, up, writes both gradients.
+      Op act = hetsim::vector_op(p + "swiglu", OpKind::kActivation, layer, tokens() * f, 8, 3, 0, 2 * tokens() * f,
+                                 act_shape(f), e_);
+      act.bwd_bytes = 5 * tokens() * f * e_;
+      add(std::move(act));
       linear(p + "mlp_down", layer, f, h_, false);
     } else {
       linear(p + "mlp_up", layer, h_, f, true);
-      vector_op(p + "gelu", OpKind::kActivation, layer, tokens() * f, 8, 2, 0, tokens() * f, act_shape(f));
+      gelu(p + "gelu", layer, tokens() * f, act_shape(f));
       linear(p + "mlp_down", layer, f, h_, true);
     }
+  }
+
+  // Megatron's fused bias+GeLU: forward reads x (and the bias), writes y; backward reads dy and x,
+  // writes dx. Keeps its input.
+  int gelu(const std::string& name, int layer, double n, std::vector<long> shape) {
+    Op op = hetsim::vector_op(name, OpKind::kActivation, layer, n, 8, 2, 0, n, std::move(shape), e_);
+    op.bwd_bytes = 3 * n * e_;
+    return add(std::move(op));
   }
 
   // Top-k mixture of experts in place of the dense MLP: gate, dispatch (an all-to-all when experts
@@ -243,36 +320,65 @@ class Builder {
     op.params = (v + positions + type_rows) * h_;
     add(std::move(op), {});
     if (m_.family == Family::kBert || m_.family == Family::kMoe) norm("embedding_norm", -1);
+    if (dropout_) dropout("embedding_dropout", -1, tokens() * h_, act_shape(h_), false);
   }
 
+  // GPT/Llama: final norm, LM head and loss on every position. BERT (and BERT-MoE): the MLM head
+  // (dense + GeLU + LayerNorm, decoder, loss) on the masked positions only, gathered first as
+  // DeepLearningExamples' BertPreTrainingHeads does, then the NSP head (pooler on the first token,
+  // tanh, a 2-way classifier and its loss).
   void head() {
     const int last = static_cast<int>(m_.layers);
-    const double v = static_cast<double>(m_.vocab);
-    if (m_.family == Family::kBert || m_.family == Family::kMoe) {  // MLM transform: dense + GELU + LayerNorm, then decoder
-      linear("mlm_dense", last, h_, h_, true);
-      vector_op("mlm_gelu", OpKind::kActivation, last, tokens() * h_, 8, 2, 0, tokens() * h_, act_shape(h_));
-      norm("mlm_norm", last);
+    const bool bert = m_.family == Family::kBert || m_.family == Family::kMoe;
+    const int body = static_cast<int>(g_.ops.size()) - 1;  // the last layer's output
+    const long positions = bert ? std::min(m_.training.masked_positions, m_.seq_len) : m_.seq_len;
+    const double rows = b_ * static_cast<double>(positions);
+    const std::vector<long> row_shape{static_cast<long>(b_), positions, m_.hidden};
+    if (bert) {
+      linear_rows("mlm_dense", last, rows, h_, h_, true, row_shape);
+      gelu("mlm_gelu", last, rows * h_, row_shape);
+      norm("mlm_norm", last, rows, row_shape);
     } else {
       norm("final_norm", last);
     }
+    lm_head_and_loss(last, rows, positions);
+    if (bert) {
+      const double n = b_;
+      linear_rows("pooler", last, n, h_, h_, true, {static_cast<long>(b_), m_.hidden}, OpKind::kLinear);
+      g_.ops.back().inputs = {body};
+      vector_op("pooler_tanh", OpKind::kActivation, last, n * h_, 8, 2, 0, n * h_, {static_cast<long>(b_), m_.hidden});
+      linear_rows("nsp", last, n, h_, 2, true, {static_cast<long>(b_), 2});
+      Op loss = Op::make("nsp_loss", OpKind::kLoss, last);
+      loss.shape = {static_cast<long>(b_)};
+      loss.fwd_flops = 5 * n * 2;
+      loss.bwd_flops = 2 * n * 2;
+      loss.fwd_bytes = n * 2 * (e_ + 4);
+      loss.bwd_bytes = loss.fwd_bytes;
+      loss.saved_bytes = n * 2 * 4;
+      add(std::move(loss));
+    }
+  }
+
+  void lm_head_and_loss(int last, double rows, long positions) {
+    const double v = static_cast<double>(m_.vocab);
     Op lm = Op::make("lm_head", OpKind::kLmHead, last);
-    lm.shape = act_shape(v);
-    lm.gemm = {1, static_cast<long>(tokens()), m_.vocab, m_.hidden};
-    lm.fwd_flops = 2 * tokens() * h_ * v;
+    lm.shape = {static_cast<long>(b_), positions, m_.vocab};
+    lm.gemm = {1, static_cast<long>(rows), m_.vocab, m_.hidden};
+    lm.fwd_flops = 2 * rows * h_ * v;
     lm.bwd_flops = 2 * lm.fwd_flops;
-    lm.fwd_bytes = (tokens() * h_ + h_ * v + tokens() * v) * e_;
-    lm.bwd_bytes = (2 * tokens() * v + 2 * h_ * v + 2 * tokens() * h_) * e_;
+    lm.fwd_bytes = (rows * h_ + h_ * v + rows * v) * e_;
+    lm.bwd_bytes = (2 * rows * v + 2 * h_ * v + 2 * rows * h_) * e_;
     lm.params = m_.tied_embeddings ? 0 : h_ * v;
-    lm.saved_bytes = tokens() * h_ * e_;
+    lm.saved_bytes = rows * h_ * e_;
     add(std::move(lm));
     // Cross-entropy in fp32 over the logits: keeps the fp32 softmax for backward.
     Op loss = Op::make("loss", OpKind::kLoss, last);
-    loss.shape = {static_cast<long>(b_), m_.seq_len};
-    loss.fwd_flops = 5 * tokens() * v;
-    loss.bwd_flops = 2 * tokens() * v;
-    loss.fwd_bytes = tokens() * v * (e_ + 4);
-    loss.bwd_bytes = tokens() * v * (4 + e_);
-    loss.saved_bytes = tokens() * v * 4;
+    loss.shape = {static_cast<long>(b_), positions};
+    loss.fwd_flops = 5 * rows * v;
+    loss.bwd_flops = 2 * rows * v;
+    loss.fwd_bytes = rows * v * (e_ + 4);
+    loss.bwd_bytes = rows * v * (4 + e_);
+    loss.saved_bytes = rows * v * 4;
     add(std::move(loss));
   }
 
@@ -373,14 +479,17 @@ class Builder {
  private:
   const ModelSpec& m_;
   double b_, s_, h_, e_;
+  bool flash_;    // fused attention kernel
+  bool dropout_;  // dropout ops and masks
   OpGraph g_;
 };
 
 }  // namespace
 
-OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype) {
-  if (model.family == Family::kUnet) return build_unet_graph(model, micro_batch, dtype);
-  Builder b(model, micro_batch, dtype);
+OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype, const KernelSupport& support) {
+  const bool flash = uses_flash_attention(model.training, support.flash_attention);
+  if (model.family == Family::kUnet) return build_unet_graph(model, micro_batch, dtype, flash);
+  Builder b(model, micro_batch, dtype, flash);
   switch (model.family) {
     case Family::kVgg: b.vgg(); break;
     case Family::kVit:

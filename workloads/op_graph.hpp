@@ -28,6 +28,8 @@ enum class OpKind {
   kMoeDispatch,  // routing tokens to experts: [batch, seq, h] -> [experts, capacity, h]
   kMoeExpert,    // one linear layer of every expert: [experts, capacity, in] -> [experts, capacity, out]
   kMoeCombine,   // weighted sum of the top-k experts' outputs back to [batch, seq, h]
+  kDropout,      // a dropout kernel (attention probabilities, the embedding); writes a 1-byte mask
+  kFlashAttention,  // fused attention (scores, softmax, dropout, context in one kernel, no s x s tensor)
 };
 
 [[nodiscard]] std::string_view op_kind_name(OpKind k);
@@ -51,6 +53,7 @@ struct Op {
   double fwd_flops = 0;        // model FLOPs of the forward pass
   double bwd_flops = 0;        // model FLOPs of the backward pass (input and weight gradients)
   double recompute_flops = 0;  // forward work repeated in backward under activation recompute
+  double bwd_recompute_flops = 0;  // work the backward kernel itself repeats (flash attention's scores): not model FLOPs
   double fwd_bytes = 0;        // device-memory traffic of the forward kernel(s)
   double bwd_bytes = 0;        // device-memory traffic of the backward kernel(s)
   double params = 0;           // parameters owned (elements)
@@ -79,8 +82,15 @@ struct OpGraph {
   [[nodiscard]] double saved_bytes() const;
 };
 
-// Builds the graph for `micro_batch` samples in `dtype` (the model's, or its fallback).
-[[nodiscard]] OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype);
+// What the device that runs a graph offers that changes the graph itself (not only its costs).
+struct KernelSupport {
+  bool flash_attention = false;  // a fused attention kernel (used when training.attention is auto)
+};
+
+// Builds the graph for `micro_batch` samples in `dtype` (the model's, or its fallback), on a device
+// with `support` (default: none, so `attention: auto` builds the unfused path).
+[[nodiscard]] OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype,
+                                     const KernelSupport& support = {});
 
 // A tensor crossing pipeline layers: the output of one op of layer `from_layer` read by ops of a
 // later layer `to_layer` (layer numbers as Op::layer: -1 before the first, `layers` after the last).

@@ -45,8 +45,9 @@ struct Act {
 
 class UnetBuilder {
  public:
-  UnetBuilder(const ModelSpec& m, long b, DType dtype)
-      : m_(m), b_(static_cast<double>(b)), bl_(b), e_(dtype_bytes(dtype)), c0_(m.base_channels), temb_dim_(4 * c0_) {
+  UnetBuilder(const ModelSpec& m, long b, DType dtype, bool flash)
+      : m_(m), b_(static_cast<double>(b)), bl_(b), e_(dtype_bytes(dtype)), c0_(m.base_channels), temb_dim_(4 * c0_),
+        flash_(flash) {
     g_.model = m.name;
     g_.micro_batch = b;
     g_.seq_len = m.seq_len;
@@ -199,7 +200,7 @@ class UnetBuilder {
     scores.bwd_bytes = 2 * scores.fwd_bytes;
     scores.saved_bytes = (b_ * n * w + b_ * k * w) * e_;  // Q and K
     const int s = add(std::move(scores), q == kv ? std::vector<int>{q} : std::vector<int>{q, kv});
-    const double kept = m_.training.flash_attention ? 0 : score_elems;  // probabilities, unless fused
+    const double kept = flash_ ? 0 : score_elems;  // probabilities, unless fused
     const int sm = vec(p + "softmax", OpKind::kSoftmax, score_elems, 5, 2, 0, kept, {bl_, heads, nl, lk}, {s});
     Op ctx = Op::make(p + "attn_context", OpKind::kAttnContext, layer_);
     ctx.shape = tok(nl, c);
@@ -310,6 +311,7 @@ class UnetBuilder {
   long bl_;
   double e_;
   long c0_, temb_dim_;
+  bool flash_;
   int layer_ = -1;
   int temb_ = -1;  // time_linear2: the embedding every ResNet block reads
   OpGraph g_;
@@ -324,8 +326,8 @@ std::string unet_layer_breakdown(const ModelSpec& m) {
          std::to_string(total_up_units(m)) + " up units)";
 }
 
-OpGraph build_unet_graph(const ModelSpec& model, long micro_batch, DType dtype) {
-  return UnetBuilder(model, micro_batch, dtype).build();
+OpGraph build_unet_graph(const ModelSpec& model, long micro_batch, DType dtype, bool flash) {
+  return UnetBuilder(model, micro_batch, dtype, flash).build();
 }
 
 }  // namespace hetsim

@@ -19,6 +19,7 @@ namespace hetsim {
 [[nodiscard]] std::string unet_layer_breakdown(const ModelSpec& model);
 
 // Builds the graph; called by build_op_graph() for Family::kUnet.
-[[nodiscard]] OpGraph build_unet_graph(const ModelSpec& model, long micro_batch, DType dtype);
+// `flash`: attention probabilities are not kept (fused kernel).
+[[nodiscard]] OpGraph build_unet_graph(const ModelSpec& model, long micro_batch, DType dtype, bool flash = false);
 
 }  // namespace hetsim

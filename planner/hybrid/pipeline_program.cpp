@@ -350,13 +350,14 @@ class Emitter {
         }
       } else if (st.pass == PassKind::kBackward) {
         double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0;
-        TpBytes bytes;
+        TpBytes bytes, recompute_tp;
         int collectives = 0;
         for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
           const BlockWork& bw = w[*bi];
           const double block_freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
           if (!merge) {
             if (bw.recompute_s > 0) compute(bw.recompute_s, 0, bw.recompute_bytes, rtag + "." + bw.name + ".recompute");
+            if (bw.recompute_s > 0) tp_sync(bw.recompute_tp, rtag + "." + bw.name + ".recompute");
             for (size_t pp = bw.parts.size(); pp-- > 0;) {
               const WorkPart& part = bw.parts[pp];
               const std::string label = rtag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") +
@@ -369,6 +370,7 @@ class Emitter {
             continue;
           }
           recompute_s += bw.recompute_s;
+          recompute_tp += bw.recompute_tp;
           recompute_bytes = std::max(recompute_bytes, bw.recompute_bytes);  // one block rebuilt at a time
           freed += block_freed - bw.recompute_bytes;
           if (!split_w) flops += bw.model_flops;
@@ -379,7 +381,10 @@ class Emitter {
           }
         }
         if (merge) {
-          if (recompute_s > 0) compute(recompute_s, 0, recompute_bytes, rtag + ".recompute");
+          if (recompute_s > 0) {
+            compute(recompute_s, 0, recompute_bytes, rtag + ".recompute");
+            tp_sync(recompute_tp, rtag + ".recompute");
+          }
           compute(secs + alpha * std::max(0, collectives - bytes.count()), flops, -(freed + recompute_bytes),
                   rtag + (split_w ? ".bwd_input" : ".bwd"));
           if (!split_w) {

@@ -141,7 +141,7 @@ LayerSynthesis synthesise_layer(const ModelSpec& model, const Device& device, DT
                                 long samples, int tp, const GroupCollectives& comm) {
   ModelSpec plain = model;
   plain.training.recompute = Recompute::kNone;
-  const OpGraph g = build_op_graph(plain, std::max(1L, samples), dtype);
+  const OpGraph g = build_op_graph(plain, std::max(1L, samples), dtype, device.kernel_support());
   // Shares are counted in attention heads: the unit in which a TP group divides a layer.
   const LayerProblem lp = layer_problem(g, device, dtype, cost, tp, std::max(1L, model.heads), comm);
   const SpmdProblem& p = lp.problem;

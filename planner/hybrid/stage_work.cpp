@@ -40,8 +40,14 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 
-// The share of `op` one GPU of a TP group of width `tp` computes.
-Op shard(const Op& op, TpSplit split, int tp) {
+// A column-split linear layer inside a transformer layer: its input comes from the sequence-parallel
+// region under SP (the LM head's input is gathered by the final norm's conversion).
+bool regathers_input(const Op& op) { return op.kind == OpKind::kLinear && op.layer >= 0; }
+
+// The share of `op` one GPU of a TP group of width `tp` computes. Under sequence parallelism a
+// column-split layer keeps only its sequence shard of the input and gathers it again for the
+// weight gradient (Korthikanti et al. 2022, Section 4.2.2), so its saved input is split too.
+Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
   Op s = op;
   if (tp == 1 || split == TpSplit::kReplicated) return s;
   const double f = 1.0 / tp;
@@ -51,7 +57,10 @@ Op shard(const Op& op, TpSplit split, int tp) {
   s.bwd_bytes *= f;
   s.params *= f;
   switch (split) {
-    case TpSplit::kColumn: s.gemm.n = std::max(1L, s.gemm.n / tp); break;  // input replicated: saved in full
+    case TpSplit::kColumn:  // input replicated: saved in full, or by sequence under SP
+      s.gemm.n = std::max(1L, s.gemm.n / tp);
+      if (sequence_parallel && regathers_input(op)) s.saved_bytes *= f;
+      break;
     case TpSplit::kRow:
       s.gemm.k = std::max(1L, s.gemm.k / tp);
       s.saved_bytes *= f;
@@ -72,6 +81,8 @@ OpPlacement megatron_placement(const Op& op, bool sequence_parallel, int tp, dou
   pl.split = megatron_split(op, sequence_parallel);
   if (tp == 1) return pl;
   if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = hidden_bytes;
+  // SP: the sequence-split input is all-gathered again for the weight gradient.
+  if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = hidden_bytes;
   if (op.kind == OpKind::kLoss && pl.split == TpSplit::kSharded) pl.after_fwd.all_reduce = 2 * tokens * 4;
   if (pl.split == TpSplit::kRow || op.kind == OpKind::kEmbedding) pl.after_fwd.all_reduce = hidden_bytes;
   return pl;
@@ -82,7 +93,14 @@ int block_of(const Op& op, long layers) {
   return op.layer >= layers ? static_cast<int>(layers) + 1 : op.layer + 1;
 }
 
-bool is_attention_core(OpKind k) { return k == OpKind::kAttnScores || k == OpKind::kSoftmax || k == OpKind::kAttnContext; }
+// Selective recompute (Korthikanti et al. 2022, Section 5): QK^T, softmax, dropout and PV run again
+// in backward; only the s x s tensors (softmax output, dropout mask and output) are dropped, Q, K
+// and V stay. The fused (flash) kernel keeps no s x s tensor: nothing to recompute.
+bool is_attention_core(const Op& op) {
+  return op.kind == OpKind::kAttnScores || op.kind == OpKind::kSoftmax || op.kind == OpKind::kAttnContext ||
+         (op.kind == OpKind::kDropout && op.layer >= 0);
+}
+bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.kind == OpKind::kDropout && op.layer >= 0); }
 
 }  // namespace
 
@@ -97,7 +115,10 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
     case OpKind::kSoftmax:
     case OpKind::kAttnContext:
     case OpKind::kLoss: return TpSplit::kSharded;   // by heads / by vocabulary
+    case OpKind::kFlashAttention: return TpSplit::kSharded;  // by heads
     case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
+    case OpKind::kDropout:  // attention dropout by heads; the embedding's by sequence under SP
+      return op.layer >= 0 || sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kLayerNorm:
     case OpKind::kRmsNorm:
     case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
@@ -109,7 +130,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                         const StageWorkKey& key, const LayerProgram& layer) {
   ModelSpec plain = model;
   plain.training.recompute = Recompute::kNone;  // recompute is this plan's choice, modelled below
-  const OpGraph g = build_op_graph(plain, key.samples, dtype);
+  const OpGraph g = build_op_graph(plain, key.samples, dtype, device.kernel_support());
   const int tp = std::max(1, key.tp);
   const double e = dtype_bytes(dtype);
   const double tokens = static_cast<double>(key.samples) * static_cast<double>(model.seq_len);
@@ -153,7 +174,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.tp_bwd += pl.before_bwd;
     }
     const TpSplit split = pl.split;
-    const Op s = shard(op, split, tp);
+    const Op s = shard(op, split, tp, key.sequence_parallel);
     const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
     // A matrix product with weights spends half its backward on the weight gradient.
@@ -167,10 +188,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     bw.params += s.params;
     bw.model_flops += s.fwd_flops + s.bwd_flops;
     layer_fwd[b] += fwd.seconds;
-    if (is_attention_core(op.kind)) {
-      core_fwd[b] += fwd.seconds;
-      core_saved[b] += s.saved_bytes;
-    }
+    if (is_attention_core(op)) core_fwd[b] += fwd.seconds;
+    if (is_score_tensor(op)) core_saved[b] += s.saved_bytes;
     part.tp_bwd += pl.bwd;
     if (pl.after_fwd.any() || pl.after_bwd.any()) {
       part.tp_fwd += pl.after_fwd;
@@ -203,11 +222,13 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       bw.recompute_bytes = bw.saved_bytes;
       bw.saved_bytes = std::min(bw.saved_bytes, input);
       bw.recompute_s = layer_fwd[b];
+      // The forward's TP collectives run again with it (Megatron re-runs the whole layer forward).
+      for (const WorkPart& p : bw.parts) bw.recompute_tp += p.tp_fwd;
     } else if (key.recompute == RecomputeMode::kSelective) {
       // Korthikanti et al.: the attention core (scores, softmax, context) is recomputed.
       bw.recompute_bytes = core_saved[b];
       bw.saved_bytes -= core_saved[b];
-      bw.recompute_s = core_fwd[b];
+      bw.recompute_s = core_saved[b] > 0 ? core_fwd[b] : 0;
     }
     bw.weight_input_bytes = std::min(bw.weight_input_bytes, bw.saved_bytes);
   }

@@ -43,6 +43,7 @@ struct BlockWork {
   std::string name;  // "embedding", "layer7", "head"
   std::vector<WorkPart> parts;
   double recompute_s = 0;          // forward work repeated just before the backward (recompute)
+  TpBytes recompute_tp;            // TP collectives of that repeated forward (full recompute), after it
   double saved_bytes = 0;          // activations kept from forward until backward, per device
   double weight_input_bytes = 0;   // part of saved_bytes the weight gradient still needs after B
   double recompute_bytes = 0;      // activations rebuilt by recompute, held during the backward

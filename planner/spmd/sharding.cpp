@@ -76,11 +76,16 @@ std::vector<Rule> rules_for(const Op& op) {
       out.push_back(rule("data", same(split(0)), split(0), true));
       out.push_back(rule("heads", same(split(1)), split(2), true));
       break;
+    case OpKind::kFlashAttention:  // [b,s,3h] -> [b,s,h], by batch or by heads (features)
+      out.push_back(rule("data", same(split(0)), split(0), true));
+      out.push_back(rule("heads", same(split(2)), split(2), true));
+      break;
     case OpKind::kLayerNorm:
     case OpKind::kRmsNorm:
       out.push_back(rule("data", same(split(0)), split(0), true, rep, has_params));
       break;
     case OpKind::kActivation:  // elementwise: any split passes through
+    case OpKind::kDropout:
       out.push_back(rule("data", same(split(0)), split(0), true));
       for (int d = 1; d <= last; ++d) out.push_back(rule(d == last ? "features" : "split" + std::to_string(d), same(split(d)), split(d), true));
       break;

@@ -28,7 +28,7 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   // it as many times as the global batch needs (gradient accumulation).
   const long global = model.training.global_batch;
   const long micro = std::min(global, static_cast<long>(cluster.gpu_count()) * model.training.micro_batch);
-  const OpGraph g = build_op_graph(model, micro, dtype);
+  const OpGraph g = build_op_graph(model, micro, dtype, cluster_kernel_support(cluster));
   SpmdProblem p;
   p.devices = cluster.gpu_count();
   p.accumulation = static_cast<double>(global) / static_cast<double>(micro);

@@ -61,5 +61,85 @@ TEST(OpGraph, RecomputeKeepsOnlyLayerInputs) {
   EXPECT_GT(recompute, 0.3 * plain.model_flops() / 3);
 }
 
+double saved_of(const OpGraph& g, const std::string& name) {
+  for (const Op& op : g.ops) {
+    if (op.name == name) return op.saved_bytes;
+  }
+  return -1;
+}
+
+TEST(OpGraph, FlashAttentionKeepsNoScoresAndRecomputesThemInBackward) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.training.attention = AttentionKernel::kAuto;
+  const OpGraph unfused = build_op_graph(m, 2, DType::kFp16, KernelSupport{false});
+  const OpGraph flash = build_op_graph(m, 2, DType::kFp16, KernelSupport{true});
+  const double b = 2, s = 2048, h = 2048, a = 16;
+  // Matrix-product FLOPs are the same (4bs^2h forward, twice that backward); flash repeats QK^T in
+  // backward, and its softmax and dropout run inside the kernel (not counted as vector work).
+  auto matmul_flops = [](const OpGraph& g) {
+    double f = 0;
+    for (const Op& op : g.ops) f += is_matmul(op.kind) ? op.fwd_flops + op.bwd_flops : 0;
+    return f;
+  };
+  EXPECT_NEAR(matmul_flops(flash) / matmul_flops(unfused), 1, 1e-12);
+  double extra = 0;
+  for (const Op& op : flash.ops) extra += op.bwd_recompute_flops;
+  EXPECT_DOUBLE_EQ(extra, m.layers * 2 * b * s * s * h);
+  // Saved per layer: the unfused path keeps 5as^2b bytes of probabilities, mask and dropped
+  // probabilities plus Q, K, V (6sbh); flash keeps Q, K, V and the fp32 log-sum-exp.
+  const double unfused_attn = saved_of(unfused, "layer0.attn_scores") + saved_of(unfused, "layer0.softmax") +
+                              saved_of(unfused, "layer0.attn_dropout") + saved_of(unfused, "layer0.attn_context");
+  EXPECT_DOUBLE_EQ(unfused_attn, 5 * a * s * s * b + 6 * s * b * h);
+  EXPECT_DOUBLE_EQ(saved_of(flash, "layer0.attention"), 6 * s * b * h + 4 * a * s * b);
+  EXPECT_LT(saved_of(flash, "layer0.softmax"), 0);  // no such op
+  m.training.attention = AttentionKernel::kStandard;  // never fused, even where the device could
+  EXPECT_DOUBLE_EQ(build_op_graph(m, 2, DType::kFp16, KernelSupport{true}).saved_bytes(), unfused.saved_bytes());
+}
+
+TEST(OpGraph, DropoutMasksAreOneBytePerElement) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.training.attention = AttentionKernel::kStandard;
+  const OpGraph with = build_op_graph(m, 1, DType::kFp16);
+  m.training.dropout = 0;
+  const OpGraph without = build_op_graph(m, 1, DType::kFp16);
+  const double s = 2048, h = 2048, a = 16;
+  // Per layer: 2 hidden masks (sbh) + attention mask (as^2) + the dropped probabilities (2as^2);
+  // one embedding mask (sbh).
+  EXPECT_DOUBLE_EQ(with.saved_bytes() - without.saved_bytes(), m.layers * (2 * s * h + 3 * a * s * s) + s * h);
+  EXPECT_DOUBLE_EQ(with.model_flops() > without.model_flops(), true);
+  EXPECT_EQ(with.ops.size(), without.ops.size() + m.layers + 1);  // attn_dropout per layer, embedding_dropout
+}
+
+TEST(OpGraph, BertMlmHeadRunsOnMaskedPositionsOnly) {
+  ModelSpec m = load_model(test::shipped("workloads", "bert-large"));
+  EXPECT_EQ(m.training.masked_positions, 77);  // round(0.15 x 512), DeepLearningExamples' 15 % masking
+  const OpGraph g = build_op_graph(m, 4, DType::kFp16);
+  const double rows = 4 * 77, h = 1024, v = 30522;
+  for (const Op& op : g.ops) {
+    if (op.name == "lm_head") {
+      EXPECT_DOUBLE_EQ(op.fwd_flops, 2 * rows * h * v);
+    } else if (op.name == "mlm_dense") {
+      EXPECT_DOUBLE_EQ(op.fwd_flops, 2 * rows * h * h);
+    } else if (op.name == "loss") {
+      EXPECT_DOUBLE_EQ(op.saved_bytes, rows * v * 4);
+    } else if (op.name == "pooler") {
+      EXPECT_DOUBLE_EQ(op.fwd_flops, 2 * 4 * h * h);  // first token of each sequence
+    }
+  }
+  m.training.masked_positions = 512;  // every position: the old head
+  double head = 0, head_all = 0;
+  for (const Op& op : g.ops) head += op.layer == m.layers ? op.fwd_flops : 0;
+  for (const Op& op : build_op_graph(m, 4, DType::kFp16).ops) head_all += op.layer == m.layers ? op.fwd_flops : 0;
+  EXPECT_NEAR(head / head_all, 77.0 / 512, 0.01);
+}
+
+TEST(Model, TrainingDefaultsPerFamily) {
+  EXPECT_DOUBLE_EQ(load_model(test::shipped("workloads", "gpt3-1.3b")).training.dropout, 0.1);
+  EXPECT_DOUBLE_EQ(load_model(test::shipped("workloads", "bert-base")).training.dropout, 0.1);
+  EXPECT_DOUBLE_EQ(load_model(test::shipped("workloads", "llama2-7b")).training.dropout, 0.0);
+  EXPECT_EQ(load_model(test::shipped("workloads", "gpt3-1.3b")).training.attention, AttentionKernel::kAuto);
+  EXPECT_EQ(load_model(test::shipped("workloads", "llama2-13b")).training.attention, AttentionKernel::kFlash);
+}
+
 }  // namespace
 }  // namespace hetsim

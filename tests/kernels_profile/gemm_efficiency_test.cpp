@@ -1,0 +1,78 @@
+// File: tests/kernels_profile/gemm_efficiency_test.cpp
+#include "kernels_profile/gemm_efficiency.hpp"
+
+#include <gtest/gtest.h>
+
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/device.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+GemmModel a100_like() { return GemmModel{108, 256, 128, 64, {1, 1024, 10240, 5120}}; }
+
+TEST(GemmEfficiency, ReferenceShapeGivesTheStatedEfficiency) {
+  EXPECT_DOUBLE_EQ(gemm_efficiency(a100_like(), 0.8692, {1, 1024, 10240, 5120}), 0.8692);
+  GemmModel none;  // no compute units: constant, as before the model
+  EXPECT_DOUBLE_EQ(gemm_efficiency(none, 0.7, {1, 64, 64, 64}), 0.7);
+}
+
+TEST(GemmEfficiency, MonotoneInDepth) {
+  double last = 0;
+  for (long k = 16; k <= 65536; k *= 2) {
+    const double e = gemm_efficiency(a100_like(), 0.8692, {1, 4096, 4096, k});
+    EXPECT_GE(e, last) << k;
+    last = e;
+  }
+  // Closed form at one full wave (108 tiles of 256 x 128 = 27 x 4), no split (k < 2 x 512): k / (k + 64).
+  EXPECT_NEAR(gemm_shape_factor(a100_like(), {1, 27 * 256, 4 * 128, 512}), 512.0 / 576, 1e-12);
+}
+
+TEST(GemmEfficiency, LastPartialWaveIsQuantised) {
+  // 108 tiles fill the 108 SMs once; one more tile needs a second wave. With k = 256 (no split-K)
+  // the best configuration is then half tiles in both sides (436 tiles, 5 waves, 0.95^2 penalty):
+  // 436 / 540 x 0.9025 of the full-wave factor.
+  const GemmModel g = a100_like();
+  const double full = gemm_shape_factor(g, {1, 27 * 256, 4 * 128, 256});
+  const double over = gemm_shape_factor(g, {1, 109 * 256, 128, 256});
+  EXPECT_NEAR(over / full, 436.0 / 540 * 0.95 * 0.95, 1e-12);
+  // Whole waves again at 216 tiles: as efficient as one.
+  EXPECT_NEAR(gemm_shape_factor(g, {1, 54 * 256, 4 * 128, 256}), full, 1e-12);
+}
+
+TEST(GemmEfficiency, SmallAndSkinnyProductsAreSlower) {
+  const GemmModel g = a100_like();
+  const double big = gemm_efficiency(g, 0.8692, {1, 8192, 8192, 8192});
+  EXPECT_LT(gemm_efficiency(g, 0.8692, {1, 128, 128, 128}), 0.2 * big);   // one tile on 108 SMs
+  EXPECT_LT(gemm_efficiency(g, 0.8692, {1, 8192, 8192, 64}), 0.6 * big);  // K = 64: half the depth factor
+}
+
+TEST(GemmEfficiency, LargeSquareMatmulNearMaxAchievable) {
+  // In-sample: efficiency.matmul is each device's published maximum achievable matmul FLOPS
+  // (stas00/ml-engineering) at its best shape (reproduced to the 4 digits the device file keeps);
+  // 8192^3 lands within 3 %, except MI300X: 1024 tiles of 256 x 256 on 304 CUs take 4 waves
+  // (0.84 full), so it is predicted 6.6 % below its best shape.
+  struct Row { std::string device; double measured, square_tolerance; };
+  const std::vector<Row> mamf{{"A100-SXM4-80GB", 271.2e12, 0.03}, {"H100-SXM5-80GB", 794.5e12, 0.03},
+                              {"MI300X", 668.4e12, 0.07}, {"MI250X", 147.0e12, 0.03}};
+  const CostModel cost;
+  for (const auto& [name, measured, square_tolerance] : mamf) {
+    const Device d = load_device(test::shipped("kernels_profile/devices", name));
+    Op op = Op::make("g", OpKind::kLinear, -1);
+    op.gemm = {1, 8192, 8192, 8192};
+    op.fwd_flops = 2.0 * 8192 * 8192 * 8192;
+    op.fwd_bytes = 3.0 * 8192 * 8192 * 2;
+    const double tflops = op.fwd_flops / cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds;
+    EXPECT_NEAR(tflops / measured, 1.0, square_tolerance) << name << ": " << tflops / 1e12;
+    const Device ref = d;
+    op.gemm = ref.gemm.reference;
+    op.fwd_flops = 2.0 * static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n) * static_cast<double>(op.gemm.k);
+    op.fwd_bytes = 0;
+    const double at_ref = op.fwd_flops / (cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds - d.efficiency.kernel_launch_s);
+    EXPECT_NEAR(at_ref / measured, 1.0, 1e-4) << name;
+  }
+}
+
+}  // namespace
+}  // namespace hetsim

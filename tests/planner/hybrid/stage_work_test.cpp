@@ -1,0 +1,94 @@
+// File: tests/planner/hybrid/stage_work_test.cpp
+// One GPU's share of a transformer layer under Megatron TP: activation bytes against the formulas
+// of Korthikanti et al. 2022 (arXiv 2205.05198), Section 4 / Table 2, computed independently here.
+#include "planner/hybrid/stage_work.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+// The paper's setting: GPT layer, ffn = 4h, fp16, dropout on, unfused attention.
+ModelSpec paper_layer(long s, long h, long a) {
+  ModelSpec m;
+  m.name = "paper";
+  m.family = Family::kGpt;
+  m.layers = 2;
+  m.hidden = h;
+  m.heads = a;
+  m.kv_heads = a;
+  m.ffn_hidden = 4 * h;
+  m.seq_len = s;
+  m.vocab = 1024;
+  m.training = {8, 1, DType::kFp16, std::nullopt, Optimizer::kAdam, Recompute::kNone, AttentionKernel::kStandard, 0.1, 0};
+  return m;
+}
+
+struct Case { long s, b, h, a; int t; };
+const Case kCases[] = {{2048, 4, 6144, 64, 8}, {1024, 2, 2048, 16, 4}, {512, 1, 1024, 16, 2}, {2048, 1, 12288, 96, 8},
+                       {128, 8, 768, 12, 1}};
+
+double layer_bytes(const Case& c, RecomputeMode r, bool sp, bool flash = false) {
+  ModelSpec m = paper_layer(c.s, c.h, c.a);
+  if (flash) m.training.attention = AttentionKernel::kFlash;
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  const std::vector<BlockWork> w =
+      stage_block_work(m, a100, DType::kFp16, CostModel{}, {c.b, c.t, sp, r, StageProgram::kMegatron});
+  return w[1].saved_bytes;
+}
+
+TEST(StageWork, ActivationsMatchKorthikantiTable2) {
+  for (const Case& c : kCases) {
+    const double s = c.s, b = c.b, h = c.h, a = c.a, t = c.t, sbh = s * b * h;
+    // Tensor parallel: sbh(10 + 24/t + 5as/(ht)); with sequence parallelism sbh/t (34 + 5as/h).
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kNone, false) / (sbh * (10 + 24 / t + 5 * a * s / (h * t))), 1, 1e-12) << c.h;
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kNone, true) / (sbh / t * (34 + 5 * a * s / h)), 1, 1e-12) << c.h;
+    // Selective recompute drops the 5as^2b term: sbh(10 + 24/t), and 34 sbh / t with SP.
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kSelective, false) / (sbh * (10 + 24 / t)), 1, 1e-12) << c.h;
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kSelective, true) / (sbh * 34 / t), 1, 1e-12) << c.h;
+    // Full recompute keeps the layer input: 2sbh (its sequence shard under SP).
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kFull, false) / (2 * sbh), 1, 1e-12) << c.h;
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kFull, true) / (2 * sbh / t), 1, 1e-12) << c.h;
+  }
+}
+
+TEST(StageWork, FlashAttentionDropsTheScoreTerm) {
+  for (const Case& c : kCases) {
+    const double s = c.s, b = c.b, h = c.h, a = c.a, t = c.t, sbh = s * b * h;
+    // sbh(10 + 24/t) plus the kernel's fp32 row log-sum-exp, 4·a·s·b/t bytes.
+    EXPECT_NEAR(layer_bytes(c, RecomputeMode::kNone, false, true) / (sbh * (10 + 24 / t) + 4 * a * s * b / t), 1, 1e-12);
+  }
+}
+
+TEST(StageWork, FullRecomputeReissuesTheForwardCollectives) {
+  const ModelSpec m = paper_layer(1024, 2048, 16);
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  const std::vector<BlockWork> full =
+      stage_block_work(m, a100, DType::kFp16, CostModel{}, {2, 4, false, RecomputeMode::kFull, StageProgram::kMegatron});
+  const std::vector<BlockWork> sel =
+      stage_block_work(m, a100, DType::kFp16, CostModel{}, {2, 4, false, RecomputeMode::kSelective, StageProgram::kMegatron});
+  // Two all-reduces of the layer output (after attention and after the MLP): 2 x s·b·h·2 bytes.
+  EXPECT_DOUBLE_EQ(full[1].recompute_tp.all_reduce, 2 * 1024.0 * 2 * 2048 * 2);
+  EXPECT_FALSE(sel[1].recompute_tp.any());  // the attention core has no collective
+  EXPECT_GT(full[1].recompute_s, sel[1].recompute_s);
+}
+
+TEST(StageWork, SequenceParallelRegathersColumnInputsAndShardsNorms) {
+  const ModelSpec m = paper_layer(1024, 2048, 16);
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  const std::vector<BlockWork> tp =
+      stage_block_work(m, a100, DType::kFp16, CostModel{}, {2, 4, false, RecomputeMode::kNone, StageProgram::kMegatron});
+  const std::vector<BlockWork> sp =
+      stage_block_work(m, a100, DType::kFp16, CostModel{}, {2, 4, true, RecomputeMode::kNone, StageProgram::kMegatron});
+  TpBytes bwd_tp, bwd_sp;
+  for (const WorkPart& p : tp[1].parts) bwd_tp += p.tp_bwd;
+  for (const WorkPart& p : sp[1].parts) bwd_sp += p.tp_bwd;
+  // QKV and MLP-up gather their sequence-split input again for the weight gradient.
+  EXPECT_DOUBLE_EQ(bwd_sp.all_gather - bwd_tp.all_gather, 2 * 1024.0 * 2 * 2048 * 2);
+  EXPECT_LT(sp[1].fwd_s(), tp[1].fwd_s());  // norms and dropout-add on a quarter of the tokens
+}
+
+}  // namespace
+}  // namespace hetsim
