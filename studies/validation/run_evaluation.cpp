@@ -151,6 +151,7 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
       }
     } else {
       compute(layer.recompute_s, "recompute");
+      last = add_tp_collectives(p, group, layer.recompute_tp, key.sequence_parallel, last, "recompute");
       for (auto it = layer.parts.rbegin(); it != layer.parts.rend(); ++it) {
         compute(it->bwd_input_s + it->bwd_weight_s, "bwd");
         last = add_tp_collectives(p, group, it->tp_bwd, key.sequence_parallel, last, "bwd");
