@@ -73,19 +73,26 @@ std::string FieldReader::text(std::string_view key) { return scalar(key, true).v
 
 std::optional<std::string> FieldReader::opt_text(std::string_view key) { return scalar(key, false); }
 
-std::optional<std::string> FieldReader::opt_choice(std::string_view key,
-                                                   std::initializer_list<std::string_view> allowed) {
+std::optional<std::string> FieldReader::opt_choice(std::string_view key, const std::vector<std::string>& allowed) {
   std::optional<std::string> v = scalar(key, false);
   if (!v) return std::nullopt;
   if (std::find(allowed.begin(), allowed.end(), *v) != allowed.end()) return v;
-  const std::vector<std::string> options(allowed.begin(), allowed.end());
-  error(key, in_quotes(*v) + " is not one of: " + join(options) + did_you_mean(*v, options));
+  error(key, in_quotes(*v) + " is not one of: " + join(allowed) + did_you_mean(*v, allowed));
   return std::nullopt;
 }
 
-std::string FieldReader::choice(std::string_view key, std::initializer_list<std::string_view> allowed) {
+std::optional<std::string> FieldReader::opt_choice(std::string_view key,
+                                                   std::initializer_list<std::string_view> allowed) {
+  return opt_choice(key, std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+std::string FieldReader::choice(std::string_view key, const std::vector<std::string>& allowed) {
   if (!lookup(key, true)) return "";
   return opt_choice(key, allowed).value_or("");
+}
+
+std::string FieldReader::choice(std::string_view key, std::initializer_list<std::string_view> allowed) {
+  return choice(key, std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
 std::optional<double> FieldReader::opt_quantity(std::string_view key, Unit unit, Bound bound) {

@@ -36,6 +36,8 @@ class FieldReader {
   [[nodiscard]] std::string choice(std::string_view key, std::initializer_list<std::string_view> allowed);
   [[nodiscard]] std::optional<std::string> opt_choice(std::string_view key,
                                                       std::initializer_list<std::string_view> allowed);
+  [[nodiscard]] std::string choice(std::string_view key, const std::vector<std::string>& allowed);
+  [[nodiscard]] std::optional<std::string> opt_choice(std::string_view key, const std::vector<std::string>& allowed);
   [[nodiscard]] double quantity(std::string_view key, Unit unit, Bound bound = Bound::kPositive);
   [[nodiscard]] std::optional<double> opt_quantity(std::string_view key, Unit unit, Bound bound = Bound::kPositive);
   [[nodiscard]] long integer(std::string_view key, long min, long max = LONG_MAX);

@@ -20,30 +20,6 @@
 namespace hetsim::cli {
 namespace {
 
-const std::vector<std::pair<std::string, CollectiveOp>> kOps{
-    {"allreduce", CollectiveOp::kAllReduce}, {"allgather", CollectiveOp::kAllGather},
-    {"reducescatter", CollectiveOp::kReduceScatter}, {"broadcast", CollectiveOp::kBroadcast},
-    {"reduce", CollectiveOp::kReduce}, {"alltoall", CollectiveOp::kAllToAll}};
-const std::vector<std::pair<std::string, Algorithm>> kAlgorithms{
-    {"auto", Algorithm::kAuto},   {"ring", Algorithm::kRing},         {"tree", Algorithm::kTree},
-    {"hierarchical", Algorithm::kHierarchical}, {"chain", Algorithm::kChain}, {"pairwise", Algorithm::kPairwise},
-    {"grouped", Algorithm::kGrouped}, {"nvls", Algorithm::kNvls}, {"mesh", Algorithm::kMesh}};
-
-template <class T>
-std::vector<std::string> names(const std::vector<std::pair<std::string, T>>& table) {
-  std::vector<std::string> out;
-  for (const auto& [n, v] : table) out.push_back(n);
-  return out;
-}
-
-template <class T>
-T lookup(const std::vector<std::pair<std::string, T>>& table, const std::string& name) {
-  for (const auto& [n, v] : table) {
-    if (n == name) return v;
-  }
-  return table.front().second;  // unreachable: CLI11 checked membership
-}
-
 std::vector<double> parse_sizes(const std::string& spec) {
   const size_t colon = spec.find(':');
   auto one = [&](const std::string& s) {
@@ -102,9 +78,9 @@ nlohmann::json link_fractions(const Cluster& cluster, const std::vector<int>& gr
 
 void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--cluster,-c", a.cluster, "cluster: a YAML path or a shipped name")->capture_default_str();
-  cmd->add_option("--op", a.op, "collective")->check(CLI::IsMember(names(kOps)))->capture_default_str();
+  cmd->add_option("--op", a.op, "collective")->check(CLI::IsMember(collective_names()))->capture_default_str();
   cmd->add_option("--size", a.size, "bytes per the nccl-tests convention; FIRST:LAST sweeps, doubling")->capture_default_str();
-  cmd->add_option("--algorithm", a.algorithm, "algorithm")->check(CLI::IsMember(names(kAlgorithms)))->capture_default_str();
+  cmd->add_option("--algorithm", a.algorithm, "algorithm")->check(CLI::IsMember(algorithm_names()))->capture_default_str();
   cmd->add_option("--group", a.group, "GPUs taking part: all, or indices and ranges like 0-7,16")->capture_default_str();
   cmd->add_option("--root", a.root, "broadcast/reduce root (default: the group's first GPU)");
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
@@ -116,8 +92,8 @@ int run_collective(const CollectiveArgs& a) {
   const Cluster cluster = load_cluster_arg(a.cluster);
   const std::vector<double> sizes = parse_sizes(a.size);
   const std::vector<int> group = parse_group(a.group, cluster.gpu_count());
-  CollectiveTask task = collective(lookup(kOps, a.op), group, 0);
-  task.algorithm = lookup(kAlgorithms, a.algorithm);
+  CollectiveTask task = collective(*collective_from_name(a.op), group, 0);
+  task.algorithm = *algorithm_from_name(a.algorithm);  // CLI11 checked the names
   task.root = a.root >= 0 ? a.root : group.front();
   if (std::find(group.begin(), group.end(), task.root) == group.end()) {
     throw InputError("--root", "", "GPU " + std::to_string(task.root) + " is not in the group");

@@ -42,6 +42,46 @@ std::string_view algorithm_name(Algorithm a) {
   return "?";
 }
 
+
+namespace {
+
+constexpr std::array kCollectiveOps{CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                                    CollectiveOp::kBroadcast, CollectiveOp::kReduce,    CollectiveOp::kAllToAll};
+constexpr std::array kAlgorithms{Algorithm::kAuto,    Algorithm::kRing,     Algorithm::kTree,
+                                 Algorithm::kHierarchical, Algorithm::kChain, Algorithm::kPairwise,
+                                 Algorithm::kGrouped, Algorithm::kNvls,     Algorithm::kMesh};
+
+template <class E, size_t N>
+std::vector<std::string> names_of(const std::array<E, N>& all, std::string_view (*name)(E)) {
+  std::vector<std::string> out;
+  for (E e : all) out.emplace_back(name(e));
+  return out;
+}
+
+template <class E, size_t N>
+std::optional<E> from_name(const std::array<E, N>& all, std::string_view (*name)(E), std::string_view n) {
+  for (E e : all) {
+    if (name(e) == n) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = names_of(kCollectiveOps, collective_name);
+  return names;
+}
+
+const std::vector<std::string>& algorithm_names() {
+  static const std::vector<std::string> names = names_of(kAlgorithms, algorithm_name);
+  return names;
+}
+
+std::optional<CollectiveOp> collective_from_name(std::string_view n) { return from_name(kCollectiveOps, collective_name, n); }
+
+std::optional<Algorithm> algorithm_from_name(std::string_view n) { return from_name(kAlgorithms, algorithm_name, n); }
+
 std::vector<std::pair<int, int>> SendTask::transfers() const {
   std::vector<std::pair<int, int>> all{{src, dst}};
   all.insert(all.end(), mirrors.begin(), mirrors.end());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -113,6 +114,11 @@ struct Program {
 
 [[nodiscard]] std::string_view collective_name(CollectiveOp op);
 [[nodiscard]] std::string_view algorithm_name(Algorithm a);
+// Every name collective_name / algorithm_name gives, in enum order, and the way back.
+[[nodiscard]] const std::vector<std::string>& collective_names();
+[[nodiscard]] const std::vector<std::string>& algorithm_names();
+[[nodiscard]] std::optional<CollectiveOp> collective_from_name(std::string_view name);
+[[nodiscard]] std::optional<Algorithm> algorithm_from_name(std::string_view name);
 
 // Structural checks (device indices in range, dependencies pointing backwards, groups without
 // repeats). Returns an empty string when valid, else what is wrong: a planner bug, not user input.

@@ -57,26 +57,12 @@ RecomputeMode recompute_of(FieldReader& r) {
 
 CollectiveRun read_collective(FieldReader c) {
   CollectiveRun out;
-  static const std::vector<std::pair<std::string, CollectiveOp>> ops{
-      {"allreduce", CollectiveOp::kAllReduce},         {"allgather", CollectiveOp::kAllGather},
-      {"reducescatter", CollectiveOp::kReduceScatter}, {"broadcast", CollectiveOp::kBroadcast},
-      {"reduce", CollectiveOp::kReduce},               {"alltoall", CollectiveOp::kAllToAll}};
-  const std::string op =
-      c.choice("op", {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"});
-  for (const auto& [n, v] : ops) {
-    if (n == op) out.op = v;
-  }
+  const std::string op = c.choice("op", collective_names());
+  out.op = collective_from_name(op).value_or(CollectiveOp::kAllReduce);
   out.size_bytes = c.quantity("size", Unit::kBytes);
   out.group = c.opt_text("group").value_or("all");
-  static const std::vector<std::pair<std::string, Algorithm>> algorithms{
-      {"auto", Algorithm::kAuto},          {"ring", Algorithm::kRing},         {"tree", Algorithm::kTree},
-      {"hierarchical", Algorithm::kHierarchical}, {"chain", Algorithm::kChain}, {"pairwise", Algorithm::kPairwise},
-      {"grouped", Algorithm::kGrouped}};
-  const std::string a =
-      c.opt_choice("algorithm", {"auto", "ring", "tree", "hierarchical", "chain", "pairwise", "grouped"}).value_or("auto");
-  for (const auto& [n, v] : algorithms) {
-    if (n == a) out.algorithm = v;
-  }
+  const std::string algorithm = c.opt_choice("algorithm", algorithm_names()).value_or("auto");
+  out.algorithm = algorithm_from_name(algorithm).value_or(Algorithm::kAuto);
   c.finish();
   return out;
 }
