@@ -94,6 +94,7 @@ class BucketedSync {
     for (int d = 0; d < n; ++d) {
       if (held_params[d] <= 0) continue;
       std::vector<int> deps = synced[d];
+      if (layout_.tp_tail[d] >= 0) deps.push_back(layout_.tp_tail[d]);
       for (int b = 0; b < blocks; ++b) {
         if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
       }

@@ -44,6 +44,8 @@ struct PipelineLayout {
   std::vector<std::vector<StageInfo>> stages;  // [pipeline][stage]
   std::vector<std::vector<Holder>> holders;    // [block]: every copy holding it
   std::vector<std::vector<int>> last_grad;     // [device][block]: task producing its weight gradient
+  std::vector<int> tp_tail;                    // [device]: TP collective ending its latest step; the next
+                                               // compute waits for it (Megatron's TP collectives block)
   std::vector<double> gathered_bytes;          // [device]: largest chunk of weights ZeRO-3 gathers
   double tied_embedding_params = 0;            // word embeddings shared by first and last stage
 

@@ -91,6 +91,7 @@ class Emitter {
                                               stage_work_key(plan_, plan_.micro_batch, 1));
     layout_.blocks = static_cast<int>(any.size());
     layout_.last_grad.assign(cluster_.gpu_count(), std::vector<int>(layout_.blocks, -1));
+    layout_.tp_tail.assign(cluster_.gpu_count(), -1);
     layout_.tied_embedding_params = ctx_.tied_embedding_params;
     layout_.tied = ctx_.tied_embedding_params > 0 && std::all_of(plan_.pipelines.begin(), plan_.pipelines.end(),
                                                 [](const PipelinePlan& p) { return p.stages.size() > 1; });
@@ -250,6 +251,10 @@ class Emitter {
         deps.push_back(gather_dep_[d]);
         gather_dep_[d] = -1;
       }
+      if (layout_.tp_tail[d] >= 0) {
+        deps.push_back(layout_.tp_tail[d]);
+        layout_.tp_tail[d] = -1;
+      }
     }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -318,6 +323,7 @@ class Emitter {
         if (tp == 1 || !bytes.any()) return;  // a compute task always comes first: `last` is set
         last = add_tp_collectives(r.devices, bytes, last, label);
         deps = {last};
+        for (int d : r.devices) layout_.tp_tail[d] = last;
       };
       // Per chunk and pass: one compute span and one TP collective carrying all its parts' bytes
       // (the latency of the collectives merged away is added to the span), unless the context

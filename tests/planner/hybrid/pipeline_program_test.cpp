@@ -136,6 +136,30 @@ TEST_F(EqualStages, TransfersIssuedWhenConsumedSitOnTheCriticalPath) {
   EXPECT_NEAR(time(p), time(plan(PipelineSchedule::kEager, P, m)), 1e-6);
 }
 
+TEST_F(EqualStages, TensorParallelCollectivesBlockTheNextKernel) {
+  // One stage of 8 GPUs in TP: every layer all-reduces 64 MB after its forward and its backward.
+  // Megatron's TP collectives sit between kernels, so the iteration takes compute + collectives:
+  // no kernel of the next pass (or the optimizer) starts under the previous pass's all-reduce.
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) {
+    blocks_[b].parts[0].tp_fwd.all_reduce = 64e6;
+    blocks_[b].parts[0].tp_bwd.all_reduce = 64e6;
+  }
+  HybridPlan p;
+  p.schedule = PipelineSchedule::kOneFOneB;
+  p.micro_batch = 1;
+  PipelinePlan pl;
+  pl.micro_batches = 3;
+  pl.stages.push_back(StagePlan{{0, 1, 2, 3, 4, 5, 6, 7}, 8, {{0, 15}}});
+  p.pipelines.push_back(pl);
+  const double full = time(p);
+  for (BlockWork& b : blocks_) {
+    for (WorkPart& part : b.parts) part.fwd_s = part.bwd_input_s = part.bwd_weight_s = 0;
+  }
+  const double comm = time(p);
+  EXPECT_GT(comm, 0);
+  EXPECT_NEAR(full, 3 * 16 * 3 * kF + comm, 1e-6 * full);
+}
+
 TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
   for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
                              PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {
