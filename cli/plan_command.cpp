@@ -41,6 +41,10 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
                 "hybrid plans: Megatron's TP in every stage (no A* + LP synthesis of the layer program)");
   cmd->add_flag("--no-cross-mesh", a.no_cross_mesh,
                 "hybrid plans: Megatron's scatter-gather between stages (no broadcast resharding, no eager 1F1B)");
+  cmd->add_flag("--no-sequence-parallel", a.no_sequence_parallel, "hybrid plans: never try Megatron's sequence parallelism");
+  cmd->add_flag("--no-zero1", a.no_zero1, "hybrid plans: never try the distributed optimizer (ZeRO-1)");
+  cmd->add_flag("--no-tp-overlap", a.no_tp_overlap,
+                "hybrid plans: backward TP collectives never hidden under the weight-gradient GEMMs");
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
 
@@ -81,6 +85,9 @@ int run_plan(const PlanArgs& a) {
     ho.mixed_stages = !a.no_mixed_stages;
     ho.stage_synthesis = !a.no_stage_synthesis;
     ho.cross_mesh = !a.no_cross_mesh;
+    ho.sequence_parallel = !a.no_sequence_parallel;
+    ho.zero1 = !a.no_zero1;
+    ho.tp_comm_overlap = !a.no_tp_overlap;
     ho.simulate = a.candidates;
     if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");

@@ -27,6 +27,9 @@ struct PlanArgs {
   bool no_mixed_stages = false;
   bool no_stage_synthesis = false;
   bool no_cross_mesh = false;
+  bool no_sequence_parallel = false;
+  bool no_zero1 = false;
+  bool no_tp_overlap = false;
   std::string schedule;  // empty: the planner chooses
 };
 

@@ -241,8 +241,7 @@ void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_tim
 
 void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster& cluster) {
   out << "hybrid plan: " << plan.shape() << "; micro-batch " << plan.micro_batch << ", recompute "
-      << recompute_name(plan.recompute) << ", gradient sync " << gradient_sync_name(plan.gradient_sync)
-      << (plan.sequence_parallel ? ", sequence parallel" : "") << "\n";
+      << recompute_name(plan.recompute) << ", gradient sync " << gradient_sync_name(plan.gradient_sync) << "\n";
   // Pipelines that differ only in their GPUs are printed once, with their count.
   for (size_t p = 0; p < plan.pipelines.size(); ++p) {
     const PipelinePlan& pl = plan.pipelines[p];

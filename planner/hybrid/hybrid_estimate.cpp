@@ -73,12 +73,14 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   StageTimes t;
   const std::vector<BlockWork>& w =
       builder_.work(node_type, stage_work_key(plan, samples, st.tp));
+  const bool overlap = plan.tp_comm_overlap && !splits_weight_gradient(plan.schedule);
   for (int b : blocks) {
     const BlockWork& bw = w[b];
-    t.b += bw.recompute_s;
+    t.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
     for (const WorkPart& part : bw.parts) {
       t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd);
-      t.b += part.bwd_input_s + part.bwd_weight_s + tp_time(node_type, st.tp, part.tp_bwd);
+      const double sync = tp_time(node_type, st.tp, part.tp_bwd);
+      t.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0);
       t.w += part.bwd_weight_s;
     }
     t.params += bw.params;

@@ -474,6 +474,10 @@ std::string HybridPlan::shape() const {
   out += ", " + std::string(schedule_name(schedule));
   if (micro_batch > 1) out += ", micro-batch " + std::to_string(micro_batch);
   if (recompute != RecomputeMode::kNone) out += ", recompute " + std::string(recompute_name(recompute));
+  if (sequence_parallel) out += ", sequence parallel";
+  if (gradient_sync != GradientSync::kAllReduce) out.append(", ").append(gradient_sync_name(gradient_sync));
+  if (tp_comm_overlap) out += ", tp comm overlap";
+  if (!vocab_parallel) out += ", logits gathered";
   if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
   if (resharding.method != ReshardMethod::kLocalAllGather || resharding.load_balance != LoadBalance::kNone) {
     out.append(", ").append(method_name(resharding.method)).append(" resharding");

@@ -82,6 +82,8 @@ struct HybridPlan {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   RecomputeMode recompute = RecomputeMode::kNone;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;  // backward TP collectives under the weight-gradient GEMM (Megatron's async all-reduce)
+  bool vocab_parallel = true;    // vocabulary-parallel cross-entropy; false: logits all-gathered, loss replicated
   StageProgram stage_program = StageProgram::kMegatron;
   GradientSync gradient_sync = GradientSync::kAllReduce;
   ReshardingChoice resharding;

@@ -101,6 +101,8 @@ class HybridPlanReader {
                      : recompute == "selective" ? RecomputeMode::kSelective
                                                 : RecomputeMode::kNone;
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
+    plan.tp_comm_overlap = r.opt_flag("tp_comm_overlap").value_or(false);
+    plan.vocab_parallel = r.opt_flag("vocab_parallel").value_or(true);
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised
                              : StageProgram::kMegatron;
@@ -279,6 +281,8 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "schedule: " << schedule_name(plan.schedule) << "\n"
       << "recompute: " << recompute_name(plan.recompute) << "\n"
       << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
+      << "tp_comm_overlap: " << (plan.tp_comm_overlap ? "true" : "false") << "\n"
+      << "vocab_parallel: " << (plan.vocab_parallel ? "true" : "false") << "\n"
       << "stage_program: " << stage_program_name(plan.stage_program) << "\n"
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
       << "resharding: {method: " << method_name(plan.resharding.method)

@@ -1,5 +1,6 @@
 // File: planner/hybrid/hybrid_planner.cpp
 #include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -181,20 +182,50 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
         continue;
       }
       plan.schedule = s;
-      for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
-        plan.recompute = r;
-        if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
-        const HybridEstimate e = estimator_.estimate(plan);
-        if (!e.fits) continue;
+      // Megatron's memory savers (sequence parallelism, the distributed optimizer) and the least
+      // recompute that fits with them: the fastest combination by the estimate.
+      const bool has_tp = std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
+                                      [](const StagePlan& st) { return st.tp > 1; });
+      const bool copies = d > 1 || std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
+                                               [](const StagePlan& st) { return st.dp() > 1; });
+      const bool hetsim = flavour == HybridFlavour::kHetsim;
+      std::vector<bool> sps{false}, overlaps{false};
+      std::vector<GradientSync> syncs{GradientSync::kAllReduce};
+      if (hetsim && options.sequence_parallel && has_tp) sps.push_back(true);
+      if (hetsim && options.zero1 && copies) syncs.push_back(GradientSync::kZero1);
+      if (hetsim && options.tp_comm_overlap && has_tp && !splits_weight_gradient(s)) overlaps.push_back(true);
+      std::optional<HybridPlan> best;
+      HybridEstimate e;
+      for (bool sp : sps) {
+        for (GradientSync sync : syncs) {
+          for (bool overlap : overlaps) {
+            plan.sequence_parallel = sp;
+            plan.gradient_sync = sync;
+            plan.tp_comm_overlap = overlap;
+            for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+              plan.recompute = r;
+              if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
+              const HybridEstimate pe = estimator_.estimate(plan);
+              if (!pe.fits) continue;
+              if (!best || pe.time_s < e.time_s * (1 - 1e-9)) {
+                best = plan;
+                e = pe;
+              }
+              break;
+            }
+          }
+        }
+      }
+      if (best) {
+        plan = *best;
         plan.estimate_s = e.time_s;
         out.push_back(plan);
         // HAP inside the stages: the same plan with each TP group's layer program synthesised,
         // kept where it beats Megatron's (where the search finds Megatron's, it is the same plan).
-        const bool tp = std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
-                                    [](const StagePlan& st) { return st.tp > 1; });
-        if (flavour == HybridFlavour::kHetsim && options.stage_synthesis && tp) {
+        if (hetsim && options.stage_synthesis && has_tp) {
           HybridPlan twin = plan;
           twin.stage_program = StageProgram::kSynthesised;
+          twin.sequence_parallel = false;
           const HybridEstimate te = estimator_.estimate(twin);
           if (te.fits && te.time_s < e.time_s * (1 - 1e-9)) {
             twin.estimate_s = te.time_s;
@@ -204,7 +235,7 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
         plan.stage_program = StageProgram::kMegatron;
         // Cross-mesh resharding: broadcasts from load-balanced senders (sender and order chosen
         // together), kept where they beat Megatron's scatter-gather (hosts with few NICs).
-        if (flavour == HybridFlavour::kHetsim && options.cross_mesh && P > 1) {
+        if (hetsim && options.cross_mesh && P > 1) {
           HybridPlan twin = plan;
           twin.resharding.method = ReshardMethod::kBroadcast;
           twin.resharding.load_balance = LoadBalance::kOrder;
@@ -214,7 +245,16 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
             out.push_back(twin);
           }
         }
-        break;
+        // The loss on all-gathered logits instead of vocabulary-parallel: kept only where faster.
+        if (hetsim && has_tp) {
+          HybridPlan twin = plan;
+          twin.vocab_parallel = false;
+          const HybridEstimate te = estimator_.estimate(twin);
+          if (te.fits && te.time_s < e.time_s * (1 - 1e-9)) {
+            twin.estimate_s = te.time_s;
+            out.push_back(twin);
+          }
+        }
       }
     }
   }

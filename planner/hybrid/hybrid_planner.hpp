@@ -27,6 +27,10 @@ struct HybridOptions {
   bool stage_synthesis = true;                 // --no-stage-synthesis: Megatron's TP in every stage
   bool cross_mesh = true;                      // --no-cross-mesh: Megatron's scatter-gather between stages,
                                                // no broadcast resharding, no eager 1F1B
+  bool sequence_parallel = true;               // --no-sequence-parallel: Megatron's SP never tried
+  bool zero1 = true;                           // --no-zero1: the distributed optimizer never tried
+  bool tp_comm_overlap = true;                 // --no-tp-overlap: backward TP collectives never hidden
+                                               // under the weight gradients
   int simulate = 3;                            // candidates judged by the simulator
 };
 

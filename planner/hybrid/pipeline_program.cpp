@@ -325,6 +325,26 @@ class Emitter {
         deps = {last};
         for (int d : r.devices) layout_.tp_tail[d] = last;
       };
+      // A backward span and its TP collectives, which may run under its last `hidden` seconds (the
+      // weight gradients, tp_comm_overlap): then they start after the rest and the next kernel
+      // waits for both. Returns the task finishing the weight gradients; `last` ends as the task
+      // the gradient sent back waits for.
+      const bool overlap = plan_.tp_comm_overlap && !split_w && tp > 1;
+      auto backward = [&](double secs, double hidden, double flops, double mem, const TpBytes& bytes,
+                          const std::string& label) {
+        hidden = overlap && bytes.any() ? std::clamp(hidden, 0.0, secs) : 0;
+        if (hidden <= 0) {
+          const int c = compute(secs, flops, mem, label);
+          tp_sync(bytes, label);
+          return c;
+        }
+        const int first = compute(secs - hidden, 0, mem, label);
+        const int sync = add_tp_collectives(r.devices, bytes, first, label);
+        const int c = compute(hidden, flops, 0, label + "_weight");
+        for (int d : r.devices) layout_.tp_tail[d] = sync;
+        last = sync;
+        return c;
+      };
       // Per chunk and pass: one compute span and one TP collective carrying all its parts' bytes
       // (the latency of the collectives merged away is added to the span), unless the context
       // asks for every part separately.
@@ -355,7 +375,7 @@ class Emitter {
           tp_sync(bytes, rtag + ".fwd");
         }
       } else if (st.pass == PassKind::kBackward) {
-        double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0;
+        double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0;
         TpBytes bytes, recompute_tp;
         int collectives = 0;
         for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
@@ -368,10 +388,9 @@ class Emitter {
               const WorkPart& part = bw.parts[pp];
               const std::string label = rtag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") +
                                         (bw.parts.size() > 1 ? std::to_string(pp) : "");
-              compute(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), pp == 0 && !split_w ? bw.model_flops : 0,
-                      pp == 0 ? -block_freed : 0, label);
-              if (!split_w) for (int d : r.devices) layout_.last_grad[d][*bi] = last;
-              tp_sync(part.tp_bwd, label);
+              const int c = backward(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
+                                     pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
+              if (!split_w) for (int d : r.devices) layout_.last_grad[d][*bi] = c;
             }
             continue;
           }
@@ -382,6 +401,7 @@ class Emitter {
           if (!split_w) flops += bw.model_flops;
           for (const WorkPart& part : bw.parts) {
             secs += part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
+            hidden += part.bwd_overlap_s;
             bytes += part.tp_bwd;
             collectives += part.tp_bwd.count();
           }
@@ -391,14 +411,13 @@ class Emitter {
             compute(recompute_s, 0, recompute_bytes, rtag + ".recompute");
             tp_sync(recompute_tp, rtag + ".recompute");
           }
-          compute(secs + alpha * std::max(0, collectives - bytes.count()), flops, -(freed + recompute_bytes),
-                  rtag + (split_w ? ".bwd_input" : ".bwd"));
+          const int c = backward(secs + alpha * std::max(0, collectives - bytes.count()), hidden, flops,
+                                 -(freed + recompute_bytes), bytes, rtag + (split_w ? ".bwd_input" : ".bwd"));
           if (!split_w) {
             for (int b : blocks) {
-              for (int d : r.devices) layout_.last_grad[d][b] = last;
+              for (int d : r.devices) layout_.last_grad[d][b] = c;
             }
           }
-          tp_sync(bytes, rtag + ".bwd");
         }
       } else {  // weight gradients
         double secs = 0, freed = 0, flops = 0;

@@ -18,7 +18,8 @@ TpBytes& TpBytes::operator+=(const TpBytes& o) {
 }
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp) {
-  return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program};
+  return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
+                      plan.vocab_parallel};
 }
 
 double BlockWork::fwd_s() const {
@@ -75,17 +76,26 @@ Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
 // Megatron's collectives around `op` in a TP group: column-split layers need the gradient of
 // their replicated input summed over the group (after their backward); row-split layers and the
 // embedding sum their partial outputs; the vocabulary-parallel loss exchanges a max and a sum per
-// token.
-OpPlacement megatron_placement(const Op& op, bool sequence_parallel, int tp, double hidden_bytes, double tokens) {
+// token. Without the vocabulary-parallel loss, the LM head's logits are all-gathered (`logits_bytes`
+// in full) and every GPU computes the whole loss.
+OpPlacement megatron_placement(const Op& op, bool sequence_parallel, bool vocab_parallel, int tp, double hidden_bytes,
+                               double tokens, double logits_bytes) {
   OpPlacement pl;
   pl.split = megatron_split(op, sequence_parallel);
+  if (!vocab_parallel && op.kind == OpKind::kLoss) pl.split = TpSplit::kReplicated;
   if (tp == 1) return pl;
+  if (!vocab_parallel && op.kind == OpKind::kLmHead) pl.after_fwd.all_gather = logits_bytes;
   if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = hidden_bytes;
   // SP: the sequence-split input is all-gathered again for the weight gradient.
   if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = hidden_bytes;
   if (op.kind == OpKind::kLoss && pl.split == TpSplit::kSharded) pl.after_fwd.all_reduce = 2 * tokens * 4;
   if (pl.split == TpSplit::kRow || op.kind == OpKind::kEmbedding) pl.after_fwd.all_reduce = hidden_bytes;
   return pl;
+}
+
+// The logits of an LM head for the slice it runs, in `e`-byte elements (0 for other operators).
+double lm_logits_bytes(const Op& op, double e) {
+  return op.kind == OpKind::kLmHead ? static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n) * e : 0;
 }
 
 int block_of(const Op& op, long layers) {
@@ -167,7 +177,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     const size_t at = i - static_cast<size_t>(layer_start);
     const OpPlacement pl = in_layer && tp > 1 && at < layer.ops.size()
                                ? layer.ops[at]
-                               : megatron_placement(op, key.sequence_parallel, tp, hidden_bytes, tokens);
+                               : megatron_placement(op, key.sequence_parallel, key.vocab_parallel, tp, hidden_bytes, tokens,
+                                                    lm_logits_bytes(op, e));
     if (pl.before_fwd.any() || pl.before_bwd.any()) {
       part.tp_fwd += pl.before_fwd;
       close_part(b);
@@ -179,6 +190,12 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
     // A matrix product with weights spends half its backward on the weight gradient.
     const double w = is_matmul(s.kind) && s.params > 0 ? 0.5 * bwd.seconds : 0;
+    // Each backward collective of a column-split layer can hide under one of its two GEMMs: the
+    // input gradient's reduction under the weight gradient, SP's re-gather of the input under the
+    // input gradient.
+    TpBytes around = pl.before_bwd;
+    around += pl.bwd;
+    part.bwd_overlap_s += w * std::min(2, around.count());
     part.fwd_s += fwd.seconds;
     part.bwd_input_s += bwd.seconds - w;
     part.bwd_weight_s += w;

@@ -37,6 +37,8 @@ struct WorkPart {
   double bwd_weight_s = 0;  // gradient with respect to the weights ("W")
   TpBytes tp_fwd;           // collectives over the TP group after the forward compute
   TpBytes tp_bwd;           // collectives over the TP group after the backward compute
+  double bwd_overlap_s = 0;  // weight-gradient compute tp_bwd can run under: the W of the column-split
+                             // layer whose input gradient it sums (Megatron's asynchronous all-reduce)
 };
 
 struct BlockWork {
@@ -76,6 +78,7 @@ struct StageWorkKey {
   bool sequence_parallel = false;
   RecomputeMode recompute = RecomputeMode::kNone;
   StageProgram program = StageProgram::kMegatron;
+  bool vocab_parallel = true;  // false: the LM head's logits are all-gathered and the loss replicated
 };
 // The key of a TP group of width `tp` running `samples` of each micro-batch under `plan`.
 [[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp);

@@ -272,6 +272,8 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   plan.schedule = PipelineSchedule::kInterleaved;
   plan.recompute = RecomputeMode::kSelective;
   plan.sequence_parallel = true;
+  plan.tp_comm_overlap = true;
+  plan.vocab_parallel = false;
   plan.gradient_sync = GradientSync::kZero1;
   plan.resharding = {ReshardMethod::kBroadcast, LoadBalance::kOrder, false, 42};
   plan.estimate_s = 1.0 / 3.0;
@@ -299,6 +301,8 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   EXPECT_EQ(back.schedule, plan.schedule);
   EXPECT_EQ(back.recompute, plan.recompute);
   EXPECT_EQ(back.sequence_parallel, plan.sequence_parallel);
+  EXPECT_EQ(back.tp_comm_overlap, plan.tp_comm_overlap);
+  EXPECT_EQ(back.vocab_parallel, plan.vocab_parallel);
   EXPECT_EQ(back.gradient_sync, plan.gradient_sync);
   EXPECT_EQ(back.resharding.method, plan.resharding.method);
   EXPECT_EQ(back.resharding.load_balance, plan.resharding.load_balance);

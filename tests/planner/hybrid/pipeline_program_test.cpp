@@ -160,6 +160,38 @@ TEST_F(EqualStages, TensorParallelCollectivesBlockTheNextKernel) {
   EXPECT_NEAR(full, 3 * 16 * 3 * kF + comm, 1e-6 * full);
 }
 
+TEST_F(EqualStages, TpCommOverlapHidesBackwardCollectivesUnderWeightGradients) {
+  // As above, with each layer's weight gradient (kF) able to hide its backward all-reduce: with
+  // tp_comm_overlap the backward collectives (half of all the TP traffic) leave the critical path,
+  // the forward ones stay.
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) {
+    WorkPart& part = blocks_[b].parts[0];
+    part.tp_fwd.all_reduce = part.tp_bwd.all_reduce = 64e6;
+    part.bwd_overlap_s = kF;
+  }
+  HybridPlan p;
+  p.schedule = PipelineSchedule::kOneFOneB;
+  PipelinePlan pl;
+  pl.micro_batches = 3;
+  pl.stages.push_back(StagePlan{{0, 1, 2, 3, 4, 5, 6, 7}, 8, {{0, 15}}});
+  p.pipelines.push_back(pl);
+  const double serial = time(p);
+  p.tp_comm_overlap = true;
+  const double overlapped = time(p);
+  std::vector<BlockWork> saved = blocks_;
+  for (BlockWork& b : blocks_) {
+    for (WorkPart& part : b.parts) part.fwd_s = part.bwd_input_s = part.bwd_weight_s = 0;
+  }
+  const double comm = time(p);
+  blocks_ = saved;
+  EXPECT_NEAR(overlapped, serial - comm / 2, 1e-6 * serial);
+  // Zero bubble defers the weight gradients: nothing to hide under, the collectives stay serial.
+  p.schedule = PipelineSchedule::kZeroBubble;
+  const double zb_overlap = time(p);
+  p.tp_comm_overlap = false;
+  EXPECT_NEAR(zb_overlap, time(p), 1e-9 * serial);
+}
+
 TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
   for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
                              PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {

@@ -90,5 +90,44 @@ TEST(StageWork, SequenceParallelRegathersColumnInputsAndShardsNorms) {
   EXPECT_LT(sp[1].fwd_s(), tp[1].fwd_s());  // norms and dropout-add on a quarter of the tokens
 }
 
+TEST(StageWork, ColumnLayersOfferTheirWeightGradientToTheBackwardCollective) {
+  const ModelSpec m = paper_layer(1024, 2048, 16);
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  for (bool sp : {false, true}) {
+    const std::vector<BlockWork> w =
+        stage_block_work(m, a100, DType::kFp16, CostModel{}, {2, 4, sp, RecomputeMode::kNone, StageProgram::kMegatron});
+    double hidden = 0, weight = 0;
+    for (const WorkPart& p : w[1].parts) {
+      hidden += p.bwd_overlap_s;
+      weight += p.bwd_weight_s;
+      if (!p.tp_bwd.any()) EXPECT_EQ(p.bwd_overlap_s, 0);
+    }
+    // QKV and MLP-up: their weight gradient (and under SP their input gradient too, for the
+    // re-gather); never more than the whole backward.
+    EXPECT_GT(hidden, 0);
+    if (sp) EXPECT_GT(hidden, weight * 0.5);
+    else EXPECT_LT(hidden, weight);
+  }
+  EXPECT_EQ(stage_block_work(m, a100, DType::kFp16, CostModel{}, {2, 1, false, RecomputeMode::kNone, StageProgram::kMegatron})[1]
+                .parts[0].bwd_overlap_s, 0);
+}
+
+TEST(StageWork, WithoutVocabParallelLossTheLogitsAreGathered) {
+  const ModelSpec m = paper_layer(1024, 2048, 16);
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  StageWorkKey key{2, 4, false, RecomputeMode::kNone, StageProgram::kMegatron};
+  const BlockWork vp = stage_block_work(m, a100, DType::kFp16, CostModel{}, key).back();
+  key.vocab_parallel = false;
+  const BlockWork gathered = stage_block_work(m, a100, DType::kFp16, CostModel{}, key).back();
+  TpBytes vp_fwd, g_fwd;
+  for (const WorkPart& p : vp.parts) vp_fwd += p.tp_fwd;
+  for (const WorkPart& p : gathered.parts) g_fwd += p.tp_fwd;
+  // All-gather of the logits: s·b tokens x vocabulary x 2 bytes; no max/sum exchange of the
+  // vocabulary-parallel loss.
+  EXPECT_DOUBLE_EQ(g_fwd.all_gather - vp_fwd.all_gather, 1024.0 * 2 * 1024 * 2);
+  EXPECT_GT(vp_fwd.all_reduce, g_fwd.all_reduce);
+  EXPECT_GT(gathered.fwd_s(), vp.fwd_s());  // every GPU computes the whole loss
+}
+
 }  // namespace
 }  // namespace hetsim
