@@ -151,6 +151,33 @@ TEST(HybridPlanner, RecomputeAndSequenceParallelismTradeMemoryAndCollectives) {
   EXPECT_GT(scatters, 0);
 }
 
+TEST(HybridPlanner, SearchesMegatronsMemorySaversAndOverlap) {
+  // GPT-3 175B on 64 A100s: the state alone fills most of each GPU, so activations decide the
+  // recompute. Sequence parallelism shards them by t and lets the planner drop recompute.
+  const ModelSpec m = model("gpt3-175b", 32);
+  const Cluster c = test::shipped_cluster("selene-64");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions o;
+  o.schedule = PipelineSchedule::kOneFOneB;
+  o.stage_synthesis = false;
+  o.simulate = 1;
+  const HybridSearch with = planner.search(HybridFlavour::kHetsim, o);
+  ASSERT_GE(with.chosen, 0);
+  const HybridPlan& best = with.judged[with.chosen].plan;
+  EXPECT_TRUE(best.sequence_parallel);
+  EXPECT_TRUE(best.tp_comm_overlap);
+  EXPECT_TRUE(best.vocab_parallel);  // gathering the logits never pays
+  o.sequence_parallel = o.zero1 = o.tp_comm_overlap = false;
+  const HybridSearch without = planner.search(HybridFlavour::kHetsim, o);
+  ASSERT_GE(without.chosen, 0);
+  const HybridPlan& plain = without.judged[without.chosen].plan;
+  EXPECT_FALSE(plain.sequence_parallel);
+  EXPECT_FALSE(plain.tp_comm_overlap);
+  EXPECT_EQ(plain.gradient_sync, GradientSync::kAllReduce);
+  EXPECT_LT(with.judged[with.chosen].evaluation.report.iteration_time_s,
+            without.judged[without.chosen].evaluation.report.iteration_time_s);
+}
+
 TEST(HybridPlanner, SkipConnectionsGoStraightToTheStageThatReadsThem) {
   // Alpa's 470M U-Net over 3 stages of one V100: embedding + layers 0-3 | 4-7 | 8-10 + head.
   // Stage 0 -> stage 2 carries the skips read by layers 8-10 (workloads/unet_graph: 2 -> 8
