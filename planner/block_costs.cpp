@@ -93,7 +93,11 @@ double state_bytes_per_param(const ModelSpec& model, DType dtype) {
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
-  return e /*weights*/ + e /*gradients*/ + master + moments;
+  return e /*weights*/ + grad_bytes_per_param(model, dtype) + master + moments;
+}
+
+double grad_bytes_per_param(const ModelSpec& model, DType dtype) {
+  return model.training.fp32_grads ? 4.0 : dtype_bytes(dtype);
 }
 
 }  // namespace hetsim

@@ -41,9 +41,11 @@ struct BlockCost {
 
 // Bytes held per parameter for weights, gradients and optimizer state (mixed precision keeps an
 // fp32 master copy; Adam keeps two fp32 moments, SGD one momentum): 16 for mixed-precision Adam,
-// ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes). Megatron's fp32 gradient
-// accumulation (--accumulate-allreduce-grads-in-fp32) would hold 18; hetsim keeps 16-bit gradients.
+// ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes); 18 with fp32 gradients
+// (training.fp32_grads, Megatron's --accumulate-allreduce-grads-in-fp32).
 [[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
+// Bytes of one gradient as it is accumulated and reduced across data-parallel copies.
+[[nodiscard]] double grad_bytes_per_param(const ModelSpec& model, DType dtype);
 
 // Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
 // allocator slack). A stated assumption, not a measurement: no sourced per-vendor figure found.

@@ -141,7 +141,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   for (int g = 0; g < n; ++g) group[g] = g;
   int last_collective = -1;
   for (size_t i = nblocks; i-- > 0;) {
-    const double grad_bytes = block_params[i] * dtype_bytes(dtype);
+    const double grad_bytes = block_params[i] * grad_bytes_per_param(model, dtype);
     if (n > 1 && grad_bytes > 0) {
       const std::string& name = costs.blocks(0, mb)[i].name;
       last_collective = p.add({"allreduce." + name, collective(CollectiveOp::kAllReduce, group, grad_bytes), last_bwd[i]});

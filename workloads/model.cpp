@@ -144,6 +144,8 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
   t.attention = attention == "flash"      ? AttentionKernel::kFlash
                 : attention == "standard" ? AttentionKernel::kStandard
                                           : AttentionKernel::kAuto;
+  const std::string grads = r.opt_choice("grad_accumulation", {"auto", "fp32", "dtype"}).value_or("auto");
+  t.fp32_grads = grads == "fp32" || (grads == "auto" && t.dtype == DType::kBf16);
   // Families without dropout or MLM ops leave those keys unknown (an error, not silently ignored).
   if (has_dropout_ops(family)) t.dropout = r.opt_number("dropout", 0.0, 0.99).value_or(default_dropout(family));
   if (has_mlm_head(family)) {

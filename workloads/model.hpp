@@ -45,6 +45,10 @@ struct TrainingSpec {
   // BERT/MoE: positions per sequence the MLM head runs on (DeepLearningExamples gathers the masked
   // positions before the head); default round(0.15 x seq_len).
   long masked_positions = 0;
+  // Gradients accumulated and reduced in fp32 (Megatron's --accumulate-allreduce-grads-in-fp32,
+  // forced under bf16): 4-byte gradients, 18 bytes of state per parameter with Adam. Read as
+  // grad_accumulation: auto (fp32 under bf16, else the training dtype) | fp32 | dtype.
+  bool fp32_grads = false;
 };
 
 struct ModelSpec {

@@ -83,7 +83,7 @@ class BucketedSync {
         const int t = p.add({std::move(label), collective(op, group, params * ctx_.grad_bytes_per_param), std::move(deps)});
         for (int d : group) synced[d].push_back(t);
         if (plan_.gradient_sync == GradientSync::kZero1) {
-          zero1_gathers.push_back({group, params * ctx_.grad_bytes_per_param});
+          zero1_gathers.push_back({group, params * ctx_.weight_bytes_per_param});
           zero1_names.push_back("param_allgather." + layout_.block_name(bucket));
         }
       }
@@ -101,12 +101,12 @@ class BucketedSync {
       const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
       opt_task[d] = p.add({indexed_name("gpu", static_cast<size_t>(d)) + ".optimizer", ComputeTask{d, secs, 0, 0}, std::move(deps)});
       // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
-      const double e = ctx_.grad_bytes_per_param;
-      const double optimizer_state = ctx_.state_bytes_per_param - 2 * e;
+      const double held_bytes = ctx_.weight_bytes_per_param + ctx_.grad_bytes_per_param;  // per parameter
+      const double optimizer_state = ctx_.state_bytes_per_param - held_bytes;
       double bytes = 0;
       switch (plan_.gradient_sync) {
         case GradientSync::kAllReduce: bytes = held_params[d] * ctx_.state_bytes_per_param; break;
-        case GradientSync::kZero1: bytes = held_params[d] * 2 * e + opt_params[d] * optimizer_state; break;
+        case GradientSync::kZero1: bytes = held_params[d] * held_bytes + opt_params[d] * optimizer_state; break;
         case GradientSync::kZero3: bytes = opt_params[d] * ctx_.state_bytes_per_param + layout_.gathered_bytes[d]; break;
       }
       p.devices[d].static_memory_bytes = bytes + ctx_.reserve_bytes;

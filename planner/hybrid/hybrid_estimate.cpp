@@ -142,17 +142,18 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         }
         if (plan.gradient_sync == GradientSync::kZero3) {
           // Weights gathered from every copy before each forward and backward of each chunk.
-          const double ag = fit_time(holders[blocks.front()], t.grad_bytes / v, CollectiveOp::kAllGather);
+          const double ag = fit_time(holders[blocks.front()], t.params * ctx.weight_bytes_per_param / v, CollectiveOp::kAllGather);
           t.f += ag * v;
           t.b += ag * v;
         }
         if (t.f + t.b >= worst.f + worst.b) worst = t;
         // Memory of this copy's devices.
         const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
-        const double state = ctx.state_bytes_per_param, e = ctx.grad_bytes_per_param;
+        const double state = ctx.state_bytes_per_param, w = ctx.weight_bytes_per_param;
+        const double kept = w + ctx.grad_bytes_per_param;  // weights and gradients, per parameter
         double static_bytes = t.params * state;
-        if (plan.gradient_sync == GradientSync::kZero1) static_bytes = t.params * 2 * e + t.params * (state - 2 * e) / copies;
-        if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * e / v;
+        if (plan.gradient_sync == GradientSync::kZero1) static_bytes = t.params * kept + t.params * (state - kept) / copies;
+        if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * w / v;
         // Zero-bubble holds back up to P weight-gradient passes, each keeping its inputs.
         const double deferred = split_w ? static_cast<double>(std::min<long>(P, pl.micro_batches)) * t.weight_input_per_mb : 0;
         const double need = static_bytes + ctx.reserve_bytes + held * t.saved_per_mb / v + deferred + t.recompute_bytes;
@@ -175,7 +176,9 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       sum_b += worst.b;
       const CollectiveOp op = plan.gradient_sync == GradientSync::kAllReduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes, op);
-      if (plan.gradient_sync == GradientSync::kZero1) sync[s] += fit_time(holders[blocks.front()], worst.grad_bytes, CollectiveOp::kAllGather);
+      if (plan.gradient_sync == GradientSync::kZero1) {
+        sync[s] += fit_time(holders[blocks.front()], worst.params * ctx.weight_bytes_per_param, CollectiveOp::kAllGather);
+      }
       if (s + 1 < P) {
         const StagePlan& next = pl.stages[s + 1];
         // Every tensor crossing the cut after this stage's last block (skip connections too),

@@ -233,12 +233,12 @@ class Emitter {
       std::string label = indexed_name("p", static_cast<size_t>(pi));
       label.append(".s").append(std::to_string(s)).append(".mb").append(std::to_string(st.micro_batch)).append(".param_allgather");
       if (tp > 1) label.append(".tp").append(std::to_string(rank));
-      const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx_.grad_bytes_per_param),
+      const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx_.weight_bytes_per_param),
                                       std::move(deps)});
       for (int d : group) gather_dep_[d] = t;
     }
     for (const Holder& h : hs) {
-      for (int d : layout_.replica(h).devices) layout_.gathered_bytes[d] = std::max(layout_.gathered_bytes[d], params * ctx_.grad_bytes_per_param);
+      for (int d : layout_.replica(h).devices) layout_.gathered_bytes[d] = std::max(layout_.gathered_bytes[d], params * ctx_.weight_bytes_per_param);
     }
   }
 

@@ -29,7 +29,8 @@ using StageWorkFn = std::function<const std::vector<BlockWork>&(int node_type, c
 struct PipelineContext {
   std::string strategy = "hybrid";
   DType dtype = DType::kFp16;
-  double grad_bytes_per_param = 2;
+  double grad_bytes_per_param = 2;    // as reduced across copies (4 with fp32 gradients)
+  double weight_bytes_per_param = 2;  // as computed with (ZeRO gathers these)
   double state_bytes_per_param = 16;  // weights + gradients + optimizer state
   // Optimizer step over `params` parameters on a device of node type `node_type` (seconds).
   std::function<double(int node_type, double params)> optimizer_s;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/input_error.hpp"
+#include "planner/block_costs.hpp"
 #include "planner/strategies.hpp"
 #include "test_support.hpp"
 
@@ -91,6 +92,20 @@ TEST(DataParallel, Bf16ModelFallsBackOnV100) {
   EXPECT_THROW((void)plan_data_parallel(m, c, CostModel{}, BatchSplit::kEven, 64), InputError);
   m.training.dtype_fallback = DType::kFp16;
   EXPECT_TRUE(plan_data_parallel(m, c, CostModel{}, BatchSplit::kEven, 64).feasible);
+}
+
+TEST(DataParallel, GradientsAccumulateInFp32UnderBf16AsMegatronForces) {
+  // Mixed-precision Adam: 2 (weights) + 2 (gradients) + 4 (master) + 8 (moments) = 16 bytes per
+  // parameter; with fp32 gradients 18, and the gradient all-reduce moves 4 bytes per parameter.
+  ModelSpec m = model("llama2-7b");
+  ASSERT_EQ(m.training.dtype, DType::kBf16);
+  EXPECT_TRUE(m.training.fp32_grads);  // grad_accumulation: auto
+  EXPECT_EQ(state_bytes_per_param(m, DType::kBf16), 18);
+  EXPECT_EQ(grad_bytes_per_param(m, DType::kBf16), 4);
+  m.training.fp32_grads = false;  // grad_accumulation: dtype
+  EXPECT_EQ(state_bytes_per_param(m, DType::kBf16), 16);
+  EXPECT_EQ(grad_bytes_per_param(m, DType::kBf16), 2);
+  EXPECT_FALSE(model("gpt3-1.3b").training.fp32_grads);  // fp16: Megatron's default keeps fp16 gradients
 }
 
 TEST(UpperBound, HomogeneousClusterBoundIsItsBestStrategy) {

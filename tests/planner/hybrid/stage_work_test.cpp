@@ -100,7 +100,9 @@ TEST(StageWork, ColumnLayersOfferTheirWeightGradientToTheBackwardCollective) {
     for (const WorkPart& p : w[1].parts) {
       hidden += p.bwd_overlap_s;
       weight += p.bwd_weight_s;
-      if (!p.tp_bwd.any()) EXPECT_EQ(p.bwd_overlap_s, 0);
+      if (!p.tp_bwd.any()) {
+        EXPECT_EQ(p.bwd_overlap_s, 0);
+      }
     }
     // QKV and MLP-up: their weight gradient (and under SP their input gradient too, for the
     // re-gather); never more than the whole backward.
