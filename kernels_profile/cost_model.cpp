@@ -137,9 +137,8 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   return single(roofline_s(device, op, dtype, pass), CostSource::kRoofline);
 }
 
-OpCost CostModel::optimizer_time(const Device& device, double params, double bytes_per_param) const {
-  // Reads and writes every byte of state once (fused multi-tensor kernels).
-  return single(roofline(device, 10 * params, 2 * params * bytes_per_param,
+OpCost CostModel::optimizer_time(const Device& device, double params, double traffic_per_param) const {
+  return single(roofline(device, 10 * params, params * traffic_per_param,
                          device.peak(DType::kFp32) * device.efficiency.vector),
                 CostSource::kRoofline);
 }

@@ -40,8 +40,9 @@ class CostModel {
   // Time of `op` (built for `dtype`) in `pass` on `device`. Backward includes recompute work.
   // Precondition: device.supports(dtype) (the planner resolves fallbacks first).
   [[nodiscard]] OpCost op_time(const Device& device, const Op& op, DType dtype, Pass pass) const;
-  // Optimizer step over `params` elements: a memory-bound sweep of weights, gradients and states.
-  [[nodiscard]] OpCost optimizer_time(const Device& device, double params, double bytes_per_param) const;
+  // Optimizer step over `params` elements: memory-bound sweeps moving `traffic_per_param` bytes
+  // per element in all (reads and writes; planner/block_costs: optimizer_traffic_per_param).
+  [[nodiscard]] OpCost optimizer_time(const Device& device, double params, double traffic_per_param) const;
   [[nodiscard]] std::optional<LayerTimes> layer_profile(const std::string& model, const std::string& device,
                                                         const std::string& block, long micro_batch) const;
   [[nodiscard]] const KernelTables* tables() const { return tables_.get(); }

@@ -100,4 +100,16 @@ double grad_bytes_per_param(const ModelSpec& model, DType dtype) {
   return model.training.fp32_grads ? 4.0 : dtype_bytes(dtype);
 }
 
+double optimizer_traffic_per_param(const ModelSpec& model, DType dtype) {
+  const double e = dtype_bytes(dtype), g = grad_bytes_per_param(model, dtype);
+  const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
+  const double update = (4 + 4 + moments) /*read weights, gradient, moments*/ + (4 + moments) /*write*/;
+  const double norm = 4;  // read every fp32 gradient once
+  if (e >= 4) return update + norm;
+  const double copy_in = g < 4 ? g + 4 : 0;         // 16-bit gradient -> fp32 main gradient
+  const double unscale = dtype == DType::kFp16 ? 8 : 0;  // read and write the fp32 gradient
+  const double copy_out = 4 + e;                    // fp32 master -> 16-bit weights
+  return copy_in + unscale + norm + update + copy_out;
+}
+
 }  // namespace hetsim

@@ -46,6 +46,13 @@ struct BlockCost {
 [[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
 // Bytes of one gradient as it is accumulated and reduced across data-parallel copies.
 [[nodiscard]] double grad_bytes_per_param(const ModelSpec& model, DType dtype);
+// Bytes the optimizer step reads and writes per parameter, pass by pass as Megatron-LM's
+// mixed-precision optimizer runs them (megatron/optimizer/optimizer.py, Float16OptimizerWithFloat16Params
+// .step, and clip_grads.py; unchanged from 2021 to 2022): copy 16-bit gradients to fp32, unscale and
+// check for inf/NaN (fp16 loss scaling), the gradient norm for clipping, the fused Adam/SGD update of
+// the fp32 master weights and moments, and the copy back to the 16-bit weights. 52 bytes for fp16
+// Adam, 38 with bf16 and fp32 gradients; in fp32 training the update and the norm only.
+[[nodiscard]] double optimizer_traffic_per_param(const ModelSpec& model, DType dtype);
 
 // Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
 // allocator slack). A stated assumption, not a measurement: no sourced per-vendor figure found.

@@ -157,7 +157,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       for (const BlockCost& b : blocks) opt_s += *b.optimizer_s;
       p.compute_source_s[static_cast<int>(CostSource::kLayerProfile)] += opt_s;
     } else {
-      const OpCost c = cost.optimizer_time(dev, params, state_bytes_per_param(model, dtype));
+      const OpCost c = cost.optimizer_time(dev, params, optimizer_traffic_per_param(model, dtype));
       opt_s = c.seconds;
       for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += c.by_source[s];
     }

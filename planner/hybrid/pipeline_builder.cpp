@@ -92,9 +92,9 @@ void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
   ctx_.weight_bytes_per_param = dtype_bytes(ctx_.dtype);
   ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
   ctx_.strategy = "hybrid";
-  const double state = ctx_.state_bytes_per_param;
-  ctx_.optimizer_s = [this, state](int node_type, double params) {
-    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, state).seconds;
+  const double traffic = optimizer_traffic_per_param(model_, ctx_.dtype);
+  ctx_.optimizer_s = [this, traffic](int node_type, double params) {
+    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, traffic).seconds;
   };
 }
 

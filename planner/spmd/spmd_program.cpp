@@ -203,7 +203,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
       params += p.ops[i].param_elems * (stored_sharded(rule.params) ? c.ratios[d] : 1.0);
     }
-    const OpCost oc = cost.optimizer_time(cluster.device_of(d), params, state_bytes_per_param(model, dtype));
+    const OpCost oc = cost.optimizer_time(cluster.device_of(d), params, optimizer_traffic_per_param(model, dtype));
     prog.add({"gpu" + std::to_string(d) + ".optimizer", ComputeTask{d, oc.seconds, 0, 0}, syncs});
   }
   return prog;

@@ -153,8 +153,17 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
       compute(layer.recompute_s, "recompute");
       last = add_tp_collectives(p, group, layer.recompute_tp, key.sequence_parallel, last, "recompute");
       for (auto it = layer.parts.rbegin(); it != layer.parts.rend(); ++it) {
-        compute(it->bwd_input_s + it->bwd_weight_s, "bwd");
-        last = add_tp_collectives(p, group, it->tp_bwd, key.sequence_parallel, last, "bwd");
+        const double secs = it->bwd_input_s + it->bwd_weight_s;
+        // tp_comm_overlap: the part's collectives run under its last bwd_overlap_s seconds.
+        const double hidden = run.layer.tp_comm_overlap && it->tp_bwd.any() ? std::clamp(it->bwd_overlap_s, 0.0, secs) : 0;
+        compute(secs - hidden, "bwd");
+        const int sync = add_tp_collectives(p, group, it->tp_bwd, key.sequence_parallel, last, "bwd");
+        if (hidden > 0) {
+          compute(hidden, "bwd_weight");
+          last = p.add({"bwd_join", ComputeTask{group.front(), 0, 0, 0, mirrors}, {last, sync}});
+        } else {
+          last = sync;
+        }
       }
     }
     return p;
@@ -162,8 +171,8 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   const double fwd = simulate(program(false), cluster, sim).iteration_time_s;
   const double bwd = simulate(program(true), cluster, sim).iteration_time_s;
   out.scope = scope_of(cluster, group);
-  out.note = "tp " + std::to_string(tp) + (key.sequence_parallel ? ", sequence parallel" : "") + ", recompute " +
-             std::string(recompute_name(key.recompute));
+  out.note = "tp " + std::to_string(tp) + (key.sequence_parallel ? ", sequence parallel" : "") +
+             (run.layer.tp_comm_overlap ? ", tp comm overlap" : "") + ", recompute " + std::string(recompute_name(key.recompute));
   fill(out, {{"forward_s", fwd}, {"backward_s", bwd}, {"layer_time_s", fwd + bwd}, {"activation_bytes", layer.saved_bytes}});
 }
 

@@ -92,6 +92,7 @@ MegatronGrid read_megatron(FieldReader c) {
   if (g.chunks > 1 && g.schedule != PipelineSchedule::kInterleaved) c.error("chunks", "several chunks need schedule interleaved-1f1b");
   g.recompute = recompute_of(c);
   g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
+  g.tp_comm_overlap = c.opt_flag("tp_comm_overlap").value_or(false);
   const std::string sync = c.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
   g.gradient_sync = sync == "zero-1" ? GradientSync::kZero1 : sync == "zero-3" ? GradientSync::kZero3 : GradientSync::kAllReduce;
   c.finish();
@@ -126,6 +127,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     run.layer.model = resolve(l, "model", l.text("model"), dir, "workloads");
     run.layer.tp = static_cast<int>(l.opt_integer("tp", 1, 1024).value_or(1));
     run.layer.sequence_parallel = l.opt_flag("sequence_parallel").value_or(false);
+    run.layer.tp_comm_overlap = l.opt_flag("tp_comm_overlap").value_or(false);
     run.layer.recompute = recompute_of(l);
     run.layer.micro_batch = l.integer("micro_batch", 1, 1L << 20);
     l.finish();

@@ -50,6 +50,7 @@ struct MegatronGrid {
   int chunks = 1;  // model chunks per stage (interleaved-1f1b)
   RecomputeMode recompute = RecomputeMode::kNone;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;  // Megatron's asynchronous TP all-reduce (on by default from Sep 2021)
   GradientSync gradient_sync = GradientSync::kAllReduce;
 };
 
@@ -57,6 +58,7 @@ struct LayerRun {
   std::filesystem::path model;  // resolved file
   int tp = 1;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
   RecomputeMode recompute = RecomputeMode::kNone;
   long micro_batch = 1;
 };

@@ -108,6 +108,18 @@ TEST(DataParallel, GradientsAccumulateInFp32UnderBf16AsMegatronForces) {
   EXPECT_FALSE(model("gpt3-1.3b").training.fp32_grads);  // fp16: Megatron's default keeps fp16 gradients
 }
 
+TEST(DataParallel, OptimizerStepMovesWhatMegatronsPassesMove) {
+  // fp16 Adam: gradient to fp32 (2 + 4), unscale (4 + 4), norm (4), update (read 4 + 4 + 8, write
+  // 4 + 8), weights back to fp16 (4 + 2) = 52 bytes; bf16 with fp32 gradients skips the copy and
+  // the unscale: 38; fp32 SGD: update (4 + 4 + 4, 4 + 4) and norm = 24.
+  ModelSpec m = model("gpt3-1.3b");
+  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kFp16), 52);
+  m.training.fp32_grads = true;
+  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kBf16), 38);
+  m.training.optimizer = Optimizer::kSgd;
+  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kFp32), 24);
+}
+
 TEST(UpperBound, HomogeneousClusterBoundIsItsBestStrategy) {
   const ModelSpec m = model("bert-base");
   const Cluster c = cluster("a100-8x8");
