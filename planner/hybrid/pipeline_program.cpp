@@ -11,10 +11,10 @@
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
 #include "planner/hybrid/gradient_sync.hpp"
+#include "planner/hybrid/pass_emitter.hpp"
 #include "planner/hybrid/pipeline_layout.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "planner/hybrid/stage_boundary.hpp"
-#include "planner/hybrid/tp_collectives.hpp"
 #include "planner/resharding/reshard_program.hpp"
 
 namespace hetsim {
@@ -49,9 +49,6 @@ class Emitter {
       : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx) {
     out_.program.strategy = ctx.strategy;
     out_.program.devices.resize(cluster.gpu_count());
-    mem_delta_.resize(cluster.gpu_count());
-    last_compute_.assign(cluster.gpu_count(), -1);
-    gather_dep_.assign(cluster.gpu_count(), -1);
     layout_.gathered_bytes.assign(cluster.gpu_count(), 0);
   }
 
@@ -228,52 +225,18 @@ class Emitter {
       std::sort(group.begin(), group.end());
       if (group.size() < 2 || params <= 0) continue;
       for (int d : group) {
-        if (last_compute_[d] >= 0) deps.push_back(last_compute_[d]);
+        if (streams_.last(d) >= 0) deps.push_back(streams_.last(d));
       }
       std::string label = indexed_name("p", static_cast<size_t>(pi));
       label.append(".s").append(std::to_string(s)).append(".mb").append(std::to_string(st.micro_batch)).append(".param_allgather");
       if (tp > 1) label.append(".tp").append(std::to_string(rank));
       const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx_.weight_bytes_per_param),
                                       std::move(deps)});
-      for (int d : group) gather_dep_[d] = t;
+      for (int d : group) streams_.wait_for(d, t);
     }
     for (const Holder& h : hs) {
       for (int d : layout_.replica(h).devices) layout_.gathered_bytes[d] = std::max(layout_.gathered_bytes[d], params * ctx_.weight_bytes_per_param);
     }
-  }
-
-  // One kernel on every rank of a TP group in lockstep: simulated on the first rank, mirrored on
-  // the others.
-  int add_compute(const std::vector<int>& group, double seconds, double flops, double memory, std::vector<int> deps,
-                  std::string label) {
-    for (int d : group) {
-      if (gather_dep_[d] >= 0) {
-        deps.push_back(gather_dep_[d]);
-        gather_dep_[d] = -1;
-      }
-      if (layout_.tp_tail[d] >= 0) {
-        deps.push_back(layout_.tp_tail[d]);
-        layout_.tp_tail[d] = -1;
-      }
-    }
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    ComputeTask c{group[0], seconds, flops * static_cast<double>(group.size()), memory, {group.begin() + 1, group.end()}};
-    const int t = out_.program.add({std::move(label), std::move(c), std::move(deps)});
-    for (int d : group) {
-      if (memory != 0) mem_delta_[d].push_back(memory);
-      last_compute_[d] = t;
-    }
-    return t;
-  }
-
-  int add_tp_collectives(const std::vector<int>& group, const TpBytes& bytes, int dep, const std::string& label) {
-    return hetsim::add_tp_collectives(out_.program, sorted(group), bytes, plan_.sequence_parallel, dep, label);
-  }
-
-  static std::vector<int> sorted(std::vector<int> v) {
-    std::sort(v.begin(), v.end());
-    return v;
   }
 
   void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox) {
@@ -297,7 +260,7 @@ class Emitter {
         for (PendingReshard& pend : in.pending) {
           std::vector<int> after{pend.producer};
           for (int d : r.devices) {
-            if (last_compute_[d] >= 0) after.push_back(last_compute_[d]);
+            if (streams_.last(d) >= 0) after.push_back(streams_.last(d));
           }
           std::sort(after.begin(), after.end());
           after.erase(std::unique(after.begin(), after.end()), after.end());
@@ -313,134 +276,18 @@ class Emitter {
           deps.push_back(emit_local_gather(out_.program, in.gathers[g], in.tasks, name, CommStream::kTensor));
         }
       }
-      int last = -1;
-      auto compute = [&](double secs, double flops, double mem, const std::string& label) {
-        last = add_compute(r.devices, secs, flops, mem, std::move(deps), label);
-        deps.clear();
-        return last;
-      };
-      auto tp_sync = [&](const TpBytes& bytes, const std::string& label) {
-        if (tp == 1 || !bytes.any()) return;  // a compute task always comes first: `last` is set
-        last = add_tp_collectives(r.devices, bytes, last, label);
-        deps = {last};
-        for (int d : r.devices) layout_.tp_tail[d] = last;
-      };
-      // A backward span and its TP collectives, which may run under its last `hidden` seconds (the
-      // weight gradients, tp_comm_overlap): then they start after the rest and the next kernel
-      // waits for both. Returns the task finishing the weight gradients; `last` ends as the task
-      // the gradient sent back waits for.
-      const bool overlap = plan_.tp_comm_overlap && !split_w && tp > 1;
-      auto backward = [&](double secs, double hidden, double flops, double mem, const TpBytes& bytes,
-                          const std::string& label) {
-        hidden = overlap && bytes.any() ? std::clamp(hidden, 0.0, secs) : 0;
-        if (hidden <= 0) {
-          const int c = compute(secs, flops, mem, label);
-          tp_sync(bytes, label);
-          return c;
-        }
-        const int first = compute(secs - hidden, 0, mem, label);
-        const int sync = add_tp_collectives(r.devices, bytes, first, label);
-        const int c = compute(hidden, flops, 0, label + "_weight");
-        for (int d : r.devices) layout_.tp_tail[d] = sync;
-        last = sync;
-        return c;
-      };
-      // Per chunk and pass: one compute span and one TP collective carrying all its parts' bytes
-      // (the latency of the collectives merged away is added to the span), unless the context
-      // asks for every part separately.
-      const bool merge = !ctx_.tp_per_part;
-      const double alpha = merge && tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
-      if (st.pass == PassKind::kForward) {
-        double secs = 0, saved = 0;
-        TpBytes bytes;
-        int collectives = 0;
-        for (int b : blocks) {
-          const BlockWork& bw = w[b];
-          for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
-            const WorkPart& part = bw.parts[pp];
-            const double mem = pp == 0 ? bw.saved_bytes : 0;
-            if (!merge) {
-              compute(part.fwd_s, 0, mem, rtag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
-              tp_sync(part.tp_fwd, rtag + "." + bw.name + ".fwd" + std::to_string(pp));
-              continue;
-            }
-            secs += part.fwd_s;
-            saved += mem;
-            bytes += part.tp_fwd;
-            collectives += part.tp_fwd.count();
-          }
-        }
-        if (merge) {
-          compute(secs + alpha * std::max(0, collectives - bytes.count()), 0, saved, rtag + ".fwd");
-          tp_sync(bytes, rtag + ".fwd");
-        }
-      } else if (st.pass == PassKind::kBackward) {
-        double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0;
-        TpBytes bytes, recompute_tp;
-        int collectives = 0;
-        for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
-          const BlockWork& bw = w[*bi];
-          const double block_freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
-          if (!merge) {
-            if (bw.recompute_s > 0) compute(bw.recompute_s, 0, bw.recompute_bytes, rtag + "." + bw.name + ".recompute");
-            if (bw.recompute_s > 0) tp_sync(bw.recompute_tp, rtag + "." + bw.name + ".recompute");
-            for (size_t pp = bw.parts.size(); pp-- > 0;) {
-              const WorkPart& part = bw.parts[pp];
-              const std::string label = rtag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") +
-                                        (bw.parts.size() > 1 ? std::to_string(pp) : "");
-              const int c = backward(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
-                                     pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
-              if (!split_w) for (int d : r.devices) layout_.last_grad[d][*bi] = c;
-            }
-            continue;
-          }
-          recompute_s += bw.recompute_s;
-          recompute_tp += bw.recompute_tp;
-          recompute_bytes = std::max(recompute_bytes, bw.recompute_bytes);  // one block rebuilt at a time
-          freed += block_freed - bw.recompute_bytes;
-          if (!split_w) flops += bw.model_flops;
-          for (const WorkPart& part : bw.parts) {
-            secs += part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
-            hidden += part.bwd_overlap_s;
-            bytes += part.tp_bwd;
-            collectives += part.tp_bwd.count();
-          }
-        }
-        if (merge) {
-          if (recompute_s > 0) {
-            compute(recompute_s, 0, recompute_bytes, rtag + ".recompute");
-            tp_sync(recompute_tp, rtag + ".recompute");
-          }
-          const int c = backward(secs + alpha * std::max(0, collectives - bytes.count()), hidden, flops,
-                                 -(freed + recompute_bytes), bytes, rtag + (split_w ? ".bwd_input" : ".bwd"));
-          if (!split_w) {
-            for (int b : blocks) {
-              for (int d : r.devices) layout_.last_grad[d][b] = c;
-            }
-          }
-        }
-      } else {  // weight gradients
-        double secs = 0, freed = 0, flops = 0;
-        for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
-          const BlockWork& bw = w[*bi];
-          double block_s = 0;
-          for (const WorkPart& part : bw.parts) block_s += part.bwd_weight_s;
-          if (!merge) {
-            compute(block_s, bw.model_flops, -bw.weight_input_bytes, rtag + "." + bw.name + ".bwd_weight");
-            for (int d : r.devices) layout_.last_grad[d][*bi] = last;
-            continue;
-          }
-          secs += block_s;
-          freed += bw.weight_input_bytes;
-          flops += bw.model_flops;
-        }
-        if (merge) {
-          compute(secs, flops, -freed, rtag + ".bwd_weight");
-          for (int b : blocks) {
-            for (int d : r.devices) layout_.last_grad[d][b] = last;
-          }
-        }
-      }
+      PassSpec spec;
+      spec.pass = st.pass;
+      spec.replica = &r;
+      spec.work = &w;
+      spec.blocks = &blocks;
+      spec.tag = rtag;
+      spec.split_weight = split_w;
+      spec.tp_comm_overlap = plan_.tp_comm_overlap;
+      spec.sequence_parallel = plan_.sequence_parallel;
+      spec.per_part = ctx_.tp_per_part;
+      spec.alpha_s = tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
+      const int last = emit_pass(streams_, spec, std::move(deps));
       if (st.pass == PassKind::kBackward) {
         for (int b : blocks) {
           for (int k = 0; k < kCostSources; ++k) out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(tp);
@@ -551,7 +398,7 @@ class Emitter {
       // Allocations happen at a task's start and frees at its end, all on the compute stream in
       // program order: the peak follows from the order alone.
       double now = 0, peak = 0;
-      for (double delta : mem_delta_[d]) {
+      for (double delta : streams_.memory_deltas(d)) {
         now += delta;
         peak = std::max(peak, now);
       }
@@ -575,9 +422,7 @@ class Emitter {
   const PipelineContext& ctx_;
   PipelineProgram out_;
   PipelineLayout layout_;
-  std::vector<std::vector<double>> mem_delta_;     // [device]: activation allocations (+) and frees (-) in order
-  std::vector<int> last_compute_;                  // [device]: its latest compute task
-  std::vector<int> gather_dep_;                    // [device]: ZeRO-3 gather its next compute waits for
+  ComputeStreams streams_{out_.program, layout_, cluster_.gpu_count()};
   std::map<int, std::vector<int>> block_vs_;      // [pipeline][block]: its virtual stage
   SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
 };

@@ -1,0 +1,228 @@
+// File: planner/hybrid/pass_emitter.cpp
+#include "planner/hybrid/pass_emitter.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "planner/hybrid/tp_collectives.hpp"
+
+namespace hetsim {
+
+ComputeStreams::ComputeStreams(Program& program, PipelineLayout& layout, int devices)
+    : program_(program), layout_(layout), mem_delta_(devices), last_compute_(devices, -1), gather_dep_(devices, -1) {}
+
+int ComputeStreams::add(const std::vector<int>& group, double seconds, double flops, double memory, std::vector<int> deps,
+                        std::string label) {
+  for (int d : group) {
+    if (gather_dep_[d] >= 0) {
+      deps.push_back(gather_dep_[d]);
+      gather_dep_[d] = -1;
+    }
+    if (layout_.tp_tail[d] >= 0) {
+      deps.push_back(layout_.tp_tail[d]);
+      layout_.tp_tail[d] = -1;
+    }
+  }
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  ComputeTask c{group[0], seconds, flops * static_cast<double>(group.size()), memory, {group.begin() + 1, group.end()}};
+  const int t = program_.add({std::move(label), std::move(c), std::move(deps)});
+  for (int d : group) {
+    if (memory != 0) mem_delta_[d].push_back(memory);
+    last_compute_[d] = t;
+  }
+  return t;
+}
+
+namespace {
+
+class PassWriter {
+ public:
+  PassWriter(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps)
+      : streams_(streams), spec_(spec), devices_(spec.replica->devices), w_(*spec.work), deps_(std::move(deps)) {
+    group_ = devices_;
+    std::sort(group_.begin(), group_.end());
+    tp_ = static_cast<int>(devices_.size());
+  }
+
+  int run() {
+    const std::vector<int>& blocks = *spec_.blocks;
+    if (spec_.per_part) {
+      if (spec_.pass == PassKind::kForward) {
+        for (int b : blocks) forward_parts(b);
+      } else {
+        for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
+          if (spec_.pass == PassKind::kBackward) {
+            backward_parts(*bi);
+          } else {
+            weight({*bi}, "." + w_[*bi].name);
+          }
+        }
+      }
+      return last_;
+    }
+    if (spec_.pass == PassKind::kForward) {
+      forward(blocks);
+      return last_;
+    }
+    // Backward passes run the blocks last to first.
+    const std::vector<int> reversed(blocks.rbegin(), blocks.rend());
+    if (!spec_.per_block) {
+      spec_.pass == PassKind::kBackward ? backward(reversed, "") : weight(reversed, "");
+      return last_;
+    }
+    for (int b : reversed) spec_.pass == PassKind::kBackward ? backward({b}, "." + w_[b].name) : weight({b}, "." + w_[b].name);
+    return last_;
+  }
+
+ private:
+  int compute(double secs, double flops, double mem, std::string label) {
+    last_ = streams_.add(devices_, secs, flops, mem, std::move(deps_), std::move(label));
+    deps_.clear();
+    return last_;
+  }
+
+  void tp_sync(const TpBytes& bytes, const std::string& label) {
+    if (tp_ == 1 || !bytes.any()) return;  // a compute task always comes first: `last_` is set
+    last_ = add_tp_collectives(streams_.program(), group_, bytes, spec_.sequence_parallel, last_, label);
+    deps_ = {last_};
+    for (int d : devices_) streams_.layout().tp_tail[d] = last_;
+  }
+
+  // A backward span and its TP collectives, which may run under its last `hidden` seconds (the
+  // weight gradients, tp_comm_overlap): then they start after the rest and the next kernel waits
+  // for both. Returns the task finishing the weight gradients; `last_` ends as the task the
+  // gradient sent back waits for.
+  int backward_span(double secs, double hidden, double flops, double mem, const TpBytes& bytes, const std::string& label) {
+    const bool overlap = spec_.tp_comm_overlap && !spec_.split_weight && tp_ > 1;
+    hidden = overlap && bytes.any() ? std::clamp(hidden, 0.0, secs) : 0;
+    if (hidden <= 0) {
+      const int c = compute(secs, flops, mem, label);
+      tp_sync(bytes, label);
+      return c;
+    }
+    const int first = compute(secs - hidden, 0, mem, label);
+    const int sync = add_tp_collectives(streams_.program(), group_, bytes, spec_.sequence_parallel, first, label);
+    const int c = compute(hidden, flops, 0, label + "_weight");
+    for (int d : devices_) streams_.layout().tp_tail[d] = sync;
+    last_ = sync;
+    return c;
+  }
+
+  void set_last_grad(const std::vector<int>& blocks, int task) {
+    for (int b : blocks) {
+      for (int d : devices_) streams_.layout().last_grad[d][b] = task;
+    }
+  }
+
+  // --- every part separately --------------------------------------------------------------------
+
+  void forward_parts(int b) {
+    const BlockWork& bw = w_[b];
+    for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
+      const WorkPart& part = bw.parts[pp];
+      compute(part.fwd_s, 0, pp == 0 ? bw.saved_bytes : 0,
+              spec_.tag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
+      tp_sync(part.tp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
+    }
+  }
+
+  void backward_parts(int b) {
+    const BlockWork& bw = w_[b];
+    const bool split_w = spec_.split_weight;
+    const double block_freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
+    if (bw.recompute_s > 0) {
+      compute(bw.recompute_s, 0, bw.recompute_bytes, spec_.tag + "." + bw.name + ".recompute");
+      tp_sync(bw.recompute_tp, spec_.tag + "." + bw.name + ".recompute");
+    }
+    for (size_t pp = bw.parts.size(); pp-- > 0;) {
+      const WorkPart& part = bw.parts[pp];
+      const std::string label =
+          spec_.tag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") + (bw.parts.size() > 1 ? std::to_string(pp) : "");
+      const int c = backward_span(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
+                                  pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
+      if (!split_w) set_last_grad({b}, c);
+    }
+  }
+
+  // --- merged: one span and one collective for a set of blocks ---------------------------------
+
+  double merged_latency(int collectives, const TpBytes& bytes) const {
+    return tp_ > 1 ? spec_.alpha_s * std::max(0, collectives - bytes.count()) : 0;
+  }
+
+  void forward(const std::vector<int>& blocks) {
+    double secs = 0, saved = 0;
+    TpBytes bytes;
+    int collectives = 0;
+    for (int b : blocks) {
+      const BlockWork& bw = w_[b];
+      for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
+        secs += bw.parts[pp].fwd_s;
+        saved += pp == 0 ? bw.saved_bytes : 0;
+        bytes += bw.parts[pp].tp_fwd;
+        collectives += bw.parts[pp].tp_fwd.count();
+      }
+    }
+    compute(secs + merged_latency(collectives, bytes), 0, saved, spec_.tag + ".fwd");
+    tp_sync(bytes, spec_.tag + ".fwd");
+  }
+
+  // `blocks` in backward order; `suffix` names them when the pass is split per block.
+  void backward(const std::vector<int>& blocks, const std::string& suffix) {
+    const bool split_w = spec_.split_weight;
+    double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0;
+    TpBytes bytes, recompute_tp;
+    int collectives = 0;
+    for (int b : blocks) {
+      const BlockWork& bw = w_[b];
+      recompute_s += bw.recompute_s;
+      recompute_tp += bw.recompute_tp;
+      recompute_bytes = std::max(recompute_bytes, bw.recompute_bytes);  // one block rebuilt at a time
+      freed += bw.saved_bytes - (split_w ? bw.weight_input_bytes : 0);
+      if (!split_w) flops += bw.model_flops;
+      for (const WorkPart& part : bw.parts) {
+        secs += part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s);
+        hidden += part.bwd_overlap_s;
+        bytes += part.tp_bwd;
+        collectives += part.tp_bwd.count();
+      }
+    }
+    const std::string label = spec_.tag + suffix;
+    if (recompute_s > 0) {
+      compute(recompute_s, 0, recompute_bytes, label + ".recompute");
+      tp_sync(recompute_tp, label + ".recompute");
+    }
+    const int c = backward_span(secs + merged_latency(collectives, bytes), hidden, flops, -(freed + recompute_bytes), bytes,
+                                label + (split_w ? ".bwd_input" : ".bwd"));
+    if (!split_w) set_last_grad(blocks, c);
+  }
+
+  void weight(const std::vector<int>& blocks, const std::string& suffix) {
+    double secs = 0, freed = 0, flops = 0;
+    for (int b : blocks) {
+      const BlockWork& bw = w_[b];
+      for (const WorkPart& part : bw.parts) secs += part.bwd_weight_s;
+      freed += bw.weight_input_bytes;
+      flops += bw.model_flops;
+    }
+    set_last_grad(blocks, compute(secs, flops, -freed, spec_.tag + suffix + ".bwd_weight"));
+  }
+
+  ComputeStreams& streams_;
+  const PassSpec& spec_;
+  const std::vector<int>& devices_;  // TP ranks in order
+  std::vector<int> group_;           // the same, sorted (collectives)
+  const std::vector<BlockWork>& w_;
+  std::vector<int> deps_;            // what the next task waits for
+  int tp_ = 1;
+  int last_ = -1;
+};
+
+}  // namespace
+
+int emit_pass(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps) {
+  return PassWriter(streams, spec, std::move(deps)).run();
+}
+
+}  // namespace hetsim

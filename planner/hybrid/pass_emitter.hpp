@@ -1,0 +1,63 @@
+// File: planner/hybrid/pass_emitter.hpp
+// The compute side of a pipeline program: every device's compute stream (its latest kernel, the
+// ZeRO-3 gather its next kernel waits for, its activation allocations in order) and the kernels
+// and TP collectives of one pass of one stage copy on it. Internal to planner/hybrid/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/hybrid/pipeline_layout.hpp"
+#include "sim/program.hpp"
+
+namespace hetsim {
+
+class ComputeStreams {
+ public:
+  ComputeStreams(Program& program, PipelineLayout& layout, int devices);
+
+  // One kernel on every rank of a TP group in lockstep: simulated on the first rank, mirrored on
+  // the others. It waits for `deps`, for each rank's pending ZeRO-3 gather and for the TP
+  // collective ending each rank's previous step. Returns the task.
+  int add(const std::vector<int>& group, double seconds, double flops, double memory, std::vector<int> deps,
+          std::string label);
+  // The next kernel on `device` also waits for `task` (a ZeRO-3 gather).
+  void wait_for(int device, int task) { gather_dep_[device] = task; }
+  [[nodiscard]] int last(int device) const { return last_compute_[device]; }
+  // Activation allocations (+) and frees (-) on `device` in program order.
+  [[nodiscard]] const std::vector<double>& memory_deltas(int device) const { return mem_delta_[device]; }
+  [[nodiscard]] Program& program() { return program_; }
+  [[nodiscard]] PipelineLayout& layout() { return layout_; }
+
+ private:
+  Program& program_;
+  PipelineLayout& layout_;
+  std::vector<std::vector<double>> mem_delta_;
+  std::vector<int> last_compute_;
+  std::vector<int> gather_dep_;
+};
+
+// One pass of one copy of a stage.
+struct PassSpec {
+  PassKind pass = PassKind::kForward;
+  const Replica* replica = nullptr;
+  const std::vector<BlockWork>* work = nullptr;  // as one GPU of the copy runs them
+  const std::vector<int>* blocks = nullptr;      // the chunk's blocks, forward order
+  std::string tag;                               // label prefix
+  bool split_weight = false;       // the schedule runs weight gradients as passes of their own
+  bool tp_comm_overlap = false;    // backward TP collectives under the weight-gradient GEMMs
+  bool sequence_parallel = false;  // TP all-reduces as reduce-scatter + all-gather
+  // Granularity: every part of every block separately (per_part), one span and one collective per
+  // block (per_block: the last backward, so each gradient bucket can sync as soon as it is ready),
+  // or one per pass (the default, about 20x fewer tasks). Merged collectives add their latency
+  // `alpha_s` each to the span.
+  bool per_part = false;
+  bool per_block = false;
+  double alpha_s = 0;
+};
+
+// Emits the pass after `deps` and records, per device and block, the task producing its weight
+// gradient (layout().last_grad). Returns the pass's last task: what its outputs wait for.
+int emit_pass(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps);
+
+}  // namespace hetsim
