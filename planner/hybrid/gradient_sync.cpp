@@ -70,10 +70,18 @@ class BucketedSync {
           opt_params[d] += zero ? params / copies : params;
         }
         if (group.size() < 2 || params <= 0) continue;
+        // Overlapped: a bucket waits for its own blocks' gradients; otherwise for every gradient
+        // its devices compute (the sync starts after their last backward).
         std::vector<int> deps;
         for (int d : group) {
-          for (int b : bucket) {
-            if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
+          if (plan_.grad_sync_overlap) {
+            for (int b : bucket) {
+              if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
+            }
+          } else {
+            for (int b = 0; b < blocks; ++b) {
+              if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
+            }
           }
         }
         const CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;

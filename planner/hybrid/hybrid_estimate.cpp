@@ -204,9 +204,12 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
     double pipe = (m - 1) * max_t + comm_passes * sum_c * v;
     pipe += split_w ? sum_tw + max_w : sum_t / v + max_t * (1 - 1.0 / v);
     // Stage s finishes its last backward about s average backward passes before stage 0; its
-    // buckets also overlap that last backward.
+    // buckets also overlap that last backward unless they wait for it (grad_sync_overlap false).
     const double mean_b = P > 0 ? sum_b / P : 0;
-    for (int s = 0; s < P; ++s) exposed = std::max(exposed, sync[s] - bwd[s] / v - s * mean_b / v);
+    for (int s = 0; s < P; ++s) {
+      const double hidden = (plan.grad_sync_overlap ? bwd[s] / v : 0) + s * mean_b / v;
+      exposed = std::max(exposed, sync[s] - hidden);
+    }
     out.time_s = std::max(out.time_s, pipe + exposed + opt);
   }
   return out;

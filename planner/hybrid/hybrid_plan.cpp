@@ -478,6 +478,7 @@ std::string HybridPlan::shape() const {
   if (gradient_sync != GradientSync::kAllReduce) out.append(", ").append(gradient_sync_name(gradient_sync));
   if (tp_comm_overlap) out += ", tp comm overlap";
   if (!vocab_parallel) out += ", logits gathered";
+  if (!grad_sync_overlap && dp > 1) out += ", grad sync after backward";
   if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
   if (resharding.method != ReshardMethod::kLocalAllGather || resharding.load_balance != LoadBalance::kNone) {
     out.append(", ").append(method_name(resharding.method)).append(" resharding");

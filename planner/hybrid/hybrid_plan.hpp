@@ -86,6 +86,9 @@ struct HybridPlan {
   bool vocab_parallel = true;    // vocabulary-parallel cross-entropy; false: logits all-gathered, loss replicated
   StageProgram stage_program = StageProgram::kMegatron;
   GradientSync gradient_sync = GradientSync::kAllReduce;
+  // Gradient buckets sync while the backward still runs (torch DDP, true) or after the device's
+  // last backward (Megatron-LM's `--DDP-impl local` of 2021, false).
+  bool grad_sync_overlap = true;
   ReshardingChoice resharding;
   std::vector<PipelinePlan> pipelines;
   double estimate_s = 0;  // the planner's closed-form estimate (0: none)

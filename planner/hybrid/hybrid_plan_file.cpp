@@ -103,6 +103,7 @@ class HybridPlanReader {
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
     plan.tp_comm_overlap = r.opt_flag("tp_comm_overlap").value_or(false);
     plan.vocab_parallel = r.opt_flag("vocab_parallel").value_or(true);
+    plan.grad_sync_overlap = r.opt_flag("grad_sync_overlap").value_or(true);
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised
                              : StageProgram::kMegatron;
@@ -285,6 +286,7 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "vocab_parallel: " << (plan.vocab_parallel ? "true" : "false") << "\n"
       << "stage_program: " << stage_program_name(plan.stage_program) << "\n"
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
+      << "grad_sync_overlap: " << (plan.grad_sync_overlap ? "true" : "false") << "\n"
       << "resharding: {method: " << method_name(plan.resharding.method)
       << ", load_balance: " << load_balance_name(plan.resharding.load_balance)
       << ", overlap: " << (plan.resharding.overlap ? "true" : "false") << ", seed: " << plan.resharding.seed << "}\n"

@@ -247,6 +247,12 @@ class Emitter {
     const std::string tag = "p" + std::to_string(pi) + ".s" + std::to_string(s) + ".mb" + std::to_string(st.micro_batch) +
                             (info.chunks > 1 ? ".c" + std::to_string(st.chunk) : "");
     const auto in_key = std::make_tuple(st.chunk * info.stages + s, st.micro_batch, static_cast<int>(st.pass));
+    // The pass producing the chunk's final weight gradients runs block by block when they are
+    // synchronised with other copies while the backward goes on, so each bucket can start early.
+    const bool grads = split_w ? st.pass == PassKind::kWeight : st.pass == PassKind::kBackward;
+    const bool last_gradients = grads && plan_.grad_sync_overlap &&
+                                st.micro_batch == plan_.pipelines[pi].micro_batches - 1 &&
+                                std::any_of(blocks.begin(), blocks.end(), [&](int b) { return layout_.holders[b].size() > 1; });
     for (size_t j = 0; j < info.replicas.size(); ++j) {
       const Replica& r = info.replicas[j];
       if (r.samples == 0) continue;
@@ -287,6 +293,7 @@ class Emitter {
       spec.sequence_parallel = plan_.sequence_parallel;
       spec.per_part = ctx_.tp_per_part;
       spec.alpha_s = tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
+      spec.per_block = last_gradients && !ctx_.tp_per_part;
       const int last = emit_pass(streams_, spec, std::move(deps));
       if (st.pass == PassKind::kBackward) {
         for (int b : blocks) {

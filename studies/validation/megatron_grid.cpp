@@ -40,6 +40,7 @@ HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cl
   plan.sequence_parallel = g.sequence_parallel;
   plan.tp_comm_overlap = g.tp_comm_overlap;
   plan.gradient_sync = g.gradient_sync;
+  plan.grad_sync_overlap = g.grad_sync_overlap;
   const int per_chunk = static_cast<int>(model.layers / slices);
   for (long d = 0; d < dp; ++d) {
     PipelinePlan p;

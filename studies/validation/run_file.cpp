@@ -93,6 +93,7 @@ MegatronGrid read_megatron(FieldReader c) {
   g.recompute = recompute_of(c);
   g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
   g.tp_comm_overlap = c.opt_flag("tp_comm_overlap").value_or(false);
+  g.grad_sync_overlap = c.opt_flag("grad_sync_overlap").value_or(true);
   const std::string sync = c.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
   g.gradient_sync = sync == "zero-1" ? GradientSync::kZero1 : sync == "zero-3" ? GradientSync::kZero3 : GradientSync::kAllReduce;
   c.finish();

@@ -52,6 +52,7 @@ struct MegatronGrid {
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // Megatron's asynchronous TP all-reduce (on by default from Sep 2021)
   GradientSync gradient_sync = GradientSync::kAllReduce;
+  bool grad_sync_overlap = true;  // false: Megatron-LM's `--DDP-impl local` (all-reduce after the backward)
 };
 
 struct LayerRun {

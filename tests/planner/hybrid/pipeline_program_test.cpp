@@ -192,6 +192,35 @@ TEST_F(EqualStages, TpCommOverlapHidesBackwardCollectivesUnderWeightGradients) {
   EXPECT_NEAR(zb_overlap, time(p), 1e-9 * serial);
 }
 
+TEST_F(EqualStages, GradSyncAfterBackwardAddsTheWholeSync) {
+  // Two data-parallel copies of one stage on two nodes, 10 M parameters per layer. Overlapped, the
+  // gradient buckets all-reduce under the rest of the backward; with grad_sync_overlap false
+  // (Megatron's local DDP) they start after the last backward: compute + the sync alone, exactly.
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) blocks_[b].params = 10e6;
+  HybridPlan p;
+  p.schedule = PipelineSchedule::kOneFOneB;
+  for (int copy = 0; copy < 2; ++copy) {
+    PipelinePlan pl;
+    pl.micro_batches = 2;
+    pl.stages.push_back(StagePlan{{8 * copy}, 1, {{0, 15}}});
+    p.pipelines.push_back(pl);
+  }
+  const double overlapped = time(p);
+  p.grad_sync_overlap = false;
+  const double after = time(p);
+  std::vector<BlockWork> saved = blocks_;
+  for (BlockWork& b : blocks_) {
+    for (WorkPart& part : b.parts) part.fwd_s = part.bwd_input_s = part.bwd_weight_s = 0;
+  }
+  const double sync = time(p);
+  blocks_ = saved;
+  const double compute = 2 * 16 * 3 * kF;
+  EXPECT_GT(sync, kF);  // the sync is long enough to matter
+  EXPECT_NEAR(after, compute + sync, 1e-9 * after);
+  EXPECT_LT(overlapped, after - kF);
+  EXPECT_GE(overlapped, compute);
+}
+
 TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
   for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
                              PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {
