@@ -72,15 +72,16 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
   auto bounded = [&](double compute_s, double bytes) {
     return std::max(compute_s, bytes / memory_bw) + device.efficiency.kernel_launch_s;
   };
-  if (pass == Pass::kForward) return bounded(seconds(op.fwd_flops, g), op.fwd_bytes);
+  const double frac = op.tile_fraction;  // causal flash attention: the tiles it computes
+  if (pass == Pass::kForward) return bounded(frac * seconds(op.fwd_flops, g), op.fwd_bytes);
   double compute_s = 0;
   if (op.kind == OpKind::kFlashAttention) {  // one fused kernel, scores recomputed inside
-    compute_s = seconds(op.bwd_flops + op.bwd_recompute_flops, g);
+    compute_s = frac * seconds(op.bwd_flops + op.bwd_recompute_flops, g);
   } else {  // input gradient (b, m, k, n) and weight gradient (b, k, n, m), half the FLOPs each
     compute_s = seconds(0.5 * op.bwd_flops, {g.batch, g.m, g.k, g.n}) + seconds(0.5 * op.bwd_flops, {g.batch, g.k, g.n, g.m});
   }
   double s = bounded(compute_s, op.bwd_bytes);
-  if (op.recompute_flops > 0) s += bounded(seconds(op.recompute_flops, g), op.fwd_bytes);
+  if (op.recompute_flops > 0) s += bounded(frac * seconds(op.recompute_flops, g), op.fwd_bytes);
   return s;
 }
 
@@ -97,6 +98,7 @@ std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const
       e->seconds += re->seconds;
       e->source = weaker(e->source, re->source);
     }
+    if (e) e->seconds *= op.tile_fraction;  // the tables time full (non-causal) attention
     return e;
   }
   if (is_matmul(op.kind)) {

@@ -169,10 +169,18 @@ class Builder {
   // (fp32). Backward: the 8bs^2h of the unfused path plus QK^T again (2bs^2h, bwd_recompute_flops)
   // to rebuild the probabilities; reads Q, K, V, O, dO, LSE, writes dQ, dK, dV. Dropout inside the
   // kernel regenerates its mask from the RNG state: nothing kept. Keeps Q, K, V and the LSE (O is
-  // the output projection's saved input). Scores of causal models are computed in full.
+  // the output projection's saved input). Causal models (gpt, llama) skip the tiles above the
+  // diagonal: of n x n tiles of 128 x 128 (n = s / 128, rounded up), n(n + 1) / 2 are computed.
+  // FlashAttention-2 (Dao 2023, Section 3.1.1: "causal masking ... skip the computation of about
+  // half of the blocks"; block sizes 64 to 128, 128 taken here).
   void flash_attention(const std::string& p, int layer, double a, double d, double kv) {
     Op op = Op::make(p + "attention", OpKind::kFlashAttention, layer);
     op.shape = act_shape(h_);
+    if (m_.family == Family::kGpt || m_.family == Family::kLlama) {
+      constexpr long kTile = 128;
+      const double n = static_cast<double>((m_.seq_len + kTile - 1) / kTile);
+      op.tile_fraction = (n + 1) / (2 * n);
+    }
     op.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, m_.seq_len, static_cast<long>(d)};
     op.fwd_flops = 4 * b_ * s_ * s_ * h_;
     op.bwd_flops = 2 * op.fwd_flops;

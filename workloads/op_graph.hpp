@@ -59,6 +59,10 @@ struct Op {
   double params = 0;           // parameters owned (elements)
   double saved_bytes = 0;      // activation bytes kept from forward until backward
   GemmShape gemm;              // matmul ops only
+  // Share of its FLOPs a fused attention kernel really executes: under a causal mask it skips the
+  // score tiles wholly above the diagonal. Scales its time, never its model FLOPs (MFU counts the
+  // full s x s scores, as Megatron-LM and PaLM do). 1 for every other op.
+  double tile_fraction = 1;
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "base/data_dir.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/device.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -94,6 +96,33 @@ TEST(OpGraph, FlashAttentionKeepsNoScoresAndRecomputesThemInBackward) {
   EXPECT_LT(saved_of(flash, "layer0.softmax"), 0);  // no such op
   m.training.attention = AttentionKernel::kStandard;  // never fused, even where the device could
   EXPECT_DOUBLE_EQ(build_op_graph(m, 2, DType::kFp16, KernelSupport{true}).saved_bytes(), unfused.saved_bytes());
+}
+
+TEST(OpGraph, CausalFlashAttentionComputesTheTilesOnAndBelowTheDiagonal) {
+  // GPT at s = 2048: 16 x 16 tiles of 128, 136 computed; the kernel's time scales by 17/32, its
+  // model FLOPs do not. BERT attends both ways: every tile.
+  ModelSpec gpt = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  gpt.training.attention = AttentionKernel::kAuto;
+  const OpGraph g = build_op_graph(gpt, 2, DType::kFp16, KernelSupport{true});
+  const Op* attn = nullptr;
+  for (const Op& op : g.ops) attn = op.name == "layer0.attention" ? &op : attn;
+  ASSERT_NE(attn, nullptr);
+  EXPECT_DOUBLE_EQ(attn->tile_fraction, 136.0 / 256.0);
+  EXPECT_DOUBLE_EQ(attn->fwd_flops, 4.0 * 2 * 2048 * 2048 * 2048);
+  // The cost model times it at that share of the full kernel (compute-bound at this size).
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  Op full = *attn;
+  full.tile_fraction = 1;
+  const CostModel cost;
+  const double launch = a100.efficiency.kernel_launch_s;
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    const double causal_s = cost.op_time(a100, *attn, DType::kFp16, pass).seconds - launch;
+    const double full_s = cost.op_time(a100, full, DType::kFp16, pass).seconds - launch;
+    EXPECT_NEAR(causal_s / full_s, 136.0 / 256.0, 1e-12);
+  }
+  ModelSpec bert = load_model(test::shipped("workloads", "bert-large"));
+  bert.training.attention = AttentionKernel::kAuto;
+  for (const Op& op : build_op_graph(bert, 2, DType::kFp16, KernelSupport{true}).ops) EXPECT_EQ(op.tile_fraction, 1) << op.name;
 }
 
 TEST(OpGraph, DropoutMasksAreOneBytePerElement) {
