@@ -11,8 +11,8 @@
 namespace hetsim {
 
 FieldReader::FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
-                         Diagnostics* diags)
-    : node_(std::move(node)), path_(std::move(path)), file_(std::move(file)), diags_(diags) {
+                         Diagnostics* diags, std::shared_ptr<const OverrideMarks> marks)
+    : node_(std::move(node)), path_(std::move(path)), file_(std::move(file)), diags_(diags), marks_(std::move(marks)) {
   if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
     diags_->add(at(node_, path_, "expected a mapping of fields"));
     valid_map_ = false;
@@ -24,6 +24,11 @@ std::string FieldReader::field(std::string_view key) const {
 }
 
 Diagnostic FieldReader::at(const YAML::Node& node, std::string field, std::string message) const {
+  if (marks_ != nullptr) {
+    if (std::string origin = marks_->origin(node); !origin.empty()) {
+      return Diagnostic{"--set " + origin, 0, 0, std::move(field), std::move(message)};
+    }
+  }
   const YAML::Mark m = node.Mark();
   const bool known = !m.is_null() && m.line >= 0;
   return Diagnostic{*file_, known ? m.line + 1 : 0, known ? m.column + 1 : 0, std::move(field), std::move(message)};
@@ -204,7 +209,7 @@ std::optional<std::vector<double>> FieldReader::opt_numbers(std::string_view key
 
 FieldReader FieldReader::child(std::string_view key) {
   std::optional<YAML::Node> n = lookup(key, true);
-  FieldReader r(n.value_or(YAML::Node()), field(key), file_, diags_);
+  FieldReader r(n.value_or(YAML::Node()), field(key), file_, diags_, marks_);
   r.absent_ = !n.has_value();
   return r;
 }
@@ -212,7 +217,7 @@ FieldReader FieldReader::child(std::string_view key) {
 std::optional<FieldReader> FieldReader::opt_child(std::string_view key) {
   std::optional<YAML::Node> n = lookup(key, false);
   if (!n) return std::nullopt;
-  return FieldReader(*n, field(key), file_, diags_);
+  return FieldReader(*n, field(key), file_, diags_, marks_);
 }
 
 std::vector<FieldReader> FieldReader::list(std::string_view key) {
@@ -224,7 +229,7 @@ std::vector<FieldReader> FieldReader::list(std::string_view key) {
     return out;
   }
   for (size_t i = 0; i < n->size(); ++i) {
-    out.emplace_back((*n)[i], field(key) + "[" + std::to_string(i) + "]", file_, diags_);
+    out.emplace_back((*n)[i], field(key) + "[" + std::to_string(i) + "]", file_, diags_, marks_);
   }
   return out;
 }
@@ -235,7 +240,8 @@ void FieldReader::finish() {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string key = it->first.Scalar();
     if (asked_.contains(key)) continue;
-    diags_->add(at(it->first, path_, "unknown key " + in_quotes(key) + did_you_mean(key, valid)));
+    const bool set = marks_ != nullptr && !marks_->origin(it->second).empty();  // a key a --set created
+    diags_->add(at(set ? it->second : it->first, path_, "unknown key " + in_quotes(key) + did_you_mean(key, valid)));
   }
 }
 
@@ -277,14 +283,22 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
   return f;
 }
 
-FieldReader YamlFile::root(Diagnostics& diags) const { return FieldReader(root_, "", file_, &diags); }
+FieldReader YamlFile::root(Diagnostics& diags) const { return FieldReader(root_, "", file_, &diags, marks_); }
+
+void YamlFile::apply(const std::vector<FieldOverride>& sets) {
+  if (sets.empty()) return;
+  auto marks = std::make_shared<OverrideMarks>();
+  if (marks_ != nullptr) *marks = *marks_;
+  apply_overrides(root_, sets, *marks);
+  marks_ = std::move(marks);
+}
 
 std::vector<FieldReader> YamlFile::items(Diagnostics& diags) const {
   std::vector<FieldReader> out;
   for (size_t i = 0; i < root_.size(); ++i) {
     std::string path("[");
     path.append(std::to_string(i)).append("]");
-    out.emplace_back(root_[i], std::move(path), file_, &diags);
+    out.emplace_back(root_[i], std::move(path), file_, &diags, marks_);
   }
   return out;
 }

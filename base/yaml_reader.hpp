@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/field_override.hpp"
 #include "base/input_error.hpp"
 #include "base/units.hpp"
 
@@ -28,7 +29,9 @@ enum class Bound { kPositive, kNonNegative };
 // before building anything from the values.
 class FieldReader {
  public:
-  FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file, Diagnostics* diags);
+  // `marks`: nodes written by --set overrides; problems with them name the --set, not the file.
+  FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file, Diagnostics* diags,
+              std::shared_ptr<const OverrideMarks> marks = nullptr);
 
   [[nodiscard]] std::string text(std::string_view key);
   [[nodiscard]] std::optional<std::string> opt_text(std::string_view key);
@@ -80,6 +83,7 @@ class FieldReader {
   std::string path_;
   std::shared_ptr<const std::string> file_;
   Diagnostics* diags_;
+  std::shared_ptr<const OverrideMarks> marks_;
   std::set<std::string, std::less<>> asked_;
   bool valid_map_ = true;
   bool absent_ = false;  // a missing child: its own fields are not reported again
@@ -96,11 +100,14 @@ class YamlFile {
   // The entries of a file read by load_list (paths "[0]", "[1]", ...).
   [[nodiscard]] std::vector<FieldReader> items(Diagnostics& diags) const;
   [[nodiscard]] const std::string& name() const { return *file_; }
+  // Edits the parsed tree by `--set` overrides (field_override.hpp) before it is read.
+  void apply(const std::vector<FieldOverride>& sets);
 
  private:
   static YamlFile parse(const std::filesystem::path& path);
   YAML::Node root_;
   std::shared_ptr<const std::string> file_;
+  std::shared_ptr<const OverrideMarks> marks_;
 };
 
 }  // namespace hetsim

@@ -25,12 +25,19 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--set", a.sets,
+                  "edit a field of the cluster or model before it is read (repeatable): "
+                  "cluster.node_types[*].nic.bandwidth=400Gbps, model.training.global_batch=1024")
+      ->expected(1)
+      ->take_all();
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }
 
 Inputs load_inputs(const CommonArgs& a) {
-  Inputs in{load_model_arg(a.model), load_cluster_arg(a.cluster), CostModel::shipped(a.layer_profile), sim_options(a)};
+  std::vector<FieldOverride> sets;
+  for (const std::string& s : a.sets) sets.push_back(parse_override(s));
+  Inputs in{load_model_arg(a.model, sets), load_cluster_arg(a.cluster, sets), CostModel::shipped(a.layer_profile), sim_options(a)};
   TrainingSpec& t = in.model.training;
   if (a.global_batch > 0) t.global_batch = a.global_batch;
   if (a.micro_batch > 0) t.micro_batch = a.micro_batch;

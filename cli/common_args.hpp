@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@ struct CommonArgs {
   std::string layer_profile;
   long global_batch = 0;
   long micro_batch = 0;
+  std::vector<std::string> sets;  // --set PATH=VALUE, in order
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);

@@ -8,9 +8,13 @@
 
 namespace hetsim::cli {
 
-Cluster load_cluster_arg(const std::string& arg) { return load_cluster(resolve_input(arg, "topologies", "cluster")); }
+Cluster load_cluster_arg(const std::string& arg, const std::vector<FieldOverride>& sets) {
+  return load_cluster(resolve_input(arg, "topologies", "cluster"), overrides_for(sets, "cluster"));
+}
 
-ModelSpec load_model_arg(const std::string& arg) { return load_model(resolve_input(arg, "workloads", "model")); }
+ModelSpec load_model_arg(const std::string& arg, const std::vector<FieldOverride>& sets) {
+  return load_model(resolve_input(arg, "workloads", "model"), overrides_for(sets, "model"));
+}
 
 void write_file(const std::string& path, const std::string& text, const std::string& option) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -155,8 +155,9 @@ Cluster Cluster::only_node_type(int t) const {
   return c;
 }
 
-Cluster load_cluster(const std::filesystem::path& path) {
-  const YamlFile file = YamlFile::load(path);
+Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldOverride>& sets) {
+  YamlFile file = YamlFile::load(path);
+  file.apply(sets);
   Diagnostics diags;
   FieldReader r = file.root(diags);
   Cluster c;

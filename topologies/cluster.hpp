@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/field_override.hpp"
 #include "kernels_profile/device.hpp"
 
 namespace hetsim {
@@ -86,7 +87,8 @@ struct Cluster {
 };
 
 // Reads and checks a cluster file (and the devices it names). Throws InputError.
-[[nodiscard]] Cluster load_cluster(const std::filesystem::path& path);
+// `sets`: --set overrides of this input (field_override.hpp), applied before it is read.
+[[nodiscard]] Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldOverride>& sets = {});
 
 // Recomputes gpus/node_type_of from node_types (after the node types were edited).
 void index_gpus(Cluster& c);

@@ -173,8 +173,9 @@ void resolve_experts(ModelSpec& m, int devices) {
   if (m.family == Family::kMoe) m.experts = m.experts_per_device * devices;
 }
 
-ModelSpec load_model(const std::filesystem::path& path) {
-  const YamlFile file = YamlFile::load(path);
+ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldOverride>& sets) {
+  YamlFile file = YamlFile::load(path);
+  file.apply(sets);
   Diagnostics diags;
   FieldReader r = file.root(diags);
   ModelSpec m;

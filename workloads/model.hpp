@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/field_override.hpp"
 #include "base/input_error.hpp"
 #include "workloads/dtype.hpp"
 
@@ -96,7 +97,8 @@ struct ModelSpec {
 [[nodiscard]] bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash);
 
 // Loads and checks a model file. Throws InputError listing every problem.
-[[nodiscard]] ModelSpec load_model(const std::filesystem::path& path);
+// `sets`: --set overrides of this input (field_override.hpp), applied before it is read.
+[[nodiscard]] ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldOverride>& sets = {});
 
 // Mixture-of-experts models have experts_per_device x devices experts: fixes `experts` for a
 // cluster of `devices` GPUs (no effect on other families).

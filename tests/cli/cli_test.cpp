@@ -81,6 +81,34 @@ TEST(Cli, TwoRunsGiveByteIdenticalReportsAndTraces) {
   for (const auto& p : {a, b, ta, tb}) std::filesystem::remove(p);
 }
 
+TEST(Cli, SetGivesTheSameReportAsAnEditedCopy) {
+  // --set on the NICs of both node types and the global batch, against copies edited by hand.
+  const auto a = temp("set.json"), b = temp("edited.json"), cluster = temp("edited-cluster.yaml"), model = temp("edited-model.yaml");
+  std::string text = slurp(test::shipped("topologies", "a100-v100-2x2"));
+  for (const std::string from : {"bandwidth: 200Gbps", "bandwidth: 100Gbps"}) text.replace(text.find(from), from.size(), "bandwidth: 400Gbps");
+  std::ofstream(cluster) << text;
+  std::string m = slurp(test::shipped("workloads", "gpt3-1.3b"));
+  const size_t at = m.find("global_batch: ");
+  ASSERT_NE(at, std::string::npos);
+  m.replace(at, m.find_first_of(",}\n", at) - at, "global_batch: 256");
+  std::ofstream(model) << m;
+  ASSERT_EQ(run("simulate -c a100-v100-2x2 -m gpt3-1.3b --strategy dp-proportional --set 'cluster.node_types[*].nic.bandwidth=400Gbps' "
+                "--set model.training.global_batch=256 --report " + a.string()).rc, 0);
+  ASSERT_EQ(run("simulate -c " + cluster.string() + " -m " + model.string() + " --strategy dp-proportional --report " + b.string()).rc, 0);
+  nlohmann::json ja = nlohmann::json::parse(slurp(a)), jb = nlohmann::json::parse(slurp(b));
+  EXPECT_EQ(ja["iteration_time_s"], jb["iteration_time_s"]);
+  EXPECT_EQ(ja["devices"].dump(), jb["devices"].dump());
+  // And differs from the unedited run (the edit took effect).
+  ASSERT_EQ(run("simulate -c a100-v100-2x2 -m gpt3-1.3b --strategy dp-proportional --report " + b.string()).rc, 0);
+  EXPECT_NE(ja["iteration_time_s"], nlohmann::json::parse(slurp(b))["iteration_time_s"]);
+  // A wrong path is an input error naming the --set and suggesting the field.
+  const test::CliRun bad = test::run_hetsim("simulate --set cluster.node_types[0].nic.bandwith=1Gbps", test::Capture::kStderr);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.output.find("--set cluster.node_types[0].nic.bandwith=1Gbps: error: node_types[0].nic: unknown key \"bandwith\"; did you mean \"bandwidth\"?"),
+            std::string::npos) << bad.output;
+  for (const auto& p : {a, b, cluster, model}) std::filesystem::remove(p);
+}
+
 TEST(Cli, TwoPlanRunsAgreeOnEverythingButWallClock) {
   const auto a = temp("pa.json"), b = temp("pb.json"), ta = temp("pa.trace"), tb = temp("pb.trace");
   const std::string args = "plan --cluster a100-v100-2x2 --model gpt3-1.3b ";

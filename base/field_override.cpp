@@ -1,0 +1,169 @@
+// File: base/field_override.cpp
+#include "base/field_override.hpp"
+
+#include <algorithm>
+
+#include "base/input_error.hpp"
+#include "base/text.hpp"
+
+namespace hetsim {
+namespace {
+
+// One step of a path: a key, an index, or every element.
+struct Step {
+  enum Kind { kKey, kIndex, kAll } kind = kKey;
+  std::string key;
+  size_t index = 0;
+};
+
+[[noreturn]] void fail(const FieldOverride& o, const std::string& message) {
+  throw InputError("--set " + o.text(), "", message);
+}
+
+std::vector<Step> parse_path(const FieldOverride& o) {
+  std::vector<Step> steps;
+  const std::string& p = o.path;
+  size_t i = 0;
+  while (i < p.size()) {
+    if (p[i] == '[') {
+      const size_t close = p.find(']', i);
+      if (close == std::string::npos) fail(o, "unclosed \"[\" in the field path");
+      const std::string inside = p.substr(i + 1, close - i - 1);
+      Step s;
+      if (inside == "*") {
+        s.kind = Step::kAll;
+      } else if (!inside.empty() && inside.size() <= 9 && std::all_of(inside.begin(), inside.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        s.kind = Step::kIndex;
+        s.index = std::stoul(inside);
+      } else {
+        fail(o, "\"[" + inside + "]\" is not a list index (write [0], [1], ... or [*])");
+      }
+      steps.push_back(s);
+      i = close + 1;
+      if (i < p.size() && p[i] == '.') ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < p.size() && p[end] != '.' && p[end] != '[') ++end;
+    if (end == i) fail(o, "empty field name in the path");
+    steps.push_back({Step::kKey, p.substr(i, end - i), 0});
+    i = end;
+    if (i < p.size() && p[i] == '.') {
+      ++i;
+      if (i == p.size()) fail(o, "the field path ends with \".\"");
+    }
+  }
+  if (steps.empty()) fail(o, "no field named after \"" + o.input + ".\"");
+  return steps;
+}
+
+std::vector<std::string> keys_of(const YAML::Node& map) {
+  std::vector<std::string> keys;
+  for (auto it = map.begin(); it != map.end(); ++it) keys.push_back(it->first.Scalar());
+  return keys;
+}
+
+std::string shown(const std::string& input, const std::string& where) { return where.empty() ? input : input + "." + where; }
+
+}  // namespace
+
+std::string FieldOverride::text() const { return input + "." + path + "=" + value; }
+
+FieldOverride parse_override(std::string_view arg, const std::vector<std::string>& inputs) {
+  const size_t eq = arg.find('=');
+  FieldOverride o;
+  if (eq == std::string_view::npos) throw InputError("--set " + std::string(arg), "", "expected PATH=VALUE, e.g. cluster.node_types[0].nic.bandwidth=400Gbps");
+  const std::string path(arg.substr(0, eq));
+  o.value = std::string(arg.substr(eq + 1));
+  const size_t dot = path.find_first_of(".[");
+  o.input = path.substr(0, dot);
+  o.path = dot == std::string::npos ? "" : path.substr(dot + (path[dot] == '.' ? 1 : 0));
+  if (std::find(inputs.begin(), inputs.end(), o.input) == inputs.end()) {
+    std::string list;
+    for (const std::string& in : inputs) list += (list.empty() ? "" : ", ") + in + ".";
+    throw InputError("--set " + std::string(arg), "",
+                     "the path must start with the input it edits (" + list + ")" + did_you_mean(o.input, inputs));
+  }
+  if (o.value.empty()) throw InputError("--set " + std::string(arg), "", "no value after \"=\"");
+  return o;
+}
+
+std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, std::string_view input) {
+  std::vector<FieldOverride> out;
+  for (const FieldOverride& o : all) {
+    if (o.input == input) out.push_back(o);
+  }
+  return out;
+}
+
+void OverrideMarks::add(const YAML::Node& node, const std::string& origin) {
+  nodes_.emplace_back(node, origin);
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) add(it->second, origin);
+  } else if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) add(node[i], origin);
+  }
+}
+
+std::string OverrideMarks::origin(const YAML::Node& node) const {
+  // Latest first: a later --set may overwrite an earlier one's node.
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    if (it->first.is(node)) return it->second;
+  }
+  return {};
+}
+
+void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, OverrideMarks& marks) {
+  for (const FieldOverride& o : sets) {
+    const std::vector<Step> steps = parse_path(o);
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.value);
+    } catch (const YAML::Exception& e) {
+      fail(o, "the value is not valid YAML: " + e.msg);
+    }
+    // Nodes reached so far, with their paths.
+    std::vector<std::pair<YAML::Node, std::string>> at{{root, ""}};
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const Step& s = steps[k];
+      const bool last = k + 1 == steps.size();
+      std::vector<std::pair<YAML::Node, std::string>> next;
+      for (auto& [node, where] : at) {
+        if (s.kind == Step::kKey) {
+          if (!node.IsMap()) fail(o, shown(o.input, where) + " is not a mapping of fields: no \"" + s.key + "\" in it");
+          const std::string child = where.empty() ? s.key : where + "." + s.key;
+          const std::vector<std::string> keys = keys_of(node);
+          if (std::find(keys.begin(), keys.end(), s.key) == keys.end() && !last) {
+            fail(o, "no field \"" + s.key + "\" in " + shown(o.input, where) + did_you_mean(s.key, keys));
+          }
+          if (last) {
+            node[s.key] = YAML::Clone(value);
+            marks.add(node[s.key], o.text());
+            continue;
+          }
+          next.emplace_back(node[s.key], child);
+          continue;
+        }
+        if (!node.IsSequence()) fail(o, shown(o.input, where) + " is not a list: it takes no [index]");
+        if (s.kind == Step::kIndex && s.index >= node.size()) {
+          fail(o, shown(o.input, where) + " has " + std::to_string(node.size()) + " element(s): [" + std::to_string(s.index) +
+                      "] is out of range");
+        }
+        const size_t lo = s.kind == Step::kAll ? 0 : s.index;
+        const size_t hi = s.kind == Step::kAll ? node.size() : s.index + 1;
+        for (size_t i = lo; i < hi; ++i) {
+          const std::string child = where + "[" + std::to_string(i) + "]";
+          if (last) {
+            node[i] = YAML::Clone(value);
+            marks.add(node[i], o.text());
+          } else {
+            next.emplace_back(node[i], child);
+          }
+        }
+      }
+      at = std::move(next);
+    }
+  }
+}
+
+}  // namespace hetsim

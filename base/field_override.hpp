@@ -1,0 +1,48 @@
+// File: base/field_override.hpp
+// `--set PATH=VALUE`: an edit of an input's YAML before it is read, for one-off what-ifs and the
+// axes of a study. PATH starts with the input it edits (`cluster.` or `model.`) and names a field
+// by keys and list indices (`cluster.node_types[1].nic.bandwidth`; `[*]` is every element);
+// VALUE is YAML (`400Gbps`, `[1, 2]`, `{count: 8}`). The edited input is then read and checked
+// like the file itself; problems in what a --set wrote are reported against the --set.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hetsim {
+
+struct FieldOverride {
+  std::string input;  // "cluster" | "model"
+  std::string path;   // the field inside that input: "node_types[1].nic.bandwidth"
+  std::string value;  // YAML text
+  [[nodiscard]] std::string text() const;  // "cluster.node_types[1].nic.bandwidth=400Gbps"
+};
+
+// Parses "PATH=VALUE"; `inputs` are the accepted first components. Throws InputError.
+[[nodiscard]] FieldOverride parse_override(std::string_view arg, const std::vector<std::string>& inputs = {"cluster", "model"});
+// The overrides of one input, in order.
+[[nodiscard]] std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, std::string_view input);
+
+// The nodes of a YAML tree that overrides wrote, each with the --set that wrote it.
+class OverrideMarks {
+ public:
+  void add(const YAML::Node& node, const std::string& origin);  // the node and everything under it
+  // The --set text that wrote `node`, or empty.
+  [[nodiscard]] std::string origin(const YAML::Node& node) const;
+  [[nodiscard]] bool empty() const { return nodes_.empty(); }
+
+ private:
+  std::vector<std::pair<YAML::Node, std::string>> nodes_;
+};
+
+// Applies `sets` to `root` in order, recording what they wrote in `marks`. A path that does not
+// resolve (a missing field on the way, an index out of range, a key on a list) throws InputError
+// naming the --set, with the nearest field name suggested. A missing last key is created: the
+// reader of the input then accepts or rejects it like any other key.
+void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, OverrideMarks& marks);
+
+}  // namespace hetsim

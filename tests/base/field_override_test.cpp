@@ -1,0 +1,95 @@
+// File: tests/base/field_override_test.cpp
+// --set overrides: paths into the YAML tree, [*], created leaves, and errors that name the --set.
+#include "base/field_override.hpp"
+
+#include <gtest/gtest.h>
+
+#include "base/input_error.hpp"
+#include "base/yaml_reader.hpp"
+
+namespace hetsim {
+namespace {
+
+YAML::Node apply(const std::string& yaml, const std::vector<std::string>& sets, OverrideMarks* marks_out = nullptr) {
+  YAML::Node root = YAML::Load(yaml);
+  std::vector<FieldOverride> os;
+  for (const std::string& s : sets) os.push_back(parse_override(s));
+  OverrideMarks marks;
+  apply_overrides(root, overrides_for(os, "cluster"), marks);
+  if (marks_out != nullptr) *marks_out = marks;
+  return root;
+}
+
+std::string error_of(const std::string& yaml, const std::string& set) {
+  try {
+    (void)apply(yaml, {set});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kCluster = "name: c\nnode_types:\n  - {name: a, count: 2, nic: {bandwidth: 100Gbps}}\n"
+                       "  - {name: b, count: 1, nic: {bandwidth: 200Gbps}}\n";
+
+TEST(FieldOverride, IndexStarAndNewLeaf) {
+  const YAML::Node one = apply(kCluster, {"cluster.node_types[1].nic.bandwidth=400Gbps"});
+  EXPECT_EQ(one["node_types"][0]["nic"]["bandwidth"].as<std::string>(), "100Gbps");
+  EXPECT_EQ(one["node_types"][1]["nic"]["bandwidth"].as<std::string>(), "400Gbps");
+  const YAML::Node all = apply(kCluster, {"cluster.node_types[*].nic.bandwidth=400Gbps", "cluster.name=d"});
+  EXPECT_EQ(all["node_types"][0]["nic"]["bandwidth"].as<std::string>(), "400Gbps");
+  EXPECT_EQ(all["node_types"][1]["nic"]["bandwidth"].as<std::string>(), "400Gbps");
+  EXPECT_EQ(all["name"].as<std::string>(), "d");
+  // Later sets win; a missing last key is created (the input's reader judges it).
+  const YAML::Node later = apply(kCluster, {"cluster.node_types[0].count=3", "cluster.node_types[*].count=5",
+                                            "cluster.node_types[0].nic.latency=2us"});
+  EXPECT_EQ(later["node_types"][0]["count"].as<int>(), 5);
+  EXPECT_EQ(later["node_types"][0]["nic"]["latency"].as<std::string>(), "2us");
+  // Values are YAML: lists and mappings too. Sets of the other input are left alone.
+  const YAML::Node map = apply(kCluster, {"cluster.node_types[0].nic={count: 8, bandwidth: 1Gbps}", "model.layers=3"});
+  EXPECT_EQ(map["node_types"][0]["nic"]["count"].as<int>(), 8);
+}
+
+TEST(FieldOverride, BadPathsNameTheSetAndSuggest) {
+  EXPECT_EQ(error_of(kCluster, "cluster.node_typs[0].count=3"),
+            "--set cluster.node_typs[0].count=3: error: no field \"node_typs\" in cluster; did you mean \"node_types\"?");
+  EXPECT_EQ(error_of(kCluster, "cluster.node_types[2].count=3"),
+            "--set cluster.node_types[2].count=3: error: cluster.node_types has 2 element(s): [2] is out of range");
+  EXPECT_NE(error_of(kCluster, "cluster.name[0]=x").find("is not a list"), std::string::npos);
+  EXPECT_NE(error_of(kCluster, "cluster.node_types.count=1").find("is not a mapping"), std::string::npos);
+  EXPECT_NE(error_of(kCluster, "cluster.node_types[x].count=1").find("not a list index"), std::string::npos);
+  EXPECT_NE(error_of(kCluster, "cluster.node_types[0.count=1").find("unclosed"), std::string::npos);
+  EXPECT_NE(error_of(kCluster, "cluster.name=[1, 2").find("not valid YAML"), std::string::npos);
+  EXPECT_THROW((void)parse_override("cluster.name"), InputError);
+  EXPECT_THROW((void)parse_override("cluster.name="), InputError);
+  EXPECT_THROW((void)parse_override("clusterr.name=x"), InputError);
+}
+
+TEST(FieldOverride, ReaderBlamesTheSetForWhatItWrote) {
+  OverrideMarks marks;
+  const YAML::Node root = apply(kCluster, {"cluster.node_types[0].nic.bandwith=1Gbps"}, &marks);
+  auto m = std::make_shared<const OverrideMarks>(marks);
+  Diagnostics d;
+  FieldReader r(root, "", std::make_shared<const std::string>("c.yaml"), &d, m);
+  (void)r.text("name");
+  for (FieldReader& nt : r.list("node_types")) {
+    (void)nt.text("name");
+    (void)nt.integer("count", 1);
+    FieldReader nic = nt.child("nic");
+    (void)nic.quantity("bandwidth", Unit::kRate);
+    nic.finish();
+    nt.finish();
+  }
+  r.finish();
+  try {
+    d.throw_if_any();
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--set cluster.node_types[0].nic.bandwith=1Gbps: error: node_types[0].nic: unknown key \"bandwith\"; did you "
+              "mean \"bandwidth\"?");
+  }
+}
+
+}  // namespace
+}  // namespace hetsim
