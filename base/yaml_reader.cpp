@@ -207,6 +207,8 @@ std::optional<std::vector<double>> FieldReader::opt_numbers(std::string_view key
   return numbers(key, min, max);
 }
 
+std::optional<YAML::Node> FieldReader::opt_node(std::string_view key) { return lookup(key, false); }
+
 FieldReader FieldReader::child(std::string_view key) {
   std::optional<YAML::Node> n = lookup(key, true);
   FieldReader r(n.value_or(YAML::Node()), field(key), file_, diags_, marks_);

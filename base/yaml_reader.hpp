@@ -57,6 +57,8 @@ class FieldReader {
   // Nested mapping; a missing required child yields an empty reader (after a diagnostic).
   [[nodiscard]] FieldReader child(std::string_view key);
   [[nodiscard]] std::optional<FieldReader> opt_child(std::string_view key);
+  // The raw YAML of `key` (values handed on as YAML text, such as a study's axis values).
+  [[nodiscard]] std::optional<YAML::Node> opt_node(std::string_view key);
   // A required, non-empty sequence of mappings.
   [[nodiscard]] std::vector<FieldReader> list(std::string_view key);
 

@@ -1,90 +1,14 @@
 // File: cli/main.cpp
 // The hetsim executable: thin subcommands over the library. Exit codes: 0 success, 2 bad input
 // (messages like compiler errors on stderr), 1 internal error.
-#include <CLI/CLI.hpp>
-
 #include <iostream>
 
-#include "base/data_dir.hpp"
 #include "base/input_error.hpp"
-#include "base/log.hpp"
-#include "cli/collective_command.hpp"
-#include "cli/plan_command.hpp"
-#include "cli/reshard_command.hpp"
-#include "cli/simulate_command.hpp"
-#include "cli/validate_command.hpp"
-#include "kernels_profile/device.hpp"
-#include "planner/strategies.hpp"
-
-namespace hetsim::cli {
-namespace {
-
-int run_list(const std::string& what) {
-  if (what == "devices") {
-    for (const std::string& n : shipped_device_names()) std::cout << n << "\n";
-  } else if (what == "clusters") {
-    for (const std::string& n : shipped_names("topologies")) std::cout << n << "\n";
-  } else if (what == "models") {
-    for (const std::string& n : shipped_names("workloads")) std::cout << n << "\n";
-  } else {
-    for (const std::string& n : strategy_names()) std::cout << n << "  " << strategy_description(n) << "\n";
-  }
-  return 0;
-}
-
-int run(int argc, char** argv) {
-  CLI::App app{"hetsim: plan and simulate training on heterogeneous GPU clusters"};
-  app.require_subcommand(0, 1);
-  bool quiet = false;
-  app.add_flag("--quiet,-q", quiet, "no progress messages on stderr");
-
-  PlanArgs plan_args;
-  CLI::App* plan = app.add_subcommand("plan", "synthesise, simulate and compare programs; report the best");
-  add_plan_options(plan, plan_args);
-
-  SimulateArgs sim_args;
-  CLI::App* sim = app.add_subcommand("simulate", "simulate one strategy or an emitted plan");
-  add_simulate_options(sim, sim_args);
-
-  CollectiveArgs coll_args;
-  CLI::App* coll = app.add_subcommand("collective", "simulate one collective or a size sweep (nccl-tests conventions)");
-  add_collective_options(coll, coll_args);
-
-  ReshardArgs reshard_args;
-  CLI::App* reshard = app.add_subcommand("reshard", "simulate one cross-mesh resharding (a microbenchmark)");
-  add_reshard_options(reshard, reshard_args);
-
-  ValidateArgs val_args;
-  CLI::App* val = app.add_subcommand("validate", "compare predictions with measurements: kernel tables, layers, or published runs (--runs)");
-  add_validate_options(val, val_args);
-
-  CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");
-  std::string what;
-  list->add_option("what", what, "devices | clusters | models | strategies")
-      ->required()
-      ->check(CLI::IsMember({"devices", "clusters", "models", "strategies"}));
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  if (quiet) set_log_level(LogLevel::kQuiet);
-  if (*sim) return run_simulate(sim_args);
-  if (*list) return run_list(what);
-  if (*coll) return run_collective(coll_args);
-  if (*val) return run_validate(val_args);
-  if (*reshard) return run_reshard(reshard_args);
-  return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
-}
-
-}  // namespace
-}  // namespace hetsim::cli
+#include "cli/app.hpp"
 
 int main(int argc, char** argv) {
   try {
-    return hetsim::cli::run(argc, argv);
+    return hetsim::cli::run_cli(argc, argv);
   } catch (const hetsim::InputError& e) {
     std::cout.flush();
     std::cerr << e.what() << "\n";

@@ -1,0 +1,54 @@
+// File: base/progress.cpp
+#include "base/progress.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "base/log.hpp"
+
+namespace hetsim {
+namespace {
+
+std::string duration(double s) {
+  char buf[32];
+  if (s < 90) {
+    std::snprintf(buf, sizeof buf, "%.0f s", s);
+  } else if (s < 5400) {
+    std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Progress::Progress(size_t total, std::string unit)
+    : total_(total), unit_(std::move(unit)), start_(std::chrono::steady_clock::now()), tty_(::isatty(STDERR_FILENO) != 0) {}
+
+void Progress::update(size_t done, const std::string& note) {
+  if (log_level() < LogLevel::kInfo || total_ == 0) return;
+  const size_t decile = done * 10 / total_;
+  if (!tty_ && decile == last_decile_ && done != total_) return;
+  last_decile_ = decile;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * done / total_);
+  std::string line = "hetsim: [" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " + std::to_string(done) +
+                     "/" + std::to_string(total_) + " " + unit_;
+  if (!note.empty()) line += ", " + note;
+  line += ", " + duration(elapsed);
+  if (done > 0 && done < total_) line += ", ETA " + duration(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
+  std::fputs(tty_ ? ("\r" + line + "\033[K").c_str() : (line + "\n").c_str(), stderr);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void Progress::finish() {
+  if (tty_ && drawn_ && log_level() >= LogLevel::kInfo) std::fputs("\n", stderr);
+  drawn_ = false;
+}
+
+}  // namespace hetsim

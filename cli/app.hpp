@@ -1,0 +1,13 @@
+// File: cli/app.hpp
+// The hetsim command line: every subcommand, parsed and run. main() adds the exit codes; a sweep's
+// workers run their scenarios through it in-process.
+#pragma once
+
+namespace hetsim::cli {
+
+// Parses and runs one command line (argv[0] is the program). Returns the exit code; InputError and
+// other exceptions propagate. With `throw_parse_errors`, a bad command line throws InputError
+// instead of printing usage.
+int run_cli(int argc, char** argv, bool throw_parse_errors = false);
+
+}  // namespace hetsim::cli

@@ -1,0 +1,143 @@
+// File: cli/report_command.cpp
+#include "cli/report_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/input_error.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "studies/sweep/results_db.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+std::string number(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string axis_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+void add_report_options(CLI::App* cmd, ReportArgs& a) {
+  cmd->add_option("db", a.db, "a results database written by hetsim sweep")->required();
+  auto* csv = cmd->add_flag("--csv", a.csv, "comma-separated values with full precision");
+  cmd->add_flag("--markdown", a.markdown, "a Markdown table")->excludes(csv);
+  cmd->add_option("--sort", a.sort, "sort by this axis or figure (iteration_time_s, samples_per_s, mfu, efficiency)");
+}
+
+int run_report(const ReportArgs& a) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(a.db, ec)) throw InputError(a.db, "", "no such results database (hetsim sweep writes one)");
+  const ResultsDb db(a.db);
+  std::vector<ScenarioRow> rows = db.rows();
+  // Axis columns: every axis of every row, in first-seen order.
+  std::vector<std::string> axes;
+  std::vector<nlohmann::json> parsed;
+  for (const ScenarioRow& r : rows) {
+    parsed.push_back(nlohmann::json::parse(r.axes, nullptr, false));
+    if (!parsed.back().is_object()) parsed.back() = nlohmann::json::object();
+    for (auto it = parsed.back().begin(); it != parsed.back().end(); ++it) {
+      if (std::find(axes.begin(), axes.end(), it.key()) == axes.end()) axes.push_back(it.key());
+    }
+  }
+  const std::vector<std::string> figures{"iteration_time_s", "samples_per_s", "mfu", "efficiency"};
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (!a.sort.empty()) {
+    const bool is_axis = std::find(axes.begin(), axes.end(), a.sort) != axes.end();
+    const bool is_figure = std::find(figures.begin(), figures.end(), a.sort) != figures.end();
+    if (!is_axis && !is_figure) {
+      std::vector<std::string> all = axes;
+      all.insert(all.end(), figures.begin(), figures.end());
+      throw InputError("--sort", "", in_quotes(a.sort) + " is neither an axis nor a figure of this study" + did_you_mean(a.sort, all));
+    }
+    auto figure = [&](size_t i) {
+      const ScenarioRow& r = rows[i];
+      if (r.status != "ok") return 1e300;
+      return a.sort == "iteration_time_s" ? r.iteration_time_s : a.sort == "samples_per_s" ? r.samples_per_s : a.sort == "mfu" ? r.mfu : r.efficiency;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      if (is_figure) return figure(x) < figure(y);
+      return axis_text(parsed[x].value(a.sort, nlohmann::json())) < axis_text(parsed[y].value(a.sort, nlohmann::json()));
+    });
+  }
+  std::vector<std::string> header{"study"};
+  header.insert(header.end(), axes.begin(), axes.end());
+  for (const char* h : {"status", "iteration_time_s", "samples_per_s", "mfu", "efficiency", "peak_memory", "wall_s", "error"}) header.push_back(h);
+  std::vector<std::vector<std::string>> table;
+  for (size_t i : order) {
+    const ScenarioRow& r = rows[i];
+    std::vector<std::string> cells{r.study};
+    for (const std::string& ax : axes) cells.push_back(parsed[i].contains(ax) ? axis_text(parsed[i][ax]) : "");
+    cells.push_back(r.status);
+    const bool ok = r.status == "ok";
+    const char* f = a.csv ? "%.17g" : "%.4g";
+    cells.push_back(ok ? number(r.iteration_time_s, f) : "");
+    cells.push_back(ok ? number(r.samples_per_s, f) : "");
+    cells.push_back(ok ? number(a.csv ? r.mfu : 100 * r.mfu, a.csv ? f : "%.1f%%") : "");
+    cells.push_back(ok && r.efficiency > 0 ? number(a.csv ? r.efficiency : 100 * r.efficiency, a.csv ? f : "%.1f%%") : "");
+    cells.push_back(ok ? (a.csv ? number(r.peak_memory_bytes, "%.17g") : format_bytes(r.peak_memory_bytes)) : "");
+    cells.push_back(number(r.wall_s, a.csv ? "%.6g" : "%.2f"));
+    std::string err = r.error;
+    if (!a.csv && err.size() > 80) err = err.substr(0, 77) + "...";
+    std::replace(err.begin(), err.end(), '\n', ' ');
+    cells.push_back(err);
+    table.push_back(std::move(cells));
+  }
+  if (a.csv) {
+    header[header.size() - 3] = "peak_memory_bytes";
+    for (size_t c = 0; c < header.size(); ++c) std::cout << (c ? "," : "") << csv_field(header[c]);
+    std::cout << "\n";
+    for (const auto& row : table) {
+      for (size_t c = 0; c < row.size(); ++c) std::cout << (c ? "," : "") << csv_field(row[c]);
+      std::cout << "\n";
+    }
+    return 0;
+  }
+  if (a.markdown) {
+    auto line = [](const std::vector<std::string>& cells) {
+      std::string s = "|";
+      for (const std::string& c : cells) s += " " + c + " |";
+      return s;
+    };
+    std::cout << line(header) << "\n|";
+    for (size_t c = 0; c < header.size(); ++c) std::cout << "---|";
+    std::cout << "\n";
+    for (const auto& row : table) std::cout << line(row) << "\n";
+    return 0;
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : table) width[c] = std::max(width[c], row[c].size());
+  }
+  auto print = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (size_t c = 0; c < cells.size(); ++c) s += cells[c] + std::string(width[c] - cells[c].size() + 2, ' ');
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    std::cout << s << "\n";
+  };
+  print(header);
+  for (const auto& row : table) print(row);
+  std::cout << rows.size() << " scenario(s) in " << a.db << "\n";
+  return 0;
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,201 @@
+// File: cli/sweep_command.cpp
+#include "cli/sweep_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/data_dir.hpp"
+#include "base/field_override.hpp"
+#include "base/input_error.hpp"
+#include "base/log.hpp"
+#include "base/progress.hpp"
+#include "cli/app.hpp"
+#include "studies/sweep/results_db.hpp"
+#include "studies/sweep/study_file.hpp"
+#include "studies/sweep/worker_pool.hpp"
+
+namespace hetsim::cli {
+namespace {
+
+// 64-bit FNV-1a, twice with different offsets: a 128-bit hex digest of the resolved inputs.
+std::string digest(const std::string& text) {
+  auto fnv = [&](uint64_t h) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+    return h;
+  };
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv(14695981039346656037ULL)),
+                static_cast<unsigned long long>(fnv(0x9e3779b97f4a7c15ULL)));
+  return buf;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The input as the scenario reads it: the file's YAML with the scenario's edits, re-emitted.
+std::string resolved_yaml(const std::string& arg, const char* folder, const char* what, const std::vector<FieldOverride>& sets) {
+  try {
+    YAML::Node root = YAML::LoadFile(resolve_input(arg, folder, what).string());
+    OverrideMarks marks;
+    apply_overrides(root, sets, marks);
+    return YAML::Dump(root);
+  } catch (const std::exception& e) {  // the scenario will fail the same way: key it by the text
+    return std::string("unreadable: ") + e.what();
+  }
+}
+
+// The scenario's key: its resolved cluster, model and plan, its command line and hetsim's version.
+std::string scenario_key(const Study& study, const Scenario& s) {
+  std::vector<FieldOverride> sets;
+  std::string text = std::string("hetsim ") + HETSIM_VERSION + "\n";
+  for (const std::string& set : s.sets) {
+    try {
+      sets.push_back(parse_override(set));
+    } catch (const InputError& e) {
+      text += std::string("bad set: ") + e.what() + "\n";
+    }
+  }
+  for (const std::string& a : scenario_args(study, s)) text += a + "\n";
+  text += "--- cluster\n" + resolved_yaml(study.cluster, "topologies", "cluster", overrides_for(sets, "cluster"));
+  text += "\n--- model\n" + resolved_yaml(study.model, "workloads", "model", overrides_for(sets, "model"));
+  if (!study.plan.empty()) text += "\n--- plan\n" + slurp(study.plan);
+  return digest(text);
+}
+
+// Runs one scenario in this (worker) process; returns its row as JSON.
+std::string run_scenario(const Study& study, const Scenario& s) {
+  static const bool silenced = [] {  // a worker's own output would garble the progress bar
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      ::close(null);
+    }
+    set_log_level(LogLevel::kQuiet);
+    return true;
+  }();
+  (void)silenced;
+  const std::filesystem::path report =
+      std::filesystem::temp_directory_path() / ("hetsim-sweep-" + std::to_string(::getpid()) + ".json");
+  std::vector<std::string> args{"hetsim"};
+  for (const std::string& a : scenario_args(study, s)) args.push_back(a);
+  args.insert(args.end(), {"--report", report.string()});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  nlohmann::json row{{"status", "error"}};
+  std::error_code ec;
+  std::filesystem::remove(report, ec);
+  try {
+    const int rc = run_cli(static_cast<int>(args.size()), argv.data(), true);
+    if (rc != 0) {
+      row["error"] = "hetsim exited with " + std::to_string(rc);
+    } else {
+      nlohmann::json r = nlohmann::json::parse(slurp(report));
+      const bool feasible = r.value("feasible", false);
+      row["status"] = feasible ? "ok" : "infeasible";
+      if (!feasible) row["error"] = r.value("infeasible_reason", "infeasible");
+      row["iteration_time_s"] = r.value("iteration_time_s", 0.0);
+      row["samples_per_s"] = r.value("samples_per_s", 0.0);
+      row["mfu"] = r.value("mfu", 0.0);
+      row["efficiency"] = r.value("efficiency", 0.0);
+      double peak = 0;
+      if (r.contains("devices")) {
+        for (const nlohmann::json& d : r["devices"]) peak = std::max(peak, d.value("peak_memory_bytes", 0.0));
+      }
+      row["peak_memory_bytes"] = peak;
+      row["report"] = r.dump();
+    }
+  } catch (const InputError& e) {
+    row["error"] = e.what();
+  } catch (const std::exception& e) {
+    row["error"] = std::string("internal error: ") + e.what();
+  }
+  std::filesystem::remove(report, ec);
+  return row.dump();
+}
+
+}  // namespace
+
+void add_sweep_options(CLI::App* cmd, SweepArgs& a) {
+  cmd->add_option("study", a.study, "the study file (DESIGN.md, Studies)")->required();
+  cmd->add_option("--db", a.db, "results database (default: the study file with .db)");
+  cmd->add_option("--jobs,-j", a.jobs, "worker processes")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_flag("--retry-errors", a.retry_errors, "run again the scenarios recorded as errors");
+}
+
+int run_sweep(const SweepArgs& a) {
+  const Study study = load_study(a.study);
+  const std::filesystem::path db_path = a.db.empty() ? std::filesystem::path(a.study).replace_extension(".db") : std::filesystem::path(a.db);
+  ResultsDb db(db_path);
+  const std::vector<Scenario> all = expand(study);
+  std::set<std::string> done = db.keys();
+  if (a.retry_errors) {
+    for (const ScenarioRow& r : db.rows()) {
+      if (r.status == "error") done.erase(r.scenario);
+    }
+  }
+  std::vector<const Scenario*> todo;
+  std::vector<std::string> keys;
+  for (const Scenario& s : all) {
+    std::string key = scenario_key(study, s);
+    if (done.contains(key)) continue;
+    todo.push_back(&s);
+    keys.push_back(std::move(key));
+  }
+  std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - todo.size()
+            << " already in " << db_path.string() << ", " << todo.size() << " to run on " << a.jobs << " worker(s)\n";
+  std::cout.flush();
+  Progress bar(todo.size(), "scenarios");
+  size_t finished = 0, failed = 0, infeasible = 0;
+  run_in_workers(
+      todo.size(), a.jobs, [&](size_t i) { return run_scenario(study, *todo[i]); },
+      [&](const JobOutcome& o) {
+        const Scenario& s = *todo[o.job];
+        ScenarioRow row;
+        row.scenario = keys[o.job];
+        row.study = study.name;
+        row.position = static_cast<long>(s.index);
+        row.axes = s.axes.dump();
+        row.wall_s = o.wall_s;
+        if (o.died) {
+          row.status = "error";
+          row.error = o.output;
+        } else {
+          const nlohmann::json j = nlohmann::json::parse(o.output);
+          row.status = j.value("status", "error");
+          row.error = j.value("error", "");
+          row.iteration_time_s = j.value("iteration_time_s", 0.0);
+          row.samples_per_s = j.value("samples_per_s", 0.0);
+          row.mfu = j.value("mfu", 0.0);
+          row.efficiency = j.value("efficiency", 0.0);
+          row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
+          row.report = j.value("report", "");
+        }
+        failed += row.status == "error";
+        infeasible += row.status == "infeasible";
+        db.put(row);
+        bar.update(++finished, failed > 0 ? std::to_string(failed) + " failed" : "");
+      });
+  bar.finish();
+  std::cout << "ran " << finished << ": " << finished - failed - infeasible << " ok, " << infeasible << " infeasible, " << failed
+            << " error(s); results in " << db_path.string() << " (hetsim report " << db_path.string() << ")\n";
+  return 0;
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,51 @@
+// File: studies/sweep/results_db.hpp
+// The results of a study in SQLite (DESIGN.md, "Studies"): table `scenarios`, one row per
+// scenario keyed by a hash of its resolved inputs and the hetsim version. WAL mode; one writer
+// (the process running the sweep), each row committed as it arrives, so a study killed
+// half-way keeps every finished row.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace hetsim {
+
+struct ScenarioRow {
+  std::string scenario;  // the key
+  std::string study;
+  long position = 0;     // index in the study's product
+  std::string axes;      // JSON object
+  std::string status;    // ok | infeasible | error
+  std::string error;
+  double iteration_time_s = 0, samples_per_s = 0, mfu = 0, efficiency = 0, peak_memory_bytes = 0;
+  std::string report;    // the full report JSON ("" when none)
+  double wall_s = 0;
+};
+
+class ResultsDb {
+ public:
+  // Opens (creating when absent) the database; throws InputError when it cannot.
+  explicit ResultsDb(const std::filesystem::path& path);
+  ~ResultsDb();
+  ResultsDb(const ResultsDb&) = delete;
+  ResultsDb& operator=(const ResultsDb&) = delete;
+
+  // Keys of the scenarios already recorded.
+  [[nodiscard]] std::set<std::string> keys() const;
+  // Inserts (or replaces) one row and commits it.
+  void put(const ScenarioRow& row);
+  // Every row, ordered by study and position.
+  [[nodiscard]] std::vector<ScenarioRow> rows() const;
+
+ private:
+  void exec(const char* sql) const;
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace hetsim

@@ -1,0 +1,139 @@
+// File: studies/sweep/study_file.cpp
+#include "studies/sweep/study_file.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include "base/yaml_reader.hpp"
+
+namespace hetsim {
+namespace {
+
+// Largest number of scenarios a study may expand to.
+constexpr double kMaxScenarios = 1e6;
+
+std::string flow_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+nlohmann::json axis_value(const StudyAxis& a, size_t i) {
+  if (!a.is_flags()) return a.values[i];
+  std::string joined;
+  for (const std::string& f : a.flags[i]) joined += (joined.empty() ? "" : " ") + f;
+  return joined;
+}
+
+}  // namespace
+
+Study load_study(const std::filesystem::path& path) {
+  const YamlFile file = YamlFile::load(path);
+  Diagnostics diags;
+  FieldReader r = file.root(diags);
+  Study s;
+  s.file = file.name();
+  s.name = r.text("name");
+  s.cluster = r.text("cluster");
+  s.model = r.text("model");
+  s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
+  s.strategy = r.opt_text("strategy").value_or("");
+  if (std::optional<std::string> plan = r.opt_text("plan")) {
+    const std::filesystem::path p(*plan);
+    s.plan = (p.is_absolute() ? p : path.parent_path() / p).string();
+  }
+  if (s.run == "simulate" && s.strategy.empty() && s.plan.empty()) r.error("run", "simulate needs strategy: NAME or plan: FILE");
+  if (s.run == "plan" && (!s.strategy.empty() || !s.plan.empty())) r.error("run", "strategy and plan go with run: simulate");
+  if (!s.strategy.empty() && !s.plan.empty()) r.error("plan", "give strategy or plan, not both");
+  if (r.opt_node("vary")) {
+    double product = 1;
+    for (FieldReader& a : r.list("vary")) {
+      StudyAxis axis;
+      const std::optional<std::string> set = a.opt_text("set");
+      const std::optional<YAML::Node> values = a.opt_node("values");
+      const std::optional<YAML::Node> flags = a.opt_node("flags");
+      if (set.has_value() == flags.has_value()) {
+        a.error_here("an axis has either set: PATH with values: [...], or flags: [[...], ...]");
+      } else if (set) {
+        axis.path = *set;
+        if (axis.path.rfind("cluster.", 0) != 0 && axis.path.rfind("model.", 0) != 0) {
+          a.error("set", "a field path starts with cluster. or model.");
+        }
+        if (!values || !values->IsSequence() || values->size() == 0) {
+          a.error("values", "expected a non-empty list of values");
+        } else {
+          for (const YAML::Node& v : *values) axis.values.push_back(flow_text(v));
+        }
+      } else {
+        if (values) a.error("values", "a flags axis lists its alternatives under flags");
+        if (!flags->IsSequence() || flags->size() == 0) {
+          a.error("flags", "expected a non-empty list of flag lists, e.g. [[], [--no-lp]]");
+        } else {
+          for (const YAML::Node& alt : *flags) {
+            std::vector<std::string> one;
+            if (alt.IsSequence()) {
+              for (const YAML::Node& f : alt) {
+                if (!f.IsScalar() || f.Scalar().rfind("--", 0) != 0) {
+                  a.error("flags", "every flag is a planner switch such as --no-lp");
+                  continue;
+                }
+                one.push_back(f.Scalar());
+              }
+            } else {
+              a.error("flags", "each alternative is a list of flags ([] for none)");
+            }
+            axis.flags.push_back(std::move(one));
+          }
+        }
+      }
+      a.finish();
+      product *= static_cast<double>(std::max<size_t>(axis.size(), 1));
+      s.axes.push_back(std::move(axis));
+    }
+    if (product > kMaxScenarios) r.error("vary", "the axes make " + std::to_string(static_cast<long long>(product)) + " scenarios; at most 1000000");
+  }
+  r.finish();
+  diags.throw_if_any();
+  return s;
+}
+
+std::vector<Scenario> expand(const Study& study) {
+  size_t total = 1;
+  for (const StudyAxis& a : study.axes) total *= a.size();
+  std::vector<Scenario> out;
+  out.reserve(total);
+  for (size_t i = 0; i < total; ++i) {
+    Scenario sc;
+    sc.index = i;
+    sc.axes = nlohmann::json::object();
+    size_t rest = i;
+    std::vector<size_t> pick(study.axes.size());
+    for (size_t k = study.axes.size(); k-- > 0;) {  // the last axis varies fastest
+      pick[k] = rest % study.axes[k].size();
+      rest /= study.axes[k].size();
+    }
+    for (size_t k = 0; k < study.axes.size(); ++k) {
+      const StudyAxis& a = study.axes[k];
+      if (a.is_flags()) {
+        sc.flags.insert(sc.flags.end(), a.flags[pick[k]].begin(), a.flags[pick[k]].end());
+        sc.axes["flags"] = axis_value(a, pick[k]);
+      } else {
+        sc.sets.push_back(a.path + "=" + a.values[pick[k]]);
+        sc.axes[a.path] = axis_value(a, pick[k]);
+      }
+    }
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+std::vector<std::string> scenario_args(const Study& study, const Scenario& s) {
+  std::vector<std::string> args{study.run, "--cluster", study.cluster, "--model", study.model};
+  if (!study.strategy.empty()) args.insert(args.end(), {"--strategy", study.strategy});
+  if (!study.plan.empty()) args.insert(args.end(), {"--plan", study.plan});
+  for (const std::string& set : s.sets) args.insert(args.end(), {"--set", set});
+  args.insert(args.end(), s.flags.begin(), s.flags.end());
+  return args;
+}
+
+}  // namespace hetsim

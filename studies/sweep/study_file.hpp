@@ -1,0 +1,49 @@
+// File: studies/sweep/study_file.hpp
+// A study (DESIGN.md, "Studies"): one cluster and model, a run kind, and the axes whose
+// cartesian product are its scenarios. Each scenario is a list of --set edits and planner flags.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hetsim {
+
+// One axis: a field path with its values (`set`), or alternative sets of planner flags (`flags`).
+struct StudyAxis {
+  std::string path;                             // "cluster.node_types[*].nic.bandwidth"; empty for flags
+  std::vector<std::string> values;              // YAML text of each value
+  std::vector<std::vector<std::string>> flags;  // each alternative's command-line flags
+  [[nodiscard]] bool is_flags() const { return path.empty(); }
+  [[nodiscard]] size_t size() const { return is_flags() ? flags.size() : values.size(); }
+};
+
+struct Study {
+  std::string file;
+  std::string name;
+  std::string cluster;   // a path or a shipped name
+  std::string model;
+  std::string run = "plan";  // plan | simulate
+  std::string strategy;      // simulate: a strategy, or
+  std::string plan;          // a plan file (resolved against the study's folder)
+  std::vector<StudyAxis> axes;
+};
+
+// One point of the product: the command-line arguments that make it, and its axis values.
+struct Scenario {
+  size_t index = 0;                // position in the product (first axis slowest)
+  std::vector<std::string> sets;   // "PATH=VALUE"
+  std::vector<std::string> flags;
+  nlohmann::json axes;             // {"<path>": value, "flags": "--no-lp"}
+};
+
+// Reads and checks a study file; throws InputError naming file, line and field.
+[[nodiscard]] Study load_study(const std::filesystem::path& path);
+// Every scenario of the study, in order. A study without axes has one.
+[[nodiscard]] std::vector<Scenario> expand(const Study& study);
+// The arguments of `hetsim plan|simulate` for a scenario (without --report).
+[[nodiscard]] std::vector<std::string> scenario_args(const Study& study, const Scenario& s);
+
+}  // namespace hetsim

@@ -1,0 +1,188 @@
+// File: tests/studies/sweep_test.cpp
+// Studies: expansion of the axes, the worker pool surviving a crashing job, and `hetsim sweep`
+// resuming after a kill without running a finished scenario again.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "base/input_error.hpp"
+#include "studies/sweep/results_db.hpp"
+#include "studies/sweep/study_file.hpp"
+#include "studies/sweep/worker_pool.hpp"
+#include "test_support.hpp"
+
+extern char** environ;
+
+namespace hetsim {
+namespace {
+
+std::filesystem::path temp(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("hetsim-sweep-test-" + std::to_string(::getpid()) + "-" + name);
+}
+
+std::filesystem::path write_study(const std::string& name, const std::string& text) {
+  const auto p = temp(name + ".yaml");
+  std::ofstream(p) << text;
+  return p;
+}
+
+const char* kStudy = R"(name: t
+cluster: a100-v100-2x2
+model: gpt3-1.3b
+run: simulate
+strategy: dp-proportional
+vary:
+  - set: cluster.node_types[*].nic.bandwidth
+    values: [50Gbps, 100Gbps, 200Gbps, 400Gbps]
+  - set: model.training.global_batch
+    values: [128, 256, 512]
+)";
+
+TEST(Study, AxesExpandToTheirProductLastAxisFastest) {
+  const Study s = load_study(write_study("expand", std::string(kStudy) + "  - flags: [[], [--no-lp]]\n"));
+  const std::vector<Scenario> all = expand(s);
+  ASSERT_EQ(all.size(), 24u);
+  EXPECT_EQ(all[0].sets, (std::vector<std::string>{"cluster.node_types[*].nic.bandwidth=50Gbps", "model.training.global_batch=128"}));
+  EXPECT_TRUE(all[0].flags.empty());
+  EXPECT_EQ(all[1].flags, std::vector<std::string>{"--no-lp"});
+  EXPECT_EQ(all[23].axes["model.training.global_batch"], "512");
+  EXPECT_EQ(all[23].axes["cluster.node_types[*].nic.bandwidth"], "400Gbps");
+  EXPECT_EQ(all[23].axes["flags"], "--no-lp");
+}
+
+TEST(Study, BadStudiesNameFileLineAndField) {
+  auto error = [](const std::string& text) {
+    try {
+      (void)load_study(write_study("bad", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nrun: simulate\n").find("simulate needs strategy"), std::string::npos);
+  EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nvary:\n  - set: nodes.x\n    values: [1]\n").find(":5:10: error: vary[0].set: a field path starts with cluster. or model."),
+            std::string::npos)
+      << error("name: x\ncluster: c\nmodel: m\nvary:\n  - set: nodes.x\n    values: [1]\n");
+  EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nvary:\n  - flags: [--no-lp]\n").find("each alternative is a list"), std::string::npos);
+  EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nvray: []\n").find("did you mean \"vary\""), std::string::npos);
+}
+
+TEST(WorkerPool, AJobThatKillsItsWorkerIsReportedAndTheRestRun) {
+  std::map<size_t, JobOutcome> got;
+  run_in_workers(
+      8, 2,
+      [](size_t job) -> std::string {
+        if (job == 3) std::abort();
+        return "job" + std::to_string(job);
+      },
+      [&](const JobOutcome& o) { got[o.job] = o; });
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t j = 0; j < 8; ++j) {
+    EXPECT_EQ(got[j].died, j == 3) << j;
+    if (j != 3) {
+      EXPECT_EQ(got[j].output, "job" + std::to_string(j));
+    }
+  }
+  EXPECT_NE(got[3].output.find("signal 6"), std::string::npos) << got[3].output;
+}
+
+// `hetsim sweep` as a child process (its pid, to kill it).
+pid_t start_sweep(const std::vector<std::string>& args) {
+  std::vector<std::string> all{test::hetsim_binary(), "-q", "sweep"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(Sweep, KilledHalfWayResumesWithoutRunningAFinishedScenarioAgain) {
+  const auto study = write_study("resume", kStudy);
+  const auto db = temp("resume.db");
+  std::filesystem::remove(db);
+  const pid_t pid = start_sweep({study.string(), "--db", db.string(), "--jobs", "1"});
+  // Kill the sweep (not its worker: that one finds its pipe closed and leaves) after 3 rows.
+  size_t seen = 0;
+  for (int i = 0; i < 3000 && seen < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (std::filesystem::exists(db)) seen = ResultsDb(db).rows().size();
+  }
+  ASSERT_GE(seen, 3u);
+  ::kill(pid, SIGKILL);
+  (void)wait_for(pid);
+  const std::vector<ScenarioRow> before = ResultsDb(db).rows();
+  ASSERT_LT(before.size(), 12u) << "the sweep finished before it could be killed";
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string(), "--jobs", "2"})), 0);
+  const std::vector<ScenarioRow> after = ResultsDb(db).rows();
+  ASSERT_EQ(after.size(), 12u);
+  std::set<long> positions;
+  for (const ScenarioRow& r : after) {
+    positions.insert(r.position);
+    EXPECT_EQ(r.status, "ok") << r.error;
+  }
+  EXPECT_EQ(positions.size(), 12u);  // every scenario exactly once
+  for (const ScenarioRow& b : before) {  // finished rows untouched: not run again
+    const auto it = std::find_if(after.begin(), after.end(), [&](const ScenarioRow& a) { return a.scenario == b.scenario; });
+    ASSERT_NE(it, after.end());
+    EXPECT_EQ(it->wall_s, b.wall_s);
+    EXPECT_EQ(it->report, b.report);
+  }
+  // One worker or two: the same rows (wall-clock time aside).
+  const auto db1 = temp("one.db");
+  std::filesystem::remove(db1);
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db1.string(), "--jobs", "1"})), 0);
+  const std::vector<ScenarioRow> one = ResultsDb(db1).rows();
+  ASSERT_EQ(one.size(), after.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].scenario, after[i].scenario);
+    EXPECT_EQ(one[i].axes, after[i].axes);
+    EXPECT_EQ(one[i].report, after[i].report);
+    EXPECT_EQ(one[i].iteration_time_s, after[i].iteration_time_s);
+  }
+  for (const auto& p : {study, db, db1}) std::filesystem::remove(p);
+  for (const char* ext : {"-wal", "-shm"}) {
+    std::filesystem::remove(db.string() + ext);
+    std::filesystem::remove(db1.string() + ext);
+  }
+}
+
+TEST(Sweep, AFailingScenarioIsRecordedNotFatal) {
+  // 7Gbps is fine; "fast" is not a bandwidth: that scenario is an error row, the other is ok.
+  const auto study = write_study("fail", "name: f\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                         "vary:\n  - set: cluster.node_types[0].nic.bandwidth\n    values: [7Gbps, fast]\n");
+  const auto db = temp("fail.db");
+  std::filesystem::remove(db);
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string(), "--jobs", "2"})), 0);
+  const std::vector<ScenarioRow> rows = ResultsDb(db).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, "ok");
+  EXPECT_EQ(rows[1].status, "error");
+  EXPECT_NE(rows[1].error.find("--set cluster.node_types[0].nic.bandwidth=fast: error"), std::string::npos) << rows[1].error;
+  std::filesystem::remove(study);
+  std::filesystem::remove(db);
+}
+
+}  // namespace
+}  // namespace hetsim
