@@ -2,6 +2,7 @@
 #include "studies/sweep/worker_pool.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +109,11 @@ std::string death(pid_t pid) {
 void run_in_workers(size_t jobs, int workers, const std::function<std::string(size_t)>& work,
                     const std::function<void(const JobOutcome&)>& done) {
   if (jobs == 0) return;
+  // A worker that died leaves a closed pipe: writing to it must fail, not kill this process.
+  struct sigaction ignore {}, saved {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGPIPE, &ignore, &saved);
   const size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, workers)), jobs);
   std::vector<Worker> pool;
   size_t next = 0;
@@ -178,6 +184,7 @@ void run_in_workers(size_t jobs, int workers, const std::function<std::string(si
     while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  ::sigaction(SIGPIPE, &saved, nullptr);
 }
 
 }  // namespace hetsim
