@@ -1,6 +1,8 @@
 // File: base/text.cpp
 #include "base/text.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -74,6 +76,12 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string near = nearest(word, candidates);
   return near.empty() ? std::string() : "; did you mean " + in_quotes(near) + "?";
+}
+
+std::string format_double(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
 }
 
 }  // namespace hetsim

@@ -14,6 +14,8 @@ namespace hetsim {
 [[nodiscard]] std::string indexed_name(std::string_view prefix, size_t i);
 // Items separated by ", ".
 [[nodiscard]] std::string join(const std::vector<std::string>& items);
+// One number through a printf format ("%.1f%%", "%.4g").
+[[nodiscard]] std::string format_double(const char* format, double v);
 // Edit distance, for suggestions.
 [[nodiscard]] size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate nearest to `word` if it is a plausible typo of it, else empty.

@@ -9,6 +9,7 @@
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/device_list.hpp"
 #include "cli/input_files.hpp"
@@ -42,11 +43,6 @@ std::vector<int> parse_group(const std::string& spec, int gpus) {
   return out;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // The achievable fractions (and switch reduction) of the node types the group spans, for the
 // summary and the report.
@@ -128,19 +124,19 @@ int run_collective(const CollectiveArgs& a) {
     results.push_back({{"size_bytes", sizes[i]}, {"time_s", t}, {"algbw_Bps", algbw}, {"busbw_Bps", busbw}, {"algorithm", algorithm}});
     if (opts.record_flows) write_file(a.trace, chrome_trace(p, cluster, r).dump() + "\n", "--trace");
   }
-  std::cout << "\n(algbw = size / time; busbw = algbw x " << fmt("%.4g", busbw_factor(task.op, n))
+  std::cout << "\n(algbw = size / time; busbw = algbw x " << format_double("%.4g", busbw_factor(task.op, n))
             << ", the nccl-tests bus bandwidth factor for " << a.op << " over " << n << " ranks)\n";
   const nlohmann::json fractions = link_fractions(cluster, group);
   std::cout << "\nLinks run at a fraction of their wire rate:\n";
   for (const nlohmann::json& nt : fractions) {
     for (const nlohmann::json& l : nt["links"]) {
       std::cout << "  " << nt["node_type"].get<std::string>() << " " << l["link"].get<std::string>() << " ("
-                << l["class"].get<std::string>() << "): " << fmt("%.3f", l["achievable"].get<double>()) << " -- "
+                << l["class"].get<std::string>() << "): " << format_double("%.3f", l["achievable"].get<double>()) << " -- "
                 << l["source"].get<std::string>() << "\n";
     }
     if (nt.contains("switch_reduction_Bps")) {
       std::cout << "  " << nt["node_type"].get<std::string>() << " NVLS switch reduction: "
-                << fmt("%.0f", nt["switch_reduction_Bps"].get<double>() / 1e9) << " GB/s -- "
+                << format_double("%.0f", nt["switch_reduction_Bps"].get<double>() / 1e9) << " GB/s -- "
                 << nt["switch_reduction_source"].get<std::string>() << "\n";
     }
   }

@@ -18,12 +18,6 @@
 namespace hetsim::cli {
 namespace {
 
-std::string number(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -89,12 +83,12 @@ int run_report(const ReportArgs& a) {
     cells.push_back(r.status);
     const bool ok = r.status == "ok";
     const char* f = a.csv ? "%.17g" : "%.4g";
-    cells.push_back(ok ? number(r.iteration_time_s, f) : "");
-    cells.push_back(ok ? number(r.samples_per_s, f) : "");
-    cells.push_back(ok ? number(a.csv ? r.mfu : 100 * r.mfu, a.csv ? f : "%.1f%%") : "");
-    cells.push_back(ok && r.efficiency > 0 ? number(a.csv ? r.efficiency : 100 * r.efficiency, a.csv ? f : "%.1f%%") : "");
-    cells.push_back(ok ? (a.csv ? number(r.peak_memory_bytes, "%.17g") : format_bytes(r.peak_memory_bytes)) : "");
-    cells.push_back(number(r.wall_s, a.csv ? "%.6g" : "%.2f"));
+    cells.push_back(ok ? format_double(f, r.iteration_time_s) : "");
+    cells.push_back(ok ? format_double(f, r.samples_per_s) : "");
+    cells.push_back(ok ? format_double(a.csv ? f : "%.1f%%", a.csv ? r.mfu : 100 * r.mfu) : "");
+    cells.push_back(ok && r.efficiency > 0 ? format_double(a.csv ? f : "%.1f%%", a.csv ? r.efficiency : 100 * r.efficiency) : "");
+    cells.push_back(ok ? (a.csv ? format_double("%.17g", r.peak_memory_bytes) : format_bytes(r.peak_memory_bytes)) : "");
+    cells.push_back(format_double(a.csv ? "%.6g" : "%.2f", r.wall_s));
     std::string err = r.error;
     if (!a.csv && err.size() > 80) err = err.substr(0, 77) + "...";
     std::replace(err.begin(), err.end(), '\n', ' ');

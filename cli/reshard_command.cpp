@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/device_list.hpp"
 #include "cli/input_files.hpp"
@@ -71,11 +72,6 @@ ShardingSpec parse_spec(const std::string& text, const std::string& option) {
   return spec;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 }  // namespace
 
@@ -159,7 +155,7 @@ int run_reshard(const ReshardArgs& a) {
   }
   std::cout << "\n\n"
             << "  time                 " << format_time(t) << "\n"
-            << "  effective bandwidth  " << fmt("%.3f", bw / 1e9) << " Gbit/s  (tensor bits / time)\n"
+            << "  effective bandwidth  " << format_double("%.3f", bw / 1e9) << " Gbit/s  (tensor bits / time)\n"
             << "  network bytes        " << format_bytes(r.network_bytes) << "  (bytes crossing NICs)\n";
   if (c.method == ReshardMethod::kSignal) {
     std::cout << "  (signal mode: a 1-byte message per work, the latency and dependencies only: an upper bound)\n";

@@ -8,17 +8,13 @@
 #include <ostream>
 #include <string>
 
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/error_bars.hpp"
 
 namespace hetsim::cli {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -75,11 +71,11 @@ void print_strategy_table(std::ostream& out, const std::vector<Report>& reports,
       out << line << "infeasible: " << r.infeasible_reason << "\n";
       continue;
     }
-    line += pad(r.estimated_s > 0 ? format_time(r.estimated_s) : "-", 11) + pad(format_time(r.iteration_time_s), 12) + pad(fmt("%.2f", r.samples_per_s), 11) +
-            pad(fmt("%.0f", r.tokens_per_s), 11) + pad(fmt("%.1f%%", 100 * r.mfu), 8) +
-            pad(r.upper_bound_samples_per_s > 0 ? fmt("%.1f%%", 100 * r.efficiency) : "-", 12);
+    line += pad(r.estimated_s > 0 ? format_time(r.estimated_s) : "-", 11) + pad(format_time(r.iteration_time_s), 12) + pad(format_double("%.2f", r.samples_per_s), 11) +
+            pad(format_double("%.0f", r.tokens_per_s), 11) + pad(format_double("%.1f%%", 100 * r.mfu), 8) +
+            pad(r.upper_bound_samples_per_s > 0 ? format_double("%.1f%%", 100 * r.efficiency) : "-", 12);
     const std::map<std::string, double> busy = busy_share(r);
-    for (const std::string& t : types) line += pad(fmt("%.1f%%", 100 * busy.at(t)), t.size() + 7);
+    for (const std::string& t : types) line += pad(format_double("%.1f%%", 100 * busy.at(t)), t.size() + 7);
     out << rstrip(line) << "\n";
   }
   bool shapes = false;
@@ -90,7 +86,7 @@ void print_strategy_table(std::ostream& out, const std::vector<Report>& reports,
     out << "  " << pad(r.strategy, 17) << r.shape << "\n";
   }
   if (!reports.empty() && reports.front().upper_bound_samples_per_s > 0) {
-    out << "\nupper bound: " << fmt("%.2f", reports.front().upper_bound_samples_per_s)
+    out << "\nupper bound: " << format_double("%.2f", reports.front().upper_bound_samples_per_s)
         << " samples/s (each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes)\n";
   }
 }
@@ -102,11 +98,11 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
     return;
   }
   out << "iteration time: " << format_time(r.iteration_time_s) << "\n"
-      << "throughput: " << fmt("%.2f", r.samples_per_s) << " samples/s, " << fmt("%.0f", r.tokens_per_s) << " tokens/s\n"
-      << "MFU: " << fmt("%.1f%%", 100 * r.mfu);
+      << "throughput: " << format_double("%.2f", r.samples_per_s) << " samples/s, " << format_double("%.0f", r.tokens_per_s) << " tokens/s\n"
+      << "MFU: " << format_double("%.1f%%", 100 * r.mfu);
   if (r.upper_bound_samples_per_s > 0) {
-    out << ", efficiency " << fmt("%.1f%%", 100 * r.efficiency) << " of the upper bound ("
-        << fmt("%.2f", r.upper_bound_samples_per_s) << " samples/s)";
+    out << ", efficiency " << format_double("%.1f%%", 100 * r.efficiency) << " of the upper bound ("
+        << format_double("%.2f", r.upper_bound_samples_per_s) << " samples/s)";
   }
   out << "\n\n" << pad("GPU type", 18) << pad("count", 7) << pad("compute", 12) << pad("comm", 12) << pad("idle", 12)
       << "peak memory / capacity\n";
@@ -129,7 +125,7 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
   out << "(per-GPU means; compute and comm overlap, idle = neither stream busy)\n";
   std::string sources;
   for (const auto& [name, share] : r.compute_time_sources) {
-    if (share > 0) sources += (sources.empty() ? "" : ", ") + fmt("%.1f%% ", 100 * share) + name;
+    if (share > 0) sources += (sources.empty() ? "" : ", ") + format_double("%.1f%% ", 100 * share) + name;
   }
   if (!sources.empty()) out << "compute times from: " << sources << "\n";
   print_error_bars(out, r, cluster);
@@ -153,7 +149,7 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
     e.second += 1;
   }
   for (const std::string& t : gpu_types(cluster)) {
-    out << "  " << t << " " << fmt("%.2f%%", 100 * by_type[t].first / by_type[t].second) << " x " << by_type[t].second;
+    out << "  " << t << " " << format_double("%.2f%%", 100 * by_type[t].first / by_type[t].second) << " x " << by_type[t].second;
   }
   out << "\n";
   // Shardings, consecutive layers with the same choices merged.

@@ -150,23 +150,23 @@ int run_sweep(const SweepArgs& a) {
       if (r.status == "error") done.erase(r.scenario);
     }
   }
-  std::vector<const Scenario*> todo;
+  std::vector<const Scenario*> pending;
   std::vector<std::string> keys;
   for (const Scenario& s : all) {
     std::string key = scenario_key(study, s);
     if (done.contains(key)) continue;
-    todo.push_back(&s);
+    pending.push_back(&s);
     keys.push_back(std::move(key));
   }
-  std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - todo.size()
-            << " already in " << db_path.string() << ", " << todo.size() << " to run on " << a.jobs << " worker(s)\n";
+  std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - pending.size()
+            << " already in " << db_path.string() << ", " << pending.size() << " to run on " << a.jobs << " worker(s)\n";
   std::cout.flush();
-  Progress bar(todo.size(), "scenarios");
+  Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0;
   run_in_workers(
-      todo.size(), a.jobs, [&](size_t i) { return run_scenario(study, *todo[i]); },
+      pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, *pending[i]); },
       [&](const JobOutcome& o) {
-        const Scenario& s = *todo[o.job];
+        const Scenario& s = *pending[o.job];
         ScenarioRow row;
         row.scenario = keys[o.job];
         row.study = study.name;
