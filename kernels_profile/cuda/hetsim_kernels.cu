@@ -50,14 +50,20 @@ void measure_gemms(Ctx& c, Dtype t, bool quick) {
   for (long h : quick ? std::vector<long>{2048} : std::vector<long>{1024, 2048, 4096, 8192}) {
     for (long tokens : quick ? std::vector<long>{4096} : std::vector<long>{1024, 4096, 16384}) {
       // Forward (tokens x out x in) of QKV, output projection, MLP up and down, then the two
-      // backward products of each: input gradient (m, k, n) and weight gradient (k, n, m).
-      for (const auto& [out, in] : {std::pair<long, long>{3 * h, h}, {h, h}, {4 * h, h}, {h, 4 * h}}) {
-        shapes.insert({tokens, out, in});
-        shapes.insert({tokens, in, out});
-        shapes.insert({in, out, tokens});
+      // backward products of each: input gradient (m, k, n) and weight gradient (k, n, m); whole
+      // and as the skinny shards of tensor parallelism (Megatron splits QKV and MLP up by columns,
+      // the output projection and MLP down by rows).
+      for (long tp : quick ? std::vector<long>{1} : std::vector<long>{1, 2, 8}) {
+        for (const auto& [out, in] : {std::pair<long, long>{3 * h / tp, h}, {h, h / tp}, {4 * h / tp, h}, {h, 4 * h / tp}}) {
+          shapes.insert({tokens, out, in});
+          shapes.insert({tokens, in, out});
+          shapes.insert({in, out, tokens});
+        }
       }
     }
   }
+  // Square products: the shapes of the published "maximum achievable matmul" sweeps.
+  for (long n : quick ? std::vector<long>{8192} : std::vector<long>{2048, 4096, 6144, 8192, 12288, 16384}) shapes.insert({n, n, n});
   const size_t e = dtype_size(t);
   for (const auto& shape : shapes) {
     const long m = std::get<0>(shape), n = std::get<1>(shape), k = std::get<2>(shape);

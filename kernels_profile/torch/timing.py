@@ -1,0 +1,61 @@
+"""Shared by the PyTorch measurement programs: CUDA-event timing (median after warm-up), the GPU's
+identity for provenance columns, and appending rows to a CSV that gets its header once.
+
+Same conventions as kernels_profile/cuda/bench_util.cuh: 5 warm-up runs, median of 20 timed runs,
+each timed alone with CUDA events; identity = GPU name, CUDA driver version, maximum SM clock, UTC date.
+"""
+import csv
+import datetime
+import os
+import statistics
+
+import torch
+
+WARMUP = 5
+TIMED = 20
+
+
+def median_seconds(fn, warmup=WARMUP, timed=TIMED):
+    """Median wall time of fn() on the current CUDA stream, in seconds."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(timed):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def identity():
+    """(gpu name, driver, max SM clock in MHz, UTC date) of device 0."""
+    name = torch.cuda.get_device_name(0)
+    driver, clock = "", 0
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        v = pynvml.nvmlSystemGetCudaDriverVersion()
+        driver = f"CUDA driver {v // 1000}.{(v % 1000) // 10}"
+        clock = pynvml.nvmlDeviceGetMaxClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM)
+    except Exception as e:  # noqa: BLE001 - provenance only; say what is missing
+        driver = f"CUDA runtime {torch.version.cuda} (driver unknown: {type(e).__name__})"
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return name, driver, clock, date
+
+
+def append_rows(path, header, rows):
+    """Appends rows to path, writing header first when the file is new or empty."""
+    fresh = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        if fresh:
+            w.writerow(header)
+        w.writerows(rows)
+
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
