@@ -95,7 +95,7 @@ int run_validate(const ValidateArgs& a) {
   std::vector<double> layer_err;
   for (const auto& f : files) {
     std::cout << "layers measured in " << f.string() << ":\n";
-    std::printf("%-16s %6s %5s %6s %3s %-5s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype",
+    std::printf("%-16s %6s %5s %6s %3s %-5s %-7s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype", "attn",
                 "fwd meas.", "fwd pred.", "error", "bwd meas.", "bwd pred.", "error", "prediction from");
     for (const LayerMeasurement& m : load_layer_measurements(f)) {
       const Device device = load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""});
@@ -109,11 +109,12 @@ int run_validate(const ValidateArgs& a) {
       for (int s = 0; s < kCostSources; ++s) {
         if (p.sources[s] > 0) from += (from.empty() ? "" : ", ") + pct(p.sources[s] / total) + " " + std::string(cost_source_name(static_cast<CostSource>(s)));
       }
-      std::printf("%-16s %6ld %5ld %6ld %3ld %-5s %10.3f ms %9.3f ms %+6.1f%% %9.3f ms %9.3f ms %+6.1f%%  %s\n",
+      std::printf("%-16s %6ld %5ld %6ld %3ld %-5s %-7s %10.3f ms %9.3f ms %+6.1f%% %9.3f ms %9.3f ms %+6.1f%%  %s\n",
                   m.device.c_str(), m.hidden, m.heads, m.seq_len, m.micro_batch, std::string(dtype_name(m.dtype)).c_str(),
-                  m.fwd_s * 1e3, p.fwd_s * 1e3, 100 * ef, m.bwd_s * 1e3, p.bwd_s * 1e3, 100 * eb, from.c_str());
+                  m.flash ? "flash" : "unfused", m.fwd_s * 1e3, p.fwd_s * 1e3, 100 * ef, m.bwd_s * 1e3, p.bwd_s * 1e3, 100 * eb, from.c_str());
       report["layers"].push_back({{"device", m.device}, {"hidden", m.hidden}, {"heads", m.heads}, {"seq_len", m.seq_len},
                                   {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)},
+                                  {"attention", m.flash ? "flash" : "unfused"},
                                   {"measured_fwd_s", m.fwd_s}, {"predicted_fwd_s", p.fwd_s},
                                   {"measured_bwd_s", m.bwd_s}, {"predicted_bwd_s", p.bwd_s},
                                   {"gpu", m.gpu}, {"measured_at", m.date}});

@@ -85,22 +85,32 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
   return s;
 }
 
+// Measured fused kernels (batch = b x heads, m = n = s, k = d): the causal rows where the op is
+// causal and the table has them, else the full-attention rows scaled by the op's tile fraction.
+std::optional<KernelEstimate> CostModel::flash_attention(const Device& device, const Op& op, DType dtype, Pass pass) const {
+  auto lookup = [&](Pass p) -> std::optional<KernelEstimate> {
+    const std::string suffix = p == Pass::kForward ? "_fwd" : "_bwd";
+    if (op.causal) {
+      if (const KernelSeries* c = tables_->find(device.name, "flash_attention_causal" + suffix, dtype)) return c->gemm(op.gemm);
+    }
+    const KernelSeries* s = tables_->find(device.name, "flash_attention" + suffix, dtype);
+    std::optional<KernelEstimate> e = s != nullptr ? s->gemm(op.gemm) : std::nullopt;
+    if (e) e->seconds *= op.tile_fraction;
+    return e;
+  };
+  std::optional<KernelEstimate> e = lookup(pass);
+  if (e && pass == Pass::kBackward && op.recompute_flops > 0) {  // full recompute repeats the forward kernel
+    const std::optional<KernelEstimate> re = lookup(Pass::kForward);
+    if (!re) return std::nullopt;
+    e->seconds += re->seconds;
+    e->source = weaker(e->source, re->source);
+  }
+  return e;
+}
+
 std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const {
   if (tables_ == nullptr) return std::nullopt;
-  if (op.kind == OpKind::kFlashAttention) {  // measured fused kernels (batch = b x heads, m = n = s, k = d)
-    const KernelSeries* s = tables_->find(device.name, pass == Pass::kForward ? "attention_fwd" : "attention_bwd", dtype);
-    if (s == nullptr) return std::nullopt;
-    std::optional<KernelEstimate> e = s->gemm(op.gemm);
-    if (e && pass == Pass::kBackward && op.recompute_flops > 0) {
-      const KernelSeries* f = tables_->find(device.name, "attention_fwd", dtype);
-      const std::optional<KernelEstimate> re = f != nullptr ? f->gemm(op.gemm) : std::nullopt;
-      if (!re) return std::nullopt;
-      e->seconds += re->seconds;
-      e->source = weaker(e->source, re->source);
-    }
-    if (e) e->seconds *= op.tile_fraction;  // the tables time full (non-causal) attention
-    return e;
-  }
+  if (op.kind == OpKind::kFlashAttention) return flash_attention(device, op, dtype, pass);
   if (is_matmul(op.kind)) {
     const KernelSeries* s = tables_->find(device.name, "gemm", dtype);
     if (s == nullptr) return std::nullopt;

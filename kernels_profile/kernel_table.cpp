@@ -25,9 +25,11 @@ std::string_view cost_source_name(CostSource s) {
 }
 
 const std::vector<std::string>& kernel_names() {
-  static const std::vector<std::string> kNames{"gemm",          "attention_fwd", "attention_bwd", "layernorm_fwd",
-                                               "layernorm_bwd", "softmax_fwd",   "softmax_bwd",   "gelu_fwd",
-                                               "gelu_bwd",      "embedding_fwd", "embedding_bwd", "copy"};
+  static const std::vector<std::string> kNames{
+      "gemm",          "attention_fwd",       "attention_bwd",       "flash_attention_fwd", "flash_attention_bwd",
+      "flash_attention_causal_fwd", "flash_attention_causal_bwd", "layernorm_fwd", "layernorm_bwd", "softmax_fwd",
+      "softmax_bwd",   "gelu_fwd",            "gelu_bwd",            "embedding_fwd",       "embedding_bwd",
+      "copy"};
   return kNames;
 }
 
@@ -204,7 +206,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     }
     const std::optional<DType> dtype = dtype_from_name(row.text(kDtype));
     if (!dtype) fail(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
-    const bool shaped = kernel == "gemm" || kernel.starts_with("attention");
+    const bool shaped = is_shaped_kernel(kernel);
     const std::optional<double> batch = row.number(kBatch, 1, false);
     const std::optional<double> m = row.number(kM, 1, shaped), n = row.number(kN, 1, shaped), k = row.number(kK, 1, shaped);
     const std::optional<double> bytes = row.number(kBytes, 1, !shaped);

@@ -24,6 +24,12 @@ enum class CostSource { kMeasured, kInterpolated, kFitted, kRoofline, kLayerProf
 inline constexpr int kCostSources = 5;
 [[nodiscard]] std::string_view cost_source_name(CostSource s);
 
+// GEMMs and attention kernels (unfused and flash) are keyed by shape (batch, m, n, k); the
+// others by bytes moved.
+[[nodiscard]] inline bool is_shaped_kernel(std::string_view kernel) {
+  return kernel == "gemm" || kernel.find("attention") != std::string_view::npos;
+}
+
 struct KernelSample {
   GemmShape shape;  // GEMM kernels
   double bytes = 0;  // memory-bound kernels: bytes moved
@@ -42,8 +48,7 @@ class KernelSeries {
   void add(const KernelSample& s) { samples_.push_back(s); }
   void prepare();  // sorts and fits; call after the last add()
 
-  // GEMMs and attention kernels are keyed by shape; the others by bytes moved.
-  [[nodiscard]] bool is_gemm() const { return kernel_ == "gemm" || kernel_.starts_with("attention"); }
+  [[nodiscard]] bool is_gemm() const { return is_shaped_kernel(kernel_); }
   [[nodiscard]] const std::vector<KernelSample>& samples() const { return samples_; }
   // nullopt when there are too few samples to predict this shape.
   [[nodiscard]] std::optional<KernelEstimate> gemm(const GemmShape& g) const;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include "base/csv_reader.hpp"
 #include "base/text.hpp"
@@ -39,13 +40,38 @@ std::vector<KernelValidation> validate_kernels(const KernelTables& tables) {
   return out;
 }
 
+namespace {
+
+// Whether the file's header (its first line that is not a '#' comment) ends in `attention`.
+bool has_attention_column(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    return line.ends_with(",attention") || line.ends_with(",attention\r");
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file) {
-  static const std::vector<std::string> kColumns{"device",   "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "dtype",
-                                                 "fwd_s",    "bwd_s",  "gpu",   "driver",     "clock_mhz", "date"};
-  enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate };
+  std::vector<std::string> columns{"device", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "dtype",
+                                   "fwd_s",  "bwd_s",  "gpu",   "driver",     "clock_mhz", "date"};
+  const bool attention_column = has_attention_column(file);
+  if (attention_column) columns.push_back("attention");
+  enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate, kAttention };
   std::vector<LayerMeasurement> out;
-  read_csv(file, kColumns, [&](const CsvRow& row) {
+  read_csv(file, columns, [&](const CsvRow& row) {
     LayerMeasurement m;
+    if (attention_column) {
+      const std::string& a = row.text(kAttention);
+      if (a != "flash" && a != "unfused") {
+        row.error(kAttention, in_quotes(a) + " is not one of: flash, unfused");
+        return;
+      }
+      m.flash = a == "flash";
+    }
     m.device = row.required(kDevice);
     const auto h = row.number(kHidden, 1), a = row.number(kHeads, 1), f = row.number(kFfn, 1), s = row.number(kSeq, 1),
                b = row.number(kMb, 1), fwd = row.number(kFwd, 0), bwd = row.number(kBwd, 0);
@@ -86,7 +112,7 @@ LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, c
   spec.training.global_batch = m.micro_batch;
   spec.training.micro_batch = m.micro_batch;
   spec.training.dtype = m.dtype;
-  const OpGraph g = build_op_graph(spec, m.micro_batch, m.dtype);
+  const OpGraph g = build_op_graph(spec, m.micro_batch, m.dtype, KernelSupport{m.flash});
   LayerPrediction p;
   for (const Op& op : g.ops) {
     if (op.layer != 0) continue;  // the transformer layer only: no embedding, head or loss

@@ -29,8 +29,10 @@ struct LayerMeasurement {
   DType dtype = DType::kFp16;
   double fwd_s = 0, bwd_s = 0;
   std::string gpu, date;
+  bool flash = false;  // fused (flash) attention: optional last column `attention` = flash | unfused
 };
-// Reads a hetsim-layer-bench CSV. Throws InputError naming file, line and column.
+// Reads a layer CSV (hetsim-layer-bench, or kernels_profile/torch/layer_bench.py with the extra
+// column `attention`). Throws InputError naming file, line and column.
 [[nodiscard]] std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file);
 
 struct LayerPrediction {

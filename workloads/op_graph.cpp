@@ -180,6 +180,7 @@ class Builder {
       constexpr long kTile = 128;
       const double n = static_cast<double>((m_.seq_len + kTile - 1) / kTile);
       op.tile_fraction = (n + 1) / (2 * n);
+      op.causal = true;
     }
     op.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, m_.seq_len, static_cast<long>(d)};
     op.fwd_flops = 4 * b_ * s_ * s_ * h_;

@@ -63,6 +63,7 @@ struct Op {
   // score tiles wholly above the diagonal. Scales its time, never its model FLOPs (MFU counts the
   // full s x s scores, as Megatron-LM and PaLM do). 1 for every other op.
   double tile_fraction = 1;
+  bool causal = false;  // attention under a causal mask (measured tables have causal rows)
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;

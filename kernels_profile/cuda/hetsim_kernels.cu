@@ -6,7 +6,8 @@
 //   attention_fwd   Q.K^T, softmax, P.V (batched cuBLAS + softmax kernel); attention_bwd the five
 //                   kernels of its backward
 //   layernorm, softmax, gelu, embedding (forward and backward), copy (device to device)
-// Each entry: median of 20 timed runs (CUDA events) after 5 warm-up runs.
+// Each entry: median of 20 samples (CUDA events around 10 launches back to back, divided by 10)
+// after 5 warm-up runs.
 //
 // Usage: hetsim-kernels --device H100-SXM5-80GB --out kernels_profile/measured/h100.csv [--quick 1]
 //        (--device is the hetsim device name the rows are filed under)

@@ -1,8 +1,9 @@
 """Shared by the PyTorch measurement programs: CUDA-event timing (median after warm-up), the GPU's
 identity for provenance columns, and appending rows to a CSV that gets its header once.
 
-Same conventions as kernels_profile/cuda/bench_util.cuh: 5 warm-up runs, median of 20 timed runs,
-each timed alone with CUDA events; identity = GPU name, CUDA driver version, maximum SM clock, UTC date.
+Same conventions as kernels_profile/cuda/bench_util.cuh: 5 warm-up runs, median of 20 timed
+samples, each sample k launches back to back between CUDA events, divided by k (the GPU never
+waits for the host to launch, as in a training step's stream), k = enough for 1 ms, 1 to 10; identity = GPU name, CUDA driver version, maximum SM clock, UTC date.
 """
 import csv
 import datetime
@@ -13,21 +14,29 @@ import torch
 
 WARMUP = 5
 TIMED = 20
+BACK_TO_BACK = 10
 
 
-def median_seconds(fn, warmup=WARMUP, timed=TIMED):
-    """Median wall time of fn() on the current CUDA stream, in seconds."""
+def median_seconds(fn, warmup=WARMUP, timed=TIMED, back_to_back=BACK_TO_BACK):
+    """Median GPU time of one fn() on the current CUDA stream, in seconds."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    k = max(1, min(back_to_back, int(1.0 / max(start.elapsed_time(end), 1e-4)) + 1))
     times = []
     for _ in range(timed):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(k):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
+        times.append(start.elapsed_time(end) * 1e-3 / k)
     return statistics.median(times)
 
 

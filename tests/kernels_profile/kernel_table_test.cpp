@@ -3,6 +3,9 @@
 #include "kernels_profile/kernel_table.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/validation.hpp"
@@ -74,13 +77,69 @@ TEST_F(KernelTable, CostModelPrefersTablesAndSaysSo) {
   EXPECT_DOUBLE_EQ(roof.by_source[static_cast<int>(CostSource::kRoofline)], roof.seconds);
 }
 
+TEST_F(KernelTable, FlashAttentionTakesCausalRowsWhereMeasuredElseScalesFullOnes) {
+  const CostModel cost(std::make_shared<KernelTables>(tables_), nullptr);
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-40GB"));
+  Op attn = Op::make("attention", OpKind::kFlashAttention, 0);
+  attn.gemm = {64, 2048, 2048, 128};
+  attn.fwd_flops = 4.0 * 64 * 2048 * 2048 * 128;
+  attn.bwd_flops = 2 * attn.fwd_flops;
+  const double full = test::synthetic_gemm_s(64, 2048, 2048, 256);  // the table holds 6 significant digits
+  // Full attention: the rows as measured.
+  OpCost fwd = cost.op_time(a100, attn, DType::kFp16, Pass::kForward);
+  EXPECT_EQ(fwd.by_source[static_cast<int>(CostSource::kMeasured)], fwd.seconds);
+  EXPECT_NEAR(fwd.seconds, full, 1e-5 * full);
+  // Causal: the causal forward rows (not full x tile fraction); no causal backward rows, so the
+  // full backward times the tiles computed.
+  attn.causal = true;
+  attn.tile_fraction = 17.0 / 32.0;
+  EXPECT_NEAR(cost.op_time(a100, attn, DType::kFp16, Pass::kForward).seconds, 0.6 * full, 1e-5 * full);
+  EXPECT_NEAR(cost.op_time(a100, attn, DType::kFp16, Pass::kBackward).seconds, 2.5 * full * 17.0 / 32.0, 1e-5 * full);
+  // A GPU without flash rows falls back to the roofline.
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const OpCost roof = cost.op_time(h100, attn, DType::kFp16, Pass::kForward);
+  EXPECT_DOUBLE_EQ(roof.by_source[static_cast<int>(CostSource::kRoofline)], roof.seconds);
+}
+
+TEST(LayerMeasurements, AttentionColumnSelectsTheFusedGraph) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_layers_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string header = "device,hidden,heads,ffn_hidden,seq_len,micro_batch,dtype,fwd_s,bwd_s,gpu,driver,clock_mhz,date";
+  const std::string row = "H100-SXM5-80GB,4096,32,16384,2048,1,bf16,0.0013,0.0033,gpu,driver,1980,2026-11-23T00:00:00Z";
+  std::ofstream(dir / "old.csv") << header << "\n" << row << "\n";
+  std::ofstream(dir / "new.csv") << header << ",attention\n" << row << ",flash\n" << row << ",unfused\n";
+  std::ofstream(dir / "bad.csv") << header << ",attention\n" << row << ",fused\n";
+  const std::vector<LayerMeasurement> old_rows = load_layer_measurements(dir / "old.csv");
+  const std::vector<LayerMeasurement> new_rows = load_layer_measurements(dir / "new.csv");
+  ASSERT_EQ(old_rows.size(), 1u);
+  ASSERT_EQ(new_rows.size(), 2u);
+  EXPECT_FALSE(old_rows[0].flash);
+  EXPECT_TRUE(new_rows[0].flash);
+  EXPECT_FALSE(new_rows[1].flash);
+  try {
+    (void)load_layer_measurements(dir / "bad.csv");
+    ADD_FAILURE() << "bad attention value accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:2:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("error: attention: \"fused\" is not one of: flash, unfused"), std::string::npos)
+        << e.what();
+  }
+  // The fused layer is predicted without the s x s score tensor's kernels: faster on the roofline.
+  const CostModel roofline(nullptr, nullptr);
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const LayerPrediction fused = predict_layer(new_rows[0], h100, roofline);
+  const LayerPrediction unfused = predict_layer(new_rows[1], h100, roofline);
+  EXPECT_LT(fused.fwd_s, unfused.fwd_s);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(KernelTable, ValidationReportsFitAndLeaveOneOutErrors) {
   // The accuracy target for interpolated shapes is 10 %; leaving a sample out of a x4
   // grid leaves a x16 gap to interpolate across.
   const std::vector<KernelValidation> v = validate_kernels(tables_);
   ASSERT_FALSE(v.empty());
   for (const KernelValidation& k : v) {
-    if (k.kernel != "gemm") {
+    if (!is_shaped_kernel(k.kernel)) {
       EXPECT_LT(median(k.fit_errors), 0.01) << k.kernel;  // t = c0 + c1 bytes exactly
     }
     EXPECT_LT(median(k.interp_errors), 0.10) << k.kernel;

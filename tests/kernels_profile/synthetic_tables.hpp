@@ -43,6 +43,16 @@ inline std::filesystem::path synthetic_table_dir(const std::string& tag) {
       out << "A100-SXM4-40GB,gemm,fp16," << b << ",128," << s << "," << s << ",," << synthetic_gemm_s(b, 128, s, s) << prov;
     }
   }
+  // Fused attention (batch = b x heads, m = n = s, k = d): full forward and backward; causal rows
+  // for the forward only (0.6 of full), so a lookup can be seen to take them or fall back.
+  for (long b : {16, 32, 64, 128}) {
+    for (long s : {512, 1024, 2048, 4096, 8192}) {
+      const double fwd = synthetic_gemm_s(b, s, s, 256);
+      out << "A100-SXM4-40GB,flash_attention_fwd,fp16," << b << "," << s << "," << s << ",128,," << fwd << prov;
+      out << "A100-SXM4-40GB,flash_attention_bwd,fp16," << b << "," << s << "," << s << ",128,," << 2.5 * fwd << prov;
+      out << "A100-SXM4-40GB,flash_attention_causal_fwd,fp16," << b << "," << s << "," << s << ",128,," << 0.6 * fwd << prov;
+    }
+  }
   for (const char* kernel : {"layernorm_fwd", "layernorm_bwd", "softmax_fwd", "softmax_bwd", "gelu_fwd", "gelu_bwd",
                              "embedding_fwd", "embedding_bwd"}) {
     for (double bytes = 1 << 16; bytes <= 1e11; bytes *= 4) {
