@@ -10,6 +10,7 @@
 // after 5 warm-up runs.
 //
 // Usage: hetsim-kernels --device H100-SXM5-80GB --out kernels_profile/measured/h100.csv [--quick 1]
+//        [--tokens 2048,8192 --dtypes fp16,bf16 --only gemm --append 1]   (more GEMM rows for a table)
 //        (--device is the hetsim device name the rows are filed under)
 #include <cstdio>
 #include <set>
@@ -46,10 +47,25 @@ void* alloc(size_t bytes) {
   return p;
 }
 
-void measure_gemms(Ctx& c, Dtype t, bool quick) {
+std::vector<long> numbers(const std::string& list) {
+  std::vector<long> out;
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    out.push_back(std::stol(list.substr(at, end - at)));
+    at = end + 1;
+  }
+  return out;
+}
+
+// `tokens` empty: the default token counts plus the square shapes.
+void measure_gemms(Ctx& c, Dtype t, bool quick, const std::vector<long>& tokens_given) {
   std::set<std::tuple<long, long, long>> shapes;
+  const std::vector<long> token_counts =
+      !tokens_given.empty() ? tokens_given : quick ? std::vector<long>{4096} : std::vector<long>{1024, 2048, 4096, 8192, 16384};
   for (long h : quick ? std::vector<long>{2048} : std::vector<long>{1024, 2048, 4096, 8192}) {
-    for (long tokens : quick ? std::vector<long>{4096} : std::vector<long>{1024, 4096, 16384}) {
+    for (long tokens : token_counts) {
       // Forward (tokens x out x in) of QKV, output projection, MLP up and down, then the two
       // backward products of each: input gradient (m, k, n) and weight gradient (k, n, m); whole
       // and as the skinny shards of tensor parallelism (Megatron splits QKV and MLP up by columns,
@@ -64,7 +80,9 @@ void measure_gemms(Ctx& c, Dtype t, bool quick) {
     }
   }
   // Square products: the shapes of the published "maximum achievable matmul" sweeps.
-  for (long n : quick ? std::vector<long>{8192} : std::vector<long>{2048, 4096, 6144, 8192, 12288, 16384}) shapes.insert({n, n, n});
+  if (tokens_given.empty()) {
+    for (long n : quick ? std::vector<long>{8192} : std::vector<long>{2048, 4096, 6144, 8192, 12288, 16384}) shapes.insert({n, n, n});
+  }
   const size_t e = dtype_size(t);
   for (const auto& shape : shapes) {
     const long m = std::get<0>(shape), n = std::get<1>(shape), k = std::get<2>(shape);
@@ -171,11 +189,16 @@ int main(int argc, char** argv) {
   c.device = arg(argc, argv, "--device", "");
   const std::string out = arg(argc, argv, "--out", "");
   const bool quick = arg(argc, argv, "--quick", "0") == "1";
+  const bool append = arg(argc, argv, "--append", "0") == "1";
+  const bool gemm_only = arg(argc, argv, "--only", "") == "gemm";
+  const std::vector<long> tokens = numbers(arg(argc, argv, "--tokens", ""));
+  const std::string dtypes = arg(argc, argv, "--dtypes", "fp32,tf32,fp16,bf16");
   if (c.device.empty() || out.empty()) {
-    std::fprintf(stderr, "usage: hetsim-kernels --device HETSIM_DEVICE_NAME --out FILE.csv [--quick 1]\n");
+    std::fprintf(stderr, "usage: hetsim-kernels --device HETSIM_DEVICE_NAME --out FILE.csv [--quick 1] "
+                         "[--tokens N,N --dtypes fp16,bf16 --only gemm --append 1]\n");
     return 2;
   }
-  c.out = std::fopen(out.c_str(), "w");
+  c.out = std::fopen(out.c_str(), append ? "a" : "w");
   if (c.out == nullptr) {
     std::fprintf(stderr, "%s: cannot write\n", out.c_str());
     return 2;
@@ -184,13 +207,16 @@ int main(int argc, char** argv) {
   HETSIM_CUDA(cudaStreamCreate(&c.stream));
   HETSIM_CUBLAS(cublasCreate(&c.blas));
   HETSIM_CUBLAS(cublasSetStream(c.blas, c.stream));
-  std::fprintf(c.out, "# measured by hetsim-kernels on %s (%s, %d MHz) at %s\n", c.id.name.c_str(), c.id.driver.c_str(),
-               c.id.clock_mhz, c.id.date.c_str());
-  std::fprintf(c.out, "device,kernel,dtype,batch,m,n,k,bytes,seconds,gpu,driver,clock_mhz,date\n");
+  if (!append) {
+    std::fprintf(c.out, "# measured by hetsim-kernels on %s (%s, %d MHz) at %s\n", c.id.name.c_str(), c.id.driver.c_str(),
+                 c.id.clock_mhz, c.id.date.c_str());
+    std::fprintf(c.out, "device,kernel,dtype,batch,m,n,k,bytes,seconds,gpu,driver,clock_mhz,date\n");
+  }
   for (Dtype t : {Dtype::kFp32, Dtype::kTf32, Dtype::kFp16, Dtype::kBf16}) {
+    if (("," + dtypes + ",").find(std::string(",") + dtype_name(t) + ",") == std::string::npos) continue;
     std::fprintf(stderr, "hetsim-kernels: %s ...\n", dtype_name(t));
-    measure_gemms(c, t, quick);
-    if (t != Dtype::kTf32) {  // tf32 only changes matrix products
+    measure_gemms(c, t, quick, tokens);
+    if (t != Dtype::kTf32 && !gemm_only) {  // tf32 only changes matrix products
       measure_attention(c, t, quick);
       measure_memory_kernels(c, t, quick);
     }

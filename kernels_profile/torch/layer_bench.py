@@ -8,6 +8,11 @@ LayerNorm, QKV projection (with bias), causal flash attention (SDPA, FLASH_ATTEN
 output projection, residual add, LayerNorm, MLP up, GELU, MLP down, residual add. Backward is
 torch.autograd.grad over the input and every weight (what a training step computes).
 
+Both are replayed from CUDA graphs (forward alone, and forward + backward; backward = the
+difference), so the times are the GPU's: PyTorch's host-side dispatch, which can exceed the GPU
+work of a small layer, is not counted (hetsim models GPU time; a CPU-bound eager loop is a
+different question).
+
 Usage: layer_bench.py --device H100-SXM5-80GB --out layers.csv --hidden 4096 --heads 32 --ffn 16384
                       --seq 2048 --micro-batch 1 --dtype bf16
 """
@@ -35,6 +40,20 @@ def layer(x, w, heads):
     return r1 + F.linear(F.gelu(F.linear(y, w["up_w"], w["up_b"])), w["down_w"], w["down_b"])
 
 
+def graphed(fn):
+    """fn captured in a CUDA graph, after warm-up on a side stream (PyTorch's capture recipe)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", required=True)
@@ -56,11 +75,12 @@ def main():
     w = {k: (0.02 * torch.randn(*v, device="cuda", dtype=dt)).requires_grad_() for k, v in shapes.items()}
     x = torch.randn(a.micro_batch, a.seq, h, device="cuda", dtype=dt, requires_grad=True)
     inputs = [x] + list(w.values())
+    g = torch.randn(a.micro_batch, a.seq, h, device="cuda", dtype=dt)
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        fwd = median_seconds(lambda: layer(x, w, a.heads))
-        out = layer(x, w, a.heads)
-        g = torch.randn_like(out)
-        bwd = median_seconds(lambda: torch.autograd.grad(out, inputs, g, retain_graph=True))
+        forward = graphed(lambda: layer(x, w, a.heads))
+        step = graphed(lambda: torch.autograd.grad(layer(x, w, a.heads), inputs, g))
+        fwd = median_seconds(forward.replay)
+        bwd = median_seconds(step.replay) - fwd
     gpu, driver, clock, date = identity()
     append_rows(a.out, HEADER, [[a.device, h, a.heads, f, a.seq, a.micro_batch, a.dtype, f"{fwd:.9g}", f"{bwd:.9g}", gpu,
                                  driver, clock, date, "flash"]])
