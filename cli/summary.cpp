@@ -47,6 +47,17 @@ std::map<std::string, double> busy_share(const Report& r) {
   return out;
 }
 
+std::string factors(const Degradation& d) {
+  std::string s;
+  auto add = [&](const char* what, double f) {
+    if (f != 1) s += (s.empty() ? "" : ", ") + std::string(what) + " x" + format_double("%g", f);
+  };
+  add("compute time", d.compute_slowdown);
+  add("NIC bandwidth", d.nic_bandwidth);
+  add("intra-node bandwidth", d.intra_node_bandwidth);
+  return s;
+}
+
 }  // namespace
 
 void print_header(std::ostream& out, const ModelSpec& model, const Cluster& cluster, long global_batch) {
@@ -55,7 +66,14 @@ void print_header(std::ostream& out, const ModelSpec& model, const Cluster& clus
   std::string mix;
   for (const std::string& t : gpu_types(cluster)) mix += (mix.empty() ? "" : " + ") + std::to_string(counts[t]) + " x " + t;
   out << model.name << " on " << cluster.name << ": " << cluster.gpu_count() << " GPUs (" << mix << "), global batch "
-      << global_batch << ", micro-batch " << model.training.micro_batch << ", seq " << model.seq_len << "\n\n";
+      << global_batch << ", micro-batch " << model.training.micro_batch << ", seq " << model.seq_len << "\n";
+  for (const NodeType& nt : cluster.node_types) {  // what-if degradation, said up front
+    if (!nt.degraded.healthy()) out << "degraded: every " << nt.name << " node: " << factors(nt.degraded) << "\n";
+    for (const auto& [index, d] : nt.degraded_nodes) {
+      if (!d.healthy()) out << "degraded: " << nt.name << " node " << index << ": " << factors(d) << " (simulated; the planner plans for the type)\n";
+    }
+  }
+  out << "\n";
 }
 
 void print_strategy_table(std::ostream& out, const std::vector<Report>& reports, const Cluster& cluster) {

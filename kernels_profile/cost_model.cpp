@@ -145,13 +145,15 @@ std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const
 }
 
 OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass pass) const {
-  if (const std::optional<KernelEstimate> e = from_tables(device, op, dtype, pass)) return single(e->seconds, e->source);
-  return single(roofline_s(device, op, dtype, pass), CostSource::kRoofline);
+  if (const std::optional<KernelEstimate> e = from_tables(device, op, dtype, pass)) {
+    return single(device.slowdown * e->seconds, e->source);
+  }
+  return single(device.slowdown * roofline_s(device, op, dtype, pass), CostSource::kRoofline);
 }
 
 OpCost CostModel::optimizer_time(const Device& device, double params, double traffic_per_param) const {
-  return single(roofline(device, 10 * params, params * traffic_per_param,
-                         device.peak(DType::kFp32) * device.efficiency.vector),
+  return single(device.slowdown * roofline(device, 10 * params, params * traffic_per_param,
+                                           device.peak(DType::kFp32) * device.efficiency.vector),
                 CostSource::kRoofline);
 }
 

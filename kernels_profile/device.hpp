@@ -42,6 +42,9 @@ struct Device {
   bool flash_attention = false;       // a fused (flash) attention kernel exists for this GPU
   std::string flash_attention_source;
   std::string file;
+  // Compute-time multiplier set by a cluster's degraded node type (topologies: `degraded`); never
+  // read from a device file. 1: the GPU as its figures and tables say.
+  double slowdown = 1;
 
   [[nodiscard]] KernelSupport kernel_support() const { return KernelSupport{flash_attention}; }
 

@@ -15,11 +15,11 @@ std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, c
   std::vector<std::optional<LayerTimes>> profiled(blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b) {
     profiled[b] = cost.layer_profile(graph.model, device.name, blocks[b].name, graph.micro_batch);
-    if (profiled[b]) {
-      blocks[b].fwd_s = profiled[b]->fwd_s;
-      blocks[b].bwd_s = profiled[b]->bwd_s;
-      blocks[b].optimizer_s = profiled[b]->optimizer_s;
-      blocks[b].sources[static_cast<int>(CostSource::kLayerProfile)] = profiled[b]->fwd_s + profiled[b]->bwd_s;
+    if (profiled[b]) {  // measured on a healthy GPU: a degraded node type's slowdown applies
+      blocks[b].fwd_s = device.slowdown * profiled[b]->fwd_s;
+      blocks[b].bwd_s = device.slowdown * profiled[b]->bwd_s;
+      blocks[b].optimizer_s = device.slowdown * profiled[b]->optimizer_s;
+      blocks[b].sources[static_cast<int>(CostSource::kLayerProfile)] = blocks[b].fwd_s + blocks[b].bwd_s;
     }
   }
   for (const Op& op : graph.ops) {

@@ -60,6 +60,10 @@ class Run {
     waiters_[task].clear();
   }
 
+  double node_slowdown(int gpu) const {
+    return cluster_.node_health.empty() ? 1.0 : cluster_.node_health[cluster_.gpus[gpu].node].compute_slowdown;
+  }
+
   void execute(int t, int device, int /*members*/, const ComputeTask& c) {
     timing_[t].start_s = sg4::Engine::get_clock();
     auto account = [&](double delta) {
@@ -71,7 +75,10 @@ class Run {
     };
     if (c.memory_delta_bytes > 0) account(c.memory_delta_bytes);
     if (c.duration_s > 0) {
-      sg4::this_actor::sleep_for(c.duration_s);  // a kernel of known length: a timer, not a shared CPU
+      // A degraded node (degraded_nodes) runs its kernels slower; ranks in lockstep wait for the slowest.
+      double slowdown = node_slowdown(device);
+      for (int m : c.mirrors) slowdown = std::max(slowdown, node_slowdown(m));
+      sg4::this_actor::sleep_for(slowdown * c.duration_s);  // a kernel of known length: a timer, not a shared CPU
       ++activities_;
     }
     if (c.memory_delta_bytes < 0) account(c.memory_delta_bytes);

@@ -57,6 +57,15 @@ void read_achievable(FieldReader& r, std::optional<double>& fraction, std::strin
   }
 }
 
+// The factors of a `degraded` mapping or `degraded_nodes` entry (topologies/README.md).
+Degradation read_degradation(FieldReader& r) {
+  Degradation d;
+  d.compute_slowdown = r.opt_number("compute_slowdown", 0.01, 1000).value_or(1);
+  d.nic_bandwidth = r.opt_number("nic_bandwidth", 0.001, 1000).value_or(1);
+  d.intra_node_bandwidth = r.opt_number("intra_node_bandwidth", 0.001, 1000).value_or(1);
+  return d;
+}
+
 NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   const size_t problems_before = diags.size();
   NodeType n;
@@ -85,10 +94,32 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   n.nic.latency_s = nic.quantity("latency", Unit::kTime, Bound::kNonNegative);
   read_achievable(nic, n.nic.achievable, n.nic.achievable_source);
   nic.finish();
+  if (std::optional<FieldReader> deg = r.opt_child("degraded")) {
+    n.degraded = read_degradation(*deg);
+    deg->finish();
+  }
+  if (r.opt_node("degraded_nodes")) {
+    for (FieldReader& e : r.list("degraded_nodes")) {
+      const int index = static_cast<int>(e.integer("node", 0, 99999));
+      const Degradation d = read_degradation(e);
+      e.finish();
+      if (index >= n.count) {
+        e.error("node", "node " + std::to_string(index) + " of a type with " + std::to_string(n.count) +
+                            " nodes (0-based, within the type)");
+      } else if (std::any_of(n.degraded_nodes.begin(), n.degraded_nodes.end(), [&](const auto& x) { return x.first == index; })) {
+        e.error("node", "node " + std::to_string(index) + " is listed twice");
+      } else {
+        n.degraded_nodes.emplace_back(index, d);
+      }
+    }
+  }
   r.finish();
+  n.nic.bandwidth_Bps *= n.degraded.nic_bandwidth;
+  n.intra.bandwidth_Bps *= n.degraded.intra_node_bandwidth;
   if (!gpu.empty()) {
     try {
       n.gpu = load_shipped_device(gpu, r.locate("gpu", ""));
+      n.gpu.slowdown = n.degraded.compute_slowdown;
     } catch (const InputError& e) {
       for (const Diagnostic& d : e.diagnostics()) diags.add(d);
     }
@@ -112,7 +143,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   }
   if (n.intra.fabric == IntraFabric::kPcie) {
     if (!uplink) intra.error("fabric", "a pcie fabric needs uplink_bandwidth: the host bridge its GPUs share");
-    else n.intra.uplink_bandwidth_Bps = *uplink;
+    else n.intra.uplink_bandwidth_Bps = *uplink * n.degraded.intra_node_bandwidth;
   } else if (uplink) {
     intra.error("uplink_bandwidth", "only a pcie fabric has a shared uplink");
   }
@@ -138,10 +169,15 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
 void index_gpus(Cluster& c) {
   c.gpus.clear();
   c.node_type_of.clear();
+  c.node_health.clear();
   for (int t = 0; t < static_cast<int>(c.node_types.size()); ++t) {
     for (int k = 0; k < c.node_types[t].count; ++k) {
       const int node = static_cast<int>(c.node_type_of.size());
       c.node_type_of.push_back(t);
+      c.node_health.emplace_back();
+      for (const auto& [index, d] : c.node_types[t].degraded_nodes) {
+        if (index == k) c.node_health.back() = d;
+      }
       for (int g = 0; g < c.node_types[t].gpus_per_node; ++g) c.gpus.push_back(GpuSlot{node, t, g});
     }
   }

@@ -45,13 +45,23 @@ struct NicSpec {
   std::string achievable_source;
 };
 
+// What-if degradation (stragglers, a slow link): multipliers on a healthy node's figures.
+struct Degradation {
+  double compute_slowdown = 1;      // compute time x
+  double nic_bandwidth = 1;         // NIC bandwidth x
+  double intra_node_bandwidth = 1;  // bandwidth of the GPU links inside the node x
+  [[nodiscard]] bool healthy() const { return compute_slowdown == 1 && nic_bandwidth == 1 && intra_node_bandwidth == 1; }
+};
+
 struct NodeType {
   std::string name;
   int count = 0;
-  Device gpu;
+  Device gpu;  // gpu.slowdown = degraded.compute_slowdown
   int gpus_per_node = 0;
-  IntraNodeSpec intra;
-  NicSpec nic;
+  IntraNodeSpec intra;  // bandwidths already x degraded.intra_node_bandwidth
+  NicSpec nic;          // bandwidth already x degraded.nic_bandwidth
+  Degradation degraded;  // `degraded`: every node of the type (the planner sees it)
+  std::vector<std::pair<int, Degradation>> degraded_nodes;  // `degraded_nodes`: by index in the type (simulated only)
 };
 
 struct NetworkSpec {
@@ -77,6 +87,7 @@ struct Cluster {
 
   std::vector<GpuSlot> gpus;       // filled by the loader
   std::vector<int> node_type_of;   // node index -> node type index
+  std::vector<Degradation> node_health;  // node index -> its own degraded_nodes entry (on top of its type's)
 
   [[nodiscard]] int gpu_count() const { return static_cast<int>(gpus.size()); }
   [[nodiscard]] int node_count() const { return static_cast<int>(node_type_of.size()); }

@@ -93,12 +93,21 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
     const double nic_fraction = nic_achievable(nt).fraction;
     const double pcie_fraction = pcie_achievable(nt).fraction;
     const std::string p = "node" + std::to_string(node) + ".";
-    const IntraNodeSpec& in = nt.intra;
+    // A degraded node (degraded_nodes) scales its own NICs and GPU links; its type's `degraded`
+    // factors are already in the spec.
+    IntraNodeSpec in = nt.intra;
+    NicSpec nic = nt.nic;
+    if (!c.node_health.empty()) {
+      const Degradation& h = c.node_health[node];
+      in.bandwidth_Bps *= h.intra_node_bandwidth;
+      in.uplink_bandwidth_Bps *= h.intra_node_bandwidth;
+      nic.bandwidth_Bps *= h.nic_bandwidth;
+    }
     if (in.fabric == IntraFabric::kPcie) bridge_[node] = add(p + "host-bridge", LinkKind::kHostBridge, in.uplink_bandwidth_Bps, in.latency_s);
     if (in.fabric == IntraFabric::kNvlinkMesh) host_hop_[node] = add(p + "host", LinkKind::kSwitch, kCrossbar, in.latency_s, false);
-    for (int k = 0; k < nt.nic.count; ++k) {
-      nic_up_[node].push_back(add(p + "nic" + std::to_string(k) + ".tx", LinkKind::kNic, nt.nic.bandwidth_Bps, nt.nic.latency_s));
-      nic_down_[node].push_back(add(p + "nic" + std::to_string(k) + ".rx", LinkKind::kNic, nt.nic.bandwidth_Bps, nt.nic.latency_s));
+    for (int k = 0; k < nic.count; ++k) {
+      nic_up_[node].push_back(add(p + "nic" + std::to_string(k) + ".tx", LinkKind::kNic, nic.bandwidth_Bps, nic.latency_s));
+      nic_down_[node].push_back(add(p + "nic" + std::to_string(k) + ".rx", LinkKind::kNic, nic.bandwidth_Bps, nic.latency_s));
     }
     const int g = nt.gpus_per_node;
     if (in.fabric == IntraFabric::kNvlinkMesh || in.fabric == IntraFabric::kXgmiMesh) {

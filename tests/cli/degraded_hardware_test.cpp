@@ -1,0 +1,85 @@
+// File: tests/cli/degraded_hardware_test.cpp
+// What-if degradation (topologies: `degraded`, `degraded_nodes`): a straggler node, a slow NIC,
+// a whole slower node type, as `--set` edits of a shipped cluster.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/field_override.hpp"
+#include "test_support.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+namespace {
+
+std::filesystem::path temp(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("hetsim_degraded_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// Simulates gpt3-1.3b data-parallel on a100-8x8 with the given --set arguments; the report JSON.
+nlohmann::json simulate(const std::string& sets) {
+  const auto report = temp("report.json");
+  const test::CliRun r = test::run_hetsim(
+      "simulate -c a100-8x8 -m gpt3-1.3b --strategy dp-even --report " + report.string() + " " + sets, test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(report));
+  std::filesystem::remove(report);
+  return j;
+}
+
+TEST(DegradedHardware, FactorsScaleTheTypeAndTheListedNodes) {
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"),
+                                 {parse_override("cluster.node_types[1].degraded={compute_slowdown: 1.5, nic_bandwidth: 0.5}"),
+                                  parse_override("cluster.node_types[0].degraded_nodes=[{node: 1, intra_node_bandwidth: 0.25}]")});
+  EXPECT_DOUBLE_EQ(c.node_types[1].gpu.slowdown, 1.5);
+  EXPECT_DOUBLE_EQ(c.node_types[1].nic.bandwidth_Bps, 0.5 * 100e9 / 8);
+  EXPECT_DOUBLE_EQ(c.node_types[0].gpu.slowdown, 1);
+  ASSERT_EQ(c.node_health.size(), 4u);
+  EXPECT_DOUBLE_EQ(c.node_health[1].intra_node_bandwidth, 0.25);  // the second dgx-a100 node
+  EXPECT_TRUE(c.node_health[0].healthy());
+  EXPECT_TRUE(c.node_health[2].healthy());  // type-wide factors are in the type, not here
+}
+
+TEST(DegradedHardware, AStragglerNodeSlowsItsGpusAndTheDataParallelStep) {
+  const nlohmann::json healthy = simulate("");
+  const nlohmann::json straggler = simulate("--set 'cluster.node_types[0].degraded_nodes=[{node: 1, compute_slowdown: 1.3}]'");
+  const nlohmann::json slow_type = simulate("--set 'cluster.node_types[0].degraded={compute_slowdown: 1.3}'");
+  for (size_t g = 0; g < 64; ++g) {
+    const double base = healthy["devices"][g]["compute_s"];
+    const double factor = g / 8 == 1 ? 1.3 : 1.0;  // GPUs 8-15 are node 1
+    EXPECT_NEAR(straggler["devices"][g]["compute_s"].get<double>(), factor * base, 1e-9 * base) << g;
+    EXPECT_NEAR(slow_type["devices"][g]["compute_s"].get<double>(), 1.3 * base, 1e-9 * base) << g;
+  }
+  // Every replica waits for the straggler's gradients: the step takes the slow node's compute.
+  const double t0 = healthy["iteration_time_s"], t1 = straggler["iteration_time_s"];
+  EXPECT_GT(t1, t0 + 0.25 * healthy["devices"][0]["compute_s"].get<double>());
+  EXPECT_LE(t1, slow_type["iteration_time_s"].get<double>() + 1e-9);
+}
+
+TEST(DegradedHardware, ASlowNicSlowsTheGradientSync) {
+  const nlohmann::json healthy = simulate("");
+  const nlohmann::json slow_nic = simulate("--set 'cluster.node_types[0].degraded_nodes=[{node: 3, nic_bandwidth: 0.05}]'");
+  EXPECT_GT(slow_nic["iteration_time_s"].get<double>(), healthy["iteration_time_s"].get<double>());
+  EXPECT_EQ(slow_nic["devices"][0]["compute_s"], healthy["devices"][0]["compute_s"]);  // compute untouched
+}
+
+TEST(DegradedHardware, BadEntriesAreInputErrors) {
+  const test::CliRun r = test::run_hetsim(
+      "simulate -c a100-8x8 -m gpt3-1.3b --strategy dp-even --set 'cluster.node_types[0].degraded_nodes=[{node: 8, compute_slowdown: 2}]'",
+      test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find("node_types[0].degraded_nodes[0].node: node 8 of a type with 8 nodes (0-based, within the type)"),
+            std::string::npos) << r.output;
+  const test::CliRun zero = test::run_hetsim(
+      "simulate -c a100-8x8 -m gpt3-1.3b --strategy dp-even --set 'cluster.node_types[0].degraded={nic_bandwidth: 0}'", test::Capture::kStderr);
+  EXPECT_EQ(zero.rc, 2) << zero.output;
+  const test::CliRun typo = test::run_hetsim(
+      "simulate -c a100-8x8 -m gpt3-1.3b --strategy dp-even --set 'cluster.node_types[0].degraded={compute_slowdwn: 2}'", test::Capture::kStderr);
+  EXPECT_EQ(typo.rc, 2);
+  EXPECT_NE(typo.output.find("did you mean \"compute_slowdown\"?"), std::string::npos) << typo.output;
+}
+
+}  // namespace
+}  // namespace hetsim
