@@ -10,6 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -27,6 +34,66 @@ std::string csv_field(const std::string& s) {
 
 std::string axis_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string s;
+  for (size_t c = 0; c < cells.size(); ++c) s += (c ? "," : "") + csv_field(cells[c]);
+  return s + "\n";
+}
+
+// Runs studies/sweep/plot_report.py on the table (written as CSV to a temporary file).
+int plot(const ReportArgs& a, const std::vector<std::string>& axes, const std::vector<std::string>& figures,
+         const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& table) {
+  if (axes.empty()) throw InputError("--plot", "", "this study has no axis to plot against");
+  const std::string x = a.x.empty() ? axes.front() : a.x;
+  std::string lines = a.lines;
+  if (a.lines.empty() && axes.size() > 1) lines = axes[0] == x ? axes[1] : axes[0];
+  const std::string y = a.y.empty() ? "samples_per_s" : a.y;
+  for (const auto& [flag, name] : {std::pair<const char*, std::string>{"--x", x}, {"--lines", lines}}) {
+    if (!name.empty() && std::find(axes.begin(), axes.end(), name) == axes.end()) {
+      throw InputError(flag, "", in_quotes(name) + " is not an axis of this study" + did_you_mean(name, axes));
+    }
+  }
+  if (std::find(figures.begin(), figures.end(), y) == figures.end()) {
+    throw InputError("--y", "", in_quotes(y) + " is not one of: " + join(figures) + did_you_mean(y, figures));
+  }
+  const std::filesystem::path csv = std::filesystem::temp_directory_path() / ("hetsim-report-" + std::to_string(::getpid()) + ".csv");
+  {
+    std::ofstream out(csv);
+    out << csv_line(header);
+    for (const auto& row : table) out << csv_line(row);
+  }
+  const std::string script = (data_root() / "studies/sweep/plot_report.py").string();
+  std::vector<std::string> args{"python3", script, csv.string(), a.plot, "--x", x, "--y", y};
+  if (!lines.empty()) args.insert(args.end(), {"--lines", lines});
+  args.insert(args.end(), {"--title", std::filesystem::path(a.db).filename().string()});
+  // Debian's python3 first (where apt installs python3-matplotlib), then the one on PATH.
+  int rc = 127;
+  for (const char* python : {"/usr/bin/python3", "python3"}) {
+    args[0] = python;
+    std::vector<char*> argv;
+    for (std::string& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    int status = 0;
+    if (posix_spawnp(&pid, python, nullptr, nullptr, argv.data(), environ) != 0) continue;
+    waitpid(pid, &status, 0);
+    rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    if (rc != 3 && rc != 127) break;  // 3: no matplotlib there; 127: no such interpreter
+  }
+  std::filesystem::remove(csv);
+  if (rc == 0) {
+    std::cout << "wrote " << a.plot << ": " << y << " against " << x << (lines.empty() ? "" : ", one line per " + lines) << "\n";
+    return 0;
+  }
+  if (rc == 127 || rc == 3) {
+    std::cerr << "hetsim report --plot needs python3 with matplotlib (Debian: apt-get install python3-matplotlib); "
+                 "the table itself needs neither (hetsim report " << a.db << ")\n";
+  } else {
+    std::cerr << "hetsim report --plot: " << script << " failed (exit " << rc << ")\n";
+  }
+  return 1;
+}
+
 }  // namespace
 
 void add_report_options(CLI::App* cmd, ReportArgs& a) {
@@ -34,6 +101,10 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
   auto* csv = cmd->add_flag("--csv", a.csv, "comma-separated values with full precision");
   cmd->add_flag("--markdown", a.markdown, "a Markdown table")->excludes(csv);
   cmd->add_option("--sort", a.sort, "sort by this axis or figure (iteration_time_s, samples_per_s, mfu, efficiency)");
+  cmd->add_option("--plot", a.plot, "write a PNG of one figure against one axis (needs python3 + matplotlib)")->excludes(csv);
+  cmd->add_option("--x", a.x, "with --plot: the axis on x (default: the study's first)");
+  cmd->add_option("--lines", a.lines, "with --plot: one line per value of this axis (default: the second)");
+  cmd->add_option("--y", a.y, "with --plot: iteration_time_s, samples_per_s (default), mfu or efficiency");
 }
 
 int run_report(const ReportArgs& a) {
@@ -82,27 +153,25 @@ int run_report(const ReportArgs& a) {
     for (const std::string& ax : axes) cells.push_back(parsed[i].contains(ax) ? axis_text(parsed[i][ax]) : "");
     cells.push_back(r.status);
     const bool ok = r.status == "ok";
-    const char* f = a.csv ? "%.17g" : "%.4g";
+    const bool full = a.csv || !a.plot.empty();
+    const char* f = full ? "%.17g" : "%.4g";
     cells.push_back(ok ? format_double(f, r.iteration_time_s) : "");
     cells.push_back(ok ? format_double(f, r.samples_per_s) : "");
-    cells.push_back(ok ? format_double(a.csv ? f : "%.1f%%", a.csv ? r.mfu : 100 * r.mfu) : "");
-    cells.push_back(ok && r.efficiency > 0 ? format_double(a.csv ? f : "%.1f%%", a.csv ? r.efficiency : 100 * r.efficiency) : "");
-    cells.push_back(ok ? (a.csv ? format_double("%.17g", r.peak_memory_bytes) : format_bytes(r.peak_memory_bytes)) : "");
-    cells.push_back(format_double(a.csv ? "%.6g" : "%.2f", r.wall_s));
+    cells.push_back(ok ? format_double(full ? f : "%.1f%%", full ? r.mfu : 100 * r.mfu) : "");
+    cells.push_back(ok && r.efficiency > 0 ? format_double(full ? f : "%.1f%%", full ? r.efficiency : 100 * r.efficiency) : "");
+    cells.push_back(ok ? (full ? format_double("%.17g", r.peak_memory_bytes) : format_bytes(r.peak_memory_bytes)) : "");
+    cells.push_back(format_double(full ? "%.6g" : "%.2f", r.wall_s));
     std::string err = r.error;
-    if (!a.csv && err.size() > 80) err = err.substr(0, 77) + "...";
+    if (!full && err.size() > 80) err = err.substr(0, 77) + "...";
     std::replace(err.begin(), err.end(), '\n', ' ');
     cells.push_back(err);
     table.push_back(std::move(cells));
   }
+  if (a.csv || !a.plot.empty()) header[header.size() - 3] = "peak_memory_bytes";
+  if (!a.plot.empty()) return plot(a, axes, figures, header, table);
   if (a.csv) {
-    header[header.size() - 3] = "peak_memory_bytes";
-    for (size_t c = 0; c < header.size(); ++c) std::cout << (c ? "," : "") << csv_field(header[c]);
-    std::cout << "\n";
-    for (const auto& row : table) {
-      for (size_t c = 0; c < row.size(); ++c) std::cout << (c ? "," : "") << csv_field(row[c]);
-      std::cout << "\n";
-    }
+    std::cout << csv_line(header);
+    for (const auto& row : table) std::cout << csv_line(row);
     return 0;
   }
   if (a.markdown) {

@@ -184,5 +184,34 @@ TEST(Sweep, AFailingScenarioIsRecordedNotFatal) {
   std::filesystem::remove(db);
 }
 
+TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
+  const auto study = write_study("plot", "name: p\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                         "vary:\n  - set: cluster.node_types[*].nic.bandwidth\n    values: [50Gbps, 400Gbps]\n"
+                                         "  - set: model.training.global_batch\n    values: [128, 256]\n");
+  const auto db = temp("plot.db"), png = temp("plot.png");
+  std::filesystem::remove(db);
+  std::filesystem::remove(png);
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string(), "--jobs", "2"})), 0);
+  const test::CliRun r = test::run_hetsim("report " + db.string() + " --plot " + png.string(), test::Capture::kStdout);
+  const bool matplotlib = std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null") == 0;
+  if (matplotlib) {  // scripts/setup-deps installs it: the PNG is written
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.output.find("samples_per_s against cluster.node_types[*].nic.bandwidth, one line per model.training.global_batch"),
+              std::string::npos) << r.output;
+    std::ifstream in(png, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, 8);
+    EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  } else {
+    const test::CliRun e = test::run_hetsim("report " + db.string() + " --plot " + png.string(), test::Capture::kStderr);
+    EXPECT_EQ(e.rc, 1);
+    EXPECT_NE(e.output.find("needs python3 with matplotlib"), std::string::npos) << e.output;
+  }
+  const test::CliRun bad = test::run_hetsim("report " + db.string() + " --plot " + png.string() + " --x nic", test::Capture::kStderr);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.output.find("\"nic\" is not an axis of this study"), std::string::npos) << bad.output;
+  for (const auto& p : {study, db, png}) std::filesystem::remove(p);
+}
+
 }  // namespace
 }  // namespace hetsim
