@@ -9,6 +9,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "cli/collective_command.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/plan_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/reshard_command.hpp"
@@ -72,6 +73,10 @@ int run_cli(int argc, char** argv, bool throw_parse_errors) {
   CLI::App* sweep = app.add_subcommand("sweep", "run every scenario of a study (what-if, ablation) into a SQLite database");
   add_sweep_options(sweep, sweep_args);
 
+  CompareArgs compare_args;
+  CLI::App* compare = app.add_subcommand("compare", "two scenarios side by side: what changes if ...");
+  add_compare_options(compare, compare_args);
+
   ReportArgs report_args;
   CLI::App* report = app.add_subcommand("report", "print (or plot) the results of a study's database");
   add_report_options(report, report_args);
@@ -91,6 +96,7 @@ int run_cli(int argc, char** argv, bool throw_parse_errors) {
   if (*reshard) return run_reshard(reshard_args);
   if (*sweep) return run_sweep(sweep_args);
   if (*report) return run_report(report_args);
+  if (*compare) return run_compare(compare_args, compare->remaining());
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
 }
 

@@ -2,6 +2,7 @@
 #include "sim/report.hpp"
 
 #include "kernels_profile/kernel_table.hpp"
+#include "sim/critical_path.hpp"
 
 namespace hetsim {
 
@@ -24,6 +25,7 @@ Report make_report(const Program& program, const Cluster& cluster, const SimResu
   for (int i = 0; i < kCostSources && total > 0; ++i) {
     r.compute_time_sources.push_back({std::string(cost_source_name(static_cast<CostSource>(i))), program.compute_source_s[i] / total});
   }
+  r.critical_path = critical_path(program, result).by_kind;
   for (int g = 0; g < cluster.gpu_count(); ++g) {
     const DeviceTiming& t = result.devices[g];
     DeviceReport d;
@@ -67,6 +69,8 @@ nlohmann::json Report::to_json() const {
     j["simulated_activities"] = sim_activities;
     j["compute_time_sources"] = nlohmann::json::object();
     for (const auto& [name, share] : compute_time_sources) j["compute_time_sources"][name] = share;
+    j["critical_path"] = nlohmann::json::array();
+    for (const auto& [kind, seconds] : critical_path) j["critical_path"].push_back({{"kind", kind}, {"seconds", seconds}});
     j["devices"] = nlohmann::json::array();
     for (const DeviceReport& d : devices) {
       j["devices"].push_back({{"name", d.name},

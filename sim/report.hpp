@@ -43,6 +43,7 @@ struct Report {
   uint64_t sim_activities = 0;
   std::vector<DeviceReport> devices;
   std::vector<std::pair<std::string, double>> compute_time_sources;  // share of compute time per source
+  std::vector<std::pair<std::string, double>> critical_path;  // seconds on the critical path by kind of task (critical_path.hpp)
   std::vector<std::string> assumptions;
 
   [[nodiscard]] nlohmann::json to_json() const;
