@@ -20,6 +20,7 @@
 #include "cli/app.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
+#include "studies/sweep/mpi_pool.hpp"
 #include "studies/sweep/worker_pool.hpp"
 
 namespace hetsim::cli {
@@ -140,10 +141,18 @@ void add_sweep_options(CLI::App* cmd, SweepArgs& a) {
 }
 
 int run_sweep(const SweepArgs& a) {
+  // Under mpirun with several ranks: rank 0 coordinates and writes the database, the others run
+  // scenarios (mpi_pool.hpp); every rank expands the study itself, jobs travel as positions.
+  std::optional<MpiSession> mpi;
+  if (mpi_launched()) mpi.emplace();
   const Study study = load_study(a.study);
+  const std::vector<Scenario> all = expand(study);
+  if (mpi && mpi->rank() != 0) {
+    mpi->run({}, [&](size_t position) { return run_scenario(study, all[position]); }, {});
+    return 0;
+  }
   const std::filesystem::path db_path = a.db.empty() ? std::filesystem::path(a.study).replace_extension(".db") : std::filesystem::path(a.db);
   ResultsDb db(db_path);
-  const std::vector<Scenario> all = expand(study);
   std::set<std::string> done = db.keys();
   if (a.retry_errors) {
     for (const ScenarioRow& r : db.rows()) {
@@ -159,39 +168,45 @@ int run_sweep(const SweepArgs& a) {
     keys.push_back(std::move(key));
   }
   std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - pending.size()
-            << " already in " << db_path.string() << ", " << pending.size() << " to run on " << a.jobs << " worker(s)\n";
+            << " already in " << db_path.string() << ", " << pending.size() << " to run on "
+            << (mpi ? std::to_string(mpi->size() - 1) + " MPI rank(s)" : std::to_string(a.jobs) + " worker(s)") << "\n";
   std::cout.flush();
   Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0;
-  run_in_workers(
-      pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, *pending[i]); },
-      [&](const JobOutcome& o) {
-        const Scenario& s = *pending[o.job];
-        ScenarioRow row;
-        row.scenario = keys[o.job];
-        row.study = study.name;
-        row.position = static_cast<long>(s.index);
-        row.axes = s.axes.dump();
-        row.wall_s = o.wall_s;
-        if (o.died) {
-          row.status = "error";
-          row.error = o.output;
-        } else {
-          const nlohmann::json j = nlohmann::json::parse(o.output);
-          row.status = j.value("status", "error");
-          row.error = j.value("error", "");
-          row.iteration_time_s = j.value("iteration_time_s", 0.0);
-          row.samples_per_s = j.value("samples_per_s", 0.0);
-          row.mfu = j.value("mfu", 0.0);
-          row.efficiency = j.value("efficiency", 0.0);
-          row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
-          row.report = j.value("report", "");
-        }
-        failed += row.status == "error";
-        infeasible += row.status == "infeasible";
-        db.put(row);
-        bar.update(++finished, failed > 0 ? std::to_string(failed) + " failed" : "");
-      });
+  const auto record = [&](const JobOutcome& o) {
+    const Scenario& s = *pending[o.job];
+    ScenarioRow row;
+    row.scenario = keys[o.job];
+    row.study = study.name;
+    row.position = static_cast<long>(s.index);
+    row.axes = s.axes.dump();
+    row.wall_s = o.wall_s;
+    if (o.died) {
+      row.status = "error";
+      row.error = o.output;
+    } else {
+      const nlohmann::json j = nlohmann::json::parse(o.output);
+      row.status = j.value("status", "error");
+      row.error = j.value("error", "");
+      row.iteration_time_s = j.value("iteration_time_s", 0.0);
+      row.samples_per_s = j.value("samples_per_s", 0.0);
+      row.mfu = j.value("mfu", 0.0);
+      row.efficiency = j.value("efficiency", 0.0);
+      row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
+      row.report = j.value("report", "");
+    }
+    failed += row.status == "error";
+    infeasible += row.status == "infeasible";
+    db.put(row);
+    bar.update(++finished, failed > 0 ? std::to_string(failed) + " failed" : "");
+  };
+  if (mpi) {
+    std::vector<size_t> positions;
+    for (const Scenario* s : pending) positions.push_back(static_cast<size_t>(s->index));
+    mpi->run(positions, {}, record);
+  } else {
+    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, *pending[i]); }, record);
+  }
   bar.finish();
   std::cout << "ran " << finished << ": " << finished - failed - infeasible << " ok, " << infeasible << " infeasible, " << failed
             << " error(s); results in " << db_path.string() << " (hetsim report " << db_path.string() << ")\n";

@@ -184,6 +184,36 @@ TEST(Sweep, AFailingScenarioIsRecordedNotFatal) {
   std::filesystem::remove(db);
 }
 
+TEST(Sweep, MpirunWithTwoRanksGivesTheRowsOfJobsTwo) {
+#ifndef HETSIM_TEST_MPIRUN
+  GTEST_SKIP() << "hetsim was built without MPI (scripts/setup-deps installs OpenMPI)";
+#else
+  const auto study = write_study("mpi", kStudy);
+  const auto db_mpi = temp("mpi.db"), db_jobs = temp("jobs.db");
+  for (const auto& p : {db_mpi, db_jobs}) std::filesystem::remove(p);
+  // The environment lets OpenMPI run as root (CI runs as root); --oversubscribe in case of 1 slot.
+  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " HETSIM_TEST_MPIRUN
+                          " --oversubscribe -np 2 " + test::hetsim_binary() + " -q sweep " + study.string() + " --db " +
+                          db_mpi.string() + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db_jobs.string(), "--jobs", "2"})), 0);
+  const std::vector<ScenarioRow> mpi = ResultsDb(db_mpi).rows(), jobs = ResultsDb(db_jobs).rows();
+  ASSERT_EQ(mpi.size(), 12u);
+  ASSERT_EQ(jobs.size(), 12u);
+  for (size_t i = 0; i < mpi.size(); ++i) {  // identical rows, wall-clock time aside
+    EXPECT_EQ(mpi[i].scenario, jobs[i].scenario);
+    EXPECT_EQ(mpi[i].position, jobs[i].position);
+    EXPECT_EQ(mpi[i].axes, jobs[i].axes);
+    EXPECT_EQ(mpi[i].status, jobs[i].status);
+    EXPECT_EQ(mpi[i].iteration_time_s, jobs[i].iteration_time_s);
+    EXPECT_EQ(mpi[i].samples_per_s, jobs[i].samples_per_s);
+    EXPECT_EQ(mpi[i].peak_memory_bytes, jobs[i].peak_memory_bytes);
+    EXPECT_EQ(mpi[i].report, jobs[i].report);
+  }
+  for (const auto& p : {study, db_mpi, db_jobs}) std::filesystem::remove(p);
+#endif
+}
+
 TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
   const auto study = write_study("plot", "name: p\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
                                          "vary:\n  - set: cluster.node_types[*].nic.bandwidth\n    values: [50Gbps, 400Gbps]\n"

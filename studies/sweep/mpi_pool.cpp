@@ -1,0 +1,140 @@
+// File: studies/sweep/mpi_pool.cpp
+#include "studies/sweep/mpi_pool.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace hetsim {
+
+namespace {
+
+constexpr uint64_t kEnd = ~uint64_t{0};
+
+void read_all(int fd, void* p, size_t n) {
+  auto* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, c, n);
+    if (r <= 0) throw std::runtime_error("the MPI relay closed its pipe (see its message above)");
+    c += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+void write_all(int fd, const void* p, size_t n) {
+  const auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, c, n);
+    if (w <= 0) throw std::runtime_error("the MPI relay closed its pipe (see its message above)");
+    c += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+bool mpi_launched() {
+#ifdef HETSIM_MPI_RELAY
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* v = std::getenv(var); v != nullptr && std::atoi(v) > 1) return true;
+  }
+#endif
+  return false;
+}
+
+MpiSession::MpiSession() {
+#ifdef HETSIM_MPI_RELAY
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* v = std::getenv(var)) {
+      rank_ = std::atoi(v);
+      break;
+    }
+  }
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* v = std::getenv(var)) {
+      size_ = std::atoi(v);
+      break;
+    }
+  }
+  int to_relay[2], from_relay[2];
+  if (::pipe(to_relay) != 0 || ::pipe(from_relay) != 0) throw std::runtime_error("cannot make pipes for the MPI relay");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, to_relay[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, from_relay[1], STDOUT_FILENO);
+  for (int fd : {to_relay[0], to_relay[1], from_relay[0], from_relay[1]}) posix_spawn_file_actions_addclose(&actions, fd);
+  char path[] = HETSIM_MPI_RELAY;
+  char* argv[] = {path, nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, path, &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(to_relay[0]);
+  ::close(from_relay[1]);
+  if (rc != 0) throw std::runtime_error(std::string("cannot start ") + HETSIM_MPI_RELAY);
+  relay_pid_ = pid;
+  to_relay_ = to_relay[1];
+  from_relay_ = from_relay[0];
+  ::signal(SIGPIPE, SIG_IGN);  // a relay that dies fails the write instead of killing the sweep
+#else
+  throw std::logic_error("hetsim was built without MPI");
+#endif
+}
+
+MpiSession::~MpiSession() {
+  if (to_relay_ >= 0) ::close(to_relay_);
+  if (from_relay_ >= 0) ::close(from_relay_);
+  if (relay_pid_ > 0) {
+    int status = 0;
+    ::waitpid(relay_pid_, &status, 0);
+  }
+}
+
+void MpiSession::run(const std::vector<size_t>& job_ids, const std::function<std::string(size_t id)>& work,
+                     const std::function<void(const JobOutcome&)>& done) const {
+  if (rank_ == 0) {
+    const uint64_t count = job_ids.size();
+    write_all(to_relay_, &count, 8);
+    for (size_t id : job_ids) {
+      const uint64_t w = id;
+      write_all(to_relay_, &w, 8);
+    }
+    for (;;) {
+      uint64_t index = 0;
+      read_all(from_relay_, &index, 8);
+      if (index == kEnd) return;
+      uint64_t n = 0;
+      read_all(from_relay_, &n, 8);
+      std::string bytes(n, '\0');
+      read_all(from_relay_, bytes.data(), n);
+      const nlohmann::json j = nlohmann::json::parse(bytes);
+      JobOutcome o;
+      o.job = static_cast<size_t>(index);
+      o.died = j.value("died", false);
+      o.output = j.value("output", "");
+      o.wall_s = j.value("wall_s", 0.0);
+      done(o);
+    }
+  }
+  for (;;) {
+    uint64_t id = 0;
+    read_all(from_relay_, &id, 8);
+    if (id == kEnd) return;
+    JobOutcome outcome;  // one forked child per job: a crashing scenario is an outcome, not the end of this rank
+    run_in_workers(1, 1, [&](size_t) { return work(static_cast<size_t>(id)); }, [&](const JobOutcome& o) { outcome = o; });
+    const std::string msg = nlohmann::json{{"died", outcome.died}, {"output", outcome.output}, {"wall_s", outcome.wall_s}}.dump();
+    const uint64_t n = msg.size();
+    write_all(to_relay_, &n, 8);
+    write_all(to_relay_, msg.data(), msg.size());
+  }
+}
+
+}  // namespace hetsim
