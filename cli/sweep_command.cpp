@@ -144,7 +144,13 @@ int run_sweep(const SweepArgs& a) {
   // Under mpirun with several ranks: rank 0 coordinates and writes the database, the others run
   // scenarios (mpi_pool.hpp); every rank expands the study itself, jobs travel as positions.
   std::optional<MpiSession> mpi;
-  if (mpi_launched()) mpi.emplace();
+  if (mpi_launched()) {
+    if (!mpi_built()) {
+      throw InputError("mpirun", "", "this hetsim was built without MPI, so its ranks would each run the whole study; "
+                                     "install libopenmpi-dev and rebuild, or use --jobs N");
+    }
+    mpi.emplace();
+  }
   const Study study = load_study(a.study);
   const std::vector<Scenario> all = expand(study);
   if (mpi && mpi->rank() != 0) {

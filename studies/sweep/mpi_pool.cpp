@@ -43,12 +43,18 @@ void write_all(int fd, const void* p, size_t n) {
 }  // namespace
 
 bool mpi_launched() {
-#ifdef HETSIM_MPI_RELAY
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
     if (const char* v = std::getenv(var); v != nullptr && std::atoi(v) > 1) return true;
   }
-#endif
   return false;
+}
+
+bool mpi_built() {
+#ifdef HETSIM_MPI_RELAY
+  return true;
+#else
+  return false;
+#endif
 }
 
 MpiSession::MpiSession() {

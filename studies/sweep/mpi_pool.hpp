@@ -5,7 +5,7 @@
 // that crashes is reported, not fatal to the rank. The MPI calls live in a program of their own,
 // hetsim-mpi-relay (mpi_relay.cpp), that each rank's hetsim starts as a child and talks to over
 // pipes: SimGrid exports MPI symbols too, so hetsim itself cannot link MPI. Only where an MPI
-// library was found at configure time; elsewhere mpi_launched() is false.
+// library was found at configure time (mpi_built()).
 #pragma once
 
 #include <functional>
@@ -16,9 +16,11 @@
 
 namespace hetsim {
 
-// True when MPI was built in and this process is one of several ranks started by mpirun (read
-// from the launcher's environment, before MPI is initialised).
+// True when this process is one of several ranks started by mpirun (read from the launcher's
+// environment, before MPI is initialised).
 [[nodiscard]] bool mpi_launched();
+// True when hetsim was built with MPI (hetsim-mpi-relay exists).
+[[nodiscard]] bool mpi_built();
 
 class MpiSession {
  public:
