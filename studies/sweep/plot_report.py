@@ -23,6 +23,12 @@ def number(text):
     return float(m.group(0)) if m else None
 
 
+def short(text):
+    """A legend label: a mapping value (a whole node type) by its name, else the text."""
+    m = re.match(r"\s*\{.*?\bname:\s*([^,}]+)", text)
+    return m.group(1).strip() if m else text
+
+
 def unit(texts):
     """The unit all values share after their number ('Gbps'), or ''."""
     units = {NUMBER.sub("", t, count=1).strip() for t in texts}
@@ -55,10 +61,10 @@ def main():
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for g in groups:
         pts = sorted((pos[r[a.x]], float(r[a.y])) for r in rows if not a.lines or r[a.lines] == g)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{a.lines} = {g}" if a.lines else None)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{a.lines} = {short(g)}" if a.lines else None)
     if not numeric:
         ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels(xs, rotation=20 if max(len(x) for x in xs) > 8 else 0)
+        ax.set_xticklabels([short(x) for x in xs], rotation=20 if max(len(short(x)) for x in xs) > 8 else 0)
     ax.set_xlabel(f"{a.x} ({unit(xs)})" if numeric and unit(xs) else a.x)
     ax.set_ylabel(LABELS.get(a.y, a.y))
     if a.y in ("mfu", "efficiency"):

@@ -40,14 +40,16 @@ TEST(Compare, ASlowerNicShowsUpInTheGradientSyncOnTheCriticalPath) {
   EXPECT_EQ(first["kind"], "allreduce.layerN");
   EXPECT_GT(first["b_s"].get<double>(), 2 * first["a_s"].get<double>());
   for (const auto& k : j["differences"]["critical_path"]) {
-    if (k["kind"].get<std::string>().find(".fwd") != std::string::npos) EXPECT_EQ(k["a_s"], k["b_s"]) << k["kind"];
+    if (k["kind"].get<std::string>().find(".fwd") != std::string::npos) {
+      EXPECT_EQ(k["a_s"], k["b_s"]) << k["kind"];
+    }
   }
   std::filesystem::remove(report);
   std::filesystem::remove(single);
 }
 
 TEST(Compare, BadCommandLinesAreInputErrors) {
-  for (const std::string& args : {"compare simulate -c a100-v100-2x2", "compare -c a100-v100-2x2 --vs plan",
+  for (const std::string args : {"compare simulate -c a100-v100-2x2", "compare -c a100-v100-2x2 --vs plan",
                                   "compare simulate --vs --set cluster.node_types[0].nic.bandwith=1Gbps"}) {
     const test::CliRun r = test::run_hetsim(args, test::Capture::kStderr);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.output;
