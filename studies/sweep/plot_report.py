@@ -26,7 +26,7 @@ def number(text):
 def short(text):
     """A legend label: a mapping value (a whole node type) by its name, else the text."""
     m = re.match(r"\s*\{.*?\bname:\s*([^,}]+)", text)
-    return m.group(1).strip() if m else text
+    return m.group(1).strip() if m else (text if text != "" else "(none)")
 
 
 def unit(texts):
@@ -59,12 +59,18 @@ def main():
     pos = {x: (number(x) if numeric else i) for i, x in enumerate(xs)}
     groups = list(dict.fromkeys(r[a.lines] for r in rows)) if a.lines else [""]
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for g in groups:
+    width = 0.8 / len(groups)
+    for gi, g in enumerate(groups):
         pts = sorted((pos[r[a.x]], float(r[a.y])) for r in rows if not a.lines or r[a.lines] == g)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{a.lines} = {short(g)}" if a.lines else None)
+        label = f"{a.lines} = {short(g)}" if a.lines else None
+        if numeric:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        else:  # categories (planner flags, named node types): bars side by side
+            ax.bar([p[0] - 0.4 + width * (gi + 0.5) for p in pts], [p[1] for p in pts], width=width, label=label)
     if not numeric:
         ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([short(x) for x in xs], rotation=20 if max(len(short(x)) for x in xs) > 8 else 0)
+        long_labels = max(len(short(x)) for x in xs) > 8
+        ax.set_xticklabels([short(x) for x in xs], rotation=30 if long_labels else 0, ha="right" if long_labels else "center")
     ax.set_xlabel(f"{a.x} ({unit(xs)})" if numeric and unit(xs) else a.x)
     ax.set_ylabel(LABELS.get(a.y, a.y))
     if a.y in ("mfu", "efficiency"):
