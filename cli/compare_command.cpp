@@ -31,6 +31,32 @@ std::string joined(const std::vector<std::string>& words) {
   return s;
 }
 
+// Sends stdout (C and C++ streams alike) to /dev/null while it lives.
+class SilencedStdout {
+ public:
+  SilencedStdout() {
+    flush();
+    saved_ = ::dup(STDOUT_FILENO);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  }
+  ~SilencedStdout() {
+    flush();
+    ::dup2(saved_, STDOUT_FILENO);
+    ::close(saved_);
+  }
+  SilencedStdout(const SilencedStdout&) = delete;
+  SilencedStdout& operator=(const SilencedStdout&) = delete;
+
+ private:
+  static void flush() {
+    std::cout.flush();
+    std::fflush(stdout);
+  }
+  int saved_ = -1;
+};
+
 // Runs one scenario in this process with its summary silenced; returns its report JSON.
 nlohmann::json run_scenario(std::vector<std::string> words, const std::string& side) {
   const std::filesystem::path report =
@@ -39,26 +65,11 @@ nlohmann::json run_scenario(std::vector<std::string> words, const std::string& s
   words.insert(words.end(), {"--report", report.string()});
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
-  std::cout.flush();
-  std::fflush(stdout);
-  const int saved = ::dup(STDOUT_FILENO);
-  const int null = ::open("/dev/null", O_WRONLY);
-  ::dup2(null, STDOUT_FILENO);
-  ::close(null);
   int rc = 0;
-  try {
+  {
+    const SilencedStdout silenced;
     rc = run_cli(static_cast<int>(argv.size()), argv.data(), true);
-  } catch (...) {
-    std::cout.flush();
-    std::fflush(stdout);
-    ::dup2(saved, STDOUT_FILENO);
-    ::close(saved);
-    throw;
   }
-  std::cout.flush();
-  std::fflush(stdout);
-  ::dup2(saved, STDOUT_FILENO);
-  ::close(saved);
   if (rc != 0) throw InputError("compare", "", "scenario " + side + " (" + joined({words.begin() + 1, words.end() - 2}) + ") exited " + std::to_string(rc));
   nlohmann::json j = nlohmann::json::parse(std::ifstream(report), nullptr, false);
   std::filesystem::remove(report);

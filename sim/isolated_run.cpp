@@ -9,21 +9,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/fd_io.hpp"
+
 namespace hetsim {
-namespace {
-
-bool write_all(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string run_isolated(const std::function<std::string()>& work) {
   int fds[2];

@@ -8,9 +8,12 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "base/fd_io.hpp"
 
 extern char** environ;
 
@@ -20,34 +23,26 @@ namespace {
 
 constexpr uint64_t kEnd = ~uint64_t{0};
 
-void read_all(int fd, void* p, size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, c, n);
-    if (r <= 0) throw std::runtime_error("the MPI relay closed its pipe (see its message above)");
-    c += r;
-    n -= static_cast<size_t>(r);
-  }
+// Whole transfers on the relay's pipes; a relay that is gone is an error of the sweep.
+void pipe_in(int fd, void* p, size_t n) {
+  if (!read_all(fd, p, n)) throw std::runtime_error("the MPI relay closed its pipe (see its message above)");
 }
 
-void write_all(int fd, const void* p, size_t n) {
-  const auto* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w <= 0) throw std::runtime_error("the MPI relay closed its pipe (see its message above)");
-    c += w;
-    n -= static_cast<size_t>(w);
+void pipe_out(int fd, const void* p, size_t n) {
+  if (!write_all(fd, p, n)) throw std::runtime_error("the MPI relay closed its pipe (see its message above)");
+}
+
+// The first of the launcher's variables that is set (OpenMPI, MPICH/Hydra, PMIx), as a number.
+int launcher_value(std::initializer_list<const char*> vars, int fallback) {
+  for (const char* var : vars) {
+    if (const char* v = std::getenv(var)) return std::atoi(v);
   }
+  return fallback;
 }
 
 }  // namespace
 
-bool mpi_launched() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
-    if (const char* v = std::getenv(var); v != nullptr && std::atoi(v) > 1) return true;
-  }
-  return false;
-}
+bool mpi_launched() { return launcher_value({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}, 1) > 1; }
 
 bool mpi_built() {
 #ifdef HETSIM_MPI_RELAY
@@ -59,18 +54,8 @@ bool mpi_built() {
 
 MpiSession::MpiSession() {
 #ifdef HETSIM_MPI_RELAY
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
-    if (const char* v = std::getenv(var)) {
-      rank_ = std::atoi(v);
-      break;
-    }
-  }
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
-    if (const char* v = std::getenv(var)) {
-      size_ = std::atoi(v);
-      break;
-    }
-  }
+  rank_ = launcher_value({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}, 0);
+  size_ = launcher_value({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}, 1);
   int to_relay[2], from_relay[2];
   if (::pipe(to_relay) != 0 || ::pipe(from_relay) != 0) throw std::runtime_error("cannot make pipes for the MPI relay");
   posix_spawn_file_actions_t actions;
@@ -108,19 +93,19 @@ void MpiSession::run(const std::vector<size_t>& job_ids, const std::function<std
                      const std::function<void(const JobOutcome&)>& done) const {
   if (rank_ == 0) {
     const uint64_t count = job_ids.size();
-    write_all(to_relay_, &count, 8);
+    pipe_out(to_relay_, &count, 8);
     for (size_t id : job_ids) {
       const uint64_t w = id;
-      write_all(to_relay_, &w, 8);
+      pipe_out(to_relay_, &w, 8);
     }
     for (;;) {
       uint64_t index = 0;
-      read_all(from_relay_, &index, 8);
+      pipe_in(from_relay_, &index, 8);
       if (index == kEnd) return;
       uint64_t n = 0;
-      read_all(from_relay_, &n, 8);
+      pipe_in(from_relay_, &n, 8);
       std::string bytes(n, '\0');
-      read_all(from_relay_, bytes.data(), n);
+      pipe_in(from_relay_, bytes.data(), n);
       const nlohmann::json j = nlohmann::json::parse(bytes);
       JobOutcome o;
       o.job = static_cast<size_t>(index);
@@ -132,14 +117,14 @@ void MpiSession::run(const std::vector<size_t>& job_ids, const std::function<std
   }
   for (;;) {
     uint64_t id = 0;
-    read_all(from_relay_, &id, 8);
+    pipe_in(from_relay_, &id, 8);
     if (id == kEnd) return;
     JobOutcome outcome;  // one forked child per job: a crashing scenario is an outcome, not the end of this rank
     run_in_workers(1, 1, [&](size_t) { return work(static_cast<size_t>(id)); }, [&](const JobOutcome& o) { outcome = o; });
     const std::string msg = nlohmann::json{{"died", outcome.died}, {"output", outcome.output}, {"wall_s", outcome.wall_s}}.dump();
     const uint64_t n = msg.size();
-    write_all(to_relay_, &n, 8);
-    write_all(to_relay_, msg.data(), msg.size());
+    pipe_out(to_relay_, &n, 8);
+    pipe_out(to_relay_, msg.data(), msg.size());
   }
 }
 

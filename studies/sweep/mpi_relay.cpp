@@ -17,32 +17,15 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/fd_io.hpp"
+
+using hetsim::read_all;
+using hetsim::write_all;
+
 namespace {
 
 constexpr int kJobTag = 1, kStopTag = 2, kResultTag = 3;
 constexpr uint64_t kEnd = ~uint64_t{0};
-
-bool read_all(int fd, void* p, size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, c, n);
-    if (r <= 0) return false;
-    c += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
-bool write_all(int fd, const void* p, size_t n) {
-  const auto* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w <= 0) return false;
-    c += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
 
 int coordinate(int size) {
   uint64_t count = 0;
