@@ -13,6 +13,8 @@
 namespace hetsim {
 namespace {
 
+constexpr double kSecondsPerYear = 365.25 * 86400.0;  // the Julian year
+
 struct Prefix {
   std::string_view text;
   double factor;
@@ -90,6 +92,47 @@ std::optional<double> time_factor(std::string_view unit) {
   if (unit == "ps") return 1e-12;
   if (unit == "min") return 60.0;
   if (unit == "h") return 3600.0;
+  if (unit == "d") return 86400.0;
+  if (unit == "y") return kSecondsPerYear;
+  return std::nullopt;
+}
+
+std::optional<double> money_base(std::string_view base) {
+  if (base == "USD") return 1.0;
+  return std::nullopt;
+}
+
+// "USD/h": dollars per time unit, as dollars per second.
+std::optional<double> money_rate_base(std::string_view base) {
+  if (!base.starts_with("USD/")) return std::nullopt;
+  const std::optional<double> per = time_factor(base.substr(4));
+  if (!per) return std::nullopt;
+  return 1.0 / *per;
+}
+
+std::optional<double> power_base(std::string_view base) {
+  if (base == "W") return 1.0;
+  return std::nullopt;
+}
+
+std::optional<double> energy_base(std::string_view base) {
+  if (base == "J") return 1.0;
+  if (base == "Wh") return 3600.0;
+  return std::nullopt;
+}
+
+// "USD/kWh": dollars per energy unit (a prefixed Wh or J), as dollars per joule.
+std::optional<double> energy_price(std::string_view unit) {
+  const size_t slash = unit.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::optional<double> money = match(unit.substr(0, slash), false, false, money_base);
+  const std::optional<double> energy = match(unit.substr(slash + 1), false, false, energy_base);
+  if (!money || !energy) return std::nullopt;
+  return *money / *energy;
+}
+
+std::optional<double> count_base(std::string_view base) {
+  if (base.empty()) return 1.0;
   return std::nullopt;
 }
 
@@ -100,6 +143,12 @@ std::optional<double> unit_factor(std::string_view unit, Unit kind) {
     case Unit::kTime: return time_factor(unit);
     case Unit::kFlops: return match(unit, false, false, flop_base);
     case Unit::kFlopRate: return match(unit, false, false, flop_rate_base);
+    case Unit::kMoney: return match(unit, false, false, money_base);
+    case Unit::kMoneyRate: return match(unit, false, false, money_rate_base);
+    case Unit::kPower: return match(unit, false, false, power_base);
+    case Unit::kEnergy: return match(unit, false, false, energy_base);
+    case Unit::kEnergyPrice: return energy_price(unit);
+    case Unit::kCount: return match(unit, false, false, count_base);
   }
   return std::nullopt;
 }
@@ -129,6 +178,12 @@ std::string_view unit_example(Unit unit) {
     case Unit::kTime: return "1.5us";
     case Unit::kFlops: return "1.2PFlop";
     case Unit::kFlopRate: return "312TFlops";
+    case Unit::kMoney: return "300000USD";
+    case Unit::kMoneyRate: return "31.5USD/h";
+    case Unit::kPower: return "10.2kW";
+    case Unit::kEnergy: return "12kWh";
+    case Unit::kEnergyPrice: return "0.12USD/kWh";
+    case Unit::kCount: return "1T";
   }
   return "";
 }
@@ -140,6 +195,12 @@ std::string_view unit_name(Unit unit) {
     case Unit::kTime: return "time";
     case Unit::kFlops: return "FLOP amount";
     case Unit::kFlopRate: return "FLOP rate";
+    case Unit::kMoney: return "price";
+    case Unit::kMoneyRate: return "price per time";
+    case Unit::kPower: return "power";
+    case Unit::kEnergy: return "energy";
+    case Unit::kEnergyPrice: return "energy price";
+    case Unit::kCount: return "count";
   }
   return "";
 }
@@ -161,7 +222,8 @@ ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
   if (!std::isfinite(number)) return {0, in_quotes(text) + " is not a finite number"};
   if (number < 0) return {0, in_quotes(text) + " must not be negative"};
   // A bare prefix ("100G") is as unit-less as a bare number.
-  std::optional<double> factor = suffix.empty() ? std::nullopt : unit_factor(suffix, unit);
+  std::optional<double> factor = suffix.empty() ? (unit == Unit::kCount ? std::optional<double>(1.0) : std::nullopt)
+                                                 : unit_factor(suffix, unit);
   if (!factor) {
     const std::string hint = "; write e.g. " + in_quotes(std::string(s.substr(0, ptr - begin)) +
                                                 std::string(unit_example(unit)).substr(
@@ -177,6 +239,25 @@ ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
 std::string format_bytes(double bytes) { return format_scaled(bytes, "B", true); }
 std::string format_rate(double bytes_per_s) { return format_scaled(bytes_per_s, "B/s", false); }
 std::string format_flop_rate(double flops_per_s) { return format_scaled(flops_per_s, "FLOP/s", false); }
+
+std::string format_money(double usd) {
+  char buf[64];
+  const double a = std::fabs(usd);
+  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3gG USD", usd / 1e9);
+  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM USD", usd / 1e6);
+  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3gk USD", usd / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3g USD", usd);
+  return buf;
+}
+
+std::string format_duration(double seconds) {
+  char buf[64];
+  const double a = std::fabs(seconds);
+  if (a >= 2 * 86400.0) std::snprintf(buf, sizeof buf, "%.3g d", seconds / 86400.0);
+  else if (a >= 3600.0) std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600.0);
+  else return format_time(seconds);
+  return buf;
+}
 
 std::string format_time(double seconds) {
   char buf[64];

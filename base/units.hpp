@@ -1,6 +1,8 @@
 // File: base/units.hpp
-// Parsing of quantities written with units ("1.5us", "25GBps", "200Gbps", "80GiB", "312TFlops")
-// into SI doubles: seconds, bytes, bytes per second, FLOP and FLOP per second.
+// Parsing of quantities written with units ("1.5us", "25GBps", "200Gbps", "80GiB", "312TFlops",
+// "300000USD", "31.5USD/h", "10.2kW", "0.12USD/kWh", "1T") into SI doubles: seconds, bytes,
+// bytes per second, FLOP, FLOP per second, US dollars, dollars per second, watts, joules,
+// dollars per joule and plain counts.
 #pragma once
 
 #include <string>
@@ -16,7 +18,14 @@ enum class Unit {
   kTime,       // "1.5us", "2ms", "1s", "3min"         -> seconds
   kFlops,      // "1.2PFlop", "3e12Flop"               -> FLOP (an amount of work)
   kFlopRate,   // "312TFlops", "312TFlop/s"            -> FLOP per second
+  kMoney,      // "300000USD", "4MUSD"                 -> US dollars
+  kMoneyRate,  // "31.5USD/h", "2000USD/h"             -> US dollars per second
+  kPower,      // "700W", "10.2kW", "1.5MW"            -> watts
+  kEnergy,     // "12kWh", "3.6MJ"                     -> joules
+  kEnergyPrice,  // "0.12USD/kWh"                      -> US dollars per joule
+  kCount,      // "1T", "300G", "2e12" (tokens, samples) -> a plain number (SI prefixes, no unit)
 };
+// Times also take "d" (86 400 s) and "y": the Julian year of 365.25 days (31 557 600 s).
 
 // A parse outcome: either a value in SI units or a message saying what is wrong.
 struct ParsedQuantity {
@@ -38,5 +47,7 @@ struct ParsedQuantity {
 [[nodiscard]] std::string format_time(double seconds);
 [[nodiscard]] std::string format_rate(double bytes_per_s);
 [[nodiscard]] std::string format_flop_rate(double flops_per_s);
+[[nodiscard]] std::string format_money(double usd);         // "4.2M USD", "850k USD", "12.3 USD"
+[[nodiscard]] std::string format_duration(double seconds);  // format_time, or hours / days beyond an hour
 
 }  // namespace hetsim

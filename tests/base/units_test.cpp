@@ -55,6 +55,31 @@ TEST(Units, FlopsAndFlopRates) {
   EXPECT_DOUBLE_EQ(ok("3e12Flop", Unit::kFlops), 3e12);
 }
 
+TEST(Units, MoneyPowerEnergyAndCountsForSizing) {
+  EXPECT_DOUBLE_EQ(ok("300000USD", Unit::kMoney), 3e5);
+  EXPECT_DOUBLE_EQ(ok("4MUSD", Unit::kMoney), 4e6);
+  EXPECT_DOUBLE_EQ(ok("36USD/h", Unit::kMoneyRate), 0.01);  // per second
+  EXPECT_DOUBLE_EQ(ok("1kUSD/d", Unit::kMoneyRate), 1e3 / 86400);
+  EXPECT_DOUBLE_EQ(ok("10.2kW", Unit::kPower), 10200);
+  EXPECT_DOUBLE_EQ(ok("700W", Unit::kPower), 700);
+  EXPECT_DOUBLE_EQ(ok("2kWh", Unit::kEnergy), 7.2e6);
+  EXPECT_DOUBLE_EQ(ok("3.6MJ", Unit::kEnergy), 3.6e6);
+  EXPECT_DOUBLE_EQ(ok("0.36USD/kWh", Unit::kEnergyPrice), 1e-7);
+  EXPECT_DOUBLE_EQ(ok("1T", Unit::kCount), 1e12);
+  EXPECT_DOUBLE_EQ(ok("2e9", Unit::kCount), 2e9);
+  EXPECT_DOUBLE_EQ(ok("4y", Unit::kTime), 4 * 365.25 * 86400);
+  EXPECT_DOUBLE_EQ(ok("2d", Unit::kTime), 172800);
+  EXPECT_EQ(err("300000", Unit::kMoney), "\"300000\" has no unit; write e.g. \"300000USD\"");
+  EXPECT_EQ(err("10kWh", Unit::kPower), "\"10kWh\": unknown power unit \"kWh\"; write e.g. \"10kW\"");
+  EXPECT_FALSE(parse_quantity("31.5USD", Unit::kMoneyRate).ok());  // a price is not a rent
+  EXPECT_FALSE(parse_quantity("0.12USD/kW", Unit::kEnergyPrice).ok());
+  EXPECT_FALSE(parse_quantity("1Tokens", Unit::kCount).ok());
+  EXPECT_EQ(format_money(4.2e6), "4.2M USD");
+  EXPECT_EQ(format_money(850e3), "850k USD");
+  EXPECT_EQ(format_duration(3 * 86400), "3 d");
+  EXPECT_EQ(format_duration(7200), "2 h");
+}
+
 TEST(Units, MalformedStringsSayWhatIsWrong) {
   EXPECT_EQ(err("100", Unit::kRate), "\"100\" has no unit; write e.g. \"100GBps\"");
   EXPECT_EQ(err("100G", Unit::kRate), "\"100G\" has no unit; write e.g. \"100GBps\"");
