@@ -10,8 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -20,6 +18,7 @@
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/python_plot.hpp"
 #include "studies/sweep/results_db.hpp"
 
 namespace hetsim::cli {
@@ -62,36 +61,14 @@ int plot(const ReportArgs& a, const std::vector<std::string>& axes, const std::v
     out << csv_line(header);
     for (const auto& row : table) out << csv_line(row);
   }
-  const std::string script = (data_root() / "studies/sweep/plot_report.py").string();
-  std::vector<std::string> args{"python3", script, csv.string(), a.plot, "--x", x, "--y", y};
+  std::vector<std::string> args{csv.string(), a.plot, "--x", x, "--y", y};
   if (!lines.empty()) args.insert(args.end(), {"--lines", lines});
   args.insert(args.end(), {"--title", std::filesystem::path(a.db).filename().string()});
-  // Debian's python3 first (where apt installs python3-matplotlib), then the one on PATH.
-  int rc = 127;
-  for (const char* python : {"/usr/bin/python3", "python3"}) {
-    args[0] = python;
-    std::vector<char*> argv;
-    for (std::string& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    int status = 0;
-    if (posix_spawnp(&pid, python, nullptr, nullptr, argv.data(), environ) != 0) continue;
-    waitpid(pid, &status, 0);
-    rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    if (rc != 3 && rc != 127) break;  // 3: no matplotlib there; 127: no such interpreter
-  }
+  const int rc = run_plot_script("studies/sweep/plot_report.py", args, "hetsim report --plot",
+                                 "the table itself (hetsim report " + a.db + ")");
   std::filesystem::remove(csv);
-  if (rc == 0) {
-    std::cout << "wrote " << a.plot << ": " << y << " against " << x << (lines.empty() ? "" : ", one line per " + lines) << "\n";
-    return 0;
-  }
-  if (rc == 127 || rc == 3) {
-    std::cerr << "hetsim report --plot needs python3 with matplotlib (Debian: apt-get install python3-matplotlib); "
-                 "the table itself needs neither (hetsim report " << a.db << ")\n";
-  } else {
-    std::cerr << "hetsim report --plot: " << script << " failed (exit " << rc << ")\n";
-  }
-  return 1;
+  if (rc == 0) std::cout << "wrote " << a.plot << ": " << y << " against " << x << (lines.empty() ? "" : ", one line per " + lines) << "\n";
+  return rc;
 }
 
 }  // namespace

@@ -2,13 +2,7 @@
 #include "cli/sweep_command.hpp"
 
 #include <CLI/CLI.hpp>
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdint>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +11,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
-#include "cli/app.hpp"
+#include "cli/scenario_run.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
 #include "studies/sweep/mpi_pool.hpp"
@@ -25,28 +19,6 @@
 
 namespace hetsim::cli {
 namespace {
-
-// 64-bit FNV-1a, twice with different offsets: a 128-bit hex digest of the resolved inputs.
-std::string digest(const std::string& text) {
-  auto fnv = [&](uint64_t h) {
-    for (unsigned char c : text) {
-      h ^= c;
-      h *= 1099511628211ULL;
-    }
-    return h;
-  };
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv(14695981039346656037ULL)),
-                static_cast<unsigned long long>(fnv(0x9e3779b97f4a7c15ULL)));
-  return buf;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The input as the scenario reads it: the file's YAML with the scenario's edits, re-emitted.
 std::string resolved_yaml(const std::string& arg, const char* folder, const char* what, const std::vector<FieldOverride>& sets) {
@@ -79,57 +51,7 @@ std::string scenario_key(const Study& study, const Scenario& s) {
 }
 
 // Runs one scenario in this (worker) process; returns its row as JSON.
-std::string run_scenario(const Study& study, const Scenario& s) {
-  static const bool silenced = [] {  // a worker's own output would garble the progress bar
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      ::dup2(null, STDOUT_FILENO);
-      ::dup2(null, STDERR_FILENO);
-      ::close(null);
-    }
-    set_log_level(LogLevel::kQuiet);
-    return true;
-  }();
-  (void)silenced;
-  const std::filesystem::path report =
-      std::filesystem::temp_directory_path() / ("hetsim-sweep-" + std::to_string(::getpid()) + ".json");
-  std::vector<std::string> args{"hetsim"};
-  for (const std::string& a : scenario_args(study, s)) args.push_back(a);
-  args.insert(args.end(), {"--report", report.string()});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  nlohmann::json row{{"status", "error"}};
-  std::error_code ec;
-  std::filesystem::remove(report, ec);
-  try {
-    const int rc = run_cli(static_cast<int>(args.size()), argv.data(), true);
-    if (rc != 0) {
-      row["error"] = "hetsim exited with " + std::to_string(rc);
-    } else {
-      nlohmann::json r = nlohmann::json::parse(slurp(report));
-      const bool feasible = r.value("feasible", false);
-      row["status"] = feasible ? "ok" : "infeasible";
-      if (!feasible) row["error"] = r.value("infeasible_reason", "infeasible");
-      row["iteration_time_s"] = r.value("iteration_time_s", 0.0);
-      row["samples_per_s"] = r.value("samples_per_s", 0.0);
-      row["mfu"] = r.value("mfu", 0.0);
-      row["efficiency"] = r.value("efficiency", 0.0);
-      double peak = 0;
-      if (r.contains("devices")) {
-        for (const nlohmann::json& d : r["devices"]) peak = std::max(peak, d.value("peak_memory_bytes", 0.0));
-      }
-      row["peak_memory_bytes"] = peak;
-      row["report"] = r.dump();
-    }
-  } catch (const InputError& e) {
-    row["error"] = e.what();
-  } catch (const std::exception& e) {
-    row["error"] = std::string("internal error: ") + e.what();
-  }
-  std::filesystem::remove(report, ec);
-  return row.dump();
-}
+std::string run_scenario(const Study& study, const Scenario& s) { return run_scenario_here(scenario_args(study, s)); }
 
 }  // namespace
 

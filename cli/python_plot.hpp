@@ -1,0 +1,18 @@
+// File: cli/python_plot.hpp
+// Figures are drawn by Python scripts shipped with hetsim (matplotlib from Debian), run from the
+// commands that offer --plot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hetsim::cli {
+
+// Runs the script at `script` (relative to the data root) with `args`, under Debian's python3
+// first (where apt installs python3-matplotlib), then the one on PATH. Returns 0 when it wrote
+// the figure. When no python3 with matplotlib is found it prints, on stderr, what to install and
+// that `without` works without it, and returns 1; any other failure of the script also returns 1.
+int run_plot_script(const std::string& script, const std::vector<std::string>& args, const std::string& command,
+                    const std::string& without);
+
+}  // namespace hetsim::cli
