@@ -14,6 +14,7 @@
 #include "cli/report_command.hpp"
 #include "cli/reshard_command.hpp"
 #include "cli/simulate_command.hpp"
+#include "cli/size_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "kernels_profile/device.hpp"
@@ -73,6 +74,10 @@ int run_cli(int argc, char** argv, bool throw_parse_errors) {
   CLI::App* sweep = app.add_subcommand("sweep", "run every scenario of a study (what-if, ablation) into a SQLite database");
   add_sweep_options(sweep, sweep_args);
 
+  SizeArgs size_args;
+  CLI::App* size = app.add_subcommand("size", "which cluster to buy or rent: the Pareto front of time to train against cost");
+  add_size_options(size, size_args);
+
   CompareArgs compare_args;
   CLI::App* compare = app.add_subcommand("compare", "two scenarios side by side: what changes if ...");
   add_compare_options(compare, compare_args);
@@ -96,6 +101,7 @@ int run_cli(int argc, char** argv, bool throw_parse_errors) {
   if (*reshard) return run_reshard(reshard_args);
   if (*sweep) return run_sweep(sweep_args);
   if (*report) return run_report(report_args);
+  if (*size) return run_size(size_args);
   if (*compare) return run_compare(compare_args, compare->remaining());
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
 }

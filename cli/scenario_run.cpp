@@ -82,7 +82,7 @@ std::string run_scenario_here(std::vector<std::string> args, bool with_plan) {
         for (const nlohmann::json& d : r["devices"]) peak = std::max(peak, d.value("peak_memory_bytes", 0.0));
       }
       row["peak_memory_bytes"] = peak;
-      if (with_plan && feasible) r["plan"] = nlohmann::json::parse(slurp(plan), nullptr, false);
+      if (with_plan && feasible) r["plan"] = slurp(plan);
       row["report"] = r.dump();
     }
   } catch (const InputError& e) {

@@ -18,8 +18,8 @@ namespace hetsim::cli {
 // Runs `args` (plan or simulate, without --report) in this process, silencing stdout and stderr
 // for good (call it in a worker only). Returns a JSON object: status (ok | infeasible | error),
 // error, iteration_time_s, samples_per_s, mfu, efficiency, peak_memory_bytes and report (the
-// report JSON as text). With `with_plan` (plan only), the report gains `plan`: the plan the run
-// chose, as `--emit-plan` writes it.
+// report JSON as text). With `with_plan` (plan only), the report gains `plan`: the text of the plan
+// the run chose, as `--emit-plan` writes it (YAML).
 [[nodiscard]] std::string run_scenario_here(std::vector<std::string> args, bool with_plan = false);
 
 }  // namespace hetsim::cli

@@ -41,6 +41,7 @@ class ResultsDb {
   void put(const ScenarioRow& row);
   // Every row, ordered by study and position.
   [[nodiscard]] std::vector<ScenarioRow> rows() const;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
   void exec(const char* sql) const;

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Plots a sizing's planned mixes and their Pareto front (time to train against cost) as a PNG.
+Called by `hetsim size SIZING.yaml --plot OUT.png`.
+
+Usage: plot_front.py POINTS.csv OUT.png [--xlabel TEXT] [--title TEXT]
+POINTS.csv: label,cost,time_to_train_days,on_front (one row per feasible planned mix).
+Exit 3 when matplotlib is missing (hetsim then says how to install it).
+"""
+import argparse
+import csv
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("points")
+    ap.add_argument("out")
+    ap.add_argument("--xlabel", default="cost")
+    ap.add_argument("--title", default="")
+    a = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit(3)
+    rows = list(csv.DictReader(open(a.points)))
+    if not rows:
+        print("plot_front.py: no feasible planned mix to plot", file=sys.stderr)
+        sys.exit(2)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    behind = [r for r in rows if r["on_front"] != "1"]
+    front = sorted((r for r in rows if r["on_front"] == "1"), key=lambda r: float(r["cost"]))
+    ax.scatter([float(r["cost"]) for r in behind], [float(r["time_to_train_days"]) for r in behind],
+               color="0.6", s=18, label="planned, behind the front")
+    ax.plot([float(r["cost"]) for r in front], [float(r["time_to_train_days"]) for r in front],
+            color="tab:red", marker="o", drawstyle="steps-post", label="Pareto front")
+    for r in front:
+        ax.annotate(r["label"], (float(r["cost"]), float(r["time_to_train_days"])), fontsize=7,
+                    xytext=(4, 4), textcoords="offset points")
+    ax.set_xlabel(a.xlabel)
+    ax.set_ylabel("time to train (days)")
+    if a.title:
+        ax.set_title(a.title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(a.out, dpi=130)
+
+
+if __name__ == "__main__":
+    main()
