@@ -158,30 +158,6 @@ class MixPlanner {
   std::map<std::string, ScenarioRow> rows_;
 };
 
-// Which promising mixes to plan: those on the estimated front first (spread evenly over it by
-// cost when they are more than `room`), then the nearest behind it.
-std::vector<size_t> choose(const std::vector<size_t>& promising, const std::vector<double>& margin,
-                           const std::vector<CostTime>& est, size_t room) {
-  std::vector<size_t> front, behind;
-  for (size_t k = 0; k < promising.size(); ++k) (margin[k] >= 1 ? front : behind).push_back(k);
-  std::sort(front.begin(), front.end(), [&](size_t x, size_t y) { return est[promising[x]].cost < est[promising[y]].cost; });
-  std::stable_sort(behind.begin(), behind.end(), [&](size_t x, size_t y) { return margin[x] > margin[y]; });
-  std::vector<size_t> out;
-  if (front.size() > room) {
-    for (size_t j = 0; j < room; ++j) {
-      const size_t k = room == 1 ? front.size() - 1 : j * (front.size() - 1) / (room - 1);
-      out.push_back(promising[front[k]]);
-    }
-    return out;
-  }
-  for (size_t k : front) out.push_back(promising[k]);
-  for (size_t k : behind) {
-    if (out.size() == room) break;
-    out.push_back(promising[k]);
-  }
-  return out;
-}
-
 std::string cost_label(Objective o) {
   switch (o) {
     case Objective::kCostPerToken: return "cost per million tokens (USD)";
@@ -274,8 +250,7 @@ int run_size(const SizeArgs& a) {
   for (size_t k : keep) {
     if (std::none_of(refs.begin(), refs.end(), [&](const Mix& r) { return r.counts == mixes[held[k]].counts; })) unplanned.push_back(k);
   }
-  const std::vector<double> margin = front_margin(est, unplanned);
-  std::vector<size_t> chosen_local = choose(unplanned, margin, est, static_cast<size_t>(a.max_plans));
+  const std::vector<size_t> chosen_local = spread_over_times(unplanned, est, static_cast<size_t>(a.max_plans));
   std::vector<Mix> chosen;
   for (size_t k : chosen_local) chosen.push_back(mixes[held[k]]);
   std::cout << mixes.size() - held.size() << " cannot hold the training state (" << format_bytes(needs.state_bytes)

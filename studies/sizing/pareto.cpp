@@ -2,6 +2,7 @@
 #include "studies/sizing/pareto.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -69,16 +70,28 @@ std::vector<size_t> not_surely_dominated(const std::vector<CostTime>& estimates,
   return keep;
 }
 
-std::vector<double> front_margin(const std::vector<CostTime>& points, const std::vector<size_t>& which) {
-  std::vector<double> out;
-  out.reserve(which.size());
-  for (size_t b : which) {
-    double m = std::numeric_limits<double>::infinity();
-    for (size_t a = 0; a < points.size(); ++a) {
-      if (a == b) continue;
-      m = std::min(m, std::max(points[a].cost / points[b].cost, points[a].time / points[b].time));
+std::vector<size_t> spread_over_times(const std::vector<size_t>& promising, const std::vector<CostTime>& est, size_t room) {
+  if (promising.size() <= room) return promising;
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t k : promising) {
+    lo = std::min(lo, std::log(est[k].time));
+    hi = std::max(hi, std::log(est[k].time));
+  }
+  std::vector<std::vector<size_t>> bands(room);
+  for (size_t k : promising) {
+    const double x = hi > lo ? (std::log(est[k].time) - lo) / (hi - lo) : 0;
+    bands[std::min(room - 1, static_cast<size_t>(x * static_cast<double>(room)))].push_back(k);
+  }
+  for (std::vector<size_t>& b : bands) {
+    std::stable_sort(b.begin(), b.end(), [&](size_t x, size_t y) {
+      return est[x].cost != est[y].cost ? est[x].cost < est[y].cost : est[x].time < est[y].time;
+    });
+  }
+  std::vector<size_t> out;
+  for (size_t round = 0; out.size() < room; ++round) {
+    for (const std::vector<size_t>& b : bands) {
+      if (round < b.size() && out.size() < room) out.push_back(b[round]);
     }
-    out.push_back(m);
   }
   return out;
 }

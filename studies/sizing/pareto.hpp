@@ -23,8 +23,10 @@ struct CostTime {
 [[nodiscard]] std::vector<size_t> not_surely_dominated(const std::vector<CostTime>& estimates,
                                                        const std::vector<bool>& cost_uncertain, double tolerance);
 
-// How far each of `which` is from being dominated: min over other points a of
-// max(cost_a / cost_b, time_a / time_b); above 1 on the front, below 1 behind it.
-[[nodiscard]] std::vector<double> front_margin(const std::vector<CostTime>& points, const std::vector<size_t>& which);
+// At most `room` of `which` (indices into `est`), spread along the times: the estimated times, on
+// a log scale, cut into `room` equal bands; each band offers its cheapest point first, then its
+// next cheapest, band after band, until `room` are chosen. So plans sample the estimated front over
+// its whole range of times, however flat its cost (with rents, linear scaling costs the same).
+[[nodiscard]] std::vector<size_t> spread_over_times(const std::vector<size_t>& which, const std::vector<CostTime>& est, size_t room);
 
 }  // namespace hetsim

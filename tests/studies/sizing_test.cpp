@@ -89,6 +89,18 @@ TEST(Sizing, FrontIsCheapestFirstWithTimeStrictlyFalling) {
   EXPECT_EQ(not_surely_dominated(twins, {false, false}, 0.0), std::vector<size_t>{0});
 }
 
+TEST(Sizing, PlansSpreadOverTheEstimatedTimesCheapestFirstInEachBand) {
+  // Times 1 ... 1000 on a log scale; three bands: [1, 10), [10, 100), [100, 1000].
+  const std::vector<CostTime> est{{5, 1}, {4, 2}, {9, 30}, {3, 40}, {8, 500}, {7, 1000}, {1, 900}};
+  const std::vector<size_t> all{0, 1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(spread_over_times(all, est, 3), (std::vector<size_t>{1, 3, 6}));
+  EXPECT_EQ(spread_over_times(all, est, 5), (std::vector<size_t>{1, 3, 6, 0, 2}));
+  EXPECT_EQ(spread_over_times({2, 3}, est, 5), (std::vector<size_t>{2, 3}));
+  // Equal costs (rents under linear scaling): still spread from fastest to slowest.
+  const std::vector<CostTime> flat{{1, 1}, {1, 2}, {1, 4}, {1, 8}, {1, 16}};
+  EXPECT_EQ(spread_over_times({0, 1, 2, 3, 4}, flat, 2), (std::vector<size_t>{0, 2}));  // bands [1, 4), [4, 16]
+}
+
 TEST(Sizing, SizeGivesAMonotoneFrontWithinBudgetWhosePlansResimulateToTheirTimes) {
   const auto db = temp("e2e.db"), report = temp("e2e.json"), emit = temp("emit");
   const test::CliRun run = test::run_hetsim("size " + fixture().string() + " --jobs 2 --max-plans 4 --db " + db.string() +
