@@ -35,11 +35,14 @@ def main():
                color="0.6", s=18, label="planned, behind the front")
     ax.plot([float(r["cost"]) for r in front], [float(r["time_to_train_days"]) for r in front],
             color="tab:red", marker="o", drawstyle="steps-post", label="Pareto front")
-    for r in front:
-        ax.annotate(r["label"], (float(r["cost"]), float(r["time_to_train_days"])), fontsize=7,
-                    xytext=(4, 4), textcoords="offset points")
+    step = max(1, (len(front) + 7) // 8)  # at most 8 labels, the fastest always
+    for i, r in enumerate(front):
+        if i % step == 0 or i == len(front) - 1:
+            ax.annotate(r["label"], (float(r["cost"]), float(r["time_to_train_days"])), fontsize=7,
+                        xytext=(5, 3), textcoords="offset points")
     ax.set_xlabel(a.xlabel)
-    ax.set_ylabel("time to train (days)")
+    ax.set_ylabel("time to train (days, log scale)")
+    ax.set_yscale("log")
     if a.title:
         ax.set_title(a.title)
     ax.grid(alpha=0.3)
