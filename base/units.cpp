@@ -205,6 +205,45 @@ std::string_view unit_name(Unit unit) {
   return "";
 }
 
+PhysicalRange physical_range(Unit unit) {
+  switch (unit) {
+    case Unit::kBytes: return {0.125, 1e21};
+    case Unit::kRate: return {1.0, 1e15};
+    case Unit::kTime: return {1e-12, 1000 * kSecondsPerYear};
+    case Unit::kFlops: return {1.0, 1e30};
+    case Unit::kFlopRate: return {1e3, 1e18};
+    case Unit::kMoney: return {1e-6, 1e13};
+    case Unit::kMoneyRate: return {1e-9, 1e9};
+    case Unit::kPower: return {1e-3, 1e10};
+    case Unit::kEnergy: return {1.0, 1e20};
+    case Unit::kEnergyPrice: return {1e-12, 1e-3};
+    case Unit::kCount: return {1.0, 1e18};
+  }
+  return {};
+}
+
+namespace {
+
+// "1 PB/s" for messages: the bound in the unit of the example.
+std::string bound_text(double v, Unit unit) {
+  switch (unit) {
+    case Unit::kBytes: return format_scaled(v, "B", false);
+    case Unit::kRate: return format_scaled(v, "B/s", false);
+    case Unit::kTime: return v >= 86400 ? format_double("%g y", v / kSecondsPerYear) : format_time(v);
+    case Unit::kFlops: return format_double("%g FLOP", v);
+    case Unit::kFlopRate: return format_scaled(v, "FLOP/s", false);
+    case Unit::kMoney: return format_double("%g USD", v);
+    case Unit::kMoneyRate: return format_double("%g USD/s", v);
+    case Unit::kPower: return format_double("%g W", v);
+    case Unit::kEnergy: return format_double("%g J", v);
+    case Unit::kEnergyPrice: return format_double("%g USD/kWh", v * 3.6e6);
+    case Unit::kCount: return format_double("%g", v);
+  }
+  return "";
+}
+
+}  // namespace
+
 ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
   std::string_view s = text;
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -233,7 +272,13 @@ ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
     if (only_prefix) return {0, in_quotes(text) + " has no unit" + hint};
     return {0, in_quotes(text) + ": unknown " + std::string(unit_name(unit)) + " unit " + in_quotes(suffix) + hint};
   }
-  return {number * *factor, {}};
+  const double value = number * *factor;
+  const PhysicalRange range = physical_range(unit);
+  if (!std::isfinite(value) || (value != 0 && (value < range.min || value > range.max))) {
+    return {0, in_quotes(text) + " is outside the physical range of a " + std::string(unit_name(unit)) + " (" +
+                   bound_text(range.min, unit) + " to " + bound_text(range.max, unit) + ")"};
+  }
+  return {value, {}};
 }
 
 std::string format_bytes(double bytes) { return format_scaled(bytes, "B", true); }

@@ -34,7 +34,18 @@ struct ParsedQuantity {
   [[nodiscard]] bool ok() const { return error.empty(); }
 };
 
-// Parses `text` as a quantity of kind `unit`. Never throws; negative values are rejected.
+// Physical range of each kind, checked by parse_quantity (0 is always let through: whether a field
+// may be zero is the field's own rule): sizes 1 bit .. 1 ZB; rates 1 B/s .. 1 PB/s; times 1 ps ..
+// 1000 years; FLOP 1 .. 1e30; FLOP rates 1 kFLOP/s .. 1 EFLOP/s (one device); prices 1 uUSD ..
+// 10 000 billion USD; rents 1 nUSD/s .. 1 GUSD/s; power 1 mW .. 10 GW; energy 1 J .. 1e20 J; energy
+// prices 1e-12 .. 1e-3 USD/J (3600 USD/kWh); counts 1 .. 1e18.
+struct PhysicalRange {
+  double min = 0, max = 0;
+};
+[[nodiscard]] PhysicalRange physical_range(Unit unit);
+
+// Parses `text` as a quantity of kind `unit`. Never throws; negative values and values outside the
+// kind's physical range are rejected.
 [[nodiscard]] ParsedQuantity parse_quantity(std::string_view text, Unit unit);
 
 // A short example of the unit kind for messages, e.g. "25GBps".

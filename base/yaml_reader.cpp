@@ -113,6 +113,10 @@ std::optional<double> FieldReader::opt_quantity(std::string_view key, Unit unit,
     error(key, in_quotes(*v) + " must be greater than zero");
     return std::nullopt;
   }
+  if (bound == Bound::kLatency && q.value > 1.0) {
+    error(key, in_quotes(*v) + " is too long for a latency; expected at most 1s");
+    return std::nullopt;
+  }
   return q.value;
 }
 
@@ -250,7 +254,15 @@ void FieldReader::finish() {
 
 YamlFile YamlFile::load(const std::filesystem::path& path) {
   YamlFile f = parse(path);
-  if (!f.root_.IsMap()) throw InputError(path.string(), "", "expected a mapping of fields at the top level");
+  if (!f.root_.IsMap()) {
+    const YAML::Mark m = f.root_.Mark();
+    const bool known = !m.is_null() && m.line >= 0;
+    std::string what = "expected a mapping of fields at the top level";
+    if (!f.root_.IsDefined() || f.root_.IsNull()) what += "; the file is empty";
+    else if (f.root_.IsSequence()) what += ", not a list";
+    else what += ", not a single value";
+    throw InputError({Diagnostic{path.string(), known ? m.line + 1 : 1, known ? m.column + 1 : 1, "", what}});
+  }
   return f;
 }
 

@@ -22,7 +22,9 @@
 
 namespace hetsim {
 
-enum class Bound { kPositive, kNonNegative };
+// kLatency: a non-negative time of at most 1 s (a link's or a kernel launch's fixed cost; more is
+// no hardware's, and SimGrid cannot finish a run whose messages never arrive).
+enum class Bound { kPositive, kNonNegative, kLatency };
 
 // A view of one YAML mapping at a field path. Required getters record a diagnostic and return a
 // neutral value on error, so the caller reads everything and then calls Diagnostics::throw_if_any()

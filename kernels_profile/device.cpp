@@ -34,7 +34,7 @@ Device load_device(const std::filesystem::path& path) {
   d.efficiency.matmul = eff.number("matmul", 0.01, 1.0);
   d.efficiency.vector = eff.number("vector", 0.01, 1.0);
   d.efficiency.memory = eff.number("memory", 0.01, 1.0);
-  d.efficiency.kernel_launch_s = eff.quantity("kernel_launch", Unit::kTime, Bound::kNonNegative);
+  d.efficiency.kernel_launch_s = eff.quantity("kernel_launch", Unit::kTime, Bound::kLatency);
   d.efficiency.source = eff.text("source");
   eff.finish();
   if (std::optional<FieldReader> mm = r.opt_child("matmul")) {

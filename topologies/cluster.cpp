@@ -76,7 +76,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   FieldReader intra = r.child("intra_node");
   n.intra.fabric = fabric_from(intra.choice("fabric", {"nvswitch", "nvlink-mesh", "xgmi-mesh", "pcie"}));
   n.intra.bandwidth_Bps = intra.quantity("bandwidth", Unit::kRate);
-  n.intra.latency_s = intra.quantity("latency", Unit::kTime, Bound::kNonNegative);
+  n.intra.latency_s = intra.quantity("latency", Unit::kTime, Bound::kLatency);
   const std::optional<long> links = intra.opt_integer("links", 1, 18);
   const std::optional<double> uplink = intra.opt_quantity("uplink_bandwidth", Unit::kRate);
   read_achievable(intra, n.intra.achievable, n.intra.achievable_source);
@@ -91,7 +91,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   FieldReader nic = r.child("nic");
   n.nic.count = static_cast<int>(nic.integer("count", 1, 64));
   n.nic.bandwidth_Bps = nic.quantity("bandwidth", Unit::kRate);
-  n.nic.latency_s = nic.quantity("latency", Unit::kTime, Bound::kNonNegative);
+  n.nic.latency_s = nic.quantity("latency", Unit::kTime, Bound::kLatency);
   read_achievable(nic, n.nic.achievable, n.nic.achievable_source);
   nic.finish();
   if (std::optional<FieldReader> deg = r.opt_child("degraded")) {
@@ -210,7 +210,7 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
   c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized"}));
   c.network.oversubscription = net.opt_number("oversubscription", 1.0, 64.0).value_or(1.0);
   c.network.nodes_per_leaf = static_cast<int>(net.opt_integer("nodes_per_leaf", 1, 100000).value_or(0));
-  c.network.switch_latency_s = net.quantity("switch_latency", Unit::kTime, Bound::kNonNegative);
+  c.network.switch_latency_s = net.quantity("switch_latency", Unit::kTime, Bound::kLatency);
   c.network.cross_vendor_rdma = net.opt_flag("cross_vendor_rdma").value_or(false);
   net.finish();
   r.finish();

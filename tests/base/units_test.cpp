@@ -92,6 +92,15 @@ TEST(Units, MalformedStringsSayWhatIsWrong) {
   EXPECT_FALSE(parse_quantity("312TFlop", Unit::kFlopRate).ok());  // an amount is not a rate
   EXPECT_FALSE(parse_quantity("5mB", Unit::kBytes).ok());          // milli-bytes make no sense
   EXPECT_FALSE(parse_quantity("1.5.3us", Unit::kTime).ok());
+  // Finite but not physical: outside the kind's range (zero is the field's own rule).
+  EXPECT_EQ(err("1e308EBps", Unit::kRate), "\"1e308EBps\" is outside the physical range of a rate (1 B/s to 1 PB/s)");
+  EXPECT_EQ(err("1e-300Gbps", Unit::kRate), "\"1e-300Gbps\" is outside the physical range of a rate (1 B/s to 1 PB/s)");
+  EXPECT_FALSE(parse_quantity("1e300EiB", Unit::kBytes).ok());
+  EXPECT_FALSE(parse_quantity("1e-20s", Unit::kTime).ok());
+  EXPECT_FALSE(parse_quantity("2000y", Unit::kTime).ok());
+  EXPECT_FALSE(parse_quantity("1e300TFlops", Unit::kFlopRate).ok());
+  EXPECT_DOUBLE_EQ(ok("0Gbps", Unit::kRate), 0);
+  EXPECT_DOUBLE_EQ(ok("900GBps", Unit::kRate), 900e9);
 }
 
 TEST(Units, FormatsForHumans) {
