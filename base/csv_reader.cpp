@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "base/data_dir.hpp"
 #include "base/text.hpp"
 
 namespace hetsim {
@@ -65,6 +66,7 @@ std::optional<double> CsvRow::number(size_t column, double min, bool required) c
 void read_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
               const std::function<void(const CsvRow&)>& on_row) {
   const std::string file = path.string();
+  check_input_file(path);
   std::ifstream in(path);
   if (!in) throw InputError(file, "", "cannot open file");
   Diagnostics diags;

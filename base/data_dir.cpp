@@ -28,9 +28,20 @@ std::vector<std::string> shipped_names(std::string_view folder) {
   return names;
 }
 
+void check_input_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw InputError(path.string(), "", "no such file");
+  if (std::filesystem::is_directory(st)) throw InputError(path.string(), "", "is a directory, not a file");
+  if (!std::filesystem::is_regular_file(st)) throw InputError(path.string(), "", "is not a regular file (a pipe or a device)");
+}
+
 std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) return arg;
+  if (std::filesystem::exists(arg, ec)) {  // there, but not a file: say what it is
+    check_input_file(arg);
+  }
   const std::filesystem::path shipped = data_root() / folder / (arg + ".yaml");
   if (std::filesystem::is_regular_file(shipped, ec)) return shipped;
   const std::vector<std::string> known = shipped_names(folder);

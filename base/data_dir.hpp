@@ -20,4 +20,8 @@ namespace hetsim {
 // Throws InputError (naming `what`, e.g. "cluster", and the known names) when neither exists.
 [[nodiscard]] std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what);
 
+// Throws InputError unless `path` is a regular file that can be read: a missing path, a directory,
+// a pipe or a device is refused before anything opens it (reading a FIFO could block forever).
+void check_input_file(const std::filesystem::path& path);
+
 }  // namespace hetsim

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/data_dir.hpp"
 #include "base/text.hpp"
 
 namespace hetsim {
@@ -316,12 +317,7 @@ void check_duplicate_keys(const YAML::Node& root, const std::string& file) {
 YamlFile YamlFile::parse(const std::filesystem::path& path) {
   YamlFile f;
   f.file_ = std::make_shared<const std::string>(path.string());
-  // A directory or a pipe is not an input file (reading a FIFO could block forever).
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    throw InputError(path.string(), "", std::filesystem::is_directory(st) ? "is a directory, not a file" : "is not a regular file");
-  }
+  check_input_file(path);
   std::ifstream in(path);
   if (!in) throw InputError(path.string(), "", "cannot open file");
   try {

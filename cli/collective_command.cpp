@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/device_list.hpp"
+#include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "sim/collective.hpp"
 #include "sim/executor.hpp"
@@ -78,7 +79,7 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--size", a.size, "bytes per the nccl-tests convention; FIRST:LAST sweeps, doubling")->capture_default_str();
   cmd->add_option("--algorithm", a.algorithm, "algorithm")->check(CLI::IsMember(algorithm_names()))->capture_default_str();
   cmd->add_option("--group", a.group, "GPUs taking part: all, or indices and ranges like 0-7,16")->capture_default_str();
-  cmd->add_option("--root", a.root, "broadcast/reduce root (default: the group's first GPU)");
+  cmd->add_option("--root", a.root, "broadcast/reduce root (default: the group's first GPU)")->check(at_least(0));
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
   cmd->add_option("--report", a.report, "write the results JSON here");
   cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)");

@@ -4,6 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+
+#include "base/input_error.hpp"
+#include "base/log.hpp"
 
 #include "cli/input_files.hpp"
 
@@ -22,9 +26,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->check(CLI::IsMember({"phase", "step"}))
       ->capture_default_str();
   cmd->add_option("--global-batch", a.global_batch, "override the model's global batch (samples per iteration)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--set", a.sets,
                   "edit a field of the cluster or model before it is read (repeatable): "
                   "cluster.node_types[*].nic.bandwidth=400Gbps, model.training.global_batch=1024")
@@ -41,7 +45,15 @@ Inputs load_inputs(const CommonArgs& a) {
   TrainingSpec& t = in.model.training;
   if (a.global_batch > 0) t.global_batch = a.global_batch;
   if (a.micro_batch > 0) t.micro_batch = a.micro_batch;
-  t.micro_batch = std::min(t.micro_batch, t.global_batch);
+  if (t.micro_batch > t.global_batch) {
+    if (a.micro_batch > 0) {
+      throw InputError("--micro-batch", "", std::to_string(t.micro_batch) + " is larger than the global batch (" +
+                                                std::to_string(t.global_batch) + " samples per iteration)");
+    }
+    log_info("the model's micro-batch " + std::to_string(t.micro_batch) + " is larger than the global batch " +
+             std::to_string(t.global_batch) + ": using " + std::to_string(t.global_batch));
+    t.micro_batch = t.global_batch;
+  }
   resolve_experts(in.model, in.cluster.gpu_count());
   return in;
 }
@@ -55,6 +67,18 @@ SimOptions sim_options(const CommonArgs& a) {
 
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& option) {
   if (!path.empty()) write_file(path, j.dump(2) + "\n", option);
+}
+
+CLI::Validator at_least(long min) {
+  return CLI::Validator(
+      [min](std::string& s) -> std::string {
+        long v = 0;
+        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || p != s.data() + s.size()) return "\"" + s + "\" is not a whole number";
+        if (v < min) return s + " is less than " + std::to_string(min);
+        return {};
+      },
+      "INT>=" + std::to_string(min));
 }
 
 }  // namespace hetsim::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kernels_profile/cost_model.hpp"
@@ -43,5 +44,9 @@ struct Inputs {
 [[nodiscard]] Inputs load_inputs(const CommonArgs& a);
 [[nodiscard]] SimOptions sim_options(const CommonArgs& a);
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& option);
+
+// A whole number of at least `min`, with a short message (CLI11's own PositiveNumber quotes the
+// largest double in full).
+[[nodiscard]] CLI::Validator at_least(long min);
 
 }  // namespace hetsim::cli

@@ -10,6 +10,7 @@
 
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
+#include "base/text.hpp"
 #include "cli/input_files.hpp"
 #include "cli/validate_runs.hpp"
 #include "kernels_profile/validation.hpp"
@@ -56,6 +57,10 @@ int run_validate(const ValidateArgs& a) {
   if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report, a.markdown);
   if (!a.only.empty() || !a.markdown.empty()) throw InputError("--only/--markdown", "", "apply to --runs; give --runs FILE");
   const std::filesystem::path dir = a.kernels.empty() ? data_root() / "kernels_profile/measured" : std::filesystem::path(a.kernels);
+  if (std::error_code ec; !std::filesystem::is_directory(dir, ec)) {
+    throw InputError("--kernels", "", in_quotes(dir.string()) + (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist") +
+                                          "; give the directory of measured kernel tables (e.g. kernels_profile/measured)");
+  }
   auto tables = std::make_shared<KernelTables>(KernelTables::load_dir(dir));
   const CostModel cost(tables, nullptr);
   nlohmann::json report{{"kernels", nlohmann::json::array()}, {"layers", nlohmann::json::array()}};

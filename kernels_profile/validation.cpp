@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/csv_reader.hpp"
+#include "base/data_dir.hpp"
 #include "base/text.hpp"
 
 namespace hetsim {
@@ -44,6 +45,7 @@ namespace {
 
 // Whether the file's header (its first line that is not a '#' comment) ends in `attention`.
 bool has_attention_column(const std::filesystem::path& file) {
+  check_input_file(file);
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {

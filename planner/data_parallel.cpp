@@ -92,8 +92,8 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   for (int g = 0; g < n; ++g) {
     const Device& dev = cluster.device_of(g);
     double act = 0;
-    if (plan.samples[g] > 0) {
-      for (const BlockCost& b : costs.blocks(g, mb)) act += b.saved_bytes;
+    if (plan.samples[g] > 0) {  // the largest micro-batch this GPU really runs
+      for (const BlockCost& b : costs.blocks(g, std::min(mb, plan.samples[g]))) act += b.saved_bytes;
     }
     const double need = state_bytes + act + kRuntimeReserveBytes;
     if (need > dev.memory_bytes) {

@@ -136,8 +136,34 @@ TEST(BadInputs, PlanThatIsADirectoryOrAPipeIsRefused) {
   const std::filesystem::path fifo = dir / "plan.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(run_cli("simulate --plan " + dir.string()), std::make_pair(2, dir.string() + ": error: is a directory, not a file\n"));
-  EXPECT_EQ(run_cli("simulate --plan " + fifo.string()), std::make_pair(2, fifo.string() + ": error: is not a regular file\n"));
+  const std::string pipe = ": error: is not a regular file (a pipe or a device)\n";
+  EXPECT_EQ(run_cli("simulate --plan " + fifo.string()), std::make_pair(2, fifo.string() + pipe));
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --layer-profile " + fifo.string()), std::make_pair(2, fifo.string() + pipe));
+  EXPECT_EQ(run_cli("validate --layers " + fifo.string()), std::make_pair(2, fifo.string() + pipe));
+  EXPECT_EQ(run_cli("simulate --cluster " + dir.string()), std::make_pair(2, dir.string() + ": error: is a directory, not a file\n"));
+  EXPECT_EQ(run_cli("validate --kernels " + fifo.string()).first, 2);
+  EXPECT_EQ(run_cli("validate --kernels " + (dir / "none").string()),
+            std::make_pair(2, "--kernels: error: \"" + (dir / "none").string() +
+                                  "\" does not exist; give the directory of measured kernel tables (e.g. kernels_profile/measured)\n"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --global-batch 0").second.substr(0, 32), "--global-batch: 0 is less than 1");
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --micro-batch 1000"),
+            std::make_pair(2, std::string("--micro-batch: error: 1000 is larger than the global batch (512 samples per iteration)\n")));
+  EXPECT_EQ(run_cli("collective --root -5").second.substr(0, 23), "--root: -5 is less than");
+  EXPECT_EQ(run_cli("collective --root -5").first, 2);
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --micro-batch x").first, 2);
+}
+
+TEST(BadInputs, DataParallelMemoryCountsTheSamplesAGpuReallyRuns) {
+  // bert-base, 256 samples over 32 GPUs: 8 each, so --micro-batch 128 runs micro-batches of 8 and
+  // fits (it was judged at 128 samples of activations: infeasible at 37.6 GiB).
+  const test::CliRun r = test::run_hetsim("simulate -m bert-base --strategy dp-even --micro-batch 128", test::Capture::kStdout);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.output.find("infeasible"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("iteration time:"), std::string::npos) << r.output;
 }
 
 TEST(BadInputs, UnknownNamesAndOptionsExitWithTwo) {
