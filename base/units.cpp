@@ -154,6 +154,13 @@ std::optional<double> unit_factor(std::string_view unit, Unit kind) {
 }
 
 
+// Three significant digits without an exponent ("999", "1000", "1.23e+03" never).
+std::string sig3(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 999.5 ? "%.0f" : "%.3g", v);
+  return buf;
+}
+
 std::string format_scaled(double v, std::string_view unit, bool binary) {
   const double step = binary ? 1024.0 : 1000.0;
   static constexpr std::array<std::string_view, 7> kDec{"", "k", "M", "G", "T", "P", "E"};
@@ -163,10 +170,8 @@ std::string format_scaled(double v, std::string_view unit, bool binary) {
     v /= step;
     ++i;
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, std::string(binary ? kBin[i] : kDec[i]).c_str(),
-                std::string(unit).c_str());
-  return buf;
+  // 1000-1023 GiB print whole ("1010 GiB").
+  return sig3(v) + " " + std::string(binary ? kBin[i] : kDec[i]) + std::string(unit);
 }
 
 }  // namespace
@@ -286,22 +291,18 @@ std::string format_rate(double bytes_per_s) { return format_scaled(bytes_per_s, 
 std::string format_flop_rate(double flops_per_s) { return format_scaled(flops_per_s, "FLOP/s", false); }
 
 std::string format_money(double usd) {
-  char buf[64];
   const double a = std::fabs(usd);
-  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3gG USD", usd / 1e9);
-  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM USD", usd / 1e6);
-  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3gk USD", usd / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.3g USD", usd);
-  return buf;
+  if (a >= 999.5e6) return sig3(usd / 1e9) + "G USD";
+  if (a >= 999.5e3) return sig3(usd / 1e6) + "M USD";
+  if (a >= 999.5) return sig3(usd / 1e3) + "k USD";
+  return sig3(usd) + " USD";
 }
 
 std::string format_duration(double seconds) {
-  char buf[64];
   const double a = std::fabs(seconds);
-  if (a >= 2 * 86400.0) std::snprintf(buf, sizeof buf, "%.3g d", seconds / 86400.0);
-  else if (a >= 3600.0) std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600.0);
-  else return format_time(seconds);
-  return buf;
+  if (a >= 2 * 86400.0) return sig3(seconds / 86400.0) + " d";
+  if (a >= 3600.0) return sig3(seconds / 3600.0) + " h";
+  return format_time(seconds);
 }
 
 std::string format_time(double seconds) {

@@ -242,6 +242,7 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
     }
   }
   out << "collectives per iteration:";
+  if (p.devices <= 1) comms.clear();  // one GPU: the rules' collectives have nobody to talk to
   if (comms.empty()) out << " none";
   for (const auto& [name, e] : comms) out << "  " << name << " " << e.first << " (" << format_bytes(e.second) << ")";
   out << "\n";

@@ -78,6 +78,8 @@ TEST(Units, MoneyPowerEnergyAndCountsForSizing) {
   EXPECT_EQ(format_money(850e3), "850k USD");
   EXPECT_EQ(format_duration(3 * 86400), "3 d");
   EXPECT_EQ(format_duration(7200), "2 h");
+  EXPECT_EQ(format_money(999999), "1M USD");
+  EXPECT_EQ(format_duration(1234 * 86400.0), "1234 d");
 }
 
 TEST(Units, MalformedStringsSayWhatIsWrong) {
@@ -107,6 +109,8 @@ TEST(Units, FormatsForHumans) {
   EXPECT_EQ(format_bytes(40.0 * 1024 * 1024 * 1024), "40 GiB");
   EXPECT_EQ(format_time(0.0123), "12.3 ms");
   EXPECT_EQ(format_rate(25e9), "25 GB/s");
+  EXPECT_EQ(format_bytes(1000.0 * 1024 * 1024 * 1024), "1000 GiB");  // not "1e+03 GiB"
+  EXPECT_EQ(format_bytes(999.7 * 1024 * 1024), "1000 MiB");
 }
 
 }  // namespace
