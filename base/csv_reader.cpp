@@ -44,7 +44,7 @@ const std::string& CsvRow::required(size_t column, const std::string& what) cons
   return fields_[column].first;
 }
 
-std::optional<double> CsvRow::number(size_t column, double min, bool required) const {
+std::optional<double> CsvRow::number(size_t column, double min, bool required, double max) const {
   const std::string& f = fields_[column].first;
   if (f.empty()) {
     if (required) error(column, "missing value");
@@ -58,6 +58,29 @@ std::optional<double> CsvRow::number(size_t column, double min, bool required) c
   }
   if (v < min) {
     error(column, f + " is out of range; expected at least " + (min == std::floor(min) ? std::to_string(static_cast<long>(min)) : std::to_string(min)));
+    return std::nullopt;
+  }
+  if (v > max) {
+    error(column, f + " is out of range; expected at most " + format_double("%g", max));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<long> CsvRow::integer(size_t column, long min, long max, bool required) const {
+  const std::optional<double> v = number(column, static_cast<double>(min), required, static_cast<double>(max));
+  if (!v) return std::nullopt;
+  if (*v != std::floor(*v)) {
+    error(column, fields_[column].first + " is not a whole number");
+    return std::nullopt;
+  }
+  return static_cast<long>(*v);
+}
+
+std::optional<double> CsvRow::seconds(size_t column, bool required) const {
+  const std::optional<double> v = number(column, std::numeric_limits<double>::lowest(), required, 3600);
+  if (v && *v <= 0) {
+    error(column, fields_[column].first + " must be greater than zero");
     return std::nullopt;
   }
   return v;

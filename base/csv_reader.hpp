@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,13 @@ class CsvRow {
   [[nodiscard]] const std::string& text(size_t column) const { return fields_[column].first; }
   // A required non-empty text; reports "missing value" (with `what`, if given) when empty.
   [[nodiscard]] const std::string& required(size_t column, const std::string& what = "") const;
-  // A number >= min; nullopt (after a diagnostic when `required`) when empty or invalid.
-  [[nodiscard]] std::optional<double> number(size_t column, double min, bool required = true) const;
+  // A finite number in [min, max]; nullopt (after a diagnostic when `required`) when empty or invalid.
+  [[nodiscard]] std::optional<double> number(size_t column, double min, bool required = true,
+                                             double max = std::numeric_limits<double>::max()) const;
+  // A whole number in [min, max] (a shape, a count): 1e30 or 2.5 is an error, never a cast.
+  [[nodiscard]] std::optional<long> integer(size_t column, long min, long max, bool required = true) const;
+  // A time in seconds, greater than zero and at most an hour (one kernel's or layer's time).
+  [[nodiscard]] std::optional<double> seconds(size_t column, bool required = true) const;
   void error(size_t column, std::string message) const;
   [[nodiscard]] int line() const { return line_; }
 

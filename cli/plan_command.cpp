@@ -56,7 +56,6 @@ int run_plan(const PlanArgs& a) {
   const CostModel& cost = in.cost;
   const SimOptions& opts = in.sim;
   std::vector<std::string> notes = assumptions(model, cluster);
-  print_header(std::cout, model, cluster, model.training.global_batch);
 
   SpmdPlanOptions ours;
   ours.lp = !a.no_lp;
@@ -173,6 +172,7 @@ int run_plan(const PlanArgs& a) {
     r.assumptions = notes;
     if (r.feasible) set_upper_bound(r, bound);
   }
+  print_header(std::cout, model, cluster, model.training.global_batch);  // only now: a rejected input prints its message alone
   print_strategy_table(std::cout, rows, cluster);
 
   // The chosen plan: the smallest simulated time among hetsim's own candidates.

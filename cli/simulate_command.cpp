@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <sstream>
 
 #include "cli/error_bars.hpp"
 #include "cli/input_files.hpp"
@@ -33,7 +34,9 @@ int run_simulate(const SimulateArgs& a) {
   const CostModel& cost = in.cost;
   const SimOptions& opts = in.sim;
   std::vector<std::string> notes = assumptions(model, cluster);
-  print_header(std::cout, model, cluster, model.training.global_batch);
+  // Nothing on stdout until the inputs (plan, profiles) are read and the run is done: a rejected
+  // input prints its message alone.
+  std::ostringstream plan_text;
   Evaluation ev;
   ReferencePlanner reference;
   if (!a.plan.empty() && plan_file_kind(a.plan) == "hybrid") {
@@ -42,19 +45,21 @@ int run_simulate(const SimulateArgs& a) {
     const HybridPlan plan = load_hybrid_plan(a.plan, model, cluster);
     HybridPlanner planner(model, cluster, cost, opts);
     ev = planner.evaluate(plan, "plan " + a.plan);
-    print_hybrid_plan(std::cout, plan, cluster);
-    std::cout << "\n";
+    print_hybrid_plan(plan_text, plan, cluster);
+    plan_text << "\n";
   } else if (!a.plan.empty()) {
     const SpmdProblem p = build_spmd_problem(model, cluster, cost);
     const PlanFile plan = load_plan(a.plan, p);
     ev = evaluate_candidate(p, plan.candidate, model, cluster, cost, plan.options, opts, "plan " + a.plan);
-    print_spmd_plan(std::cout, p, plan.candidate, cluster);
-    std::cout << "\n";
+    print_spmd_plan(plan_text, p, plan.candidate, cluster);
+    plan_text << "\n";
   } else {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }
   if (ev.report.feasible) set_upper_bound(ev.report, upper_bound_samples_per_s(model, cluster, cost, opts, notes, false, reference));
   ev.report.assumptions = notes;
+  print_header(std::cout, model, cluster, model.training.global_batch);
+  std::cout << plan_text.str();
   print_run_summary(std::cout, ev.report, cluster);
   print_assumptions(std::cout, notes);
   nlohmann::json j = ev.report.to_json();

@@ -65,6 +65,19 @@ int run_validate(const ValidateArgs& a) {
   const CostModel cost(tables, nullptr);
   nlohmann::json report{{"kernels", nlohmann::json::array()}, {"layers", nlohmann::json::array()}};
 
+  // Every input read before anything is printed: a rejected one prints its message alone.
+  struct LayerFile {
+    std::filesystem::path path;
+    std::vector<std::pair<LayerMeasurement, Device>> rows;
+  };
+  std::vector<LayerFile> layer_inputs;
+  for (const auto& f : layer_files(a)) {
+    LayerFile lf{f, {}};
+    for (const LayerMeasurement& m : load_layer_measurements(f)) {
+      lf.rows.emplace_back(m, load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""}));
+    }
+    layer_inputs.push_back(std::move(lf));
+  }
   std::cout << "hetsim validate: kernel tables in " << dir.string() << "\n\n";
   if (tables->series().empty()) {
     std::cout << "no measured kernel tables: every compute time is a roofline estimate with assumed efficiencies.\n"
@@ -92,18 +105,16 @@ int run_validate(const ValidateArgs& a) {
     report["interpolation_median_error"] = median(all_interp);
   }
 
-  const std::vector<std::filesystem::path> files = layer_files(a);
   std::cout << "\n";
-  if (files.empty()) {
+  if (layer_inputs.empty()) {
     std::cout << "no layer measurements: run kernels_profile/cuda/hetsim-layer-bench on a GPU and pass --layers FILE.\n";
   }
   std::vector<double> layer_err;
-  for (const auto& f : files) {
-    std::cout << "layers measured in " << f.string() << ":\n";
+  for (const LayerFile& lf : layer_inputs) {
+    std::cout << "layers measured in " << lf.path.string() << ":\n";
     std::printf("%-16s %6s %5s %6s %3s %-5s %-7s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype", "attn",
                 "fwd meas.", "fwd pred.", "error", "bwd meas.", "bwd pred.", "error", "prediction from");
-    for (const LayerMeasurement& m : load_layer_measurements(f)) {
-      const Device device = load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""});
+    for (const auto& [m, device] : lf.rows) {
       if (!device.supports(m.dtype)) continue;
       const LayerPrediction p = predict_layer(m, device, cost);
       const double ef = (p.fwd_s - m.fwd_s) / m.fwd_s, eb = (p.bwd_s - m.bwd_s) / m.bwd_s;

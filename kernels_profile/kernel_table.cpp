@@ -207,11 +207,12 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     const std::optional<DType> dtype = dtype_from_name(row.text(kDtype));
     if (!dtype) fail(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
     const bool shaped = is_shaped_kernel(kernel);
-    const std::optional<double> batch = row.number(kBatch, 1, false);
-    const std::optional<double> m = row.number(kM, 1, shaped), n = row.number(kN, 1, shaped), k = row.number(kK, 1, shaped);
-    const std::optional<double> bytes = row.number(kBytes, 1, !shaped);
-    const std::optional<double> seconds = row.number(kSeconds, -1e300);
-    if (seconds && *seconds <= 0) fail(kSeconds, row.text(kSeconds) + " must be greater than zero");
+    constexpr long kMaxDim = 1L << 40;  // a GEMM dimension or batch beyond any GPU's memory
+    const std::optional<long> batch = row.integer(kBatch, 1, kMaxDim, false);
+    const std::optional<long> m = row.integer(kM, 1, kMaxDim, shaped), n = row.integer(kN, 1, kMaxDim, shaped),
+                              k = row.integer(kK, 1, kMaxDim, shaped);
+    const std::optional<double> bytes = row.number(kBytes, 1, !shaped, 1e15);
+    const std::optional<double> seconds = row.seconds(kSeconds);
     ok = ok && seconds && (shaped ? (m && n && k) : bytes.has_value());
     (void)row.required(kGpu, "the GPU the time was measured on");
     (void)row.required(kDate, "when the time was measured");
@@ -219,8 +220,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     (void)row.number(kClock, 0, false);
     if (!ok) return;
     KernelSample s;
-    s.shape = {static_cast<long>(batch.value_or(1)), static_cast<long>(m.value_or(0)), static_cast<long>(n.value_or(0)),
-               static_cast<long>(k.value_or(0))};
+    s.shape = {batch.value_or(1), m.value_or(0), n.value_or(0), k.value_or(0)};
     s.bytes = bytes.value_or(0);
     s.seconds = *seconds;
     series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second.add(s);

@@ -34,12 +34,12 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
       row.error(kLayer, in_quotes(r.layer) + " is not embedding, transformer, head or layerN");
       ok = false;
     }
-    const auto mb = row.number(kMicroBatch, 1), tp = row.number(kTp, 1);
-    const auto fwd = row.number(kFwd, 0), bwd = row.number(kBwd, 0), opt = row.number(kOptimizer, 0);
+    const auto mb = row.integer(kMicroBatch, 1, 1L << 30), tp = row.integer(kTp, 1, 1L << 20);
+    const auto fwd = row.seconds(kFwd), bwd = row.seconds(kBwd), opt = row.number(kOptimizer, 0, true, 3600);
     r.source = row.required(kSource, "where and when the profile was taken");
     if (!ok || !mb || !tp || !fwd || !bwd || !opt || r.source.empty()) return;
-    r.micro_batch = static_cast<long>(*mb);
-    r.tp = static_cast<long>(*tp);
+    r.micro_batch = *mb;
+    r.tp = *tp;
     r.times = {*fwd, *bwd, *opt, false};
     out.rows_.push_back(r);
   });

@@ -75,23 +75,24 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
       m.flash = a == "flash";
     }
     m.device = row.required(kDevice);
-    const auto h = row.number(kHidden, 1), a = row.number(kHeads, 1), f = row.number(kFfn, 1), s = row.number(kSeq, 1),
-               b = row.number(kMb, 1), fwd = row.number(kFwd, 0), bwd = row.number(kBwd, 0);
+    constexpr long kMaxDim = 1L << 30;
+    const auto h = row.integer(kHidden, 1, kMaxDim), a = row.integer(kHeads, 1, kMaxDim), f = row.integer(kFfn, 1, kMaxDim),
+               s = row.integer(kSeq, 1, kMaxDim), b = row.integer(kMb, 1, kMaxDim);
+    const auto fwd = row.seconds(kFwd), bwd = row.seconds(kBwd);
     const std::optional<DType> t = dtype_from_name(row.text(kDtype));
     if (!t) row.error(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
     m.gpu = row.required(kGpu, "the GPU it was measured on");
     m.date = row.required(kDate, "when it was measured");
     if (!h || !a || !f || !s || !b || !fwd || !bwd || !t || m.device.empty() || m.gpu.empty() || m.date.empty()) return;
-    if (static_cast<long>(*h) % static_cast<long>(*a) != 0) {
-      row.error(kHeads, "hidden " + std::to_string(static_cast<long>(*h)) + " is not divisible by heads " +
-                            std::to_string(static_cast<long>(*a)));
+    if (*h % *a != 0) {
+      row.error(kHeads, "hidden " + std::to_string(*h) + " is not divisible by heads " + std::to_string(*a));
       return;
     }
-    m.hidden = static_cast<long>(*h);
-    m.heads = static_cast<long>(*a);
-    m.ffn_hidden = static_cast<long>(*f);
-    m.seq_len = static_cast<long>(*s);
-    m.micro_batch = static_cast<long>(*b);
+    m.hidden = *h;
+    m.heads = *a;
+    m.ffn_hidden = *f;
+    m.seq_len = *s;
+    m.micro_batch = *b;
     m.dtype = *t;
     m.fwd_s = *fwd;
     m.bwd_s = *bwd;

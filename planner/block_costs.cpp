@@ -3,6 +3,8 @@
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
 
 namespace hetsim {
 
@@ -33,6 +35,19 @@ std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, c
       const OpCost c = cost.op_time(device, op, graph.dtype, pass);
       (pass == Pass::kForward ? bc.fwd_s : bc.bwd_s) += c.seconds;
       for (int s = 0; s < kCostSources; ++s) bc.sources[s] += c.by_source[s];
+    }
+  }
+  // A profiled time faster than the GPU's peak FLOP rate allows is a wrong profile, not a fast GPU.
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    if (!profiled[b] || !device.supports(graph.dtype)) continue;
+    const double fastest = blocks[b].model_flops / device.peak(graph.dtype);
+    const double profiled_s = profiled[b]->fwd_s + profiled[b]->bwd_s;
+    if (profiled_s < fastest) {
+      throw InputError("--layer-profile", "",
+                       graph.model + " " + blocks[b].name + " on " + device.name + " at micro-batch " + std::to_string(graph.micro_batch) +
+                           ": forward + backward " + format_time(profiled_s) + " is faster than the GPU's peak " +
+                           std::string(dtype_name(graph.dtype)) + " rate allows for its " + format_double("%.3g", blocks[b].model_flops) +
+                           " FLOP (at least " + format_time(fastest) + ")");
     }
   }
   return blocks;

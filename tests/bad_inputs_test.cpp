@@ -126,6 +126,7 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     const auto [rc, err] = run_cli(args);
     EXPECT_EQ(rc, 2);
     EXPECT_EQ(err, f.expect + "\n");
+    EXPECT_EQ(test::run_hetsim(args, test::Capture::kStdout).output, "");  // the message alone, nothing on stdout
   }
 }
 
@@ -164,6 +165,32 @@ TEST(BadInputs, DataParallelMemoryCountsTheSamplesAGpuReallyRuns) {
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.output.find("infeasible"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("iteration time:"), std::string::npos) << r.output;
+}
+
+TEST(BadInputs, ProfiledLayerFasterThanThePeakAllowsIsRejected) {
+  // 2 ns for a GPT-3 1.3B layer would be 137x A100's peak: a wrong profile, not an MFU above 100 %.
+  const std::filesystem::path csv = std::filesystem::temp_directory_path() / ("hetsim_fast_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(csv) << "model,device,layer,micro_batch,tp,fwd_s,bwd_s,optimizer_s,source\n"
+                        "gpt3-1.3b,A100-SXM4-40GB,transformer,1,1,1e-9,1e-9,0.001,test\n";
+  const auto [rc, err] = run_cli("simulate --strategy dp-even --layer-profile " + csv.string());
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err.rfind("--layer-profile: error: gpt3-1.3b layer0 on A100-SXM4-40GB at micro-batch 1: forward + backward 2 ns is "
+                      "faster than the GPU's peak fp16 rate allows", 0), 0u) << err;
+  EXPECT_EQ(test::run_hetsim("simulate --strategy dp-even --layer-profile " + csv.string(), test::Capture::kStdout).output, "");
+  std::filesystem::remove(csv);
+}
+
+TEST(BadInputs, OneGpuHasNoCollectives) {
+  const std::filesystem::path c = std::filesystem::temp_directory_path() / ("hetsim_one_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(c) << "name: one\nnode_types:\n  - {name: a, count: 1, gpu: A100-SXM4-40GB, gpus_per_node: 1,\n"
+                      "     intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us}, nic: {count: 1, bandwidth: 200Gbps, latency: 2us}}\n"
+                      "network: {topology: fat-tree, switch_latency: 1us}\n";
+  EXPECT_EQ(run_cli("collective -c " + c.string()), std::make_pair(2, std::string("--group: error: a collective needs at least 2 GPUs\n")));
+  const test::CliRun r = test::run_hetsim("plan -c " + c.string() + " -m bert-base --no-pipeline", test::Capture::kStdout);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.output.find("collectives per iteration: none"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("all-reduce"), std::string::npos) << r.output;
+  std::filesystem::remove(c);
 }
 
 TEST(BadInputs, UnknownNamesAndOptionsExitWithTwo) {
