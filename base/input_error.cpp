@@ -15,6 +15,18 @@ std::string join(const std::vector<Diagnostic>& ds) {
   return out;
 }
 
+// At most this many problems are reported; a file with a million bad keys gets a summary line.
+constexpr size_t kMaxReported = 50;
+
+std::vector<Diagnostic> capped(std::vector<Diagnostic> d) {
+  if (d.size() <= kMaxReported) return d;
+  const size_t more = d.size() - kMaxReported;
+  const std::string file = d.front().file;
+  d.resize(kMaxReported);
+  d.push_back(Diagnostic{file, 0, 0, "", "and " + std::to_string(more) + " more problem(s) not shown; fix these first"});
+  return d;
+}
+
 }  // namespace
 
 std::string Diagnostic::str() const {
@@ -29,7 +41,9 @@ std::string Diagnostic::str() const {
   return out;
 }
 
-InputError::InputError(std::vector<Diagnostic> diagnostics)
+InputError::InputError(std::vector<Diagnostic> diagnostics) : InputError(capped(std::move(diagnostics)), 0) {}
+
+InputError::InputError(std::vector<Diagnostic> diagnostics, int)
     : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
 
 InputError::InputError(std::string file, std::string field, std::string message)

@@ -24,12 +24,14 @@ struct Diagnostic {
 // Every problem found in an input, thrown at once. what() is all lines joined by '\n'.
 class InputError : public std::runtime_error {
  public:
+  // More than 50 problems are cut to the first 50 and a line saying how many more there were.
   explicit InputError(std::vector<Diagnostic> diagnostics);
   InputError(std::string file, std::string field, std::string message);  // a single problem
 
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
 
  private:
+  InputError(std::vector<Diagnostic> diagnostics, int);  // already capped
   std::vector<Diagnostic> diagnostics_;
 };
 

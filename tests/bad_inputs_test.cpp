@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -178,6 +179,20 @@ TEST(BadInputs, ProfiledLayerFasterThanThePeakAllowsIsRejected) {
                       "faster than the GPU's peak fp16 rate allows", 0), 0u) << err;
   EXPECT_EQ(test::run_hetsim("simulate --strategy dp-even --layer-profile " + csv.string(), test::Capture::kStdout).output, "");
   std::filesystem::remove(csv);
+}
+
+TEST(BadInputs, AMillionProblemsAreReportedAsFiftyAndACount) {
+  const std::filesystem::path m = std::filesystem::temp_directory_path() / ("hetsim_keys_" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ofstream out(m);
+    out << "name: x\n";
+    for (int i = 0; i < 100000; ++i) out << "k" << i << ": 1\n";
+  }
+  const auto [rc, err] = run_cli("plan -m " + m.string());
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 51);
+  EXPECT_NE(err.find("more problem(s) not shown; fix these first"), std::string::npos);
+  std::filesystem::remove(m);
 }
 
 TEST(BadInputs, OneGpuHasNoCollectives) {
