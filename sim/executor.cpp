@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,8 @@ class Run {
   const std::vector<FlowRecord>& flows() const { return flows_; }
   uint64_t activities() const { return activities_; }
   double peak_memory(int device) const { return mem_peak_[device]; }
+  // Tasks that never completed: after engine.run(), a deadlock (SimGrid stops when no actor can move).
+  [[nodiscard]] size_t unfinished() const { return static_cast<size_t>(std::count(done_.begin(), done_.end(), 0)); }
 
  private:
   void wait_for(int task) {
@@ -192,6 +195,10 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
                        [&run, &streams, i, dev, m = members[i]] { run.stream(streams[i], dev, m); });
   }
   engine.run();
+  if (const size_t left = run.unfinished(); left > 0) {
+    throw std::runtime_error("the simulation stopped with " + std::to_string(left) + " of " + std::to_string(prog.tasks.size()) +
+                             " tasks unfinished (no actor could progress: a deadlock); no time is reported");
+  }
 
   nlohmann::json out;
   std::vector<double> flat;
@@ -235,6 +242,9 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   r.tasks.resize(program.tasks.size());
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     r.tasks[i] = {flat[2 * i], flat[2 * i + 1]};
+    if (!std::isfinite(r.tasks[i].start_s) || !std::isfinite(r.tasks[i].end_s) || r.tasks[i].end_s < r.tasks[i].start_s) {
+      throw std::runtime_error("simulation gave task " + program.tasks[i].label + " a non-finite or negative span; no time is reported");
+    }
     r.iteration_time_s = std::max(r.iteration_time_s, r.tasks[i].end_s);
   }
   const std::vector<double> flows = in["flows"].get<std::vector<double>>();
