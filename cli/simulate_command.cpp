@@ -49,7 +49,7 @@ int run_simulate(const SimulateArgs& a) {
     plan_text << "\n";
   } else if (!a.plan.empty()) {
     const SpmdProblem p = build_spmd_problem(model, cluster, cost);
-    const PlanFile plan = load_plan(a.plan, p);
+    const PlanFile plan = load_plan(a.plan, p, model.name, cluster.name);
     ev = evaluate_candidate(p, plan.candidate, model, cluster, cost, plan.options, opts, "plan " + a.plan);
     print_spmd_plan(plan_text, p, plan.candidate, cluster);
     plan_text << "\n";

@@ -72,7 +72,7 @@ void load(const Fixture& f) {
   else if (f.kind == "plan") {  // plans for the default model and cluster
     const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "gpt3-1.3b")),
                                              load_cluster(test::shipped("topologies", "a100-v100-2x2")), CostModel{});
-    (void)load_plan(f.path, p);
+    (void)load_plan(f.path, p, "gpt3-1.3b", "a100-v100-2x2");
   }
   else if (f.kind == "hybrid-plan") {
     ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));

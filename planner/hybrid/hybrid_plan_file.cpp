@@ -267,6 +267,15 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   HybridPlanReader reader(path, model);
   HybridPlan plan = reader.read();
   reader.diagnostics().throw_if_any();  // syntax first: the rules need whole values
+  // A plan written for another model or cluster (names as --emit-plan writes them) is refused.
+  std::vector<Diagnostic> other;
+  if (!plan.model.empty() && plan.model != model.name) {
+    other.push_back({path.string(), 0, 0, "model", "this plan is for " + in_quotes(plan.model) + ", not for the model of this run, " + in_quotes(model.name)});
+  }
+  if (!plan.cluster.empty() && plan.cluster != cluster.name) {
+    other.push_back({path.string(), 0, 0, "cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster.name)});
+  }
+  if (!other.empty()) throw InputError(other);
   reader.report(check_hybrid_plan(plan, model, cluster));
   return plan;
 }

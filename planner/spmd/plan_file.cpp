@@ -39,7 +39,7 @@ std::string plan_to_yaml(const PlanFile& plan, const SpmdProblem& p) {
   return out.str();
 }
 
-PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p) {
+PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, const std::string& model, const std::string& cluster) {
   const YamlFile file = YamlFile::load(path);
   Diagnostics diags;
   FieldReader r = file.root(diags);
@@ -47,6 +47,12 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p) {
   (void)r.choice("kind", {"spmd"});
   plan.model = r.text("model");
   plan.cluster = r.text("cluster");
+  if (!model.empty() && !plan.model.empty() && plan.model != model) {
+    r.error("model", "this plan is for " + in_quotes(plan.model) + ", not for the model of this run, " + in_quotes(model));
+  }
+  if (!cluster.empty() && !plan.cluster.empty() && plan.cluster != cluster) {
+    r.error("cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster));
+  }
   FieldReader opts = r.child("options");
   plan.options.cost = opts.choice("cost", {"barrier", "overlap"}) == "barrier" ? CostMode::kBarrier : CostMode::kOverlap;
   plan.options.grouped_collectives = opts.opt_flag("grouped_collectives").value_or(true);
@@ -83,6 +89,11 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p) {
     }
     if (found < 0) {
       o.error("rule", in_quotes(rule) + " is not a rule of " + name + " (" + join(names) + ")" + did_you_mean(rule, names));
+      continue;
+    }
+    if (sfb && !(p.ops[i].rules[found].gradient_sync && p.ops[i].kind == OpKind::kLinear && p.ops[i].inputs.size() == 1)) {
+      o.error("sfb", "sufficient factor broadcasting applies to a linear layer whose weight gradient is all-reduced "
+                     "(rule with gradient sync, one input); " + name + " under " + rule + " is not one");
       continue;
     }
     plan.candidate.program.choices.push_back({found, sfb});

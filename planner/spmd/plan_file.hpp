@@ -23,6 +23,8 @@ struct PlanFile {
 // Reads a plan for problem `p` (the model and cluster it will be simulated on). Throws InputError
 // naming file, line and field when it does not fit: other operators, unknown rules, wrong
 // number of shares, shares that do not sum to 1.
-[[nodiscard]] PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p);
+// `model`, `cluster`: the run's names; a plan written for others is an error (empty: not checked).
+[[nodiscard]] PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, const std::string& model = "",
+                                 const std::string& cluster = "");
 
 }  // namespace hetsim
