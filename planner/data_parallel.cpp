@@ -106,6 +106,9 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     }
   }
 
+  double steps = 0;  // micro-batch steps over all GPUs: the program's size, known before building it
+  for (int g = 0; g < n; ++g) steps += std::ceil(static_cast<double>(plan.samples[g]) / static_cast<double>(mb));
+  Program::check_program_size(steps * 2 * static_cast<double>(nblocks) + static_cast<double>(nblocks + n));
   Program& p = plan.program;
   p.strategy = split == BatchSplit::kEven ? "dp-even" : "dp-proportional";
   p.devices.resize(n);

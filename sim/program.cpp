@@ -1,7 +1,13 @@
 // File: sim/program.cpp
 #include "sim/program.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
+
+#include "base/input_error.hpp"
+#include "base/text.hpp"
 
 namespace hetsim {
 
@@ -123,6 +129,28 @@ std::string validate(const Program& p) {
     }
   }
   return {};
+}
+
+size_t Program::max_program_tasks() {
+  static const size_t limit = [] {
+    constexpr double kBytesPerTask = 500;
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    return static_cast<size_t>(std::max(1e6, 0.25 * memory / kBytesPerTask));
+  }();
+  return limit;
+}
+
+void Program::check_program_size(double tasks) {
+  const size_t most = max_program_tasks();
+  if (tasks <= static_cast<double>(most)) return;
+  // From add(): the builder did not know its size, only that it passed the limit.
+  const std::string need = tasks == static_cast<double>(most + 1) ? "more than " + std::to_string(most)
+                                                                   : format_double("%.3g", tasks) + ", more than the " + std::to_string(most);
+  throw InputError("training.global_batch", "",
+                   "one iteration of this run needs " + need +
+                       " simulated tasks this machine can hold (one per layer, micro-batch step and GPU; about 500 bytes "
+                       "each, twice, in a quarter of its memory): lower the global batch, raise the micro-batch or use "
+                       "fewer GPUs (hetsim does not yet simulate repeated identical steps once)");
 }
 
 }  // namespace hetsim

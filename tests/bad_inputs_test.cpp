@@ -195,6 +195,13 @@ TEST(BadInputs, AMillionProblemsAreReportedAsFiftyAndACount) {
   std::filesystem::remove(m);
 }
 
+TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
+  // 1e9 samples: 1.6e9 tasks; refused at once (it grew to 17 GB and was killed).
+  const auto [rc, err] = run_cli("simulate --strategy dp-even --global-batch 1000000000");
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs 5.2e+10, more than the ", 0), 0u) << err;
+}
+
 TEST(BadInputs, OneGpuHasNoCollectives) {
   const std::filesystem::path c = std::filesystem::temp_directory_path() / ("hetsim_one_" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(c) << "name: one\nnode_types:\n  - {name: a, count: 1, gpu: A100-SXM4-40GB, gpus_per_node: 1,\n"
