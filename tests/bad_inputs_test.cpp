@@ -196,7 +196,7 @@ TEST(BadInputs, AMillionProblemsAreReportedAsFiftyAndACount) {
 }
 
 TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
-  // 1e9 samples: 1.6e9 tasks; refused at once (it grew to 17 GB and was killed).
+  // 1e9 samples over 32 GPUs: 5.2e10 tasks; refused at once (it grew to 17 GB and was killed).
   const auto [rc, err] = run_cli("simulate --strategy dp-even --global-batch 1000000000");
   EXPECT_EQ(rc, 2);
   EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs 5.2e+10, more than the ", 0), 0u) << err;
