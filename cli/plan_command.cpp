@@ -51,6 +51,9 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
   const Inputs in = load_inputs(c);
+  // Every GPU computes in some program, so each needs an actor at least: a cluster beyond what
+  // SimGrid can hold here is refused before the search (it ended in bad_alloc at 100 000 GPUs).
+  check_actor_count(static_cast<size_t>(in.cluster.gpu_count()), "at least ");
   const ModelSpec& model = in.model;
   const Cluster& cluster = in.cluster;
   const CostModel& cost = in.cost;

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <map>
 #include <tuple>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "base/input_error.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/platform.hpp"
 
@@ -156,6 +158,56 @@ double union_length(std::vector<TaskTiming> iv) {
   return total;
 }
 
+// One actor per device stream that has work: compute, then each communication stream; streams
+// with identical task lists run as one actor (see Run::stream), counted in `members` of the first.
+struct ActorStreams {
+  std::vector<std::vector<int>> streams;  // device * kStreams + stream -> its tasks
+  std::vector<int> members;               // > 0: this stream runs an actor for that many streams
+  size_t actors = 0;
+};
+constexpr size_t kStreams = 1 + kCommStreams;
+
+ActorStreams actor_streams(const Program& prog) {
+  ActorStreams a;
+  const size_t n = prog.devices.size();
+  a.streams.resize(n * kStreams);
+  auto comm = [&](int device, CommStream s) -> std::vector<int>& { return a.streams[device * kStreams + 1 + static_cast<int>(s)]; };
+  for (size_t i = 0; i < prog.tasks.size(); ++i) {
+    const int t = static_cast<int>(i);
+    if (const auto* c = std::get_if<ComputeTask>(&prog.tasks[i].body)) a.streams[c->device * kStreams].push_back(t);
+    else if (const auto* g = std::get_if<CollectiveTask>(&prog.tasks[i].body)) {
+      for (int d : g->group) comm(d, g->stream).push_back(t);
+    } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm(s->src, s->stream).push_back(t);
+  }
+  std::map<std::vector<int>, size_t> same;  // tasks -> first stream
+  a.members.assign(a.streams.size(), 0);
+  for (size_t i = 0; i < a.streams.size(); ++i) {
+    if (a.streams[i].empty()) continue;
+    auto [it, fresh] = same.try_emplace(a.streams[i], i);
+    a.actors += fresh;
+    ++a.members[it->second];
+  }
+  return a;
+}
+
+}  // namespace
+
+void check_actor_count(size_t actors, const std::string& what) {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  double limit = 0;
+  if (!(in >> limit) || limit <= 0) return;
+  constexpr double kMappingsPerActor = 2, kReservedMappings = 4096;  // the process's own libraries and heap
+  const double most = (limit - kReservedMappings) / kMappingsPerActor;
+  if (static_cast<double>(actors) <= most) return;
+  throw InputError("cluster", "", "this run needs " + what + std::to_string(actors) + " SimGrid actors (one per GPU stream with work), "
+                   "more than the " + std::to_string(static_cast<long>(most)) + " that vm.max_map_count = " +
+                   std::to_string(static_cast<long>(limit)) + " allows (two memory mappings each); raise it "
+                   "(sysctl -w vm.max_map_count=" + std::to_string(static_cast<long>(actors * 2 + kReservedMappings)) +
+                   ") or simulate fewer GPUs");
+}
+
+namespace {
+
 nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const SimOptions& opts) {
   int argc = 1;
   char name[] = "hetsim";
@@ -165,26 +217,10 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   configure_network_model();
   const Platform platform = build_platform(cluster);
 
-  // One actor per device stream that has work: compute, then each communication stream.
   const size_t n = prog.devices.size();
-  constexpr size_t kStreams = 1 + kCommStreams;
-  std::vector<std::vector<int>> streams(n * kStreams);
-  auto comm = [&](int device, CommStream s) -> std::vector<int>& { return streams[device * kStreams + 1 + static_cast<int>(s)]; };
-  for (size_t i = 0; i < prog.tasks.size(); ++i) {
-    const int t = static_cast<int>(i);
-    if (const auto* c = std::get_if<ComputeTask>(&prog.tasks[i].body)) streams[c->device * kStreams].push_back(t);
-    else if (const auto* g = std::get_if<CollectiveTask>(&prog.tasks[i].body)) {
-      for (int d : g->group) comm(d, g->stream).push_back(t);
-    } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm(s->src, s->stream).push_back(t);
-  }
-  // Streams with identical task lists run as one actor (see Run::stream): the first device's.
-  std::map<std::vector<int>, std::pair<size_t, int>> same;  // tasks -> (first stream, members)
-  std::vector<int> members(streams.size(), 0);
-  for (size_t i = 0; i < streams.size(); ++i) {
-    if (streams[i].empty()) continue;
-    auto [it, fresh] = same.try_emplace(streams[i], i, 0);
-    ++members[it->second.first];
-  }
+  const ActorStreams plan = actor_streams(prog);
+  const std::vector<std::vector<int>>& streams = plan.streams;
+  const std::vector<int>& members = plan.members;
   Run run(prog, cluster, platform, opts);
   for (size_t i = 0; i < streams.size(); ++i) {
     if (members[i] == 0) continue;
@@ -228,6 +264,7 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
     throw std::logic_error("program has " + std::to_string(program.devices.size()) + " devices, cluster " +
                            std::to_string(cluster.gpu_count()));
   }
+  check_actor_count(actor_streams(program).actors, "");
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bytes = run_isolated([&] {
     const std::vector<uint8_t> v = nlohmann::json::to_cbor(run_in_engine(program, cluster, options));

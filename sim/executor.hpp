@@ -45,4 +45,9 @@ struct SimResult {
 // Throws std::logic_error when the program is malformed (a planner bug).
 [[nodiscard]] SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options = {});
 
+// SimGrid gives each actor a stack of its own: two memory mappings (stack and guard page) under
+// the kernel's vm.max_map_count. Throws InputError naming the limit when `actors` would not fit
+// (`what` prefixes the count, e.g. "at least "), so a run is refused up front, not killed in SimGrid.
+void check_actor_count(size_t actors, const std::string& what);
+
 }  // namespace hetsim
