@@ -402,7 +402,9 @@ int run_size(const SizeArgs& a) {
     std::cout << "front clusters and plans: " << a.emit << "/front-N.{cluster,plan}.yaml (hetsim simulate -c ... -m "
               << s.model << " --plan ...)\n";
   }
-  if (!a.plot.empty()) {
+  if (!a.plot.empty() && ok.empty()) {
+    std::cerr << "hetsim size --plot: no feasible planned mix to plot; " << a.plot << " not written\n";
+  } else if (!a.plot.empty()) {
     const std::filesystem::path csv = std::filesystem::temp_directory_path() / ("hetsim-size-" + std::to_string(::getpid()) + ".csv");
     {
       std::ofstream out(csv);
