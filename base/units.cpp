@@ -266,7 +266,8 @@ ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
   if (!std::isfinite(number)) return {0, in_quotes(text) + " is not a finite number"};
   if (number < 0) return {0, in_quotes(text) + " must not be negative"};
   // A bare prefix ("100G") is as unit-less as a bare number.
-  std::optional<double> factor = suffix.empty() ? (unit == Unit::kCount ? std::optional<double>(1.0) : std::nullopt)
+  // Zero needs no unit ("0" is 0 of anything); whether a field may be zero is its own rule.
+  std::optional<double> factor = suffix.empty() ? (unit == Unit::kCount || number == 0 ? std::optional<double>(1.0) : std::nullopt)
                                                  : unit_factor(suffix, unit);
   if (!factor) {
     const std::string hint = "; write e.g. " + in_quotes(std::string(s.substr(0, ptr - begin)) +

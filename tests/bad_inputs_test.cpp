@@ -157,6 +157,7 @@ TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
   EXPECT_EQ(run_cli("collective --root -5").second.substr(0, 23), "--root: -5 is less than");
   EXPECT_EQ(run_cli("collective --root -5").first, 2);
   EXPECT_EQ(run_cli("simulate --strategy dp-even --micro-batch x").first, 2);
+  EXPECT_EQ(run_cli("collective --size 0"), std::make_pair(2, std::string("--size: error: \"0\" must be at least 1 byte\n")));
 }
 
 TEST(BadInputs, DataParallelMemoryCountsTheSamplesAGpuReallyRuns) {

@@ -102,6 +102,7 @@ TEST(Units, MalformedStringsSayWhatIsWrong) {
   EXPECT_FALSE(parse_quantity("2000y", Unit::kTime).ok());
   EXPECT_FALSE(parse_quantity("1e300TFlops", Unit::kFlopRate).ok());
   EXPECT_DOUBLE_EQ(ok("0Gbps", Unit::kRate), 0);
+  EXPECT_DOUBLE_EQ(ok("0", Unit::kBytes), 0);  // zero needs no unit; the field says whether it may be zero
   EXPECT_DOUBLE_EQ(ok("900GBps", Unit::kRate), 900e9);
 }
 
