@@ -1,6 +1,10 @@
 // File: sim/report.cpp
 #include "sim/report.hpp"
 
+#include <cmath>
+#include <stdexcept>
+
+#include "base/text.hpp"
 #include "kernels_profile/kernel_table.hpp"
 #include "sim/critical_path.hpp"
 
@@ -39,12 +43,34 @@ Report make_report(const Program& program, const Cluster& cluster, const SimResu
     d.memory_capacity_bytes = cluster.device_of(g).memory_bytes;
     r.devices.push_back(d);
   }
+  check_figures(r);
   return r;
 }
 
 void set_upper_bound(Report& r, double upper_bound_samples_per_s) {
   r.upper_bound_samples_per_s = upper_bound_samples_per_s;
   r.efficiency = upper_bound_samples_per_s > 0 ? r.samples_per_s / upper_bound_samples_per_s : 0;
+  check_figures(r);
+}
+
+void check_figures(const Report& r) {
+  std::vector<std::pair<const char*, double>> figures{{"iteration_time_s", r.iteration_time_s}, {"samples_per_s", r.samples_per_s},
+                                                      {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
+                                                      {"upper_bound_samples_per_s", r.upper_bound_samples_per_s},
+                                                      {"efficiency", r.efficiency}, {"estimated_s", r.estimated_s}};
+  for (const DeviceReport& d : r.devices) {
+    figures.insert(figures.end(), {{"compute_s", d.compute_s}, {"comm_s", d.comm_s}, {"idle_s", d.idle_s},
+                                   {"peak_memory_bytes", d.peak_memory_bytes}});
+  }
+  for (const auto& [name, v] : figures) {
+    if (!std::isfinite(v) || v < 0) {
+      throw std::runtime_error(std::string("report figure ") + name + " is " + format_double("%g", v) + " (" + r.strategy +
+                               "): nothing is printed from a run that gives a non-finite or negative figure");
+    }
+  }
+  if (r.feasible && !(r.iteration_time_s > 0)) {
+    throw std::runtime_error("report of " + r.strategy + ": a feasible run took no time; nothing is printed");
+  }
 }
 
 nlohmann::json Report::to_json() const {

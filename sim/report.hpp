@@ -53,6 +53,10 @@ struct Report {
 [[nodiscard]] Report make_report(const Program& program, const Cluster& cluster, const SimResult& result,
                                  const SimOptions& options);
 
+// Throws std::runtime_error when a figure of `r` is non-finite or negative, or a feasible run took
+// no time: such a report is never printed (make_report and set_upper_bound call it).
+void check_figures(const Report& r);
+
 // Sets upper_bound_samples_per_s and efficiency.
 void set_upper_bound(Report& r, double upper_bound_samples_per_s);
 

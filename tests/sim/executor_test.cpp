@@ -1,8 +1,11 @@
 // File: tests/sim/executor_test.cpp
 // The executor: streams, dependencies, overlap, memory, and link sharing.
 #include "sim/executor.hpp"
+#include "sim/report.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "test_support.hpp"
 #include "topologies/link_class.hpp"
@@ -122,6 +125,28 @@ TEST_F(Executor, MalformedProgramIsABug) {
   Program p = program();
   p.add({"a", ComputeTask{0, 0.1, 0, 0}, {3}});
   EXPECT_THROW((void)simulate(p, cluster_), std::logic_error);
+}
+
+TEST(Report, NonFiniteOrNegativeFiguresAreNeverPrinted) {
+  Report r;
+  r.strategy = "t";
+  r.iteration_time_s = 1;
+  r.samples_per_s = 2;
+  EXPECT_NO_THROW(check_figures(r));
+  r.mfu = std::nan("");
+  EXPECT_THROW(check_figures(r), std::runtime_error);
+  r.mfu = 0.5;
+  r.devices.push_back(DeviceReport{});
+  r.devices.back().comm_s = -1;  // a negative communication time
+  EXPECT_THROW(check_figures(r), std::runtime_error);
+  r.devices.back().comm_s = 0;
+  r.iteration_time_s = 0;  // feasible, yet no time
+  EXPECT_THROW(check_figures(r), std::runtime_error);
+  r.feasible = false;
+  EXPECT_NO_THROW(check_figures(r));
+  r.feasible = true;
+  r.iteration_time_s = 1;
+  EXPECT_THROW(set_upper_bound(r, INFINITY), std::runtime_error);
 }
 
 }  // namespace
