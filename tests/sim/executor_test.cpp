@@ -1,12 +1,12 @@
 // File: tests/sim/executor_test.cpp
 // The executor: streams, dependencies, overlap, memory, and link sharing.
 #include "sim/executor.hpp"
-#include "sim/report.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "sim/report.hpp"
 #include "test_support.hpp"
 #include "topologies/link_class.hpp"
 
