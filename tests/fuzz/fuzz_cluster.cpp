@@ -1,0 +1,10 @@
+// File: tests/fuzz/fuzz_cluster.cpp
+// Fuzz target: cluster files (topologies/cluster.hpp load_cluster).
+#include "tests/fuzz/fuzz_input.hpp"
+#include "topologies/cluster.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::filesystem::path path = hetsim::fuzz::write_input(data, size, "cluster.yaml");
+  hetsim::fuzz::expect_only_input_errors("load_cluster", [&] { (void)hetsim::load_cluster(path); });
+  return 0;
+}
