@@ -70,6 +70,11 @@ std::filesystem::path write_input(const uint8_t* data, size_t size, const std::s
   return path;
 }
 
+void note_input_error(const std::exception& e) {
+  static const bool verbose = std::getenv("HETSIM_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "fuzz: InputError: %s\n", e.what());
+}
+
 void unexpected_exception(const char* loader) {
   const std::exception_ptr e = std::current_exception();
   try {

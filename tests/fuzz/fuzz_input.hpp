@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -32,9 +33,13 @@ void link_neighbours(const std::vector<std::pair<std::string, std::string>>& lin
 // libFuzzer reports as a crash with the input saved as the reproducer.
 [[noreturn]] void unexpected_exception(const char* loader);
 
-// Runs `load`: returning or throwing InputError is fine; anything else is a finding.
+// Runs `load`: returning or throwing InputError is fine; anything else is a finding. With
+// HETSIM_FUZZ_VERBOSE=1 in the environment the InputError's message is printed (why a seed is refused).
 template <class F>
 void expect_only_input_errors(const char* loader, F&& load);
+
+// Prints an expected InputError when HETSIM_FUZZ_VERBOSE is set.
+void note_input_error(const std::exception& e);
 
 }  // namespace hetsim::fuzz
 
@@ -44,8 +49,8 @@ template <class F>
 void hetsim::fuzz::expect_only_input_errors(const char* loader, F&& load) {
   try {
     std::forward<F>(load)();
-  } catch (const InputError&) {
-    // the expected outcome for bad input
+  } catch (const InputError& e) {
+    note_input_error(e);  // the expected outcome for bad input
   } catch (...) {
     unexpected_exception(loader);
   }
