@@ -5,6 +5,7 @@
 
 #include "base/input_error.hpp"
 #include "base/text.hpp"
+#include "base/yaml_tree.hpp"
 
 namespace hetsim {
 namespace {
@@ -122,6 +123,9 @@ void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, O
     } catch (const YAML::Exception& e) {
       fail(o, "the value is not valid YAML: " + e.msg);
     }
+    const std::vector<Diagnostic> problems = yaml_tree_problems(value, "--set " + o.text(), o.value.size());
+    if (!problems.empty()) fail(o, problems.front().field.empty() ? problems.front().message
+                                                               : problems.front().field + ": " + problems.front().message);
     // Nodes reached so far, with their paths.
     std::vector<std::pair<YAML::Node, std::string>> at{{root, ""}};
     for (size_t k = 0; k < steps.size(); ++k) {

@@ -9,6 +9,7 @@
 
 #include "base/data_dir.hpp"
 #include "base/text.hpp"
+#include "base/yaml_tree.hpp"
 
 namespace hetsim {
 
@@ -278,42 +279,6 @@ YamlFile YamlFile::load_list(const std::filesystem::path& path) {
   return f;
 }
 
-namespace {
-
-// Every key written twice in one mapping (yaml-cpp keeps both and reads the first): an error at
-// the second, naming the line of the first. Walks the tree with an explicit stack.
-void check_duplicate_keys(const YAML::Node& root, const std::string& file) {
-  std::vector<Diagnostic> found;
-  std::vector<std::pair<YAML::Node, std::string>> stack{{root, ""}};
-  while (!stack.empty()) {
-    auto [node, path] = stack.back();
-    stack.pop_back();
-    if (node.IsSequence()) {
-      for (size_t i = 0; i < node.size(); ++i) stack.emplace_back(node[i], path + "[" + std::to_string(i) + "]");
-    } else if (node.IsMap()) {
-      std::map<std::string, int> seen;  // key -> 1-based line of its first occurrence
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        const std::string key = it->first.IsScalar() ? it->first.Scalar() : YAML::Dump(it->first);
-        const std::string field = path.empty() ? key : path + "." + key;
-        const YAML::Mark m = it->first.Mark();
-        const int line = m.is_null() ? 0 : m.line + 1;
-        const auto [first, fresh] = seen.emplace(key, line);
-        if (!fresh) {
-          found.push_back(Diagnostic{file, line, m.is_null() ? 0 : m.column + 1, field,
-                                     "written twice (first on line " + std::to_string(first->second) + "); keep one"});
-        }
-        stack.emplace_back(it->second, field);
-      }
-    }
-  }
-  if (!found.empty()) {
-    std::sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
-    throw InputError(found);
-  }
-}
-
-}  // namespace
-
 YamlFile YamlFile::parse(const std::filesystem::path& path) {
   YamlFile f;
   f.file_ = std::make_shared<const std::string>(path.string());
@@ -327,7 +292,8 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
     const int col = e.mark.is_null() ? 0 : e.mark.column + 1;
     throw InputError({Diagnostic{path.string(), line, col, "", "invalid YAML: " + e.msg}});
   }
-  check_duplicate_keys(f.root_, path.string());
+  std::vector<Diagnostic> problems = yaml_tree_problems(f.root_, path.string(), std::filesystem::file_size(path));
+  if (!problems.empty()) throw InputError(std::move(problems));
   return f;
 }
 

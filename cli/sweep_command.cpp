@@ -2,12 +2,14 @@
 #include "cli/sweep_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "base/data_dir.hpp"
 #include "base/field_override.hpp"
+#include "base/yaml_tree.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
@@ -23,7 +25,10 @@ namespace {
 // The input as the scenario reads it: the file's YAML with the scenario's edits, re-emitted.
 std::string resolved_yaml(const std::string& arg, const char* folder, const char* what, const std::vector<FieldOverride>& sets) {
   try {
-    YAML::Node root = YAML::LoadFile(resolve_input(arg, folder, what).string());
+    const std::filesystem::path path = resolve_input(arg, folder, what);
+    YAML::Node root = YAML::LoadFile(path.string());
+    const std::vector<Diagnostic> problems = yaml_tree_problems(root, path.string(), std::filesystem::file_size(path));
+    if (!problems.empty()) return "unreadable: " + problems.front().str();  // never dumped: it may not end
     OverrideMarks marks;
     apply_overrides(root, sets, marks);
     return YAML::Dump(root);

@@ -4,6 +4,7 @@
 #include "planner/hybrid/hybrid_plan.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <optional>
 #include <set>
 
@@ -62,8 +63,12 @@ int StagePlan::layer_count() const {
 }
 
 long HybridPlan::samples() const {
+  // Saturates rather than overflows (a plan file may hold any counts; the checker reports them).
   long n = 0;
-  for (const PipelinePlan& p : pipelines) n += p.micro_batches * micro_batch;
+  for (const PipelinePlan& p : pipelines) {
+    long m = 0;
+    if (__builtin_mul_overflow(p.micro_batches, micro_batch, &m) || __builtin_add_overflow(n, m, &n)) return LONG_MAX;
+  }
   return n;
 }
 

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <limits>
@@ -91,7 +92,9 @@ class HybridPlanReader {
     (void)r.choice("kind", {"hybrid"});
     plan.model = r.opt_text("model").value_or("");
     plan.cluster = r.opt_text("cluster").value_or("");
-    plan.micro_batch = r.opt_integer("micro_batch", 1).value_or(1);
+    // No step runs more samples than the model's global batch (the checker compares the sum).
+    const long max_samples = std::max(1L, model_.training.global_batch);
+    plan.micro_batch = r.opt_integer("micro_batch", 1, max_samples).value_or(1);
     plan.schedule = schedule_from_name(r.opt_choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b",
                                                             "zero-bubble"}).value_or("1f1b"));
     const std::string recompute_default = model_.training.recompute == Recompute::kFull ? "full" : "none";
@@ -154,7 +157,7 @@ class HybridPlanReader {
 
   PipelinePlan read_pipeline(FieldReader& r, const YAML::Node& raw) {
     PipelinePlan pipeline;
-    pipeline.micro_batches = r.integer("micro_batches", 1);
+    pipeline.micro_batches = r.integer("micro_batches", 1, std::max(1L, model_.training.global_batch));
     remember(r, "micro_batches");
     remember(r, "stages");
     std::vector<FieldReader> stages = r.list("stages");

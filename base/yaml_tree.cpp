@@ -1,0 +1,91 @@
+// File: base/yaml_tree.cpp
+#include "base/yaml_tree.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace hetsim {
+namespace {
+
+Diagnostic at(const YAML::Node& node, const std::string& file, const std::string& field, std::string message) {
+  const YAML::Mark m = node.Mark();
+  const bool known = !m.is_null() && m.line >= 0;
+  return Diagnostic{file, known ? m.line + 1 : 0, known ? m.column + 1 : 0, field, std::move(message)};
+}
+
+struct Visit {
+  YAML::Node node;
+  std::string path;
+  size_t depth;  // of `node`: the root is 0
+};
+
+}  // namespace
+
+std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::string& file, size_t text_bytes) {
+  const size_t max_values = std::max(kMaxYamlValues, text_bytes);
+  std::vector<Diagnostic> found;
+  std::vector<YAML::Node> ancestors;  // of the node being visited, root first
+  std::vector<Visit> stack{{root, "", 0}};
+  size_t values = 0;
+  while (!stack.empty()) {
+    Visit v = std::move(stack.back());
+    stack.pop_back();
+    ancestors.resize(v.depth);
+    // yaml-cpp gives an alias the very node of its anchor: meeting an ancestor again is a cycle.
+    for (const YAML::Node& a : ancestors) {
+      if (a.is(v.node)) {
+        found.push_back(at(v.node, file, v.path,
+                           "an alias (*name) refers to a value that contains it, so the value never ends; "
+                           "write the value out instead"));
+        return found;
+      }
+    }
+    if (++values > max_values) {
+      found.push_back(at(v.node, file, v.path,
+                         "the document expands through its aliases (*name) to more than " + std::to_string(max_values) +
+                             " values; write the repeated parts out, or nest fewer aliases"));
+      return found;
+    }
+    if (v.depth > static_cast<size_t>(kMaxYamlDepth)) {
+      found.push_back(at(v.node, file, v.path,
+                         "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"));
+      return found;
+    }
+    ancestors.push_back(v.node);
+    if (v.node.IsSequence()) {
+      // Pushed last first, so the walk (and the duplicate-key report) goes in document order.
+      for (size_t i = v.node.size(); i-- > 0;) {
+        std::string path = v.path;
+        path.append("[").append(std::to_string(i)).append("]");
+        stack.push_back({v.node[i], std::move(path), v.depth + 1});
+      }
+    } else if (v.node.IsMap()) {
+      std::map<std::string, int> seen;  // key -> 1-based line of its first occurrence
+      std::vector<Visit> children;
+      for (auto it = v.node.begin(); it != v.node.end(); ++it) {
+        if (!it->first.IsScalar()) {
+          found.push_back(at(it->first, file, v.path, "a key must be a plain name, not a list or a mapping"));
+          continue;
+        }
+        const std::string key = it->first.Scalar();
+        std::string field = v.path;
+        if (!field.empty()) field.append(".");
+        field.append(key);
+        const YAML::Mark m = it->first.Mark();
+        const int line = m.is_null() ? 0 : m.line + 1;
+        const auto [first, fresh] = seen.emplace(key, line);
+        if (!fresh) {
+          found.push_back(Diagnostic{file, line, m.is_null() ? 0 : m.column + 1, field,
+                                     "written twice (first on line " + std::to_string(first->second) + "); keep one"});
+        }
+        children.push_back({it->second, std::move(field), v.depth + 1});
+      }
+      std::move(children.rbegin(), children.rend(), std::back_inserter(stack));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+  return found;
+}
+
+}  // namespace hetsim

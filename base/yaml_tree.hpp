@@ -1,0 +1,28 @@
+// File: base/yaml_tree.hpp
+// The shape checks every YAML input passes before anything reads it: a tree (no alias that
+// refers to a node containing it), of bounded size once aliases are expanded (no "billion laughs"),
+// bounded depth, and no key written twice in one mapping (yaml-cpp keeps both and reads the first).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "base/input_error.hpp"
+
+namespace hetsim {
+
+// Deepest nesting of mappings and lists accepted (the shipped inputs use under 10 levels).
+inline constexpr int kMaxYamlDepth = 256;
+// Values a document may expand to through aliases: this many, or the document's size in bytes
+// when larger (without aliases a document holds fewer values than it has bytes).
+inline constexpr size_t kMaxYamlValues = 1'000'000;
+
+// The problems of `root`, located in `file`; empty when it is fine. `text_bytes`: the document's
+// size. Stops at the first cycle, size or depth problem; reports every duplicate key.
+[[nodiscard]] std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::string& file,
+                                                         size_t text_bytes);
+
+}  // namespace hetsim
