@@ -11,6 +11,7 @@
 #include "cli/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
+#include "cli/upper_bound.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/spmd/plan_file.hpp"
@@ -104,36 +105,8 @@ int run_plan(const PlanArgs& a) {
     log_info("simulating " + s + " ...");
     baselines.push_back(evaluate_strategy(s, model, cluster, cost, opts));
   }
-  // The upper bound's references are homogeneous clusters of each node type. A cluster of one
-  // node type is its own reference: the best of what was just simulated.
-  double bound = 0;
-  auto best_of = [](const std::vector<const Report*>& reports) {
-    double b = 0;
-    for (const Report* r : reports) {
-      if (r->feasible) b = std::max(b, r->samples_per_s);
-    }
-    return b;
-  };
-  std::vector<const Report*> all;
-  for (const JudgedCandidate& jc : plan.judged) all.push_back(&jc.evaluation.report);
-  for (const HybridSearch* h : {&hybrid, &hethub, &megatron}) {
-    for (const JudgedHybrid& jh : h->judged) all.push_back(&jh.evaluation.report);
-  }
-  for (const Evaluation& b : baselines) all.push_back(&b.report);
-  if (cluster.node_types.size() == 1) {
-    bound = best_of(all);
-  } else {
-    log_info("planning and simulating homogeneous references for the upper bound ...");
-    // The bound belongs to the hardware and model, not to the planner being ablated: its references
-    // use every idea (SPMD synthesis and hybrid plans) whatever --no-spmd / --no-pipeline switch off,
-    // so ablations share one denominator (and an ablated run cannot exceed a bound it lowered).
-    const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
-      return hybrid_reference_samples_per_s(m, sub, cost, opts);
-    };
-    notes.push_back("upper bound references include SPMD synthesis and hybrid plans (pipelines of stage meshes) on each "
-                    "homogeneous cluster, whatever planner switches this run turns off");
-    bound = upper_bound_samples_per_s(model, cluster, cost, opts, notes, /*synthesise=*/true, reference);
-  }
+  // The same bound `simulate` reports for any plan of this model on this cluster.
+  const double bound = upper_bound(model, cluster, cost, opts, notes);
 
   // Rows: SPMD candidates, hybrid candidates, then the comparison modes and baselines.
   std::vector<Report> rows;

@@ -9,6 +9,7 @@
 #include "cli/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/summary.hpp"
+#include "cli/upper_bound.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/spmd/plan_file.hpp"
@@ -38,10 +39,7 @@ int run_simulate(const SimulateArgs& a) {
   // input prints its message alone.
   std::ostringstream plan_text;
   Evaluation ev;
-  ReferencePlanner reference;
   if (!a.plan.empty() && plan_file_kind(a.plan) == "hybrid") {
-    reference = [&](const ModelSpec& m, const Cluster& sub) { return hybrid_reference_samples_per_s(m, sub, cost, opts); };
-    notes.push_back("upper bound references include hybrid plans (pipelines of stage meshes) on each homogeneous cluster");
     const HybridPlan plan = load_hybrid_plan(a.plan, model, cluster);
     HybridPlanner planner(model, cluster, cost, opts);
     ev = planner.evaluate(plan, "plan " + a.plan);
@@ -56,7 +54,7 @@ int run_simulate(const SimulateArgs& a) {
   } else {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }
-  if (ev.report.feasible) set_upper_bound(ev.report, upper_bound_samples_per_s(model, cluster, cost, opts, notes, false, reference));
+  if (ev.report.feasible) set_upper_bound(ev.report, upper_bound(model, cluster, cost, opts, notes));
   ev.report.assumptions = notes;
   print_header(std::cout, model, cluster, model.training.global_batch);
   std::cout << plan_text.str();

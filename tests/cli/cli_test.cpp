@@ -128,12 +128,17 @@ TEST(Cli, TwoPlanRunsAgreeOnEverythingButWallClock) {
 
 TEST(Cli, PlanEmitSimulateReproducesTheIterationTime) {
   const auto plan = temp("plan.yaml"), report = temp("plan.json"), again = temp("again.json");
-  for (const char* setting : {"--model gpt3-1.3b --cluster a100-v100-2x2", "--model bert-base --cluster hap-v100-p100"}) {
+  // Mixed clusters, and one of a single node type (its own upper bound's reference).
+  for (const char* setting : {"--model gpt3-1.3b --cluster a100-v100-2x2", "--model bert-base --cluster hap-v100-p100",
+                              "--model bert-base --cluster a100-8x8"}) {
     ASSERT_EQ(run(std::string("plan ") + setting + " --emit-plan " + plan.string() + " --report " + report.string()).rc, 0);
     ASSERT_EQ(run(std::string("simulate ") + setting + " --plan " + plan.string() + " --report " + again.string()).rc, 0);
-    const double planned = nlohmann::json::parse(slurp(report))["iteration_time_s"];
-    const double simulated = nlohmann::json::parse(slurp(again))["iteration_time_s"];
-    EXPECT_NEAR(simulated / planned, 1.0, 0.001) << setting;
+    const nlohmann::json planned = nlohmann::json::parse(slurp(report)), simulated = nlohmann::json::parse(slurp(again));
+    EXPECT_NEAR(simulated["iteration_time_s"].get<double>() / planned["iteration_time_s"].get<double>(), 1.0, 0.001) << setting;
+    // The bound belongs to the model and cluster: the same whichever command reports it.
+    EXPECT_GT(planned["upper_bound_samples_per_s"].get<double>(), 0) << setting;
+    EXPECT_EQ(simulated["upper_bound_samples_per_s"], planned["upper_bound_samples_per_s"]) << setting;
+    EXPECT_EQ(simulated["efficiency"], planned["efficiency"]) << setting;
   }
   for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
 }
@@ -148,6 +153,7 @@ TEST(Cli, HybridPlanEmitSimulateReproducesTheIterationTime) {
     EXPECT_EQ(planned["kind"], "hybrid") << setting;
     EXPECT_EQ(simulated["kind"], "hybrid") << setting;
     EXPECT_NEAR(simulated["iteration_time_s"].get<double>() / planned["iteration_time_s"].get<double>(), 1.0, 0.001) << setting;
+    EXPECT_EQ(simulated["upper_bound_samples_per_s"], planned["upper_bound_samples_per_s"]) << setting;
   }
   for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
 }

@@ -1,0 +1,19 @@
+// File: cli/upper_bound.cpp
+#include "cli/upper_bound.hpp"
+
+#include "base/log.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/strategies.hpp"
+
+namespace hetsim::cli {
+
+double upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& options,
+                   std::vector<std::string>& notes) {
+  log_info("planning and simulating homogeneous references for the upper bound ...");
+  const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
+    return hybrid_reference_samples_per_s(m, sub, cost, options);
+  };
+  return upper_bound_samples_per_s(model, cluster, cost, options, notes, /*synthesise=*/true, reference);
+}
+
+}  // namespace hetsim::cli
