@@ -35,6 +35,8 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("--no-grouped-collectives", a.no_grouped, "padded all-gathers only, no grouped broadcasts");
   cmd->add_flag("--no-memory-limit", a.no_memory_limit, "ignore device memory while planning (reported when exceeded)");
   cmd->add_flag("--no-pipeline", a.no_pipeline, "no hybrid plans (pipelines of stage meshes): SPMD programs only");
+  cmd->add_flag("--no-upper-bound", a.no_upper_bound,
+                 "skip the upper bound (planning each GPU type alone): no efficiency is reported");
   cmd->add_flag("--no-spmd", a.no_spmd, "no SPMD synthesis over the flat list of GPUs: hybrid plans only");
   cmd->add_flag("--uniform-layers", a.uniform_layers, "hybrid plans: equal layers per stage (no non-uniform split)");
   cmd->add_flag("--no-mixed-stages", a.no_mixed_stages, "hybrid plans: every stage on one GPU type");
@@ -106,7 +108,7 @@ int run_plan(const PlanArgs& a) {
     baselines.push_back(evaluate_strategy(s, model, cluster, cost, opts));
   }
   // The same bound `simulate` reports for any plan of this model on this cluster.
-  const double bound = upper_bound(model, cluster, cost, opts, notes);
+  const double bound = a.no_upper_bound ? 0 : upper_bound(model, cluster, cost, opts, notes);
 
   // Rows: SPMD candidates, hybrid candidates, then the comparison modes and baselines.
   std::vector<Report> rows;
@@ -193,8 +195,10 @@ int run_plan(const PlanArgs& a) {
   nlohmann::json j = chosen != nullptr ? chosen->report.to_json() : rows.front().to_json();
   if (chosen != nullptr) j["error_bars"] = error_bars_json(chosen->report, cluster);
   if (chosen != nullptr) {
-    j["upper_bound_samples_per_s"] = bound;
-    j["efficiency"] = bound > 0 ? chosen->report.samples_per_s / bound : 0;
+    if (bound > 0) {
+      j["upper_bound_samples_per_s"] = bound;
+      j["efficiency"] = chosen->report.samples_per_s / bound;
+    }
     j["assumptions"] = notes;
   }
   j["candidates"] = nlohmann::json::array();

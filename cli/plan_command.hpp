@@ -23,6 +23,7 @@ struct PlanArgs {
   bool no_memory_limit = false;
   bool no_pipeline = false;
   bool no_spmd = false;
+  bool no_upper_bound = false;
   bool uniform_layers = false;
   bool no_mixed_stages = false;
   bool no_stage_synthesis = false;

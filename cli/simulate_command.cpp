@@ -25,6 +25,8 @@ void add_simulate_options(CLI::App* cmd, SimulateArgs& a) {
                 ->check(CLI::IsMember(strategy_names()))
                 ->capture_default_str();
   cmd->add_option("--plan", a.plan, "a plan written by hetsim plan --emit-plan")->excludes(s);
+  cmd->add_flag("--no-upper-bound", a.no_upper_bound,
+                "skip the upper bound (planning each GPU type alone, as long as hetsim plan on each): no efficiency is reported");
 }
 
 int run_simulate(const SimulateArgs& a) {
@@ -54,7 +56,7 @@ int run_simulate(const SimulateArgs& a) {
   } else {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }
-  if (ev.report.feasible) set_upper_bound(ev.report, upper_bound(model, cluster, cost, opts, notes));
+  if (ev.report.feasible && !a.no_upper_bound) set_upper_bound(ev.report, upper_bound(model, cluster, cost, opts, notes));
   ev.report.assumptions = notes;
   print_header(std::cout, model, cluster, model.training.global_batch);
   std::cout << plan_text.str();

@@ -13,6 +13,7 @@ struct SimulateArgs {
   CommonArgs common;
   std::string strategy = "dp-proportional";
   std::string plan;
+  bool no_upper_bound = false;
 };
 
 void add_simulate_options(CLI::App* cmd, SimulateArgs& a);

@@ -13,6 +13,9 @@ double upper_bound(const ModelSpec& model, const Cluster& cluster, const CostMod
   const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
     return hybrid_reference_samples_per_s(m, sub, cost, options);
   };
+  notes.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes "
+                  "(data-parallel strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever "
+                  "planner switches a run turns off)");
   return upper_bound_samples_per_s(model, cluster, cost, options, notes, /*synthesise=*/true, reference);
 }
 

@@ -16,7 +16,7 @@ namespace hetsim::cli {
 
 // Samples/s; its references are the data-parallel strategies, SPMD synthesis and the hybrid
 // planner on each homogeneous cluster, whatever a planner switch of the run turns off (ablations
-// share one denominator). Adds to `notes` when a GPU type fits no plan alone.
+// share one denominator). Adds the assumptions it rests on to `notes`.
 [[nodiscard]] double upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                  const SimOptions& options, std::vector<std::string>& notes);
 

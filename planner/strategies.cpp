@@ -112,9 +112,6 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
     out.push_back("NVIDIA<->AMD transfers staged through host memory (device-to-host copy, network, host-to-device copy)");
   }
   out.push_back("memory: " + format_bytes(kRuntimeReserveBytes) + " per device reserved for the runtime (assumed)");
-  out.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes "
-                "(data-parallel strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever planner "
-                "switches a run turns off)");
   return out;
 }
 

@@ -89,8 +89,10 @@ nlohmann::json Report::to_json() const {
     j["samples_per_s"] = samples_per_s;
     j["tokens_per_s"] = tokens_per_s;
     j["mfu"] = mfu;
-    j["upper_bound_samples_per_s"] = upper_bound_samples_per_s;
-    j["efficiency"] = efficiency;
+    if (upper_bound_samples_per_s > 0) {  // absent when a run skipped the bound (--no-upper-bound)
+      j["upper_bound_samples_per_s"] = upper_bound_samples_per_s;
+      j["efficiency"] = efficiency;
+    }
     j["collective_fidelity"] = fidelity;
     j["simulated_activities"] = sim_activities;
     j["compute_time_sources"] = nlohmann::json::object();

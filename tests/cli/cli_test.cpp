@@ -143,6 +143,18 @@ TEST(Cli, PlanEmitSimulateReproducesTheIterationTime) {
   for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
 }
 
+TEST(Cli, NoUpperBoundSkipsTheBoundAndTheEfficiency) {
+  const auto report = temp("no-bound.json");
+  const CliRun r = run("simulate --model bert-base --no-upper-bound --report " + report.string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out.find("upper bound"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  EXPECT_GT(j["samples_per_s"].get<double>(), 0);
+  EXPECT_FALSE(j.contains("upper_bound_samples_per_s"));
+  EXPECT_FALSE(j.contains("efficiency"));
+  std::filesystem::remove(report);
+}
+
 TEST(Cli, HybridPlanEmitSimulateReproducesTheIterationTime) {
   const auto plan = temp("hybrid.yaml"), report = temp("hybrid.json"), again = temp("hybrid-again.json");
   for (const char* setting : {"--model gpt3-1.3b --cluster a100-v100-2x2 --global-batch 128",
