@@ -309,10 +309,12 @@ std::string format_duration(double seconds) {
 std::string format_time(double seconds) {
   char buf[64];
   const double a = std::fabs(seconds);
-  if (a >= 1.0 || a == 0.0) std::snprintf(buf, sizeof buf, "%.4g s", seconds);
+  if (a >= 1e4) std::snprintf(buf, sizeof buf, "%.0f s", seconds);  // %g would switch to 8.789e+04
+  else if (a >= 1.0 || a == 0.0) std::snprintf(buf, sizeof buf, "%.4g s", seconds);
   else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.4g ms", seconds * 1e3);
   else if (a >= 1e-6) std::snprintf(buf, sizeof buf, "%.4g us", seconds * 1e6);
-  else std::snprintf(buf, sizeof buf, "%.4g ns", seconds * 1e9);
+  else if (a >= 1e-9) std::snprintf(buf, sizeof buf, "%.4g ns", seconds * 1e9);
+  else std::snprintf(buf, sizeof buf, "%.6f ns", seconds * 1e9);
   return buf;
 }
 

@@ -16,72 +16,85 @@ Diagnostic at(const YAML::Node& node, const std::string& file, const std::string
 
 struct Visit {
   YAML::Node node;
-  std::string path;
-  size_t depth;  // of `node`: the root is 0
+  std::string label;  // ".key" or "[i]" under its parent; empty for the root
+  size_t depth;       // of `node`: the root is 0
 };
+
+// "a.b[2].c" from the labels of the path's nodes, root first.
+std::string joined(const std::vector<std::string>& labels) {
+  std::string path;
+  for (const std::string& l : labels) path.append(l);
+  if (!path.empty() && path[0] == '.') path.erase(0, 1);
+  return path;
+}
 
 }  // namespace
 
 std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::string& file, size_t text_bytes) {
   const size_t max_values = std::max(kMaxYamlValues, text_bytes);
   std::vector<Diagnostic> found;
-  std::vector<YAML::Node> ancestors;  // of the node being visited, root first
+  // The node being visited and its ancestors, root first, with their labels (paths are built
+  // only for a message: the walk itself stays cheap).
+  std::vector<YAML::Node> ancestors;
+  std::vector<std::string> labels;
   std::vector<Visit> stack{{root, "", 0}};
   size_t values = 0;
   while (!stack.empty()) {
     Visit v = std::move(stack.back());
     stack.pop_back();
     ancestors.resize(v.depth);
+    labels.resize(v.depth);
+    labels.push_back(std::move(v.label));
     // yaml-cpp gives an alias the very node of its anchor: meeting an ancestor again is a cycle.
     for (const YAML::Node& a : ancestors) {
       if (a.is(v.node)) {
-        found.push_back(at(v.node, file, v.path,
+        found.push_back(at(v.node, file, joined(labels),
                            "an alias (*name) refers to a value that contains it, so the value never ends; "
                            "write the value out instead"));
         return found;
       }
     }
     if (++values > max_values) {
-      found.push_back(at(v.node, file, v.path,
+      found.push_back(at(v.node, file, joined(labels),
                          "the document expands through its aliases (*name) to more than " + std::to_string(max_values) +
                              " values; write the repeated parts out, or nest fewer aliases"));
       return found;
     }
     if (v.depth > static_cast<size_t>(kMaxYamlDepth)) {
-      found.push_back(at(v.node, file, v.path,
-                         "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"));
+      found.push_back(at(v.node, file, joined(labels), "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"));
       return found;
     }
     ancestors.push_back(v.node);
     if (v.node.IsSequence()) {
       // Pushed last first, so the walk (and the duplicate-key report) goes in document order.
       for (size_t i = v.node.size(); i-- > 0;) {
-        std::string path = v.path;
-        path.append("[").append(std::to_string(i)).append("]");
-        stack.push_back({v.node[i], std::move(path), v.depth + 1});
+        std::string label("[");
+        label.append(std::to_string(i)).append("]");
+        stack.push_back({v.node[i], std::move(label), v.depth + 1});
       }
     } else if (v.node.IsMap()) {
       std::map<std::string, int> seen;  // key -> 1-based line of its first occurrence
       std::vector<Visit> children;
       for (auto it = v.node.begin(); it != v.node.end(); ++it) {
         if (!it->first.IsScalar()) {
-          found.push_back(at(it->first, file, v.path, "a key must be a plain name, not a list or a mapping"));
+          found.push_back(at(it->first, file, joined(labels), "a key must be a plain name, not a list or a mapping"));
           continue;
         }
-        const std::string key = it->first.Scalar();
-        std::string field = v.path;
-        if (!field.empty()) field.append(".");
-        field.append(key);
+        const std::string& key = it->first.Scalar();
         const YAML::Mark m = it->first.Mark();
         const int line = m.is_null() ? 0 : m.line + 1;
         const auto [first, fresh] = seen.emplace(key, line);
         if (!fresh) {
+          std::string field = joined(labels);
+          if (!field.empty()) field.append(".");
+          field.append(key);
           found.push_back(Diagnostic{file, line, m.is_null() ? 0 : m.column + 1, field,
                                      "written twice (first on line " + std::to_string(first->second) + "); keep one"});
         }
-        children.push_back({it->second, std::move(field), v.depth + 1});
+        children.push_back({it->second, "." + key, v.depth + 1});
       }
-      std::move(children.rbegin(), children.rend(), std::back_inserter(stack));
+      // Moved in by construction, never assigned: assigning a YAML::Node writes into the node it refers to.
+      for (auto c = children.rbegin(); c != children.rend(); ++c) stack.emplace_back(std::move(*c));
     }
   }
   std::stable_sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });

@@ -18,7 +18,7 @@ namespace hetsim {
 inline constexpr int kMaxYamlDepth = 256;
 // Values a document may expand to through aliases: this many, or the document's size in bytes
 // when larger (without aliases a document holds fewer values than it has bytes).
-inline constexpr size_t kMaxYamlValues = 1'000'000;
+inline constexpr size_t kMaxYamlValues = 100'000;
 
 // The problems of `root`, located in `file`; empty when it is fine. `text_bytes`: the document's
 // size. Stops at the first cycle, size or depth problem; reports every duplicate key.

@@ -34,6 +34,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                   "cluster.node_types[*].nic.bandwidth=400Gbps, model.training.global_batch=1024")
       ->expected(1)
       ->take_all();
+  cmd->add_flag("--every-step", a.every_step,
+                "simulate identical gradient-accumulation steps one by one (by default those before a GPU's last run as "
+                "one task of their summed length: the same times, a program that does not grow with the steps)");
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }
@@ -62,6 +65,7 @@ SimOptions sim_options(const CommonArgs& a) {
   SimOptions o;
   o.fidelity = a.fidelity == "step" ? Fidelity::kStep : Fidelity::kPhase;
   o.record_flows = !a.trace.empty();  // link-utilisation tracks
+  o.every_step = a.every_step;
   return o;
 }
 

@@ -29,6 +29,7 @@ struct CommonArgs {
   long global_batch = 0;
   long micro_batch = 0;
   std::vector<std::string> sets;  // --set PATH=VALUE, in order
+  bool every_step = false;        // --every-step (SimOptions::every_step)
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);

@@ -66,7 +66,7 @@ class CostCache {
 }  // namespace
 
 DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                    BatchSplit split, long global_batch) {
+                                    BatchSplit split, long global_batch, bool every_step) {
   DataParallelPlan plan;
   const int n = cluster.gpu_count();
   const long mb = model.training.micro_batch;
@@ -106,8 +106,11 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     }
   }
 
-  double steps = 0;  // micro-batch steps over all GPUs: the program's size, known before building it
-  for (int g = 0; g < n; ++g) steps += std::ceil(static_cast<double>(plan.samples[g]) / static_cast<double>(mb));
+  // Micro-batch steps per GPU, and how many of them (those before the last) run as one task.
+  auto steps_of = [&](int g) { return (plan.samples[g] + mb - 1) / mb; };
+  auto collapsed_of = [&](int g) { return every_step || steps_of(g) < 3 ? 0L : steps_of(g) - 1; };
+  double steps = 0;  // micro-batch steps simulated over all GPUs: the program's size, known before building it
+  for (int g = 0; g < n; ++g) steps += static_cast<double>(steps_of(g) - collapsed_of(g)) + (collapsed_of(g) > 0 ? 1 : 0);
   Program::check_program_size(steps * 2 * static_cast<double>(nblocks) + static_cast<double>(nblocks + n));
   Program& p = plan.program;
   p.strategy = split == BatchSplit::kEven ? "dp-even" : "dp-proportional";
@@ -120,7 +123,29 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     p.devices[g].static_memory_bytes = state_bytes + kRuntimeReserveBytes;
     p.devices[g].peak_flops = dev.peak(dtype);
     const std::string prefix = "gpu" + std::to_string(g) + ".";
-    for (long done = 0, k = 0; done < plan.samples[g]; ++k) {
+    long done = 0, k = 0;
+    if (const long repeats = collapsed_of(g); repeats > 0) {
+      // Steps 0 .. repeats-1, all of the full micro-batch: one task of their summed length that
+      // holds one step's activations (the step's peak), then releases them.
+      const std::vector<BlockCost>& blocks = costs.blocks(g, mb);
+      double step_s = 0, step_flops = 0, activations = 0;
+      for (const BlockCost& b : blocks) {
+        step_s += b.fwd_s + b.bwd_s;
+        step_flops += b.model_flops;
+        activations += b.saved_bytes;
+        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += static_cast<double>(repeats) * b.sources[s];
+      }
+      const double r = static_cast<double>(repeats);
+      std::string label = prefix;
+      label.append("mb0-").append(std::to_string(repeats - 1)).append(" (").append(std::to_string(repeats));
+      label.append(" identical steps as one task)");
+      p.add({label, ComputeTask{g, r * step_s, r * step_flops, activations}, {}});
+      p.add({label + ".release", ComputeTask{g, 0, 0, -activations}, {}});
+      p.model_flops += r * step_flops;
+      done = repeats * mb;
+      k = repeats;
+    }
+    for (; done < plan.samples[g]; ++k) {
       const long size = std::min(mb, plan.samples[g] - done);
       done += size;
       const bool last = done == plan.samples[g];

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "base/input_error.hpp"
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
@@ -29,7 +30,7 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
   BatchSplit split = BatchSplit::kEven;
   if (strategy == "dp-proportional") split = BatchSplit::kProportional;
   else if (strategy != "dp-even") throw std::invalid_argument("unknown strategy " + strategy);
-  DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch);
+  DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch, options.every_step);
   if (!plan.feasible) return infeasible_evaluation(strategy, model, cluster, plan.infeasible_reason);
   return simulated_evaluation(std::move(plan.program), model, cluster, options);
 }
@@ -68,18 +69,30 @@ double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster,
       const Evaluation ev = evaluate_strategy(s, model, sub, cost, options, batch);
       if (ev.report.feasible) best = std::max(best, ev.report.samples_per_s / nt);
     }
+    ModelSpec scaled = model;
+    scaled.training.global_batch = batch;
+    scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
+    // A reference whose program is too large for this machine (a huge global batch: SPMD and
+    // pipeline programs still hold every accumulation step) is left out, and the note says so.
+    auto left_out = [&](const char* what, const InputError& e) {
+      std::string note = "upper bound for " + sub.node_types[0].gpu.name + ": ";
+      note.append(what).append(" left out: ").append(e.diagnostics().front().message);
+      notes.push_back(std::move(note));
+    };
     if (synthesise) {
-      ModelSpec scaled = model;
-      scaled.training.global_batch = batch;
-      scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
-      const JudgedPlan plan = plan_and_judge(scaled, sub, cost, SpmdPlanOptions{}, 1, options, "reference");
-      if (plan.chosen >= 0) best = std::max(best, plan.judged[plan.chosen].evaluation.report.samples_per_s / nt);
+      try {
+        const JudgedPlan plan = plan_and_judge(scaled, sub, cost, SpmdPlanOptions{}, 1, options, "reference");
+        if (plan.chosen >= 0) best = std::max(best, plan.judged[plan.chosen].evaluation.report.samples_per_s / nt);
+      } catch (const InputError& e) {
+        left_out("SPMD synthesis", e);
+      }
     }
     if (reference) {
-      ModelSpec scaled = model;
-      scaled.training.global_batch = batch;
-      scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
-      best = std::max(best, reference(scaled, sub) / nt);
+      try {
+        best = std::max(best, reference(scaled, sub) / nt);
+      } catch (const InputError& e) {
+        left_out("the hybrid planner", e);
+      }
     }
     if (best == 0) {
       // No known strategy fits this type alone: bound it by its compute-only speed.

@@ -18,6 +18,9 @@ namespace hetsim {
 struct SimOptions {
   Fidelity fidelity = Fidelity::kPhase;
   bool record_flows = false;  // keep every transfer leg (for link-utilisation traces)
+  // Builders simulate identical gradient-accumulation steps one by one (--every-step) instead of
+  // as one task of their summed length (the same times: nothing runs beside them).
+  bool every_step = false;
 };
 
 struct TaskTiming {

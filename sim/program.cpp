@@ -145,12 +145,13 @@ void Program::check_program_size(double tasks) {
   if (tasks <= static_cast<double>(most)) return;
   // From add(): the builder did not know its size, only that it passed the limit.
   const std::string need = tasks == static_cast<double>(most + 1) ? "more than " + std::to_string(most)
-                                                                   : format_double("%.3g", tasks) + ", more than the " + std::to_string(most);
+                                                                   : format_double("%.0f", tasks) + ", more than the " + std::to_string(most);
   throw InputError("training.global_batch", "",
                    "one iteration of this run needs " + need +
                        " simulated tasks this machine can hold (one per layer, micro-batch step and GPU; about 500 bytes "
                        "each, twice, in a quarter of its memory): lower the global batch, raise the micro-batch or use "
-                       "fewer GPUs (hetsim does not yet simulate repeated identical steps once)");
+                       "fewer GPUs (data-parallel plans simulate identical steps once unless --every-step; pipeline and SPMD "
+                       "programs do not yet)");
 }
 
 }  // namespace hetsim

@@ -197,10 +197,16 @@ TEST(BadInputs, AMillionProblemsAreReportedAsFiftyAndACount) {
 }
 
 TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
-  // 1e9 samples over 32 GPUs: 5.2e10 tasks; refused at once (it grew to 17 GB and was killed).
-  const auto [rc, err] = run_cli("simulate --strategy dp-even --global-batch 1000000000");
+  // 1e9 samples over 32 GPUs, every step simulated: 5.2e10 tasks; refused at once (it grew to 17 GB
+  // and was killed).
+  const auto [rc, err] = run_cli("simulate --strategy dp-even --global-batch 1000000000 --every-step --no-upper-bound");
   EXPECT_EQ(rc, 2);
-  EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs 5.2e+10, more than the ", 0), 0u) << err;
+  EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs 520000000", 0), 0u) << err;
+  // By default the identical steps are one task: the same run simulates at once.
+  const test::CliRun ok = test::run_hetsim("simulate --strategy dp-even --global-batch 1000000000 --no-upper-bound",
+                                           test::Capture::kStdout);
+  EXPECT_EQ(ok.rc, 0);
+  EXPECT_NE(ok.output.find("iteration time: "), std::string::npos) << ok.output;
 }
 
 TEST(BadInputs, AClusterBeyondSimGridsActorLimitIsRefusedUpFront) {

@@ -109,6 +109,8 @@ TEST(Units, MalformedStringsSayWhatIsWrong) {
 TEST(Units, FormatsForHumans) {
   EXPECT_EQ(format_bytes(40.0 * 1024 * 1024 * 1024), "40 GiB");
   EXPECT_EQ(format_time(0.0123), "12.3 ms");
+  EXPECT_EQ(format_time(87890.4), "87890 s");  // not "8.789e+04 s"
+  EXPECT_EQ(format_time(2.5e-14), "0.000025 ns");
   EXPECT_EQ(format_rate(25e9), "25 GB/s");
   EXPECT_EQ(format_bytes(1000.0 * 1024 * 1024 * 1024), "1000 GiB");  // not "1e+03 GiB"
   EXPECT_EQ(format_bytes(999.7 * 1024 * 1024), "1000 MiB");

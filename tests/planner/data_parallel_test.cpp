@@ -69,6 +69,34 @@ TEST(DataParallel, ShareFollowsSpeed) {
   }
 }
 
+TEST(DataParallel, IdenticalStepsAsOneTaskGiveTheTimesOfEveryStep) {
+  // bert-base, global batch 4096 on 32 mixed GPUs at micro-batch 16: 7-10 steps per GPU.
+  const ModelSpec m = model("bert-base");
+  const Cluster c = cluster("a100-v100-2x2");
+  for (const char* strategy : {"dp-even", "dp-proportional"}) {
+    SimOptions every;
+    every.every_step = true;
+    const Evaluation all = evaluate_strategy(strategy, m, c, CostModel{}, every, 4096);
+    const Evaluation once = evaluate_strategy(strategy, m, c, CostModel{}, {}, 4096);
+    ASSERT_TRUE(all.report.feasible && once.report.feasible) << strategy;
+    EXPECT_LT(once.program.tasks.size() * 4, all.program.tasks.size()) << strategy;
+    EXPECT_NEAR(once.report.iteration_time_s / all.report.iteration_time_s, 1.0, 1e-9) << strategy;
+    EXPECT_NEAR(once.report.mfu / all.report.mfu, 1.0, 1e-9) << strategy;
+    ASSERT_EQ(once.report.devices.size(), all.report.devices.size());
+    for (size_t d = 0; d < all.report.devices.size(); ++d) {
+      EXPECT_DOUBLE_EQ(once.report.devices[d].peak_memory_bytes, all.report.devices[d].peak_memory_bytes) << d;
+      EXPECT_NEAR(once.report.devices[d].compute_s / all.report.devices[d].compute_s, 1.0, 1e-9) << d;
+    }
+  }
+}
+
+TEST(DataParallel, AGlobalBatchOfABillionSimulatesInAProgramOfFewTasks) {
+  const DataParallelPlan p = plan_data_parallel(model("bert-base"), cluster("a100-v100-2x2"), CostModel{},
+                                                BatchSplit::kProportional, 1'000'000'000);
+  ASSERT_TRUE(p.feasible);
+  EXPECT_LT(p.program.tasks.size(), 32u * 200);  // each GPU: one collapsed task, its last step, the optimizer
+}
+
 TEST(DataParallel, TooBigModelIsInfeasibleNamingDeviceAndShortfall) {
   const Evaluation ev = evaluate_strategy("dp-even", model("llama2-7b"), cluster("a100-8x8"), CostModel{}, {});
   EXPECT_FALSE(ev.report.feasible);
