@@ -26,9 +26,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->check(CLI::IsMember({"phase", "step"}))
       ->capture_default_str();
   cmd->add_option("--global-batch", a.global_batch, "override the model's global batch (samples per iteration)")
-      ->check(at_least(1));
+      ->check(at_least(1, kMaxGlobalBatch));
   cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass)")
-      ->check(at_least(1));
+      ->check(at_least(1, kMaxGlobalBatch));
   cmd->add_option("--set", a.sets,
                   "edit a field of the cluster or model before it is read (repeatable): "
                   "cluster.node_types[*].nic.bandwidth=400Gbps, model.training.global_batch=1024")
@@ -73,13 +73,15 @@ void write_json(const std::string& path, const nlohmann::json& j, const std::str
   if (!path.empty()) write_file(path, j.dump(2) + "\n", option);
 }
 
-CLI::Validator at_least(long min) {
+CLI::Validator at_least(long min, long max) {
   return CLI::Validator(
-      [min](std::string& s) -> std::string {
+      [min, max](std::string& s) -> std::string {
         long v = 0;
         const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc::result_out_of_range) return s + " is more than " + std::to_string(max);
         if (ec != std::errc() || p != s.data() + s.size()) return "\"" + s + "\" is not a whole number";
         if (v < min) return s + " is less than " + std::to_string(min);
+        if (v > max) return s + " is more than " + std::to_string(max);
         return {};
       },
       "INT>=" + std::to_string(min));

@@ -2,6 +2,7 @@
 // Options shared by `plan` and `simulate`: inputs, outputs, fidelity, batch and profile overrides.
 #pragma once
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,6 @@ void write_json(const std::string& path, const nlohmann::json& j, const std::str
 
 // A whole number of at least `min`, with a short message (CLI11's own PositiveNumber quotes the
 // largest double in full).
-[[nodiscard]] CLI::Validator at_least(long min);
+[[nodiscard]] CLI::Validator at_least(long min, long max = LONG_MAX);
 
 }  // namespace hetsim::cli

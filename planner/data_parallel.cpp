@@ -107,7 +107,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   }
 
   // Micro-batch steps per GPU, and how many of them (those before the last) run as one task.
-  auto steps_of = [&](int g) { return (plan.samples[g] + mb - 1) / mb; };
+  auto steps_of = [&](int g) { return plan.samples[g] / mb + (plan.samples[g] % mb != 0 ? 1 : 0); };  // no overflow
   auto collapsed_of = [&](int g) { return every_step || steps_of(g) < 3 ? 0L : steps_of(g) - 1; };
   double steps = 0;  // micro-batch steps simulated over all GPUs: the program's size, known before building it
   for (int g = 0; g < n; ++g) steps += static_cast<double>(steps_of(g) - collapsed_of(g)) + (collapsed_of(g) > 0 ? 1 : 0);

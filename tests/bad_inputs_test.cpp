@@ -152,6 +152,10 @@ TEST(BadInputs, PlanThatIsADirectoryOrAPipeIsRefused) {
 
 TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
   EXPECT_EQ(run_cli("simulate --strategy dp-even --global-batch 0").second.substr(0, 32), "--global-batch: 0 is less than 1");
+  // Batch shares are split in doubles: 2^63 - 1 samples looped for minutes (found this session).
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --global-batch 9223372036854775807").second.substr(0, 62),
+            "--global-batch: 9223372036854775807 is more than 1000000000000");
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --global-batch 99999999999999999999").first, 2);
   EXPECT_EQ(run_cli("simulate --strategy dp-even --micro-batch 1000"),
             std::make_pair(2, std::string("--micro-batch: error: 1000 is larger than the global batch (512 samples per iteration)\n")));
   EXPECT_EQ(run_cli("collective --root -5").second.substr(0, 23), "--root: -5 is less than");

@@ -132,8 +132,8 @@ bool has_mlm_head(Family f) { return f == Family::kBert || f == Family::kMoe; }
 TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
   const size_t problems_before = r.diagnostics().size();
   TrainingSpec t;
-  t.global_batch = r.integer("global_batch", 1);
-  t.micro_batch = r.integer("micro_batch", 1);
+  t.global_batch = r.integer("global_batch", 1, kMaxGlobalBatch);
+  t.micro_batch = r.integer("micro_batch", 1, kMaxGlobalBatch);
   t.dtype = dtype_from_name(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"})).value_or(DType::kFp16);
   if (auto fb = r.opt_choice("dtype_fallback", {"fp32", "tf32", "fp16", "bf16", "fp8"})) t.dtype_fallback = dtype_from_name(*fb);
   t.optimizer = r.opt_choice("optimizer", {"adam", "sgd"}).value_or("adam") == "sgd" ? Optimizer::kSgd

@@ -31,8 +31,12 @@ enum class Recompute { kNone, kFull };
 // `standard` is always unfused.
 enum class AttentionKernel { kAuto, kStandard, kFlash };
 
+// Most samples per iteration read: 10^12 is beyond any training run, and counts up to it stay exact
+// in double arithmetic (batch shares are split in doubles).
+inline constexpr long kMaxGlobalBatch = 1'000'000'000'000;
+
 struct TrainingSpec {
-  long global_batch = 0;  // samples (sequences) per iteration over the whole cluster
+  long global_batch = 0;  // samples (sequences) per iteration over the whole cluster, <= kMaxGlobalBatch
   long micro_batch = 0;   // samples per forward/backward pass on one device
   DType dtype = DType::kFp16;
   std::optional<DType> dtype_fallback;  // used on devices that lack `dtype` (bf16 on V100 -> fp16)
