@@ -37,6 +37,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_flag("--every-step", a.every_step,
                 "simulate identical gradient-accumulation steps one by one (by default those before a GPU's last run as "
                 "one task of their summed length: the same times, a program that does not grow with the steps)");
+  cmd->add_flag("--every-collective", a.every_collective,
+                "simulate every collective flow by flow (by default, where communications never overlap, as in pure "
+                "data parallelism, a collective identical to one already simulated takes its time: the same times)");
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }
@@ -66,6 +69,7 @@ SimOptions sim_options(const CommonArgs& a) {
   o.fidelity = a.fidelity == "step" ? Fidelity::kStep : Fidelity::kPhase;
   o.record_flows = !a.trace.empty();  // link-utilisation tracks
   o.every_step = a.every_step;
+  o.every_collective = a.every_collective;
   return o;
 }
 

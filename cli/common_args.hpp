@@ -31,6 +31,7 @@ struct CommonArgs {
   long micro_batch = 0;
   std::vector<std::string> sets;  // --set PATH=VALUE, in order
   bool every_step = false;        // --every-step (SimOptions::every_step)
+  bool every_collective = false;  // --every-collective (SimOptions::every_collective)
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);

@@ -54,9 +54,12 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
   const Inputs in = load_inputs(c);
-  // Every GPU computes in some program, so each needs an actor at least: a cluster beyond what
-  // SimGrid can hold here is refused before the search (it ended in bad_alloc at 100 000 GPUs).
-  check_actor_count(static_cast<size_t>(in.cluster.gpu_count()), "at least ");
+  // The search keeps per-GPU state for every candidate: a cluster beyond what it was built and
+  // measured for is refused before the search (100 000 GPUs ended in bad_alloc); simulate runs any size.
+  if (in.cluster.gpu_count() > kMaxPlanGpus) {
+    throw InputError("cluster", "", "hetsim plan searches clusters of at most " + std::to_string(kMaxPlanGpus) + " GPUs; this one has " +
+                     std::to_string(in.cluster.gpu_count()) + " (hetsim simulate runs a strategy or a plan on any number)");
+  }
   const ModelSpec& model = in.model;
   const Cluster& cluster = in.cluster;
   const CostModel& cost = in.cost;

@@ -34,6 +34,9 @@ struct PlanArgs {
   std::string schedule;  // empty: the planner chooses
 };
 
+// The largest cluster `hetsim plan` searches (the benchmarks' largest data-parallel size).
+inline constexpr int kMaxPlanGpus = 16384;
+
 void add_plan_options(CLI::App* cmd, PlanArgs& a);
 int run_plan(const PlanArgs& a);
 

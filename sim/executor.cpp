@@ -2,18 +2,18 @@
 #include "sim/executor.hpp"
 
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cmath>
 #include <map>
+#include <queue>
 #include <tuple>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "base/input_error.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/platform.hpp"
 
@@ -23,23 +23,112 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// State shared by all stream actors of one simulation. Actors run one at a time (SimGrid is
-// cooperative), so plain fields are safe.
+constexpr size_t kStreams = 1 + kCommStreams;  // compute, then the communication streams
+
+// Every stream's tasks in program order, and the streams that hold each task.
+struct Streams {
+  std::vector<std::vector<int>> tasks;  // device * kStreams + stream -> its tasks
+
+  explicit Streams(const Program& prog) : tasks(prog.devices.size() * kStreams) {
+    for (size_t i = 0; i < prog.tasks.size(); ++i) {
+      for_each_stream(prog.tasks[i], [&](size_t s) { tasks[s].push_back(static_cast<int>(i)); });
+    }
+  }
+  // Calls f(stream) for every stream that runs `task`: a compute task's device's compute stream,
+  // a collective's stream on every member, a send's stream on its sender (not on its mirrors').
+  template <class F>
+  static void for_each_stream(const Task& task, F&& f) {
+    if (const auto* c = std::get_if<ComputeTask>(&task.body)) {
+      f(static_cast<size_t>(c->device) * kStreams);
+    } else if (const auto* g = std::get_if<CollectiveTask>(&task.body)) {
+      for (int d : g->group) f(static_cast<size_t>(d) * kStreams + 1 + static_cast<size_t>(g->stream));
+    } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
+      f(static_cast<size_t>(s->src) * kStreams + 1 + static_cast<size_t>(s->stream));
+    }
+  }
+};
+
+// True when the program's network tasks (collectives, sends) can never overlap one another: each
+// one after the first shares a stream with the one before it or depends on it directly, so they
+// run one after the other on an otherwise idle network. Then two identical collectives take the
+// same time wherever they fall in the iteration (a pure data-parallel program: its gradient
+// all-reduces all span every GPU's data stream).
+bool network_tasks_in_sequence(const Program& prog) {
+  int previous = -1;
+  std::vector<size_t> previous_streams, streams;
+  for (size_t i = 0; i < prog.tasks.size(); ++i) {
+    const Task& t = prog.tasks[i];
+    if (std::holds_alternative<ComputeTask>(t.body)) continue;
+    streams.clear();
+    Streams::for_each_stream(t, [&](size_t s) { streams.push_back(s); });
+    std::sort(streams.begin(), streams.end());
+    if (previous >= 0) {
+      const bool ordered = std::find(t.deps.begin(), t.deps.end(), previous) != t.deps.end() ||
+          std::find_first_of(streams.begin(), streams.end(), previous_streams.begin(), previous_streams.end()) != streams.end();
+      if (!ordered) return false;
+    }
+    previous = static_cast<int>(i);
+    previous_streams.swap(streams);
+  }
+  return true;
+}
+
+// One simulation as an event loop in a single SimGrid actor. Every stream runs its tasks in
+// program order; a task starts when it is at the head of every stream that holds it (all members
+// of a collective have reached it) and its dependencies are done. Kernels are timers of the loop
+// (a kernel of known length, not a shared CPU); each communication task runs in a short-lived
+// actor of its own that moves its flows through the network and wakes the loop when done. So a
+// run needs one actor plus one per communication in flight, not one per GPU stream, and the
+// memory SimGrid maps for actor stacks no longer grows with the number of GPUs.
 class Run {
  public:
   Run(const Program& p, const Cluster& cluster, const Platform& platform, const SimOptions& o)
       : prog_(p), cluster_(cluster), platform_(platform), net_(platform, o.record_flows ? &flows_ : nullptr), opts_(o),
-        timing_(p.tasks.size()), done_(p.tasks.size(), 0), waiters_(p.tasks.size()), arrived_(p.tasks.size(), 0),
-        mem_now_(p.devices.size(), 0), mem_peak_(p.devices.size(), 0) {}
+        streams_(p), cursor_(streams_.tasks.size(), 0), timing_(p.tasks.size()), done_(p.tasks.size(), 0),
+        pending_(p.tasks.size(), 0), dependents_(p.tasks.size()), mem_now_(p.devices.size(), 0),
+        mem_peak_(p.devices.size(), 0), mutex_(sg4::Mutex::create()), wake_(sg4::ConditionVariable::create()),
+        reuse_collectives_(!o.every_collective && network_tasks_in_sequence(p)) {
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+      pending_[i] = static_cast<int>(p.tasks[i].deps.size());
+      for (int d : p.tasks[i].deps) dependents_[d].push_back(static_cast<int>(i));
+      Streams::for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
+    }
+  }
 
-  // Runs one stream's tasks in order. `members` is how many devices' streams this actor stands
-  // for: devices whose streams hold exactly the same tasks (every rank of a group whose streams
-  // carry only that group's collectives) would reach every task at the same moment, so one actor
-  // arrives for all of them.
-  void stream(const std::vector<int>& tasks, int device, int members) {
-    for (int t : tasks) {
-      for (int d : prog_.tasks[t].deps) wait_for(d);
-      std::visit([&](const auto& body) { this->execute(t, device, members, body); }, prog_.tasks[t].body);
+  // The loop: starts every task that is ready, then waits for the next kernel to end or a
+  // communication to finish, until no task is left to run.
+  void loop() {
+    std::unique_lock lock(*mutex_);
+    for (size_t s = 0; s < streams_.tasks.size(); ++s) {
+      if (!streams_.tasks[s].empty()) arrive(streams_.tasks[s].front());
+    }
+    start_ready();
+    while (in_flight_ > 0 || !timers_.empty()) {
+      bool timed_out = false;
+      if (in_flight_ == 0) {
+        sg4::this_actor::sleep_until(timers_.top().end_s);
+        timed_out = true;
+      } else if (timers_.empty()) {
+        wake_->wait(lock);
+      } else {
+        timed_out = wake_->wait_until(lock, timers_.top().end_s) == std::cv_status::timeout;
+      }
+      const double now = sg4::Engine::get_clock();
+      std::vector<int> finished;
+      finished.swap(finished_);
+      for (int t : finished) {
+        --in_flight_;
+        if (reuse_collectives_) {
+          if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[t].body)) durations_.try_emplace(key(*c), now - timing_[t].start_s);
+        }
+        complete(t);
+      }
+      // The timer the loop waited for is due even where the clock landed an ulp short of it, and
+      // so is every timer within SimGrid's time precision of now: SimGrid ends such sleeps in the
+      // same step (an actor per stream, as before the loop, saw them end together).
+      if (timed_out && !timers_.empty()) pop_timer();
+      while (!timers_.empty() && timers_.top().end_s <= now + precision_s_) pop_timer();
+      start_ready();
     }
   }
 
@@ -47,85 +136,143 @@ class Run {
   const std::vector<FlowRecord>& flows() const { return flows_; }
   uint64_t activities() const { return activities_; }
   double peak_memory(int device) const { return mem_peak_[device]; }
-  // Tasks that never completed: after engine.run(), a deadlock (SimGrid stops when no actor can move).
+  // Tasks that never completed: after the loop, a deadlock (nothing left to run or wait for).
   [[nodiscard]] size_t unfinished() const { return static_cast<size_t>(std::count(done_.begin(), done_.end(), 0)); }
 
  private:
-  void wait_for(int task) {
-    while (!done_[task]) {
-      waiters_[task].push_back(sg4::Actor::self());
-      sg4::this_actor::suspend();
+  struct Timer {
+    double end_s;
+    uint64_t order;  // ties: the earlier started first
+    int task;
+    bool operator>(const Timer& o) const { return end_s != o.end_s ? end_s > o.end_s : order > o.order; }
+  };
+
+  // One more stream has reached `task`.
+  void arrive(int task) {
+    if (--pending_[task] == 0) ready_.push_back(task);
+  }
+
+  void start_ready() {
+    while (!ready_.empty()) {  // starting a task of no length completes it, which may ready more
+      std::vector<int> now;
+      now.swap(ready_);
+      for (int t : now) start(t);
     }
   }
 
   void complete(int task) {
     done_[task] = 1;
     timing_[task].end_s = sg4::Engine::get_clock();
-    for (const sg4::ActorPtr& a : waiters_[task]) a->resume();
-    waiters_[task].clear();
+    Streams::for_each_stream(prog_.tasks[task], [&](size_t s) {
+      const std::vector<int>& list = streams_.tasks[s];
+      if (++cursor_[s] < list.size()) arrive(list[cursor_[s]]);
+    });
+    for (int u : dependents_[task]) arrive(u);
+  }
+
+  void pop_timer() {
+    const Timer t = timers_.top();
+    timers_.pop();
+    if (const auto* c = std::get_if<ComputeTask>(&prog_.tasks[t.task].body); c != nullptr && c->memory_delta_bytes < 0) {
+      account(*c, c->memory_delta_bytes);
+    }
+    complete(t.task);
+  }
+
+  void add_timer(int task, double duration_s) {
+    timers_.push({sg4::Engine::get_clock() + duration_s, timer_order_++, task});
+    ++activities_;
   }
 
   double node_slowdown(int gpu) const {
     return cluster_.node_health.empty() ? 1.0 : cluster_.node_health[cluster_.gpus[gpu].node].compute_slowdown;
   }
 
-  void execute(int t, int device, int /*members*/, const ComputeTask& c) {
+  void account(const ComputeTask& c, double delta) {
+    for (size_t i = 0; i <= c.mirrors.size(); ++i) {
+      const int d = i == 0 ? c.device : c.mirrors[i - 1];
+      mem_now_[d] += delta;
+      mem_peak_[d] = std::max(mem_peak_[d], mem_now_[d]);
+    }
+  }
+
+  void start(int t) {
     timing_[t].start_s = sg4::Engine::get_clock();
-    auto account = [&](double delta) {
-      for (size_t i = 0; i <= c.mirrors.size(); ++i) {
-        const int d = i == 0 ? device : c.mirrors[i - 1];
-        mem_now_[d] += delta;
-        mem_peak_[d] = std::max(mem_peak_[d], mem_now_[d]);
-      }
-    };
-    if (c.memory_delta_bytes > 0) account(c.memory_delta_bytes);
+    std::visit([&](const auto& body) { this->start(t, body); }, prog_.tasks[t].body);
+  }
+
+  void start(int t, const ComputeTask& c) {
+    if (c.memory_delta_bytes > 0) account(c, c.memory_delta_bytes);
     if (c.duration_s > 0) {
       // A degraded node (degraded_nodes) runs its kernels slower; ranks in lockstep wait for the slowest.
-      double slowdown = node_slowdown(device);
+      double slowdown = node_slowdown(c.device);
       for (int m : c.mirrors) slowdown = std::max(slowdown, node_slowdown(m));
-      sg4::this_actor::sleep_for(slowdown * c.duration_s);  // a kernel of known length: a timer, not a shared CPU
-      ++activities_;
-    }
-    if (c.memory_delta_bytes < 0) account(c.memory_delta_bytes);
-    complete(t);
-  }
-
-  void execute(int t, int /*device*/, int members, const CollectiveTask& c) {
-    arrived_[t] += members;
-    if (arrived_[t] < static_cast<int>(c.group.size())) {
-      wait_for(t);  // the last member to arrive runs the collective for everyone
+      add_timer(t, slowdown * c.duration_s);
       return;
     }
-    timing_[t].start_s = sg4::Engine::get_clock();
-    for (const PreparedSchedule& s : schedules(c)) activities_ += net_.run(s);
+    if (c.memory_delta_bytes < 0) account(c, c.memory_delta_bytes);
     complete(t);
   }
 
-  void execute(int t, int /*device*/, int /*members*/, const SendTask& s) {
-    timing_[t].start_s = sg4::Engine::get_clock();
-    if (s.size_bytes > 0) {
+  void start(int t, const CollectiveTask& c) {
+    if (reuse_collectives_) {  // the same collective on the same idle network: the same time
+      if (auto it = durations_.find(key(c)); it != durations_.end()) {
+        add_timer(t, it->second);
+        return;
+      }
+    }
+    const std::vector<PreparedSchedule>* schedules = &this->schedules(c);
+    communicate(t, c.group.front(), [this, schedules] {
+      uint64_t n = 0;
+      for (const PreparedSchedule& s : *schedules) n += net_.run(s);
+      return n;
+    });
+  }
+
+  void start(int t, const SendTask& s) {
+    if (s.size_bytes <= 0) {
+      complete(t);
+      return;
+    }
+    communicate(t, s.src, [this, &s] {
       std::vector<Flow> flows;
       for (const auto& [src, dst] : s.transfers()) flows.push_back({src, dst, s.size_bytes});
-      activities_ += net_.concurrent(flows);
-    }
-    complete(t);
+      return net_.concurrent(flows);
+    });
+  }
+
+  // Runs `move` (which returns the activities it started) in an actor of its own on `device`'s
+  // host; the loop completes task `t` when it returns.
+  template <class F>
+  void communicate(int t, int device, F move) {
+    ++in_flight_;
+    sg4::Actor::create("comm", platform_.gpus[device], [this, t, move] {
+      activities_ += move();
+      std::unique_lock lock(*mutex_);
+      finished_.push_back(t);
+      wake_->notify_one();
+    });
+  }
+
+  using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
+  static CollectiveKey key(const CollectiveTask& c) {
+    return std::make_tuple(static_cast<int>(c.op), static_cast<int>(c.algorithm), c.root, c.size_bytes, c.group, c.shard_bytes);
   }
 
   // The schedules of a collective, computed once per distinct collective (pipelines repeat the
   // same TP and gradient collectives many times; choosing an algorithm costs estimates of each).
   const std::vector<PreparedSchedule>& schedules(const CollectiveTask& c) {
-    auto key = std::make_tuple(static_cast<int>(c.op), static_cast<int>(c.algorithm), c.root, c.size_bytes, c.group, c.shard_bytes);
-    auto it = schedule_cache_.find(key);
+    auto k = key(c);
+    auto it = schedule_cache_.find(k);
     if (it == schedule_cache_.end()) {
       const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
       std::vector<PreparedSchedule> prepared;
       for (const Schedule& s : collective_schedules(c, a, cluster_)) prepared.push_back(net_.prepare(s, opts_.fidelity));
-      it = schedule_cache_.emplace(std::move(key), std::move(prepared)).first;
+      it = schedule_cache_.emplace(std::move(k), std::move(prepared)).first;
     }
     return it->second;
   }
 
-  using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
   std::map<CollectiveKey, std::vector<PreparedSchedule>> schedule_cache_;
   const Program& prog_;
   const Cluster& cluster_;
@@ -133,12 +280,24 @@ class Run {
   std::vector<FlowRecord> flows_;
   Network net_;
   SimOptions opts_;
+  Streams streams_;
+  std::vector<size_t> cursor_;  // per stream: index of its current task
   std::vector<TaskTiming> timing_;
   std::vector<char> done_;
-  std::vector<std::vector<sg4::ActorPtr>> waiters_;
-  std::vector<int> arrived_;
+  std::vector<int> pending_;    // per task: dependencies not done + streams not yet at it
+  std::vector<std::vector<int>> dependents_;
+  std::vector<int> ready_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  uint64_t timer_order_ = 0;
+  std::vector<int> finished_;   // communications done since the loop last woke
+  int in_flight_ = 0;           // communications running in actors
   std::vector<double> mem_now_, mem_peak_;
   uint64_t activities_ = 0;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr wake_;
+  bool reuse_collectives_;
+  const double precision_s_ = simgrid::config::get_value<double>("surf/precision");
+  std::map<CollectiveKey, double> durations_;  // reuse_collectives_: each collective's simulated time
 };
 
 // Length of the union of intervals.
@@ -158,56 +317,6 @@ double union_length(std::vector<TaskTiming> iv) {
   return total;
 }
 
-// One actor per device stream that has work: compute, then each communication stream; streams
-// with identical task lists run as one actor (see Run::stream), counted in `members` of the first.
-struct ActorStreams {
-  std::vector<std::vector<int>> streams;  // device * kStreams + stream -> its tasks
-  std::vector<int> members;               // > 0: this stream runs an actor for that many streams
-  size_t actors = 0;
-};
-constexpr size_t kStreams = 1 + kCommStreams;
-
-ActorStreams actor_streams(const Program& prog) {
-  ActorStreams a;
-  const size_t n = prog.devices.size();
-  a.streams.resize(n * kStreams);
-  auto comm = [&](int device, CommStream s) -> std::vector<int>& { return a.streams[device * kStreams + 1 + static_cast<int>(s)]; };
-  for (size_t i = 0; i < prog.tasks.size(); ++i) {
-    const int t = static_cast<int>(i);
-    if (const auto* c = std::get_if<ComputeTask>(&prog.tasks[i].body)) a.streams[c->device * kStreams].push_back(t);
-    else if (const auto* g = std::get_if<CollectiveTask>(&prog.tasks[i].body)) {
-      for (int d : g->group) comm(d, g->stream).push_back(t);
-    } else if (const auto* s = std::get_if<SendTask>(&prog.tasks[i].body)) comm(s->src, s->stream).push_back(t);
-  }
-  std::map<std::vector<int>, size_t> same;  // tasks -> first stream
-  a.members.assign(a.streams.size(), 0);
-  for (size_t i = 0; i < a.streams.size(); ++i) {
-    if (a.streams[i].empty()) continue;
-    auto [it, fresh] = same.try_emplace(a.streams[i], i);
-    a.actors += fresh;
-    ++a.members[it->second];
-  }
-  return a;
-}
-
-}  // namespace
-
-void check_actor_count(size_t actors, const std::string& what) {
-  std::ifstream in("/proc/sys/vm/max_map_count");
-  double limit = 0;
-  if (!(in >> limit) || limit <= 0) return;
-  constexpr double kMappingsPerActor = 2, kReservedMappings = 4096;  // the process's own libraries and heap
-  const double most = (limit - kReservedMappings) / kMappingsPerActor;
-  if (static_cast<double>(actors) <= most) return;
-  throw InputError("cluster", "", "this run needs " + what + std::to_string(actors) + " SimGrid actors (one per GPU stream with work), "
-                   "more than the " + std::to_string(static_cast<long>(most)) + " that vm.max_map_count = " +
-                   std::to_string(static_cast<long>(limit)) + " allows (two memory mappings each); raise it "
-                   "(sysctl -w vm.max_map_count=" + std::to_string(static_cast<long>(actors * 2 + kReservedMappings)) +
-                   ") or simulate fewer GPUs");
-}
-
-namespace {
-
 nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const SimOptions& opts) {
   int argc = 1;
   char name[] = "hetsim";
@@ -218,18 +327,8 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   const Platform platform = build_platform(cluster);
 
   const size_t n = prog.devices.size();
-  const ActorStreams plan = actor_streams(prog);
-  const std::vector<std::vector<int>>& streams = plan.streams;
-  const std::vector<int>& members = plan.members;
   Run run(prog, cluster, platform, opts);
-  for (size_t i = 0; i < streams.size(); ++i) {
-    if (members[i] == 0) continue;
-    const int dev = static_cast<int>(i / kStreams);
-    const size_t kind = i % kStreams;
-    const std::string name = kind == 0 ? "compute" : std::string(comm_stream_name(static_cast<CommStream>(kind - 1)));
-    sg4::Actor::create(name + std::to_string(dev), platform.gpus[dev],
-                       [&run, &streams, i, dev, m = members[i]] { run.stream(streams[i], dev, m); });
-  }
+  sg4::Actor::create("loop", platform.gpus.front(), [&run] { run.loop(); });
   engine.run();
   if (const size_t left = run.unfinished(); left > 0) {
     throw std::runtime_error("the simulation stopped with " + std::to_string(left) + " of " + std::to_string(prog.tasks.size()) +
@@ -264,7 +363,6 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
     throw std::logic_error("program has " + std::to_string(program.devices.size()) + " devices, cluster " +
                            std::to_string(cluster.gpu_count()));
   }
-  check_actor_count(actor_streams(program).actors, "");
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bytes = run_isolated([&] {
     const std::vector<uint8_t> v = nlohmann::json::to_cbor(run_in_engine(program, cluster, options));

@@ -1,8 +1,9 @@
 // File: sim/executor.hpp
-// Executes a Program on a Cluster in SimGrid. Each GPU has a compute stream and up to three
-// communication streams (data-parallel collectives, tensor-parallel collectives, pipeline sends;
-// one actor each), each running its tasks in program order once their dependencies are done, so
-// communication overlaps compute wherever the program allows.
+// Executes a Program on a Cluster in SimGrid. Each GPU has a compute stream and communication
+// streams (data-parallel collectives, tensor-parallel collectives, pipeline sends), each running
+// its tasks in program order once their dependencies are done, so communication overlaps compute
+// wherever the program allows. One event loop runs them all (kernels are its timers); each
+// communication in flight is a SimGrid actor of its own.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,11 @@ struct SimOptions {
   // Builders simulate identical gradient-accumulation steps one by one (--every-step) instead of
   // as one task of their summed length (the same times: nothing runs beside them).
   bool every_step = false;
+  // Where the program's communications can never overlap one another (pure data parallelism),
+  // a collective identical to one already simulated takes that one's time on the idle network;
+  // every_collective (--every-collective) simulates each of them flow by flow instead (the same
+  // times: nothing else shares the network with them).
+  bool every_collective = false;
 };
 
 struct TaskTiming {
@@ -47,10 +53,5 @@ struct SimResult {
 // Simulates `program` on `cluster` in a fresh SimGrid engine (in a child process).
 // Throws std::logic_error when the program is malformed (a planner bug).
 [[nodiscard]] SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options = {});
-
-// SimGrid gives each actor a stack of its own: two memory mappings (stack and guard page) under
-// the kernel's vm.max_map_count. Throws InputError naming the limit when `actors` would not fit
-// (`what` prefixes the count, e.g. "at least "), so a run is refused up front, not killed in SimGrid.
-void check_actor_count(size_t actors, const std::string& what);
 
 }  // namespace hetsim

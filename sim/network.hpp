@@ -5,7 +5,9 @@
 // can show link utilisation. Call only from inside a SimGrid actor.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -52,8 +54,20 @@ class Network {
   // are done.
   uint64_t concurrent(const std::vector<Flow>& flows);
 
+  // Flows one actor starts and awaits at most (see concurrent()).
+  static constexpr size_t kFlowsPerActor = 128;
+
  private:
-  void leg(int src_endpoint, int dst_endpoint, double bytes);
+  // A transfer as its legs run one after the other: direct (one leg) or staged through host
+  // memory (three), each leg carrying all `bytes`. Endpoints, not GPUs.
+  struct Legs {
+    std::array<std::pair<int, int>, 3> legs{};
+    int count = 1;
+    double bytes = 0;
+  };
+  [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
+  // Runs flows[first, last) to completion from the calling actor.
+  void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
 
   const Platform& platform_;
   std::vector<FlowRecord>* records_;  // null: not recording

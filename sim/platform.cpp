@@ -36,7 +36,20 @@ class FabricZone : public kr::NetZoneImpl {
     auto [it, fresh] = routes_.try_emplace((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(d));
     if (fresh) {
       fabric_.route(s, d, scratch_);
-      for (int l : scratch_.links) it->second.links.push_back(impls_[l]);
+      // A fat pipe (switch crossbar) limits each flow alone to its bandwidth; where a shared link
+      // of the route is no faster, it can never bind and is left out of SimGrid's route (its
+      // latency stays in latency_s). Left in, every flow through a switch would join one sharing
+      // system, which the max-min solver re-solves whole at every flow event (quadratic in flows).
+      double slowest_shared_Bps = -1;
+      for (int l : scratch_.links) {
+        const FabricLink& fl = fabric_.links()[l];
+        if (fl.shared && (slowest_shared_Bps < 0 || fl.bandwidth_Bps < slowest_shared_Bps)) slowest_shared_Bps = fl.bandwidth_Bps;
+      }
+      for (int l : scratch_.links) {
+        const FabricLink& fl = fabric_.links()[l];
+        const bool redundant = !fl.shared && slowest_shared_Bps >= 0 && fl.bandwidth_Bps >= slowest_shared_Bps;
+        if (!redundant) it->second.links.push_back(impls_[l]);
+      }
       it->second.latency_s = scratch_.latency_s;
     }
     into->link_list_.insert(into->link_list_.end(), it->second.links.begin(), it->second.links.end());

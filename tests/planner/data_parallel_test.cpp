@@ -90,6 +90,28 @@ TEST(DataParallel, IdenticalStepsAsOneTaskGiveTheTimesOfEveryStep) {
   }
 }
 
+TEST(DataParallel, ReusedCollectiveTimesGiveTheTimesOfEveryCollective) {
+  // gpt3-1.3b on 32 mixed GPUs: its gradient buckets are all-reduces over every GPU, one after the
+  // other on the data stream; by default a bucket identical to one already simulated takes its time.
+  const ModelSpec m = model("gpt3-1.3b");
+  const Cluster c = cluster("a100-v100-2x2");
+  for (const char* strategy : {"dp-even", "dp-proportional"}) {
+    SimOptions every;
+    every.every_collective = true;
+    const Evaluation all = evaluate_strategy(strategy, m, c, CostModel{}, every);
+    const Evaluation reused = evaluate_strategy(strategy, m, c, CostModel{}, {});
+    ASSERT_TRUE(all.report.feasible && reused.report.feasible) << strategy;
+    EXPECT_LT(reused.report.sim_activities, all.report.sim_activities) << strategy;
+    EXPECT_NEAR(reused.report.iteration_time_s / all.report.iteration_time_s, 1.0, 1e-12) << strategy;
+    ASSERT_EQ(reused.report.devices.size(), all.report.devices.size());
+    for (size_t d = 0; d < all.report.devices.size(); ++d) {
+      EXPECT_NEAR(reused.report.devices[d].comm_s / all.report.devices[d].comm_s, 1.0, 1e-12) << d;
+      EXPECT_NEAR(reused.report.devices[d].idle_s, all.report.devices[d].idle_s, 1e-12 * all.report.iteration_time_s) << d;
+      EXPECT_DOUBLE_EQ(reused.report.devices[d].peak_memory_bytes, all.report.devices[d].peak_memory_bytes) << d;
+    }
+  }
+}
+
 TEST(DataParallel, AGlobalBatchOfABillionSimulatesInAProgramOfFewTasks) {
   const DataParallelPlan p = plan_data_parallel(model("bert-base"), cluster("a100-v100-2x2"), CostModel{},
                                                 BatchSplit::kProportional, 1'000'000'000);

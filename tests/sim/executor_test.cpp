@@ -149,5 +149,30 @@ TEST(Report, NonFiniteOrNegativeFiguresAreNeverPrinted) {
   EXPECT_THROW(set_upper_bound(r, INFINITY), std::runtime_error);
 }
 
+TEST(ExecutorScale, FortyThousandGpusRunInOneEventLoop) {
+  // 5000 nodes of 8 A100: an actor per GPU stream would need 40 000 stacks, more than the default
+  // vm.max_map_count (65 530 mappings, two per stack) holds. GPU g computes for (1 + g % 7) ms;
+  // GPUs 0-15 then all-reduce 1 GB, started when the slowest of them is done.
+  Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
+  c.node_types[0].count = 5000;
+  index_gpus(c);
+  Program p;
+  p.devices.resize(c.gpu_count());
+  std::vector<int> deps, group;
+  for (int g = 0; g < c.gpu_count(); ++g) {
+    const int t = p.add({"k", ComputeTask{g, 1e-3 * (1 + g % 7), 0, 0}, {}});
+    if (g < 16) {
+      deps.push_back(t);
+      group.push_back(g);
+    }
+  }
+  const int ar = p.add({"ar", collective(CollectiveOp::kAllReduce, group, 1e9), deps});
+  const SimResult r = simulate(p, c);
+  EXPECT_NEAR(r.tasks[ar].start_s, 7e-3, 1e-12);  // GPU 6 computes longest among 0-15
+  EXPECT_GT(r.tasks[ar].end_s - r.tasks[ar].start_s, 1e9 / 300e9);  // at least one NVSwitch port's worth
+  EXPECT_NEAR(r.iteration_time_s, r.tasks[ar].end_s, 1e-12);
+  EXPECT_NEAR(r.devices[39999].compute_s, 1e-3 * (1 + 39999 % 7), 1e-12);
+}
+
 }  // namespace
 }  // namespace hetsim
