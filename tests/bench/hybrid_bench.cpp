@@ -6,22 +6,14 @@
 
 #include <filesystem>
 
+#include "bench_inputs.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 
 namespace hetsim {
 namespace {
 
-std::filesystem::path shipped(const std::string& folder, const std::string& name) {
-  return std::filesystem::path(HETSIM_TEST_SOURCE_DIR) / folder / (name + ".yaml");
-}
-
-// `nodes` nodes of every node type of a shipped cluster.
-Cluster scaled(const std::string& name, int nodes) {
-  Cluster c = load_cluster(shipped("topologies", name));
-  for (NodeType& nt : c.node_types) nt.count = nodes;
-  index_gpus(c);
-  return c;
-}
+using bench::scaled;
+using bench::shipped;
 
 // Megatron's layout: TP groups innermost, then data-parallel copies, then stages.
 HybridPlan megatron_layout(const ModelSpec& m, int tp, int pp, int dp) {
@@ -59,6 +51,28 @@ void BM_Hybrid_SimulateGpt3OnThousandGpus(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(activities));
 }
 BENCHMARK(BM_Hybrid_SimulateGpt3OnThousandGpus)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// The same layout (TP 8 x PP 16) on 128 ... 16 384 A100-80GB: DP = GPUs / 128, the global batch
+// (1536) split over the pipelines. Program build and simulation, one run each.
+void BM_Hybrid_SimulateGpt3Scaling(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const ModelSpec m = load_model(shipped("workloads", "gpt3-175b"));
+  const Cluster c = scaled("selene-64", gpus / 8);
+  const HybridPlan plan = megatron_layout(m, 8, 16, gpus / 128);
+  PipelineProgramBuilder builder(m, c, CostModel{});
+  uint64_t activities = 0;
+  double iteration_s = 0;
+  for (auto _ : state) {
+    const PipelineProgram p = builder.build(plan);
+    const SimResult r = simulate(p.program, c);
+    activities += r.activities;
+    iteration_s = r.iteration_time_s;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(activities));
+  state.counters["gpus"] = gpus;
+  state.counters["simulated_s"] = iteration_s;
+}
+BENCHMARK(BM_Hybrid_SimulateGpt3Scaling)->RangeMultiplier(2)->Range(128, 16384)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 void BM_Hybrid_PlanLlama13bOn512MixedGpus(benchmark::State& state) {
   const ModelSpec m = load_model(shipped("workloads", "llama2-13b"));

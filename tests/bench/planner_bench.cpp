@@ -35,15 +35,14 @@ BENCHMARK(BM_Planner_RatioLp)->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmar
 
 #include <filesystem>
 
+#include "bench_inputs.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "planner/spmd/spmd_problem.hpp"
 
 namespace hetsim {
 namespace {
 
-std::filesystem::path shipped(const std::string& folder, const std::string& name) {
-  return std::filesystem::path(HETSIM_TEST_SOURCE_DIR) / folder / (name + ".yaml");
-}
+using bench::shipped;
 
 // The target: BERT-base on the 64-GPU HAP testbed (32 samples per GPU), search, LP and
 // simulation of 3 candidates included, in under 10 s.

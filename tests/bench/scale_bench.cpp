@@ -1,0 +1,52 @@
+// File: tests/bench/scale_bench.cpp
+// Scale (issue 13): one simulated iteration of gpt3-1.3b, data parallel (dp-even, 2 samples per
+// GPU), on 32 ... 16 384 mixed GPUs (the default cluster's A100 and V100 nodes, as many of each);
+// the whole `hetsim plan` (search, candidate simulations, baselines, upper bound) of gpt3-1.3b on
+// 32 ... 512 of those GPUs and of llama2-13b on 512. Targets: 16 384 GPUs under 60 s; planning
+// 512 GPUs under 20 s (gpt3-1.3b) and 60 s (llama2-13b). Wall time per run, process start and
+// platform build included; counters: the simulated iteration time and SimGrid activities.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "bench_inputs.hpp"
+#include "planner/strategies.hpp"
+
+namespace hetsim {
+namespace {
+
+void BM_Scale_SimulateDataParallel(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const ModelSpec m = load_model(bench::shipped("workloads", "gpt3-1.3b"));
+  const Cluster c = bench::scaled("a100-v100-2x2", gpus / 16);
+  uint64_t activities = 0;
+  double iteration_s = 0;
+  for (auto _ : state) {
+    const Evaluation e = evaluate_strategy("dp-even", m, c, CostModel{}, SimOptions{}, 2L * gpus);
+    activities += e.report.sim_activities;
+    iteration_s = e.report.iteration_time_s;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(activities));
+  state.counters["gpus"] = gpus;
+  state.counters["simulated_s"] = iteration_s;
+}
+BENCHMARK(BM_Scale_SimulateDataParallel)->RangeMultiplier(2)->Range(32, 16384)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// `hetsim plan` of `model` on `gpus` GPUs of the default cluster, through the executable.
+void plan(benchmark::State& state, const std::string& model) {
+  const int gpus = static_cast<int>(state.range(0));
+  const std::string cmd = std::string(HETSIM_BINARY) + " -q plan --model " + model + " --set 'cluster.node_types[*].count=" +
+                          std::to_string(gpus / 16) + "' > /dev/null";
+  for (auto _ : state) {
+    if (std::system(cmd.c_str()) != 0) state.SkipWithError("hetsim plan failed");
+  }
+  state.counters["gpus"] = gpus;
+}
+void BM_Scale_PlanGpt3(benchmark::State& state) { plan(state, "gpt3-1.3b"); }
+void BM_Scale_PlanLlama13b(benchmark::State& state) { plan(state, "llama2-13b"); }
+BENCHMARK(BM_Scale_PlanGpt3)->RangeMultiplier(2)->Range(32, 512)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Scale_PlanLlama13b)->Arg(512)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace hetsim
