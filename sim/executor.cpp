@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 #include <queue>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -48,6 +50,19 @@ struct Streams {
   }
 };
 
+// True when the sorted lists have an element in common (linear: groups reach 10^5 members).
+bool share_one(const std::vector<size_t>& a, const std::vector<size_t>& b) {
+  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end();) {
+    if (*i == *j) return true;
+    if (*i < *j) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return false;
+}
+
 // True when the program's network tasks (collectives, sends) can never overlap one another: each
 // one after the first shares a stream with the one before it or depends on it directly, so they
 // run one after the other on an otherwise idle network. Then two identical collectives take the
@@ -63,9 +78,7 @@ bool network_tasks_in_sequence(const Program& prog) {
     Streams::for_each_stream(t, [&](size_t s) { streams.push_back(s); });
     std::sort(streams.begin(), streams.end());
     if (previous >= 0) {
-      const bool ordered = std::find(t.deps.begin(), t.deps.end(), previous) != t.deps.end() ||
-          std::find_first_of(streams.begin(), streams.end(), previous_streams.begin(), previous_streams.end()) != streams.end();
-      if (!ordered) return false;
+      if (std::find(t.deps.begin(), t.deps.end(), previous) == t.deps.end() && !share_one(streams, previous_streams)) return false;
     }
     previous = static_cast<int>(i);
     previous_streams.swap(streams);
@@ -222,7 +235,7 @@ class Run {
       }
     }
     const std::vector<PreparedSchedule>* schedules = &this->schedules(c);
-    communicate(t, c.group.front(), [this, schedules] {
+    communicate(t, [this, schedules] {
       uint64_t n = 0;
       for (const PreparedSchedule& s : *schedules) n += net_.run(s);
       return n;
@@ -234,24 +247,55 @@ class Run {
       complete(t);
       return;
     }
-    communicate(t, s.src, [this, &s] {
+    communicate(t, [this, &s] {
       std::vector<Flow> flows;
       for (const auto& [src, dst] : s.transfers()) flows.push_back({src, dst, s.size_bytes});
       return net_.concurrent(flows);
     });
   }
 
-  // Runs `move` (which returns the activities it started) in an actor of its own on `device`'s
-  // host; the loop completes task `t` when it returns.
-  template <class F>
-  void communicate(int t, int device, F move) {
+  // Runs `move` (which returns the activities it started) in a worker actor; the loop completes
+  // task `t` when it returns. Workers are kept for the next communication once done (a pipeline
+  // runs hundreds of thousands: creating an actor, and its stack, for each was a third of the run).
+  void communicate(int t, std::function<uint64_t()> move) {
     ++in_flight_;
-    sg4::Actor::create("comm", platform_.gpus[device], [this, t, move] {
-      activities_ += move();
-      std::unique_lock lock(*mutex_);
-      finished_.push_back(t);
+    Worker* w = nullptr;
+    if (idle_.empty()) {
+      workers_.push_back(std::make_unique<Worker>());
+      w = workers_.back().get();
+      w->wake = sg4::ConditionVariable::create();
+      sg4::Actor::create("comm", platform_.gpus.front(), [this, w] { work(*w); })->daemonize();
+    } else {
+      w = idle_.back();
+      idle_.pop_back();
+    }
+    w->task = t;
+    w->job = std::move(move);
+    w->wake->notify_one();
+  }
+
+  struct Worker {
+    sg4::ConditionVariablePtr wake;
+    std::function<uint64_t()> job;  // empty: idle
+    int task = -1;
+  };
+
+  // A worker's life: wait for a job, run it, hand its task back to the loop, wait again. Daemon
+  // actors: SimGrid ends them when the loop, the last other actor, returns.
+  void work(Worker& w) {
+    std::unique_lock lock(*mutex_);
+    while (true) {
+      while (!w.job) w.wake->wait(lock);
+      const std::function<uint64_t()> job = std::move(w.job);
+      w.job = nullptr;
+      lock.unlock();
+      const uint64_t started = job();
+      lock.lock();
+      activities_ += started;
+      finished_.push_back(w.task);
+      idle_.push_back(&w);
       wake_->notify_one();
-    });
+    }
   }
 
   using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
@@ -289,6 +333,8 @@ class Run {
   std::vector<int> ready_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_order_ = 0;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<Worker*> idle_;
   std::vector<int> finished_;   // communications done since the loop last woke
   int in_flight_ = 0;           // communications running in actors
   std::vector<double> mem_now_, mem_peak_;
@@ -328,7 +374,7 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
 
   const size_t n = prog.devices.size();
   Run run(prog, cluster, platform, opts);
-  sg4::Actor::create("loop", platform.gpus.front(), [&run] { run.loop(); });
+  if (!prog.tasks.empty()) sg4::Actor::create("loop", platform.gpus.front(), [&run] { run.loop(); });
   engine.run();
   if (const size_t left = run.unfinished(); left > 0) {
     throw std::runtime_error("the simulation stopped with " + std::to_string(left) + " of " + std::to_string(prog.tasks.size()) +
