@@ -89,10 +89,10 @@ bool network_tasks_in_sequence(const Program& prog) {
 // One simulation as an event loop in a single SimGrid actor. Every stream runs its tasks in
 // program order; a task starts when it is at the head of every stream that holds it (all members
 // of a collective have reached it) and its dependencies are done. Kernels are timers of the loop
-// (a kernel of known length, not a shared CPU); each communication task runs in a short-lived
-// actor of its own that moves its flows through the network and wakes the loop when done. So a
-// run needs one actor plus one per communication in flight, not one per GPU stream, and the
-// memory SimGrid maps for actor stacks no longer grows with the number of GPUs.
+// (a kernel of known length, not a shared CPU); each communication task runs in a worker actor
+// that moves its flows through the network and wakes the loop when done. So a run needs one
+// actor plus one per communication in flight at once, not one per GPU stream, and the memory
+// SimGrid maps for actor stacks no longer grows with the number of GPUs.
 class Run {
  public:
   Run(const Program& p, const Cluster& cluster, const Platform& platform, const SimOptions& o)

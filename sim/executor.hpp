@@ -3,7 +3,7 @@
 // streams (data-parallel collectives, tensor-parallel collectives, pipeline sends), each running
 // its tasks in program order once their dependencies are done, so communication overlaps compute
 // wherever the program allows. One event loop runs them all (kernels are its timers); each
-// communication in flight is a SimGrid actor of its own.
+// communication in flight runs in a worker actor (a pool, reused).
 #pragma once
 
 #include <cstdint>

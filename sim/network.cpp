@@ -89,7 +89,7 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // end to end: batches of kFlowsPerActor flows, each started and awaited by an actor of its own,
   // keep those lists short, and a staged transfer's legs run in its batch's actor, not one of its
   // own (a 512-GPU A100 + MI250X run once ran out of actor stacks). Host-to-host transfers also
-  // sit in one engine-wide list until they end, which no batching shortens (tests/bench/README.md).
+  // sit in one engine-wide list until they end, which no batching shortens (README, "At thousands of GPUs").
   std::vector<sg4::ActorPtr> helpers;
   for (size_t first = kFlowsPerActor; first < legs.size(); first += kFlowsPerActor) {
     const size_t last = std::min(legs.size(), first + kFlowsPerActor);
