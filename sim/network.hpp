@@ -38,6 +38,8 @@ struct PreparedSchedule {
   double setup_s = 0;              // step: the schedule's fixed cost, slept before the rounds
 };
 
+struct PortJob;  // network.cpp
+
 class Network {
  public:
   Network(const Platform& platform, std::vector<FlowRecord>* records) : platform_(platform), records_(records) {}
@@ -56,6 +58,10 @@ class Network {
 
   // Flows one actor starts and awaits at most (see concurrent()).
   static constexpr size_t kFlowsPerActor = 128;
+  // Endpoint actors that mailbox transfers may hold at once: each stack is two memory mappings
+  // under the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 of the
+  // default 65 530; 8192 where the limit cannot be read).
+  [[nodiscard]] static size_t max_port_actors();
 
  private:
   // A transfer as its legs run one after the other: direct (one leg) or staged through host
@@ -68,9 +74,16 @@ class Network {
   [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
+  // True when `legs` (all direct, more than kFlowsPerActor, not traced) run as mailbox transfers
+  // between actors on their endpoints (`jobs`, within max_port_actors()); run_through_ports runs them.
+  [[nodiscard]] bool through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs) const;
+  void run_through_ports(const std::vector<PortJob>& jobs);
 
   const Platform& platform_;
   std::vector<FlowRecord>* records_;  // null: not recording
+  size_t live_ports_ = 0;             // endpoint actors running now
+  int next_call_ = 0;                 // mailbox name prefixes: the next new one, and those free again
+  std::vector<int> free_calls_;
 };
 
 }  // namespace hetsim

@@ -174,5 +174,27 @@ TEST(ExecutorScale, FortyThousandGpusRunInOneEventLoop) {
   EXPECT_NEAR(r.devices[39999].compute_s, 1e-3 * (1 + 39999 % 7), 1e-12);
 }
 
+TEST(ExecutorScale, MailboxTransfersTakeTheTimesOfHostToHostOnes) {
+  // Hundreds of concurrent flows run as mailbox transfers between endpoint actors; traced runs
+  // (record_flows) keep SimGrid's host-to-host transfers. Same flows, hosts and bytes: same times.
+  Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
+  c.node_types[0].count = 32;  // 256 GPUs: a ring of 512 flows
+  index_gpus(c);
+  std::vector<int> all(static_cast<size_t>(c.gpu_count())), some(48);
+  for (int g = 0; g < c.gpu_count(); ++g) all[g] = g;
+  for (int g = 0; g < 48; ++g) some[g] = 5 * g;  // an all-to-all of 2256 flows over 48 GPUs
+  for (const CollectiveTask& task : {collective(CollectiveOp::kAllReduce, all, 1e9), collective(CollectiveOp::kAllToAll, some, 1e9)}) {
+    Program p;
+    p.devices.resize(c.gpu_count());
+    p.add({"c", task, {}});
+    SimOptions traced;
+    traced.record_flows = true;
+    const double host_to_host = simulate(p, c, traced).iteration_time_s;
+    const double mailbox = simulate(p, c).iteration_time_s;
+    EXPECT_GT(mailbox, 0);
+    EXPECT_NEAR(mailbox / host_to_host, 1.0, 1e-12) << collective_name(task.op);
+  }
+}
+
 }  // namespace
 }  // namespace hetsim
