@@ -135,7 +135,11 @@ bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>&
     transfers.push_back({l.legs[0], l.bytes});
   }
   jobs = port_jobs(transfers, kFlowsPerActor);
-  return live_ports_ + jobs.size() <= max_port_actors();
+  // Starting an actor costs more than a short list search: worth it where actors carry many
+  // transfers each (an all-to-all) or the flows are so many that the list dominates (measured on
+  // rings: even at 16 384 flows, 2.6x faster at 32 768).
+  const bool worth = transfers.size() >= kPortsFromFlows || transfers.size() >= 16 * jobs.size();
+  return worth && live_ports_ + jobs.size() <= max_port_actors();
 }
 
 void Network::run_through_ports(const std::vector<PortJob>& jobs) {

@@ -58,6 +58,9 @@ class Network {
 
   // Flows one actor starts and awaits at most (see concurrent()).
   static constexpr size_t kFlowsPerActor = 128;
+  // Concurrent flows from which mailbox transfers between endpoint actors pay even when each actor
+  // carries one or two (a ring); denser patterns use them from kFlowsPerActor flows on.
+  static constexpr size_t kPortsFromFlows = 16384;
   // Endpoint actors that mailbox transfers may hold at once: each stack is two memory mappings
   // under the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 of the
   // default 65 530; 8192 where the limit cannot be read).

@@ -175,8 +175,9 @@ TEST(ExecutorScale, FortyThousandGpusRunInOneEventLoop) {
 }
 
 TEST(ExecutorScale, MailboxTransfersTakeTheTimesOfHostToHostOnes) {
-  // Hundreds of concurrent flows run as mailbox transfers between endpoint actors; traced runs
-  // (record_flows) keep SimGrid's host-to-host transfers. Same flows, hosts and bytes: same times.
+  // An all-to-all's thousands of flows run as mailbox transfers between endpoint actors (a ring's
+  // 512 as host-to-host transfers); traced runs (record_flows) run every flow as a host-to-host
+  // transfer in batches of actors. Same flows, hosts and bytes: same times.
   Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
   c.node_types[0].count = 32;  // 256 GPUs: a ring of 512 flows
   index_gpus(c);
