@@ -106,6 +106,22 @@ class Run {
       for (int d : p.tasks[i].deps) dependents_[d].push_back(static_cast<int>(i));
       Streams::for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
     }
+    net_.reserve_actors(most_workers(p, streams_));
+  }
+
+  // At most how many communications run at once, so many workers: each holds its streams alone,
+  // so no more than the communication streams with work over the fewest streams a task holds.
+  static size_t most_workers(const Program& p, const Streams& streams) {
+    size_t tasks = 0, fewest = 0, busy = 0;
+    for (const Task& t : p.tasks) {
+      if (std::holds_alternative<ComputeTask>(t.body)) continue;
+      size_t n = 0;
+      Streams::for_each_stream(t, [&](size_t) { ++n; });
+      fewest = tasks == 0 ? n : std::min(fewest, n);
+      ++tasks;
+    }
+    for (size_t s = 0; s < streams.tasks.size(); ++s) busy += s % kStreams != 0 && !streams.tasks[s].empty();
+    return tasks == 0 ? 0 : std::min(tasks, busy / std::max<size_t>(1, fewest));
   }
 
   // The loop: starts every task that is ready, then waits for the next kernel to end or a

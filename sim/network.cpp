@@ -117,7 +117,7 @@ std::vector<PortJob> port_jobs(const std::vector<std::pair<std::pair<int, int>, 
 
 }  // namespace
 
-size_t Network::max_port_actors() {
+size_t Network::actor_budget() {
   static const size_t most = [] {
     long limit = 0;
     std::ifstream in("/proc/sys/vm/max_map_count");
@@ -139,7 +139,7 @@ bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>&
   // transfers each (an all-to-all) or the flows are so many that the list dominates (measured on
   // rings: even at 16 384 flows, 2.6x faster at 32 768).
   const bool worth = transfers.size() >= kPortsFromFlows || transfers.size() >= 16 * jobs.size();
-  return worth && live_ports_ + jobs.size() <= max_port_actors();
+  return worth && reserved_ + live_actors_ + jobs.size() <= actor_budget();
 }
 
 void Network::run_through_ports(const std::vector<PortJob>& jobs) {
@@ -157,7 +157,7 @@ void Network::run_through_ports(const std::vector<PortJob>& jobs) {
     std::snprintf(name, sizeof name, "c%d>%d", call, endpoint);
     return sg4::Mailbox::by_name(name);
   };
-  live_ports_ += jobs.size();
+  live_actors_ += jobs.size();
   std::vector<sg4::ActorPtr> actors;
   for (const PortJob& job : jobs) {
     actors.push_back(sg4::Actor::create("port", platform_.endpoint(job.endpoint), [&mailbox, &job] {
@@ -171,7 +171,7 @@ void Network::run_through_ports(const std::vector<PortJob>& jobs) {
     }));
   }
   for (const sg4::ActorPtr& a : actors) a->join();
-  live_ports_ -= jobs.size();
+  live_actors_ -= jobs.size();
   free_calls_.push_back(call);
 }
 
@@ -188,7 +188,7 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // all-to-all starts 261 632 flows). Transfers between actors sit only in their two actors' lists:
   // flows run as mailbox transfers between actors on their endpoints, each actor sending or
   // receiving at most kFlowsPerActor (the same flows, hosts and bytes: the same times), where the
-  // actors that needs fit max_port_actors().
+  // actors that needs fit the actor budget.
   if (std::vector<PortJob> jobs; through_ports(legs, jobs)) {
     run_through_ports(jobs);
     return started;
@@ -196,6 +196,12 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // Otherwise batches of kFlowsPerActor flows, each started and awaited by an actor of its own,
   // keep each actor's list short, and a staged transfer's legs run in its batch's actor, not one
   // of its own (a 512-GPU A100 + MI250X run once ran out of actor stacks).
+  const size_t batches = (legs.size() + kFlowsPerActor - 1) / kFlowsPerActor;
+  if (reserved_ + live_actors_ + batches - 1 > actor_budget()) {
+    run_batch(legs, 0, legs.size());
+    return started;
+  }
+  live_actors_ += batches - 1;
   std::vector<sg4::ActorPtr> helpers;
   for (size_t first = kFlowsPerActor; first < legs.size(); first += kFlowsPerActor) {
     const size_t last = std::min(legs.size(), first + kFlowsPerActor);
@@ -204,6 +210,7 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   }
   run_batch(legs, 0, kFlowsPerActor);
   for (const sg4::ActorPtr& a : helpers) a->join();
+  live_actors_ -= batches - 1;
   return started;
 }
 

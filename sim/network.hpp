@@ -61,10 +61,15 @@ class Network {
   // Concurrent flows from which mailbox transfers between endpoint actors pay even when each actor
   // carries one or two (a ring); denser patterns use them from kFlowsPerActor flows on.
   static constexpr size_t kPortsFromFlows = 16384;
-  // Endpoint actors that mailbox transfers may hold at once: each stack is two memory mappings
-  // under the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 of the
-  // default 65 530; 8192 where the limit cannot be read).
-  [[nodiscard]] static size_t max_port_actors();
+  // Actors started inside one simulation (the executor's communication workers, batches of flows,
+  // endpoint actors of mailbox transfers) share one budget: each stack is two memory mappings under
+  // the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 actors with
+  // the default 65 530; 8192 where the limit cannot be read). Mailbox transfers and batch helpers
+  // use what the reserved actors leave: past it, flows fall back to host-to-host transfers and
+  // batches run in the calling actor alone.
+  [[nodiscard]] static size_t actor_budget();
+  // Actors started outside Network (the executor's workers), set aside before the run: at most this many.
+  void reserve_actors(size_t n) { reserved_ = n; }
 
  private:
   // A transfer as its legs run one after the other: direct (one leg) or staged through host
@@ -78,13 +83,14 @@ class Network {
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
   // True when `legs` (all direct, more than kFlowsPerActor, not traced) run as mailbox transfers
-  // between actors on their endpoints (`jobs`, within max_port_actors()); run_through_ports runs them.
+  // between actors on their endpoints (`jobs`, within the actor budget); run_through_ports runs them.
   [[nodiscard]] bool through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs) const;
   void run_through_ports(const std::vector<PortJob>& jobs);
 
   const Platform& platform_;
   std::vector<FlowRecord>* records_;  // null: not recording
-  size_t live_ports_ = 0;             // endpoint actors running now
+  size_t reserved_ = 0;               // actors set aside for the executor
+  size_t live_actors_ = 0;            // endpoint and batch actors running now
   int next_call_ = 0;                 // mailbox name prefixes: the next new one, and those free again
   std::vector<int> free_calls_;
 };

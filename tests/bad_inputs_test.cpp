@@ -214,13 +214,13 @@ TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
 }
 
 TEST(BadInputs, AClusterBeyondThePlannersLimitIsRefusedUpFront) {
-  // 16 392 GPUs: one node more than hetsim plan searches (100 000 GPUs ended in bad_alloc).
+  // 1032 GPUs: one node more than hetsim plan searches (100 000 GPUs ended in bad_alloc).
   const std::filesystem::path c = std::filesystem::temp_directory_path() / ("hetsim_huge_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(c) << "name: huge\nnode_types:\n  - {name: a, count: 2049, gpu: A100-SXM4-40GB, gpus_per_node: 8,\n"
+  std::ofstream(c) << "name: huge\nnode_types:\n  - {name: a, count: 129, gpu: A100-SXM4-40GB, gpus_per_node: 8,\n"
                       "     intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us}, nic: {count: 8, bandwidth: 200Gbps, latency: 2us}}\n"
                       "network: {topology: fat-tree, switch_latency: 1us}\n";
   EXPECT_EQ(run_cli("plan -m bert-base -c " + c.string()),
-            std::make_pair(2, std::string("cluster: error: hetsim plan searches clusters of at most 16384 GPUs; this one has 16392 "
+            std::make_pair(2, std::string("cluster: error: hetsim plan searches clusters of at most 1024 GPUs; this one has 1032 "
                                           "(hetsim simulate runs a strategy or a plan on any number)\n")));
   std::filesystem::remove(c);
 }
