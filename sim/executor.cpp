@@ -106,7 +106,7 @@ class Run {
       for (int d : p.tasks[i].deps) dependents_[d].push_back(static_cast<int>(i));
       Streams::for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
     }
-    net_.reserve_actors(most_workers(p, streams_));
+    net_.set_actor_budget(o.actor_budget, most_workers(p, streams_));
   }
 
   // At most how many communications run at once, so many workers: each holds its streams alone,

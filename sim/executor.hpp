@@ -27,6 +27,9 @@ struct SimOptions {
   // every_collective (--every-collective) simulates each of them flow by flow instead (the same
   // times: nothing else shares the network with them).
   bool every_collective = false;
+  // SimGrid actors a simulation may start for its communications (each stack is two memory
+  // mappings under vm.max_map_count); 0: as many as that limit allows with 16 384 mappings to spare.
+  size_t actor_budget = 0;
 };
 
 struct TaskTiming {

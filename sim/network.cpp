@@ -117,7 +117,7 @@ std::vector<PortJob> port_jobs(const std::vector<std::pair<std::pair<int, int>, 
 
 }  // namespace
 
-size_t Network::actor_budget() {
+size_t Network::default_actor_budget() {
   static const size_t most = [] {
     long limit = 0;
     std::ifstream in("/proc/sys/vm/max_map_count");
@@ -127,7 +127,7 @@ size_t Network::actor_budget() {
   return most;
 }
 
-bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs) const {
+bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs, std::vector<Legs>& rest) const {
   if (records_ != nullptr || legs.size() <= kFlowsPerActor) return false;
   std::vector<std::pair<std::pair<int, int>, double>> transfers;
   for (const Legs& l : legs) {
@@ -135,14 +135,39 @@ bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>&
     transfers.push_back({l.legs[0], l.bytes});
   }
   jobs = port_jobs(transfers, kFlowsPerActor);
+  if (jobs.size() > actors_free()) {
+    // As many endpoints as the budget holds (jobs are ordered by endpoint), counting all their
+    // transfers: an upper bound of the jobs they need for the transfers among themselves.
+    std::vector<char> chosen(platform_.fabric->endpoint_count(), 0);
+    size_t taken = 0;
+    for (size_t j = 0; j < jobs.size();) {
+      size_t k = j;
+      while (k < jobs.size() && jobs[k].endpoint == jobs[j].endpoint) ++k;
+      if (taken + (k - j) > actors_free()) break;
+      taken += k - j;
+      chosen[jobs[j].endpoint] = 1;
+      j = k;
+    }
+    std::vector<std::pair<std::pair<int, int>, double>> within;
+    for (size_t i = 0; i < legs.size(); ++i) {
+      if (chosen[transfers[i].first.first] && chosen[transfers[i].first.second]) {
+        within.push_back(transfers[i]);
+      } else {
+        rest.push_back(legs[i]);
+      }
+    }
+    transfers.swap(within);
+    jobs = port_jobs(transfers, kFlowsPerActor);
+  }
   // Starting an actor costs more than a short list search: worth it where actors carry many
   // transfers each (an all-to-all) or the flows are so many that the list dominates (measured on
   // rings: even at 16 384 flows, 2.6x faster at 32 768).
-  const bool worth = transfers.size() >= kPortsFromFlows || transfers.size() >= 16 * jobs.size();
-  return worth && reserved_ + live_actors_ + jobs.size() <= actor_budget();
+  const bool worth = !jobs.empty() && (transfers.size() >= kPortsFromFlows || transfers.size() >= 16 * jobs.size());
+  if (!worth) rest.clear();
+  return worth;
 }
 
-void Network::run_through_ports(const std::vector<PortJob>& jobs) {
+void Network::run_through_ports(const std::vector<PortJob>& jobs, const std::vector<Legs>& rest) {
   int call = next_call_;
   if (free_calls_.empty()) {
     ++next_call_;
@@ -170,6 +195,7 @@ void Network::run_through_ports(const std::vector<PortJob>& jobs) {
       sg4::Comm::wait_all(comms);
     }));
   }
+  run_batch(rest, 0, rest.size());  // starts at the same moment: no simulated time passes before
   for (const sg4::ActorPtr& a : actors) a->join();
   live_actors_ -= jobs.size();
   free_calls_.push_back(call);
@@ -187,17 +213,18 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // completion searches end to end: F concurrent flows cost O(F^2) (90 % of a 512-GPU plan, whose
   // all-to-all starts 261 632 flows). Transfers between actors sit only in their two actors' lists:
   // flows run as mailbox transfers between actors on their endpoints, each actor sending or
-  // receiving at most kFlowsPerActor (the same flows, hosts and bytes: the same times), where the
-  // actors that needs fit the actor budget.
-  if (std::vector<PortJob> jobs; through_ports(legs, jobs)) {
-    run_through_ports(jobs);
+  // receiving at most kFlowsPerActor (the same flows, hosts and bytes: the same times), for as
+  // many endpoints as the actor budget holds.
+  std::vector<PortJob> jobs;
+  if (std::vector<Legs> rest; through_ports(legs, jobs, rest)) {
+    run_through_ports(jobs, rest);
     return started;
   }
   // Otherwise batches of kFlowsPerActor flows, each started and awaited by an actor of its own,
   // keep each actor's list short, and a staged transfer's legs run in its batch's actor, not one
   // of its own (a 512-GPU A100 + MI250X run once ran out of actor stacks).
   const size_t batches = (legs.size() + kFlowsPerActor - 1) / kFlowsPerActor;
-  if (reserved_ + live_actors_ + batches - 1 > actor_budget()) {
+  if (batches - 1 > actors_free()) {
     run_batch(legs, 0, legs.size());
     return started;
   }

@@ -67,9 +67,13 @@ class Network {
   // the default 65 530; 8192 where the limit cannot be read). Mailbox transfers and batch helpers
   // use what the reserved actors leave: past it, flows fall back to host-to-host transfers and
   // batches run in the calling actor alone.
-  [[nodiscard]] static size_t actor_budget();
-  // Actors started outside Network (the executor's workers), set aside before the run: at most this many.
-  void reserve_actors(size_t n) { reserved_ = n; }
+  [[nodiscard]] static size_t default_actor_budget();
+  // Actors this network may start: `budget` (0: default_actor_budget()), of which `reserved` are
+  // set aside for actors started outside it (the executor's workers).
+  void set_actor_budget(size_t budget, size_t reserved) {
+    budget_ = budget > 0 ? budget : default_actor_budget();
+    reserved_ = reserved;
+  }
 
  private:
   // A transfer as its legs run one after the other: direct (one leg) or staged through host
@@ -82,13 +86,17 @@ class Network {
   [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
-  // True when `legs` (all direct, more than kFlowsPerActor, not traced) run as mailbox transfers
-  // between actors on their endpoints (`jobs`, within the actor budget); run_through_ports runs them.
-  [[nodiscard]] bool through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs) const;
-  void run_through_ports(const std::vector<PortJob>& jobs);
+  // Which of `legs` (all direct, more than kFlowsPerActor, not traced) run as mailbox transfers
+  // between actors on their endpoints: `jobs` for as many endpoints, in order, as the actor budget
+  // allows, the legs between two of them; the other legs go to `rest`. False when none should.
+  [[nodiscard]] bool through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs, std::vector<Legs>& rest) const;
+  // Runs the jobs' actors and, meanwhile, `rest` from the calling actor.
+  void run_through_ports(const std::vector<PortJob>& jobs, const std::vector<Legs>& rest);
+  [[nodiscard]] size_t actors_free() const { return budget_ > reserved_ + live_actors_ ? budget_ - reserved_ - live_actors_ : 0; }
 
   const Platform& platform_;
   std::vector<FlowRecord>* records_;  // null: not recording
+  size_t budget_ = default_actor_budget();
   size_t reserved_ = 0;               // actors set aside for the executor
   size_t live_actors_ = 0;            // endpoint and batch actors running now
   int next_call_ = 0;                 // mailbox name prefixes: the next new one, and those free again
