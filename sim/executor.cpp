@@ -147,9 +147,6 @@ class Run {
       finished.swap(finished_);
       for (int t : finished) {
         --in_flight_;
-        if (reuse_collectives_) {
-          if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[t].body)) durations_.try_emplace(key(*c), now - timing_[t].start_s);
-        }
         complete(t);
       }
       // The timer the loop waited for is due even where the clock landed an ulp short of it, and
@@ -244,16 +241,15 @@ class Run {
   }
 
   void start(int t, const CollectiveTask& c) {
-    if (reuse_collectives_) {  // the same collective on the same idle network: the same time
-      if (auto it = durations_.find(key(c)); it != durations_.end()) {
-        add_timer(t, it->second);
-        return;
-      }
+    PreparedCollective& prepared = this->prepared(c);
+    if (reuse_collectives_ && prepared.duration_s >= 0) {  // the same collective on the same idle network: the same time
+      add_timer(t, prepared.duration_s);
+      return;
     }
-    const std::vector<PreparedSchedule>* schedules = &this->schedules(c);
-    communicate(t, [this, schedules] {
+    communicate(t, [this, &prepared, start_s = timing_[t].start_s] {
       uint64_t n = 0;
-      for (const PreparedSchedule& s : *schedules) n += net_.run(s);
+      for (const PreparedSchedule& s : prepared.schedules) n += net_.run(s);
+      if (reuse_collectives_ && prepared.duration_s < 0) prepared.duration_s = sg4::Engine::get_clock() - start_s;
       return n;
     });
   }
@@ -314,26 +310,28 @@ class Run {
     }
   }
 
-  using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
-  static CollectiveKey key(const CollectiveTask& c) {
-    return std::make_tuple(static_cast<int>(c.op), static_cast<int>(c.algorithm), c.root, c.size_bytes, c.group, c.shard_bytes);
-  }
+  // A distinct collective: its schedules, and (reuse_collectives_) the time it took once simulated.
+  struct PreparedCollective {
+    std::vector<PreparedSchedule> schedules;
+    double duration_s = -1;  // < 0: not simulated yet
+  };
 
-  // The schedules of a collective, computed once per distinct collective (pipelines repeat the
-  // same TP and gradient collectives many times; choosing an algorithm costs estimates of each).
-  const std::vector<PreparedSchedule>& schedules(const CollectiveTask& c) {
-    auto k = key(c);
-    auto it = schedule_cache_.find(k);
-    if (it == schedule_cache_.end()) {
+  // Computed once per distinct collective (pipelines repeat the same TP and gradient collectives
+  // many times; choosing an algorithm costs estimates of each).
+  PreparedCollective& prepared(const CollectiveTask& c) {
+    auto key = std::make_tuple(static_cast<int>(c.op), static_cast<int>(c.algorithm), c.root, c.size_bytes, c.group, c.shard_bytes);
+    auto it = collective_cache_.find(key);
+    if (it == collective_cache_.end()) {
       const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
-      std::vector<PreparedSchedule> prepared;
-      for (const Schedule& s : collective_schedules(c, a, cluster_)) prepared.push_back(net_.prepare(s, opts_.fidelity));
-      it = schedule_cache_.emplace(std::move(k), std::move(prepared)).first;
+      PreparedCollective p;
+      for (const Schedule& s : collective_schedules(c, a, cluster_)) p.schedules.push_back(net_.prepare(s, opts_.fidelity));
+      it = collective_cache_.emplace(std::move(key), std::move(p)).first;
     }
     return it->second;
   }
 
-  std::map<CollectiveKey, std::vector<PreparedSchedule>> schedule_cache_;
+  using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
+  std::map<CollectiveKey, PreparedCollective> collective_cache_;
   const Program& prog_;
   const Cluster& cluster_;
   const Platform& platform_;
@@ -359,7 +357,6 @@ class Run {
   sg4::ConditionVariablePtr wake_;
   bool reuse_collectives_;
   const double precision_s_ = simgrid::config::get_value<double>("surf/precision");
-  std::map<CollectiveKey, double> durations_;  // reuse_collectives_: each collective's simulated time
 };
 
 // Length of the union of intervals.

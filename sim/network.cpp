@@ -89,13 +89,13 @@ struct PortJob {
 
 namespace {
 
-// The jobs of direct legs: per endpoint its sends and receives, cut into jobs of at most `most`
-// transfers (each job's actor keeps a list of its transfers that every completion searches).
-std::vector<PortJob> port_jobs(const std::vector<std::pair<std::pair<int, int>, double>>& transfers, size_t most) {
+// The jobs of direct transfers: per endpoint its sends and receives, cut into jobs of at most
+// `most` transfers (each job's actor keeps a list of its transfers that every completion searches).
+std::vector<PortJob> port_jobs(const std::vector<Flow>& transfers, size_t most) {
   std::map<int, PortJob> by_endpoint;  // ordered: actors start in a fixed order
-  for (const auto& [pair, bytes] : transfers) {
-    by_endpoint[pair.first].puts.emplace_back(pair.second, bytes);
-    ++by_endpoint[pair.second].gets;
+  for (const Flow& f : transfers) {
+    by_endpoint[f.src].puts.emplace_back(f.dst, f.bytes);
+    ++by_endpoint[f.dst].gets;
   }
   std::vector<PortJob> jobs;
   for (auto& [endpoint, all] : by_endpoint) {
@@ -129,10 +129,10 @@ size_t Network::default_actor_budget() {
 
 bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs, std::vector<Legs>& rest) const {
   if (records_ != nullptr || legs.size() <= kFlowsPerActor) return false;
-  std::vector<std::pair<std::pair<int, int>, double>> transfers;
+  std::vector<Flow> transfers;
   for (const Legs& l : legs) {
     if (l.count != 1 || l.legs[0].first == l.legs[0].second) return false;
-    transfers.push_back({l.legs[0], l.bytes});
+    transfers.push_back({l.legs[0].first, l.legs[0].second, l.bytes});
   }
   jobs = port_jobs(transfers, kFlowsPerActor);
   if (jobs.size() > actors_free()) {
@@ -148,9 +148,9 @@ bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>&
       chosen[jobs[j].endpoint] = 1;
       j = k;
     }
-    std::vector<std::pair<std::pair<int, int>, double>> within;
+    std::vector<Flow> within;
     for (size_t i = 0; i < legs.size(); ++i) {
-      if (chosen[transfers[i].first.first] && chosen[transfers[i].first.second]) {
+      if (chosen[transfers[i].src] && chosen[transfers[i].dst]) {
         within.push_back(transfers[i]);
       } else {
         rest.push_back(legs[i]);
