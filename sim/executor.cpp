@@ -16,8 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "sim/device_timing.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/platform.hpp"
+#include "sim/repeated_step.hpp"
 
 namespace hetsim {
 
@@ -359,22 +361,6 @@ class Run {
   const double precision_s_ = simgrid::config::get_value<double>("surf/precision");
 };
 
-// Length of the union of intervals.
-double union_length(std::vector<TaskTiming> iv) {
-  std::sort(iv.begin(), iv.end(), [](const TaskTiming& a, const TaskTiming& b) { return a.start_s < b.start_s; });
-  double total = 0, cur_s = 0, cur_e = -1;
-  for (const TaskTiming& x : iv) {
-    if (x.start_s > cur_e) {
-      if (cur_e > cur_s) total += cur_e - cur_s;
-      cur_s = x.start_s;
-      cur_e = x.end_s;
-    } else {
-      cur_e = std::max(cur_e, x.end_s);
-    }
-  }
-  if (cur_e > cur_s) total += cur_e - cur_s;
-  return total;
-}
 
 nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const SimOptions& opts) {
   int argc = 1;
@@ -414,14 +400,8 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   return out;
 }
 
-}  // namespace
-
-SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options) {
-  if (std::string err = validate(program); !err.empty()) throw std::logic_error("malformed program: " + err);
-  if (static_cast<int>(program.devices.size()) != cluster.gpu_count()) {
-    throw std::logic_error("program has " + std::to_string(program.devices.size()) + " devices, cluster " +
-                           std::to_string(cluster.gpu_count()));
-  }
+// One run of `program` as it is.
+SimResult simulate_program(const Program& program, const Cluster& cluster, const SimOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bytes = run_isolated([&] {
     const std::vector<uint8_t> v = nlohmann::json::to_cbor(run_in_engine(program, cluster, options));
@@ -446,31 +426,27 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
     r.flows.push_back({flows[i], flows[i + 1], flows[i + 2], static_cast<int>(flows[i + 3]), static_cast<int>(flows[i + 4])});
   }
   const std::vector<double> peaks = in["peak"].get<std::vector<double>>();
-  const size_t n = program.devices.size();
-  r.devices.resize(n);
-  std::vector<std::vector<TaskTiming>> busy(n), comm(n);
-  for (size_t i = 0; i < program.tasks.size(); ++i) {
-    const TaskTiming& t = r.tasks[i];
-    if (const auto* c = std::get_if<ComputeTask>(&program.tasks[i].body)) {
-      r.devices[c->device].compute_s += t.end_s - t.start_s;
-      busy[c->device].push_back(t);
-      for (int m : c->mirrors) {
-        r.devices[m].compute_s += t.end_s - t.start_s;
-        busy[m].push_back(t);
-      }
-    } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
-      for (int d : g->group) comm[d].push_back(t);
-    } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {
-      for (const auto& [src, dst] : s->transfers()) comm[src].push_back(t);
-    }
-  }
-  for (size_t d = 0; d < n; ++d) {
-    r.devices[d].comm_s = union_length(comm[d]);  // streams overlap: time any of them is busy
-    busy[d].insert(busy[d].end(), comm[d].begin(), comm[d].end());
-    r.devices[d].busy_s = union_length(busy[d]);
-    r.devices[d].peak_memory_bytes = program.devices[d].static_memory_bytes + peaks[d];
-  }
+  r.devices = device_timings(stream_intervals(program, r.tasks, 0, program.tasks.size()));
+  for (size_t d = 0; d < r.devices.size(); ++d) r.devices[d].peak_memory_bytes = program.devices[d].static_memory_bytes + peaks[d];
   return r;
+}
+
+}  // namespace
+
+SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options) {
+  if (std::string err = validate(program); !err.empty()) throw std::logic_error("malformed program: " + err);
+  if (static_cast<int>(program.devices.size()) != cluster.gpu_count()) {
+    throw std::logic_error("program has " + std::to_string(program.devices.size()) + " devices, cluster " +
+                           std::to_string(cluster.gpu_count()));
+  }
+  if (program.repeated_step && program.repeated_step->more > 0) {
+    if (!options.every_step) {
+      SimResult r = simulate_program(program, cluster, options);
+      if (extend_by_repeats(program, r)) return r;
+    }
+    return folded_result(program, simulate_program(unrolled(program), cluster, options));
+  }
+  return simulate_program(program, cluster, options);
 }
 
 }  // namespace hetsim

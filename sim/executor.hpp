@@ -20,7 +20,8 @@ struct SimOptions {
   Fidelity fidelity = Fidelity::kPhase;
   bool record_flows = false;  // keep every transfer leg (for link-utilisation traces)
   // Builders simulate identical gradient-accumulation steps one by one (--every-step) instead of
-  // as one task of their summed length (the same times: nothing runs beside them).
+  // as one task of their summed length (the same times: nothing runs beside them), and the
+  // simulator writes out every copy of a Program::repeated_step instead of adding periods.
   bool every_step = false;
   // Where the program's communications can never overlap one another (pure data parallelism),
   // a collective identical to one already simulated takes that one's time on the idle network;
@@ -50,11 +51,15 @@ struct SimResult {
   std::vector<DeviceTiming> devices;
   uint64_t activities = 0;  // SimGrid activities started (compute, flows, latency waits)
   std::vector<FlowRecord> flows;  // when SimOptions::record_flows
+  // Program::repeated_step: how much later the tasks after its two copies ran than the program's
+  // order shows (the copies it leaves out); those tasks carry their real times.
+  double repeat_gap_s = 0;
   double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
 };
 
 // Simulates `program` on `cluster` in a fresh SimGrid engine (in a child process).
-// Throws std::logic_error when the program is malformed (a planner bug).
+// Throws std::logic_error when the program is malformed (a planner bug), InputError when its
+// repeated step must be written out (every_step, or not periodic) and that is too large.
 [[nodiscard]] SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options = {});
 
 }  // namespace hetsim

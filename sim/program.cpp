@@ -97,6 +97,21 @@ std::vector<std::pair<int, int>> SendTask::transfers() const {
 std::string validate(const Program& p) {
   const int n = static_cast<int>(p.devices.size());
   auto bad_device = [n](int d) { return d < 0 || d >= n; };
+  if (p.repeated_step) {
+    const RepeatedStep& rs = *p.repeated_step;
+    if (rs.first < 0 || rs.size < 0 || rs.more < 0 ||
+        static_cast<size_t>(rs.first) + 2 * static_cast<size_t>(rs.size) > p.tasks.size()) {
+      return "repeated step out of range";
+    }
+    for (size_t i = 0; i < static_cast<size_t>(rs.size); ++i) {
+      const Task& one = p.tasks[static_cast<size_t>(rs.first) + i];
+      const Task& two = p.tasks[static_cast<size_t>(rs.first + rs.size) + i];
+      if (one.body.index() != two.body.index() || one.deps.size() != two.deps.size()) {
+        return "repeated step: task " + std::to_string(rs.first + rs.size) + "+" + std::to_string(i) + " (" + two.label +
+               ") is not its twin's kind";
+      }
+    }
+  }
   for (size_t i = 0; i < p.tasks.size(); ++i) {
     const Task& t = p.tasks[i];
     const std::string where = "task " + std::to_string(i) + " (" + t.label + "): ";
@@ -150,7 +165,7 @@ void Program::check_program_size(double tasks) {
                    "one iteration of this run needs " + need +
                        " simulated tasks this machine can hold (one per layer, micro-batch step and GPU; about 500 bytes "
                        "each, twice, in a quarter of its memory): lower the global batch, raise the micro-batch or use "
-                       "fewer GPUs (data-parallel plans simulate identical steps once unless --every-step; pipeline and SPMD "
+                       "fewer GPUs (data-parallel and SPMD plans simulate identical steps once unless --every-step; pipeline "
                        "programs do not yet)");
 }
 

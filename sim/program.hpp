@@ -95,6 +95,18 @@ struct ProgramDevice {
   double peak_flops = 0;           // peak of the dtype this device computes in (for MFU)
 };
 
+// Identical gradient-accumulation steps the program holds only twice: tasks [first, first + size)
+// are one step, [first + size, first + 2 * size) the next, task for task, and the iteration runs
+// `more` further copies right after the second that the program leaves out, so a step costs no
+// memory however many there are. The simulator runs the two, checks that the second is the first
+// shifted by one period (every task: start and end), and adds `more` periods; where it is not
+// (no periodic regime yet) it simulates every copy. SimOptions::every_step always does.
+struct RepeatedStep {
+  int first = 0;
+  int size = 0;
+  long more = 0;
+};
+
 struct Program {
   std::string strategy;
   std::vector<ProgramDevice> devices;
@@ -105,6 +117,7 @@ struct Program {
   // Compute seconds of all tasks by where their cost came from (index: CostSource of
   // kernels_profile/kernel_table.hpp: measured, interpolated, fitted, roofline, layer profile).
   std::array<double, 5> compute_source_s{};
+  std::optional<RepeatedStep> repeated_step;
 
   // Appends a task; throws InputError (naming the global batch) past max_program_tasks().
   int add(Task t) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <map>
 
+#include "base/units.hpp"
 #include "topologies/fabric.hpp"
 
 namespace hetsim {
@@ -100,6 +101,14 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
         events.push_back(std::move(e));
       }
     }
+  }
+  if (program.repeated_step && result.repeat_gap_s > 0) {
+    // The copies of the repeated step the program leaves out: the gap before the tasks after them.
+    const RepeatedStep& rs = *program.repeated_step;
+    double at = 0;
+    for (int i = rs.first + rs.size; i < rs.first + 2 * rs.size; ++i) at = std::max(at, result.tasks[i].end_s);
+    events.push_back({{"name", std::to_string(rs.more) + " more identical steps, not drawn (" + format_duration(result.repeat_gap_s) + ")"},
+                      {"cat", "repeated"}, {"ph", "i"}, {"s", "g"}, {"pid", 0}, {"tid", 0}, {"ts", at * 1e6}});
   }
   if (!result.flows.empty()) add_link_counters(events, cluster, result);
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};

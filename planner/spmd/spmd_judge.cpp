@@ -25,7 +25,7 @@ Evaluation evaluate_candidate(const SpmdProblem& p, const SpmdCandidate& c, cons
                                        format_bytes(need - have));
     }
   }
-  Evaluation ev = simulated_evaluation(spmd_to_program(p, c, model, cluster, cost, options, strategy), model, cluster, sim);
+  Evaluation ev = simulated_evaluation(spmd_to_program(p, c, model, cluster, cost, options, strategy, sim.every_step), model, cluster, sim);
   ev.report.estimated_s = c.estimate_s;
   return ev;
 }

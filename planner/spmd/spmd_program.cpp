@@ -94,7 +94,7 @@ std::vector<double> spmd_memory(const SpmdProblem& p, const SpmdCandidate& c) {
 }
 
 Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const ModelSpec& model, const Cluster& cluster,
-                        const CostModel& cost, const SearchOptions& options, const std::string& strategy) {
+                        const CostModel& cost, const SearchOptions& options, const std::string& strategy, bool every_step) {
   Program prog;
   prog.strategy = strategy;
   const int n = p.devices;
@@ -116,12 +116,15 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
   std::vector<int> all(n);
   for (int d = 0; d < n; ++d) all[d] = d;
   const std::vector<Layout> layouts = output_layouts(p, c.program);
-  const int steps = std::max(1, static_cast<int>(std::lround(p.accumulation)));
+  const long steps = std::max(1L, std::lround(p.accumulation));
   const bool grouped = options.grouped_collectives;
   ProgramBuilder b(prog, n);
   std::vector<int> syncs;
-  for (int step = 0; step < steps; ++step) {
-    const std::string tag = "mb" + std::to_string(step) + ".";
+  // One micro-step; `repeats` > 1: that many identical steps before the last, when they only compute.
+  auto emit_step = [&](long step, long repeats) {
+    const std::string tag = repeats > 1 ? "mb" + std::to_string(step) + "-" + std::to_string(step + repeats - 1) + "."
+                                        : "mb" + std::to_string(step) + ".";
+    const double times = static_cast<double>(repeats);
     for (size_t i = 0; i < p.ops.size(); ++i) {  // forward
       const SpmdOp& op = p.ops[i];
       const Rule& rule = op.rules[c.program.choices[i].rule];
@@ -138,8 +141,8 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
         const int t = p.type_of[d];
-        b.compute(d, (op.time_s[t] - op.bwd_s[t]) * share, 0, op.saved_bytes * share);
-        for (int src = 0; src < kCostSources; ++src) prog.compute_source_s[src] += op.sources[t][src] * share;
+        b.compute(d, (op.time_s[t] - op.bwd_s[t]) * share * times, 0, op.saved_bytes * share);
+        for (int src = 0; src < kCostSources; ++src) prog.compute_source_s[src] += op.sources[t][src] * share * times;
       }
     }
     b.flush(tag + "forward");
@@ -168,7 +171,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       }
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
-        b.compute(d, op.bwd_s[p.type_of[d]] * share, 0, -op.saved_bytes * share);
+        b.compute(d, op.bwd_s[p.type_of[d]] * share * times, 0, -op.saved_bytes * share);
       }
       if (step + 1 == steps && rule.params == ParamPlacement::kGathered && n > 1) {  // gradients reduce-scattered
         syncs.push_back(b.collective(collective_for(Comm::kReduceScatter, all, op.param_bytes, c.ratios, grouped),
@@ -196,6 +199,30 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
     }
     issue_bucket();
     b.flush(tag + "backward");
+  };
+  // Steps before the last are identical. Whatever they compute, the first of their collectives
+  // (over every device, and none of the step still running) starts each one afresh, so from the
+  // second step on each is the one before shifted by a period: the program holds steps 0, 1 and
+  // 2 and leaves the others to the simulator (Program::repeated_step). Steps without collectives
+  // run on the compute stream alone: step 0, then the others before the last as one task of their
+  // summed length (one step's activations), as data parallelism does.
+  if (every_step || steps < 5) {
+    for (long step = 0; step < steps; ++step) emit_step(step, 1);
+  } else {
+    const size_t before = prog.tasks.size();
+    emit_step(0, 1);
+    const bool communicates = std::any_of(prog.tasks.begin() + static_cast<std::ptrdiff_t>(before), prog.tasks.end(),
+                                          [](const Task& t) { return !std::holds_alternative<ComputeTask>(t.body); });
+    if (communicates) {
+      const int first = static_cast<int>(prog.tasks.size());
+      emit_step(1, 1);
+      const int size = static_cast<int>(prog.tasks.size()) - first;
+      emit_step(2, 1);
+      prog.repeated_step = RepeatedStep{first, size, steps - 4};
+    } else {
+      emit_step(1, steps - 2);
+    }
+    emit_step(steps - 1, 1);
   }
   for (int d = 0; d < n; ++d) {
     double params = 0;

@@ -1,0 +1,110 @@
+// File: sim/repeated_step.cpp
+#include "sim/repeated_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/device_timing.hpp"
+
+namespace hetsim {
+
+Program unrolled(const Program& p) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
+  const double more = static_cast<double>(rs.more);
+  Program::check_program_size(static_cast<double>(p.tasks.size()) + more * static_cast<double>(size));
+  const size_t extra = static_cast<size_t>(rs.more) * size;
+  Program out = p;
+  out.repeated_step.reset();
+  out.tasks.resize(c);
+  out.tasks.reserve(p.tasks.size() + extra);
+  // Copy k (k = 2 … more + 1) is the second one again, its dependencies one copy further on.
+  auto in_copy = [&](int dep, size_t copy) -> int {  // a dependency of the second copy, seen from `copy`
+    const size_t d = static_cast<size_t>(dep);
+    if (d >= b && d < c) return static_cast<int>(a + copy * size + (d - b));
+    if (d >= a && d < b) return static_cast<int>(a + (copy - 1) * size + (d - a));
+    return dep;
+  };
+  for (size_t copy = 2; copy < 2 + static_cast<size_t>(rs.more); ++copy) {
+    for (size_t i = b; i < c; ++i) {
+      Task t = p.tasks[i];
+      for (int& d : t.deps) d = in_copy(d, copy);
+      out.tasks.push_back(std::move(t));
+    }
+  }
+  const size_t last = 1 + static_cast<size_t>(rs.more);
+  for (size_t i = c; i < p.tasks.size(); ++i) {
+    Task t = p.tasks[i];
+    for (int& d : t.deps) {
+      if (static_cast<size_t>(d) >= c) d += static_cast<int>(extra);
+      else d = in_copy(d, last);
+    }
+    out.tasks.push_back(std::move(t));
+  }
+  return out;
+}
+
+SimResult folded_result(const Program& p, const SimResult& u) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t c = static_cast<size_t>(rs.first) + 2 * static_cast<size_t>(rs.size);
+  const size_t extra = static_cast<size_t>(rs.more) * static_cast<size_t>(rs.size);
+  SimResult r = u;
+  r.tasks.assign(u.tasks.begin(), u.tasks.begin() + static_cast<std::ptrdiff_t>(c));
+  r.tasks.insert(r.tasks.end(), u.tasks.begin() + static_cast<std::ptrdiff_t>(c + extra), u.tasks.end());
+  const size_t second = static_cast<size_t>(rs.first + rs.size);
+  r.repeat_gap_s = rs.size > 0 ? u.tasks[second + extra].end_s - u.tasks[second].end_s : 0;
+  return r;
+}
+
+bool extend_by_repeats(const Program& p, SimResult& r) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
+  if (size == 0 || rs.more == 0) return true;
+  const double period = r.tasks[b].end_s - r.tasks[a].end_s;
+  // Timers within SimGrid's precision end together; beyond that the copies differ.
+  const double tolerance = 1e-9 + 1e-9 * r.tasks[c - 1].end_s;
+  for (size_t i = 0; i < size; ++i) {
+    if (std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
+        std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance) {
+      return false;
+    }
+  }
+  const double more = static_cast<double>(rs.more);
+  // A copy overlaps only its neighbours (streams run in order): each left-out copy adds what the
+  // second copy's intervals add once a copy one period later joins them.
+  const std::vector<StreamIntervals> second = stream_intervals(p, r.tasks, b, c);
+  const std::vector<StreamIntervals> third = stream_intervals(p, r.tasks, b, c, period);
+  for (size_t d = 0; d < r.devices.size(); ++d) {
+    StreamIntervals both = second[d];
+    both.compute.insert(both.compute.end(), third[d].compute.begin(), third[d].compute.end());
+    both.comm.insert(both.comm.end(), third[d].comm.begin(), third[d].comm.end());
+    const DeviceTiming one = device_timings({second[d]})[0];
+    const DeviceTiming two = device_timings({both})[0];
+    r.devices[d].compute_s += more * second[d].compute_s;
+    r.devices[d].comm_s += more * (two.comm_s - one.comm_s);
+    r.devices[d].busy_s += more * (two.busy_s - one.busy_s);
+  }
+  r.repeat_gap_s = more * period;
+  double later_start = r.iteration_time_s;
+  for (size_t i = c; i < r.tasks.size(); ++i) later_start = std::min(later_start, r.tasks[i].start_s);
+  double end = 0;
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    if (i >= c) {
+      r.tasks[i].start_s += r.repeat_gap_s;
+      r.tasks[i].end_s += r.repeat_gap_s;
+    }
+    end = std::max(end, r.tasks[i].end_s + (i >= b && i < c ? r.repeat_gap_s : 0));
+  }
+  r.iteration_time_s = end;
+  for (FlowRecord& f : r.flows) {  // flows of the tasks after the copies
+    if (f.start_s >= later_start && c < r.tasks.size()) {
+      f.start_s += r.repeat_gap_s;
+      f.end_s += r.repeat_gap_s;
+    }
+  }
+  return true;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,145 @@
+// File: tests/sim/repeated_step_test.cpp
+// Program::repeated_step: two copies simulated and extended by the copies left out give the times
+// of the program with every copy written out; copies that are not periodic are written out.
+#include "sim/repeated_step.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/critical_path.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+constexpr double kActivationBytes = 2e9;
+
+// Accumulation steps on GPUs 0, 1 (node 0) and 8 (node 1) of unequal speed: each computes its
+// forward, a blocking all-reduce over the three, its backward; the last step's all-reduce of the
+// gradients overlaps an optimizer-like tail. With `fold`, steps 1 and 2 are the repeated pair
+// (`prefix`) or steps 0 and 1 (after a short warm-up on each GPU).
+Program steps_program(const Cluster& c, long steps, bool fold, bool prefix = true) {
+  Program p;
+  p.devices.resize(c.gpu_count());
+  const std::vector<int> gpus{0, 1, 8};
+  const std::vector<double> speed{1.0, 1.6, 2.3};
+  std::vector<int> last(c.gpu_count(), -1);
+  auto step = [&](long k, bool final_step) {
+    std::vector<int> fwd;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      std::vector<int> deps;
+      if (last[gpus[i]] >= 0) deps.push_back(last[gpus[i]]);
+      fwd.push_back(p.add({"gpu" + std::to_string(gpus[i]) + ".mb" + std::to_string(k) + ".fwd",
+                           ComputeTask{gpus[i], 0.010 * speed[i], 0, kActivationBytes}, deps}));
+    }
+    const int ar = p.add({"mb" + std::to_string(k) + ".allreduce", collective(CollectiveOp::kAllReduce, gpus, 64e6), fwd});
+    std::vector<int> bwd;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      bwd.push_back(p.add({"gpu" + std::to_string(gpus[i]) + ".mb" + std::to_string(k) + ".bwd",
+                           ComputeTask{gpus[i], 0.020 * speed[i], 0, -kActivationBytes}, {ar, fwd[i]}}));
+      last[gpus[i]] = bwd.back();
+    }
+    if (final_step) {
+      const int sync = p.add({"grad.allreduce", collective(CollectiveOp::kAllReduce, gpus, 512e6), bwd});
+      for (int g : gpus) p.add({"gpu" + std::to_string(g) + ".optimizer", ComputeTask{g, 0.004, 0, 0}, {sync}});
+    }
+  };
+  const long first_copy = prefix ? 1 : 0;
+  if (!prefix) {
+    for (int g : gpus) last[g] = p.add({"gpu" + std::to_string(g) + ".warmup", ComputeTask{g, 0.001, 0, 0}, {}});
+  }
+  if (!fold) {
+    for (long k = 0; k < steps; ++k) step(k, k + 1 == steps);
+    return p;
+  }
+  if (prefix) step(0, false);
+  const int first = static_cast<int>(p.tasks.size());
+  step(first_copy, false);
+  const int size = static_cast<int>(p.tasks.size()) - first;
+  step(first_copy + 1, false);
+  p.repeated_step = RepeatedStep{first, size, steps - 1 - (first_copy + 2)};
+  step(steps - 1, true);
+  return p;
+}
+
+class RepeatedSteps : public ::testing::Test {
+ protected:
+  Cluster cluster_ = test::shipped_cluster("a100-8x8");
+};
+
+void expect_same_devices(const SimResult& x, const SimResult& y) {
+  ASSERT_EQ(x.devices.size(), y.devices.size());
+  const double tol = 1e-9 * y.iteration_time_s;
+  for (size_t d = 0; d < y.devices.size(); ++d) {
+    EXPECT_NEAR(x.devices[d].compute_s, y.devices[d].compute_s, tol) << d;
+    EXPECT_NEAR(x.devices[d].comm_s, y.devices[d].comm_s, tol) << d;
+    EXPECT_NEAR(x.devices[d].busy_s, y.devices[d].busy_s, tol) << d;
+    EXPECT_DOUBLE_EQ(x.devices[d].peak_memory_bytes, y.devices[d].peak_memory_bytes) << d;
+  }
+}
+
+TEST_F(RepeatedSteps, TwoCopiesExtendedGiveTheTimesOfEveryCopy) {
+  const long steps = 12;
+  const Program folded = steps_program(cluster_, steps, true);
+  const Program full = steps_program(cluster_, steps, false);
+  ASSERT_EQ(validate(folded), "");
+  const SimResult once = simulate(folded, cluster_);
+  const SimResult all = simulate(full, cluster_);
+  EXPECT_GT(once.repeat_gap_s, 0);
+  EXPECT_LT(once.activities * 2, all.activities);
+  EXPECT_NEAR(once.iteration_time_s, all.iteration_time_s, 1e-9 * all.iteration_time_s);
+  expect_same_devices(once, all);
+  EXPECT_DOUBLE_EQ(once.devices[0].peak_memory_bytes, kActivationBytes);  // one step's activations at a time
+  // The tasks after the copies carry their real times.
+  const size_t after = folded.tasks.size() - full.tasks.size() + full.tasks.size();
+  for (size_t i = 1; i <= 5; ++i) {
+    EXPECT_NEAR(once.tasks[after - i].end_s, all.tasks[full.tasks.size() - i].end_s, 1e-9 * all.iteration_time_s) << i;
+  }
+  // The critical path covers the whole iteration, the left-out copies included.
+  double on_path = 0;
+  for (const auto& [kind, s] : critical_path(folded, once).by_kind) on_path += s;
+  EXPECT_NEAR(on_path, once.iteration_time_s, 1e-9 * once.iteration_time_s);
+}
+
+TEST_F(RepeatedSteps, EveryStepWritesTheCopiesOut) {
+  const Program folded = steps_program(cluster_, 9, true);
+  const Program full = steps_program(cluster_, 9, false);
+  const Program out = unrolled(folded);
+  ASSERT_EQ(out.tasks.size(), full.tasks.size());
+  EXPECT_FALSE(out.repeated_step.has_value());
+  for (size_t i = 0; i < full.tasks.size(); ++i) EXPECT_EQ(out.tasks[i].deps, full.tasks[i].deps) << i;
+  SimOptions every;
+  every.every_step = true;
+  const SimResult written = simulate(folded, cluster_, every);
+  const SimResult all = simulate(full, cluster_);
+  ASSERT_EQ(written.tasks.size(), folded.tasks.size());
+  EXPECT_DOUBLE_EQ(written.iteration_time_s, all.iteration_time_s);
+  EXPECT_DOUBLE_EQ(written.tasks.back().end_s, all.tasks.back().end_s);
+  expect_same_devices(written, all);
+}
+
+TEST_F(RepeatedSteps, CopiesThatAreNotYetPeriodicAreWrittenOut) {
+  // Steps 0 and 1 as the pair: step 0 starts every GPU after the same warm-up, step 1 each when its backward ends
+  // (unequal speeds), so the second is not the first shifted by one period.
+  const Program folded = steps_program(cluster_, 10, true, false);
+  const Program full = steps_program(cluster_, 10, false, false);
+  Program two = folded;
+  two.repeated_step.reset();
+  SimResult r = simulate(two, cluster_);
+  const SimResult before = r;
+  EXPECT_FALSE(extend_by_repeats(folded, r));
+  EXPECT_EQ(r.iteration_time_s, before.iteration_time_s);
+  const SimResult once = simulate(folded, cluster_);
+  const SimResult all = simulate(full, cluster_);
+  EXPECT_DOUBLE_EQ(once.iteration_time_s, all.iteration_time_s);
+  expect_same_devices(once, all);
+}
+
+TEST_F(RepeatedSteps, ARepeatedStepOutOfRangeIsAPlannerBug) {
+  Program p = steps_program(cluster_, 8, true);
+  p.repeated_step->size = static_cast<int>(p.tasks.size());
+  EXPECT_EQ(validate(p), "repeated step out of range");
+  EXPECT_THROW((void)simulate(p, cluster_), std::logic_error);
+}
+
+}  // namespace
+}  // namespace hetsim
