@@ -59,6 +59,26 @@ void BM_Planner_PlanBertBaseOnHap(benchmark::State& state) {
 }
 BENCHMARK(BM_Planner_PlanBertBaseOnHap)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Gradient accumulation: gpt3-2.7b on the default cluster (32 mixed GPUs), 16 ... 1024 SPMD
+// micro-steps. Identical steps are held at most twice (Program::repeated_step), so time and
+// memory stay flat; arg 1: --every-step, every step written out (the program before the fold).
+void BM_Planner_PlanManyAccumulationSteps(benchmark::State& state) {
+  ModelSpec m = load_model(shipped("workloads", "gpt3-2.7b"));
+  const Cluster c = load_cluster(shipped("topologies", "a100-v100-2x2"));
+  m.training.global_batch = state.range(0) * c.gpu_count() * m.training.micro_batch;
+  SimOptions sim;
+  sim.every_step = state.range(1) != 0;
+  for (auto _ : state) {
+    const JudgedPlan p = plan_and_judge(m, c, CostModel{}, SpmdPlanOptions{}, 3, sim, "hetsim");
+    benchmark::DoNotOptimize(p.chosen);
+  }
+  state.counters["steps"] = static_cast<double>(state.range(0));
+}
+BENCHMARK(BM_Planner_PlanManyAccumulationSteps)
+    ->ArgsProduct({{16, 128, 1024}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // A* throughput on a memory-constrained search (llama2-7b on 64 A100-40GB must shard).
 void BM_Planner_AStarExpansions(benchmark::State& state) {
   const Cluster c = load_cluster(shipped("topologies", state.range(0) == 0 ? "a100-v100-2x2" : "a100-8x8"));
