@@ -129,7 +129,10 @@ int run_plan(const PlanArgs& a) {
     r.strategy = "hetsim hybrid";
     r.kind = "hybrid";
     r.feasible = false;
-    r.infeasible_reason = "no pipeline plan fits the devices' memory (" + std::to_string(hybrid.considered) + " shapes fit by estimate)";
+    r.infeasible_reason = hybrid.rejected_reason.empty()
+                              ? "no pipeline plan fits the devices' memory (" + std::to_string(hybrid.considered) + " shapes fit by estimate)"
+                              : std::to_string(hybrid.considered) + " pipeline plans fit memory by estimate; the best of them: " +
+                                    hybrid.rejected_reason;
     rows.push_back(r);
   }
   const size_t first_baseline = rows.size();
@@ -144,7 +147,8 @@ int run_plan(const PlanArgs& a) {
       r.strategy = name;
       r.kind = "hybrid";
       r.feasible = false;
-      r.infeasible_reason = "no pipeline plan of this mode fits the devices' memory";
+      r.infeasible_reason = h->rejected_reason.empty() ? "no pipeline plan of this mode fits the devices' memory"
+                                                       : "the best pipeline plan of this mode by estimate: " + h->rejected_reason;
       rows.push_back(r);
     }
   }

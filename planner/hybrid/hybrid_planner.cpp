@@ -361,6 +361,7 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
     if (!ev.report.feasible) {
       // The estimate's memory is approximate: a plan the program does not fit is skipped for the
       // next best (a few times at most).
+      if (out.rejected_reason.empty()) out.rejected_reason = ev.report.infeasible_reason;
       if (++out.rejected > 2 * static_cast<long>(k) + 2) break;
       continue;
     }

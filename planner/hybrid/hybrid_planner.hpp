@@ -45,6 +45,7 @@ struct HybridSearch {
   long considered = 0;               // plans estimated
   long fitting = 0;                  // of those, fitting memory by the estimate
   long rejected = 0;                 // best by estimate, but the built program did not fit memory
+  std::string rejected_reason;       // the first of those: why (memory, or more passes than are simulated)
   double plan_time_s = 0;            // wall time, simulations included
 };
 
