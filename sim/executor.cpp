@@ -366,7 +366,9 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   int argc = 1;
   char name[] = "hetsim";
   char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
+  // Never destroyed: this runs in a child process that exits right after (isolated_run.hpp), and
+  // tearing a large platform down took a fifth of the fixed cost of a simulation.
+  auto* engine = new sg4::Engine(&argc, argv);
   xbt_log_control_set("root.thresh:critical");
   configure_network_model();
   const Platform platform = build_platform(cluster);
@@ -374,7 +376,7 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
   const size_t n = prog.devices.size();
   Run run(prog, cluster, platform, opts);
   if (!prog.tasks.empty()) sg4::Actor::create("loop", platform.gpus.front(), [&run] { run.loop(); });
-  engine.run();
+  engine->run();
   if (const size_t left = run.unfinished(); left > 0) {
     throw std::runtime_error("the simulation stopped with " + std::to_string(left) + " of " + std::to_string(prog.tasks.size()) +
                              " tasks unfinished (no actor could progress: a deadlock); no time is reported");

@@ -33,6 +33,24 @@ void BM_Scale_SimulateDataParallel(benchmark::State& state) {
 }
 BENCHMARK(BM_Scale_SimulateDataParallel)->RangeMultiplier(2)->Range(32, 16384)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
+// What every simulation pays whatever its program: a forked process, a SimGrid engine and the
+// cluster's platform (one host per GPU and staging buffer, one link per fabric link). The program
+// is one 1 ms kernel; the figure is the ceiling on what reusing one engine and platform across
+// candidate simulations could save per candidate.
+void BM_Scale_SimulationFixedCost(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const Cluster c = bench::scaled("a100-v100-2x2", gpus / 16);
+  Program p;
+  p.devices.resize(c.gpu_count());
+  p.add({"kernel", ComputeTask{0, 1e-3, 0, 0}, {}});
+  for (auto _ : state) {
+    const SimResult r = simulate(p, c);
+    benchmark::DoNotOptimize(r.iteration_time_s);
+  }
+  state.counters["gpus"] = gpus;
+}
+BENCHMARK(BM_Scale_SimulationFixedCost)->RangeMultiplier(4)->Range(32, 131072)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // `hetsim plan` of `model` on `gpus` GPUs of the default cluster, through the executable.
 void plan(benchmark::State& state, const std::string& model) {
   const int gpus = static_cast<int>(state.range(0));
