@@ -122,6 +122,12 @@ int run_plan(const PlanArgs& a) {
     r.feasible = false;
     r.infeasible_reason = "no SPMD program fits the devices' memory (" + std::to_string(plan.plan.search.expanded) + " states searched)";
     rows.push_back(r);
+  } else if (!a.no_spmd && plan.judged.empty() && plan.left_out > 0) {
+    Report r;
+    r.strategy = "hetsim";
+    r.feasible = false;
+    r.infeasible_reason = "not simulated: the best SPMD program by estimate: " + plan.left_out_reason;
+    rows.push_back(r);
   }
   for (const JudgedHybrid& j : hybrid.judged) rows.push_back(j.evaluation.report);
   if (!a.no_pipeline && hybrid.judged.empty()) {
@@ -136,7 +142,15 @@ int run_plan(const PlanArgs& a) {
     rows.push_back(r);
   }
   const size_t first_baseline = rows.size();
-  if (!hap_plan.judged.empty()) rows.push_back(hap_plan.judged.front().evaluation.report);
+  if (!hap_plan.judged.empty()) {
+    rows.push_back(hap_plan.judged.front().evaluation.report);
+  } else if (hap_plan.left_out > 0) {
+    Report r;
+    r.strategy = "hap-faithful";
+    r.feasible = false;
+    r.infeasible_reason = "not simulated: the best program of this mode by estimate: " + hap_plan.left_out_reason;
+    rows.push_back(r);
+  }
   if (!a.no_pipeline) {
     for (const auto& [h, name] : {std::pair{&hethub, "hethub-faithful"}, std::pair{&megatron, "megatron-uniform"}}) {
       if (!h->judged.empty()) {
@@ -188,6 +202,9 @@ int run_plan(const PlanArgs& a) {
       print_hybrid_plan(std::cout, *chosen_hybrid, cluster);
     }
     if (!a.no_spmd) print_search_stats(std::cout, plan.plan, plan.plan_time_s, a.heuristic);
+    if (!a.no_spmd && plan.left_out > 0) {
+      std::cout << "SPMD candidates left out, too large to simulate: " << plan.left_out << " (the best: " << plan.left_out_reason << ")\n";
+    }
     if (!a.no_pipeline) {
       std::cout << "hybrid search: " << hybrid.considered << " plans fit memory by estimate, " << hybrid.judged.size()
                 << " simulated; took " << format_time(hybrid.plan_time_s) << "\n";
@@ -236,7 +253,9 @@ int run_plan(const PlanArgs& a) {
   j["plan_time_s"] = plan.plan_time_s + hybrid.plan_time_s;
   if (!a.no_spmd) {
     j["search"] = {{"states_expanded", plan.plan.search.expanded}, {"states_generated", plan.plan.search.generated},
-                   {"search_s", plan.plan.search.seconds}, {"lp_s", plan.plan.lp_seconds}, {"rounds", plan.plan.rounds}};
+                   {"search_s", plan.plan.search.seconds}, {"lp_s", plan.plan.lp_seconds}, {"rounds", plan.plan.rounds},
+                   {"left_out", plan.left_out}};
+    if (plan.left_out > 0) j["search"]["left_out_reason"] = plan.left_out_reason;
   }
   if (!a.no_pipeline) j["hybrid_search"] = {{"plans_fitting", hybrid.considered}, {"simulated", hybrid.judged.size()},
                                             {"search_s", hybrid.plan_time_s}};

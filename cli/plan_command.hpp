@@ -37,7 +37,7 @@ struct PlanArgs {
 // The largest cluster `hetsim plan` searches. Measured: gpt3-1.3b plans in 97 s on 1024 GPUs; on
 // 2048 its best SPMD candidate shards the embedding with all-to-alls of 4.2 M concurrent flows,
 // which did not simulate in 10 minutes (README, "At thousands of GPUs").
-inline constexpr int kMaxPlanGpus = 1024;
+inline constexpr int kMaxPlanGpus = 16384;
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a);
 int run_plan(const PlanArgs& a);

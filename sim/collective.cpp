@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <tuple>
 #include <stdexcept>
 
 namespace hetsim {
@@ -309,6 +311,32 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       out.push_back(std::move(one));
       break;
     }
+  }
+  return out;
+}
+
+LargestCollective largest_collective(const Program& program, const Cluster& cluster) {
+  LargestCollective out;
+  std::unique_ptr<Fabric> fabric;
+  // Programs repeat a few collectives many times: each kind is counted once.
+  std::map<std::tuple<CollectiveOp, Algorithm, double, int, std::vector<int>, std::vector<double>>, size_t> seen;
+  for (size_t i = 0; i < program.tasks.size(); ++i) {
+    const auto* t = std::get_if<CollectiveTask>(&program.tasks[i].body);
+    if (t == nullptr || t->group.size() < 2) continue;
+    auto key = std::make_tuple(t->op, t->algorithm, t->size_bytes, t->root, t->group, t->shard_bytes);
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      size_t flows = 0;
+      if (t->op == CollectiveOp::kAllToAll) {  // pairwise, its one algorithm: every ordered pair (not built)
+        flows = t->group.size() * (t->group.size() - 1);
+      } else {
+        if (!fabric) fabric = std::make_unique<Fabric>(cluster);
+        const Algorithm a = choose_algorithm(*t, cluster, *fabric).algorithm;
+        for (const Schedule& s : collective_schedules(*t, a, cluster)) flows = std::max(flows, merged_flows(s).size());
+      }
+      it = seen.emplace(std::move(key), flows).first;
+    }
+    if (it->second > out.flows) out = {static_cast<int>(i), it->second};
   }
   return out;
 }

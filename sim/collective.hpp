@@ -56,6 +56,15 @@ struct AlphaBetaFit {
 [[nodiscard]] AlphaBetaFit fit_alpha_beta(CollectiveOp op, const std::vector<int>& group, const Cluster& cluster,
                                           const Fabric& fabric, double small_bytes, double large_bytes);
 
+// The collective of `program` that starts the most flows at once at phase fidelity (each of its
+// schedules' GPU pairs; schedules run back to back): its task index and flow count (-1, 0: none).
+// What simulating a program costs grows with it: an all-to-all over n GPUs starts n(n-1).
+struct LargestCollective {
+  int task = -1;
+  size_t flows = 0;
+};
+[[nodiscard]] LargestCollective largest_collective(const Program& program, const Cluster& cluster);
+
 // nccl-tests bus bandwidth factor: busbw = algbw * factor.
 [[nodiscard]] double busbw_factor(CollectiveOp op, int n);
 

@@ -12,41 +12,68 @@ int Schedule::rounds() const {
   return r;
 }
 
-namespace {
-
-std::vector<Flow> merge(std::map<std::pair<int, int>, double>& bytes) {
-  std::vector<Flow> out;
-  out.reserve(bytes.size());
-  for (const auto& [pair, b] : bytes) out.push_back({pair.first, pair.second, b});
-  return out;
-}
-
-}  // namespace
-
 std::vector<RoundGroup> round_groups(const Schedule& s) {
-  // The active edge set only changes where an edge starts or stops.
-  std::vector<int> cuts;
-  for (const PipeEdge& e : s.edges) {
-    cuts.push_back(e.offset);
-    cuts.push_back(e.offset + e.chunks);
+  // The active edge set only changes where an edge starts or stops: a sweep over those rounds,
+  // keeping the bytes per round of every GPU pair with edges active (each edge added and removed
+  // once, not tested in every interval: an interval holds at most the schedule's distinct pairs).
+  const int rounds = s.rounds();
+  std::vector<std::vector<size_t>> starts(static_cast<size_t>(rounds) + 1), stops(static_cast<size_t>(rounds) + 1);
+  for (size_t i = 0; i < s.edges.size(); ++i) {
+    const PipeEdge& e = s.edges[i];
+    if (e.chunks <= 0) continue;
+    starts[static_cast<size_t>(e.offset)].push_back(i);
+    stops[static_cast<size_t>(e.offset + e.chunks)].push_back(i);
   }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  struct Active {
+    double bytes = 0;
+    int edges = 0;
+  };
+  std::map<std::pair<int, int>, Active> active;
   std::vector<RoundGroup> groups;
-  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-    std::map<std::pair<int, int>, double> bytes;
-    for (const PipeEdge& e : s.edges) {
-      if (e.offset <= cuts[i] && cuts[i] < e.offset + e.chunks) bytes[{e.src, e.dst}] += e.chunk_bytes;
+  int open = -1;  // the round the current active set began
+  for (int r = 0; r <= rounds; ++r) {
+    const size_t at = static_cast<size_t>(r);
+    if (starts[at].empty() && stops[at].empty()) continue;
+    if (open >= 0 && !active.empty()) {
+      RoundGroup g{open, r - open, {}};
+      g.flows.reserve(active.size());
+      for (const auto& [pair, a] : active) g.flows.push_back({pair.first, pair.second, a.bytes});
+      groups.push_back(std::move(g));
     }
-    if (!bytes.empty()) groups.push_back({cuts[i], cuts[i + 1] - cuts[i], merge(bytes)});
+    for (size_t i : stops[at]) {
+      const PipeEdge& e = s.edges[i];
+      const auto it = active.find({e.src, e.dst});
+      if (--it->second.edges == 0) {
+        active.erase(it);
+      } else {
+        it->second.bytes -= e.chunk_bytes;
+      }
+    }
+    for (size_t i : starts[at]) {
+      const PipeEdge& e = s.edges[i];
+      Active& a = active[{e.src, e.dst}];
+      a.bytes += e.chunk_bytes;
+      ++a.edges;
+    }
+    open = r;
   }
   return groups;
 }
 
 std::vector<Flow> merged_flows(const Schedule& s) {
-  std::map<std::pair<int, int>, double> bytes;
-  for (const PipeEdge& e : s.edges) bytes[{e.src, e.dst}] += e.chunk_bytes * e.chunks;
-  return merge(bytes);
+  // Edges by GPU pair, in schedule order within a pair (the sums as a map would add them).
+  std::vector<size_t> order(s.edges.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::make_pair(s.edges[a].src, s.edges[a].dst) < std::make_pair(s.edges[b].src, s.edges[b].dst);
+  });
+  std::vector<Flow> out;
+  for (size_t i : order) {
+    const PipeEdge& e = s.edges[i];
+    if (out.empty() || out.back().src != e.src || out.back().dst != e.dst) out.push_back({e.src, e.dst, 0});
+    out.back().bytes += e.chunk_bytes * e.chunks;
+  }
+  return out;
 }
 
 double concurrent_time(const std::vector<Flow>& flows, const Fabric& fabric) {

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "base/input_error.hpp"
+#include "cli/plan_command.hpp"
 #include "kernels_profile/device.hpp"
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"
@@ -214,14 +215,16 @@ TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
 }
 
 TEST(BadInputs, AClusterBeyondThePlannersLimitIsRefusedUpFront) {
-  // 1032 GPUs: one node more than hetsim plan searches (100 000 GPUs ended in bad_alloc).
+  // One node more than hetsim plan searches (100 000 GPUs ended in bad_alloc).
+  const int nodes = cli::kMaxPlanGpus / 8 + 1;
   const std::filesystem::path c = std::filesystem::temp_directory_path() / ("hetsim_huge_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(c) << "name: huge\nnode_types:\n  - {name: a, count: 129, gpu: A100-SXM4-40GB, gpus_per_node: 8,\n"
+  std::ofstream(c) << "name: huge\nnode_types:\n  - {name: a, count: " << nodes << ", gpu: A100-SXM4-40GB, gpus_per_node: 8,\n"
                       "     intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us}, nic: {count: 8, bandwidth: 200Gbps, latency: 2us}}\n"
                       "network: {topology: fat-tree, switch_latency: 1us}\n";
   EXPECT_EQ(run_cli("plan -m bert-base -c " + c.string()),
-            std::make_pair(2, std::string("cluster: error: hetsim plan searches clusters of at most 1024 GPUs; this one has 1032 "
-                                          "(hetsim simulate runs a strategy or a plan on any number)\n")));
+            std::make_pair(2, "cluster: error: hetsim plan searches clusters of at most " + std::to_string(cli::kMaxPlanGpus) +
+                                  " GPUs; this one has " + std::to_string(8 * nodes) +
+                                  " (hetsim simulate runs a strategy or a plan on any number)\n"));
   std::filesystem::remove(c);
 }
 

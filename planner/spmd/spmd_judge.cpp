@@ -8,30 +8,40 @@
 #include "planner/block_costs.hpp"
 #include "planner/spmd/spmd_problem.hpp"
 #include "planner/spmd/spmd_program.hpp"
+#include "sim/collective.hpp"
 
 namespace hetsim {
 
-Evaluation evaluate_candidate(const SpmdProblem& p, const SpmdCandidate& c, const ModelSpec& model, const Cluster& cluster,
-                              const CostModel& cost, const SearchOptions& options, const SimOptions& sim,
-                              const std::string& strategy) {
+namespace {
+
+// Why the candidate does not fit every device's memory; empty when it fits.
+std::string memory_shortfall(const SpmdProblem& p, const SpmdCandidate& c, const Cluster& cluster) {
   const std::vector<double> mem = spmd_memory(p, c);
   for (int d = 0; d < p.devices; ++d) {
     const double need = mem[d] + kRuntimeReserveBytes;
     const double have = cluster.device_of(d).memory_bytes;
     if (need > have) {
-      return infeasible_evaluation(strategy, model, cluster,
-                                   "gpu" + std::to_string(d) + " (" + cluster.device_of(d).name + ") needs " +
-                                       format_bytes(need) + " but has " + format_bytes(have) + ": short by " +
-                                       format_bytes(need - have));
+      return "gpu" + std::to_string(d) + " (" + cluster.device_of(d).name + ") needs " + format_bytes(need) + " but has " +
+             format_bytes(have) + ": short by " + format_bytes(need - have);
     }
   }
+  return {};
+}
+
+}  // namespace
+
+Evaluation evaluate_candidate(const SpmdProblem& p, const SpmdCandidate& c, const ModelSpec& model, const Cluster& cluster,
+                              const CostModel& cost, const SearchOptions& options, const SimOptions& sim,
+                              const std::string& strategy) {
+  if (std::string why = memory_shortfall(p, c, cluster); !why.empty()) return infeasible_evaluation(strategy, model, cluster, why);
   Evaluation ev = simulated_evaluation(spmd_to_program(p, c, model, cluster, cost, options, strategy, sim.every_step), model, cluster, sim);
   ev.report.estimated_s = c.estimate_s;
   return ev;
 }
 
 JudgedPlan plan_and_judge(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                          const SpmdPlanOptions& options, int k, const SimOptions& sim, const std::string& strategy) {
+                          const SpmdPlanOptions& options, int k, const SimOptions& sim, const std::string& strategy,
+                          size_t max_flows) {
   const auto t0 = std::chrono::steady_clock::now();
   JudgedPlan out;
   out.problem = build_spmd_problem(model, cluster, cost);
@@ -39,11 +49,33 @@ JudgedPlan plan_and_judge(const ModelSpec& model, const Cluster& cluster, const 
   std::vector<SpmdCandidate> ranked = out.plan.candidates;
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const SpmdCandidate& a, const SpmdCandidate& b) { return a.estimate_s < b.estimate_s; });
-  if (static_cast<int>(ranked.size()) > k) ranked.resize(static_cast<size_t>(k));
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    const std::string name = ranked.size() == 1 ? strategy : strategy + " #" + std::to_string(i + 1);
-    out.judged.push_back({ranked[i], evaluate_candidate(out.problem, ranked[i], model, cluster, cost, options.search, sim, name)});
-    const Report& r = out.judged.back().evaluation.report;
+  for (const SpmdCandidate& cand : ranked) {
+    if (static_cast<int>(out.judged.size()) >= k) break;
+    if (std::string why = memory_shortfall(out.problem, cand, cluster); !why.empty()) {
+      out.judged.push_back({cand, infeasible_evaluation(strategy, model, cluster, why)});
+      continue;
+    }
+    Program program = spmd_to_program(out.problem, cand, model, cluster, cost, options.search, strategy, sim.every_step);
+    if (const LargestCollective big = largest_collective(program, cluster); big.flows > max_flows) {
+      if (out.left_out++ == 0) {
+        const auto& t = std::get<CollectiveTask>(program.tasks[static_cast<size_t>(big.task)].body);
+        out.left_out_reason = "its " + std::string(collective_name(t.op)) + " over " + std::to_string(t.group.size()) +
+                              " GPUs starts " + std::to_string(big.flows) + " flows at once (estimate " +
+                              format_time(cand.estimate_s) + "); candidates are simulated up to " +
+                              std::to_string(max_flows) + " (hetsim simulate --plan runs any)";
+      }
+      continue;
+    }
+    Evaluation ev = simulated_evaluation(std::move(program), model, cluster, sim);
+    ev.report.estimated_s = cand.estimate_s;
+    out.judged.push_back({cand, std::move(ev)});
+  }
+  for (size_t i = 0; i < out.judged.size(); ++i) {
+    Evaluation& ev = out.judged[i].evaluation;
+    const std::string name = out.judged.size() == 1 ? strategy : strategy + " #" + std::to_string(i + 1);
+    ev.report.strategy = name;
+    ev.program.strategy = name;
+    const Report& r = ev.report;
     if (r.feasible && (out.chosen < 0 || r.iteration_time_s < out.judged[out.chosen].evaluation.report.iteration_time_s)) {
       out.chosen = static_cast<int>(i);
     }

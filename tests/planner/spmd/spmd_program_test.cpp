@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "planner/spmd/spmd_judge.hpp"
+#include "sim/collective.hpp"
 #include "test_support.hpp"
 #include "workloads/model.hpp"
 
@@ -63,6 +67,55 @@ TEST(SpmdProgram, IdenticalStepsHeldOnceGiveTheTimesOfEveryStep) {
   }
   EXPECT_GT(repeated, 0);
   EXPECT_GT(collapsed, 0);
+}
+
+}  // namespace
+}  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(SpmdJudge, AllToAllOverNGpusStartsNTimesNMinusOneFlows) {
+  const Cluster c = test::shipped_cluster("a100-v100-2x2");
+  Program p;
+  p.devices.resize(c.gpu_count());
+  std::vector<int> sixteen(16);
+  for (int d = 0; d < 16; ++d) sixteen[d] = d;
+  p.add({"ring", collective(CollectiveOp::kAllReduce, sixteen, 1e9), {}});
+  p.add({"a2a", collective(CollectiveOp::kAllToAll, sixteen, 1e6), {}});
+  const LargestCollective big = largest_collective(p, c);
+  EXPECT_EQ(big.task, 1);
+  EXPECT_EQ(big.flows, 16u * 15u);
+}
+
+TEST(SpmdJudge, CandidatesStartingTooManyFlowsAreLeftOutNamingTheCollective) {
+  const Cluster c = test::shipped_cluster("a100-v100-2x2");
+  // gpt3-2.7b at a global batch of 4096: candidates that shard layers and ones that do not.
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-2.7b"));
+  m.training.global_batch = 4096;
+  const JudgedPlan all = plan_and_judge(m, c, CostModel{}, SpmdPlanOptions{}, 3, SimOptions{}, "spmd", SIZE_MAX);
+  ASSERT_GE(all.judged.size(), 2u);
+  EXPECT_EQ(all.left_out, 0);
+  std::vector<size_t> flows;
+  for (const JudgedCandidate& j : all.judged) flows.push_back(largest_collective(j.evaluation.program, c).flows);
+  const size_t most = *std::max_element(flows.begin(), flows.end());
+  const size_t least = *std::min_element(flows.begin(), flows.end());  // 32 x 31: a grouped all-gather
+  ASSERT_GT(least, 0u);
+  // Every candidate within the budget: the same judgement.
+  const JudgedPlan same = plan_and_judge(m, c, CostModel{}, SpmdPlanOptions{}, 3, SimOptions{}, "spmd", most);
+  ASSERT_EQ(same.judged.size(), all.judged.size());
+  EXPECT_EQ(same.left_out, 0);
+  for (size_t i = 0; i < all.judged.size(); ++i) {
+    EXPECT_EQ(same.judged[i].evaluation.report.iteration_time_s, all.judged[i].evaluation.report.iteration_time_s) << i;
+  }
+  // None within it: nothing simulated, and why.
+  const JudgedPlan none = plan_and_judge(m, c, CostModel{}, SpmdPlanOptions{}, 3, SimOptions{}, "spmd", least - 1);
+  EXPECT_TRUE(none.judged.empty());
+  EXPECT_EQ(none.chosen, -1);
+  EXPECT_GE(none.left_out, static_cast<long>(all.judged.size()));
+  EXPECT_NE(none.left_out_reason.find(" over 32 GPUs starts "), std::string::npos) << none.left_out_reason;
+  EXPECT_NE(none.left_out_reason.find("candidates are simulated up to " + std::to_string(least - 1)), std::string::npos)
+      << none.left_out_reason;
 }
 
 }  // namespace
