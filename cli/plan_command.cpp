@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "base/log.hpp"
@@ -16,6 +17,7 @@
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_judge.hpp"
+#include "planner/spmd/spmd_problem.hpp"
 #include "sim/trace.hpp"
 
 namespace hetsim::cli {
@@ -76,14 +78,19 @@ int run_plan(const PlanArgs& a) {
   JudgedPlan plan, hap_plan;
   if (!a.no_spmd) {
     log_info("planning SPMD programs (A* search + sharding-ratio LP) and simulating the best " + std::to_string(a.candidates) + " ...");
-    plan = plan_and_judge(model, cluster, cost, ours, a.candidates, opts, "hetsim");
+    const auto t0 = std::chrono::steady_clock::now();
+    const SpmdProblem problem = build_spmd_problem(model, cluster, cost);  // both modes plan it
+    const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    plan = judge_spmd_problem(problem, model, cluster, cost, ours, a.candidates, opts, "hetsim");
+    plan.plan_time_s += build_s;
     // HAP as released: uniform-cost search, barrier after every step, no memory model.
     SpmdPlanOptions hap;
     hap.search.heuristic = Heuristic::kZero;
     hap.search.cost = CostMode::kBarrier;
     hap.search.memory_limit = false;
     log_info("planning the HAP-faithful mode ...");
-    hap_plan = plan_and_judge(model, cluster, cost, hap, 1, opts, "hap-faithful");
+    hap_plan = judge_spmd_problem(problem, model, cluster, cost, hap, 1, opts, "hap-faithful");
+    hap_plan.plan_time_s += build_s;
   }
   HybridSearch hybrid, hethub, megatron;
   if (!a.no_pipeline) {

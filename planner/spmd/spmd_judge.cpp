@@ -43,8 +43,19 @@ JudgedPlan plan_and_judge(const ModelSpec& model, const Cluster& cluster, const 
                           const SpmdPlanOptions& options, int k, const SimOptions& sim, const std::string& strategy,
                           size_t max_flows) {
   const auto t0 = std::chrono::steady_clock::now();
+  SpmdProblem problem = build_spmd_problem(model, cluster, cost);
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  JudgedPlan out = judge_spmd_problem(std::move(problem), model, cluster, cost, options, k, sim, strategy, max_flows);
+  out.plan_time_s += build_s;
+  return out;
+}
+
+JudgedPlan judge_spmd_problem(SpmdProblem problem, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                              const SpmdPlanOptions& options, int k, const SimOptions& sim, const std::string& strategy,
+                              size_t max_flows) {
+  const auto t0 = std::chrono::steady_clock::now();
   JudgedPlan out;
-  out.problem = build_spmd_problem(model, cluster, cost);
+  out.problem = std::move(problem);
   out.plan = plan_spmd(out.problem, options);
   std::vector<SpmdCandidate> ranked = out.plan.candidates;
   std::stable_sort(ranked.begin(), ranked.end(),

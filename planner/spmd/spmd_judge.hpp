@@ -40,6 +40,13 @@ inline constexpr size_t kMaxCandidateFlows = size_t{1} << 18;
                                         const SpmdPlanOptions& options, int k, const SimOptions& sim,
                                         const std::string& strategy, size_t max_flows = kMaxCandidateFlows);
 
+// plan_and_judge on a problem already built (build_spmd_problem of the same model, cluster and
+// cost), so that several modes share one; plan_time_s leaves its building out.
+[[nodiscard]] JudgedPlan judge_spmd_problem(SpmdProblem problem, const ModelSpec& model, const Cluster& cluster,
+                                            const CostModel& cost, const SpmdPlanOptions& options, int k,
+                                            const SimOptions& sim, const std::string& strategy,
+                                            size_t max_flows = kMaxCandidateFlows);
+
 // Simulates one candidate (memory checked against every device first).
 [[nodiscard]] Evaluation evaluate_candidate(const SpmdProblem& p, const SpmdCandidate& c, const ModelSpec& model,
                                             const Cluster& cluster, const CostModel& cost, const SearchOptions& options,
