@@ -344,7 +344,7 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
 AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, const Fabric& fabric) {
   auto time_of = [&](Algorithm a) {
     double total = 0;
-    for (const Schedule& s : collective_schedules(t, a, c)) total += estimate(s, fabric).step_s;
+    for (const Schedule& s : collective_schedules(t, a, c)) total += step_estimate(s, fabric);
     return total;
   };
   if (t.algorithm != Algorithm::kAuto) return {t.algorithm, time_of(t.algorithm)};

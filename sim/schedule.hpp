@@ -54,5 +54,7 @@ struct ScheduleEstimate {
   double phase_s = 0;  // all bytes of each edge as one flow, one latency: the `phase` flows alone
 };
 [[nodiscard]] ScheduleEstimate estimate(const Schedule& s, const Fabric& fabric);
+// Its step_s alone (what choosing an algorithm compares), without building the merged flows.
+[[nodiscard]] double step_estimate(const Schedule& s, const Fabric& fabric);
 
 }  // namespace hetsim

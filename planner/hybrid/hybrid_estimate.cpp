@@ -31,10 +31,10 @@ double HybridEstimator::tp_time(int node_type, int tp, const TpBytes& bytes) {
 
 double HybridEstimator::fit_time(const std::vector<int>& group, double bytes, CollectiveOp op) {
   if (group.size() < 2 || bytes <= 0) return 0;
-  const auto key = std::make_pair(group, static_cast<int>(op));
-  auto it = fit_cache_.find(key);
-  if (it == fit_cache_.end()) {
-    it = fit_cache_.emplace(key, fit_alpha_beta(op, group, cluster_, fabric_, 16.0 * 1024 * 1024, 256.0 * 1024 * 1024)).first;
+  auto& cache = fit_cache_.at(static_cast<size_t>(op));
+  auto it = cache.find(group);
+  if (it == cache.end()) {
+    it = cache.emplace(group, fit_alpha_beta(op, group, cluster_, fabric_, 16.0 * 1024 * 1024, 256.0 * 1024 * 1024)).first;
   }
   return it->second.alpha_s + it->second.beta_s_per_byte * bytes;
 }

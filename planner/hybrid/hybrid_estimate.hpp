@@ -10,8 +10,10 @@
 // micro-batches the schedule holds at once.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "planner/hybrid/pipeline_builder.hpp"
@@ -69,7 +71,16 @@ class HybridEstimator {
   PipelineProgramBuilder& builder_;
   Fabric fabric_;
   std::map<std::tuple<int, int, int, double>, double> tp_cache_;
-  std::map<std::pair<std::vector<int>, int>, AlphaBetaFit> fit_cache_;
+  // Fits by operation, then group: hashed, since groups are long and share long prefixes (the
+  // same stage position over hundreds of pipelines), which made ordered comparisons slow.
+  struct GroupHash {
+    size_t operator()(const std::vector<int>& g) const noexcept {
+      size_t h = g.size();
+      for (int x : g) h = h * 1000003u ^ static_cast<size_t>(x);
+      return h;
+    }
+  };
+  std::array<std::unordered_map<std::vector<int>, AlphaBetaFit, GroupHash>, 6> fit_cache_;  // by CollectiveOp
 };
 
 }  // namespace hetsim
