@@ -47,6 +47,12 @@ Family family_from(const std::string& s) {
   return Family::kGpt;
 }
 
+// Images: at most 65 536 pixels a side (gigapixel slides are tiled far below that) and 1024
+// input channels (hyperspectral cubes reach a few hundred), so that pixel and patch counts stay
+// exact in 64-bit integers.
+constexpr long kMaxImageSide = 1L << 16;
+constexpr long kMaxImageChannels = 1024;
+
 void read_transformer(FieldReader& r, ModelSpec& m, bool tokens) {
   m.layers = r.integer("layers", 1, 1000);
   m.hidden = r.integer("hidden", 1);
@@ -81,8 +87,8 @@ void read_unet(FieldReader& r, ModelSpec& m) {
   }
   m.layers_per_block = r.opt_integer("layers_per_block", 1, 8).value_or(1);
   m.heads = r.opt_integer("heads", 1, 1024).value_or(8);
-  m.image_size = r.integer("image_size", 1, 1L << 16);
-  m.channels = r.opt_integer("channels", 1, 1024).value_or(4);
+  m.image_size = r.integer("image_size", 1, kMaxImageSide);
+  m.channels = r.opt_integer("channels", 1, kMaxImageChannels).value_or(4);
   m.out_channels = r.opt_integer("out_channels", 1, 1024).value_or(m.channels);
   m.context_len = r.opt_integer("context_len", 1, 1L << 20).value_or(77);
   m.context_dim = r.opt_integer("context_dim", 1, 1L << 20).value_or(768);
@@ -198,9 +204,9 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
     }
     case Family::kVit:
       read_transformer(r, m, false);
-      m.image_size = r.integer("image_size", 1);
-      m.patch_size = r.integer("patch_size", 1);
-      m.channels = r.integer("channels", 1);
+      m.image_size = r.integer("image_size", 1, kMaxImageSide);
+      m.patch_size = r.integer("patch_size", 1, kMaxImageSide);
+      m.channels = r.integer("channels", 1, kMaxImageChannels);
       m.classes = r.integer("classes", 1);
       if (m.patch_size > 0 && m.image_size % m.patch_size != 0) {
         r.error("patch_size", "image_size " + std::to_string(m.image_size) + " is not divisible by patch_size " +
@@ -214,8 +220,8 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
     case Family::kVgg:
       m.depth = r.integer("depth", 11, 19);
       if (m.depth != 11 && m.depth != 13 && m.depth != 16 && m.depth != 19) r.error("depth", "VGG has depth 11, 13, 16 or 19");
-      m.image_size = r.integer("image_size", 32);
-      m.channels = r.integer("channels", 1);
+      m.image_size = r.integer("image_size", 32, kMaxImageSide);
+      m.channels = r.integer("channels", 1, kMaxImageChannels);
       m.classes = r.integer("classes", 1);
       m.seq_len = 1;  // one sample = one image
       m.layers = m.depth;
