@@ -53,15 +53,22 @@ Family family_from(const std::string& s) {
 constexpr long kMaxImageSide = 1L << 16;
 constexpr long kMaxImageChannels = 1024;
 
+// Transformers: widths up to 2^24 (the largest published hidden size is about 2^15), heads up to
+// 2^16, sequences and vocabularies up to 2^24 tokens (published contexts reach 2^23, vocabularies
+// 2^18): far beyond any model, and products with a micro-batch (up to 10^12) stay exact in 64 bits.
+constexpr long kMaxWidth = 1L << 24;
+constexpr long kMaxHeads = 1L << 16;
+constexpr long kMaxTokens = 1L << 24;
+
 void read_transformer(FieldReader& r, ModelSpec& m, bool tokens) {
   m.layers = r.integer("layers", 1, 1000);
-  m.hidden = r.integer("hidden", 1);
-  m.heads = r.integer("heads", 1);
-  m.kv_heads = r.opt_integer("kv_heads", 1).value_or(m.heads);
-  m.ffn_hidden = r.integer("ffn_hidden", 1);
+  m.hidden = r.integer("hidden", 1, kMaxWidth);
+  m.heads = r.integer("heads", 1, kMaxHeads);
+  m.kv_heads = r.opt_integer("kv_heads", 1, kMaxHeads).value_or(m.heads);
+  m.ffn_hidden = r.integer("ffn_hidden", 1, kMaxWidth);
   if (tokens) {
-    m.seq_len = r.integer("seq_len", 1);
-    m.vocab = r.integer("vocab", 1);
+    m.seq_len = r.integer("seq_len", 1, kMaxTokens);
+    m.vocab = r.integer("vocab", 1, kMaxTokens);
   }
 }
 
@@ -207,7 +214,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
       m.image_size = r.integer("image_size", 1, kMaxImageSide);
       m.patch_size = r.integer("patch_size", 1, kMaxImageSide);
       m.channels = r.integer("channels", 1, kMaxImageChannels);
-      m.classes = r.integer("classes", 1);
+      m.classes = r.integer("classes", 1, kMaxTokens);
       if (m.patch_size > 0 && m.image_size % m.patch_size != 0) {
         r.error("patch_size", "image_size " + std::to_string(m.image_size) + " is not divisible by patch_size " +
                                   std::to_string(m.patch_size));
@@ -222,7 +229,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
       if (m.depth != 11 && m.depth != 13 && m.depth != 16 && m.depth != 19) r.error("depth", "VGG has depth 11, 13, 16 or 19");
       m.image_size = r.integer("image_size", 32, kMaxImageSide);
       m.channels = r.integer("channels", 1, kMaxImageChannels);
-      m.classes = r.integer("classes", 1);
+      m.classes = r.integer("classes", 1, kMaxTokens);
       m.seq_len = 1;  // one sample = one image
       m.layers = m.depth;
       m.hidden = 4096;  // classifier width
