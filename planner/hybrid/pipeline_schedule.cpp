@@ -2,6 +2,8 @@
 #include "planner/hybrid/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace hetsim {
 
@@ -126,13 +128,25 @@ std::vector<std::vector<PipelineStep>> zero_bubble_orders(int stages, int micro_
       for (int k = 0; k < P; ++k) {
         if (k != s && busy[k] && free_at[k] >= t) next = std::min(next, free_at[k]);
       }
-      if (next >= kNever) break;  // nothing can move: cannot happen for a valid pipeline
+      // Nothing it knows of (with few micro-batches a stage can have no pass ready and none
+      // running elsewhere while another stage, idle at this same moment, is about to start
+      // one): it parks until the next pass anywhere begins, which wakes it at that pass's end.
       free_at[s] = next;
       busy[s] = false;
+      if (std::all_of(free_at.begin(), free_at.end(), [](double x) { return x >= kNever; })) break;  // checked below
       continue;
     }
     busy[s] = true;
     --left;
+    for (int k = 0; k < P; ++k) {  // parked stages wake when this pass ends
+      if (k != s && free_at[k] >= kNever) free_at[k] = free_at[s];
+    }
+  }
+  for (int s = 0; s < P; ++s) {
+    if (order[s].size() != static_cast<size_t>(3 * m)) {
+      throw std::logic_error("zero_bubble_orders: stage " + std::to_string(s) + " got " + std::to_string(order[s].size()) +
+                             " of its " + std::to_string(3 * m) + " passes");
+    }
   }
   return order;
 }

@@ -88,6 +88,31 @@ TEST_F(EqualStages, ZeroBubbleFillsTheBubblesWithWeightGradients) {
   EXPECT_LT(expected, time(plan(PipelineSchedule::kOneFOneB, P, m)));
 }
 
+TEST_F(EqualStages, ZeroBubbleRunsEveryPassWithFewerMicroBatchesThanStages) {
+  // With one micro-batch nothing overlaps: P forwards, P backwards, then the last weight
+  // gradient, (2P + 1) F. (Found: the list scheduler gave up when the first stage had nothing
+  // to wait for, leaving the later stages without a pass; the planner then preferred that plan.)
+  for (int P : {2, 3, 4, 8}) {
+    SCOPED_TRACE("P=" + std::to_string(P));
+    const double expected = (2 * P + 1) * kF;
+    EXPECT_NEAR(time(plan(PipelineSchedule::kZeroBubble, P, 1)), expected, 1e-9 * expected);
+  }
+  // Every stage gets m forwards, backwards and weight gradients, whatever P and m.
+  for (int P = 1; P <= 8; ++P) {
+    for (int m = 1; m <= 12; ++m) {
+      const std::vector<double> f(P, 1.0), b(P, 1.3), w(P, 0.7);
+      const auto orders = zero_bubble_orders(P, m, f, b, w, 0.05);
+      for (int s = 0; s < P; ++s) {
+        int count[3] = {0, 0, 0};
+        for (const PipelineStep& st : orders[s]) ++count[static_cast<int>(st.pass)];
+        EXPECT_EQ(count[0], m) << "P=" << P << " m=" << m << " stage " << s;
+        EXPECT_EQ(count[1], m) << "P=" << P << " m=" << m << " stage " << s;
+        EXPECT_EQ(count[2], m) << "P=" << P << " m=" << m << " stage " << s;
+      }
+    }
+  }
+}
+
 TEST_F(EqualStages, ActivationsHeldFollowTheSchedule) {
   // One byte per micro-batch in flight: 1F1B holds P - i on stage i, GPipe m, eager 2(P - i) - 1.
   const int P = 4, m = 8;
