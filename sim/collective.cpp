@@ -306,8 +306,17 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
     case Algorithm::kGrouped: {
       // One pipelined chain per member along the ring: broadcasts of each shard (all-gather) or
       // reductions of each member's part towards it (reduce-scatter), all at once.
+      // Held as ring chains (n chains, not n(n-1) edges): the chunks add_chain would lay out.
       const std::map<int, double> shard = shards_by_device(t);
-      for (int i = 0; i < n; ++i) add_chain(one, rotated(ring, i), shard.at(ring[i]), t.op == CollectiveOp::kReduceScatter);
+      RingChains& chains = one.chains;
+      chains.ring = ring;
+      chains.towards_root = t.op == CollectiveOp::kReduceScatter;
+      for (int i = 0; i < n; ++i) {
+        const double bytes = shard.at(ring[i]);
+        const int k = n < 2 || bytes <= 0 ? 0 : chunks_for(bytes);
+        chains.chunks.push_back(k);
+        chains.chunk_bytes.push_back(k > 0 ? bytes / k : 0.0);
+      }
       out.push_back(std::move(one));
       break;
     }

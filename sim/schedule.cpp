@@ -3,17 +3,118 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 namespace hetsim {
 
+namespace {
+
+bool has_chains(const RingChains& c) {
+  return c.ring.size() >= 2 && std::any_of(c.chunks.begin(), c.chunks.end(), [](int k) { return k > 0; });
+}
+
+void check_one_form(const Schedule& s) {
+  if (!s.edges.empty() && has_chains(s.chains)) throw std::logic_error("Schedule: edges and ring chains in one schedule");
+}
+
+// Ring pair q of chains `c`: ring[q] -> ring[q+1] (towards the root: ring[q+1] -> ring[q]).
+struct RingPairs {
+  const RingChains& c;
+  int n;
+  [[nodiscard]] int src(int q) const { return c.towards_root ? c.ring[static_cast<size_t>((q + 1) % n)] : c.ring[static_cast<size_t>(q)]; }
+  [[nodiscard]] int dst(int q) const { return c.towards_root ? c.ring[static_cast<size_t>(q)] : c.ring[static_cast<size_t>((q + 1) % n)]; }
+  // The pair chain i crosses at `offset` (0 <= offset <= n - 2): its step p from the chain's start.
+  [[nodiscard]] int at(int i, int offset) const {
+    const int p = c.towards_root ? n - 2 - offset : offset;
+    return (i + p) % n;
+  }
+  // Pairs in (src, dst) order, the order in which a map of the expanded edges would hold them.
+  [[nodiscard]] std::vector<int> sorted() const {
+    std::vector<int> order(static_cast<size_t>(n));
+    for (int q = 0; q < n; ++q) order[static_cast<size_t>(q)] = q;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return std::make_pair(src(a), dst(a)) < std::make_pair(src(b), dst(b)); });
+    return order;
+  }
+};
+
+// The round groups of ring chains, as the sweep over their expanded edges would give them, bit for
+// bit: at every round where an edge stops or starts, the interval before it, then the stops, then
+// the starts, each in chain order (the expanded edges' order), a pair's bytes restarting from 0
+// when its last edge stops.
+void chain_round_groups(const RingChains& c, const std::function<void(const RoundGroup&)>& visit) {
+  const int n = static_cast<int>(c.ring.size());
+  const RingPairs pairs{c, n};
+  const std::vector<int> order = pairs.sorted();
+  int kmax = 0;
+  for (int k : c.chunks) kmax = std::max(kmax, k);
+  const int rounds = n - 2 + kmax;
+  // Chains with an edge stopping at each round: chain i stops one edge per round in [k_i, n-2+k_i].
+  std::vector<int> stopping(static_cast<size_t>(rounds) + 2, 0);
+  for (int k : c.chunks) {
+    if (k <= 0) continue;
+    ++stopping[static_cast<size_t>(k)];
+    --stopping[static_cast<size_t>(n - 1 + k)];
+  }
+  std::vector<int> edges(static_cast<size_t>(n), 0);
+  std::vector<double> bytes(static_cast<size_t>(n), 0.0);
+  int active = 0;  // pairs with an edge
+  RoundGroup g;
+  int open = -1;
+  int stops = 0;
+  for (int r = 0; r <= rounds; ++r) {
+    stops += stopping[static_cast<size_t>(r)];
+    const bool starts = r <= n - 2;
+    if (!starts && stops == 0) continue;
+    if (open >= 0 && active > 0) {
+      g.first = open;
+      g.count = r - open;
+      g.flows.clear();
+      for (int q : order) {
+        if (edges[static_cast<size_t>(q)] > 0) g.flows.push_back({pairs.src(q), pairs.dst(q), bytes[static_cast<size_t>(q)]});
+      }
+      visit(g);
+    }
+    for (int i = 0; stops > 0 && i < n; ++i) {
+      const int k = c.chunks[static_cast<size_t>(i)];
+      if (k <= 0 || r - k < 0 || r - k > n - 2) continue;
+      const auto q = static_cast<size_t>(pairs.at(i, r - k));
+      if (--edges[q] == 0) {
+        bytes[q] = 0;
+        --active;
+      } else {
+        bytes[q] -= c.chunk_bytes[static_cast<size_t>(i)];
+      }
+    }
+    for (int i = 0; starts && i < n; ++i) {
+      if (c.chunks[static_cast<size_t>(i)] <= 0) continue;
+      const auto q = static_cast<size_t>(pairs.at(i, r));
+      if (edges[q]++ == 0) ++active;
+      bytes[q] += c.chunk_bytes[static_cast<size_t>(i)];
+    }
+    open = r;
+  }
+}
+
+}  // namespace
+
 int Schedule::rounds() const {
   int r = 0;
   for (const PipeEdge& e : edges) r = std::max(r, e.offset + e.chunks);
+  if (has_chains(chains)) {
+    for (int k : chains.chunks) r = std::max(r, static_cast<int>(chains.ring.size()) - 2 + k);
+  }
   return r;
 }
 
-std::vector<RoundGroup> round_groups(const Schedule& s) {
+bool Schedule::empty() const { return edges.empty() && !has_chains(chains); }
+
+void for_each_round_group(const Schedule& s, const std::function<void(const RoundGroup&)>& visit) {
+  check_one_form(s);
+  if (has_chains(s.chains)) {
+    chain_round_groups(s.chains, visit);
+    return;
+  }
   // The active edge set only changes where an edge starts or stops: a sweep over those rounds,
   // keeping the bytes per round of every GPU pair with edges active (each edge added and removed
   // once, not tested in every interval: an interval holds at most the schedule's distinct pairs).
@@ -30,16 +131,17 @@ std::vector<RoundGroup> round_groups(const Schedule& s) {
     int edges = 0;
   };
   std::map<std::pair<int, int>, Active> active;
-  std::vector<RoundGroup> groups;
+  RoundGroup g;
   int open = -1;  // the round the current active set began
   for (int r = 0; r <= rounds; ++r) {
     const size_t at = static_cast<size_t>(r);
     if (starts[at].empty() && stops[at].empty()) continue;
     if (open >= 0 && !active.empty()) {
-      RoundGroup g{open, r - open, {}};
-      g.flows.reserve(active.size());
+      g.first = open;
+      g.count = r - open;
+      g.flows.clear();
       for (const auto& [pair, a] : active) g.flows.push_back({pair.first, pair.second, a.bytes});
-      groups.push_back(std::move(g));
+      visit(g);
     }
     for (size_t i : stops[at]) {
       const PipeEdge& e = s.edges[i];
@@ -58,10 +160,35 @@ std::vector<RoundGroup> round_groups(const Schedule& s) {
     }
     open = r;
   }
+}
+
+std::vector<RoundGroup> round_groups(const Schedule& s) {
+  std::vector<RoundGroup> groups;
+  for_each_round_group(s, [&](const RoundGroup& g) { groups.push_back(g); });
   return groups;
 }
 
 std::vector<Flow> merged_flows(const Schedule& s) {
+  check_one_form(s);
+  if (has_chains(s.chains)) {
+    // Every chain but one crosses each ring pair; summed in chain order, as the edges would be.
+    const RingChains& c = s.chains;
+    const int n = static_cast<int>(c.ring.size());
+    const RingPairs pairs{c, n};
+    std::vector<Flow> out;
+    for (int q : pairs.sorted()) {
+      bool any = false;
+      double bytes = 0;
+      for (int i = 0; i < n; ++i) {
+        const int k = c.chunks[static_cast<size_t>(i)];
+        if (k <= 0 || (q - i + n) % n > n - 2) continue;  // chain i stops one pair short of it
+        bytes += c.chunk_bytes[static_cast<size_t>(i)] * k;
+        any = true;
+      }
+      if (any) out.push_back({pairs.src(q), pairs.dst(q), bytes});
+    }
+    return out;
+  }
   // Edges by GPU pair, in schedule order within a pair (the sums as a map would add them).
   struct Key {
     int src, dst;
@@ -138,8 +265,24 @@ double concurrent_time(const std::vector<Flow>& flows, const Fabric& fabric) {
 }
 
 double step_estimate(const Schedule& s, const Fabric& fabric) {
+  // Rounds in turn, each priced once however many rounds in a row carry the same flows (ring
+  // chains in their steady state: every pair carries the same chunks).
   double t = s.setup_s;
-  for (const RoundGroup& g : round_groups(s)) t += g.count * concurrent_time(g.flows, fabric);
+  std::vector<Flow> last;
+  double last_s = 0;
+  bool priced = false;
+  for_each_round_group(s, [&](const RoundGroup& g) {
+    const bool same = priced && g.flows.size() == last.size() &&
+                      std::equal(g.flows.begin(), g.flows.end(), last.begin(), [](const Flow& a, const Flow& b) {
+                        return a.src == b.src && a.dst == b.dst && a.bytes == b.bytes;
+                      });
+    if (!same) {
+      last_s = concurrent_time(g.flows, fabric);
+      last = g.flows;
+      priced = true;
+    }
+    t += g.count * last_s;
+  });
   return t;
 }
 

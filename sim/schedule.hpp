@@ -6,6 +6,7 @@
 // to add the per-step costs that `phase` fidelity does not simulate message by message.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "topologies/fabric.hpp"
@@ -20,10 +21,25 @@ struct PipeEdge {
   double chunk_bytes = 0;
 };
 
+// One pipelined chain from every member around one ring, all at once (grouped broadcasts or
+// reductions): chain i carries chunks[i] chunks of chunk_bytes[i] from ring[i] along the ring
+// through the n - 1 following members (towards_root: the reverse, from ring[i-1] back to ring[i]),
+// exactly the edges a chain of its own would have, chain after chain. Every chain crosses the same
+// n ring pairs, so it is held as n chains, not n(n-1) edges, and rounds and flows are computed
+// pair by pair: memory O(n), not O(n^2) (a grouped all-gather over 8192 GPUs is 67 M edges).
+struct RingChains {
+  std::vector<int> ring;
+  std::vector<int> chunks;          // per chain (ring order); 0: no chain
+  std::vector<double> chunk_bytes;  // per chain
+  bool towards_root = false;
+};
+
 struct Schedule {
   std::vector<PipeEdge> edges;
+  RingChains chains;   // a schedule has edges or chains, not both
   double setup_s = 0;  // a fixed cost paid once before the first round (NVLS synchronisation)
   [[nodiscard]] int rounds() const;  // rounds until the last chunk has crossed its last edge
+  [[nodiscard]] bool empty() const;  // no edge and no chain
 };
 
 // A transfer as the simulator runs it: direct, or staged through host memory in three legs.
@@ -41,6 +57,8 @@ struct RoundGroup {
   std::vector<Flow> flows;
 };
 [[nodiscard]] std::vector<RoundGroup> round_groups(const Schedule& s);
+// The same groups one at a time (the group passed is reused): what holds one round's flows only.
+void for_each_round_group(const Schedule& s, const std::function<void(const RoundGroup&)>& visit);
 // All bytes of each GPU pair as one flow (what `phase` fidelity starts).
 [[nodiscard]] std::vector<Flow> merged_flows(const Schedule& s);
 

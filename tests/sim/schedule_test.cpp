@@ -1,0 +1,88 @@
+// File: tests/sim/schedule_test.cpp
+// Ring chains (grouped broadcasts and reductions held as n chains) give the rounds, flows and
+// estimates of the n(n-1) edges they stand for, bit for bit.
+#include "sim/schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+// The edges of the chains, written out as one chain per member along the ring rotated to start
+// at it (the layout of a chain broadcast or reduction), chain after chain.
+Schedule expanded(const RingChains& c) {
+  Schedule s;
+  const int n = static_cast<int>(c.ring.size());
+  for (int i = 0; i < n; ++i) {
+    const int k = c.chunks[static_cast<size_t>(i)];
+    if (k <= 0) continue;
+    for (int p = 0; p + 1 < n; ++p) {
+      const int a = c.ring[static_cast<size_t>((i + p) % n)], b = c.ring[static_cast<size_t>((i + p + 1) % n)];
+      if (c.towards_root) s.edges.push_back({b, a, n - 2 - p, k, c.chunk_bytes[static_cast<size_t>(i)]});
+      else s.edges.push_back({a, b, p, k, c.chunk_bytes[static_cast<size_t>(i)]});
+    }
+  }
+  return s;
+}
+
+void expect_same_flows(const std::vector<Flow>& got, const std::vector<Flow>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t f = 0; f < got.size(); ++f) {
+    EXPECT_EQ(got[f].src, want[f].src) << f;
+    EXPECT_EQ(got[f].dst, want[f].dst) << f;
+    EXPECT_EQ(got[f].bytes, want[f].bytes) << f;  // bit for bit: the same sums in the same order
+  }
+}
+
+TEST(RingChains, GiveTheRoundsFlowsAndEstimatesOfTheirEdges) {
+  const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
+  const Fabric fabric(cluster);
+  // Rings out of GPU order (so that pair order differs from ring order), chunk counts that differ
+  // between chains (uneven shards), an absent chain, both directions.
+  const std::vector<std::vector<int>> rings = {{3, 17}, {5, 0, 9}, {12, 3, 30, 8, 21}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                                                                      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}};
+  for (const std::vector<int>& ring : rings) {
+    for (bool towards_root : {false, true}) {
+      const int n = static_cast<int>(ring.size());
+      RingChains c;
+      c.ring = ring;
+      c.towards_root = towards_root;
+      for (int i = 0; i < n; ++i) {
+        const int k = i == 1 && n > 2 ? 0 : 1 + (i * 7) % 5;  // chain 1 absent where others remain
+        c.chunks.push_back(k);
+        c.chunk_bytes.push_back(k > 0 ? (1.0 + 0.1 * i) * 3e6 / k : 0.0);
+      }
+      SCOPED_TRACE("n=" + std::to_string(n) + (towards_root ? " towards the root" : " from the root"));
+      Schedule chains;
+      chains.chains = c;
+      const Schedule edges = expanded(c);
+      EXPECT_EQ(chains.rounds(), edges.rounds());
+      const std::vector<RoundGroup> got = round_groups(chains), want = round_groups(edges);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t g = 0; g < got.size(); ++g) {
+        SCOPED_TRACE("group " + std::to_string(g));
+        EXPECT_EQ(got[g].first, want[g].first);
+        EXPECT_EQ(got[g].count, want[g].count);
+        expect_same_flows(got[g].flows, want[g].flows);
+      }
+      expect_same_flows(merged_flows(chains), merged_flows(edges));
+      const ScheduleEstimate a = estimate(chains, fabric), b = estimate(edges, fabric);
+      EXPECT_EQ(a.step_s, b.step_s);
+      EXPECT_EQ(a.phase_s, b.phase_s);
+      EXPECT_GT(a.step_s, 0);
+    }
+  }
+}
+
+TEST(RingChains, AScheduleHoldsEdgesOrChainsNotBoth) {
+  Schedule s;
+  s.chains = {{0, 1, 2}, {1, 1, 1}, {1e6, 1e6, 1e6}, false};
+  s.edges.push_back({0, 1, 0, 1, 1e6});
+  EXPECT_THROW((void)round_groups(s), std::logic_error);
+  EXPECT_THROW((void)merged_flows(s), std::logic_error);
+}
+
+}  // namespace
+}  // namespace hetsim
