@@ -88,7 +88,9 @@ Schedule pipelined(const std::vector<Schedule>& phases, int pieces) {
   Schedule out;
   int delay = 0;
   for (const Schedule& p : phases) {
-    if (!p.chains.ring.empty()) throw std::logic_error("pipelined: ring chains are not pipelined with other phases");
+    if (!p.chains.ring.empty() || !p.shifts.ring.empty()) {
+      throw std::logic_error("pipelined: ring chains and shifts are not pipelined with other phases");
+    }
     if (p.edges.empty()) continue;
     const double stretch = static_cast<double>(rounds) / p.rounds();
     for (const PipeEdge& e : p.edges) {

@@ -297,10 +297,8 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       out.push_back(std::move(one));
       break;
     }
-    case Algorithm::kPairwise:
-      for (int step = 1; step < n; ++step) {
-        for (int r = 0; r < n; ++r) one.edges.push_back({ring[r], ring[(r + step) % n], step - 1, 1, s / n});
-      }
+    case Algorithm::kPairwise:  // step k: every member to the one k places on (n(n-1) sends, held as shifts)
+      one.shifts = {ring, s / n};
       out.push_back(std::move(one));
       break;
     case Algorithm::kGrouped: {

@@ -14,8 +14,37 @@ bool has_chains(const RingChains& c) {
   return c.ring.size() >= 2 && std::any_of(c.chunks.begin(), c.chunks.end(), [](int k) { return k > 0; });
 }
 
+bool has_shifts(const RingShifts& s) { return s.ring.size() >= 2; }
+
 void check_one_form(const Schedule& s) {
-  if (!s.edges.empty() && has_chains(s.chains)) throw std::logic_error("Schedule: edges and ring chains in one schedule");
+  if (static_cast<int>(!s.edges.empty()) + static_cast<int>(has_chains(s.chains)) + static_cast<int>(has_shifts(s.shifts)) > 1) {
+    throw std::logic_error("Schedule: holds more than one of edges, ring chains and ring shifts");
+  }
+}
+
+// Ring positions in GPU order: flows by source GPU, or by destination GPU.
+std::vector<int> by_gpu(const std::vector<int>& ring) {
+  std::vector<int> order(ring.size());
+  for (size_t j = 0; j < ring.size(); ++j) order[j] = static_cast<int>(j);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return ring[static_cast<size_t>(a)] < ring[static_cast<size_t>(b)]; });
+  return order;
+}
+
+// Round r of the shifts: every member's one send, by source GPU (each pair once, so its bytes
+// are the chunk, as a fresh sum would be), one round long.
+void shift_round_groups(const RingShifts& s, const std::function<void(const RoundGroup&)>& visit) {
+  const int n = static_cast<int>(s.ring.size());
+  const std::vector<int> order = by_gpu(s.ring);
+  RoundGroup g;
+  g.count = 1;
+  for (int r = 0; r + 1 < n; ++r) {
+    g.first = r;
+    g.flows.clear();
+    for (int j : order) {
+      g.flows.push_back({s.ring[static_cast<size_t>(j)], s.ring[static_cast<size_t>((j + r + 1) % n)], 0.0 + s.chunk_bytes});
+    }
+    visit(g);
+  }
 }
 
 // Ring pair q of chains `c`: ring[q] -> ring[q+1] (towards the root: ring[q+1] -> ring[q]).
@@ -104,15 +133,20 @@ int Schedule::rounds() const {
   if (has_chains(chains)) {
     for (int k : chains.chunks) r = std::max(r, static_cast<int>(chains.ring.size()) - 2 + k);
   }
+  if (has_shifts(shifts)) r = std::max(r, static_cast<int>(shifts.ring.size()) - 1);
   return r;
 }
 
-bool Schedule::empty() const { return edges.empty() && !has_chains(chains); }
+bool Schedule::empty() const { return edges.empty() && !has_chains(chains) && !has_shifts(shifts); }
 
 void for_each_round_group(const Schedule& s, const std::function<void(const RoundGroup&)>& visit) {
   check_one_form(s);
   if (has_chains(s.chains)) {
     chain_round_groups(s.chains, visit);
+    return;
+  }
+  if (has_shifts(s.shifts)) {
+    shift_round_groups(s.shifts, visit);
     return;
   }
   // The active edge set only changes where an edge starts or stops: a sweep over those rounds,
@@ -186,6 +220,18 @@ std::vector<Flow> merged_flows(const Schedule& s) {
         any = true;
       }
       if (any) out.push_back({pairs.src(q), pairs.dst(q), bytes});
+    }
+    return out;
+  }
+  if (has_shifts(s.shifts)) {  // every ordered pair once, by source then destination GPU
+    const std::vector<int>& ring = s.shifts.ring;
+    const std::vector<int> order = by_gpu(ring);
+    std::vector<Flow> out;
+    out.reserve(ring.size() * (ring.size() - 1));
+    for (int a : order) {
+      for (int b : order) {
+        if (a != b) out.push_back({ring[static_cast<size_t>(a)], ring[static_cast<size_t>(b)], 0.0 + s.shifts.chunk_bytes});
+      }
     }
     return out;
   }

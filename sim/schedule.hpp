@@ -34,9 +34,18 @@ struct RingChains {
   bool towards_root = false;
 };
 
+// Every member sends to every other, one shift a round (pairwise all-to-all): in round r
+// (0 <= r <= n - 2) ring[j] sends chunk_bytes to ring[(j + r + 1) % n]. Held as this, not as the
+// n(n-1) edges it stands for; each round's flows are made when it is visited.
+struct RingShifts {
+  std::vector<int> ring;
+  double chunk_bytes = 0;
+};
+
 struct Schedule {
   std::vector<PipeEdge> edges;
-  RingChains chains;   // a schedule has edges or chains, not both
+  RingChains chains;   // a schedule has one of edges, chains and shifts
+  RingShifts shifts;
   double setup_s = 0;  // a fixed cost paid once before the first round (NVLS synchronisation)
   [[nodiscard]] int rounds() const;  // rounds until the last chunk has crossed its last edge
   [[nodiscard]] bool empty() const;  // no edge and no chain

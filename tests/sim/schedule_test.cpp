@@ -1,6 +1,6 @@
 // File: tests/sim/schedule_test.cpp
-// Ring chains (grouped broadcasts and reductions held as n chains) give the rounds, flows and
-// estimates of the n(n-1) edges they stand for, bit for bit.
+// Ring chains (grouped broadcasts and reductions held as n chains) and ring shifts (pairwise
+// all-to-all) give the rounds, flows and estimates of the n(n-1) edges they stand for, bit for bit.
 #include "sim/schedule.hpp"
 
 #include <gtest/gtest.h>
@@ -76,12 +76,41 @@ TEST(RingChains, GiveTheRoundsFlowsAndEstimatesOfTheirEdges) {
   }
 }
 
-TEST(RingChains, AScheduleHoldsEdgesOrChainsNotBoth) {
+TEST(RingShifts, GiveTheRoundsFlowsAndEstimatesOfTheirEdges) {
+  const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
+  const Fabric fabric(cluster);
+  for (const std::vector<int>& ring : std::vector<std::vector<int>>{{3, 17}, {5, 0, 9}, {12, 3, 30, 8, 21, 0, 16}}) {
+    SCOPED_TRACE("n=" + std::to_string(ring.size()));
+    const int n = static_cast<int>(ring.size());
+    Schedule shifts;
+    shifts.shifts = {ring, 7.3e6 / n};
+    Schedule edges;  // the pairwise exchange written out: step k, every member to the one k places on
+    for (int step = 1; step < n; ++step) {
+      for (int r = 0; r < n; ++r) edges.edges.push_back({ring[r], ring[(r + step) % n], step - 1, 1, 7.3e6 / n});
+    }
+    EXPECT_EQ(shifts.rounds(), edges.rounds());
+    const std::vector<RoundGroup> got = round_groups(shifts), want = round_groups(edges);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t g = 0; g < got.size(); ++g) {
+      EXPECT_EQ(got[g].first, want[g].first);
+      EXPECT_EQ(got[g].count, want[g].count);
+      expect_same_flows(got[g].flows, want[g].flows);
+    }
+    expect_same_flows(merged_flows(shifts), merged_flows(edges));
+    EXPECT_EQ(estimate(shifts, fabric).step_s, estimate(edges, fabric).step_s);
+    EXPECT_EQ(estimate(shifts, fabric).phase_s, estimate(edges, fabric).phase_s);
+  }
+}
+
+TEST(Schedule, HoldsOneOfEdgesChainsAndShifts) {
   Schedule s;
   s.chains = {{0, 1, 2}, {1, 1, 1}, {1e6, 1e6, 1e6}, false};
   s.edges.push_back({0, 1, 0, 1, 1e6});
   EXPECT_THROW((void)round_groups(s), std::logic_error);
   EXPECT_THROW((void)merged_flows(s), std::logic_error);
+  s.edges.clear();
+  s.shifts = {{0, 1, 2}, 1e6};
+  EXPECT_THROW((void)round_groups(s), std::logic_error);
 }
 
 }  // namespace
