@@ -137,8 +137,6 @@ int Schedule::rounds() const {
   return r;
 }
 
-bool Schedule::empty() const { return edges.empty() && !has_chains(chains) && !has_shifts(shifts); }
-
 void for_each_round_group(const Schedule& s, const std::function<void(const RoundGroup&)>& visit) {
   check_one_form(s);
   if (has_chains(s.chains)) {

@@ -48,7 +48,6 @@ struct Schedule {
   RingShifts shifts;
   double setup_s = 0;  // a fixed cost paid once before the first round (NVLS synchronisation)
   [[nodiscard]] int rounds() const;  // rounds until the last chunk has crossed its last edge
-  [[nodiscard]] bool empty() const;  // no edge and no chain
 };
 
 // A transfer as the simulator runs it: direct, or staged through host memory in three legs.
