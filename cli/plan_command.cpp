@@ -122,55 +122,43 @@ int run_plan(const PlanArgs& a) {
 
   // Rows: SPMD candidates, hybrid candidates, then the comparison modes and baselines.
   std::vector<Report> rows;
+  auto not_planned = [&rows](const std::string& strategy, const std::string& kind, const std::string& why) {
+    Report r;
+    r.strategy = strategy;
+    r.kind = kind;
+    r.feasible = false;
+    r.infeasible_reason = why;
+    rows.push_back(std::move(r));
+  };
   for (const JudgedCandidate& j : plan.judged) rows.push_back(j.evaluation.report);
   if (!a.no_spmd && !plan.plan.found) {
-    Report r;
-    r.strategy = "hetsim";
-    r.feasible = false;
-    r.infeasible_reason = "no SPMD program fits the devices' memory (" + std::to_string(plan.plan.search.expanded) + " states searched)";
-    rows.push_back(r);
+    not_planned("hetsim", "spmd", "no SPMD program fits the devices' memory (" + std::to_string(plan.plan.search.expanded) + " states searched)");
   } else if (!a.no_spmd && plan.judged.empty() && plan.left_out > 0) {
-    Report r;
-    r.strategy = "hetsim";
-    r.feasible = false;
-    r.infeasible_reason = "not simulated: the best SPMD program by estimate: " + plan.left_out_reason;
-    rows.push_back(r);
+    not_planned("hetsim", "spmd", "not simulated: the best SPMD program by estimate: " + plan.left_out_reason);
   }
   for (const JudgedHybrid& j : hybrid.judged) rows.push_back(j.evaluation.report);
   if (!a.no_pipeline && hybrid.judged.empty()) {
-    Report r;
-    r.strategy = "hetsim hybrid";
-    r.kind = "hybrid";
-    r.feasible = false;
-    r.infeasible_reason = hybrid.rejected_reason.empty()
-                              ? "no pipeline plan fits the devices' memory (" + std::to_string(hybrid.considered) + " shapes fit by estimate)"
-                              : std::to_string(hybrid.considered) + " pipeline plans fit memory by estimate; the best of them: " +
-                                    hybrid.rejected_reason;
-    rows.push_back(r);
+    not_planned("hetsim hybrid", "hybrid",
+                hybrid.rejected_reason.empty()
+                    ? "no pipeline plan fits the devices' memory (" + std::to_string(hybrid.considered) + " shapes fit by estimate)"
+                    : std::to_string(hybrid.considered) + " pipeline plans fit memory by estimate; the best of them: " +
+                          hybrid.rejected_reason);
   }
   const size_t first_baseline = rows.size();
   if (!hap_plan.judged.empty()) {
     rows.push_back(hap_plan.judged.front().evaluation.report);
   } else if (hap_plan.left_out > 0) {
-    Report r;
-    r.strategy = "hap-faithful";
-    r.feasible = false;
-    r.infeasible_reason = "not simulated: the best program of this mode by estimate: " + hap_plan.left_out_reason;
-    rows.push_back(r);
+    not_planned("hap-faithful", "spmd", "not simulated: the best program of this mode by estimate: " + hap_plan.left_out_reason);
   }
   if (!a.no_pipeline) {
     for (const auto& [h, name] : {std::pair{&hethub, "hethub-faithful"}, std::pair{&megatron, "megatron-uniform"}}) {
       if (!h->judged.empty()) {
         rows.push_back(h->judged.front().evaluation.report);
-        continue;
+      } else {
+        not_planned(name, "hybrid",
+                    h->rejected_reason.empty() ? "no pipeline plan of this mode fits the devices' memory"
+                                               : "the best pipeline plan of this mode by estimate: " + h->rejected_reason);
       }
-      Report r;
-      r.strategy = name;
-      r.kind = "hybrid";
-      r.feasible = false;
-      r.infeasible_reason = h->rejected_reason.empty() ? "no pipeline plan of this mode fits the devices' memory"
-                                                       : "the best pipeline plan of this mode by estimate: " + h->rejected_reason;
-      rows.push_back(r);
     }
   }
   for (const Evaluation& b : baselines) rows.push_back(b.report);

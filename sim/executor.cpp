@@ -361,7 +361,6 @@ class Run {
   const double precision_s_ = simgrid::config::get_value<double>("surf/precision");
 };
 
-
 nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const SimOptions& opts) {
   int argc = 1;
   char name[] = "hetsim";
