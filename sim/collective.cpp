@@ -9,8 +9,8 @@
 #include <map>
 #include <memory>
 #include <numeric>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 
 namespace hetsim {
 
