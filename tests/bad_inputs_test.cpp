@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "base/input_error.hpp"
-#include "cli/plan_command.hpp"
+#include "cli/commands/plan_command.hpp"
 #include "kernels_profile/device.hpp"
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"

@@ -1,5 +1,5 @@
-// File: cli/validate_command.cpp
-#include "cli/validate_command.hpp"
+// File: cli/commands/validate_command.cpp
+#include "cli/commands/validate_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -12,7 +12,7 @@
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "cli/input_files.hpp"
-#include "cli/validate_runs.hpp"
+#include "cli/commands/validate_runs.hpp"
 #include "kernels_profile/validation.hpp"
 
 namespace hetsim::cli {

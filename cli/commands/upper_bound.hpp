@@ -1,4 +1,4 @@
-// File: cli/upper_bound.hpp
+// File: cli/commands/upper_bound.hpp
 // The upper bound every command reports efficiency against (DESIGN.md): each GPU type at the
 // best per-GPU throughput hetsim finds on a homogeneous cluster of its own nodes. One function,
 // so `plan` and `simulate --plan` give the same bound for the same model and cluster.

@@ -1,4 +1,4 @@
-// File: cli/sweep_command.hpp
+// File: cli/commands/sweep_command.hpp
 // `hetsim sweep STUDY.yaml`: every scenario of a study (studies/sweep/), run in worker processes,
 // each result committed to the study's SQLite database as it ends; finished scenarios are never
 // run again.

@@ -1,4 +1,4 @@
-// File: cli/validate_command.hpp
+// File: cli/commands/validate_command.hpp
 // `hetsim validate`: how well the compute cost model matches measurements — kernel tables
 // (fitted curves, leave-one-out interpolation) and whole transformer layers — as an error table
 // against the accuracy targets; with --runs, published runs of any kind (cli/validate_runs.hpp).

@@ -1,5 +1,5 @@
-// File: cli/compare_command.cpp
-#include "cli/compare_command.hpp"
+// File: cli/commands/compare_command.cpp
+#include "cli/commands/compare_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-// File: cli/python_plot.cpp
-#include "cli/python_plot.hpp"
+// File: cli/output/python_plot.cpp
+#include "cli/output/python_plot.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>

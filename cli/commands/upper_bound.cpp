@@ -1,5 +1,5 @@
-// File: cli/upper_bound.cpp
-#include "cli/upper_bound.hpp"
+// File: cli/commands/upper_bound.cpp
+#include "cli/commands/upper_bound.hpp"
 
 #include "base/log.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"

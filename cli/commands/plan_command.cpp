@@ -1,5 +1,5 @@
-// File: cli/plan_command.cpp
-#include "cli/plan_command.hpp"
+// File: cli/commands/plan_command.cpp
+#include "cli/commands/plan_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -9,10 +9,10 @@
 
 #include "base/log.hpp"
 #include "base/units.hpp"
-#include "cli/error_bars.hpp"
+#include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
-#include "cli/summary.hpp"
-#include "cli/upper_bound.hpp"
+#include "cli/output/summary.hpp"
+#include "cli/commands/upper_bound.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/spmd/plan_file.hpp"

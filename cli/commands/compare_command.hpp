@@ -1,4 +1,4 @@
-// File: cli/compare_command.hpp
+// File: cli/commands/compare_command.hpp
 // `hetsim compare [--report R.json] A... --vs B...`: two scenarios side by side, the answer to
 // "what changes if ...". A is a `simulate` or `plan` command line; B is another one, or, when it
 // does not start with simulate/plan, A's command line with B's words added (a --set, another

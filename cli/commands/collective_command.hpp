@@ -1,4 +1,4 @@
-// File: cli/collective_command.hpp
+// File: cli/commands/collective_command.hpp
 // `hetsim collective`: one collective (or a size sweep) on a cluster, reported with the
 // nccl-tests conventions (time, algorithm bandwidth, bus bandwidth).
 #pragma once

@@ -1,4 +1,4 @@
-// File: cli/size_command.hpp
+// File: cli/commands/size_command.hpp
 // `hetsim size SIZING.yaml`: which cluster to buy or rent for a model. Enumerates the mixes of
 // offered nodes within the budget, prunes them by a fast estimate (studies/sizing/estimate.hpp),
 // plans and simulates the promising ones in worker processes (each result kept in a SQLite

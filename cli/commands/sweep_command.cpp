@@ -1,5 +1,5 @@
-// File: cli/sweep_command.cpp
-#include "cli/sweep_command.hpp"
+// File: cli/commands/sweep_command.cpp
+#include "cli/commands/sweep_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -13,7 +13,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
-#include "cli/scenario_run.hpp"
+#include "cli/commands/scenario_run.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
 #include "studies/sweep/mpi_pool.hpp"

@@ -1,4 +1,4 @@
-// File: cli/plan_command.hpp
+// File: cli/commands/plan_command.hpp
 // `hetsim plan` (and bare `hetsim`): synthesise SPMD programs (A* + sharding-ratio LP) and hybrid
 // plans (pipelines of stage meshes), judge the best candidates of each in the simulator, compare
 // with the HAP-faithful, HETHUB-faithful and Megatron-uniform modes and the data-parallel

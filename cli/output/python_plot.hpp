@@ -1,4 +1,4 @@
-// File: cli/python_plot.hpp
+// File: cli/output/python_plot.hpp
 // Figures are drawn by Python scripts shipped with hetsim (matplotlib from Debian), run from the
 // commands that offer --plot.
 #pragma once

@@ -1,5 +1,5 @@
-// File: cli/summary.cpp
-#include "cli/summary.hpp"
+// File: cli/output/summary.cpp
+#include "cli/output/summary.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "cli/error_bars.hpp"
+#include "cli/output/error_bars.hpp"
 
 namespace hetsim::cli {
 namespace {

@@ -1,4 +1,4 @@
-// File: cli/validate_runs.hpp
+// File: cli/commands/validate_runs.hpp
 // `hetsim validate --runs FILE...`: simulates every published run of the files and prints measured,
 // predicted and error per figure, the calibration classes, and the mean and max |error| for time
 // and for memory; --report writes them (the `classes` are what error bars are read from), --markdown

@@ -1,15 +1,15 @@
-// File: cli/simulate_command.cpp
-#include "cli/simulate_command.hpp"
+// File: cli/commands/simulate_command.cpp
+#include "cli/commands/simulate_command.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <sstream>
 
-#include "cli/error_bars.hpp"
+#include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
-#include "cli/summary.hpp"
-#include "cli/upper_bound.hpp"
+#include "cli/output/summary.hpp"
+#include "cli/commands/upper_bound.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/spmd/plan_file.hpp"

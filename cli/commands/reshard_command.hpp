@@ -1,4 +1,4 @@
-// File: cli/reshard_command.hpp
+// File: cli/commands/reshard_command.hpp
 // `hetsim reshard`: one cross-mesh resharding on its own (a microbenchmark): time, effective
 // bandwidth (tensor bits / time, as the cross-mesh resharding paper plots it) and network bytes.
 #pragma once

@@ -1,4 +1,4 @@
-// File: cli/scenario_run.hpp
+// File: cli/commands/scenario_run.hpp
 // One scenario of a study (a sweep's point, a sizing's mix) run inside a worker process: a
 // `hetsim plan|simulate` command line run in-process with its output silenced, its outcome as a
 // results row (JSON), and the key that identifies its inputs in a results database.

@@ -1,4 +1,4 @@
-// File: cli/report_command.hpp
+// File: cli/commands/report_command.hpp
 // `hetsim report DB`: a study's results as a table (terminal, CSV or Markdown), one row per
 // scenario in study order, its axes first; or, with --plot, a PNG of one figure against one axis,
 // one line per value of another (studies/sweep/plot_report.py, Python + matplotlib).

@@ -1,4 +1,4 @@
-// File: cli/summary.hpp
+// File: cli/output/summary.hpp
 // Human-readable terminal output: the strategy comparison table and single-run summaries.
 #pragma once
 

@@ -1,5 +1,5 @@
-// File: cli/error_bars.cpp
-#include "cli/error_bars.hpp"
+// File: cli/output/error_bars.cpp
+#include "cli/output/error_bars.hpp"
 
 #include <ostream>
 #include <set>

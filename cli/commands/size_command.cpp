@@ -1,5 +1,5 @@
-// File: cli/size_command.cpp
-#include "cli/size_command.hpp"
+// File: cli/commands/size_command.cpp
+#include "cli/commands/size_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -19,8 +19,8 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/input_files.hpp"
-#include "cli/python_plot.hpp"
-#include "cli/scenario_run.hpp"
+#include "cli/output/python_plot.hpp"
+#include "cli/commands/scenario_run.hpp"
 #include "studies/sizing/costs.hpp"
 #include "studies/sizing/estimate.hpp"
 #include "studies/sizing/pareto.hpp"

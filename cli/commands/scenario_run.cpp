@@ -1,5 +1,5 @@
-// File: cli/scenario_run.cpp
-#include "cli/scenario_run.hpp"
+// File: cli/commands/scenario_run.cpp
+#include "cli/commands/scenario_run.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

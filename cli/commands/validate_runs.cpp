@@ -1,5 +1,5 @@
-// File: cli/validate_runs.cpp
-#include "cli/validate_runs.hpp"
+// File: cli/commands/validate_runs.cpp
+#include "cli/commands/validate_runs.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
-// File: cli/reshard_command.cpp
-#include "cli/reshard_command.hpp"
+// File: cli/commands/reshard_command.cpp
+#include "cli/commands/reshard_command.hpp"
 
 #include <CLI/CLI.hpp>
 

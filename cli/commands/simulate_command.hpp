@@ -1,4 +1,4 @@
-// File: cli/simulate_command.hpp
+// File: cli/commands/simulate_command.hpp
 // `hetsim simulate`: one strategy, or a plan written by `hetsim plan --emit-plan`, simulated and
 // reported.
 #pragma once

@@ -1,5 +1,5 @@
-// File: cli/report_command.cpp
-#include "cli/report_command.hpp"
+// File: cli/commands/report_command.cpp
+#include "cli/commands/report_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -18,7 +18,7 @@
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "cli/python_plot.hpp"
+#include "cli/output/python_plot.hpp"
 #include "studies/sweep/results_db.hpp"
 
 namespace hetsim::cli {

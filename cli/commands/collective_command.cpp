@@ -1,5 +1,5 @@
-// File: cli/collective_command.cpp
-#include "cli/collective_command.hpp"
+// File: cli/commands/collective_command.cpp
+#include "cli/commands/collective_command.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,4 +1,4 @@
-// File: cli/error_bars.hpp
+// File: cli/output/error_bars.hpp
 // Every prediction states how far off hetsim was on the published runs closest to it: the error
 // bar of the nearest calibration class (studies/validation/calibration.hpp) for its iteration time
 // and its peak memory, from the shipped calibration (studies/validation/calibration.json).
