@@ -442,8 +442,24 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   }
   if (program.repeated_step && program.repeated_step->more > 0) {
     if (!options.every_step) {
+      // Two copies simulated, periodic, and one more copy written out moves everything after them
+      // by one period: then every copy left out does (the same state, a period later).
+      auto extended = [&](const Program& p, SimResult& r) {
+        if (!copy_period(p, r)) return false;
+        return next_copy_agrees(p, r, simulate_program(unrolled(p, 1), cluster, options)) && extend_by_repeats(p, r);
+      };
       SimResult r = simulate_program(program, cluster, options);
-      if (extend_by_repeats(program, r)) return r;
+      if (extended(program, r)) return r;
+      // Not periodic yet: the copies may settle into their rhythm a few copies on (a pipeline's
+      // steady state after its warm-up). Write out 2, 8, 32 ... more and take the last two.
+      const RepeatedStep& rs = *program.repeated_step;
+      const double budget = static_cast<double>(Program::max_program_tasks()) / 8;
+      for (long copies = 2; copies < rs.more; copies *= 4) {
+        if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
+        const Program later = unrolled(program, copies);
+        SimResult u = simulate_program(later, cluster, options);
+        if (extended(later, u)) return folded_result(program, u, copies);
+      }
     }
     return folded_result(program, simulate_program(unrolled(program), cluster, options));
   }

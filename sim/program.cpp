@@ -165,8 +165,8 @@ void Program::check_program_size(double tasks) {
                    "one iteration of this run needs " + need +
                        " simulated tasks this machine can hold (one per layer, micro-batch step and GPU; about 500 bytes "
                        "each, twice, in a quarter of its memory): lower the global batch, raise the micro-batch or use "
-                       "fewer GPUs (data-parallel and SPMD plans simulate identical steps once unless --every-step; pipeline "
-                       "programs do not yet)");
+                       "fewer GPUs (data-parallel and SPMD plans simulate identical steps once or twice, pipeline plans two "
+                       "periods of their steady state where it repeats in time, unless --every-step)");
 }
 
 }  // namespace hetsim

@@ -25,6 +25,7 @@ struct ComputeTask {
   // parallel group): simulated once on `device`'s stream, accounted on every one of them. The
   // program's dependencies must keep their own compute tasks from overlapping it.
   std::vector<int> mirrors{};
+  friend bool operator==(const ComputeTask&, const ComputeTask&) = default;
 };
 
 // The communication streams of a device. NCCL runs each communicator on a CUDA stream of its
@@ -56,6 +57,7 @@ struct CollectiveTask {
   std::vector<double> shard_bytes;  // uneven all-gather / reduce-scatter: bytes per member (in
                                     // `group` order, summing to size_bytes); empty = even
   CommStream stream = CommStream::kData;
+  friend bool operator==(const CollectiveTask&, const CollectiveTask&) = default;
 };
 
 // A collective with everything else at its default (automatic algorithm, even shards).
@@ -82,6 +84,7 @@ struct SendTask {
 
   // Every transfer of the task, (src, dst) first.
   [[nodiscard]] std::vector<std::pair<int, int>> transfers() const;
+  friend bool operator==(const SendTask&, const SendTask&) = default;
 };
 
 struct Task {

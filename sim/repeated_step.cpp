@@ -8,32 +8,32 @@
 
 namespace hetsim {
 
-Program unrolled(const Program& p) {
+Program unrolled(const Program& p, long copies) {
   const RepeatedStep rs = *p.repeated_step;
+  const long written = copies < 0 ? rs.more : std::min(copies, rs.more);
   const size_t size = static_cast<size_t>(rs.size);
   const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
-  const double more = static_cast<double>(rs.more);
-  Program::check_program_size(static_cast<double>(p.tasks.size()) + more * static_cast<double>(size));
-  const size_t extra = static_cast<size_t>(rs.more) * size;
+  Program::check_program_size(static_cast<double>(p.tasks.size()) + static_cast<double>(written) * static_cast<double>(size));
+  const size_t extra = static_cast<size_t>(written) * size;
   Program out = p;
   out.repeated_step.reset();
   out.tasks.resize(c);
   out.tasks.reserve(p.tasks.size() + extra);
-  // Copy k (k = 2 … more + 1) is the second one again, its dependencies one copy further on.
+  // Copy k (k = 2 … written + 1) is the second one again, its dependencies one copy further on.
   auto in_copy = [&](int dep, size_t copy) -> int {  // a dependency of the second copy, seen from `copy`
     const size_t d = static_cast<size_t>(dep);
     if (d >= b && d < c) return static_cast<int>(a + copy * size + (d - b));
     if (d >= a && d < b) return static_cast<int>(a + (copy - 1) * size + (d - a));
     return dep;
   };
-  for (size_t copy = 2; copy < 2 + static_cast<size_t>(rs.more); ++copy) {
+  for (size_t copy = 2; copy < 2 + static_cast<size_t>(written); ++copy) {
     for (size_t i = b; i < c; ++i) {
       Task t = p.tasks[i];
       for (int& d : t.deps) d = in_copy(d, copy);
       out.tasks.push_back(std::move(t));
     }
   }
-  const size_t last = 1 + static_cast<size_t>(rs.more);
+  const size_t last = 1 + static_cast<size_t>(written);
   for (size_t i = c; i < p.tasks.size(); ++i) {
     Task t = p.tasks[i];
     for (int& d : t.deps) {
@@ -42,19 +42,63 @@ Program unrolled(const Program& p) {
     }
     out.tasks.push_back(std::move(t));
   }
+  // The last two copies written are the copies of the same kind (their dependencies follow the
+  // same rule), with the rest still left out.
+  if (written < rs.more) out.repeated_step = RepeatedStep{rs.first + static_cast<int>(extra), rs.size, rs.more - written};
   return out;
 }
 
-SimResult folded_result(const Program& p, const SimResult& u) {
+SimResult folded_result(const Program& p, const SimResult& u, long copies) {
   const RepeatedStep rs = *p.repeated_step;
+  const long written = copies < 0 ? rs.more : std::min(copies, rs.more);
   const size_t c = static_cast<size_t>(rs.first) + 2 * static_cast<size_t>(rs.size);
-  const size_t extra = static_cast<size_t>(rs.more) * static_cast<size_t>(rs.size);
+  const size_t extra = static_cast<size_t>(written) * static_cast<size_t>(rs.size);
   SimResult r = u;
   r.tasks.assign(u.tasks.begin(), u.tasks.begin() + static_cast<std::ptrdiff_t>(c));
   r.tasks.insert(r.tasks.end(), u.tasks.begin() + static_cast<std::ptrdiff_t>(c + extra), u.tasks.end());
+  // The last copy ran u.repeat_gap_s after the last one `u` holds (0 when every copy is written).
   const size_t second = static_cast<size_t>(rs.first + rs.size);
-  r.repeat_gap_s = rs.size > 0 ? u.tasks[second + extra].end_s - u.tasks[second].end_s : 0;
+  r.repeat_gap_s = rs.size > 0 ? u.tasks[second + extra].end_s + u.repeat_gap_s - u.tasks[second].end_s : 0;
   return r;
+}
+
+std::optional<double> copy_period(const Program& p, const SimResult& r) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
+  if (size == 0) return 0.0;
+  const double period = r.tasks[b].end_s - r.tasks[a].end_s;
+  // Timers within SimGrid's precision end together; beyond that the copies differ.
+  const double tolerance = 1e-9 + 1e-9 * r.tasks[c - 1].end_s;
+  for (size_t i = 0; i < size; ++i) {
+    if (std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
+        std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance) {
+      return std::nullopt;
+    }
+  }
+  return period;
+}
+
+bool next_copy_agrees(const Program& p, const SimResult& r, const SimResult& next) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t b = static_cast<size_t>(rs.first) + size, c = b + size;
+  const std::optional<double> period = copy_period(p, r);
+  if (!period || next.tasks.size() != r.tasks.size() + size) return false;
+  const double tolerance = 1e-9 + 1e-9 * next.iteration_time_s;
+  auto same = [&](const TaskTiming& x, const TaskTiming& y, double shift) {
+    return std::abs(x.start_s - (y.start_s + shift)) <= tolerance && std::abs(x.end_s - (y.end_s + shift)) <= tolerance;
+  };
+  for (size_t i = 0; i < c; ++i) {
+    if (!same(next.tasks[i], r.tasks[i], 0)) return false;
+  }
+  for (size_t i = 0; i < size; ++i) {
+    if (!same(next.tasks[c + i], r.tasks[b + i], *period)) return false;
+  }
+  for (size_t i = c; i < r.tasks.size(); ++i) {
+    if (!same(next.tasks[i + size], r.tasks[i], *period)) return false;
+  }
+  return true;
 }
 
 bool extend_by_repeats(const Program& p, SimResult& r) {
@@ -62,15 +106,9 @@ bool extend_by_repeats(const Program& p, SimResult& r) {
   const size_t size = static_cast<size_t>(rs.size);
   const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
   if (size == 0 || rs.more == 0) return true;
-  const double period = r.tasks[b].end_s - r.tasks[a].end_s;
-  // Timers within SimGrid's precision end together; beyond that the copies differ.
-  const double tolerance = 1e-9 + 1e-9 * r.tasks[c - 1].end_s;
-  for (size_t i = 0; i < size; ++i) {
-    if (std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
-        std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance) {
-      return false;
-    }
-  }
+  const std::optional<double> found = copy_period(p, r);
+  if (!found) return false;
+  const double period = *found;
   const double more = static_cast<double>(rs.more);
   // A copy overlaps only its neighbours (streams run in order): each left-out copy adds what the
   // second copy's intervals add once a copy one period later joins them.

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/input_error.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 
 namespace hetsim {
@@ -40,7 +41,9 @@ struct HybridPlanner::Shape {
 
 HybridPlanner::HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim)
     : model_(model), cluster_(cluster), cost_(cost), sim_(sim), builder_(model, cluster, cost),
-      estimator_(model, cluster, builder_) {}
+      estimator_(model, cluster, builder_) {
+  builder_.set_fold_rounds(!sim.every_step);
+}
 
 namespace {
 
@@ -357,7 +360,14 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
       throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
     }
     const std::string row = flavour == HybridFlavour::kHetsim ? name + std::to_string(out.judged.size() + 1) : name;
-    Evaluation ev = evaluate(plan, row);
+    Evaluation ev;
+    try {
+      ev = evaluate(plan, row);
+    } catch (const InputError& e) {
+      // Too large to simulate on this machine (its micro-batches, written out, pass the task
+      // limit): a candidate the search cannot judge, not a failed run.
+      ev = infeasible_evaluation(row, model_, cluster_, e.diagnostics().front().message);
+    }
     if (!ev.report.feasible) {
       // The estimate's memory is approximate: a plan the program does not fit is skipped for the
       // next best (a few times at most).

@@ -9,7 +9,7 @@
 namespace hetsim {
 
 ComputeStreams::ComputeStreams(Program& program, PipelineLayout& layout, int devices)
-    : program_(program), layout_(layout), mem_delta_(devices), last_compute_(devices, -1), gather_dep_(devices, -1) {}
+    : program_(program), layout_(layout), mem_now_(devices, 0), mem_peak_(devices, 0), last_compute_(devices, -1), gather_dep_(devices, -1) {}
 
 int ComputeStreams::add(const std::vector<int>& group, double seconds, double flops, double memory, std::vector<int> deps,
                         std::string label) {
@@ -28,7 +28,10 @@ int ComputeStreams::add(const std::vector<int>& group, double seconds, double fl
   ComputeTask c{group[0], seconds, flops * static_cast<double>(group.size()), memory, {group.begin() + 1, group.end()}};
   const int t = program_.add({std::move(label), std::move(c), std::move(deps)});
   for (int d : group) {
-    if (memory != 0) mem_delta_[d].push_back(memory);
+    if (memory != 0) {
+      mem_now_[d] += memory;
+      mem_peak_[d] = std::max(mem_peak_[d], mem_now_[d]);
+    }
     last_compute_[d] = t;
   }
   return t;

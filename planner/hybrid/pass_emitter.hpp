@@ -24,15 +24,22 @@ class ComputeStreams {
   // The next kernel on `device` also waits for `task` (a ZeRO-3 gather).
   void wait_for(int device, int task) { gather_dep_[device] = task; }
   [[nodiscard]] int last(int device) const { return last_compute_[device]; }
-  // Activation allocations (+) and frees (-) on `device` in program order.
-  [[nodiscard]] const std::vector<double>& memory_deltas(int device) const { return mem_delta_[device]; }
+  // The most activation memory `device` holds at once: allocations (at a kernel's start) and frees
+  // (at its end) summed in program order, the order its compute stream runs them.
+  [[nodiscard]] double activation_peak(int device) const { return mem_peak_[device]; }
+  // Every task index held for later kernels to wait for (RepeatFolder::HeldTasks).
+  template <class F>
+  void for_each_held_task(F&& f) {
+    for (int& t : last_compute_) f(t);
+    for (int& t : gather_dep_) f(t);
+  }
   [[nodiscard]] Program& program() { return program_; }
   [[nodiscard]] PipelineLayout& layout() { return layout_; }
 
  private:
   Program& program_;
   PipelineLayout& layout_;
-  std::vector<std::vector<double>> mem_delta_;
+  std::vector<double> mem_now_, mem_peak_;
   std::vector<int> last_compute_;
   std::vector<int> gather_dep_;
 };

@@ -28,6 +28,9 @@ class PipelineProgramBuilder {
   // The synthesised layer program of a TP group of `key.tp` GPUs of `node_type` (cached).
   [[nodiscard]] const LayerSynthesis& synthesis(int node_type, const StageWorkKey& key);
   [[nodiscard]] const PipelineContext& context() const { return ctx_; }
+  // Micro-batch rounds that repeat held twice (the default) or every one written out
+  // (PipelineContext::fold_rounds; --every-step turns it off).
+  void set_fold_rounds(bool fold) { ctx_.fold_rounds = fold; }
   // The dtype the job computes in on the GPUs of `plan` (the model's, or its fallback).
   [[nodiscard]] DType dtype_for(const HybridPlan& plan) const;
 

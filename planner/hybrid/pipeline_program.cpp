@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 
@@ -16,6 +18,7 @@
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "planner/hybrid/stage_boundary.hpp"
 #include "planner/resharding/reshard_program.hpp"
+#include "sim/repeat_folder.hpp"
 
 namespace hetsim {
 
@@ -41,7 +44,18 @@ using Inbox = std::map<std::tuple<int, int, int>, std::vector<Received>>;
 constexpr long kOrderExpansions = 2000;
 
 // Passes of stage copies a program may hold (about ten tasks each, ~1 KB per task).
-constexpr double kMaxPasses = 1e6;
+constexpr double kMaxHeldPasses = 1e6;
+// Passes of stage copies a program may have when repeating locksteps are folded: every pass is
+// still written (and those that repeat dropped) on the way, about a microsecond each (measured:
+// 8.4 M passes of gpt3-1.3b interleaved-1f1b on a100-v100-2x2 built and simulated in 8.3 s,
+// 2-core development machine, 2026-11-26), so this bounds a candidate's build to ~20 s.
+constexpr double kMaxWrittenPasses = 2e7;
+
+// Locksteps a repeating unit may span at most (a schedule's steady state cycles through a few
+// shapes of lockstep: forwards, backwards, chunks, stages).
+constexpr size_t kMaxLockstepsPerUnit = 4096;
+
+struct TooManyHeldPasses {};
 
 class Emitter {
  public:
@@ -58,7 +72,9 @@ class Emitter {
     p.samples = static_cast<double>(plan_.samples());
     p.tokens = p.samples * ctx_.tokens_per_sample;
     p.model_flops = p.samples * ctx_.model_flops_per_sample;
-    // Every pass of every copy becomes a few tasks: refuse plans too large to simulate.
+    // Every pass of every copy becomes a few tasks: refuse plans too large to simulate. Folded,
+    // the program holds only the passes that do not repeat, but every pass is still written once
+    // on the way (about a microsecond each).
     double passes = 0;
     for (const PipelinePlan& pl : plan_.pipelines) {
       for (const StagePlan& st : pl.stages) {
@@ -66,14 +82,25 @@ class Emitter {
                   (splits_weight_gradient(plan_.schedule) ? 3 : 2);
       }
     }
-    if (passes > kMaxPasses) {
+    const double limit = ctx_.fold_rounds ? kMaxWrittenPasses : kMaxHeldPasses;
+    if (passes > limit) {
       out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes)) +
                                " forward and backward passes of stage copies; hetsim simulates at most " +
-                               std::to_string(static_cast<long long>(kMaxPasses)) + ": use fewer, larger micro-batches";
+                               std::to_string(static_cast<long long>(limit)) + ": use fewer, larger micro-batches";
       return std::move(out_);
     }
     setup();
-    emit_pipelines();
+    try {
+      emit_pipelines();
+    } catch (const TooManyHeldPasses&) {
+      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes)) +
+                               " forward and backward passes of stage copies and its micro-batches do not repeat "
+                               "identically; hetsim holds at most " +
+                               std::to_string(static_cast<long long>(kMaxHeldPasses)) +
+                               " that do not: use fewer, larger micro-batches";
+      out_.program.tasks.clear();
+      return std::move(out_);
+    }
     add_gradient_sync(plan_, cluster_, work_, ctx_, layout_, out_.program);
     check_memory();
     return std::move(out_);
@@ -155,7 +182,7 @@ class Emitter {
   void emit_pipelines() {
     const size_t np = layout_.stages.size();
     std::vector<std::vector<std::vector<char>>> fdone(np), bdone(np);
-    std::vector<Inbox> inbox(np);
+    inbox_.assign(np, {});
     for (size_t pi = 0; pi < np; ++pi) {
       const int V = static_cast<int>(layout_.stages[pi].size()) * layout_.stages[pi][0].chunks;
       const int m = static_cast<int>(plan_.pipelines[pi].micro_batches);
@@ -173,14 +200,27 @@ class Emitter {
       if (st.pass == PassKind::kBackward) return vs == V - 1 ? fdone[pi][vs][st.micro_batch] != 0 : bdone[pi][vs + 1][st.micro_batch] != 0;
       return true;
     };
-    size_t max_stages = 0;
-    for (const auto& infos : layout_.stages) max_stages = std::max(max_stages, infos.size());
+    size_t max_stages = 0, max_virtual = 0;
+    for (const auto& infos : layout_.stages) {
+      max_stages = std::max(max_stages, infos.size());
+      max_virtual = std::max(max_virtual, infos.size() * static_cast<size_t>(infos[0].chunks));
+    }
+    // Steps are emitted stage by stage, each stage's ready steps in lockstep across pipelines (a
+    // lockstep is one step of every pipeline that has one ready). Once the pipelines run in their
+    // steady state the locksteps repeat with some period, micro-batches advanced: the folder keeps
+    // two periods and leaves out the rest.
+    const int max_period = static_cast<int>(std::min<size_t>(16 * max_virtual + 16, kMaxLockstepsPerUnit));
+    RepeatFolder folder(out_.program, 2, max_period);
+    const auto held = [this](const std::function<void(int&)>& f) { for_each_held_task(f); };
+    std::deque<double> lockstep_passes;  // passes of the latest locksteps, newest last
     for (bool progress = true; progress;) {
       progress = false;
       for (int s = 0; s < static_cast<int>(max_stages); ++s) {
-        for (bool round = true; round;) {
-          round = false;
+        for (bool lockstep = true; lockstep;) {
+          lockstep = false;
           bool gathered = false;
+          const int lockstep_start = static_cast<int>(out_.program.tasks.size());
+          const double passes_before = held_passes_;
           for (size_t pi = 0; pi < np; ++pi) {
             if (!ready(pi, s)) continue;
             StageInfo& info = layout_.stages[pi][s];
@@ -189,21 +229,48 @@ class Emitter {
               gather_parameters(static_cast<int>(pi), s, st);
               gathered = true;
             }
-            emit_step(static_cast<int>(pi), s, st, inbox[pi]);
+            emit_step(static_cast<int>(pi), s, st, inbox_[pi]);
             const int vs = st.chunk * static_cast<int>(layout_.stages[pi].size()) + s;
             if (st.pass == PassKind::kForward) fdone[pi][vs][st.micro_batch] = 1;
             if (st.pass == PassKind::kBackward) bdone[pi][vs][st.micro_batch] = 1;
             ++info.next;
-            round = progress = true;
+            lockstep = progress = true;
           }
+          if (lockstep && ctx_.fold_rounds) {
+            lockstep_passes.push_back(held_passes_ - passes_before);
+            for (int left_out = folder.end_round(lockstep_start, held); left_out > 0; --left_out) {
+              held_passes_ -= lockstep_passes.back();
+              lockstep_passes.pop_back();
+            }
+            if (lockstep_passes.size() > static_cast<size_t>(max_period)) lockstep_passes.pop_front();
+          }
+          if (held_passes_ > kMaxHeldPasses) throw TooManyHeldPasses{};
         }
       }
     }
+    folder.finish();
     for (size_t pi = 0; pi < np; ++pi) {
       for (size_t s = 0; s < layout_.stages[pi].size(); ++s) {
         if (layout_.stages[pi][s].next != layout_.stages[pi][s].order.size()) {
           throw std::logic_error("pipeline schedule " + std::string(schedule_name(plan_.schedule)) + " deadlocks at stage " +
                                  std::to_string(s));
+        }
+      }
+    }
+  }
+
+  // Every task index the emitter holds for tasks still to come to depend on.
+  void for_each_held_task(const std::function<void(int&)>& f) {
+    streams_.for_each_held_task(f);
+    for (int& t : layout_.tp_tail) f(t);
+    for (std::vector<int>& blocks : layout_.last_grad) {
+      for (int& t : blocks) f(t);
+    }
+    for (Inbox& in : inbox_) {
+      for (auto& [key, copies] : in) {
+        for (Received& r : copies) {
+          for (int& t : r.tasks) f(t);
+          for (PendingReshard& p : r.pending) f(p.producer);
         }
       }
     }
@@ -295,6 +362,7 @@ class Emitter {
       spec.alpha_s = tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
       spec.per_block = last_gradients && !ctx_.tp_per_part;
       const int last = emit_pass(streams_, spec, std::move(deps));
+      held_passes_ += 1;
       if (st.pass == PassKind::kBackward) {
         for (int b : blocks) {
           for (int k = 0; k < kCostSources; ++k) out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(tp);
@@ -317,6 +385,7 @@ class Emitter {
         }
       }
     }
+    inbox.erase(in_key);  // received and consumed
   }
 
   // The virtual stage (chunk x stages + stage) of pipeline `pi` holding block `b`.
@@ -403,12 +472,8 @@ class Emitter {
     out_.feasible = true;
     for (int d = 0; d < n; ++d) {
       // Allocations happen at a task's start and frees at its end, all on the compute stream in
-      // program order: the peak follows from the order alone.
-      double now = 0, peak = 0;
-      for (double delta : streams_.memory_deltas(d)) {
-        now += delta;
-        peak = std::max(peak, now);
-      }
+      // program order: the peak follows from the order alone (every pass, folded or not).
+      const double peak = streams_.activation_peak(d);
       const double static_bytes = out_.program.devices[d].static_memory_bytes;
       out_.peak_memory_bytes[d] = static_bytes > 0 || peak > 0 ? static_bytes + peak : 0;
       const Device& dev = cluster_.device_of(d);
@@ -432,6 +497,8 @@ class Emitter {
   ComputeStreams streams_{out_.program, layout_, cluster_.gpu_count()};
   std::map<int, std::vector<int>> block_vs_;      // [pipeline][block]: its virtual stage
   SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
+  std::vector<Inbox> inbox_;                       // [pipeline]: what copies of stages are yet to receive
+  double held_passes_ = 0;                         // passes of stage copies the program holds
 };
 
 }  // namespace

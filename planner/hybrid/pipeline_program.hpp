@@ -45,6 +45,10 @@ struct PipelineContext {
   bool tp_per_part = false;
   // Latency (alpha) of one TP all-reduce over `tp` GPUs of node type `node_type`.
   std::function<double(int node_type, int tp)> tp_latency_s;
+  // Rounds of steps that repeat the one before (the steady state of a pipeline, micro-batch after
+  // micro-batch) held twice and the rest left to the simulator (Program::repeated_step), so that
+  // micro-batches cost no memory however many there are (true, the default); or every one written.
+  bool fold_rounds = true;
 };
 
 struct PipelineProgram {

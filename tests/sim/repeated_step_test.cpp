@@ -117,6 +117,37 @@ TEST_F(RepeatedSteps, EveryStepWritesTheCopiesOut) {
   expect_same_devices(written, all);
 }
 
+TEST_F(RepeatedSteps, CopiesWrittenOutInPartKeepTheRestForTheSameRule) {
+  // unrolled(p, k) writes k of the left-out copies and makes its last two written copies the
+  // repeated pair: writing the rest out from there gives the program with every copy written out.
+  const Program folded = steps_program(cluster_, 12, true);
+  const Program full = unrolled(folded);
+  const long more = folded.repeated_step->more;
+  for (long k : {0L, 1L, 2L, 5L, more - 1}) {
+    SCOPED_TRACE(k);
+    const Program part = unrolled(folded, k);
+    ASSERT_TRUE(part.repeated_step.has_value());
+    EXPECT_EQ(part.repeated_step->more, more - k);
+    EXPECT_EQ(part.repeated_step->first, folded.repeated_step->first + static_cast<int>(k) * folded.repeated_step->size);
+    EXPECT_EQ(part.tasks.size(), folded.tasks.size() + static_cast<size_t>(k * folded.repeated_step->size));
+    ASSERT_EQ(validate(part), "");
+    const Program rest = unrolled(part);
+    ASSERT_EQ(rest.tasks.size(), full.tasks.size());
+    for (size_t i = 0; i < full.tasks.size(); ++i) {
+      EXPECT_EQ(rest.tasks[i].deps, full.tasks[i].deps) << i;
+      EXPECT_EQ(rest.tasks[i].label, full.tasks[i].label) << i;
+    }
+    // Its simulation, taken back to `folded`'s tasks, is that of every copy.
+    const SimResult r = folded_result(folded, simulate(part, cluster_), k);
+    const SimResult all = folded_result(folded, simulate(full, cluster_));
+    ASSERT_EQ(r.tasks.size(), folded.tasks.size());
+    EXPECT_NEAR(r.iteration_time_s, all.iteration_time_s, 1e-9 * all.iteration_time_s);
+    EXPECT_NEAR(r.repeat_gap_s, all.repeat_gap_s, 1e-9 * all.iteration_time_s);
+    EXPECT_NEAR(r.tasks.back().end_s, all.tasks.back().end_s, 1e-9 * all.iteration_time_s);
+  }
+  EXPECT_FALSE(unrolled(folded, more).repeated_step.has_value());
+}
+
 TEST_F(RepeatedSteps, CopiesThatAreNotYetPeriodicAreWrittenOut) {
   // Steps 0 and 1 as the pair: step 0 starts every GPU after the same warm-up, step 1 each when its backward ends
   // (unequal speeds), so the second is not the first shifted by one period.

@@ -246,6 +246,53 @@ TEST_F(EqualStages, GradSyncAfterBackwardAddsTheWholeSync) {
   EXPECT_GE(overlapped, compute);
 }
 
+TEST_F(EqualStages, RepeatingMicroBatchesAreHeldTwiceWithTheTimesOfEveryOne) {
+  // Past its warm-up every schedule repeats micro-batch after micro-batch: the program holds two
+  // periods of its steady state (Program::repeated_step) and the simulator adds the rest. The
+  // times, busy figures and memory equal those of the program with every micro-batch written out,
+  // and the held program does not grow with the micro-batches. Boundary tensors take a quarter of
+  // a forward on the network, so transfers run beside the compute.
+  for (BlockWork& b : blocks_) b.output_bytes = 25e9 * kF / 4;
+  const int P = 4;
+  for (auto [s, chunks] : {std::pair{PipelineSchedule::kOneFOneB, 1}, std::pair{PipelineSchedule::kInterleaved, 2},
+                           std::pair{PipelineSchedule::kEager, 1}, std::pair{PipelineSchedule::kZeroBubble, 1}}) {
+    SCOPED_TRACE(std::string(schedule_name(s)));
+    const HybridPlan p = plan(s, P, 128, chunks);
+    ctx_.fold_rounds = false;
+    const PipelineProgram every = build(p);
+    ctx_.fold_rounds = true;
+    const PipelineProgram folded = build(p);
+    ASSERT_TRUE(folded.program.repeated_step.has_value());
+    EXPECT_FALSE(every.program.repeated_step.has_value());
+    EXPECT_LT(folded.program.tasks.size() * 2, every.program.tasks.size());
+    EXPECT_EQ(folded.peak_memory_bytes, every.peak_memory_bytes);
+    const SimResult a = simulate(every.program, cluster_), b = simulate(folded.program, cluster_);
+    const double tol = 1e-9 * a.iteration_time_s;
+    EXPECT_NEAR(b.iteration_time_s, a.iteration_time_s, tol);
+    for (int i = 0; i < P; ++i) {
+      const int d = 8 * i;
+      EXPECT_NEAR(b.devices[d].compute_s, a.devices[d].compute_s, tol) << d;
+      EXPECT_NEAR(b.devices[d].comm_s, a.devices[d].comm_s, tol) << d;
+      EXPECT_NEAR(b.devices[d].busy_s, a.devices[d].busy_s, tol) << d;
+      EXPECT_DOUBLE_EQ(b.devices[d].peak_memory_bytes, a.devices[d].peak_memory_bytes) << d;
+    }
+    // Four times the micro-batches: the same program held, give or take the one period where the
+    // drain begins (the last period the steady state repeats whole depends on m).
+    const PipelineProgram more = build(plan(s, P, 512, chunks));
+    const size_t period = static_cast<size_t>(folded.program.repeated_step->size);
+    EXPECT_LE(more.program.tasks.size(), folded.program.tasks.size() + period);
+    EXPECT_GE(more.program.tasks.size() + period, folded.program.tasks.size());
+  }
+  // The closed form of 1F1B holds for a thousand micro-batches held as a few:
+  // T = (m + P - 1) x (F + B + W) with free communication.
+  for (BlockWork& b : blocks_) b.output_bytes = 0;
+  const PipelineProgram thousand = build(plan(PipelineSchedule::kOneFOneB, P, 1000));
+  ASSERT_TRUE(thousand.program.repeated_step.has_value());
+  EXPECT_LT(thousand.program.tasks.size(), 300u);  // for 8000 passes
+  const double expected = (1000 + P - 1) * 3 * kF;
+  EXPECT_NEAR(simulate(thousand.program, cluster_).iteration_time_s, expected, 1e-9 * expected);
+}
+
 TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
   for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
                              PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {

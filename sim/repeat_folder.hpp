@@ -1,0 +1,65 @@
+// File: sim/repeat_folder.hpp
+// Builds a Program::repeated_step while a program is written: a builder that emits its work in
+// rounds (a pipeline's steps, round after round) hands each finished round to the folder. Once the
+// rounds repeat with some period (one round, or a unit of several: an interleaved schedule's
+// rounds cycle through a few shapes), the folder keeps two units and leaves out each later one
+// that is the unit before it again, so identical micro-batches cost no memory however many there
+// are. Exact by construction: a unit is left out only when every task of it is the corresponding
+// task of the last unit kept, with dependencies one unit further on (or the same task before the
+// units), which is what unrolled() writes back; anything else is kept as written.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "sim/program.hpp"
+
+namespace hetsim {
+
+class RepeatFolder {
+ public:
+  // `settle`: units that must repeat before two are held and later ones left out (the rounds just
+  // after a pipeline fills are alike in shape but may not yet run in a steady rhythm; the simulator
+  // checks the two it runs and writes every unit out when they are not periodic). `max_period`:
+  // the most rounds a unit may span.
+  RepeatFolder(Program& program, int settle, int max_period = 64)
+      : program_(program), settle_(settle < 1 ? 1 : settle), max_period_(max_period < 1 ? 1 : max_period) {}
+
+  // Every task index the builder still holds for later tasks to depend on; the folder rewrites them
+  // when it leaves a unit out. Negative entries are left alone.
+  using HeldTasks = std::function<void(const std::function<void(int&)>&)>;
+
+  // The builder finished a round: tasks [start, program.tasks.size()). Returns how many rounds it
+  // left out (0, or the rounds of one unit, this one the last of them): their tasks are gone and
+  // every index `held` visits refers to what is kept in their place.
+  int end_round(int start, const HeldTasks& held);
+
+  // No more rounds: writes program.repeated_step when some unit was left out.
+  void finish();
+
+  [[nodiscard]] long left_out() const { return more_; }
+
+ private:
+  // Tasks [b, b + size) are the image of [b - size, b) one unit on: same bodies, each dependency
+  // one unit further on where it points into the units from `a` (the first of the two before),
+  // the same task where it points before them.
+  [[nodiscard]] bool is_next_unit(int a, int b, int size) const;
+  // Leaves out the unit [start, end) of `rounds` rounds when nothing held still points into the
+  // first held unit at `a`; true when done.
+  bool leave_out(int a, int start, int size, const HeldTasks& held);
+
+  Program& program_;
+  int settle_;
+  int max_period_;
+  std::vector<int> starts_;    // starts of the rounds written (the last 3 max_period_ + 1) before folding
+  std::vector<int> matched_;   // [period - 1]: round ends in a row at which the last `period`
+                               // rounds repeated the `period` before them
+  int period_ = 0;             // rounds a unit spans, once folding has begun
+  int rounds_in_unit_ = 0;     // rounds written of the unit being written
+  int first_ = -1;             // the first of the two units held, once folding has begun
+  int size_ = 0;               // tasks of a unit
+  long more_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace hetsim
