@@ -442,11 +442,15 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   }
   if (program.repeated_step && program.repeated_step->more > 0) {
     if (!options.every_step) {
-      // Two copies simulated, periodic, and one more copy written out moves everything after them
-      // by one period: then every copy left out does (the same state, a period later).
+      // Two copies simulated, periodic, and all that runs between the work before and after them,
+      // or else one more copy written out moves everything after them by one period: then every
+      // copy left out does (the same state, a period later).
       auto extended = [&](const Program& p, SimResult& r) {
         if (!copy_period(p, r)) return false;
-        return next_copy_agrees(p, r, simulate_program(unrolled(p, 1), cluster, options)) && extend_by_repeats(p, r);
+        if (!copies_cut_the_iteration(p, r) && !next_copy_agrees(p, r, simulate_program(unrolled(p, 1), cluster, options))) {
+          return false;
+        }
+        return extend_by_repeats(p, r);
       };
       SimResult r = simulate_program(program, cluster, options);
       if (extended(program, r)) return r;

@@ -24,6 +24,12 @@ namespace hetsim {
 // that long after its twin in the first; nullopt where not.
 [[nodiscard]] std::optional<double> copy_period(const Program& p, const SimResult& r);
 
+// In `r`, a simulation of `p` as it is, every task before the copies ended by the time the second
+// began, and every task after them follows the second copy (a dependency, or its stream's order):
+// the copies are then all that runs between the work before and after them, and each copy left out
+// moves what comes after by one period (given copy_period). Where not, next_copy_agrees decides.
+[[nodiscard]] bool copies_cut_the_iteration(const Program& p, const SimResult& r);
+
 // `next`, a simulation of unrolled(p, 1), is `r` with one more copy: the same tasks up to the second
 // copy, the third one period after the second and every later task one period later. What
 // extend_by_repeats assumes of every copy it adds; it does not hold where work after the copies

@@ -74,6 +74,34 @@ void BM_Hybrid_SimulateGpt3Scaling(benchmark::State& state) {
 }
 BENCHMARK(BM_Hybrid_SimulateGpt3Scaling)->RangeMultiplier(2)->Range(128, 16384)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
+// Pipeline micro-batches held as two periods of the steady state (issue 12: memory must not grow
+// with them): GPT-3 175B as TP 8 x PP 16 x DP 2 on 256 A100-80GB, arg 0 micro-batches per
+// pipeline, arg 1: 1 = every micro-batch written out (--every-step). Build and simulation; the
+// counters give the tasks held and the simulated iteration.
+void BM_Hybrid_SimulateManyMicroBatches(benchmark::State& state) {
+  const long m = state.range(0);
+  ModelSpec model = load_model(shipped("workloads", "gpt3-175b"));
+  model.training.global_batch = 2 * m;
+  const Cluster c = scaled("selene-64", 32);
+  const HybridPlan plan = megatron_layout(model, 8, 16, 2);
+  PipelineProgramBuilder builder(model, c, CostModel{});
+  builder.set_fold_rounds(state.range(1) == 0);
+  double iteration_s = 0, tasks = 0;
+  for (auto _ : state) {
+    const PipelineProgram p = builder.build(plan);
+    SimOptions sim;
+    sim.every_step = state.range(1) != 0;
+    const SimResult r = simulate(p.program, c, sim);
+    iteration_s = r.iteration_time_s;
+    tasks = static_cast<double>(p.program.tasks.size());
+  }
+  state.counters["tasks_held"] = tasks;
+  state.counters["simulated_s"] = iteration_s;
+}
+BENCHMARK(BM_Hybrid_SimulateManyMicroBatches)
+    ->Args({64, 0})->Args({512, 0})->Args({4096, 0})->Args({64, 1})->Args({512, 1})->Args({4096, 1})
+    ->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
 void BM_Hybrid_PlanLlama13bOn512MixedGpus(benchmark::State& state) {
   const ModelSpec m = load_model(shipped("workloads", "llama2-13b"));
   const Cluster c = scaled("a100-mi250x", 32);
