@@ -209,7 +209,7 @@ class Emitter {
     // lockstep is one step of every pipeline that has one ready). Once the pipelines run in their
     // steady state the locksteps repeat with some period, micro-batches advanced: the folder keeps
     // two periods and leaves out the rest.
-    const int max_period = static_cast<int>(std::min<size_t>(16 * max_virtual + 16, kMaxLockstepsPerUnit));
+    const int max_period = static_cast<int>(std::min<size_t>(256 * max_virtual + 16, kMaxLockstepsPerUnit));
     RepeatFolder folder(out_.program, 2, max_period);
     const auto held = [this](const std::function<void(int&)>& f) { for_each_held_task(f); };
     std::deque<double> lockstep_passes;  // passes of the latest locksteps, newest last
