@@ -9,6 +9,7 @@
 // units), which is what unrolled() writes back; anything else is kept as written.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -21,7 +22,8 @@ class RepeatFolder {
   // `settle`: units that must repeat before two are held and later ones left out (the rounds just
   // after a pipeline fills are alike in shape but may not yet run in a steady rhythm; the simulator
   // checks the two it runs and writes every unit out when they are not periodic). `max_period`:
-  // the most rounds a unit may span.
+  // the most rounds a unit may span. A program with no period found in its first 16 max_period
+  // rounds is written out whole (the search costs max_period steps a round).
   RepeatFolder(Program& program, int settle, int max_period = 64)
       : program_(program), settle_(settle < 1 ? 1 : settle), max_period_(max_period < 1 ? 1 : max_period) {}
 
@@ -44,6 +46,9 @@ class RepeatFolder {
   // one unit further on where it points into the units from `a` (the first of the two before),
   // the same task where it points before them.
   [[nodiscard]] bool is_next_unit(int a, int b, int size) const;
+  // Tasks [now, now + size) are those of [was, was + size) `shift` later: same bodies, each
+  // dependency from `a` on `shift` further, the same task before `a`.
+  [[nodiscard]] bool round_repeats(int a, int was, int now, int size, int shift) const;
   // Leaves out the unit [start, end) of `rounds` rounds when nothing held still points into the
   // first held unit at `a`; true when done.
   bool leave_out(int a, int start, int size, const HeldTasks& held);
@@ -51,7 +56,10 @@ class RepeatFolder {
   Program& program_;
   int settle_;
   int max_period_;
-  std::vector<int> starts_;    // starts of the rounds written (the last 3 max_period_ + 1) before folding
+  std::deque<int> starts_;     // starts of the rounds written (the last 3 max_period_) before folding
+  long rounds_ = 0;            // rounds written before folding
+  long retry_at_ = 0;          // round from which to try leaving a unit out again, after one
+  long backoff_ = 1;           // could not be (something pointed into it): doubles each time
   std::vector<int> matched_;   // [period - 1]: round ends in a row at which the last `period`
                                // rounds repeated the `period` before them
   int period_ = 0;             // rounds a unit spans, once folding has begun

@@ -51,8 +51,9 @@ constexpr double kMaxHeldPasses = 1e6;
 // 2-core development machine, 2026-11-26), so this bounds a candidate's build to ~20 s.
 constexpr double kMaxWrittenPasses = 2e7;
 
-// Locksteps a repeating unit may span at most (a schedule's steady state cycles through a few
-// shapes of lockstep: forwards, backwards, chunks, stages).
+// Locksteps a repeating unit may span at most (a lockstep is one stage's step in every pipeline;
+// a period of the steady state holds a step of every virtual stage, each in a few shapes: GPT-3
+// 175B as PP 16 needs more than 272).
 constexpr size_t kMaxLockstepsPerUnit = 4096;
 
 struct TooManyHeldPasses {};
