@@ -455,10 +455,12 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
       SimResult r = simulate_program(program, cluster, options);
       if (extended(program, r)) return r;
       // Not periodic yet: the copies may settle into their rhythm a few copies on (a pipeline's
-      // steady state after its warm-up). Write out 2, 8, 32 ... more and take the last two.
+      // steady state after its warm-up). Write out 2, then a quarter of the rest, and take the
+      // last two (a quarter more work where they never settle, three quarters less where they do).
       const RepeatedStep& rs = *program.repeated_step;
       const double budget = static_cast<double>(Program::max_program_tasks()) / 8;
-      for (long copies = 2; copies < rs.more; copies *= 4) {
+      for (const long copies : {2L, rs.more / 4}) {
+        if (copies < 2 || copies >= rs.more || (copies != 2 && copies <= 2)) continue;
         if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
         const Program later = unrolled(program, copies);
         SimResult u = simulate_program(later, cluster, options);

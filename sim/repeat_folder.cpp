@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/repeated_step.hpp"
+
 namespace hetsim {
 
 bool RepeatFolder::is_next_unit(int a, int b, int size) const {
@@ -119,7 +121,11 @@ int RepeatFolder::end_round(int start, const HeldTasks& held) {
 
 void RepeatFolder::finish() {
   closed_ = true;
-  if (more_ > 0) program_.repeated_step = RepeatedStep{first_, size_, more_};
+  if (more_ == 0) return;
+  program_.repeated_step = RepeatedStep{first_, size_, more_};
+  // Leaving out fewer tasks than are held saves little and costs the simulator a check of the
+  // copies (a short drain that repeats at the very end): write them back.
+  if (static_cast<double>(more_) * size_ < static_cast<double>(program_.tasks.size())) program_ = unrolled(program_);
 }
 
 }  // namespace hetsim

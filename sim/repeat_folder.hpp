@@ -40,6 +40,8 @@ class RepeatFolder {
   void finish();
 
   [[nodiscard]] long left_out() const { return more_; }
+  // No unit has been or will be left out: everything from here on is written as it comes.
+  [[nodiscard]] bool gave_up() const { return closed_ && more_ == 0; }
 
  private:
   // Tasks [b, b + size) are the image of [b - size, b) one unit on: same bodies, each dependency

@@ -76,7 +76,7 @@ class Emitter {
     // Every pass of every copy becomes a few tasks: refuse plans too large to simulate. Folded,
     // the program holds only the passes that do not repeat, but every pass is still written once
     // on the way (about a microsecond each).
-    double passes = 0;
+    double& passes = passes_;
     for (const PipelinePlan& pl : plan_.pipelines) {
       for (const StagePlan& st : pl.stages) {
         passes += static_cast<double>(pl.micro_batches) * static_cast<double>(st.chunks.size()) * st.dp() *
@@ -245,7 +245,8 @@ class Emitter {
             }
             if (lockstep_passes.size() > static_cast<size_t>(max_period)) lockstep_passes.pop_front();
           }
-          if (held_passes_ > kMaxHeldPasses) throw TooManyHeldPasses{};
+          // Past the held limit, or sure to pass it once the folder finds nothing to leave out.
+          if (held_passes_ > kMaxHeldPasses || (folder.gave_up() && passes_ > kMaxHeldPasses)) throw TooManyHeldPasses{};
         }
       }
     }
@@ -500,6 +501,7 @@ class Emitter {
   SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
   std::vector<Inbox> inbox_;                       // [pipeline]: what copies of stages are yet to receive
   double held_passes_ = 0;                         // passes of stage copies the program holds
+  double passes_ = 0;                              // passes of stage copies the plan runs
 };
 
 }  // namespace
