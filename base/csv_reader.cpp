@@ -61,7 +61,7 @@ std::optional<double> CsvRow::number(size_t column, double min, bool required, d
     return std::nullopt;
   }
   if (v > max) {
-    error(column, f + " is out of range; expected at most " + format_double("%g", max));
+    error(column, f + " is out of range; expected at most " + format_double(max == std::floor(max) && max < 1e15 ? "%.0f" : "%g", max));
     return std::nullopt;
   }
   return v;
@@ -81,6 +81,11 @@ std::optional<double> CsvRow::seconds(size_t column, bool required) const {
   const std::optional<double> v = number(column, std::numeric_limits<double>::lowest(), required, 3600);
   if (v && *v <= 0) {
     error(column, fields_[column].first + " must be greater than zero");
+    return std::nullopt;
+  }
+  // No measured GPU kernel or layer takes less than a nanosecond (a launch alone takes microseconds).
+  if (v && *v < 1e-9) {
+    error(column, fields_[column].first + " s is below a nanosecond, shorter than any measured kernel");
     return std::nullopt;
   }
   return v;

@@ -28,7 +28,7 @@ class CsvRow {
                                              double max = std::numeric_limits<double>::max()) const;
   // A whole number in [min, max] (a shape, a count): 1e30 or 2.5 is an error, never a cast.
   [[nodiscard]] std::optional<long> integer(size_t column, long min, long max, bool required = true) const;
-  // A time in seconds, greater than zero and at most an hour (one kernel's or layer's time).
+  // A time in seconds, from a nanosecond to an hour (one kernel's or layer's time).
   [[nodiscard]] std::optional<double> seconds(size_t column, bool required = true) const;
   void error(size_t column, std::string message) const;
   [[nodiscard]] int line() const { return line_; }

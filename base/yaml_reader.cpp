@@ -115,6 +115,10 @@ std::optional<double> FieldReader::opt_quantity(std::string_view key, Unit unit,
     error(key, in_quotes(*v) + " must be greater than zero");
     return std::nullopt;
   }
+  if (bound == Bound::kLinkRate && q.value < 1e6) {
+    error(key, in_quotes(*v) + " is too slow for a link; expected at least 1MBps (8Mbps)");
+    return std::nullopt;
+  }
   if (bound == Bound::kLatency && q.value > 1.0) {
     error(key, in_quotes(*v) + " is too long for a latency; expected at most 1s");
     return std::nullopt;

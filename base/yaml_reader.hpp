@@ -24,7 +24,10 @@ namespace hetsim {
 
 // kLatency: a non-negative time of at most 1 s (a link's or a kernel launch's fixed cost; more is
 // no hardware's, and SimGrid cannot finish a run whose messages never arrive).
-enum class Bound { kPositive, kNonNegative, kLatency };
+// kLinkRate: a link's bandwidth, at least 1 MB/s (8 Mb/s, slower than any network a GPU cluster
+// is built on: a step over such a link takes hours, and SimGrid's timers lose their precision
+// against transfers that long).
+enum class Bound { kPositive, kNonNegative, kLatency, kLinkRate };
 
 // A view of one YAML mapping at a field path. Required getters record a diagnostic and return a
 // neutral value on error, so the caller reads everything and then calls Diagnostics::throw_if_any()

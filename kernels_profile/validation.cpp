@@ -75,9 +75,11 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
       m.flash = a == "flash";
     }
     m.device = row.required(kDevice);
-    constexpr long kMaxDim = 1L << 30;
-    const auto h = row.integer(kHidden, 1, kMaxDim), a = row.integer(kHeads, 1, kMaxDim), f = row.integer(kFfn, 1, kMaxDim),
-               s = row.integer(kSeq, 1, kMaxDim), b = row.integer(kMb, 1, kMaxDim);
+    // The model file's own bounds (workloads/README.md): widths and tokens 2^24, heads 2^16; a
+    // micro-batch of 2^20 samples. Beyond them a layer's predicted time is no GPU's.
+    constexpr long kMaxWidth = 1L << 24, kMaxHeads = 1L << 16, kMaxTokens = 1L << 24, kMaxSamples = 1L << 20;
+    const auto h = row.integer(kHidden, 1, kMaxWidth), a = row.integer(kHeads, 1, kMaxHeads), f = row.integer(kFfn, 1, kMaxWidth),
+               s = row.integer(kSeq, 1, kMaxTokens), b = row.integer(kMb, 1, kMaxSamples);
     const auto fwd = row.seconds(kFwd), bwd = row.seconds(kBwd);
     const std::optional<DType> t = dtype_from_name(row.text(kDtype));
     if (!t) row.error(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");

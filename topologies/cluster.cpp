@@ -75,10 +75,10 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   n.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 64));
   FieldReader intra = r.child("intra_node");
   n.intra.fabric = fabric_from(intra.choice("fabric", {"nvswitch", "nvlink-mesh", "xgmi-mesh", "pcie"}));
-  n.intra.bandwidth_Bps = intra.quantity("bandwidth", Unit::kRate);
+  n.intra.bandwidth_Bps = intra.quantity("bandwidth", Unit::kRate, Bound::kLinkRate);
   n.intra.latency_s = intra.quantity("latency", Unit::kTime, Bound::kLatency);
   const std::optional<long> links = intra.opt_integer("links", 1, 18);
-  const std::optional<double> uplink = intra.opt_quantity("uplink_bandwidth", Unit::kRate);
+  const std::optional<double> uplink = intra.opt_quantity("uplink_bandwidth", Unit::kRate, Bound::kLinkRate);
   read_achievable(intra, n.intra.achievable, n.intra.achievable_source);
   n.intra.switch_reduction_Bps = intra.opt_quantity("switch_reduction", Unit::kRate);
   if (n.intra.switch_reduction_Bps) {
@@ -90,7 +90,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   intra.finish();
   FieldReader nic = r.child("nic");
   n.nic.count = static_cast<int>(nic.integer("count", 1, 64));
-  n.nic.bandwidth_Bps = nic.quantity("bandwidth", Unit::kRate);
+  n.nic.bandwidth_Bps = nic.quantity("bandwidth", Unit::kRate, Bound::kLinkRate);
   n.nic.latency_s = nic.quantity("latency", Unit::kTime, Bound::kLatency);
   read_achievable(nic, n.nic.achievable, n.nic.achievable_source);
   nic.finish();

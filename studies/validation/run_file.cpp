@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/data_dir.hpp"
+#include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 
 namespace hetsim {
@@ -35,6 +36,25 @@ const std::vector<std::string>& measurable(RunKind k) {
 }
 
 namespace {
+
+// Physical range of each measured figure (its unit in its name): what a published measurement of
+// one GPU, one collective or one training run can be. Outside it the error table would print
+// figures no measurement gives (a 1e-300 s time: an error of 1e300 %).
+struct MeasuredRange {
+  double min = 0, max = 0;
+};
+MeasuredRange measured_range(const std::string& key) {
+  if (key == "busbw_Bps" || key == "algbw_Bps") return {1e3, 1e15};            // 1 kB/s .. 1 PB/s
+  if (key == "time_s") return {1e-9, 1e6};                                      // 1 ns .. 11.6 days
+  if (key == "tflops" || key == "tflops_per_gpu") return {1e-6, 1e6};           // 1 MFLOP/s .. 1 EFLOP/s
+  if (key == "forward_s" || key == "backward_s" || key == "layer_time_s") return {1e-9, 1e5};
+  if (key == "activation_bytes" || key == "peak_memory_bytes") return {1.0, 1e15};  // 1 B .. 1 PB
+  if (key == "iteration_time_s") return {1e-6, 1e7};                            // 1 us .. 116 days
+  if (key == "samples_per_s") return {1e-6, 1e12};
+  if (key == "tokens_per_s") return {1e-6, 1e15};
+  if (key == "mfu") return {1e-6, 1.0};                                         // a fraction
+  return {0, 1e300};
+}
 
 // `arg` relative to the run file's folder when that file exists, else the shipped input of that
 // name; a diagnostic at the field when neither exists.
@@ -164,8 +184,10 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   bool any = false;
   for (const std::string& k : keys) {
     any = m.opt_text(k).has_value() || any;
+    const MeasuredRange range = measured_range(k);
     if (const std::optional<double> v = m.opt_number(k, -1e300, 1e300)) {
       if (!(*v > 0)) m.error(k, "must be a positive number");
+      else if (*v < range.min || *v > range.max) m.error(k, format_double("%g", *v) + " is outside the physical range of " + k + " (" + format_double("%g", range.min) + " to " + format_double("%g", range.max) + ")");
       else run.measured.push_back({k, *v});
     }
   }
