@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
@@ -20,8 +21,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd->add_option("--model,-m", a.model, "model: a YAML path or a shipped name (hetsim list models)")
       ->capture_default_str();
-  cmd->add_option("--report", a.report, "write the report JSON here");
-  cmd->add_option("--trace", a.trace, "write a Chrome trace (open in Perfetto) here");
+  cmd->add_option("--report", a.report, "write the report JSON here")->check(output_file());
+  cmd->add_option("--trace", a.trace, "write a Chrome trace (open in Perfetto) here")->check(output_file());
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")
       ->check(CLI::IsMember({"phase", "step"}))
       ->capture_default_str();
@@ -90,6 +91,28 @@ CLI::Validator at_least(long min, long max) {
         return {};
       },
       "INT>=" + std::to_string(min));
+}
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        namespace fs = std::filesystem;
+        if (s.empty()) return "an empty path";
+        std::error_code ec;
+        const fs::file_status st = fs::status(s, ec);
+        if (fs::exists(st)) {
+          if (fs::is_directory(st)) return s + " is a folder; give a file name";
+          // /dev/stdout, /dev/null and the like are the caller's own streams; a named FIFO with no
+          // reader would hang the run when it writes its results.
+          const bool stream = s.rfind("/dev/", 0) == 0 || s.rfind("/proc/self/fd/", 0) == 0;
+          if (!fs::is_regular_file(st) && !stream) return s + " is not a regular file (a pipe or a device); give a file name";
+          return {};
+        }
+        const fs::path parent = fs::path(s).parent_path();
+        if (!parent.empty() && !fs::is_directory(parent, ec)) return "folder " + parent.string() + " does not exist";
+        return {};
+      },
+      "FILE");
 }
 
 }  // namespace hetsim::cli

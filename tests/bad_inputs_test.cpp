@@ -151,6 +151,24 @@ TEST(BadInputs, PlanThatIsADirectoryOrAPipeIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BadInputs, OutputsThatWouldHangOrBeLostAreRefusedBeforeTheRun) {
+  // A FIFO with no reader hung the run when it wrote its report; a folder or a missing folder
+  // failed it only after the whole run, its report printed to stdout.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_out_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path fifo = dir / "report.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string help = "\nRun with --help for more information.\n";
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --report " + fifo.string()),
+            std::make_pair(2, "--report: " + fifo.string() + " is not a regular file (a pipe or a device); give a file name" + help));
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --trace " + dir.string()),
+            std::make_pair(2, "--trace: " + dir.string() + " is a folder; give a file name" + help));
+  EXPECT_EQ(run_cli("plan --emit-plan " + (dir / "none" / "p.yaml").string()),
+            std::make_pair(2, "--emit-plan: folder " + (dir / "none").string() + " does not exist" + help));
+  EXPECT_EQ(run_cli("collective --report " + fifo.string()).first, 2);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
   EXPECT_EQ(run_cli("simulate --strategy dp-even --global-batch 0").second.substr(0, 32), "--global-batch: 0 is less than 1");
   // Batch shares are split in doubles: 2^63 - 1 samples looped for minutes (found this session).

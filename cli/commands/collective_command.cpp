@@ -81,8 +81,8 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--group", a.group, "GPUs taking part: all, or indices and ranges like 0-7,16")->capture_default_str();
   cmd->add_option("--root", a.root, "broadcast/reduce root (default: the group's first GPU)")->check(at_least(0));
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
-  cmd->add_option("--report", a.report, "write the results JSON here");
-  cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)");
+  cmd->add_option("--report", a.report, "write the results JSON here")->check(output_file());
+  cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)")->check(output_file());
 }
 
 int run_collective(const CollectiveArgs& a) {

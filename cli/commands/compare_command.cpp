@@ -19,6 +19,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/app.hpp"
+#include "cli/common_args.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -115,7 +116,7 @@ std::map<std::string, double> path_of(const nlohmann::json& r) {
 }  // namespace
 
 void add_compare_options(CLI::App* cmd, CompareArgs& a) {
-  cmd->add_option("--report", a.report, "write both reports and the differences as JSON");
+  cmd->add_option("--report", a.report, "write both reports and the differences as JSON")->check(output_file());
   cmd->prefix_command();
   cmd->footer("Scenarios: A... --vs B..., each a simulate or plan command line; a B that does not start with simulate or plan "
               "is A's command line plus B's words.\n  e.g. hetsim compare simulate -c a100-v100-2x2 -m gpt3-1.3b --strategy "

@@ -9,6 +9,7 @@
 
 #include "base/log.hpp"
 #include "base/units.hpp"
+#include "cli/common_args.hpp"
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/summary.hpp"
@@ -24,7 +25,7 @@ namespace hetsim::cli {
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   add_common(cmd, a.common);
-  cmd->add_option("--emit-plan", a.emit_plan, "write the chosen plan here (hetsim simulate --plan reads it)");
+  cmd->add_option("--emit-plan", a.emit_plan, "write the chosen plan here (hetsim simulate --plan reads it)")->check(output_file());
   cmd->add_option("--candidates", a.candidates, "how many of the best programs to simulate")->check(CLI::Range(1, 20))->capture_default_str();
   cmd->add_option("--heuristic", a.heuristic, "A* heuristic (zero = HAP's uniform-cost search)")
       ->check(CLI::IsMember({"admissible", "zero"}))

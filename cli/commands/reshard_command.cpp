@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/device_list.hpp"
+#include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "planner/resharding/reshard_case.hpp"
 #include "sim/executor.hpp"
@@ -96,8 +97,8 @@ void add_reshard_options(CLI::App* cmd, ReshardArgs& a) {
   cmd->add_option("--max-expansions", a.max_expansions, "node budget of the order search (deterministic)")
       ->check(CLI::Range(0L, 1000000000L))
       ->capture_default_str();
-  cmd->add_option("--report", a.report, "write the result JSON here");
-  cmd->add_option("--trace", a.trace, "write a Chrome trace (with link utilisation) here");
+  cmd->add_option("--report", a.report, "write the result JSON here")->check(output_file());
+  cmd->add_option("--trace", a.trace, "write a Chrome trace (with link utilisation) here")->check(output_file());
 }
 
 int run_reshard(const ReshardArgs& a) {

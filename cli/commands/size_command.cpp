@@ -18,6 +18,7 @@
 #include "base/progress.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/python_plot.hpp"
 #include "cli/commands/scenario_run.hpp"
@@ -173,8 +174,8 @@ std::string cost_label(Objective o) {
 void add_size_options(CLI::App* cmd, SizeArgs& a) {
   cmd->add_option("sizing", a.sizing, "the sizing file (DESIGN.md, Studies)")->required();
   cmd->add_option("--db", a.db, "results database of the plans (default: the sizing file with .db)");
-  cmd->add_option("--report", a.report, "write the report JSON (the front with each point's plan) here");
-  cmd->add_option("--plot", a.plot, "write a PNG of the front here (needs python3 + matplotlib)");
+  cmd->add_option("--report", a.report, "write the report JSON (the front with each point's plan) here")->check(output_file());
+  cmd->add_option("--plot", a.plot, "write a PNG of the front here (needs python3 + matplotlib)")->check(output_file());
   cmd->add_option("--emit", a.emit, "write each front point's cluster and plan into this folder (hetsim simulate --plan reads them)");
   cmd->add_option("--jobs,-j", a.jobs, "worker processes")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--max-plans", a.max_plans, "at most this many mixes planned beyond the one reference per offer")

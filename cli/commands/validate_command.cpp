@@ -11,6 +11,7 @@
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/text.hpp"
+#include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/commands/validate_runs.hpp"
 #include "kernels_profile/validation.hpp"
@@ -47,10 +48,10 @@ std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
 void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--kernels", a.kernels, "directory of measured kernel tables (default kernels_profile/measured)");
   cmd->add_option("--layers", a.layers, "hetsim-layer-bench CSV (default kernels_profile/measured/layers/*.csv)");
-  cmd->add_option("--report", a.report, "write the error table as JSON here");
+  cmd->add_option("--report", a.report, "write the error table as JSON here")->check(output_file());
   cmd->add_option("--runs", a.runs, "validation run files (DESIGN.md): compare these published runs instead");
   cmd->add_option("--only", a.only, "with --runs: only the runs whose name contains this text");
-  cmd->add_option("--markdown", a.markdown, "with --runs: write the table (with sources) as Markdown here");
+  cmd->add_option("--markdown", a.markdown, "with --runs: write the table (with sources) as Markdown here")->check(output_file());
 }
 
 int run_validate(const ValidateArgs& a) {
