@@ -26,6 +26,10 @@ namespace hetsim {
 
 // NCCL's default 4 MiB channel buffer in 8 slices: the unit a pipelined algorithm forwards.
 inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
+// The largest buffer one collective may move, 1 TiB: more than any GPU's memory holds (MI300X:
+// 192 GB, H200: 141 GB). Pipelined algorithms hold a piece per kPipelineChunkBytes, so memory grows
+// with the size (256 TiB took 12.6 GB), and past 8 EiB byte counts overflow 64 bits.
+inline constexpr double kMaxCollectiveBytes = 1099511627776.0;
 
 // Members of `group` in the order rings and chains visit them: node by node (nodes ascending),
 // inside a node along direct links where the fabric has them (DGX-1: 0-1-2-3-7-6-5-4).

@@ -179,6 +179,11 @@ TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
             std::make_pair(2, std::string("--micro-batch: error: 1000 is larger than the global batch (512 samples per iteration)\n")));
   EXPECT_EQ(run_cli("collective --root -5").second.substr(0, 23), "--root: -5 is less than");
   EXPECT_EQ(run_cli("collective --root -5").first, 2);
+  // Past 1 TiB a pipelined collective's pieces took gigabytes (1 PiB: bad_alloc, exit 1) and past
+  // 8 EiB its byte counts overflowed (busbw rising with the size).
+  EXPECT_EQ(run_cli("collective --size 1KiB:1PiB"),
+            std::make_pair(2, std::string("--size: error: \"1PiB\" is more than one collective moves; expected at most 1TiB "
+                                          "(more than any GPU's memory)\n")));
   EXPECT_EQ(run_cli("simulate --strategy dp-even --micro-batch x").first, 2);
   EXPECT_EQ(run_cli("collective --size 0"), std::make_pair(2, std::string("--size: error: \"0\" must be at least 1 byte\n")));
 }

@@ -28,6 +28,7 @@ std::vector<double> parse_sizes(const std::string& spec) {
     const ParsedQuantity q = parse_quantity(s, Unit::kBytes);
     if (!q.ok()) throw InputError("--size", "", q.error);
     if (q.value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
+    if (q.value > kMaxCollectiveBytes) throw InputError("--size", "", "\"" + s + "\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
     return q.value;
   };
   if (colon == std::string::npos) return {one(spec)};

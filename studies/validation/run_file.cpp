@@ -7,6 +7,7 @@
 #include "base/data_dir.hpp"
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
+#include "sim/collective.hpp"
 
 namespace hetsim {
 
@@ -80,6 +81,9 @@ CollectiveRun read_collective(FieldReader c) {
   const std::string op = c.choice("op", collective_names());
   out.op = collective_from_name(op).value_or(CollectiveOp::kAllReduce);
   out.size_bytes = c.quantity("size", Unit::kBytes);
+  if (out.size_bytes > kMaxCollectiveBytes) {
+    c.error("size", format_bytes(out.size_bytes) + " is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
+  }
   out.group = c.opt_text("group").value_or("all");
   const std::string algorithm = c.opt_choice("algorithm", algorithm_names()).value_or("auto");
   out.algorithm = algorithm_from_name(algorithm).value_or(Algorithm::kAuto);
