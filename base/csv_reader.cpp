@@ -122,7 +122,7 @@ void read_csv(const std::filesystem::path& path, const std::vector<std::string>&
     }
     on_row(CsvRow(&file, line_no, &columns, std::move(fields), &diags));
   }
-  if (!header && diags.empty()) diags.add({file, 0, 0, "", "no header line"});
+  if (!header && diags.empty()) diags.add({file, 1, 1, "", "no header line"});
   diags.throw_if_any();
 }
 

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/text.hpp"
 
 #include "cli/input_files.hpp"
 
@@ -91,6 +93,18 @@ CLI::Validator at_least(long min, long max) {
         return {};
       },
       "INT>=" + std::to_string(min));
+}
+
+CLI::Validator finite_range(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& s) -> std::string {
+        double v = 0;
+        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return "\"" + s + "\" is not a finite number";
+        if (v < min || v > max) return s + " is outside " + format_double("%g", min) + " to " + format_double("%g", max);
+        return {};
+      },
+      "NUMBER in [" + format_double("%g", min) + ", " + format_double("%g", max) + "]");
 }
 
 CLI::Validator output_file() {

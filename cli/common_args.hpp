@@ -51,6 +51,8 @@ void write_json(const std::string& path, const nlohmann::json& j, const std::str
 // A whole number of at least `min`, with a short message (CLI11's own PositiveNumber quotes the
 // largest double in full).
 [[nodiscard]] CLI::Validator at_least(long min, long max = LONG_MAX);
+// A real number in [min, max]: finite (CLI::Range lets "nan" through, every comparison with it false).
+[[nodiscard]] CLI::Validator finite_range(double min, double max);
 // A file the run will write: its folder exists, and the path is not a folder, pipe or device
 // (checked before the run, so a bad path neither hangs it nor costs it its results).
 [[nodiscard]] CLI::Validator output_file();

@@ -179,6 +179,13 @@ TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
             std::make_pair(2, std::string("--micro-batch: error: 1000 is larger than the global batch (512 samples per iteration)\n")));
   EXPECT_EQ(run_cli("collective --root -5").second.substr(0, 23), "--root: -5 is less than");
   EXPECT_EQ(run_cli("collective --root -5").first, 2);
+  // A root given to a collective without one was silently ignored.
+  EXPECT_EQ(run_cli("collective --op allreduce --root 1"),
+            std::make_pair(2, std::string("--root: error: only a broadcast or a reduce has a root, not allreduce\n")));
+  // CLI::Range let "nan" through (every comparison with it false): "tolerance nan %" was printed.
+  EXPECT_EQ(run_cli("reshard --budget nan").second.substr(0, 38), "--budget: \"nan\" is not a finite number");
+  EXPECT_EQ(run_cli("size " + (test::source_dir() / "tests/fixtures/sizing/small.yaml").string() + " --tolerance nan").second.substr(0, 41),
+            "--tolerance: \"nan\" is not a finite number");
   // Past 1 TiB a pipelined collective's pieces took gigabytes (1 PiB: bad_alloc, exit 1) and past
   // 8 EiB its byte counts overflowed (busbw rising with the size).
   EXPECT_EQ(run_cli("collective --size 1KiB:1PiB"),

@@ -92,6 +92,9 @@ int run_collective(const CollectiveArgs& a) {
   const std::vector<int> group = parse_group(a.group, cluster.gpu_count());
   CollectiveTask task = collective(*collective_from_name(a.op), group, 0);
   task.algorithm = *algorithm_from_name(a.algorithm);  // CLI11 checked the names
+  if (a.root >= 0 && task.op != CollectiveOp::kBroadcast && task.op != CollectiveOp::kReduce) {
+    throw InputError("--root", "", "only a broadcast or a reduce has a root, not " + std::string(collective_name(task.op)));
+  }
   task.root = a.root >= 0 ? a.root : group.front();
   if (std::find(group.begin(), group.end(), task.root) == group.end()) {
     throw InputError("--root", "", "GPU " + std::to_string(task.root) + " is not in the group");

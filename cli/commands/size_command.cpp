@@ -182,7 +182,7 @@ void add_size_options(CLI::App* cmd, SizeArgs& a) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--tolerance", a.tolerance, "how far off the fast estimate may be: a mix is pruned only when dominated by this margin")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(finite_range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_flag("--retry-errors", a.retry_errors, "plan again the mixes recorded as errors");
 }

@@ -148,6 +148,10 @@ class HybridPlanReader {
   }
 
   [[nodiscard]] Diagnostics& diagnostics() { return diags_; }
+  // `message` at the value of top-level field `key`.
+  [[nodiscard]] Diagnostic locate(std::string_view key, std::string message) {
+    return FieldReader(root_, "", file_, &diags_).locate(key, std::move(message));
+  }
 
  private:
   void remember(const FieldReader& r, std::string_view key) {
@@ -273,10 +277,10 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   // A plan written for another model or cluster (names as --emit-plan writes them) is refused.
   std::vector<Diagnostic> other;
   if (!plan.model.empty() && plan.model != model.name) {
-    other.push_back({path.string(), 0, 0, "model", "this plan is for " + in_quotes(plan.model) + ", not for the model of this run, " + in_quotes(model.name)});
+    other.push_back(reader.locate("model", "this plan is for " + in_quotes(plan.model) + ", not for the model of this run, " + in_quotes(model.name)));
   }
   if (!plan.cluster.empty() && plan.cluster != cluster.name) {
-    other.push_back({path.string(), 0, 0, "cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster.name)});
+    other.push_back(reader.locate("cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster.name)));
   }
   if (!other.empty()) throw InputError(other);
   reader.report(check_hybrid_plan(plan, model, cluster));
