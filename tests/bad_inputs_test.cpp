@@ -145,6 +145,12 @@ TEST(BadInputs, PlanThatIsADirectoryOrAPipeIsRefused) {
   EXPECT_EQ(run_cli("validate --layers " + fifo.string()), std::make_pair(2, fifo.string() + pipe));
   EXPECT_EQ(run_cli("simulate --cluster " + dir.string()), std::make_pair(2, dir.string() + ": error: is a directory, not a file\n"));
   EXPECT_EQ(run_cli("validate --kernels " + fifo.string()).first, 2);
+  {  // a study whose plan is a FIFO hung the sweep (it hashed the plan's bytes)
+    const std::filesystem::path study = dir / "study.yaml";
+    std::ofstream(study) << "name: fifo-plan\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nplan: " << fifo.string()
+                         << "\nvary:\n  - set: model.training.global_batch\n    values: [256]\n";
+    EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()), std::make_pair(2, fifo.string() + pipe));
+  }
   EXPECT_EQ(run_cli("validate --kernels " + (dir / "none").string()),
             std::make_pair(2, "--kernels: error: \"" + (dir / "none").string() +
                                   "\" does not exist; give the directory of measured kernel tables (e.g. kernels_profile/measured)\n"));

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "cli/app.hpp"
@@ -33,6 +34,7 @@ std::string digest(const std::string& text) {
 }
 
 std::string slurp(const std::filesystem::path& path) {
+  check_input_file(path);  // a FIFO (a study's plan) would block the read forever
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();

@@ -12,7 +12,8 @@ namespace hetsim::cli {
 
 // 128-bit hex digest (two FNV-1a passes) of `text`: a scenario's key in a results database.
 [[nodiscard]] std::string digest(const std::string& text);
-// The whole file as bytes ("" when it cannot be read).
+// The whole file as bytes ("" when a regular file cannot be read; InputError for a missing path,
+// a folder, a FIFO or a device: a FIFO would block the read forever).
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 
 // Runs `args` (plan or simulate, without --report) in this process, silencing stdout and stderr
