@@ -175,6 +175,19 @@ TEST(BadInputs, OutputsThatWouldHangOrBeLostAreRefusedBeforeTheRun) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BadInputs, AStudyFieldPathThatLeadsNowhereIsRefusedBeforeItsScenarios) {
+  // It ran every scenario, recorded each as an error and exited 0.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_study_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path study = dir / "study.yaml";
+  std::ofstream(study) << "name: bad-path\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\nvary:\n"
+                          "  - set: cluster.node_types[*].nick.bandwidth\n    values: [100Gbps]\n";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, study.string() + ":7:10: error: vary[0].set: no field \"nick\" in cluster.node_types[0]; did you mean \"nic\"?\n"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "s.db"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
   EXPECT_EQ(run_cli("simulate --strategy dp-even --global-batch 0").second.substr(0, 32), "--global-batch: 0 is less than 1");
   // Batch shares are split in doubles: 2^63 - 1 samples looped for minutes (found this session).

@@ -37,6 +37,30 @@ std::string resolved_yaml(const std::string& arg, const char* folder, const char
   }
 }
 
+// Every axis's field path leads somewhere in the study's own cluster or model (with its first
+// value): a path that does not would fail every scenario of the study the same way.
+void check_set_paths(const Study& study) {
+  std::vector<Diagnostic> bad;
+  for (size_t i = 0; i < study.axes.size(); ++i) {
+    const StudyAxis& axis = study.axes[i];
+    if (axis.is_flags() || axis.values.empty()) continue;
+    const bool cluster = axis.path.rfind("cluster.", 0) == 0;
+    const std::string field = "vary[" + std::to_string(i) + "].set";
+    try {
+      const std::vector<FieldOverride> sets{parse_override(axis.path + "=" + axis.values.front())};
+      const std::filesystem::path path = cluster ? resolve_input(study.cluster, "topologies", "cluster")
+                                                 : resolve_input(study.model, "workloads", "model");
+      YAML::Node root = YAML::LoadFile(path.string());
+      OverrideMarks marks;
+      apply_overrides(root, overrides_for(sets, cluster ? "cluster" : "model"), marks);
+    } catch (const InputError& e) {
+      bad.push_back({study.file, axis.line, axis.column, field, e.diagnostics().front().message});
+    } catch (const YAML::Exception&) {  // an unreadable base file fails the scenarios themselves
+    }
+  }
+  if (!bad.empty()) throw InputError(bad);
+}
+
 // The scenario's key: its resolved cluster, model and plan, its command line and hetsim's version.
 std::string scenario_key(const Study& study, const Scenario& s) {
   std::vector<FieldOverride> sets;
@@ -79,6 +103,7 @@ int run_sweep(const SweepArgs& a) {
     mpi.emplace();
   }
   const Study study = load_study(a.study);
+  check_set_paths(study);
   const std::vector<Scenario> all = expand(study);
   if (mpi && mpi->rank() != 0) {
     mpi->run({}, [&](size_t position) { return run_scenario(study, all[position]); }, {});

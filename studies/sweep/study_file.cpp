@@ -56,6 +56,9 @@ Study load_study(const std::filesystem::path& path) {
         a.error_here("an axis has either set: PATH with values: [...], or flags: [[...], ...]");
       } else if (set) {
         axis.path = *set;
+        const Diagnostic at = a.locate("set", "");
+        axis.line = at.line;
+        axis.column = at.column;
         if (axis.path.rfind("cluster.", 0) != 0 && axis.path.rfind("model.", 0) != 0) {
           a.error("set", "a field path starts with cluster. or model.");
         }
