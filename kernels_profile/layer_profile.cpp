@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "base/csv_reader.hpp"
 #include "base/text.hpp"
@@ -24,6 +25,9 @@ bool valid_layer(const std::string& l) {
 LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
   enum Col { kModel, kDevice, kLayer, kMicroBatch, kTp, kFwd, kBwd, kOptimizer, kSource };
   LayerProfiles out;
+  // One row per model, device, layer, micro-batch and TP width: a second row of different times
+  // silently replaced the first.
+  std::map<std::tuple<std::string, std::string, std::string, long, long>, int> seen;
   read_csv(file, kColumns, [&](const CsvRow& row) {
     LayerProfileRow r;
     r.model = row.required(kModel);
@@ -38,6 +42,12 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
     const auto fwd = row.seconds(kFwd), bwd = row.seconds(kBwd), opt = row.number(kOptimizer, 0, true, 3600);
     r.source = row.required(kSource, "where and when the profile was taken");
     if (!ok || !mb || !tp || !fwd || !bwd || !opt || r.source.empty()) return;
+    const auto [at, fresh] = seen.emplace(std::make_tuple(r.model, r.device, r.layer, *mb, *tp), row.line());
+    if (!fresh) {
+      row.error(kModel, "a second row for " + r.model + " on " + r.device + ", " + r.layer + ", micro_batch " + std::to_string(*mb) +
+                            ", tp " + std::to_string(*tp) + " (the first is at line " + std::to_string(at->second) + ")");
+      return;
+    }
     r.micro_batch = *mb;
     r.tp = *tp;
     r.times = {*fwd, *bwd, *opt, false};
