@@ -207,7 +207,11 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
   // run on the compute stream alone: step 0, then the others before the last as one task of their
   // summed length (one step's activations), as data parallelism does.
   if (every_step || steps < 5) {
-    for (long step = 0; step < steps; ++step) emit_step(step, 1);
+    // Written out, every step holds what the first does: refuse before writing them past the limit.
+    const size_t before = prog.tasks.size();
+    emit_step(0, 1);
+    Program::check_program_size(static_cast<double>(before) + static_cast<double>(prog.tasks.size() - before) * static_cast<double>(steps));
+    for (long step = 1; step < steps; ++step) emit_step(step, 1);
   } else {
     const size_t before = prog.tasks.size();
     emit_step(0, 1);
