@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -137,8 +138,22 @@ std::optional<long> FieldReader::opt_integer(std::string_view key, long min, lon
   long out = 0;
   auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
   if (ec != std::errc() || p != v->data() + v->size()) {
-    error(key, in_quotes(*v) + " is not a whole number");
-    return std::nullopt;
+    // "1e9": a whole number in exponent notation, within the range (checked as a double first,
+    // so that no cast overflows).
+    double d = 0;
+    const auto [q, dec] = std::from_chars(v->data(), v->data() + v->size(), d);
+    const bool whole = dec == std::errc() && q == v->data() + v->size() && std::isfinite(d) && d == std::floor(d);
+    if (!whole) {
+      error(key, in_quotes(*v) + " is not a whole number");
+      return std::nullopt;
+    }
+    constexpr double kTwo63 = 9223372036854775808.0;  // a long holds less (LONG_MAX as a double rounds up to it)
+    if (d < static_cast<double>(min) || d > static_cast<double>(max) || d >= kTwo63 || d < -kTwo63) {
+      error(key, *v + " is out of range; expected " +
+                     (max == LONG_MAX ? "at least " + std::to_string(min) : std::to_string(min) + " to " + std::to_string(max)));
+      return std::nullopt;
+    }
+    out = static_cast<long>(d);
   }
   if (out < min || out > max) {
     error(key, std::to_string(out) + " is out of range; expected " +

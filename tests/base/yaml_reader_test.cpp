@@ -70,6 +70,27 @@ TEST(FieldReader, OptionalListIsAbsentOrCheckedLikeARequiredOne) {
   }
 }
 
+TEST(FieldReader, WholeNumbersMayBeWrittenWithAnExponent) {
+  // "global_batch: 1e9" was "not a whole number"; 2.5e0 still is, and 1e19 is out of range (as a
+  // double first: no cast overflows).
+  Diagnostics d;
+  FieldReader r = reader("a: 1e9\nb: 2.5e0\nc: 1e19\nd: 9.3e18\n", d);
+  EXPECT_EQ(r.integer("a", 1), 1000000000L);
+  (void)r.integer("b", 1);
+  (void)r.integer("c", 1, 1000000000000L);
+  (void)r.integer("d", 1);
+  r.finish();
+  try {
+    d.throw_if_any();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "x.yaml:2:4: error: b: \"2.5e0\" is not a whole number\n"
+              "x.yaml:3:4: error: c: 1e19 is out of range; expected 1 to 1000000000000\n"
+              "x.yaml:4:4: error: d: 9.3e18 is out of range; expected at least 1");
+  }
+}
+
 TEST(FieldReader, ValidInputHasNoDiagnostics) {
   Diagnostics d;
   FieldReader r = reader("size: 80GiB\nn: 3\nflag: true\nratio: 0.5\n", d);
