@@ -8,20 +8,6 @@
 
 namespace hetsim {
 
-bool RepeatFolder::is_next_unit(int a, int b, int size) const {
-  const std::vector<Task>& t = program_.tasks;
-  for (int i = 0; i < size; ++i) {
-    const Task& was = t[static_cast<size_t>(b - size + i)];
-    const Task& now = t[static_cast<size_t>(b + i)];
-    if (now.deps.size() != was.deps.size() || !(now.body == was.body)) return false;
-    for (size_t k = 0; k < was.deps.size(); ++k) {
-      const int d = was.deps[k];
-      if (now.deps[k] != (d >= a ? d + size : d)) return false;
-    }
-  }
-  return true;
-}
-
 bool RepeatFolder::leave_out(int a, int start, int size, const HeldTasks& held) {
   // Leaving the unit out makes the held units stand one unit later: nothing may still refer to
   // the first of them (it would then mean a unit that is no longer there).
@@ -60,7 +46,7 @@ int RepeatFolder::end_round(int start, const HeldTasks& held) {
     }
     rounds_in_unit_ = 0;
     const int at = first_ + 2 * size_;
-    if (end - at != size_ || !is_next_unit(first_, at, size_) || !leave_out(first_, at, size_, held)) {
+    if (end - at != size_ || !round_repeats(first_, at - size_, at, size_, size_) || !leave_out(first_, at, size_, held)) {
       closed_ = true;  // the repetition ended: this unit and all after it are kept as written
       return 0;
     }
@@ -101,7 +87,7 @@ int RepeatFolder::end_round(int start, const HeldTasks& held) {
     const int b2 = starts_[static_cast<size_t>(n - k)], b1 = starts_[static_cast<size_t>(n - 2 * k)],
               b0 = starts_[static_cast<size_t>(n - 3 * k)];
     const int size = end - b2;
-    if (b2 - b1 != size || b1 - b0 != size || !is_next_unit(b0, b2, size)) continue;
+    if (b2 - b1 != size || b1 - b0 != size || !round_repeats(b0, b1, b2, size, size)) continue;
     const auto it = std::lower_bound(held_now.begin(), held_now.end(), b0);
     if (it != held_now.end() && *it < b0 + size) continue;
     if (program_.repeated_step) throw std::logic_error("RepeatFolder: the program already has a repeated step");

@@ -36,7 +36,9 @@ class RepeatFolder {
   // every index `held` visits refers to what is kept in their place.
   int end_round(int start, const HeldTasks& held);
 
-  // No more rounds: writes program.repeated_step when some unit was left out.
+  // No more rounds: writes program.repeated_step when some unit was left out (and writes the units
+  // back when they are fewer tasks than the program holds: too little saved for the simulator's
+  // check of the copies).
   void finish();
 
   [[nodiscard]] long left_out() const { return more_; }
@@ -44,15 +46,12 @@ class RepeatFolder {
   [[nodiscard]] bool gave_up() const { return closed_ && more_ == 0; }
 
  private:
-  // Tasks [b, b + size) are the image of [b - size, b) one unit on: same bodies, each dependency
-  // one unit further on where it points into the units from `a` (the first of the two before),
-  // the same task where it points before them.
-  [[nodiscard]] bool is_next_unit(int a, int b, int size) const;
   // Tasks [now, now + size) are those of [was, was + size) `shift` later: same bodies, each
-  // dependency from `a` on `shift` further, the same task before `a`.
+  // dependency from `a` on `shift` further, the same task before `a` (with was = now - size and
+  // shift = size: a whole unit the image of the one before it).
   [[nodiscard]] bool round_repeats(int a, int was, int now, int size, int shift) const;
-  // Leaves out the unit [start, end) of `rounds` rounds when nothing held still points into the
-  // first held unit at `a`; true when done.
+  // Leaves out the unit [start, start + size) when nothing held still points into the first held
+  // unit, at `a`; true when done.
   bool leave_out(int a, int start, int size, const HeldTasks& held);
 
   Program& program_;
