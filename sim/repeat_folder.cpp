@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/repeated_step.hpp"
-
 namespace hetsim {
 
 bool RepeatFolder::leave_out(int a, int start, int size, const HeldTasks& held) {
@@ -109,9 +107,6 @@ void RepeatFolder::finish() {
   closed_ = true;
   if (more_ == 0) return;
   program_.repeated_step = RepeatedStep{first_, size_, more_};
-  // Leaving out fewer tasks than are held saves little and costs the simulator a check of the
-  // copies (a short drain that repeats at the very end): write them back.
-  if (static_cast<double>(more_) * size_ < static_cast<double>(program_.tasks.size())) program_ = unrolled(program_);
 }
 
 }  // namespace hetsim

@@ -36,9 +36,8 @@ class RepeatFolder {
   // every index `held` visits refers to what is kept in their place.
   int end_round(int start, const HeldTasks& held);
 
-  // No more rounds: writes program.repeated_step when some unit was left out (and writes the units
-  // back when they are fewer tasks than the program holds: too little saved for the simulator's
-  // check of the copies).
+  // No more rounds: writes program.repeated_step when some unit was left out. The indices the
+  // builder holds stay those of the program as it is (not unrolled).
   void finish();
 
   [[nodiscard]] long left_out() const { return more_; }

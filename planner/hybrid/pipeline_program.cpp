@@ -19,6 +19,7 @@
 #include "planner/hybrid/stage_boundary.hpp"
 #include "planner/resharding/reshard_program.hpp"
 #include "sim/repeat_folder.hpp"
+#include "sim/repeated_step.hpp"
 
 namespace hetsim {
 
@@ -104,6 +105,13 @@ class Emitter {
     }
     add_gradient_sync(plan_, cluster_, work_, ctx_, layout_, out_.program);
     check_memory();
+    // Leaving out fewer tasks than are held saves little and costs the simulator a check of the
+    // copies (a short drain that repeats at the very end): written back, now that nothing holds an
+    // index into the program any more (the gradient synchronisation above used them).
+    if (const std::optional<RepeatedStep>& rs = out_.program.repeated_step;
+        rs && static_cast<double>(rs->more) * rs->size < static_cast<double>(out_.program.tasks.size())) {
+      out_.program = unrolled(out_.program);
+    }
     return std::move(out_);
   }
 

@@ -293,6 +293,34 @@ TEST_F(EqualStages, RepeatingMicroBatchesAreHeldTwiceWithTheTimesOfEveryOne) {
   EXPECT_NEAR(simulate(thousand.program, cluster_).iteration_time_s, expected, 1e-9 * expected);
 }
 
+TEST_F(EqualStages, FoldedPipelinesKeepTheirGradientSynchronisation) {
+  // Two pipelines (data-parallel copies) with 10 M parameters per layer: the gradient all-reduces
+  // after the last micro-batch wait for tasks the emitter held while folding. Folded or not (and a
+  // fold that saves little, written back), the same iteration. (Found: writing a fold back before
+  // the gradient synchronisation pointed the all-reduces at the wrong tasks: 0.4 to 10 % off.)
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) blocks_[b].params = 10e6;
+  for (BlockWork& b : blocks_) b.output_bytes = 25e9 * kF / 4;
+  for (int m : {12, 24, 40, 128}) {  // ZB at 12, 1F1B at 24, eager at 40 fold little: written back
+    for (PipelineSchedule s : {PipelineSchedule::kOneFOneB, PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {
+      SCOPED_TRACE(std::string(schedule_name(s)) + " m=" + std::to_string(m));
+      HybridPlan p = plan(s, 4, m);
+      PipelinePlan second = p.pipelines[0];
+      for (StagePlan& st : second.stages) st.devices = {st.devices[0] + 1};
+      p.pipelines.push_back(second);
+      ctx_.fold_rounds = false;
+      const PipelineProgram every = build(p);
+      ctx_.fold_rounds = true;
+      const PipelineProgram folded = build(p);
+      const SimResult a = simulate(every.program, cluster_), b = simulate(folded.program, cluster_);
+      EXPECT_NEAR(b.iteration_time_s, a.iteration_time_s, 1e-9 * a.iteration_time_s);
+      for (int d : {0, 1, 8, 9, 24, 25}) {
+        EXPECT_NEAR(b.devices[d].comm_s, a.devices[d].comm_s, 1e-9 * a.iteration_time_s) << d;
+        EXPECT_NEAR(b.devices[d].busy_s, a.devices[d].busy_s, 1e-9 * a.iteration_time_s) << d;
+      }
+    }
+  }
+}
+
 TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
   for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved,
                              PipelineSchedule::kEager, PipelineSchedule::kZeroBubble}) {
