@@ -147,7 +147,6 @@ TEST(Cli, HybridCandidatesFoldedTakeTheTimesOfEveryMicroBatch) {
   // candidates fold a lot, a little (written back) or not at all. (A fold written back before the
   // gradient synchronisation had put 5 of 8 shipped pairs 0.4 to 10 % off.)
   for (const char* setting : {"--cluster a100-v100-2x2 --model gpt3-2.7b --global-batch 2048",
-                              "--cluster pair-a100-mi300x --model llama2-13b --global-batch 512",
                               "--cluster p3-8xlarge-5 --model unet-470m --global-batch 1024"}) {
     SCOPED_TRACE(setting);
     const auto a = temp("fold.json"), b = temp("every.json");
