@@ -459,8 +459,10 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
       // last two (a quarter more work where they never settle, three quarters less where they do).
       const RepeatedStep& rs = *program.repeated_step;
       const double budget = static_cast<double>(Program::max_program_tasks()) / 8;
-      for (const long copies : {2L, rs.more / 4}) {
-        if (copies < 2 || copies >= rs.more || (copies != 2 && copies <= 2)) continue;
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        const long copies = attempt == 0 ? 2 : rs.more / 4;
+        if (attempt == 1 && copies <= 2) break;  // no further on than the first try
+        if (copies >= rs.more) break;            // as many as the full run
         if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
         const Program later = unrolled(program, copies);
         SimResult u = simulate_program(later, cluster, options);
