@@ -80,6 +80,19 @@ std::optional<std::string> FieldReader::scalar(std::string_view key, bool requir
 
 std::string FieldReader::text(std::string_view key) { return scalar(key, true).value_or(""); }
 
+std::string FieldReader::name(std::string_view key) {
+  const size_t problems = diags_->size();
+  std::string v = text(key);
+  if (diags_->size() != problems) return v;  // missing or not text: already reported
+  const bool control = std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  if (v.empty() || v.size() > 256 || control) {
+    error(key, std::string(v.empty() ? "is empty" : v.size() > 256 ? "has " + std::to_string(v.size()) + " characters" : "has a control character") +
+                   "; a name is 1 to 256 printable characters");
+    return "";
+  }
+  return v;
+}
+
 std::optional<std::string> FieldReader::opt_text(std::string_view key) { return scalar(key, false); }
 
 std::optional<std::string> FieldReader::opt_choice(std::string_view key, const std::vector<std::string>& allowed) {

@@ -39,6 +39,8 @@ class FieldReader {
               std::shared_ptr<const OverrideMarks> marks = nullptr);
 
   [[nodiscard]] std::string text(std::string_view key);
+  // A required name shown in summaries: 1 to 256 characters, none of them a control character.
+  [[nodiscard]] std::string name(std::string_view key);
   [[nodiscard]] std::optional<std::string> opt_text(std::string_view key);
   // One of `allowed`; the message lists them.
   [[nodiscard]] std::string choice(std::string_view key, std::initializer_list<std::string_view> allowed);

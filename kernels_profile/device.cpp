@@ -17,7 +17,7 @@ Device load_device(const std::filesystem::path& path) {
   FieldReader r = file.root(diags);
   Device d;
   d.file = file.name();
-  d.name = r.text("name");
+  d.name = r.name("name");
   d.vendor = r.choice("vendor", {"nvidia", "amd"}) == "amd" ? Vendor::kAmd : Vendor::kNvidia;
   d.memory_bytes = r.quantity("memory", Unit::kBytes);
   d.memory_bandwidth_Bps = r.quantity("memory_bandwidth", Unit::kRate);

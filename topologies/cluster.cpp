@@ -69,7 +69,7 @@ Degradation read_degradation(FieldReader& r) {
 NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   const size_t problems_before = diags.size();
   NodeType n;
-  n.name = r.text("name");
+  n.name = r.name("name");
   n.count = static_cast<int>(r.integer("count", 1, 100000));
   const std::string gpu = r.text("gpu");
   n.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 64));
@@ -198,7 +198,7 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
   FieldReader r = file.root(diags);
   Cluster c;
   c.file = file.name();
-  c.name = r.text("name");
+  c.name = r.name("name");
   std::vector<std::string> seen;
   for (FieldReader& nt : r.list("node_types")) {
     c.node_types.push_back(read_node_type(nt, diags));

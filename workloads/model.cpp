@@ -193,7 +193,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
   FieldReader r = file.root(diags);
   ModelSpec m;
   m.file = file.name();
-  m.name = r.text("name");
+  m.name = r.name("name");
   m.family = family_from(r.choice("family", {"gpt", "llama", "bert", "vit", "vgg", "moe", "unet"}));
   switch (m.family) {
     case Family::kGpt:
