@@ -106,6 +106,13 @@ TEST(BadInputs, EachFixtureGivesItsExactMessage) {
   }
 }
 
+std::string slurp_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 std::pair<int, std::string> run_cli(const std::string& args) {
   const test::CliRun r = test::run_hetsim(args, test::Capture::kStderr);
   return {r.rc, r.output};
@@ -185,6 +192,29 @@ TEST(BadInputs, AStudyFieldPathThatLeadsNowhereIsRefusedBeforeItsScenarios) {
   EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
             std::make_pair(2, study.string() + ":7:10: error: vary[0].set: no field \"nick\" in cluster.node_types[0]; did you mean \"nic\"?\n"));
   EXPECT_FALSE(std::filesystem::exists(dir / "s.db"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BadInputs, ASizingFigureRefusedIsNotAlsoReportedMissing) {
+  // train_samples: 0 also said "give train_tokens or train_samples"; price: 0USD also said "a price
+  // or a rent, not both".
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_size_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"small.yaml", "offers.yaml"}) {
+    std::filesystem::copy_file(test::source_dir() / "tests/fixtures/sizing" / f, dir / f);
+  }
+  auto edit = [&](const char* file, const std::string& from, const std::string& to) {
+    std::string text = slurp_text(dir / file);
+    text.replace(text.find(from), from.size(), to);
+    std::ofstream(dir / file) << text;
+  };
+  edit("small.yaml", "train_samples: 100M", "train_samples: 0");
+  EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
+            std::make_pair(2, (dir / "small.yaml").string() + ":5:16: error: train_samples: \"0\" must be greater than zero\n"));
+  edit("small.yaml", "train_samples: 0", "train_samples: 100M");
+  edit("offers.yaml", "price: 40000USD", "price: 0USD");
+  EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
+            std::make_pair(2, (dir / "offers.yaml").string() + ":5:12: error: offers[0].price: \"0USD\" must be greater than zero\n"));
   std::filesystem::remove_all(dir);
 }
 

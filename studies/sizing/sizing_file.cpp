@@ -52,9 +52,11 @@ Offer read_offer(FieldReader& o) {
   } else {
     o.error("node", "missing: the node type offered ({gpu: ..., gpus_per_node: ..., intra_node: {...}, nic: {...}})");
   }
+  const size_t problems = o.diagnostics().size();
   offer.price_usd = o.opt_quantity("price", Unit::kMoney);
   offer.rent_usd_per_s = money_per_s(o, "rent", false);
-  if (offer.price_usd.has_value() == offer.rent_usd_per_s.has_value()) {
+  // (A price or rent already refused, e.g. 0USD, is not also "neither".)
+  if (o.diagnostics().size() == problems && offer.price_usd.has_value() == offer.rent_usd_per_s.has_value()) {
     o.error_here("an offer has a price (to buy, e.g. 300000USD) or a rent (e.g. 31.5USD/h), not both; list two offers for both");
   }
   offer.power_w = o.quantity("power", Unit::kPower);
@@ -191,9 +193,10 @@ Sizing load_sizing(const std::filesystem::path& path) {
     const std::filesystem::path beside = path.parent_path() / m;
     if (!m.is_absolute() && m.has_extension() && std::filesystem::is_regular_file(beside)) s.model = beside.string();
   }
+  const size_t problems = r.diagnostics().size();
   const std::optional<double> tokens = r.opt_quantity("train_tokens", Unit::kCount);
   const std::optional<double> samples = r.opt_quantity("train_samples", Unit::kCount);
-  if (tokens.has_value() == samples.has_value()) {
+  if (r.diagnostics().size() == problems && tokens.has_value() == samples.has_value()) {
     r.error("train_tokens", "give how much the model trains on: train_tokens (e.g. 1T) or train_samples, one of them");
   }
   s.train_tokens = tokens.value_or(0);
