@@ -39,7 +39,7 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->take_all();
   cmd->add_flag("--every-step", a.every_step,
                 "simulate identical gradient-accumulation steps one by one (by default data-parallel and SPMD programs hold "
-                "them once or twice, pipeline programs two rounds of their steady state, and the simulator adds the rest: "
+                "them once or twice, pipeline programs two periods of their steady state, and the simulator adds the rest: "
                 "the same times, a program that does not grow with the steps or micro-batches)");
   cmd->add_flag("--every-collective", a.every_collective,
                 "simulate every collective flow by flow (by default, where communications never overlap, as in pure "

@@ -26,26 +26,17 @@ CriticalPath critical_path(const Program& program, const SimResult& result) {
   CriticalPath path;
   const size_t n = program.tasks.size();
   if (n == 0 || result.tasks.size() != n) return path;
-  // Predecessors: the dependencies, and the task before it on each stream it runs on (as the
-  // executor orders streams: compute per device, a collective on every member's stream, a send
-  // on its sender's).
+  // Predecessors: the dependencies, and the task before it on each stream it runs on
+  // (for_each_stream: the streams as the executor orders them).
   std::vector<std::vector<int>> before(n);
-  std::map<std::pair<int, int>, int> last;  // (device, stream: 0 compute, 1 + CommStream) -> task
-  auto on_stream = [&](int t, int device, int stream) {
-    const auto key = std::make_pair(device, stream);
-    if (const auto it = last.find(key); it != last.end()) before[t].push_back(it->second);
-    last[key] = t;
-  };
+  std::vector<int> last(program.devices.size() * kStreamsPerDevice, -1);  // stream -> its latest task
   for (size_t i = 0; i < n; ++i) {
     const int t = static_cast<int>(i);
     before[t] = program.tasks[i].deps;
-    if (const auto* c = std::get_if<ComputeTask>(&program.tasks[i].body)) {
-      on_stream(t, c->device, 0);
-    } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
-      for (int d : g->group) on_stream(t, d, 1 + static_cast<int>(g->stream));
-    } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {
-      on_stream(t, s->src, 1 + static_cast<int>(s->stream));
-    }
+    for_each_stream(program.tasks[i], [&](size_t s) {
+      if (last[s] >= 0) before[t].push_back(last[s]);
+      last[s] = t;
+    });
   }
   int t = 0;
   for (size_t i = 1; i < n; ++i) {

@@ -27,27 +27,13 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-constexpr size_t kStreams = 1 + kCommStreams;  // compute, then the communication streams
-
-// Every stream's tasks in program order, and the streams that hold each task.
+// Every stream's tasks in program order (for_each_stream numbers the streams).
 struct Streams {
-  std::vector<std::vector<int>> tasks;  // device * kStreams + stream -> its tasks
+  std::vector<std::vector<int>> tasks;  // device * kStreamsPerDevice + stream -> its tasks
 
-  explicit Streams(const Program& prog) : tasks(prog.devices.size() * kStreams) {
+  explicit Streams(const Program& prog) : tasks(prog.devices.size() * kStreamsPerDevice) {
     for (size_t i = 0; i < prog.tasks.size(); ++i) {
       for_each_stream(prog.tasks[i], [&](size_t s) { tasks[s].push_back(static_cast<int>(i)); });
-    }
-  }
-  // Calls f(stream) for every stream that runs `task`: a compute task's device's compute stream,
-  // a collective's stream on every member, a send's stream on its sender (not on its mirrors').
-  template <class F>
-  static void for_each_stream(const Task& task, F&& f) {
-    if (const auto* c = std::get_if<ComputeTask>(&task.body)) {
-      f(static_cast<size_t>(c->device) * kStreams);
-    } else if (const auto* g = std::get_if<CollectiveTask>(&task.body)) {
-      for (int d : g->group) f(static_cast<size_t>(d) * kStreams + 1 + static_cast<size_t>(g->stream));
-    } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
-      f(static_cast<size_t>(s->src) * kStreams + 1 + static_cast<size_t>(s->stream));
     }
   }
 };
@@ -77,7 +63,7 @@ bool network_tasks_in_sequence(const Program& prog) {
     const Task& t = prog.tasks[i];
     if (std::holds_alternative<ComputeTask>(t.body)) continue;
     streams.clear();
-    Streams::for_each_stream(t, [&](size_t s) { streams.push_back(s); });
+    for_each_stream(t, [&](size_t s) { streams.push_back(s); });
     std::sort(streams.begin(), streams.end());
     if (previous >= 0) {
       if (std::find(t.deps.begin(), t.deps.end(), previous) == t.deps.end() && !share_one(streams, previous_streams)) return false;
@@ -106,7 +92,7 @@ class Run {
     for (size_t i = 0; i < p.tasks.size(); ++i) {
       pending_[i] = static_cast<int>(p.tasks[i].deps.size());
       for (int d : p.tasks[i].deps) dependents_[d].push_back(static_cast<int>(i));
-      Streams::for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
+      for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
     }
     net_.set_actor_budget(o.actor_budget, most_workers(p, streams_));
   }
@@ -118,11 +104,11 @@ class Run {
     for (const Task& t : p.tasks) {
       if (std::holds_alternative<ComputeTask>(t.body)) continue;
       size_t n = 0;
-      Streams::for_each_stream(t, [&](size_t) { ++n; });
+      for_each_stream(t, [&](size_t) { ++n; });
       fewest = tasks == 0 ? n : std::min(fewest, n);
       ++tasks;
     }
-    for (size_t s = 0; s < streams.tasks.size(); ++s) busy += s % kStreams != 0 && !streams.tasks[s].empty();
+    for (size_t s = 0; s < streams.tasks.size(); ++s) busy += s % kStreamsPerDevice != 0 && !streams.tasks[s].empty();
     return tasks == 0 ? 0 : std::min(tasks, busy / std::max<size_t>(1, fewest));
   }
 
@@ -191,7 +177,7 @@ class Run {
   void complete(int task) {
     done_[task] = 1;
     timing_[task].end_s = sg4::Engine::get_clock();
-    Streams::for_each_stream(prog_.tasks[task], [&](size_t s) {
+    for_each_stream(prog_.tasks[task], [&](size_t s) {
       const std::vector<int>& list = streams_.tasks[s];
       if (++cursor_[s] < list.size()) arrive(list[cursor_[s]]);
     });

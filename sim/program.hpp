@@ -93,6 +93,23 @@ struct Task {
   std::vector<int> deps;  // indices of earlier tasks that must finish first
 };
 
+// The streams of a device as the executor numbers them: compute, then the communication streams.
+inline constexpr size_t kStreamsPerDevice = 1 + kCommStreams;
+
+// Calls f(stream), stream = device * kStreamsPerDevice + (0: compute, 1 + CommStream), for every
+// stream that runs `task` in program order: a compute task's device's compute stream, a
+// collective's stream on every member, a send's stream on its sender (not on its mirrors').
+template <class F>
+void for_each_stream(const Task& task, F&& f) {
+  if (const auto* c = std::get_if<ComputeTask>(&task.body)) {
+    f(static_cast<size_t>(c->device) * kStreamsPerDevice);
+  } else if (const auto* g = std::get_if<CollectiveTask>(&task.body)) {
+    for (int d : g->group) f(static_cast<size_t>(d) * kStreamsPerDevice + 1 + static_cast<size_t>(g->stream));
+  } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
+    f(static_cast<size_t>(s->src) * kStreamsPerDevice + 1 + static_cast<size_t>(s->stream));
+  }
+}
+
 struct ProgramDevice {
   double static_memory_bytes = 0;  // held all iteration: weights, gradients, optimizer state, reserve
   double peak_flops = 0;           // peak of the dtype this device computes in (for MFU)

@@ -40,7 +40,6 @@ class RepeatFolder {
   // builder holds stay those of the program as it is (not unrolled).
   void finish();
 
-  [[nodiscard]] long left_out() const { return more_; }
   // No unit has been or will be left out: everything from here on is written as it comes.
   [[nodiscard]] bool gave_up() const { return closed_ && more_ == 0; }
 

@@ -79,23 +79,6 @@ std::optional<double> copy_period(const Program& p, const SimResult& r) {
   return period;
 }
 
-namespace {
-
-// Streams a task runs on (device x (compute, four communication streams)), as the executor orders them.
-template <class F>
-void for_each_stream(const Task& t, F&& f) {
-  constexpr int kPerDevice = 1 + kCommStreams;
-  if (const auto* c = std::get_if<ComputeTask>(&t.body)) {
-    f(c->device * kPerDevice);
-  } else if (const auto* g = std::get_if<CollectiveTask>(&t.body)) {
-    for (int d : g->group) f(d * kPerDevice + 1 + static_cast<int>(g->stream));
-  } else if (const auto* s = std::get_if<SendTask>(&t.body)) {
-    f(s->src * kPerDevice + 1 + static_cast<int>(s->stream));
-  }
-}
-
-}  // namespace
-
 bool copies_cut_the_iteration(const Program& p, const SimResult& r) {
   const RepeatedStep rs = *p.repeated_step;
   const size_t size = static_cast<size_t>(rs.size);
@@ -107,18 +90,18 @@ bool copies_cut_the_iteration(const Program& p, const SimResult& r) {
     if (r.tasks[i].end_s > second_start + tolerance) return false;
   }
   // A task after the copies follows the second copy through a dependency or its stream's order.
-  std::vector<char> after(p.tasks.size(), 0), stream_after(p.devices.size() * (1 + kCommStreams), 0);
+  std::vector<char> after(p.tasks.size(), 0), stream_after(p.devices.size() * kStreamsPerDevice, 0);
   for (size_t i = b; i < c; ++i) {
     after[i] = 1;
-    for_each_stream(p.tasks[i], [&](int k) { stream_after[static_cast<size_t>(k)] = 1; });
+    for_each_stream(p.tasks[i], [&](size_t k) { stream_after[k] = 1; });
   }
   for (size_t i = c; i < p.tasks.size(); ++i) {
     bool follows = false;
     for (int d : p.tasks[i].deps) follows = follows || after[static_cast<size_t>(d)] != 0;
-    for_each_stream(p.tasks[i], [&](int k) { follows = follows || stream_after[static_cast<size_t>(k)] != 0; });
+    for_each_stream(p.tasks[i], [&](size_t k) { follows = follows || stream_after[k] != 0; });
     if (!follows) return false;
     after[i] = 1;
-    for_each_stream(p.tasks[i], [&](int k) { stream_after[static_cast<size_t>(k)] = 1; });
+    for_each_stream(p.tasks[i], [&](size_t k) { stream_after[k] = 1; });
   }
   return true;
 }

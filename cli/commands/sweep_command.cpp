@@ -22,16 +22,32 @@
 namespace hetsim::cli {
 namespace {
 
-// The input as the scenario reads it: the file's YAML with the scenario's edits, re-emitted.
-std::string resolved_yaml(const std::string& arg, const char* folder, const char* what, const std::vector<FieldOverride>& sets) {
+// The YAML tree of a study's cluster or model, or why it cannot be read (its scenarios then fail
+// the same way). A tree that yaml_tree_problems refuses is never walked nor dumped: it may not end.
+struct InputTree {
+  YAML::Node root;
+  std::string unreadable;
+};
+InputTree input_tree(const std::string& arg, const char* folder, const char* what) {
   try {
     const std::filesystem::path path = resolve_input(arg, folder, what);
     YAML::Node root = YAML::LoadFile(path.string());
     const std::vector<Diagnostic> problems = yaml_tree_problems(root, path.string(), std::filesystem::file_size(path));
-    if (!problems.empty()) return "unreadable: " + problems.front().str();  // never dumped: it may not end
+    if (!problems.empty()) return {{}, problems.front().str()};
+    return {root, {}};
+  } catch (const std::exception& e) {
+    return {{}, e.what()};
+  }
+}
+
+// The input as the scenario reads it: the file's YAML with the scenario's edits, re-emitted.
+std::string resolved_yaml(const std::string& arg, const char* folder, const char* what, const std::vector<FieldOverride>& sets) {
+  InputTree t = input_tree(arg, folder, what);
+  if (!t.unreadable.empty()) return "unreadable: " + t.unreadable;
+  try {
     OverrideMarks marks;
-    apply_overrides(root, sets, marks);
-    return YAML::Dump(root);
+    apply_overrides(t.root, sets, marks);
+    return YAML::Dump(t.root);
   } catch (const std::exception& e) {  // the scenario will fail the same way: key it by the text
     return std::string("unreadable: ") + e.what();
   }
@@ -45,17 +61,14 @@ void check_set_paths(const Study& study) {
     const StudyAxis& axis = study.axes[i];
     if (axis.is_flags() || axis.values.empty()) continue;
     const bool cluster = axis.path.rfind("cluster.", 0) == 0;
-    const std::string field = "vary[" + std::to_string(i) + "].set";
+    InputTree t = cluster ? input_tree(study.cluster, "topologies", "cluster") : input_tree(study.model, "workloads", "model");
+    if (!t.unreadable.empty()) continue;  // the scenarios report it
     try {
       const std::vector<FieldOverride> sets{parse_override(axis.path + "=" + axis.values.front())};
-      const std::filesystem::path path = cluster ? resolve_input(study.cluster, "topologies", "cluster")
-                                                 : resolve_input(study.model, "workloads", "model");
-      YAML::Node root = YAML::LoadFile(path.string());
       OverrideMarks marks;
-      apply_overrides(root, overrides_for(sets, cluster ? "cluster" : "model"), marks);
+      apply_overrides(t.root, overrides_for(sets, cluster ? "cluster" : "model"), marks);
     } catch (const InputError& e) {
-      bad.push_back({study.file, axis.line, axis.column, field, e.diagnostics().front().message});
-    } catch (const YAML::Exception&) {  // an unreadable base file fails the scenarios themselves
+      bad.push_back({study.file, axis.line, axis.column, "vary[" + std::to_string(i) + "].set", e.diagnostics().front().message});
     }
   }
   if (!bad.empty()) throw InputError(bad);

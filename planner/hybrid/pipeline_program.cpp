@@ -77,16 +77,15 @@ class Emitter {
     // Every pass of every copy becomes a few tasks: refuse plans too large to simulate. Folded,
     // the program holds only the passes that do not repeat, but every pass is still written once
     // on the way (about a microsecond each).
-    double& passes = passes_;
     for (const PipelinePlan& pl : plan_.pipelines) {
       for (const StagePlan& st : pl.stages) {
-        passes += static_cast<double>(pl.micro_batches) * static_cast<double>(st.chunks.size()) * st.dp() *
+        passes_ += static_cast<double>(pl.micro_batches) * static_cast<double>(st.chunks.size()) * st.dp() *
                   (splits_weight_gradient(plan_.schedule) ? 3 : 2);
       }
     }
     const double limit = ctx_.fold_rounds ? kMaxWrittenPasses : kMaxHeldPasses;
-    if (passes > limit) {
-      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes)) +
+    if (passes_ > limit) {
+      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes_)) +
                                " forward and backward passes of stage copies; hetsim simulates at most " +
                                std::to_string(static_cast<long long>(limit)) + ": use fewer, larger micro-batches";
       return std::move(out_);
@@ -95,7 +94,7 @@ class Emitter {
     try {
       emit_pipelines();
     } catch (const TooManyHeldPasses&) {
-      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes)) +
+      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes_)) +
                                " forward and backward passes of stage copies and its micro-batches do not repeat "
                                "identically; hetsim holds at most " +
                                std::to_string(static_cast<long long>(kMaxHeldPasses)) +
