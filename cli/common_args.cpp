@@ -65,6 +65,11 @@ Inputs load_inputs(const CommonArgs& a) {
     t.micro_batch = t.global_batch;
   }
   resolve_experts(in.model, in.cluster.gpu_count());
+  if (const LayerProfiles* profiles = in.cost.layer_profiles()) {
+    std::vector<std::string> devices;
+    for (const NodeType& t : in.cluster.node_types) devices.push_back(t.gpu.name);
+    profiles->check_applies_to(in.model.name, in.model.layers, devices);
+  }
   return in;
 }
 

@@ -46,6 +46,7 @@ class CostModel {
   [[nodiscard]] std::optional<LayerTimes> layer_profile(const std::string& model, const std::string& device,
                                                         const std::string& block, long micro_batch) const;
   [[nodiscard]] const KernelTables* tables() const { return tables_.get(); }
+  [[nodiscard]] const LayerProfiles* layer_profiles() const { return profiles_.get(); }
 
  private:
   [[nodiscard]] std::optional<KernelEstimate> from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const;

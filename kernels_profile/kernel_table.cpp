@@ -9,6 +9,7 @@
 
 #include "base/csv_reader.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 #include "kernels_profile/device.hpp"
 
 namespace hetsim {
@@ -31,6 +32,13 @@ const std::vector<std::string>& kernel_names() {
       "softmax_bwd",   "gelu_fwd",            "gelu_bwd",            "embedding_fwd",       "embedding_bwd",
       "copy"};
   return kNames;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 namespace {
@@ -183,11 +191,35 @@ KernelSeries KernelSeries::without(size_t i) const {
   return out;
 }
 
+namespace {
+
+// Physical bounds on one measured row (kernels_profile/README.md): a GPU cannot run a kernel
+// faster than its datasheet allows, nor on operands larger than its memory.
+constexpr double kPeakMargin = 1.1;       // shaped kernels: 2·batch·m·n·k / seconds ≤ this × the dtype's dense peak
+constexpr double kBandwidthMargin = 8;    // memory-bound kernels: bytes / seconds ≤ this × HBM bandwidth (caches)
+// Memory-bound kernels: bytes ≤ this × memory. Their traffic is counted as up to 3 × the tensor
+// (backward: dy, the saved tensor, dx) plus parameters or a mask, every operand resident.
+constexpr double kTrafficPerResidentByte = 4;
+
+std::string row_key_text(const std::string& device, const std::string& kernel, DType dtype, const KernelSample& s, bool shaped) {
+  std::string k = device + " " + kernel + " " + std::string(dtype_name(dtype)) + " ";
+  if (shaped) {
+    k += "batch " + std::to_string(s.shape.batch) + ", " + std::to_string(s.shape.m) + "x" + std::to_string(s.shape.n) + "x" +
+         std::to_string(s.shape.k);
+  } else {
+    k += format_double("%.17g", s.bytes) + " bytes";
+  }
+  return k;
+}
+
+}  // namespace
+
 void KernelTables::load_file(const std::filesystem::path& file) {
   static const std::vector<std::string> kColumns{"device", "kernel", "dtype",  "batch", "m",      "n",   "k",
                                                  "bytes",  "seconds", "gpu", "driver", "clock_mhz", "date"};
   enum Col { kDevice, kKernel, kDtype, kBatch, kM, kN, kK, kBytes, kSeconds, kGpu, kDriver, kClock, kDate };
   const std::vector<std::string> devices = shipped_device_names();
+  std::map<std::string, Device> loaded;  // the datasheet figures rows are checked against
   read_csv(file, kColumns, [&](const CsvRow& row) {
     bool ok = true;
     auto fail = [&](int col, std::string msg) {
@@ -223,11 +255,58 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     s.shape = {batch.value_or(1), m.value_or(0), n.value_or(0), k.value_or(0)};
     s.bytes = bytes.value_or(0);
     s.seconds = *seconds;
-    series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second.add(s);
+
+    auto it = loaded.find(device);
+    if (it == loaded.end()) it = loaded.emplace(device, load_shipped_device(device, Diagnostic{file.string(), row.line(), 0, "device", ""})).first;
+    const Device& d = it->second;
+    const double b = static_cast<double>(s.shape.batch), dm = static_cast<double>(s.shape.m),
+                 dn = static_cast<double>(s.shape.n), dk = static_cast<double>(s.shape.k);
+    if (shaped) {
+      // Operands resident in memory: the product's inputs (and a GEMM's output; fused attention
+      // never holds its m x n scores).
+      const double elements = b * (dm * dk + dk * dn + (kernel == "gemm" ? dm * dn : 0.0));
+      if (elements * dtype_bytes(*dtype) > d.memory_bytes) {
+        fail(kM, "operands of " + format_bytes(elements * dtype_bytes(*dtype)) + " do not fit in " + device + "'s " +
+                     format_bytes(d.memory_bytes));
+      } else if (!d.supports(*dtype)) {
+        fail(kDtype, device + " has no " + std::string(dtype_name(*dtype)) + " peak (kernels_profile/devices/" + device + ".yaml): a time for it cannot be checked");
+      } else if (const double rate = 2 * b * dm * dn * dk / s.seconds; rate > kPeakMargin * d.peak(*dtype)) {
+        fail(kSeconds, format_double("%g", s.seconds) + " s is " + format_flop_rate(rate) + ", more than " + device + "'s " +
+                           std::string(dtype_name(*dtype)) + " peak of " + format_flop_rate(d.peak(*dtype)) +
+                           " (measured in another dtype, or a wrong time?)");
+      }
+    } else if (s.bytes > kTrafficPerResidentByte * d.memory_bytes) {
+      fail(kBytes, format_bytes(s.bytes) + " is more than " + format_double("%g", kTrafficPerResidentByte) + " x " + device +
+                       "'s " + format_bytes(d.memory_bytes) + " (the traffic of operands that fit in its memory)");
+    } else if (const double rate = s.bytes / s.seconds; rate > kBandwidthMargin * d.memory_bandwidth_Bps) {
+      fail(kSeconds, format_double("%g", s.seconds) + " s moves " + format_rate(rate) + ", more than " +
+                         format_double("%g", kBandwidthMargin) + " x " + device + "'s memory bandwidth of " +
+                         format_rate(d.memory_bandwidth_Bps));
+    }
+    if (!ok) return;
+    // One row per shape and run; rows of one shape from other runs (another `date`) are repeats,
+    // and the median of their times is used. (A second row used to be ignored: the first won.)
+    const std::string key = row_key_text(device, kernel, *dtype, s, shaped);
+    KernelSeries& series = series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second;
+    const std::string here = file.string() + ":" + std::to_string(row.line());
+    const auto [at, fresh] = measured_.try_emplace(key, Repeats{&series, series.samples().size(), {}, {}});
+    for (const auto& [date, where] : at->second.runs) {
+      if (date == row.text(kDate)) {
+        fail(kDate, "a second row for " + key + " in the run of " + date + " (the first is at " + where + ")");
+        return;
+      }
+    }
+    at->second.runs.emplace_back(row.text(kDate), here);
+    at->second.seconds.push_back(s.seconds);
+    if (fresh) series.add(s);
   });
 }
 
 void KernelTables::prepare() {
+  for (auto& [key, r] : measured_) {
+    if (r.seconds.size() > 1) r.series->set_seconds(r.sample, median(r.seconds));
+  }
+  measured_.clear();  // sample indices change when the series sort
   for (auto& [key, s] : series_) s.prepare();
 }
 

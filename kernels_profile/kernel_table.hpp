@@ -46,6 +46,7 @@ class KernelSeries {
  public:
   KernelSeries(std::string kernel, DType dtype) : kernel_(std::move(kernel)), dtype_(dtype) {}
   void add(const KernelSample& s) { samples_.push_back(s); }
+  void set_seconds(size_t sample, double seconds) { samples_[sample].seconds = seconds; }
   void prepare();  // sorts and fits; call after the last add()
 
   [[nodiscard]] bool is_gemm() const { return is_shaped_kernel(kernel_); }
@@ -71,6 +72,7 @@ class KernelSeries {
 class KernelTables {
  public:
   // Reads every *.csv in `dir` (sorted by name). Throws InputError naming file, line, column.
+  // Rows of one shape from several runs (`date`) are repeats: prepare() uses their median.
   [[nodiscard]] static KernelTables load_dir(const std::filesystem::path& dir);
   void load_file(const std::filesystem::path& file);
   void prepare();
@@ -81,7 +83,19 @@ class KernelTables {
 
  private:
   std::map<std::tuple<std::string, std::string, DType>, KernelSeries> series_;
+  // Every shape read so far: its sample, and each run's (date, "file:line") and time; prepare()
+  // gives the sample the median of the times.
+  struct Repeats {
+    KernelSeries* series;
+    size_t sample;
+    std::vector<std::pair<std::string, std::string>> runs;
+    std::vector<double> seconds;
+  };
+  std::map<std::string, Repeats> measured_;
 };
+
+// The median of `v` (0 when empty): of repeated measurements, of errors.
+[[nodiscard]] double median(std::vector<double> v);
 
 // The kernel names a table may hold.
 [[nodiscard]] const std::vector<std::string>& kernel_names();

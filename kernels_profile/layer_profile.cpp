@@ -25,6 +25,7 @@ bool valid_layer(const std::string& l) {
 LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
   enum Col { kModel, kDevice, kLayer, kMicroBatch, kTp, kFwd, kBwd, kOptimizer, kSource };
   LayerProfiles out;
+  out.file_ = file.string();
   // One row per model, device, layer, micro-batch and TP width: a second row of different times
   // silently replaced the first.
   std::map<std::tuple<std::string, std::string, std::string, long, long>, int> seen;
@@ -50,10 +51,48 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
     }
     r.micro_batch = *mb;
     r.tp = *tp;
+    r.line = row.line();
     r.times = {*fwd, *bwd, *opt, false};
     out.rows_.push_back(r);
   });
   return out;
+}
+
+void LayerProfiles::check_applies_to(const std::string& model, long layers, const std::vector<std::string>& devices) const {
+  Diagnostics diags;
+  std::vector<std::string> models, model_devices;
+  bool used = false;
+  auto note = [](std::vector<std::string>& v, const std::string& s) {
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  };
+  for (const LayerProfileRow& r : rows_) {
+    note(models, r.model);
+    if (r.model != model) continue;
+    note(model_devices, r.device);
+    if (r.layer.starts_with("layer")) {
+      // valid_layer() let only digits through; more digits than a long holds are past any model too.
+      const std::string digits = r.layer.substr(5);
+      if (digits.size() > 18 || std::stol(digits) >= layers) {
+        diags.add({file_, r.line, 0, "layer",
+                   r.layer + " is past " + model + "'s " + std::to_string(layers) + " layers (layer0 to layer" +
+                       std::to_string(layers - 1) + ")"});
+      }
+    }
+    used = used || (r.tp == 1 && std::find(devices.begin(), devices.end(), r.device) != devices.end());
+  }
+  if (!used) {
+    std::string why;
+    if (models.empty()) {
+      why = "the profile has no rows";
+    } else if (model_devices.empty()) {
+      why = "no row is for model " + in_quotes(model) + " (its rows are for " + join(models) + ")" + did_you_mean(model, models);
+    } else {
+      why = "no row for model " + in_quotes(model) + " is at tp 1 on one of the cluster's GPU types (" + join(devices) +
+            "); its rows for this model are for " + join(model_devices);
+    }
+    diags.add({file_, 0, 0, "", why + ": it would apply to nothing; give a profile of this model and these GPUs, or leave --layer-profile out"});
+  }
+  diags.throw_if_any();
 }
 
 std::optional<LayerTimes> LayerProfiles::lookup_exact_layer(const std::string& model, const std::string& device,

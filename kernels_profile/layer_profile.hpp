@@ -27,6 +27,7 @@ struct LayerProfileRow {
   long tp = 1;
   LayerTimes times;
   std::string source;
+  int line = 0;  // in the file
 };
 
 class LayerProfiles {
@@ -41,10 +42,17 @@ class LayerProfiles {
                                                  const std::string& block, long micro_batch) const;
   [[nodiscard]] const std::vector<LayerProfileRow>& rows() const { return rows_; }
 
+  // Checks the profile against the run it is given to: rows of `model` naming a layer past its
+  // `layers` (layer0 .. layerN-1) are errors, and so is a profile of which no row would be used
+  // (none for `model` at tp 1 on one of `devices`, the cluster's GPU types): a profile that
+  // silently applies to nothing is a mistake, not a choice. Throws InputError naming the file.
+  void check_applies_to(const std::string& model, long layers, const std::vector<std::string>& devices) const;
+
  private:
   [[nodiscard]] std::optional<LayerTimes> lookup_exact_layer(const std::string& model, const std::string& device,
                                                              const std::string& layer, long micro_batch) const;
   std::vector<LayerProfileRow> rows_;
+  std::string file_;
 };
 
 }  // namespace hetsim

@@ -11,13 +11,6 @@
 
 namespace hetsim {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<KernelValidation> validate_kernels(const KernelTables& tables) {
   std::vector<KernelValidation> out;
   for (const auto& [key, series] : tables.series()) {

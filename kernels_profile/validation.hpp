@@ -42,6 +42,4 @@ struct LayerPrediction {
 // hetsim's time for the layer's operators (a GPT layer with these sizes) on `device`.
 [[nodiscard]] LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, const CostModel& cost);
 
-[[nodiscard]] double median(std::vector<double> v);
-
 }  // namespace hetsim

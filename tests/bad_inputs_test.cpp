@@ -2,7 +2,7 @@
 // Every fixture in tests/fixtures/bad/ states, in its header, what it is and the exact message it
 // must produce:
 //   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
-//           layer-profile | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2) |
+//           layer-profile | layer-profile-for-run (given to gpt3-1.3b on a100-v100-2x2) | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2) |
 //           hybrid-plan [DTYPE] (for gpt3-1.3b, trained in DTYPE with no fallback when given, on a100-v100-2x2) |
 //           runs (a validation run file)
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
@@ -69,6 +69,12 @@ void load(const Fixture& f) {
   else if (f.kind == "device") (void)load_device(f.path);
   else if (f.kind == "kernel-table") KernelTables().load_file(f.path);
   else if (f.kind == "layer-profile") (void)LayerProfiles::load(f.path);
+  else if (f.kind == "layer-profile-for-run") {
+    const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+    std::vector<std::string> devices;
+    for (const NodeType& t : test::shipped_cluster("a100-v100-2x2").node_types) devices.push_back(t.gpu.name);
+    LayerProfiles::load(f.path).check_applies_to(model.name, model.layers, devices);
+  }
   else if (f.kind == "layer-measurements") (void)load_layer_measurements(f.path);
   else if (f.kind == "plan") {  // plans for the default model and cluster
     const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "gpt3-1.3b")),
@@ -125,7 +131,7 @@ TEST(BadInputs, CliExitsWithCodeTwoAndTheMessage) {
     if (f.kind == "cluster") args = "plan --cluster " + f.path.string();
     else if (f.kind == "model") args = "plan --model " + f.path.string();
     else if (f.kind == "model-on-cluster") args = "plan --model " + f.path.string() + " --cluster " + f.arg;
-    else if (f.kind == "layer-profile") args = "plan --layer-profile " + f.path.string();
+    else if (f.kind == "layer-profile" || f.kind == "layer-profile-for-run") args = "plan --layer-profile " + f.path.string();
     else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
     else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
     else if (f.kind == "runs") args = "validate --runs " + f.path.string();

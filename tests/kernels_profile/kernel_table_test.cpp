@@ -153,5 +153,33 @@ TEST(Median, OddEvenAndEmpty) {
   EXPECT_DOUBLE_EQ(median({}), 0);
 }
 
+TEST(KernelTableRepeats, RowsOfOneShapeFromSeveralRunsTakeTheirMedian) {
+  // Three runs of one GEMM shape (the shipped H100 table has such repeats, up to 3x apart): the
+  // median is used, whatever the order of the rows; a second row in the same run is an error.
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim_repeats_" + std::to_string(getpid()) + ".csv");
+  auto write = [&](const std::vector<std::pair<double, std::string>>& rows) {
+    std::ofstream out(file);
+    out << "device,kernel,dtype,batch,m,n,k,bytes,seconds,gpu,driver,clock_mhz,date\n";
+    for (const auto& [s, date] : rows) out << "A100-SXM4-40GB,gemm,fp16,1,4096,4096,4096,," << s << ",A100,535,1410," << date << "\n";
+  };
+  auto measured = [&] {
+    KernelTables t;
+    t.load_file(file);
+    t.prepare();
+    const auto e = t.find("A100-SXM4-40GB", "gemm", DType::kFp16)->gemm({1, 4096, 4096, 4096});
+    EXPECT_EQ(e->source, CostSource::kMeasured);
+    return e->seconds;
+  };
+  write({{0.0009, "2026-01-01"}, {0.0006, "2026-01-02"}, {0.0027, "2026-01-03"}});
+  EXPECT_DOUBLE_EQ(measured(), 0.0009);
+  write({{0.0027, "2026-01-03"}, {0.0006, "2026-01-02"}, {0.0009, "2026-01-01"}});
+  EXPECT_DOUBLE_EQ(measured(), 0.0009);
+  write({{0.0008, "2026-01-01"}, {0.0006, "2026-01-02"}});
+  EXPECT_DOUBLE_EQ(measured(), 0.0007);
+  write({{0.0008, "2026-01-01"}, {0.0006, "2026-01-01"}});
+  EXPECT_THROW(measured(), InputError);
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace hetsim
