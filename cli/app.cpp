@@ -38,7 +38,9 @@ int run_list(const std::string& what) {
 
 }  // namespace
 
-int run_cli(int argc, char** argv, bool throw_parse_errors) {
+namespace {
+
+int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_only) {
   CLI::App app{"hetsim: plan and simulate training on heterogeneous GPU clusters"};
   app.require_subcommand(0, 1);
   bool quiet = false;
@@ -89,10 +91,14 @@ int run_cli(int argc, char** argv, bool throw_parse_errors) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (throw_parse_errors && parse_only && e.get_exit_code() == 0) {
+      throw InputError("hetsim", "", "asks for help, which runs nothing");
+    }
     if (throw_parse_errors && e.get_exit_code() != 0) throw InputError("hetsim", "", e.what());
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (parse_only) return 0;
   if (quiet) set_log_level(LogLevel::kQuiet);
   if (*sim) return run_simulate(sim_args);
   if (*list) return run_list(what);
@@ -104,6 +110,18 @@ int run_cli(int argc, char** argv, bool throw_parse_errors) {
   if (*size) return run_size(size_args);
   if (*compare) return run_compare(compare_args, compare->remaining());
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv, bool throw_parse_errors) { return parse_and_run(argc, argv, throw_parse_errors, false); }
+
+void check_command_line(std::vector<std::string> args) {
+  args.insert(args.begin(), "hetsim");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  (void)parse_and_run(static_cast<int>(args.size()), argv.data(), true, true);
 }
 
 }  // namespace hetsim::cli

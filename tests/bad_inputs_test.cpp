@@ -201,6 +201,32 @@ TEST(BadInputs, AStudyFieldPathThatLeadsNowhereIsRefusedBeforeItsScenarios) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) {
+  // An unknown flag failed every scenario that had it (recorded as errors, exit 0); a field varied
+  // twice let the later --set win; a second flags axis overwrote the first's column; a repeated
+  // value ran the same scenarios twice.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_flags_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path study = dir / "study.yaml";
+  const std::string head = "name: t\ncluster: a100-v100-2x2\nmodel: bert-base\nvary:\n";
+  std::ofstream(study) << head << "  - flags: [[], [--no-such-flag], [--no-lp], [--help], [--heuristic]]\n";
+  const std::string at = study.string() + ":5:12: error: vary[0].flags: ";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, at + "[--no-such-flag]: The following argument was not expected: --no-such-flag\n" + at +
+                                  "[--help]: asks for help, which runs nothing\n" + at +
+                                  "[--heuristic]: --heuristic: 1 required TEXT:{admissible,zero} missing\n"));
+  std::ofstream(study) << head << "  - flags: [[], [--no-lp], [--no-lp]]\n  - set: cluster.network.latency\n    values: [1us, 2us, 1us]\n"
+                       << "  - flags: [[--no-sfb]]\n  - set: cluster.network.latency\n    values: [3us]\n";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, study.string() + ":5:12: error: vary[0].flags: [--no-lp] is listed twice (alternatives 1 and 2): the scenarios would repeat\n" +
+                                  study.string() + ":7:13: error: vary[1].values: 1us is listed twice (alternatives 0 and 2): the scenarios would repeat\n" +
+                                  study.string() + ":8:12: error: vary[2].flags: a study has one flags axis, vary[0] (line 5): list every "
+                                                   "combination in it, e.g. [[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]\n" +
+                                  study.string() + ":9:10: error: vary[3].set: cluster.network.latency is already varied by vary[1] (line 6); one axis per field\n"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "s.db"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BadInputs, ASizingFigureRefusedIsNotAlsoReportedMissing) {
   // train_samples: 0 also said "give train_tokens or train_samples"; price: 0USD also said "a price
   // or a rent, not both".

@@ -13,6 +13,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
+#include "cli/app.hpp"
 #include "cli/commands/scenario_run.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
@@ -74,6 +75,28 @@ void check_set_paths(const Study& study) {
   if (!bad.empty()) throw InputError(bad);
 }
 
+// Every alternative of a flags axis makes a valid command line with the study's run: an unknown
+// or malformed flag would fail every scenario that has it, each recorded as an error.
+void check_flags(const Study& study) {
+  std::vector<Diagnostic> bad;
+  for (size_t i = 0; i < study.axes.size(); ++i) {
+    const StudyAxis& axis = study.axes[i];
+    for (const std::vector<std::string>& alternative : axis.flags) {
+      Scenario s;
+      s.flags = alternative;
+      try {
+        check_command_line(scenario_args(study, s));
+      } catch (const InputError& e) {
+        std::string text;
+        for (const std::string& f : alternative) text += (text.empty() ? "" : ", ") + f;
+        bad.push_back({study.file, axis.line, axis.column, "vary[" + std::to_string(i) + "].flags",
+                       "[" + text + "]: " + e.diagnostics().front().message});
+      }
+    }
+  }
+  if (!bad.empty()) throw InputError(bad);
+}
+
 // The scenario's key: its resolved cluster, model and plan, its command line and hetsim's version.
 std::string scenario_key(const Study& study, const Scenario& s) {
   std::vector<FieldOverride> sets;
@@ -117,6 +140,7 @@ int run_sweep(const SweepArgs& a) {
   }
   const Study study = load_study(a.study);
   check_set_paths(study);
+  check_flags(study);
   const std::vector<Scenario> all = expand(study);
   if (mpi && mpi->rank() != 0) {
     mpi->run({}, [&](size_t position) { return run_scenario(study, all[position]); }, {});

@@ -68,6 +68,9 @@ Study load_study(const std::filesystem::path& path) {
           for (const YAML::Node& v : *values) axis.values.push_back(flow_text(v));
         }
       } else {
+        const Diagnostic at = a.locate("flags", "");
+        axis.line = at.line;
+        axis.column = at.column;
         if (values) a.error("values", "a flags axis lists its alternatives under flags");
         if (!flags->IsSequence() || flags->size() == 0) {
           a.error("flags", "expected a non-empty list of flag lists, e.g. [[], [--no-lp]]");
@@ -87,6 +90,28 @@ Study load_study(const std::filesystem::path& path) {
             }
             axis.flags.push_back(std::move(one));
           }
+        }
+      }
+      // Each field (or the flags) varied by one axis, each alternative listed once.
+      for (size_t j = 0; j < s.axes.size(); ++j) {
+        if (s.axes[j].path != axis.path || s.axes[j].size() == 0 || set.has_value() == flags.has_value()) continue;
+        const std::string first = "vary[" + std::to_string(j) + "] (line " + std::to_string(s.axes[j].line) + ")";
+        if (set) {
+          a.error("set", axis.path + " is already varied by " + first + "; one axis per field");
+        } else {
+          a.error("flags", "a study has one flags axis, " + first + ": list every combination in it, e.g. "
+                           "[[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]");
+        }
+      }
+      for (size_t i = 0; i < axis.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) {
+          const bool same = axis.is_flags() ? axis.flags[i] == axis.flags[j] : axis.values[i] == axis.values[j];
+          if (!same) continue;
+          std::string text = axis.is_flags() ? "[" : "";
+          text.append(axis.is_flags() ? axis_value(axis, i).get<std::string>() + "]" : axis.values[i]);
+          text.append(" is listed twice (alternatives ").append(std::to_string(j)).append(" and ").append(std::to_string(i));
+          a.error(axis.is_flags() ? "flags" : "values", text + "): the scenarios would repeat");
+          break;
         }
       }
       a.finish();

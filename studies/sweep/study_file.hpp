@@ -16,7 +16,7 @@ struct StudyAxis {
   std::string path;                             // "cluster.node_types[*].nic.bandwidth"; empty for flags
   std::vector<std::string> values;              // YAML text of each value
   std::vector<std::vector<std::string>> flags;  // each alternative's command-line flags
-  int line = 0, column = 0;                     // of `set` in the study file (1-based; 0: unknown)
+  int line = 0, column = 0;                     // of `set` or `flags` in the study file (1-based; 0: unknown)
   [[nodiscard]] bool is_flags() const { return path.empty(); }
   [[nodiscard]] size_t size() const { return is_flags() ? flags.size() : values.size(); }
 };
@@ -40,7 +40,9 @@ struct Scenario {
   nlohmann::json axes;             // {"<path>": value, "flags": "--no-lp"}
 };
 
-// Reads and checks a study file; throws InputError naming file, line and field.
+// Reads and checks a study file; throws InputError naming file, line and field. A field varied by
+// two axes, a second flags axis, or one value listed twice in an axis is an error (the later
+// --set silently won; two flags axes wrote one column).
 [[nodiscard]] Study load_study(const std::filesystem::path& path);
 // Every scenario of the study, in order. A study without axes has one.
 [[nodiscard]] std::vector<Scenario> expand(const Study& study);
