@@ -247,6 +247,15 @@ TEST(BadInputs, ASizingFigureRefusedIsNotAlsoReportedMissing) {
   edit("offers.yaml", "price: 40000USD", "price: 0USD");
   EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
             std::make_pair(2, (dir / "offers.yaml").string() + ":5:12: error: offers[0].price: \"0USD\" must be greater than zero\n"));
+  edit("offers.yaml", "price: 0USD", "price: 40000USD");
+  // An offer never to be taken (max_count 0) and a planner flag no plan takes (every mix failed).
+  edit("offers.yaml", "max_count: 4", "max_count: 0");
+  EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
+            std::make_pair(2, (dir / "offers.yaml").string() + ":13:16: error: offers[1].max_count: 0 is out of range; expected 1 to 100000\n"));
+  edit("offers.yaml", "max_count: 0", "max_count: 4");
+  edit("small.yaml", "amortization: 4y", "amortization: 4y\nflags: [--no-zero]");
+  EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
+            std::make_pair(2, (dir / "small.yaml").string() + ":11:8: error: flags: The following argument was not expected: --no-zero\n"));
   std::filesystem::remove_all(dir);
 }
 

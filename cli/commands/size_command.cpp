@@ -18,6 +18,7 @@
 #include "base/progress.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/app.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/python_plot.hpp"
@@ -191,6 +192,15 @@ int run_size(const SizeArgs& a) {
   const Sizing s = load_sizing(a.sizing);
   const std::string model_path = resolve_input(s.model, "workloads", "model").string();
   const ModelSpec model = load_model_arg(model_path);
+  if (!s.flags.empty()) {  // an unknown flag would fail every mix's plan
+    std::vector<std::string> args{"plan", "--model", model_path};
+    args.insert(args.end(), s.flags.begin(), s.flags.end());
+    try {
+      check_command_line(args);
+    } catch (const InputError& e) {
+      throw InputError({Diagnostic{s.file, s.flags_line, s.flags_column, "flags", e.diagnostics().front().message}});
+    }
+  }
   if (model.seq_len <= 0) throw InputError(s.file, "model", in_quotes(model.name) + " has no token sequence (seq_len); sizing counts tokens");
   const ModelNeeds needs = model_needs(model);
   const std::vector<Mix> mixes = enumerate_mixes(s, kMaxMixes);

@@ -64,7 +64,7 @@ Offer read_offer(FieldReader& o) {
   if (offer.source.find_first_not_of(" \t") == std::string::npos) o.error("source", "say where the price and power come from, with a date");
   offer.date = o.opt_text("date").value_or("");
   offer.min_count = o.opt_integer("min_count", 0, kMaxNodesPerOffer).value_or(0);
-  offer.max_count = o.opt_integer("max_count", 0, kMaxNodesPerOffer).value_or(-1);
+  offer.max_count = o.opt_integer("max_count", 1, kMaxNodesPerOffer).value_or(-1);  // 0: an offer never taken
   o.finish();
   return offer;
 }
@@ -247,6 +247,9 @@ Sizing load_sizing(const std::filesystem::path& path) {
     r.error("amortization", "offers to buy need the time their price is spread over, e.g. 4y");
   }
   if (std::optional<YAML::Node> f = r.opt_node("flags")) {
+    const Diagnostic at = r.locate("flags", "");
+    s.flags_line = at.line;
+    s.flags_column = at.column;
     if (!f->IsSequence()) r.error("flags", "expected a list of planner switches, e.g. [--no-zero1]");
     for (size_t i = 0; f->IsSequence() && i < f->size(); ++i) {
       if (!(*f)[i].IsScalar()) {

@@ -53,6 +53,7 @@ struct Sizing {
   double pue = 1;
   double amortization_s = 0;         // needed when an offer is bought
   std::vector<std::string> flags;    // planner switches for every plan (hetsim plan --help)
+  int flags_line = 0, flags_column = 0;  // where `flags` is in the file (0: not given)
 };
 
 [[nodiscard]] std::string_view objective_name(Objective o);  // "time_to_train", "cost", ...
