@@ -227,6 +227,24 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
   std::filesystem::remove_all(dir);
 }
 
+TEST(BadInputs, AReportOfAFileThatIsNoDatabaseLeavesItAsItWas) {
+  // An empty file given to `report` became a results database (schema and WAL written into it).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_report_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "empty.db").flush();
+  std::ofstream(dir / "notes.db") << "not a database\n";
+  EXPECT_EQ(run_cli("report " + (dir / "empty.db").string()),
+            std::make_pair(2, (dir / "empty.db").string() + ": error: not a hetsim results database (no scenarios table); "
+                                                             "hetsim sweep or hetsim size writes one\n"));
+  EXPECT_EQ(run_cli("report " + (dir / "notes.db").string()),
+            std::make_pair(2, (dir / "notes.db").string() + ": error: not a hetsim results database (file is not a database); "
+                                                             "hetsim sweep or hetsim size writes one\n"));
+  EXPECT_EQ(std::filesystem::file_size(dir / "empty.db"), 0u);
+  EXPECT_EQ(slurp_text(dir / "notes.db"), "not a database\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);  // no -wal, -shm
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BadInputs, ASizingFigureRefusedIsNotAlsoReportedMissing) {
   // train_samples: 0 also said "give train_tokens or train_samples"; price: 0USD also said "a price
   // or a rent, not both".

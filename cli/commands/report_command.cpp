@@ -88,7 +88,7 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
 int run_report(const ReportArgs& a) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(a.db, ec)) throw InputError(a.db, "", "no such results database (hetsim sweep writes one)");
-  const ResultsDb db(a.db);
+  const ResultsDb db(a.db, ResultsDb::Mode::kRead);
   std::vector<ScenarioRow> rows = db.rows();
   // Axis columns: every axis of every row, in first-seen order.
   std::vector<std::string> axes;

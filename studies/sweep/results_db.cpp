@@ -51,14 +51,30 @@ std::string text_at(sqlite3_stmt* st, int col) {
 
 }  // namespace
 
-ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path) {
+  const int flags = mode == Mode::kRead ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
     throw InputError(path.string(), "--db", "cannot open the results database: " + msg);
   }
   sqlite3_busy_timeout(db_, 10000);
+  if (mode == Mode::kRead) {
+    int rc = SQLITE_ERROR;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scenarios'", -1, &s, nullptr) == SQLITE_OK) {
+      rc = sqlite3_step(s);
+    }
+    const std::string why = rc == SQLITE_DONE ? "no scenarios table" : sqlite3_errmsg(db_);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw InputError(path.string(), "", "not a hetsim results database (" + why + "); hetsim sweep or hetsim size writes one");
+    }
+    return;
+  }
   try {
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: a committed row survives a crash of hetsim

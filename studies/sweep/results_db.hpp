@@ -29,8 +29,11 @@ struct ScenarioRow {
 
 class ResultsDb {
  public:
-  // Opens (creating when absent) the database; throws InputError when it cannot.
-  explicit ResultsDb(const std::filesystem::path& path);
+  // kWrite opens the database, creating it (and its table) when absent; kRead opens an existing
+  // database read-only and never changes the file (a report must not turn any file it is given
+  // into a database). Throws InputError when it cannot, or when the file is not one of hetsim's.
+  enum class Mode { kWrite, kRead };
+  explicit ResultsDb(const std::filesystem::path& path, Mode mode = Mode::kWrite);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
