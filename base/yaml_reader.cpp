@@ -140,6 +140,20 @@ std::optional<double> FieldReader::opt_quantity(std::string_view key, Unit unit,
   return q.value;
 }
 
+std::optional<double> FieldReader::opt_quantity_at_least(std::string_view key, Unit unit, double min, std::string_view least) {
+  const std::optional<double> v = opt_quantity(key, unit);
+  if (v && *v < min) {
+    error(key, in_quotes(*scalar(key, false)) + " is too small; expected at least " + std::string(least));
+    return std::nullopt;
+  }
+  return v;
+}
+
+double FieldReader::quantity_at_least(std::string_view key, Unit unit, double min, std::string_view least) {
+  if (!lookup(key, true)) return 0;
+  return opt_quantity_at_least(key, unit, min, least).value_or(0);
+}
+
 double FieldReader::quantity(std::string_view key, Unit unit, Bound bound) {
   if (!lookup(key, true)) return 0;
   return opt_quantity(key, unit, bound).value_or(0);

@@ -50,6 +50,10 @@ class FieldReader {
   [[nodiscard]] std::optional<std::string> opt_choice(std::string_view key, const std::vector<std::string>& allowed);
   [[nodiscard]] double quantity(std::string_view key, Unit unit, Bound bound = Bound::kPositive);
   [[nodiscard]] std::optional<double> opt_quantity(std::string_view key, Unit unit, Bound bound = Bound::kPositive);
+  // A required quantity of at least `min` (in base units): below it the message says "expected at
+  // least <least>" (e.g. "1GBps, less than any GPU's memory has"). Device figures use it.
+  [[nodiscard]] double quantity_at_least(std::string_view key, Unit unit, double min, std::string_view least);
+  [[nodiscard]] std::optional<double> opt_quantity_at_least(std::string_view key, Unit unit, double min, std::string_view least);
   [[nodiscard]] long integer(std::string_view key, long min, long max = LONG_MAX);
   [[nodiscard]] std::optional<long> opt_integer(std::string_view key, long min, long max = LONG_MAX);
   // A plain number (ratios, efficiencies) within [min, max].

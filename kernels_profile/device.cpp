@@ -19,15 +19,20 @@ Device load_device(const std::filesystem::path& path) {
   d.file = file.name();
   d.name = r.name("name");
   d.vendor = r.choice("vendor", {"nvidia", "amd"}) == "amd" ? Vendor::kAmd : Vendor::kNvidia;
-  d.memory_bytes = r.quantity("memory", Unit::kBytes);
-  d.memory_bandwidth_Bps = r.quantity("memory_bandwidth", Unit::kRate);
-  d.pcie_bandwidth_Bps = r.quantity("pcie_bandwidth", Unit::kRate);
+  // Physical floors of a GPU (every figure above them on any GPU since 2012: a K20 has 5 GB,
+  // 208 GB/s, PCIe 3 and 3.5 TFLOP/s fp32): a figure below is a typo or a wrong unit, and would
+  // print iteration times of years.
+  d.memory_bytes = r.quantity_at_least("memory", Unit::kBytes, 1LL << 30, "1GiB");
+  d.memory_bandwidth_Bps = r.quantity_at_least("memory_bandwidth", Unit::kRate, 1e10, "10GBps");
+  d.pcie_bandwidth_Bps = r.quantity_at_least("pcie_bandwidth", Unit::kRate, 1e9, "1GBps");
   FieldReader peak = r.child("peak");
   for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8}) {
-    if (auto v = peak.opt_quantity(dtype_name(t), Unit::kFlopRate)) d.peak_flops[t] = *v;
+    if (auto v = peak.opt_quantity_at_least(dtype_name(t), Unit::kFlopRate, 1e11, "100GFlops")) d.peak_flops[t] = *v;
   }
   peak.finish();
-  if (!d.peak_flops.contains(DType::kFp32)) peak.error("fp32", "missing required field (every device has fp32)");
+  if (!d.peak_flops.contains(DType::kFp32) && !peak.opt_node("fp32")) {  // (one given but refused is not also missing)
+    peak.error("fp32", "missing required field (every device has fp32)");
+  }
   d.collective_library = r.choice("collective_library", {"nccl", "rccl"});
   d.source = r.text("source");
   FieldReader eff = r.child("efficiency");

@@ -15,9 +15,9 @@
 namespace hetsim::cli {
 namespace {
 
-
+// `s` filled to `width`, and never run into the next column (a figure wider than its column).
 std::string pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
+  s.append(s.size() < width ? width - s.size() : 1, ' ');
   return s;
 }
 
