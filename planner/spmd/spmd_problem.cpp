@@ -58,6 +58,11 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
     s.param_state_bytes = op.params * state;
     s.saved_bytes = op.saved_bytes;
     s.rules = rules_for(op);
+    if (micro < p.devices) {
+      // Fewer samples than devices: a batch split would run fractions of a sample (HAP's shares
+      // are continuous); such programs split features, heads or experts, or replicate.
+      std::erase_if(s.rules, [](const Rule& r) { return r.name == "data"; });
+    }
     p.ops.push_back(std::move(s));
   }
   const Fabric fabric(cluster);

@@ -153,5 +153,26 @@ TEST(SufficientFactors, ChosenForVggClassifierNotForBert) {
   for (size_t i = 0; i < bp.ops.size(); ++i) EXPECT_FALSE(b.program.choices[i].sfb) << bp.ops[i].name;
 }
 
+TEST(SpmdSearch, FewerSamplesThanDevicesSplitNoBatch) {
+  // A global batch of 8 samples on 32 GPUs: a batch split would give each GPU a fraction of a
+  // sample (the shares are continuous), so no operator may split the batch.
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"));
+  ModelSpec m = load_model(test::shipped("workloads", "bert-base"));
+  m.training.global_batch = 8;
+  m.training.micro_batch = 8;
+  const SpmdProblem p = build_spmd_problem(m, c, CostModel{});
+  size_t rules = 0;
+  for (const SpmdOp& op : p.ops) {
+    for (const Rule& r : op.rules) EXPECT_NE(r.name, "data") << op.name;
+    rules += op.rules.size();
+  }
+  EXPECT_GT(rules, p.ops.size());  // other ways than replication remain
+  m.training.global_batch = 32;  // one sample each: the batch may be split
+  const SpmdProblem q = build_spmd_problem(m, c, CostModel{});
+  EXPECT_TRUE(std::any_of(q.ops.front().rules.begin(), q.ops.front().rules.end(), [](const Rule& r) { return r.name == "data"; }));
+  const SearchResult s = search_program(p, speed_ratios(p), SearchOptions{});
+  EXPECT_TRUE(s.found);
+}
+
 }  // namespace
 }  // namespace hetsim
