@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "base/progress.hpp"
 #include "sim/device_timing.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/platform.hpp"
@@ -143,6 +144,11 @@ class Run {
       if (timed_out && !timers_.empty()) pop_timer();
       while (!timers_.empty() && timers_.top().end_s <= now + precision_s_) pop_timer();
       start_ready();
+      show_progress();
+    }
+    if (shown_) {
+      if (shown_at_ != completed_) progress_.update(completed_);
+      progress_.finish();
     }
   }
 
@@ -174,7 +180,21 @@ class Run {
     }
   }
 
+  // A bar with ETA once a run has taken more than a few seconds (100 000 GPUs take minutes), redrawn
+  // at most four times a second.
+  void show_progress() {
+    if (completed_ < next_check_) return;
+    next_check_ = completed_ + 4096;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - began_ < std::chrono::seconds(3) || now - drawn_ < std::chrono::milliseconds(250)) return;
+    drawn_ = now;
+    shown_ = true;
+    shown_at_ = completed_;
+    progress_.update(completed_);
+  }
+
   void complete(int task) {
+    ++completed_;
     done_[task] = 1;
     timing_[task].end_s = sg4::Engine::get_clock();
     for_each_stream(prog_.tasks[task], [&](size_t s) {
@@ -341,6 +361,10 @@ class Run {
   int in_flight_ = 0;           // communications running in actors
   std::vector<double> mem_now_, mem_peak_;
   uint64_t activities_ = 0;
+  size_t completed_ = 0, next_check_ = 0, shown_at_ = 0;
+  Progress progress_{prog_.tasks.size(), "tasks simulated"};
+  std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now(), drawn_;
+  bool shown_ = false;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr wake_;
   bool reuse_collectives_;
