@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/data_dir.hpp"
+#include "base/iso_date.hpp"
 #include "base/text.hpp"
 
 namespace hetsim {
@@ -89,6 +90,16 @@ std::optional<double> CsvRow::seconds(size_t column, bool required) const {
     return std::nullopt;
   }
   return v;
+}
+
+std::optional<std::string> CsvRow::date(size_t column, const std::string& what) const {
+  const std::string& text = required(column, what);
+  if (text.empty()) return std::nullopt;
+  if (std::string why = iso_date_problem(text); !why.empty()) {
+    error(column, in_quotes(text) + why);
+    return std::nullopt;
+  }
+  return text;
 }
 
 void read_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,

@@ -30,6 +30,8 @@ class CsvRow {
   [[nodiscard]] std::optional<long> integer(size_t column, long min, long max, bool required = true) const;
   // A time in seconds, from a nanosecond to an hour (one kernel's or layer's time).
   [[nodiscard]] std::optional<double> seconds(size_t column, bool required = true) const;
+  // A required date (base/iso_date.hpp: ISO 8601, 2000 to 2100); `what` as for required().
+  [[nodiscard]] std::optional<std::string> date(size_t column, const std::string& what) const;
   void error(size_t column, std::string message) const;
   [[nodiscard]] int line() const { return line_; }
 

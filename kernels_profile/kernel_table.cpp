@@ -259,8 +259,13 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     const std::optional<double> seconds = row.seconds(kSeconds);
     ok = ok && seconds && (shaped ? (m && n && k) : bytes.has_value());
     (void)row.required(kGpu, "the GPU the time was measured on");
-    (void)row.required(kDate, "when the time was measured");
-    ok = ok && !row.text(kGpu).empty() && !row.text(kDate).empty();
+    const std::optional<std::string> date = row.date(kDate, "when the time was measured");
+    ok = ok && !row.text(kGpu).empty() && date.has_value();
+    if (!shaped) {  // keyed by bytes: a shape would be silently ignored
+      for (int c : {kBatch, kM, kN, kK}) {
+        if (!row.text(c).empty()) fail(c, kernel + " is keyed by bytes; leave batch, m, n and k empty");
+      }
+    }
     (void)row.number(kClock, 0, false);
     if (!ok) return;
     KernelSample s;
@@ -280,6 +285,8 @@ void KernelTables::load_file(const std::filesystem::path& file) {
       if (elements * dtype_bytes(*dtype) > d.memory_bytes) {
         fail(kM, "operands of " + format_bytes(elements * dtype_bytes(*dtype)) + " do not fit in " + device + "'s " +
                      format_bytes(d.memory_bytes));
+      } else if (kernel.starts_with("flash_attention") && !d.flash_attention) {
+        fail(kKernel, device + " has no fused (flash) attention kernel (kernels_profile/devices/" + device + ".yaml: flash_attention)");
       } else if (!d.supports(*dtype)) {
         fail(kDtype, device + " has no " + std::string(dtype_name(*dtype)) + " peak (kernels_profile/devices/" + device + ".yaml): a time for it cannot be checked");
       } else if (const double rate = 2 * b * dm * dn * dk / s.seconds; rate > kPeakMargin * ceiling(d, *dtype)) {
@@ -302,13 +309,13 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     KernelSeries& series = series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second;
     const std::string here = file.string() + ":" + std::to_string(row.line());
     const auto [at, fresh] = measured_.try_emplace(key, Repeats{&series, series.samples().size(), {}, {}});
-    for (const auto& [date, where] : at->second.runs) {
-      if (date == row.text(kDate)) {
-        fail(kDate, "a second row for " + key + " in the run of " + date + " (the first is at " + where + ")");
+    for (const auto& [run, where] : at->second.runs) {
+      if (run == *date) {
+        fail(kDate, "a second row for " + key + " in the run of " + run + " (the first is at " + where + ")");
         return;
       }
     }
-    at->second.runs.emplace_back(row.text(kDate), here);
+    at->second.runs.emplace_back(*date, here);
     at->second.seconds.push_back(s.seconds);
     if (fresh) series.add(s);
   });

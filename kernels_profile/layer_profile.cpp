@@ -7,6 +7,7 @@
 
 #include "base/csv_reader.hpp"
 #include "base/text.hpp"
+#include "kernels_profile/device.hpp"
 
 namespace hetsim {
 
@@ -17,6 +18,7 @@ const std::vector<std::string> kColumns{"model", "device", "layer", "micro_batch
 bool valid_layer(const std::string& l) {
   if (l == "embedding" || l == "transformer" || l == "head") return true;
   if (!l.starts_with("layer") || l.size() == 5) return false;
+  if (l.size() > 6 && l[5] == '0') return false;  // layer011 would be layer11 under another name
   return std::all_of(l.begin() + 5, l.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
@@ -26,6 +28,7 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
   enum Col { kModel, kDevice, kLayer, kMicroBatch, kTp, kFwd, kBwd, kOptimizer, kSource };
   LayerProfiles out;
   out.file_ = file.string();
+  const std::vector<std::string> devices = shipped_device_names();
   // One row per model, device, layer, micro-batch and TP width: a second row of different times
   // silently replaced the first.
   std::map<std::tuple<std::string, std::string, std::string, long, long>, int> seen;
@@ -35,8 +38,13 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
     r.device = row.required(kDevice);
     r.layer = row.text(kLayer);
     bool ok = !r.model.empty() && !r.device.empty();
+    if (!r.device.empty() && std::find(devices.begin(), devices.end(), r.device) == devices.end()) {
+      row.error(kDevice, "unknown device " + in_quotes(r.device) + " (no kernels_profile/devices/" + r.device + ".yaml)" +
+                             did_you_mean(r.device, devices));
+      ok = false;
+    }
     if (!valid_layer(r.layer)) {
-      row.error(kLayer, in_quotes(r.layer) + " is not embedding, transformer, head or layerN");
+      row.error(kLayer, in_quotes(r.layer) + " is not embedding, transformer, head or layerN (N without leading zeros)");
       ok = false;
     }
     const auto mb = row.integer(kMicroBatch, 1, 1L << 30), tp = row.integer(kTp, 1, 1L << 20);
