@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/text.hpp"
@@ -71,6 +72,35 @@ Inputs load_inputs(const CommonArgs& a) {
     profiles->check_applies_to(in.model.name, in.model.layers, devices);
   }
   return in;
+}
+
+void check_outputs_apart(const CommonArgs& a, const std::vector<std::pair<std::string, std::string>>& outputs,
+                         const std::vector<std::string>& more_inputs) {
+  namespace fs = std::filesystem;
+  auto same = [](const std::string& x, const std::string& y) {
+    std::error_code ec;
+    if (fs::exists(x, ec) && fs::exists(y, ec)) return fs::equivalent(x, y, ec);
+    return fs::weakly_canonical(fs::absolute(x, ec), ec) == fs::weakly_canonical(fs::absolute(y, ec), ec);
+  };
+  std::vector<std::pair<std::string, std::string>> inputs;  // (what, path)
+  inputs.emplace_back("the cluster", resolve_input(a.cluster, "topologies", "cluster").string());
+  inputs.emplace_back("the model", resolve_input(a.model, "workloads", "model").string());
+  if (!a.layer_profile.empty()) inputs.emplace_back("--layer-profile", a.layer_profile);
+  for (const std::string& p : more_inputs) {
+    if (!p.empty()) inputs.emplace_back("an input", p);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path.empty() || path.starts_with("/dev/")) continue;
+    for (const auto& [what, input] : inputs) {
+      if (same(path, input)) throw InputError(option, "", path + " is " + what + " this run reads; it would be overwritten");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (!outputs[j].second.empty() && same(path, outputs[j].second)) {
+        throw InputError(option, "", path + " is also given to " + outputs[j].first + "; one would overwrite the other");
+      }
+    }
+  }
 }
 
 SimOptions sim_options(const CommonArgs& a) {

@@ -215,6 +215,14 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
             std::make_pair(2, at + "[--no-such-flag]: The following argument was not expected: --no-such-flag\n" + at +
                                   "[--help]: asks for help, which runs nothing\n" + at +
                                   "[--heuristic]: --heuristic: 1 required TEXT:{admissible,zero} missing\n"));
+  std::ofstream(study) << "name: t\ncluster: /nonexistent/c.yaml\nmodel: bert-base\nrun: simulate\nstrategy: dp-bogus\n";
+  const auto [rc, err] = run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string());
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err.rfind(study.string() + ": error: cluster: no file and no shipped cluster named \"/nonexistent/c.yaml\"", 0), 0u) << err;
+  EXPECT_NE(err.find("\n" + study.string() + ": error: --strategy: dp-bogus not in {dp-even,dp-proportional}\n"), std::string::npos) << err;
+  std::ofstream(study) << head << "  - flags: [[], [--no-lp, --no-sfb], [--no-sfb, --no-lp]]\n";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, study.string() + ":5:12: error: vary[0].flags: [--no-sfb --no-lp] is listed twice (alternatives 1 and 2): the scenarios would repeat\n"));
   std::ofstream(study) << head << "  - flags: [[], [--no-lp], [--no-lp]]\n  - set: cluster.network.latency\n    values: [1us, 2us, 1us]\n"
                        << "  - flags: [[--no-sfb]]\n  - set: cluster.network.latency\n    values: [3us]\n";
   EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
@@ -242,6 +250,23 @@ TEST(BadInputs, AReportOfAFileThatIsNoDatabaseLeavesItAsItWas) {
   EXPECT_EQ(std::filesystem::file_size(dir / "empty.db"), 0u);
   EXPECT_EQ(slurp_text(dir / "notes.db"), "not a database\n");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);  // no -wal, -shm
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BadInputs, AnOutputThatIsAnInputOrAnotherOutputIsRefusedBeforeTheRun) {
+  // --report given the model's own file overwrote it; --report and --trace on one file clobbered one.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_outputs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path model = dir / "bert.yaml";
+  std::filesystem::copy_file(test::shipped("workloads", "bert-base"), model);
+  const std::string before = slurp_text(model);
+  EXPECT_EQ(run_cli("simulate --no-upper-bound -m " + model.string() + " --report " + model.string()),
+            std::make_pair(2, "--report: error: " + model.string() + " is the model this run reads; it would be overwritten\n"));
+  EXPECT_EQ(slurp_text(model), before);
+  const std::string out = (dir / "out.json").string(), other = (dir / "." / "out.json").string();
+  EXPECT_EQ(run_cli("plan --no-upper-bound -m bert-base --report " + out + " --emit-plan " + other),
+            std::make_pair(2, "--emit-plan: error: " + other + " is also given to --report; one would overwrite the other\n"));
+  EXPECT_FALSE(std::filesystem::exists(out));
   std::filesystem::remove_all(dir);
 }
 

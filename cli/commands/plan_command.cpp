@@ -57,6 +57,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
   const Inputs in = load_inputs(c);
+  check_outputs_apart(c, {{"--report", c.report}, {"--trace", c.trace}, {"--emit-plan", a.emit_plan}});
   // The search keeps per-GPU state for every candidate: a cluster beyond what it was built and
   // measured for is refused before the search (100 000 GPUs ended in bad_alloc); simulate runs any size.
   if (in.cluster.gpu_count() > kMaxPlanGpus) {

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <tuple>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -79,6 +80,21 @@ void check_set_paths(const Study& study) {
 // or malformed flag would fail every scenario that has it, each recorded as an error.
 void check_flags(const Study& study) {
   std::vector<Diagnostic> bad;
+  // The study's own cluster, model and command line, once (a cluster that is nowhere, or
+  // strategy: dp-bogus, failed every scenario the same way).
+  for (const auto& [field, arg, folder] : {std::tuple{"cluster", study.cluster, "topologies"}, std::tuple{"model", study.model, "workloads"}}) {
+    try {
+      (void)resolve_input(arg, folder, field);
+    } catch (const InputError& e) {
+      bad.push_back({study.file, 0, 0, field, e.diagnostics().front().message});
+    }
+  }
+  try {
+    check_command_line(scenario_args(study, Scenario{}));
+  } catch (const InputError& e) {
+    bad.push_back({study.file, 0, 0, "", e.diagnostics().front().message});
+  }
+  if (!bad.empty()) throw InputError(bad);
   for (size_t i = 0; i < study.axes.size(); ++i) {
     const StudyAxis& axis = study.axes[i];
     for (const std::vector<std::string>& alternative : axis.flags) {

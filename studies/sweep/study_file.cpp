@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+
 #include "base/yaml_reader.hpp"
 
 namespace hetsim {
@@ -105,7 +107,11 @@ Study load_study(const std::filesystem::path& path) {
       }
       for (size_t i = 0; i < axis.size(); ++i) {
         for (size_t j = 0; j < i; ++j) {
-          const bool same = axis.is_flags() ? axis.flags[i] == axis.flags[j] : axis.values[i] == axis.values[j];
+          auto sorted = [](std::vector<std::string> v) {  // the same flags in another order
+            std::sort(v.begin(), v.end());
+            return v;
+          };
+          const bool same = axis.is_flags() ? sorted(axis.flags[i]) == sorted(axis.flags[j]) : axis.values[i] == axis.values[j];
           if (!same) continue;
           std::string text = axis.is_flags() ? "[" : "";
           text.append(axis.is_flags() ? axis_value(axis, i).get<std::string>() + "]" : axis.values[i]);
