@@ -296,6 +296,13 @@ TEST(BadInputs, ASizingFigureRefusedIsNotAlsoReportedMissing) {
   EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
             std::make_pair(2, (dir / "offers.yaml").string() + ":13:16: error: offers[1].max_count: 0 is out of range; expected 1 to 100000\n"));
   edit("offers.yaml", "max_count: 0", "max_count: 4");
+  // 5 GW for a 2-GPU node printed an energy of 1.255e+05 MWh; a 13th month was accepted.
+  edit("offers.yaml", "power: 1.5kW", "power: 5GW\n    date: 2026-13-01");
+  EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
+            std::make_pair(2, (dir / "offers.yaml").string() + ":6:12: error: offers[0].power: 5e+09 W is outside 50 W to 3 kW per GPU for a "
+                                                               "node of 2 GPUs (100 to 6000 W)\n" +
+                                  (dir / "offers.yaml").string() + ":7:11: error: offers[0].date: \"2026-13-01\" has no month 13\n"));
+  edit("offers.yaml", "power: 5GW\n    date: 2026-13-01", "power: 1.5kW");
   edit("small.yaml", "amortization: 4y", "amortization: 4y\nflags: [--no-zero]");
   EXPECT_EQ(run_cli("size " + (dir / "small.yaml").string()),
             std::make_pair(2, (dir / "small.yaml").string() + ":11:8: error: flags: The following argument was not expected: --no-zero\n"));

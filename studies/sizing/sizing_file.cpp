@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
+#include "base/iso_date.hpp"
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 #include "topologies/cluster.hpp"
@@ -60,9 +62,26 @@ Offer read_offer(FieldReader& o) {
     o.error_here("an offer has a price (to buy, e.g. 300000USD) or a rent (e.g. 31.5USD/h), not both; list two offers for both");
   }
   offer.power_w = o.quantity("power", Unit::kPower);
+  {
+    // A node draws 50 W to 3 kW per GPU (a P100 board 250 W; a GB200 rack about 1.7 kW per GPU
+    // with its CPUs and switches): outside that the figure is a typo or a wrong unit.
+    long gpus = 64;  // the most a node type may have, until the node says
+    if (offer.node && offer.node["gpus_per_node"] && offer.node["gpus_per_node"].IsScalar()) {
+      try {
+        gpus = std::clamp(offer.node["gpus_per_node"].as<long>(), 1L, 64L);
+      } catch (const YAML::Exception&) {  // the cluster check names it
+      }
+    }
+    const double g = static_cast<double>(gpus);
+    if (offer.power_w > 0 && (offer.power_w < 50 * g || offer.power_w > 3000 * g)) {
+      o.error("power", format_double("%g", offer.power_w) + " W is outside 50 W to 3 kW per GPU for a node of " + std::to_string(gpus) +
+                           " GPUs (" + format_double("%g", 50 * g) + " to " + format_double("%g", 3000 * g) + " W)");
+    }
+  }
   offer.source = o.text("source");
   if (offer.source.find_first_not_of(" \t") == std::string::npos) o.error("source", "say where the price and power come from, with a date");
   offer.date = o.opt_text("date").value_or("");
+  if (std::string why = offer.date.empty() ? "" : iso_date_problem(offer.date); !why.empty()) o.error("date", in_quotes(offer.date) + why);
   offer.min_count = o.opt_integer("min_count", 0, kMaxNodesPerOffer).value_or(0);
   offer.max_count = o.opt_integer("max_count", 1, kMaxNodesPerOffer).value_or(-1);  // 0: an offer never taken
   o.finish();
