@@ -92,7 +92,7 @@ void add_reshard_options(CLI::App* cmd, ReshardArgs& a) {
   cmd->add_option("--load-balance", a.load_balance, "sender choice: none | gpu | nic | order (sender and order)")
       ->check(CLI::IsMember({"none", "gpu", "nic", "order"}))
       ->capture_default_str();
-  cmd->add_option("--seed", a.seed, "seed of the order search's randomised greedy")->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed of the order search's randomised greedy")->check(at_least(0))->capture_default_str();
   cmd->add_option("--budget", a.budget_s, "wall-clock cap of the order search, seconds")->check(finite_range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--max-expansions", a.max_expansions, "node budget of the order search (deterministic)")
       ->check(CLI::Range(0L, 1000000000L))
