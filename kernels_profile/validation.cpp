@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "base/csv_reader.hpp"
 #include "base/data_dir.hpp"
@@ -57,6 +58,9 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
   if (attention_column) columns.push_back("attention");
   enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate, kAttention };
   std::vector<LayerMeasurement> out;
+  const std::vector<std::string> devices = shipped_device_names();
+  std::map<std::string, Device> loaded;
+  std::map<std::string, int> seen;  // each layer shape and run -> its line
   read_csv(file, columns, [&](const CsvRow& row) {
     LayerMeasurement m;
     if (attention_column) {
@@ -77,10 +81,36 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     const std::optional<DType> t = dtype_from_name(row.text(kDtype));
     if (!t) row.error(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
     m.gpu = row.required(kGpu, "the GPU it was measured on");
-    m.date = row.required(kDate, "when it was measured");
-    if (!h || !a || !f || !s || !b || !fwd || !bwd || !t || m.device.empty() || m.gpu.empty() || m.date.empty()) return;
+    const std::optional<std::string> date = row.date(kDate, "when it was measured");
+    if (!h || !a || !f || !s || !b || !fwd || !bwd || !t || m.device.empty() || m.gpu.empty() || !date) return;
+    m.date = *date;
     if (*h % *a != 0) {
       row.error(kHeads, "hidden " + std::to_string(*h) + " is not divisible by heads " + std::to_string(*a));
+      return;
+    }
+    // A GPU the layer could have run on: a device file, the dtype, the fused kernel (a bf16 row
+    // on V100 was dropped from the table without a word).
+    if (std::find(devices.begin(), devices.end(), m.device) == devices.end()) {
+      row.error(kDevice, "unknown device " + in_quotes(m.device) + " (no kernels_profile/devices/" + m.device + ".yaml)" +
+                             did_you_mean(m.device, devices));
+      return;
+    }
+    auto it = loaded.find(m.device);
+    if (it == loaded.end()) it = loaded.emplace(m.device, load_shipped_device(m.device, Diagnostic{file.string(), row.line(), 0, "device", ""})).first;
+    if (!it->second.supports(*t)) {
+      row.error(kDtype, m.device + " has no " + std::string(dtype_name(*t)) + " peak (kernels_profile/devices/" + m.device + ".yaml)");
+      return;
+    }
+    if (m.flash && !it->second.flash_attention) {
+      row.error(kAttention, m.device + " has no fused (flash) attention kernel (kernels_profile/devices/" + m.device + ".yaml: flash_attention)");
+      return;
+    }
+    // One row per layer shape and run (several runs are repeats, each a row of the table).
+    const std::string key = m.device + " " + std::to_string(*h) + " " + std::to_string(*a) + " " + std::to_string(*f) + " " +
+                            std::to_string(*s) + " " + std::to_string(*b) + " " + std::string(dtype_name(*t)) +
+                            (m.flash ? " flash " : " unfused ") + m.date;
+    if (const auto [at, fresh] = seen.emplace(key, row.line()); !fresh) {
+      row.error(kDate, "a second row for this layer in the run of " + m.date + " (the first is at line " + std::to_string(at->second) + ")");
       return;
     }
     m.hidden = *h;
