@@ -51,7 +51,20 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
 
 Inputs load_inputs(const CommonArgs& a) {
   std::vector<FieldOverride> sets;
-  for (const std::string& s : a.sets) sets.push_back(parse_override(s));
+  for (const std::string& s : a.sets) {
+    sets.push_back(parse_override(s));
+    // One edit per field: of two, the later silently won (and --global-batch over any --set).
+    const FieldOverride& o = sets.back();
+    for (size_t j = 0; j + 1 < sets.size(); ++j) {
+      if (sets[j].input == o.input && sets[j].path == o.path) {
+        throw InputError("--set", "", o.input + "." + o.path + " is edited twice (" + sets[j].value + ", then " + o.value + "); give one value");
+      }
+    }
+    if (o.input == "model" && ((o.path == "training.global_batch" && a.global_batch > 0) || (o.path == "training.micro_batch" && a.micro_batch > 0))) {
+      throw InputError("--set", "", o.text() + " and --" + (o.path == "training.global_batch" ? "global" : "micro") +
+                                        "-batch set one field; give one of them");
+    }
+  }
   Inputs in{load_model_arg(a.model, sets), load_cluster_arg(a.cluster, sets), CostModel::shipped(a.layer_profile), sim_options(a)};
   TrainingSpec& t = in.model.training;
   if (a.global_batch > 0) t.global_batch = a.global_batch;

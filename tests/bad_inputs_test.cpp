@@ -270,6 +270,15 @@ TEST(BadInputs, AnOutputThatIsAnInputOrAnotherOutputIsRefusedBeforeTheRun) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BadInputs, OneFieldEditedTwiceIsRefused) {
+  // The later --set won silently, and --global-batch over any --set.
+  const std::string run = "simulate --no-upper-bound -m bert-base --set model.training.global_batch=128 ";
+  EXPECT_EQ(run_cli(run + "--set model.training.global_batch=512"),
+            std::make_pair(2, std::string("--set: error: model.training.global_batch is edited twice (128, then 512); give one value\n")));
+  EXPECT_EQ(run_cli(run + "--global-batch 64"),
+            std::make_pair(2, std::string("--set: error: model.training.global_batch=128 and --global-batch set one field; give one of them\n")));
+}
+
 TEST(BadInputs, ASizingFigureRefusedIsNotAlsoReportedMissing) {
   // train_samples: 0 also said "give train_tokens or train_samples"; price: 0USD also said "a price
   // or a rent, not both".

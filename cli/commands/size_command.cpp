@@ -177,7 +177,14 @@ void add_size_options(CLI::App* cmd, SizeArgs& a) {
   cmd->add_option("--db", a.db, "results database of the plans (default: the sizing file with .db)");
   cmd->add_option("--report", a.report, "write the report JSON (the front with each point's plan) here")->check(output_file());
   cmd->add_option("--plot", a.plot, "write a PNG of the front here (needs python3 + matplotlib)")->check(output_file());
-  cmd->add_option("--emit", a.emit, "write each front point's cluster and plan into this folder (hetsim simulate --plan reads them)");
+  cmd->add_option("--emit", a.emit, "write each front point's cluster and plan into this folder (hetsim simulate --plan reads them)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {  // checked before the planning, not after it
+            std::error_code ec;
+            if (std::filesystem::exists(s, ec) && !std::filesystem::is_directory(s, ec)) return s + " is a file; give a folder";
+            return {};
+          },
+          "FOLDER"));
   cmd->add_option("--jobs,-j", a.jobs, "worker processes")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--max-plans", a.max_plans, "at most this many mixes planned beyond the one reference per offer")
       ->check(CLI::Range(1, 100000))
