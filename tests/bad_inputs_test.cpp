@@ -231,6 +231,15 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
                                   study.string() + ":8:12: error: vary[2].flags: a study has one flags axis, vary[0] (line 5): list every "
                                                    "combination in it, e.g. [[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]\n" +
                                   study.string() + ":9:10: error: vary[3].set: cluster.network.latency is already varied by vary[1] (line 6); one axis per field\n"));
+  // The same field under another path: every node type's and the first's, a field and its parent.
+  std::ofstream(study) << head << "  - set: cluster.node_types[*].nic.bandwidth\n    values: [100Gbps]\n"
+                       << "  - set: cluster.node_types[0].nic.bandwidth\n    values: [200Gbps]\n"
+                       << "  - set: cluster.node_types[1].nic\n    values: [\"{count: 1, bandwidth: 100Gbps, latency: 2us}\"]\n";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, study.string() + ":7:10: error: vary[1].set: cluster.node_types[0].nic.bandwidth is already varied by vary[0] "
+                                               "(line 5) (cluster.node_types[*].nic.bandwidth); one axis per field\n" +
+                                  study.string() + ":9:10: error: vary[2].set: cluster.node_types[1].nic is already varied by vary[0] "
+                                                   "(line 5) (cluster.node_types[*].nic.bandwidth); one axis per field\n"));
   EXPECT_FALSE(std::filesystem::exists(dir / "s.db"));
   std::filesystem::remove_all(dir);
 }

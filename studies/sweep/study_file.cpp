@@ -27,6 +27,28 @@ nlohmann::json axis_value(const StudyAxis& a, size_t i) {
   return joined;
 }
 
+// Whether two field paths can name one field: equal, one inside the other
+// (cluster.node_types[0].nic and cluster.node_types[0].nic.bandwidth), or equal once a [*] is
+// read as any index (node_types[*] and node_types[0]). Two flags axes (empty paths) overlap.
+bool paths_overlap(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == '[' && b[j] == '[' && (a.compare(i, 3, "[*]") == 0 || b.compare(j, 3, "[*]") == 0)) {
+      i = a.find(']', i);
+      j = b.find(']', j);
+      if (i == std::string::npos || j == std::string::npos) return false;
+    } else if (a[i] != b[j]) {
+      return false;
+    }
+    ++i;
+    ++j;
+  }
+  // One ended: the other goes on into a field of it ("." or "[") or ends too.
+  if (i == a.size() && j == b.size()) return true;
+  const char next = i == a.size() ? b[j] : a[i];
+  return a.empty() == b.empty() && (next == '.' || next == '[');
+}
+
 }  // namespace
 
 Study load_study(const std::filesystem::path& path) {
@@ -96,10 +118,11 @@ Study load_study(const std::filesystem::path& path) {
       }
       // Each field (or the flags) varied by one axis, each alternative listed once.
       for (size_t j = 0; j < s.axes.size(); ++j) {
-        if (s.axes[j].path != axis.path || s.axes[j].size() == 0 || set.has_value() == flags.has_value()) continue;
+        if (!paths_overlap(s.axes[j].path, axis.path) || s.axes[j].size() == 0 || set.has_value() == flags.has_value()) continue;
         const std::string first = "vary[" + std::to_string(j) + "] (line " + std::to_string(s.axes[j].line) + ")";
         if (set) {
-          a.error("set", axis.path + " is already varied by " + first + "; one axis per field");
+          a.error("set", axis.path + " is already varied by " + first + (s.axes[j].path == axis.path ? "" : " (" + s.axes[j].path + ")") +
+                             "; one axis per field");
         } else {
           a.error("flags", "a study has one flags axis, " + first + ": list every combination in it, e.g. "
                            "[[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]");
