@@ -88,7 +88,7 @@ Inputs load_inputs(const CommonArgs& a) {
 }
 
 void check_outputs_apart(const CommonArgs& a, const std::vector<std::pair<std::string, std::string>>& outputs,
-                         const std::vector<std::string>& more_inputs) {
+                         const std::vector<std::pair<std::string, std::string>>& more_inputs) {
   namespace fs = std::filesystem;
   auto same = [](const std::string& x, const std::string& y) {
     std::error_code ec;
@@ -98,9 +98,9 @@ void check_outputs_apart(const CommonArgs& a, const std::vector<std::pair<std::s
   std::vector<std::pair<std::string, std::string>> inputs;  // (what, path)
   inputs.emplace_back("the cluster", resolve_input(a.cluster, "topologies", "cluster").string());
   inputs.emplace_back("the model", resolve_input(a.model, "workloads", "model").string());
-  if (!a.layer_profile.empty()) inputs.emplace_back("--layer-profile", a.layer_profile);
-  for (const std::string& p : more_inputs) {
-    if (!p.empty()) inputs.emplace_back("an input", p);
+  if (!a.layer_profile.empty()) inputs.emplace_back("the layer profile", a.layer_profile);
+  for (const auto& [what, path] : more_inputs) {
+    if (!path.empty()) inputs.emplace_back(what, path);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];

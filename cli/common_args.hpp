@@ -46,10 +46,11 @@ struct Inputs {
 };
 [[nodiscard]] Inputs load_inputs(const CommonArgs& a);
 // The files a run writes (option, path; empty paths skipped) are distinct from each other and from
-// the files it reads (the cluster, model and layer profile `a` names, and `more_inputs`): a
+// the files it reads (the cluster, model and layer profile `a` names, and `more_inputs`: what,
+// path): a
 // --report given the model's own file overwrote it. Files under /dev are the caller's streams.
 void check_outputs_apart(const CommonArgs& a, const std::vector<std::pair<std::string, std::string>>& outputs,
-                         const std::vector<std::string>& more_inputs = {});
+                         const std::vector<std::pair<std::string, std::string>>& more_inputs = {});
 [[nodiscard]] SimOptions sim_options(const CommonArgs& a);
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& option);
 

@@ -32,7 +32,7 @@ void add_simulate_options(CLI::App* cmd, SimulateArgs& a) {
 int run_simulate(const SimulateArgs& a) {
   const CommonArgs& c = a.common;
   const Inputs in = load_inputs(c);
-  check_outputs_apart(c, {{"--report", c.report}, {"--trace", c.trace}}, {a.plan});
+  check_outputs_apart(c, {{"--report", c.report}, {"--trace", c.trace}}, {{"the plan", a.plan}});
   const ModelSpec& model = in.model;
   const Cluster& cluster = in.cluster;
   const CostModel& cost = in.cost;
