@@ -160,14 +160,29 @@ namespace hetsim::cli {
 
 void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidate& c, const Cluster& cluster) {
   out << "shares of each micro-step's batch and split tensors (per GPU):";
-  std::map<std::string, std::pair<double, int>> by_type;
+  struct Shares {
+    double sum = 0, least = 1, most = 0;
+    int count = 0;
+  };
+  std::map<std::string, Shares> by_type;
   for (int d = 0; d < p.devices; ++d) {
-    auto& e = by_type[cluster.device_of(d).name];
-    e.first += c.ratios[d];
-    e.second += 1;
+    Shares& e = by_type[cluster.device_of(d).name];
+    e.sum += c.ratios[d];
+    e.least = std::min(e.least, c.ratios[d]);
+    e.most = std::max(e.most, c.ratios[d]);
+    e.count += 1;
   }
   for (const std::string& t : gpu_types(cluster)) {
-    out << "  " << t << " " << format_double("%.2f%%", 100 * by_type[t].first / by_type[t].second) << " x " << by_type[t].second;
+    const Shares& e = by_type[t];
+    const double mean = e.sum / e.count;
+    out << "  " << t << " ";
+    if (e.most - e.least > 1e-6 * std::max(mean, 1e-12)) {  // unequal within the type (a plan file may say so)
+      out << format_double("%.2f", 100 * e.least) << "-" << format_double("%.2f%%", 100 * e.most) << " (mean "
+          << format_double("%.2f%%", 100 * mean) << ")";
+    } else {
+      out << format_double("%.2f%%", 100 * mean);
+    }
+    out << " x " << e.count;
   }
   out << "\n";
   // Shardings, consecutive layers with the same choices merged.
