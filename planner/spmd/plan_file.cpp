@@ -53,12 +53,14 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, cons
   if (!cluster.empty() && !plan.cluster.empty() && plan.cluster != cluster) {
     r.error("cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster));
   }
+  diags.throw_if_any();  // another run's plan: checking its operators and shares against this one's says nothing more
   FieldReader opts = r.child("options");
   plan.options.cost = opts.choice("cost", {"barrier", "overlap"}) == "barrier" ? CostMode::kBarrier : CostMode::kOverlap;
   plan.options.grouped_collectives = opts.opt_flag("grouped_collectives").value_or(true);
   opts.finish();
+  const size_t before_ratios = diags.size();
   const std::vector<double> ratios = r.numbers("ratios", 0, 1);
-  if (!ratios.empty()) {
+  if (!ratios.empty() && diags.size() == before_ratios) {  // (a share already refused is not also missing)
     double sum = 0;
     for (double x : ratios) sum += x;
     if (static_cast<int>(ratios.size()) != p.devices) {
