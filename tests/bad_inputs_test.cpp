@@ -25,6 +25,7 @@
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_problem.hpp"
+#include "studies/sweep/results_db.hpp"
 #include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
 #include "topologies/cluster.hpp"
@@ -259,6 +260,11 @@ TEST(BadInputs, AReportOfAFileThatIsNoDatabaseLeavesItAsItWas) {
   EXPECT_EQ(std::filesystem::file_size(dir / "empty.db"), 0u);
   EXPECT_EQ(slurp_text(dir / "notes.db"), "not a database\n");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);  // no -wal, -shm
+  // A results database cut short: refused, and no -wal or -shm left beside it.
+  { const ResultsDb db(dir / "cut.db"); }
+  std::filesystem::resize_file(dir / "cut.db", 2048);
+  EXPECT_EQ(run_cli("report " + (dir / "cut.db").string()).first, 2);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 3);
   std::filesystem::remove_all(dir);
 }
 

@@ -53,6 +53,8 @@ std::string text_at(sqlite3_stmt* st, int col) {
 
 ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path) {
   const int flags = mode == Mode::kRead ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  std::error_code ec;
+  const bool had[2] = {std::filesystem::exists(path.string() + "-wal", ec), std::filesystem::exists(path.string() + "-shm", ec)};
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -71,6 +73,10 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     if (rc != SQLITE_ROW) {
       sqlite3_close(db_);
       db_ = nullptr;
+      for (const char* suffix : {"-wal", "-shm"}) {  // what opening a file that says WAL left beside it
+        const std::filesystem::path p = path.string() + suffix;
+        if (!had[suffix[1] == 'w' ? 0 : 1]) std::filesystem::remove(p, ec);
+      }
       throw InputError(path.string(), "", "not a hetsim results database (" + why + "); hetsim sweep or hetsim size writes one");
     }
     return;
