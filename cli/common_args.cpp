@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
@@ -14,6 +15,7 @@
 #include "base/text.hpp"
 
 #include "cli/input_files.hpp"
+#include "planner/block_costs.hpp"
 
 namespace hetsim::cli {
 
@@ -83,6 +85,18 @@ Inputs load_inputs(const CommonArgs& a) {
     std::vector<std::string> devices;
     for (const NodeType& t : in.cluster.node_types) devices.push_back(t.gpu.name);
     profiles->check_applies_to(in.model.name, in.model.layers, devices);
+    // Every row this run may use is checked against its GPU's peak at the row's own micro-batch,
+    // not only at the micro-batches the run happens to price (a row 260x too fast was used).
+    const DType dtype = resolve_dtype(in.model, in.cluster);
+    std::set<std::pair<std::string, long>> checked;
+    for (const LayerProfileRow& r : profiles->rows()) {
+      if (r.model != in.model.name || r.tp != 1 || !checked.emplace(r.device, r.micro_batch).second) continue;
+      for (const NodeType& t : in.cluster.node_types) {
+        if (t.gpu.name != r.device) continue;
+        (void)block_costs(build_op_graph(in.model, r.micro_batch, dtype, t.gpu.kernel_support()), t.gpu, in.cost);
+        break;
+      }
+    }
   }
   return in;
 }

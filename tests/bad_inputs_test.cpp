@@ -285,6 +285,19 @@ TEST(BadInputs, AnOutputThatIsAnInputOrAnotherOutputIsRefusedBeforeTheRun) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BadInputs, ALayerProfileRowFasterThanItsGpuIsRefusedAtAnyMicroBatch) {
+  // Only rows at the micro-batches the run priced were checked: a row at micro-batch 1024, 260x
+  // faster than an A100's peak allows, was accepted (and used where the run reached it).
+  const std::filesystem::path csv = std::filesystem::temp_directory_path() / ("hetsim_profile_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(csv) << "model,device,layer,micro_batch,tp,fwd_s,bwd_s,optimizer_s,source\n"
+                        "bert-base,A100-SXM4-40GB,transformer,1,1,0.002,0.004,0.0001,test\n"
+                        "bert-base,A100-SXM4-40GB,transformer,1024,1,0.0001,0.0002,0.0001,test\n";
+  EXPECT_EQ(run_cli("simulate --no-upper-bound -m bert-base --layer-profile " + csv.string()),
+            std::make_pair(2, std::string("--layer-profile: error: bert-base layer0 on A100-SXM4-40GB at micro-batch 1024: forward + backward "
+                                          "300 us is faster than the GPU's peak fp16 rate allows for its 2.48e+13 FLOP (at least 79.5 ms)\n")));
+  std::filesystem::remove(csv);
+}
+
 TEST(BadInputs, OneFieldEditedTwiceIsRefused) {
   // The later --set won silently, and --global-batch over any --set.
   const std::string run = "simulate --no-upper-bound -m bert-base --set model.training.global_batch=128 ";
