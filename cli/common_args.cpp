@@ -51,6 +51,44 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }
 
+namespace {
+
+// A layer profile fits the run it is given to: rows for its model and GPUs, layers it has, tensor-
+// parallel degrees it could use, and no row faster than its GPU's peak at the row's micro-batch.
+void check_layer_profile(const LayerProfiles& profiles, const std::string& file, const Inputs& in) {
+  std::vector<std::string> devices;
+  int widest_node = 1;
+  for (const NodeType& t : in.cluster.node_types) {
+    devices.push_back(t.gpu.name);
+    widest_node = std::max(widest_node, t.gpus_per_node);
+  }
+  profiles.check_applies_to(in.model.name, in.model.layers, devices);
+  Diagnostics diags;
+  for (const LayerProfileRow& r : profiles.rows()) {  // a degree no plan of this run could have: kept and used by nothing
+    if (r.model != in.model.name || r.tp == 1) continue;
+    if (in.model.heads % r.tp != 0 || r.tp > widest_node) {
+      diags.add({file, r.line, 0, "tp",
+                 std::to_string(r.tp) + " is no tensor-parallel degree of " + in.model.name + " on this cluster (a degree divides the " +
+                     std::to_string(in.model.heads) + " heads and spans at most one node, " + std::to_string(widest_node) + " GPUs)"});
+    }
+  }
+  diags.throw_if_any();
+  // Every row this run may use is checked against its GPU's peak at the row's own micro-batch,
+  // not only at the micro-batches the run happens to price (a row 260x too fast was used).
+  const DType dtype = resolve_dtype(in.model, in.cluster);
+  std::set<std::pair<std::string, long>> checked;
+  for (const LayerProfileRow& r : profiles.rows()) {
+    if (r.model != in.model.name || r.tp != 1 || !checked.emplace(r.device, r.micro_batch).second) continue;
+    for (const NodeType& t : in.cluster.node_types) {
+      if (t.gpu.name != r.device) continue;
+      (void)block_costs(build_op_graph(in.model, r.micro_batch, dtype, t.gpu.kernel_support()), t.gpu, in.cost);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 Inputs load_inputs(const CommonArgs& a) {
   std::vector<FieldOverride> sets;
   for (const std::string& s : a.sets) {
@@ -81,23 +119,7 @@ Inputs load_inputs(const CommonArgs& a) {
     t.micro_batch = t.global_batch;
   }
   resolve_experts(in.model, in.cluster.gpu_count());
-  if (const LayerProfiles* profiles = in.cost.layer_profiles()) {
-    std::vector<std::string> devices;
-    for (const NodeType& t : in.cluster.node_types) devices.push_back(t.gpu.name);
-    profiles->check_applies_to(in.model.name, in.model.layers, devices);
-    // Every row this run may use is checked against its GPU's peak at the row's own micro-batch,
-    // not only at the micro-batches the run happens to price (a row 260x too fast was used).
-    const DType dtype = resolve_dtype(in.model, in.cluster);
-    std::set<std::pair<std::string, long>> checked;
-    for (const LayerProfileRow& r : profiles->rows()) {
-      if (r.model != in.model.name || r.tp != 1 || !checked.emplace(r.device, r.micro_batch).second) continue;
-      for (const NodeType& t : in.cluster.node_types) {
-        if (t.gpu.name != r.device) continue;
-        (void)block_costs(build_op_graph(in.model, r.micro_batch, dtype, t.gpu.kernel_support()), t.gpu, in.cost);
-        break;
-      }
-    }
-  }
+  if (const LayerProfiles* profiles = in.cost.layer_profiles()) check_layer_profile(*profiles, a.layer_profile, in);
   return in;
 }
 

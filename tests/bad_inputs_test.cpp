@@ -295,6 +295,16 @@ TEST(BadInputs, ALayerProfileRowFasterThanItsGpuIsRefusedAtAnyMicroBatch) {
   EXPECT_EQ(run_cli("simulate --no-upper-bound -m bert-base --layer-profile " + csv.string()),
             std::make_pair(2, std::string("--layer-profile: error: bert-base layer0 on A100-SXM4-40GB at micro-batch 1024: forward + backward "
                                           "300 us is faster than the GPU's peak fp16 rate allows for its 2.48e+13 FLOP (at least 79.5 ms)\n")));
+  // Rows at tensor-parallel degrees no plan of the run could have were kept, used by nothing.
+  std::ofstream(csv) << "model,device,layer,micro_batch,tp,fwd_s,bwd_s,optimizer_s,source\n"
+                        "bert-base,A100-SXM4-40GB,transformer,16,1,0.002,0.004,0.0001,test\n"
+                        "bert-base,A100-SXM4-40GB,transformer,16,5,0.002,0.004,0.0001,test\n"
+                        "bert-base,A100-SXM4-40GB,transformer,16,12,0.002,0.004,0.0001,test\n";
+  EXPECT_EQ(run_cli("simulate --no-upper-bound -m bert-base --layer-profile " + csv.string()),
+            std::make_pair(2, csv.string() + ":3: error: tp: 5 is no tensor-parallel degree of bert-base on this cluster (a degree divides "
+                                             "the 12 heads and spans at most one node, 8 GPUs)\n" +
+                                  csv.string() + ":4: error: tp: 12 is no tensor-parallel degree of bert-base on this cluster (a degree "
+                                                 "divides the 12 heads and spans at most one node, 8 GPUs)\n"));
   std::filesystem::remove(csv);
 }
 
