@@ -232,6 +232,14 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
                                   study.string() + ":8:12: error: vary[2].flags: a study has one flags axis, vary[0] (line 5): list every "
                                                    "combination in it, e.g. [[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]\n" +
                                   study.string() + ":9:10: error: vary[3].set: cluster.network.latency is already varied by vary[1] (line 6); one axis per field\n"));
+  // One value written two ways.
+  std::ofstream(study) << head << "  - set: cluster.node_types[*].nic.bandwidth\n    values: [100Gbps, 12.5GBps]\n"
+                       << "  - set: model.training.global_batch\n    values: [256, 2.56e2]\n";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, study.string() + ":6:13: error: vary[0].values: 12.5GBps is listed twice (alternatives 0 and 1, 100Gbps written "
+                                               "another way): the scenarios would repeat\n" +
+                                  study.string() + ":8:13: error: vary[1].values: 2.56e2 is listed twice (alternatives 0 and 1, 256 written "
+                                                   "another way): the scenarios would repeat\n"));
   // The same field under another path: every node type's and the first's, a field and its parent.
   std::ofstream(study) << head << "  - set: cluster.node_types[*].nic.bandwidth\n    values: [100Gbps]\n"
                        << "  - set: cluster.node_types[0].nic.bandwidth\n    values: [200Gbps]\n"

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "base/text.hpp"
+#include "base/units.hpp"
 #include "base/yaml_reader.hpp"
 
 namespace hetsim {
@@ -25,6 +27,16 @@ nlohmann::json axis_value(const StudyAxis& a, size_t i) {
   std::string joined;
   for (const std::string& f : a.flags[i]) joined += (joined.empty() ? "" : " ") + f;
   return joined;
+}
+
+// A value as what it means, so that one value written two ways is seen as one ("100Gbps" and
+// "12.5GBps", "256" and "2.56e2"): a quantity of any unit kind by its kind and SI value, else the text.
+std::string value_meaning(const std::string& text) {
+  for (int u = 0; u <= static_cast<int>(Unit::kCount); ++u) {
+    const ParsedQuantity q = parse_quantity(text, static_cast<Unit>(u));
+    if (q.ok()) return std::to_string(u == static_cast<int>(Unit::kCount) ? -1 : u) + ":" + format_double("%.17g", q.value);
+  }
+  return "text:" + text;
 }
 
 // Whether two field paths can name one field: equal, one inside the other
@@ -134,11 +146,13 @@ Study load_study(const std::filesystem::path& path) {
             std::sort(v.begin(), v.end());
             return v;
           };
-          const bool same = axis.is_flags() ? sorted(axis.flags[i]) == sorted(axis.flags[j]) : axis.values[i] == axis.values[j];
+          const bool same = axis.is_flags() ? sorted(axis.flags[i]) == sorted(axis.flags[j])
+                                            : value_meaning(axis.values[i]) == value_meaning(axis.values[j]);
           if (!same) continue;
           std::string text = axis.is_flags() ? "[" : "";
           text.append(axis.is_flags() ? axis_value(axis, i).get<std::string>() + "]" : axis.values[i]);
           text.append(" is listed twice (alternatives ").append(std::to_string(j)).append(" and ").append(std::to_string(i));
+          if (!axis.is_flags() && axis.values[i] != axis.values[j]) text.append(", ").append(axis.values[j]).append(" written another way");
           a.error(axis.is_flags() ? "flags" : "values", text + "): the scenarios would repeat");
           break;
         }
