@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -140,22 +141,25 @@ Study load_study(const std::filesystem::path& path) {
                            "[[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]");
         }
       }
+      // (by what each alternative means, in one pass: an axis may list up to a million)
+      std::map<std::string, size_t> first_of;
       for (size_t i = 0; i < axis.size(); ++i) {
-        for (size_t j = 0; j < i; ++j) {
-          auto sorted = [](std::vector<std::string> v) {  // the same flags in another order
-            std::sort(v.begin(), v.end());
-            return v;
-          };
-          const bool same = axis.is_flags() ? sorted(axis.flags[i]) == sorted(axis.flags[j])
-                                            : value_meaning(axis.values[i]) == value_meaning(axis.values[j]);
-          if (!same) continue;
-          std::string text = axis.is_flags() ? "[" : "";
-          text.append(axis.is_flags() ? axis_value(axis, i).get<std::string>() + "]" : axis.values[i]);
-          text.append(" is listed twice (alternatives ").append(std::to_string(j)).append(" and ").append(std::to_string(i));
-          if (!axis.is_flags() && axis.values[i] != axis.values[j]) text.append(", ").append(axis.values[j]).append(" written another way");
-          a.error(axis.is_flags() ? "flags" : "values", text + "): the scenarios would repeat");
-          break;
+        std::string meaning;
+        if (axis.is_flags()) {
+          std::vector<std::string> f = axis.flags[i];  // the same flags in another order
+          std::sort(f.begin(), f.end());
+          for (const std::string& x : f) meaning.append(x).push_back('\n');
+        } else {
+          meaning = value_meaning(axis.values[i]);
         }
+        const auto [at, fresh] = first_of.emplace(std::move(meaning), i);
+        if (fresh) continue;
+        const size_t j = at->second;
+        std::string text = axis.is_flags() ? "[" : "";
+        text.append(axis.is_flags() ? axis_value(axis, i).get<std::string>() + "]" : axis.values[i]);
+        text.append(" is listed twice (alternatives ").append(std::to_string(j)).append(" and ").append(std::to_string(i));
+        if (!axis.is_flags() && axis.values[i] != axis.values[j]) text.append(", ").append(axis.values[j]).append(" written another way");
+        a.error(axis.is_flags() ? "flags" : "values", text + "): the scenarios would repeat");
       }
       a.finish();
       product *= static_cast<double>(std::max<size_t>(axis.size(), 1));
