@@ -73,6 +73,10 @@ Device load_device(const std::filesystem::path& path) {
   return d;
 }
 
+std::string unknown_device_message(const std::string& name, const std::vector<std::string>& known) {
+  return "unknown device " + in_quotes(name) + " (no kernels_profile/devices/" + name + ".yaml)" + did_you_mean(name, known);
+}
+
 Device load_shipped_device(const std::string& name, const Diagnostic& referrer) {
   const std::filesystem::path path = data_root() / "kernels_profile" / "devices" / (name + ".yaml");
   std::error_code ec;

@@ -60,6 +60,9 @@ struct Device {
 // Loads the shipped device called `name` (kernels_profile/devices/<name>.yaml). Throws InputError
 // naming `referrer` (the file and field that asked for it) when there is none.
 [[nodiscard]] Device load_shipped_device(const std::string& name, const struct Diagnostic& referrer);
+// The message for a device name no shipped file has: 'unknown device "X" (no
+// kernels_profile/devices/X.yaml)' and the nearest of `known`, for tables that name devices.
+[[nodiscard]] std::string unknown_device_message(const std::string& name, const std::vector<std::string>& known);
 // Names of all shipped devices, sorted.
 [[nodiscard]] std::vector<std::string> shipped_device_names();
 

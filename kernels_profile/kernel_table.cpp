@@ -240,8 +240,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     };
     const std::string& device = row.text(kDevice);
     if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
-      fail(kDevice, "unknown device " + in_quotes(device) + " (no kernels_profile/devices/" + device + ".yaml)" +
-                        did_you_mean(device, devices));
+      fail(kDevice, unknown_device_message(device, devices));
     }
     const std::string& kernel = row.text(kKernel);
     if (std::find(kernel_names().begin(), kernel_names().end(), kernel) == kernel_names().end()) {

@@ -39,8 +39,7 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
     r.layer = row.text(kLayer);
     bool ok = !r.model.empty() && !r.device.empty();
     if (!r.device.empty() && std::find(devices.begin(), devices.end(), r.device) == devices.end()) {
-      row.error(kDevice, "unknown device " + in_quotes(r.device) + " (no kernels_profile/devices/" + r.device + ".yaml)" +
-                             did_you_mean(r.device, devices));
+      row.error(kDevice, unknown_device_message(r.device, devices));
       ok = false;
     }
     if (!valid_layer(r.layer)) {

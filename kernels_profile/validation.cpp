@@ -91,8 +91,7 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     // A GPU the layer could have run on: a device file, the dtype, the fused kernel (a bf16 row
     // on V100 was dropped from the table without a word).
     if (std::find(devices.begin(), devices.end(), m.device) == devices.end()) {
-      row.error(kDevice, "unknown device " + in_quotes(m.device) + " (no kernels_profile/devices/" + m.device + ".yaml)" +
-                             did_you_mean(m.device, devices));
+      row.error(kDevice, unknown_device_message(m.device, devices));
       return;
     }
     auto it = loaded.find(m.device);
