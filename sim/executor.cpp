@@ -96,6 +96,7 @@ class Run {
       for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
     }
     net_.set_actor_budget(o.actor_budget, most_workers(p, streams_));
+    net_.set_relays_from(o.relays_from_flows);
   }
 
   // At most how many communications run at once, so many workers: each holds its streams alone,

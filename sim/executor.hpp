@@ -31,6 +31,9 @@ struct SimOptions {
   // SimGrid actors a simulation may start for its communications (each stack is two memory
   // mappings under vm.max_map_count); 0: as many as that limit allows with 16 384 mappings to spare.
   size_t actor_budget = 0;
+  // Concurrent flows from which transfers run between relay actors rather than host to host (the
+  // same times; sim/network.hpp); 0: Network::kRelaysFromFlows. Tests lower it.
+  size_t relays_from_flows = 0;
 };
 
 struct TaskTiming {

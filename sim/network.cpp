@@ -80,43 +80,6 @@ void Network::run_batch(const std::vector<Legs>& flows, size_t first, size_t las
   }
 }
 
-// What one endpoint actor does in a mailbox exchange: send these, receive that many.
-struct PortJob {
-  int endpoint = 0;
-  std::vector<std::pair<int, double>> puts;  // (destination endpoint, bytes)
-  int gets = 0;
-};
-
-namespace {
-
-// The jobs of direct transfers: per endpoint its sends and receives, cut into jobs of at most
-// `most` transfers (each job's actor keeps a list of its transfers that every completion searches).
-std::vector<PortJob> port_jobs(const std::vector<Flow>& transfers, size_t most) {
-  std::map<int, PortJob> by_endpoint;  // ordered: actors start in a fixed order
-  for (const Flow& f : transfers) {
-    by_endpoint[f.src].puts.emplace_back(f.dst, f.bytes);
-    ++by_endpoint[f.dst].gets;
-  }
-  std::vector<PortJob> jobs;
-  for (auto& [endpoint, all] : by_endpoint) {
-    size_t put = 0;
-    int gets = all.gets;
-    while (put < all.puts.size() || gets > 0) {
-      PortJob j;
-      j.endpoint = endpoint;
-      const size_t n = std::min(most, all.puts.size() - put);
-      j.puts.assign(all.puts.begin() + static_cast<std::ptrdiff_t>(put), all.puts.begin() + static_cast<std::ptrdiff_t>(put + n));
-      put += n;
-      j.gets = static_cast<int>(std::min<size_t>(most - n, static_cast<size_t>(gets)));
-      gets -= j.gets;
-      jobs.push_back(std::move(j));
-    }
-  }
-  return jobs;
-}
-
-}  // namespace
-
 size_t Network::default_actor_budget() {
   static const size_t most = [] {
     long limit = 0;
@@ -127,47 +90,14 @@ size_t Network::default_actor_budget() {
   return most;
 }
 
-bool Network::through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs, std::vector<Legs>& rest) const {
-  if (records_ != nullptr || legs.size() <= kFlowsPerActor) return false;
-  std::vector<Flow> transfers;
-  for (const Legs& l : legs) {
-    if (l.count != 1 || l.legs[0].first == l.legs[0].second) return false;
-    transfers.push_back({l.legs[0].first, l.legs[0].second, l.bytes});
-  }
-  jobs = port_jobs(transfers, kFlowsPerActor);
-  if (jobs.size() > actors_free()) {
-    // As many endpoints as the budget holds (jobs are ordered by endpoint), counting all their
-    // transfers: an upper bound of the jobs they need for the transfers among themselves.
-    std::vector<char> chosen(platform_.fabric->endpoint_count(), 0);
-    size_t taken = 0;
-    for (size_t j = 0; j < jobs.size();) {
-      size_t k = j;
-      while (k < jobs.size() && jobs[k].endpoint == jobs[j].endpoint) ++k;
-      if (taken + (k - j) > actors_free()) break;
-      taken += k - j;
-      chosen[jobs[j].endpoint] = 1;
-      j = k;
-    }
-    std::vector<Flow> within;
-    for (size_t i = 0; i < legs.size(); ++i) {
-      if (chosen[transfers[i].src] && chosen[transfers[i].dst]) {
-        within.push_back(transfers[i]);
-      } else {
-        rest.push_back(legs[i]);
-      }
-    }
-    transfers.swap(within);
-    jobs = port_jobs(transfers, kFlowsPerActor);
-  }
-  // Starting an actor costs more than a short list search: worth it where actors carry many
-  // transfers each (an all-to-all) or the flows are so many that the list dominates (measured on
-  // rings: even at 16 384 flows, 2.6x faster at 32 768).
-  const bool worth = !jobs.empty() && (transfers.size() >= kPortsFromFlows || transfers.size() >= 16 * jobs.size());
-  if (!worth) rest.clear();
-  return worth;
+size_t Network::relay_pairs(size_t transfers) const {
+  if (records_ != nullptr || transfers < relays_from_) return 0;
+  const size_t free_pairs = actors_free() / 2;
+  const size_t wanted = (transfers + kFlowsPerRelay - 1) / kFlowsPerRelay;
+  return std::min(wanted, free_pairs);
 }
 
-void Network::run_through_ports(const std::vector<PortJob>& jobs, const std::vector<Legs>& rest) {
+void Network::run_relays(const std::vector<Legs>& direct, size_t pairs, const std::vector<Legs>& rest) {
   int call = next_call_;
   if (free_calls_.empty()) {
     ++next_call_;
@@ -175,29 +105,48 @@ void Network::run_through_ports(const std::vector<PortJob>& jobs, const std::vec
     call = free_calls_.back();
     free_calls_.pop_back();
   }
-  // A mailbox per (call, receiving endpoint): which of its senders a receive meets does not
-  // matter, the transfer runs between the sender's and the receiver's hosts with the sender's bytes.
-  auto mailbox = [call](int endpoint) {
-    char name[32];
-    std::snprintf(name, sizeof name, "c%d>%d", call, endpoint);
-    return sg4::Mailbox::by_name(name);
-  };
-  live_actors_ += jobs.size();
+  live_actors_ += 2 * pairs;
+  // Pair k carries transfers [k * per, (k + 1) * per): its receiver posts one receive per
+  // transfer on the pair's mailbox, then its sender, for each transfer, moves itself to the source
+  // host and the receiver to the destination host and sends. SimGrid starts a mailbox transfer
+  // between the hosts its two actors are on when it is matched, which happens in the send: the
+  // transfer runs between the right hosts from the same moment (no simulated time passes).
+  const size_t per = (direct.size() + pairs - 1) / pairs;
   std::vector<sg4::ActorPtr> actors;
-  for (const PortJob& job : jobs) {
-    actors.push_back(sg4::Actor::create("port", platform_.endpoint(job.endpoint), [&mailbox, &job] {
-      static char payload;
+  for (size_t first = 0; first < direct.size(); first += per) {
+    const size_t last = std::min(direct.size(), first + per);
+    char name[32];
+    std::snprintf(name, sizeof name, "r%d.%zu", call, first / per);
+    sg4::Mailbox* box = sg4::Mailbox::by_name(name);
+    sg4::SemaphorePtr posted = sg4::Semaphore::create(0);
+    sg4::ActorPtr in = sg4::Actor::create("relay-in", platform_.endpoint(direct[first].legs[0].second), [box, posted, n = last - first] {
+      std::vector<void*> received(n);
       std::vector<sg4::CommPtr> comms;
-      std::vector<void*> received(static_cast<size_t>(job.gets));
-      for (const auto& [dst, bytes] : job.puts) comms.push_back(mailbox(dst)->put_async(&payload, amount(bytes)));
-      sg4::Mailbox* mine = mailbox(job.endpoint);
-      for (void*& r : received) comms.push_back(mine->get_async<void>(&r));
+      comms.reserve(n);
+      for (void*& r : received) comms.push_back(box->get_async<void>(&r));
+      posted->release();
+      sg4::Comm::wait_all(comms);
+    });
+    actors.push_back(in);
+    actors.push_back(sg4::Actor::create("relay-out", platform_.endpoint(direct[first].legs[0].first), [this, &direct, box, posted, in, first, last] {
+      static char payload;
+      posted->acquire();
+      std::vector<sg4::CommPtr> comms;
+      comms.reserve(last - first);
+      for (size_t i = first; i < last; ++i) {
+        const auto [src, dst] = direct[i].legs[0];
+        sg4::Host* from = platform_.endpoint(src);
+        sg4::Host* to = platform_.endpoint(dst);
+        if (sg4::this_actor::get_host() != from) sg4::this_actor::set_host(from);
+        if (in->get_host() != to) in->set_host(to);
+        comms.push_back(box->put_async(&payload, amount(direct[i].bytes)));
+      }
       sg4::Comm::wait_all(comms);
     }));
   }
   run_batch(rest, 0, rest.size());  // starts at the same moment: no simulated time passes before
   for (const sg4::ActorPtr& a : actors) a->join();
-  live_actors_ -= jobs.size();
+  live_actors_ -= 2 * pairs;
   free_calls_.push_back(call);
 }
 
@@ -212,13 +161,17 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // SimGrid 3.32 keeps every host-to-host transfer (Comm::sendto) in one engine-wide list that each
   // completion searches end to end: F concurrent flows cost O(F^2) (90 % of a 512-GPU plan, whose
   // all-to-all starts 261 632 flows). Transfers between actors sit only in their two actors' lists:
-  // flows run as mailbox transfers between actors on their endpoints, each actor sending or
-  // receiving at most kFlowsPerActor (the same flows, hosts and bytes: the same times), for as
-  // many endpoints as the actor budget holds.
-  std::vector<PortJob> jobs;
-  if (std::vector<Legs> rest; through_ports(legs, jobs, rest)) {
-    run_through_ports(jobs, rest);
-    return started;
+  // direct flows run as mailbox transfers carried by relay pairs of actors, at most
+  // kFlowsPerRelay per pair where the actor budget allows (the same flows, hosts and bytes: the
+  // same times); staged flows (three legs) run from the calling actor meanwhile.
+  if (const size_t pairs = relay_pairs(legs.size()); pairs > 0) {
+    std::vector<Legs> direct;
+    std::vector<Legs> rest;
+    for (const Legs& l : legs) (l.count == 1 ? direct : rest).push_back(l);
+    if (!direct.empty()) {
+      run_relays(direct, std::min(pairs, direct.size()), rest);
+      return started;
+    }
   }
   // Otherwise batches of kFlowsPerActor flows, each started and awaited by an actor of its own,
   // keep each actor's list short, and a staged transfer's legs run in its batch's actor, not one

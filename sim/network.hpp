@@ -38,8 +38,6 @@ struct PreparedSchedule {
   double setup_s = 0;              // step: the schedule's fixed cost, slept before the rounds
 };
 
-struct PortJob;  // network.cpp
-
 class Network {
  public:
   Network(const Platform& platform, std::vector<FlowRecord>* records) : platform_(platform), records_(records) {}
@@ -58,11 +56,15 @@ class Network {
 
   // Flows one actor starts and awaits at most (see concurrent()).
   static constexpr size_t kFlowsPerActor = 128;
-  // Concurrent flows from which mailbox transfers between endpoint actors pay even when each actor
-  // carries one or two (a ring); denser patterns use them from kFlowsPerActor flows on.
-  static constexpr size_t kPortsFromFlows = 16384;
+  // Concurrent flows from which relays (mailbox transfers, see run_relays) pay for their actors and
+  // the three context switches each transfer costs them, and the transfers a relay pair carries
+  // where the budget allows (each migration scans the pair's list of transfers). Measured on 1 GiB
+  // rings: host-to-host 196 ms against relays 147 ms at 4096 flows, 33 against 43 ms at 1024; 32
+  // per pair 3.7 s at 65 536 flows, 16 per pair 3.8 s, 64 4.0 s, 128 4.8 s, 256 12.1 s.
+  static constexpr size_t kRelaysFromFlows = 4096;
+  static constexpr size_t kFlowsPerRelay = 32;
   // Actors started inside one simulation (the executor's communication workers, batches of flows,
-  // endpoint actors of mailbox transfers) share one budget: each stack is two memory mappings under
+  // relay pairs of mailbox transfers) share one budget: each stack is two memory mappings under
   // the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 actors with
   // the default 65 530; 8192 where the limit cannot be read). Mailbox transfers and batch helpers
   // use what the reserved actors leave: past it, flows fall back to host-to-host transfers and
@@ -74,6 +76,8 @@ class Network {
     budget_ = budget > 0 ? budget : default_actor_budget();
     reserved_ = reserved;
   }
+  // Concurrent flows from which relays run (0: kRelaysFromFlows); tests lower it.
+  void set_relays_from(size_t flows) { relays_from_ = flows > 0 ? flows : kRelaysFromFlows; }
 
  private:
   // A transfer as its legs run one after the other: direct (one leg) or staged through host
@@ -86,19 +90,20 @@ class Network {
   [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
-  // Which of `legs` (all direct, more than kFlowsPerActor, not traced) run as mailbox transfers
-  // between actors on their endpoints: `jobs` for as many endpoints, in order, as the actor budget
-  // allows, the legs between two of them; the other legs go to `rest`. False when none should.
-  [[nodiscard]] bool through_ports(const std::vector<Legs>& legs, std::vector<PortJob>& jobs, std::vector<Legs>& rest) const;
-  // Runs the jobs' actors and, meanwhile, `rest` from the calling actor.
-  void run_through_ports(const std::vector<PortJob>& jobs, const std::vector<Legs>& rest);
+  // Relay pairs (two actors each) for `transfers` direct flows: one per kFlowsPerRelay, within the
+  // actor budget; 0 where relays should not run (few flows, or traced).
+  [[nodiscard]] size_t relay_pairs(size_t transfers) const;
+  // Runs `direct` (one leg each) as mailbox transfers carried by `pairs` relay pairs and,
+  // meanwhile, `rest` from the calling actor.
+  void run_relays(const std::vector<Legs>& direct, size_t pairs, const std::vector<Legs>& rest);
   [[nodiscard]] size_t actors_free() const { return budget_ > reserved_ + live_actors_ ? budget_ - reserved_ - live_actors_ : 0; }
 
   const Platform& platform_;
   std::vector<FlowRecord>* records_;  // null: not recording
   size_t budget_ = default_actor_budget();
   size_t reserved_ = 0;               // actors set aside for the executor
-  size_t live_actors_ = 0;            // endpoint and batch actors running now
+  size_t relays_from_ = kRelaysFromFlows;
+  size_t live_actors_ = 0;            // relay and batch actors running now
   int next_call_ = 0;                 // mailbox name prefixes: the next new one, and those free again
   std::vector<int> free_calls_;
 };
