@@ -2,7 +2,8 @@
 // Scale (issue 13): one simulated iteration of gpt3-1.3b, data parallel (dp-even, 2 samples per
 // GPU), on 32 ... 16 384 mixed GPUs (the default cluster's A100 and V100 nodes, as many of each);
 // the whole `hetsim plan` (search, candidate simulations, baselines, upper bound) of gpt3-1.3b on
-// 32 ... 16 384 of those GPUs (its limit, cli::kMaxPlanGpus) and of llama2-13b on 512. Targets: 16 384 GPUs under 60 s; planning
+// 32 ... 16 384 of those GPUs (its limit, cli::kMaxPlanGpus), of llama2-13b on 512 and of GPT-3
+// 175B on 64 ... 4096 A100-80GB. Targets: 16 384 GPUs under 60 s; planning
 // 512 GPUs under 20 s (gpt3-1.3b) and 60 s (llama2-13b). Wall time per run, process start and
 // platform build included; counters: the simulated iteration time and SimGrid activities.
 #include <benchmark/benchmark.h>
@@ -51,11 +52,12 @@ void BM_Scale_SimulationFixedCost(benchmark::State& state) {
 }
 BENCHMARK(BM_Scale_SimulationFixedCost)->RangeMultiplier(4)->Range(32, 131072)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// `hetsim plan` of `model` on `gpus` GPUs of the default cluster, through the executable.
-void plan(benchmark::State& state, const std::string& model) {
+// `hetsim plan` of `model` on `gpus` GPUs of `cluster` (a shipped name; every node type scaled to
+// as many nodes, of `gpus_per_node_set` GPUs together), through the executable.
+void plan(benchmark::State& state, const std::string& model, const std::string& cluster = "a100-v100-2x2", int gpus_per_node_set = 16) {
   const int gpus = static_cast<int>(state.range(0));
-  const std::string cmd = std::string(HETSIM_BINARY) + " -q plan --model " + model + " --set 'cluster.node_types[*].count=" +
-                          std::to_string(gpus / 16) + "' > /dev/null";
+  const std::string cmd = std::string(HETSIM_BINARY) + " -q plan --model " + model + " -c " + cluster +
+                          " --set 'cluster.node_types[*].count=" + std::to_string(gpus / gpus_per_node_set) + "' > /dev/null";
   for (auto _ : state) {
     if (std::system(cmd.c_str()) != 0) state.SkipWithError("hetsim plan failed");
   }
@@ -65,6 +67,10 @@ void BM_Scale_PlanGpt3(benchmark::State& state) { plan(state, "gpt3-1.3b"); }
 void BM_Scale_PlanLlama13b(benchmark::State& state) { plan(state, "llama2-13b"); }
 BENCHMARK(BM_Scale_PlanGpt3)->RangeMultiplier(2)->Range(32, 16384)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_Scale_PlanLlama13b)->Arg(512)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+// GPT-3 175B on DGX A100 80GB nodes (selene-64 scaled): the hybrid search (TP x PP x DP), SPMD
+// synthesis, baselines and upper bound.
+void BM_Scale_PlanGpt3_175B(benchmark::State& state) { plan(state, "gpt3-175b", "selene-64", 8); }
+BENCHMARK(BM_Scale_PlanGpt3_175B)->RangeMultiplier(4)->Range(64, 4096)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 }  // namespace hetsim
