@@ -105,13 +105,13 @@ void Network::run_relays(const std::vector<Legs>& direct, size_t pairs, const st
     call = free_calls_.back();
     free_calls_.pop_back();
   }
-  live_actors_ += 2 * pairs;
   // Pair k carries transfers [k * per, (k + 1) * per): its receiver posts one receive per
   // transfer on the pair's mailbox, then its sender, for each transfer, moves itself to the source
   // host and the receiver to the destination host and sends. SimGrid starts a mailbox transfer
   // between the hosts its two actors are on when it is matched, which happens in the send: the
   // transfer runs between the right hosts from the same moment (no simulated time passes).
   const size_t per = (direct.size() + pairs - 1) / pairs;
+  live_actors_ += 2 * ((direct.size() + per - 1) / per);  // the pairs started: at most `pairs`
   std::vector<sg4::ActorPtr> actors;
   for (size_t first = 0; first < direct.size(); first += per) {
     const size_t last = std::min(direct.size(), first + per);
@@ -146,7 +146,7 @@ void Network::run_relays(const std::vector<Legs>& direct, size_t pairs, const st
   }
   run_batch(rest, 0, rest.size());  // starts at the same moment: no simulated time passes before
   for (const sg4::ActorPtr& a : actors) a->join();
-  live_actors_ -= 2 * pairs;
+  live_actors_ -= actors.size();
   free_calls_.push_back(call);
 }
 
