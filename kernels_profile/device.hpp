@@ -25,6 +25,7 @@ struct Efficiency {
   double memory = 0.8;   // of the HBM bandwidth
   double kernel_launch_s = 5e-6;
   std::string source;
+  friend bool operator==(const Efficiency&, const Efficiency&) = default;
 };
 
 struct Device {
@@ -51,6 +52,7 @@ struct Device {
   [[nodiscard]] bool supports(DType t) const { return peak_flops.contains(t); }
   // Peak of `t`; throws std::out_of_range if unsupported (callers check supports() first).
   [[nodiscard]] double peak(DType t) const { return peak_flops.at(t); }
+  friend bool operator==(const Device&, const Device&) = default;
 };
 
 [[nodiscard]] std::string_view vendor_name(Vendor v);

@@ -18,6 +18,7 @@ struct GemmModel {
   long tile_n = 128;         // output tile of one thread block, columns
   double k_half = 64;        // K depth at which the per-tile fixed cost halves throughput
   GemmShape reference{1, 8192, 8192, 8192};  // where `efficiency` (the device's efficiency.matmul) holds
+  friend bool operator==(const GemmModel&, const GemmModel&) = default;
 };
 
 // Shape factor in (0, 1]: (tiles / (waves x units)) x (useful / padded tile area) x k / (k + k_half),

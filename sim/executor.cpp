@@ -8,18 +8,22 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <queue>
 #include <tuple>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "base/log.hpp"
 #include "base/progress.hpp"
 #include "sim/device_timing.hpp"
-#include "sim/isolated_run.hpp"
 #include "sim/platform.hpp"
+#include "sim/platform_server.hpp"
+#include "sim/program_codec.hpp"
 #include "sim/repeated_step.hpp"
 
 namespace hetsim {
@@ -372,21 +376,23 @@ class Run {
   const double precision_s_ = simgrid::config::get_value<double>("surf/precision");
 };
 
-nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const SimOptions& opts) {
-  int argc = 1;
-  char name[] = "hetsim";
-  char* argv[] = {name, nullptr};
-  // Never destroyed: this runs in a child process that exits right after (isolated_run.hpp), and
-  // tearing a large platform down took a fifth of the fixed cost of a simulation.
-  auto* engine = new sg4::Engine(&argc, argv);
-  xbt_log_control_set("root.thresh:critical");
-  configure_network_model();
-  const Platform platform = build_platform(cluster);
+// The simulation of one program, in a fork of the cluster's platform server: the request holds
+// the log level, the options and the program (program_codec.hpp).
+static_assert(std::is_trivially_copyable_v<SimOptions>, "sent to the simulation process as bytes");
+std::string simulation_job(const Cluster& cluster, const Platform& platform, std::string_view request) {
+  LogLevel level;
+  SimOptions opts;
+  if (request.size() < sizeof level + sizeof opts) throw std::runtime_error("simulation request cut short");
+  std::memcpy(&level, request.data(), sizeof level);
+  std::memcpy(&opts, request.data() + sizeof level, sizeof opts);
+  request.remove_prefix(sizeof level + sizeof opts);
+  set_log_level(level);
+  const Program prog = decode_program(request);
 
   const size_t n = prog.devices.size();
   Run run(prog, cluster, platform, opts);
   if (!prog.tasks.empty()) sg4::Actor::create("loop", platform.gpus.front(), [&run] { run.loop(); });
-  engine->run();
+  sg4::Engine::get_instance()->run();
   if (const size_t left = run.unfinished(); left > 0) {
     throw std::runtime_error("the simulation stopped with " + std::to_string(left) + " of " + std::to_string(prog.tasks.size()) +
                              " tasks unfinished (no actor could progress: a deadlock); no time is reported");
@@ -409,17 +415,19 @@ nlohmann::json run_in_engine(const Program& prog, const Cluster& cluster, const 
     flows.insert(flows.end(), {f.start_s, f.end_s, f.bytes, static_cast<double>(f.src_endpoint), static_cast<double>(f.dst_endpoint)});
   }
   out["flows"] = flows;
-  return out;
+  const std::vector<uint8_t> v = nlohmann::json::to_cbor(out);
+  return std::string(v.begin(), v.end());
 }
 
 // One run of `program` as it is.
 SimResult simulate_program(const Program& program, const Cluster& cluster, const SimOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string bytes = run_isolated([&] {
-    const std::vector<uint8_t> v = nlohmann::json::to_cbor(run_in_engine(program, cluster, options));
-    return std::string(v.begin(), v.end());
-  });
-  const nlohmann::json in = nlohmann::json::from_cbor(bytes);
+  std::string request;
+  const LogLevel level = log_level();
+  request.append(reinterpret_cast<const char*>(&level), sizeof level);
+  request.append(reinterpret_cast<const char*>(&options), sizeof options);
+  encode_program(program, request);
+  const nlohmann::json in = nlohmann::json::from_cbor(run_on_platform(cluster, simulation_job, request));
 
   SimResult r;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,7 +3,7 @@
 // host memory, one SimGrid link per Fabric link, and a single netzone whose routing asks the
 // Fabric (topologies/fabric.hpp) for the links between any two endpoints. One zone with computed
 // routes builds in milliseconds for thousands of GPUs (thousands of nested zones would not).
-// Must be called inside a fresh simgrid::s4u::Engine (see isolated_run.hpp).
+// Must be called inside a fresh simgrid::s4u::Engine (see platform_server.hpp).
 #pragma once
 
 #include <memory>

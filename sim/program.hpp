@@ -91,6 +91,7 @@ struct Task {
   std::string label;
   std::variant<ComputeTask, CollectiveTask, SendTask> body;
   std::vector<int> deps;  // indices of earlier tasks that must finish first
+  friend bool operator==(const Task&, const Task&) = default;
 };
 
 // The streams of a device as the executor numbers them: compute, then the communication streams.
@@ -113,6 +114,7 @@ void for_each_stream(const Task& task, F&& f) {
 struct ProgramDevice {
   double static_memory_bytes = 0;  // held all iteration: weights, gradients, optimizer state, reserve
   double peak_flops = 0;           // peak of the dtype this device computes in (for MFU)
+  friend bool operator==(const ProgramDevice&, const ProgramDevice&) = default;
 };
 
 // Identical gradient-accumulation steps the program holds only twice: tasks [first, first + size)
@@ -125,6 +127,7 @@ struct RepeatedStep {
   int first = 0;
   int size = 0;
   long more = 0;
+  friend bool operator==(const RepeatedStep&, const RepeatedStep&) = default;
 };
 
 struct Program {
@@ -154,6 +157,7 @@ struct Program {
   // Throws InputError (naming the global batch) when `tasks` exceeds max_program_tasks(); builders
   // that know their size call it before building.
   static void check_program_size(double tasks);
+  friend bool operator==(const Program&, const Program&) = default;
 };
 
 [[nodiscard]] std::string_view collective_name(CollectiveOp op);

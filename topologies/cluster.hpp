@@ -35,6 +35,7 @@ struct IntraNodeSpec {
   // absent: the default for the GPU generation (none before H100).
   std::optional<double> switch_reduction_Bps;
   std::string switch_reduction_source;
+  friend bool operator==(const IntraNodeSpec&, const IntraNodeSpec&) = default;
 };
 
 struct NicSpec {
@@ -43,6 +44,7 @@ struct NicSpec {
   double latency_s = 0;
   std::optional<double> achievable;  // as IntraNodeSpec::achievable, for the NICs
   std::string achievable_source;
+  friend bool operator==(const NicSpec&, const NicSpec&) = default;
 };
 
 // What-if degradation (stragglers, a slow link): multipliers on a healthy node's figures.
@@ -51,6 +53,7 @@ struct Degradation {
   double nic_bandwidth = 1;         // NIC bandwidth x
   double intra_node_bandwidth = 1;  // bandwidth of the GPU links inside the node x
   [[nodiscard]] bool healthy() const { return compute_slowdown == 1 && nic_bandwidth == 1 && intra_node_bandwidth == 1; }
+  friend bool operator==(const Degradation&, const Degradation&) = default;
 };
 
 struct NodeType {
@@ -62,6 +65,7 @@ struct NodeType {
   NicSpec nic;          // bandwidth already x degraded.nic_bandwidth
   Degradation degraded;  // `degraded`: every node of the type (the planner sees it)
   std::vector<std::pair<int, Degradation>> degraded_nodes;  // `degraded_nodes`: by index in the type (simulated only)
+  friend bool operator==(const NodeType&, const NodeType&) = default;
 };
 
 struct NetworkSpec {
@@ -70,6 +74,7 @@ struct NetworkSpec {
   int nodes_per_leaf = 0;       // fat-tree: nodes under one leaf switch; 0 = all under one
   double switch_latency_s = 0;
   bool cross_vendor_rdma = false;  // NVIDIA <-> AMD traffic goes NIC to NIC without host staging
+  friend bool operator==(const NetworkSpec&, const NetworkSpec&) = default;
 };
 
 // One GPU of the cluster. GPUs are numbered node by node, node types in file order.
@@ -77,6 +82,7 @@ struct GpuSlot {
   int node = 0;       // global node index
   int node_type = 0;  // index into Cluster::node_types
   int local = 0;      // index within its node
+  friend bool operator==(const GpuSlot&, const GpuSlot&) = default;
 };
 
 struct Cluster {
@@ -95,6 +101,7 @@ struct Cluster {
   [[nodiscard]] const NodeType& node_type_of_gpu(int gpu) const { return node_types[gpus[gpu].node_type]; }
   // The cluster restricted to node type `t` (same network), e.g. for homogeneous references.
   [[nodiscard]] Cluster only_node_type(int t) const;
+  friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 
 // Reads and checks a cluster file (and the devices it names). Throws InputError.

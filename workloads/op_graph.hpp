@@ -42,6 +42,7 @@ struct GemmShape {
   long m = 0;
   long n = 0;
   long k = 0;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
 struct Op {

@@ -1,0 +1,250 @@
+// File: sim/platform_server.cpp
+#include "sim/platform_server.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "base/fd_io.hpp"
+
+namespace hetsim {
+namespace {
+
+// Servers kept at once: a plan simulates the cluster and each of its GPU types alone (the upper
+// bound), a study a few clusters in turn. Each holds a platform (~15 kB per GPU).
+constexpr size_t kMaxServers = 4;
+constexpr uint64_t kStop = UINT64_MAX;
+
+struct Server {
+  Cluster cluster;  // what the server built, compared with each request's
+  PlatformJob job = nullptr;
+  pid_t pid = -1;
+  int fd = -1;  // our end of the socket to it
+  uint64_t used = 0;
+};
+
+std::string death_of(int wstatus) {
+  return WIFSIGNALED(wstatus) ? "signal " + std::to_string(WTERMSIG(wstatus)) : "exit status " + std::to_string(WEXITSTATUS(wstatus));
+}
+
+void reap(pid_t pid, int* wstatus = nullptr) {
+  int s = 0;
+  while (::waitpid(pid, &s, 0) < 0 && errno == EINTR) {
+  }
+  if (wstatus != nullptr) *wstatus = s;
+}
+
+// Dies with the process that forked it (pid `parent`), however that one ends.
+void die_with(pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(0);
+}
+
+// One job in a fork of the server: a status byte (0: done, 1: failed) and the job's bytes, or why
+// the fork died.
+std::string run_fork(const Cluster& cluster, const Platform& platform, PlatformJob job, int server_fd, std::string_view request) {
+  int fds[2];
+  if (::pipe(fds) != 0) return std::string("\1pipe failed: ") + std::strerror(errno);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t server = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return std::string("\1fork failed: ") + std::strerror(errno);
+  }
+  if (pid == 0) {
+    die_with(server);
+    ::close(fds[0]);
+    ::close(server_fd);
+    std::string out(1, '\0');
+    try {
+      out += job(cluster, platform, request);
+    } catch (const std::exception& e) {
+      out = std::string("\1") + e.what();
+    } catch (...) {
+      out = "\1unknown exception in simulation";
+    }
+    const bool ok = write_all(fds[1], out.data(), out.size());
+    std::fflush(stderr);
+    ::_exit(ok ? 0 : 3);
+  }
+  ::close(fds[1]);
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    data.append(buf, static_cast<size_t>(r));
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  reap(pid, &wstatus);
+  if (data.empty() || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return "\1simulation process died (" + death_of(wstatus) + ")";
+  }
+  return data;
+}
+
+[[noreturn]] void serve(int fd, const Cluster& cluster, PlatformJob job) {
+  std::string broken;  // why the platform could not be built: every request's answer
+  Platform platform;
+  try {
+    int argc = 1;
+    char name[] = "hetsim";
+    char* argv[] = {name, nullptr};
+    // Never destroyed: the server and its forks exit without tearing the platform down.
+    new simgrid::s4u::Engine(&argc, argv);
+    xbt_log_control_set("root.thresh:critical");
+    configure_network_model();
+    platform = build_platform(cluster);
+  } catch (const std::exception& e) {
+    broken = std::string("\1") + e.what();
+  }
+  for (;;) {
+    uint64_t len = 0;
+    if (!read_all(fd, &len, sizeof len) || len == kStop) ::_exit(0);
+    std::string request(len, '\0');
+    if (!read_all(fd, request.data(), len)) ::_exit(0);
+    const std::string reply = broken.empty() ? run_fork(cluster, platform, job, fd, request) : broken;
+    const uint64_t n = reply.size();
+    if (!send_all(fd, &n, sizeof n) || !send_all(fd, reply.data(), n)) ::_exit(0);
+  }
+}
+
+class Registry {
+ public:
+  ~Registry() {
+    if (owner_ == ::getpid()) {
+      for (Server& s : servers_) ::close(s.fd);  // the server reads the end and exits
+    }
+  }
+
+  std::string run(const Cluster& cluster, PlatformJob job, std::string_view request) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    adopt();
+    Server& s = server_for(cluster, job);
+    s.used = ++clock_;
+    const uint64_t len = request.size();
+    uint64_t n = 0;
+    std::string reply;
+    bool ok = send_all(s.fd, &len, sizeof len) && send_all(s.fd, request.data(), request.size()) && read_all(s.fd, &n, sizeof n);
+    if (ok) {
+      reply.resize(n);
+      ok = read_all(s.fd, reply.data(), n);
+    }
+    if (!ok || reply.empty()) {
+      ::close(s.fd);
+      int wstatus = 0;
+      reap(s.pid, &wstatus);
+      servers_.erase(servers_.begin() + (&s - servers_.data()));
+      throw std::runtime_error("simulation server died (" + death_of(wstatus) + ")");
+    }
+    if (reply[0] != 0) throw std::runtime_error("simulation failed: " + reply.substr(1));
+    return reply.substr(1);
+  }
+
+  int started() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return started_;
+  }
+
+  void stop_all() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    adopt();
+    while (!servers_.empty()) stop(servers_.size() - 1);
+  }
+
+ private:
+  // In a fork of the owner, the servers (and their sockets) are the owner's: forget them.
+  void adopt() {
+    const pid_t me = ::getpid();
+    if (owner_ == me) return;
+    for (Server& s : servers_) ::close(s.fd);
+    servers_.clear();
+    started_ = 0;
+    owner_ = me;
+  }
+
+  void stop(size_t i) {
+    const Server& s = servers_[i];
+    if (!send_all(s.fd, &kStop, sizeof kStop)) ::kill(s.pid, SIGKILL);
+    ::close(s.fd);
+    reap(s.pid);
+    servers_.erase(servers_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+
+  Server& server_for(const Cluster& cluster, PlatformJob job) {
+    for (Server& s : servers_) {
+      if (s.job == job && s.cluster == cluster) return s;
+    }
+    if (servers_.size() >= kMaxServers) {
+      size_t oldest = 0;
+      for (size_t i = 1; i < servers_.size(); ++i) {
+        if (servers_[i].used < servers_[oldest].used) oldest = i;
+      }
+      stop(oldest);
+    }
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+      throw std::runtime_error(std::string("socketpair failed: ") + std::strerror(errno));
+    }
+    std::fflush(stdout);  // the server must not flush our buffered output a second time
+    std::fflush(stderr);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      die_with(parent);
+      ::close(fds[0]);
+      for (const Server& other : servers_) ::close(other.fd);  // theirs to end, not ours to hold open
+      serve(fds[1], cluster, job);
+    }
+    ::close(fds[1]);
+    servers_.push_back(Server{cluster, job, pid, fds[0], 0});
+    ++started_;
+    return servers_.back();
+  }
+
+  std::mutex mutex_;
+  pid_t owner_ = ::getpid();
+  std::vector<Server> servers_;
+  uint64_t clock_ = 0;
+  int started_ = 0;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request) {
+  return registry().run(cluster, job, request);
+}
+
+int platform_servers_started() { return registry().started(); }
+
+void stop_platform_servers() { registry().stop_all(); }
+
+}  // namespace hetsim

@@ -1,0 +1,35 @@
+// File: sim/platform_server.hpp
+// Runs simulations on a cluster's SimGrid platform built once per process, not once per run.
+// SimGrid allows one engine per process and seals its platform at its first run, so a server
+// process (forked from this one, one per cluster) creates the engine and builds the platform but
+// never runs it, and answers each request in a fork of itself: the fork inherits the unsealed
+// engine copy-on-write, runs, and exits. Every run starts from the same state (a clean clock,
+// bit-identical results) and none builds the platform again.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sim/platform.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+// Work done in a fork of a server: the cluster and platform it built, and one request's bytes.
+// Returns the bytes sent back. `cluster` lives in the server (a copy taken when it started).
+using PlatformJob = std::string (*)(const Cluster& cluster, const Platform& platform, std::string_view request);
+
+// Returns job(cluster, platform, request) run in a fork of the server for (`cluster`, `job`),
+// which starts on first use; a process keeps a few servers, the least recently used stopping
+// first. A job's exception comes back as std::runtime_error carrying its message ("simulation
+// failed: ..."), as does the death of the job's process or of the server. Servers belong to the
+// process that started them: a fork of it starts its own.
+[[nodiscard]] std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request);
+
+// Servers this process has started so far (each built one platform).
+[[nodiscard]] int platform_servers_started();
+
+// Stops this process's servers; the next run starts a new one.
+void stop_platform_servers();
+
+}  // namespace hetsim
