@@ -34,6 +34,10 @@ struct SimOptions {
   // Concurrent flows from which transfers run between relay actors rather than host to host (the
   // same times; sim/network.hpp); 0: Network::kRelaysFromFlows. Tests lower it.
   size_t relays_from_flows = 0;
+  // Programs of up to this many tasks run on the cluster's platform server (built once per
+  // process), larger ones in a process that builds its own platform (the same times;
+  // sim/platform_server.hpp); 0: the default (2^18). Tests set it.
+  size_t served_tasks = 0;
 };
 
 struct TaskTiming {

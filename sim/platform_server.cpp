@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -47,20 +48,21 @@ void reap(pid_t pid, int* wstatus = nullptr) {
   if (wstatus != nullptr) *wstatus = s;
 }
 
-// Dies with the process that forked it (pid `parent`), however that one ends.
+// Dies with the process that forked it (pid `parent`), however that one ends (the kernel signals
+// when the forking thread ends: hetsim simulates from its main thread).
 void die_with(pid_t parent) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(0);
 }
 
-// One job in a fork of the server: a status byte (0: done, 1: failed) and the job's bytes, or why
-// the fork died.
-std::string run_fork(const Cluster& cluster, const Platform& platform, PlatformJob job, int server_fd, std::string_view request) {
+// Runs `work` in a fork of this process: a status byte (0: done, 1: failed) and its bytes, or
+// why the fork died. The fork closes `close_fd` (a socket it must not hold open) if >= 0.
+std::string run_in_fork(const std::function<std::string()>& work, int close_fd) {
   int fds[2];
   if (::pipe(fds) != 0) return std::string("\1pipe failed: ") + std::strerror(errno);
-  std::fflush(stdout);
+  std::fflush(stdout);  // the fork must not flush our buffered output a second time
   std::fflush(stderr);
-  const pid_t server = ::getpid();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -68,12 +70,12 @@ std::string run_fork(const Cluster& cluster, const Platform& platform, PlatformJ
     return std::string("\1fork failed: ") + std::strerror(errno);
   }
   if (pid == 0) {
-    die_with(server);
+    die_with(parent);
     ::close(fds[0]);
-    ::close(server_fd);
+    if (close_fd >= 0) ::close(close_fd);
     std::string out(1, '\0');
     try {
-      out += job(cluster, platform, request);
+      out += work();
     } catch (const std::exception& e) {
       out = std::string("\1") + e.what();
     } catch (...) {
@@ -101,18 +103,30 @@ std::string run_fork(const Cluster& cluster, const Platform& platform, PlatformJ
   return data;
 }
 
+// A SimGrid engine (never destroyed: its process exits without tearing the platform down, which
+// took a fifth of a small simulation's fixed cost) and `cluster`'s platform in it.
+Platform engine_and_platform(const Cluster& cluster) {
+  int argc = 1;
+  char name[] = "hetsim";
+  char* argv[] = {name, nullptr};
+  new simgrid::s4u::Engine(&argc, argv);
+  xbt_log_control_set("root.thresh:critical");
+  configure_network_model();
+  return build_platform(cluster);
+}
+
+// A status byte and bytes (run_in_fork) as the caller's result or exception.
+std::string result_of(const std::string& reply) {
+  if (reply.empty()) throw std::runtime_error("simulation process gave no answer");
+  if (reply[0] != 0) throw std::runtime_error("simulation failed: " + reply.substr(1));
+  return reply.substr(1);
+}
+
 [[noreturn]] void serve(int fd, const Cluster& cluster, PlatformJob job) {
   std::string broken;  // why the platform could not be built: every request's answer
   Platform platform;
   try {
-    int argc = 1;
-    char name[] = "hetsim";
-    char* argv[] = {name, nullptr};
-    // Never destroyed: the server and its forks exit without tearing the platform down.
-    new simgrid::s4u::Engine(&argc, argv);
-    xbt_log_control_set("root.thresh:critical");
-    configure_network_model();
-    platform = build_platform(cluster);
+    platform = engine_and_platform(cluster);
   } catch (const std::exception& e) {
     broken = std::string("\1") + e.what();
   }
@@ -121,7 +135,8 @@ std::string run_fork(const Cluster& cluster, const Platform& platform, PlatformJ
     if (!read_all(fd, &len, sizeof len) || len == kStop) ::_exit(0);
     std::string request(len, '\0');
     if (!read_all(fd, request.data(), len)) ::_exit(0);
-    const std::string reply = broken.empty() ? run_fork(cluster, platform, job, fd, request) : broken;
+    const std::string reply =
+        broken.empty() ? run_in_fork([&] { return job(cluster, platform, request); }, fd) : broken;
     const uint64_t n = reply.size();
     if (!send_all(fd, &n, sizeof n) || !send_all(fd, reply.data(), n)) ::_exit(0);
   }
@@ -131,7 +146,7 @@ class Registry {
  public:
   ~Registry() {
     if (owner_ == ::getpid()) {
-      for (Server& s : servers_) ::close(s.fd);  // the server reads the end and exits
+      while (!servers_.empty()) stop(servers_.size() - 1);  // none left behind
     }
   }
 
@@ -155,8 +170,7 @@ class Registry {
       servers_.erase(servers_.begin() + (&s - servers_.data()));
       throw std::runtime_error("simulation server died (" + death_of(wstatus) + ")");
     }
-    if (reply[0] != 0) throw std::runtime_error("simulation failed: " + reply.substr(1));
-    return reply.substr(1);
+    return result_of(reply);
   }
 
   int started() {
@@ -238,6 +252,10 @@ Registry& registry() {
 }
 
 }  // namespace
+
+std::string run_on_fresh_platform(const Cluster& cluster, const std::function<std::string(const Platform&)>& work) {
+  return result_of(run_in_fork([&] { return work(engine_and_platform(cluster)); }, -1));
+}
 
 std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request) {
   return registry().run(cluster, job, request);

@@ -7,6 +7,7 @@
 // bit-identical results) and none builds the platform again.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,11 @@ using PlatformJob = std::string (*)(const Cluster& cluster, const Platform& plat
 // failed: ..."), as does the death of the job's process or of the server. Servers belong to the
 // process that started them: a fork of it starts its own.
 [[nodiscard]] std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request);
+
+// Returns work(platform) run in a fork of this process that builds `cluster`'s platform for it
+// alone (no server: for work that outweighs building the platform, where sending its input to a
+// server would cost more than it saves). Errors as run_on_platform.
+[[nodiscard]] std::string run_on_fresh_platform(const Cluster& cluster, const std::function<std::string(const Platform&)>& work);
 
 // Servers this process has started so far (each built one platform).
 [[nodiscard]] int platform_servers_started();

@@ -55,10 +55,32 @@ TEST(PlatformServer, OneServerPerClusterAndItsRunsEqualFreshOnes) {
   EXPECT_NE(times(other), times(first));
 
   stop_platform_servers();
-  const SimResult fresh = simulate(mixed_program(c, 1e8), c);
+  const SimResult restarted = simulate(mixed_program(c, 1e8), c);
   EXPECT_EQ(platform_servers_started(), before + 2);
-  EXPECT_EQ(times(fresh), times(first));
-  EXPECT_EQ(fresh.activities, first.activities);
+  EXPECT_EQ(times(restarted), times(first));
+  EXPECT_EQ(restarted.activities, first.activities);
+}
+
+TEST(PlatformServer, LargeProgramsRunOnAPlatformOfTheirOwnWithTheSameTimes) {
+  for (const char* name : {"a100-8x8", "a100-mi250x"}) {  // the second stages flows through host memory
+    const Cluster c = test::shipped_cluster(name);
+    Program p = mixed_program(c, 2e8);
+    const int n = c.gpu_count();
+    for (int d = 0; d < n; d += 2) {
+      if (const int to = (d + 1 + d % 16) % n; to != d) p.add({"s", SendTask{d, to, 1e7}, {}});
+    }
+    p.add({"a2a", collective(CollectiveOp::kAllToAll, {0, 3, 9, 12, 24, 30}, 6e7), {2}});
+    stop_platform_servers();
+    const int before = platform_servers_started();
+    SimOptions own;
+    own.served_tasks = 1;
+    const SimResult fresh = simulate(p, c, own);
+    EXPECT_EQ(platform_servers_started(), before);
+    const SimResult served = simulate(p, c);
+    EXPECT_EQ(platform_servers_started(), before + 1);
+    EXPECT_EQ(times(served), times(fresh)) << name;
+    EXPECT_EQ(served.activities, fresh.activities) << name;
+  }
 }
 
 TEST(PlatformServer, AFewServersAreKeptTheLeastRecentlyUsedStoppingFirst) {
