@@ -2,6 +2,7 @@
 #include "sim/schedule.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -158,11 +159,20 @@ void for_each_round_group(const Schedule& s, const std::function<void(const Roun
     starts[static_cast<size_t>(e.offset)].push_back(i);
     stops[static_cast<size_t>(e.offset + e.chunks)].push_back(i);
   }
+  // The active pairs as a vector sorted by pair (a map's order, walked without its pointer
+  // chasing: 13 % of a 32 768-GPU data-parallel run went to iterating a std::map). Bytes change by
+  // the same additions and subtractions, in the same order, as a map's entries would.
   struct Active {
+    int src = 0, dst = 0;
     double bytes = 0;
     int edges = 0;
   };
-  std::map<std::pair<int, int>, Active> active;
+  const auto before = [](const Active& a, std::pair<int, int> key) { return std::pair(a.src, a.dst) < key; };
+  const auto find = [&](std::vector<Active>& v, const PipeEdge& e) {
+    const auto it = std::lower_bound(v.begin(), v.end(), std::pair(e.src, e.dst), before);
+    return it != v.end() && it->src == e.src && it->dst == e.dst ? it : v.end();
+  };
+  std::vector<Active> active, fresh, merged;
   RoundGroup g;
   int open = -1;  // the round the current active set began
   for (int r = 0; r <= rounds; ++r) {
@@ -172,23 +182,49 @@ void for_each_round_group(const Schedule& s, const std::function<void(const Roun
       g.first = open;
       g.count = r - open;
       g.flows.clear();
-      for (const auto& [pair, a] : active) g.flows.push_back({pair.first, pair.second, a.bytes});
+      for (const Active& a : active) g.flows.push_back({a.src, a.dst, a.bytes});
       visit(g);
     }
+    bool emptied = false;
     for (size_t i : stops[at]) {
       const PipeEdge& e = s.edges[i];
-      const auto it = active.find({e.src, e.dst});
-      if (--it->second.edges == 0) {
-        active.erase(it);
+      const auto it = find(active, e);
+      if (--it->edges == 0) {
+        emptied = true;
       } else {
-        it->second.bytes -= e.chunk_bytes;
+        it->bytes -= e.chunk_bytes;
       }
     }
+    if (emptied) std::erase_if(active, [](const Active& a) { return a.edges == 0; });
+    // Pairs already active take their new edges in place; new pairs are gathered, in list order
+    // within a pair, and merged in.
+    fresh.clear();
     for (size_t i : starts[at]) {
       const PipeEdge& e = s.edges[i];
-      Active& a = active[{e.src, e.dst}];
-      a.bytes += e.chunk_bytes;
-      ++a.edges;
+      if (const auto it = find(active, e); it != active.end()) {
+        it->bytes += e.chunk_bytes;
+        ++it->edges;
+      } else {
+        fresh.push_back({e.src, e.dst, 0.0, static_cast<int>(i)});  // edges: the list position, for now
+      }
+    }
+    if (!fresh.empty()) {
+      std::sort(fresh.begin(), fresh.end(),
+                [](const Active& a, const Active& b) { return std::tie(a.src, a.dst, a.edges) < std::tie(b.src, b.dst, b.edges); });
+      size_t w = 0;
+      for (size_t k = 0; k < fresh.size(); ++w) {
+        Active a{fresh[k].src, fresh[k].dst, 0.0, 0};
+        for (; k < fresh.size() && fresh[k].src == a.src && fresh[k].dst == a.dst; ++k) {
+          a.bytes += s.edges[static_cast<size_t>(fresh[k].edges)].chunk_bytes;
+          ++a.edges;
+        }
+        fresh[w] = a;
+      }
+      fresh.resize(w);
+      merged.clear();
+      std::merge(active.begin(), active.end(), fresh.begin(), fresh.end(), std::back_inserter(merged),
+                 [](const Active& a, const Active& b) { return std::tie(a.src, a.dst) < std::tie(b.src, b.dst); });
+      active.swap(merged);
     }
     open = r;
   }

@@ -1,9 +1,13 @@
 // File: tests/sim/schedule_test.cpp
-// Ring chains (grouped broadcasts and reductions held as n chains) and ring shifts (pairwise
-// all-to-all) give the rounds, flows and estimates of the n(n-1) edges they stand for, bit for bit.
+// Pipelined edges give the round groups of their definition; ring chains (grouped broadcasts and
+// reductions held as n chains) and ring shifts (pairwise all-to-all) give the rounds, flows and
+// estimates of the n(n-1) edges they stand for, bit for bit.
 #include "sim/schedule.hpp"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <random>
 
 #include "test_support.hpp"
 
@@ -33,6 +37,64 @@ void expect_same_flows(const std::vector<Flow>& got, const std::vector<Flow>& wa
     EXPECT_EQ(got[f].src, want[f].src) << f;
     EXPECT_EQ(got[f].dst, want[f].dst) << f;
     EXPECT_EQ(got[f].bytes, want[f].bytes) << f;  // bit for bit: the same sums in the same order
+  }
+}
+
+// Round groups of pipelined edges as the definition reads: sweep the rounds where an edge starts or
+// stops, keep each GPU pair's bytes per round in a map (added and subtracted edge by edge, in
+// edge order), and emit the map's pairs in order whenever the active set changes.
+std::vector<RoundGroup> reference_round_groups(const Schedule& s) {
+  std::map<int, std::vector<size_t>> starts, stops;
+  for (size_t i = 0; i < s.edges.size(); ++i) {
+    if (s.edges[i].chunks <= 0) continue;
+    starts[s.edges[i].offset].push_back(i);
+    stops[s.edges[i].offset + s.edges[i].chunks].push_back(i);
+  }
+  std::map<std::pair<int, int>, std::pair<double, int>> active;  // bytes, edges
+  std::vector<RoundGroup> out;
+  int open = -1;
+  for (int r = 0; r <= s.rounds(); ++r) {
+    if (!starts.contains(r) && !stops.contains(r)) continue;
+    if (open >= 0 && !active.empty()) {
+      RoundGroup g{open, r - open, {}};
+      for (const auto& [pair, a] : active) g.flows.push_back({pair.first, pair.second, a.first});
+      out.push_back(g);
+    }
+    for (size_t i : stops[r]) {
+      auto it = active.find({s.edges[i].src, s.edges[i].dst});
+      if (--it->second.second == 0) active.erase(it);
+      else it->second.first -= s.edges[i].chunk_bytes;
+    }
+    for (size_t i : starts[r]) {
+      auto& a = active[{s.edges[i].src, s.edges[i].dst}];
+      a.first += s.edges[i].chunk_bytes;
+      ++a.second;
+    }
+    open = r;
+  }
+  return out;
+}
+
+TEST(PipeEdges, RoundGroupsAreThoseOfTheDefinitionBitForBit) {
+  // Random edges over few GPUs (so pairs repeat, pairs start and stop in the same round, a pair
+  // ends and starts again at once), with chunk sizes whose sums round differently by order.
+  std::mt19937 rng(20261126);
+  for (int trial = 0; trial < 300; ++trial) {
+    Schedule s;
+    const int gpus = 2 + trial % 6, n = 1 + static_cast<int>(rng() % 60);
+    for (int e = 0; e < n; ++e) {
+      const int src = static_cast<int>(rng() % gpus);
+      const int dst = (src + 1 + static_cast<int>(rng() % (gpus - 1))) % gpus;
+      s.edges.push_back({src, dst, static_cast<int>(rng() % 12), static_cast<int>(rng() % 6), 0.1 * (1 + rng() % 1000) / 3.0});
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const std::vector<RoundGroup> got = round_groups(s), want = reference_round_groups(s);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t g = 0; g < got.size(); ++g) {
+      EXPECT_EQ(got[g].first, want[g].first);
+      EXPECT_EQ(got[g].count, want[g].count);
+      expect_same_flows(got[g].flows, want[g].flows);
+    }
   }
 }
 
