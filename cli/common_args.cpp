@@ -47,6 +47,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_flag("--every-collective", a.every_collective,
                 "simulate every collective flow by flow (by default, where communications never overlap, as in pure "
                 "data parallelism, a collective identical to one already simulated takes its time: the same times)");
+  cmd->add_flag("--every-replica", a.every_replica,
+                "write every data-parallel replica's compute (by default GPUs of the same type, node health and share "
+                "of the batch, which run in lockstep, are written once and mirrored on all of them: the same times)");
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
 }
@@ -158,6 +161,7 @@ SimOptions sim_options(const CommonArgs& a) {
   o.record_flows = !a.trace.empty();  // link-utilisation tracks
   o.every_step = a.every_step;
   o.every_collective = a.every_collective;
+  o.every_replica = a.every_replica;
   return o;
 }
 

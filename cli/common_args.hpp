@@ -32,6 +32,7 @@ struct CommonArgs {
   std::vector<std::string> sets;  // --set PATH=VALUE, in order
   bool every_step = false;        // --every-step (SimOptions::every_step)
   bool every_collective = false;  // --every-collective (SimOptions::every_collective)
+  bool every_replica = false;     // --every-replica (SimOptions::every_replica)
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
@@ -21,19 +22,15 @@ std::vector<long> split_proportionally(long total, const std::vector<double>& we
     out[i] = static_cast<long>(std::floor(exact[i]));
     given += out[i];
   }
-  while (given < total) {
-    size_t best = 0;
-    double best_deficit = -1e300;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      const double deficit = exact[i] - static_cast<double>(out[i]);
-      if (deficit > best_deficit) {
-        best_deficit = deficit;
-        best = i;
-      }
-    }
-    ++out[best];
-    ++given;
-  }
+  // The remaining units, one each, to the largest deficits (ties to the lower index): every
+  // deficit is below one and the remaining units are their sum, so no share gets two.
+  std::vector<size_t> order(weights.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto left = static_cast<size_t>(std::max(0L, total - given));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return exact[a] - static_cast<double>(out[a]) > exact[b] - static_cast<double>(out[b]);
+  });
+  for (size_t k = 0; k < left && !order.empty(); ++k) ++out[order[k % order.size()]];
   return out;
 }
 
@@ -66,7 +63,7 @@ class CostCache {
 }  // namespace
 
 DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                    BatchSplit split, long global_batch, bool every_step) {
+                                    BatchSplit split, long global_batch, bool every_step, bool every_replica) {
   DataParallelPlan plan;
   const int n = cluster.gpu_count();
   const long mb = model.training.micro_batch;
@@ -106,23 +103,49 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     }
   }
 
+  // Replicas that nothing tells apart (the same GPU type, node health and share of the batch)
+  // compute the same tasks from the same moment: one stream of tasks mirrored on all of them
+  // (ComputeTask::mirrors), unless every_replica. The gradient all-reduces span every GPU either way.
+  std::vector<std::vector<int>> classes;  // each: its first GPU, then the GPUs that mirror it
+  {
+    std::map<std::tuple<int, double, long>, size_t> index;
+    for (int g = 0; g < n; ++g) {
+      const int node = cluster.gpus[g].node;
+      const double health = cluster.node_health.empty() ? 1.0 : cluster.node_health[node].compute_slowdown;
+      const auto key = std::make_tuple(cluster.gpus[g].node_type, health, plan.samples[g]);
+      const auto [it, added] = index.try_emplace(key, classes.size());
+      if (every_replica || added) {
+        classes.push_back({g});
+      } else {
+        classes[it->second].push_back(g);
+      }
+    }
+  }
+
   // Micro-batch steps per GPU, and how many of them (those before the last) run as one task.
   auto steps_of = [&](int g) { return plan.samples[g] / mb + (plan.samples[g] % mb != 0 ? 1 : 0); };  // no overflow
   auto collapsed_of = [&](int g) { return every_step || steps_of(g) < 3 ? 0L : steps_of(g) - 1; };
-  double steps = 0;  // micro-batch steps simulated over all GPUs: the program's size, known before building it
-  for (int g = 0; g < n; ++g) steps += static_cast<double>(steps_of(g) - collapsed_of(g)) + (collapsed_of(g) > 0 ? 1 : 0);
-  Program::check_program_size(steps * 2 * static_cast<double>(nblocks) + static_cast<double>(nblocks + n));
+  double steps = 0;  // micro-batch steps simulated over all streams: the program's size, known before building it
+  for (const std::vector<int>& c : classes) {
+    const int g = c.front();
+    steps += static_cast<double>(steps_of(g) - collapsed_of(g)) + (collapsed_of(g) > 0 ? 1 : 0);
+  }
+  Program::check_program_size(steps * 2 * static_cast<double>(nblocks) + static_cast<double>(nblocks + classes.size()));
   Program& p = plan.program;
   p.strategy = split == BatchSplit::kEven ? "dp-even" : "dp-proportional";
   p.devices.resize(n);
   p.samples = static_cast<double>(global_batch);
   p.tokens = static_cast<double>(global_batch) * static_cast<double>(model.seq_len);
-  std::vector<std::vector<int>> last_bwd(nblocks);  // per block: each GPU's final backward task
   for (int g = 0; g < n; ++g) {
-    const Device& dev = cluster.device_of(g);
     p.devices[g].static_memory_bytes = state_bytes + kRuntimeReserveBytes;
-    p.devices[g].peak_flops = dev.peak(dtype);
-    const std::string prefix = "gpu" + std::to_string(g) + ".";
+    p.devices[g].peak_flops = cluster.device_of(g).peak(dtype);
+  }
+  std::vector<std::vector<int>> last_bwd(nblocks);  // per block: each stream's final backward task
+  for (const std::vector<int>& c : classes) {
+    const int g = c.front();
+    const std::vector<int> mirrors(c.begin() + 1, c.end());
+    const double replicas = static_cast<double>(c.size());  // FLOPs and compute seconds count on each
+    const std::string prefix = "gpu" + std::to_string(g) + ".";  // mirrored tasks carry their first GPU's name
     long done = 0, k = 0;
     if (const long repeats = collapsed_of(g); repeats > 0) {
       // Steps 0 .. repeats-1, all of the full micro-batch: one task of their summed length that
@@ -133,15 +156,15 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
         step_s += b.fwd_s + b.bwd_s;
         step_flops += b.model_flops;
         activations += b.saved_bytes;
-        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += static_cast<double>(repeats) * b.sources[s];
+        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * static_cast<double>(repeats) * b.sources[s];
       }
       const double r = static_cast<double>(repeats);
       std::string label = prefix;
       label.append("mb0-").append(std::to_string(repeats - 1)).append(" (").append(std::to_string(repeats));
       label.append(" identical steps as one task)");
-      p.add({label, ComputeTask{g, r * step_s, r * step_flops, activations}, {}});
-      p.add({label + ".release", ComputeTask{g, 0, 0, -activations}, {}});
-      p.model_flops += r * step_flops;
+      p.add({label, ComputeTask{g, r * step_s, r * step_flops, activations, mirrors}, {}});
+      p.add({label + ".release", ComputeTask{g, 0, 0, -activations, mirrors}, {}});
+      p.model_flops += replicas * r * step_flops;
       done = repeats * mb;
       k = repeats;
     }
@@ -152,13 +175,13 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       const std::vector<BlockCost>& blocks = costs.blocks(g, size);
       const std::string mbtag = "mb" + std::to_string(k) + ".";
       for (const BlockCost& b : blocks) {
-        p.add({prefix + mbtag + b.name + ".fwd", ComputeTask{g, b.fwd_s, 0, b.saved_bytes}, {}});
-        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += b.sources[s];
+        p.add({prefix + mbtag + b.name + ".fwd", ComputeTask{g, b.fwd_s, 0, b.saved_bytes, mirrors}, {}});
+        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * b.sources[s];
       }
       for (size_t i = nblocks; i-- > 0;) {
         const BlockCost& b = blocks[i];
-        const int t = p.add({prefix + mbtag + b.name + ".bwd", ComputeTask{g, b.bwd_s, b.model_flops, -b.saved_bytes}, {}});
-        p.model_flops += b.model_flops;
+        const int t = p.add({prefix + mbtag + b.name + ".bwd", ComputeTask{g, b.bwd_s, b.model_flops, -b.saved_bytes, mirrors}, {}});
+        p.model_flops += replicas * b.model_flops;
         if (last) last_bwd[i].push_back(t);
       }
     }
@@ -175,23 +198,25 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       last_collective = p.add({"allreduce." + name, collective(CollectiveOp::kAllReduce, group, grad_bytes), last_bwd[i]});
     }
   }
-  for (int g = 0; g < n; ++g) {
+  for (const std::vector<int>& c : classes) {
+    const int g = c.front();
     const Device& dev = cluster.device_of(g);
     // A per-layer profile's optimizer times when it covers every block, else the cost model.
     const std::vector<BlockCost>& blocks = costs.blocks(g, mb);
     const bool profiled = std::all_of(blocks.begin(), blocks.end(), [](const BlockCost& b) { return b.optimizer_s.has_value(); });
+    const double replicas = static_cast<double>(c.size());
     double opt_s = 0;
     if (profiled) {
       for (const BlockCost& b : blocks) opt_s += *b.optimizer_s;
-      p.compute_source_s[static_cast<int>(CostSource::kLayerProfile)] += opt_s;
+      p.compute_source_s[static_cast<int>(CostSource::kLayerProfile)] += replicas * opt_s;
     } else {
-      const OpCost c = cost.optimizer_time(dev, params, optimizer_traffic_per_param(model, dtype));
-      opt_s = c.seconds;
-      for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += c.by_source[s];
+      const OpCost oc = cost.optimizer_time(dev, params, optimizer_traffic_per_param(model, dtype));
+      opt_s = oc.seconds;
+      for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * oc.by_source[s];
     }
     std::vector<int> deps;
     if (last_collective >= 0) deps.push_back(last_collective);
-    p.add({"gpu" + std::to_string(g) + ".optimizer", ComputeTask{g, opt_s, 0, 0}, deps});
+    p.add({"gpu" + std::to_string(g) + ".optimizer", ComputeTask{g, opt_s, 0, 0, std::vector<int>(c.begin() + 1, c.end())}, deps});
   }
   plan.feasible = true;
   return plan;

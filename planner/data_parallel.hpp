@@ -30,8 +30,13 @@ struct DataParallelPlan {
 // stream (the gradient all-reduces wait for the last): unless `every_step`, they are one task of
 // their summed length holding one step's activations, so the program's size does not grow with
 // the number of steps (global batch 1e9 simulates as fast as 512); the times are the same.
+// GPUs that nothing tells apart (the same type, node health and share) compute in lockstep, so
+// unless `every_replica` their compute tasks are written once, mirrored on all of them
+// (ComputeTask::mirrors): the program grows with the kinds of GPU, not with the GPUs, apart from
+// the collectives' member lists; the times are the same.
 [[nodiscard]] DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                                  BatchSplit split, long global_batch, bool every_step = false);
+                                                  BatchSplit split, long global_batch, bool every_step = false,
+                                                  bool every_replica = false);
 
 // Splits `total` into integer shares proportional to `weights`: floors first, then one unit at a
 // time to the largest remaining deficit (ties to the lower index). Shares sum to `total`.

@@ -30,7 +30,7 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
   BatchSplit split = BatchSplit::kEven;
   if (strategy == "dp-proportional") split = BatchSplit::kProportional;
   else if (strategy != "dp-even") throw std::invalid_argument("unknown strategy " + strategy);
-  DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch, options.every_step);
+  DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch, options.every_step, options.every_replica);
   if (!plan.feasible) return infeasible_evaluation(strategy, model, cluster, plan.infeasible_reason);
   return simulated_evaluation(std::move(plan.program), model, cluster, options);
 }

@@ -28,6 +28,10 @@ struct SimOptions {
   // every_collective (--every-collective) simulates each of them flow by flow instead (the same
   // times: nothing else shares the network with them).
   bool every_collective = false;
+  // Builders write the compute of data-parallel replicas that nothing tells apart (the same GPU
+  // type, node health and share of the batch) once, mirrored on all of them; every_replica
+  // (--every-replica) writes each GPU's own (the same times: they run in lockstep).
+  bool every_replica = false;
   // SimGrid actors a simulation may start for its communications (each stack is two memory
   // mappings under vm.max_map_count); 0: as many as that limit allows with 16 384 mappings to spare.
   size_t actor_budget = 0;

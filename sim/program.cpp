@@ -163,7 +163,7 @@ void Program::check_program_size(double tasks) {
                                                                    : format_double("%.0f", tasks) + ", more than the " + std::to_string(most);
   throw InputError("training.global_batch", "",
                    "one iteration of this run needs " + need +
-                       " simulated tasks this machine can hold (one per layer, micro-batch step and GPU; about 500 bytes "
+                       " simulated tasks this machine can hold (one per layer, micro-batch step and GPU, or group of GPUs in lockstep; about 500 bytes "
                        "each, twice, in a quarter of its memory): lower the global batch, raise the micro-batch or use "
                        "fewer GPUs (data-parallel and SPMD plans simulate identical steps once or twice, pipeline plans two "
                        "periods of their steady state where it repeats in time, unless --every-step)");

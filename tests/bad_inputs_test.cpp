@@ -427,11 +427,14 @@ TEST(BadInputs, AMillionProblemsAreReportedAsFiftyAndACount) {
 }
 
 TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
-  // 1e9 samples over 32 GPUs, every step simulated: 5.2e10 tasks; refused at once (it grew to 17 GB
-  // and was killed).
-  const auto [rc, err] = run_cli("simulate --strategy dp-even --global-batch 1000000000 --every-step --no-upper-bound");
-  EXPECT_EQ(rc, 2);
-  EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs 520000000", 0), 0u) << err;
+  // 1e9 samples over 32 GPUs, every step simulated: 5.2e10 tasks (3.25e9 with the 16 A100 and the
+  // 16 V100 each written once, in lockstep); refused at once (it grew to 17 GB and was killed).
+  for (const char* replicas : {"", " --every-replica"}) {
+    const auto [rc, err] = run_cli(std::string("simulate --strategy dp-even --global-batch 1000000000 --every-step --no-upper-bound") + replicas);
+    EXPECT_EQ(rc, 2);
+    const std::string need = *replicas ? "52000000058" : "3250000028";
+    EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs " + need + ",", 0), 0u) << err;
+  }
   // By default the identical steps are one task: the same run simulates at once.
   const test::CliRun ok = test::run_hetsim("simulate --strategy dp-even --global-batch 1000000000 --no-upper-bound",
                                            test::Capture::kStdout);

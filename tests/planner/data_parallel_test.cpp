@@ -112,6 +112,46 @@ TEST(DataParallel, ReusedCollectiveTimesGiveTheTimesOfEveryCollective) {
   }
 }
 
+TEST(DataParallel, ReplicasWrittenOnceGiveTheTimesOfEveryReplica) {
+  // GPUs of one type, node health and share compute in lockstep: written once and mirrored, they
+  // give every figure of each written out. A straggler node (simulated only) and dp-proportional's
+  // uneven shares (one sample more for some GPUs of a type) make classes of their own.
+  Cluster slow = load_cluster(test::shipped("topologies", "a100-v100-2x2"),
+                              {FieldOverride{"cluster", "node_types[0].degraded_nodes", "[{node: 1, compute_slowdown: 1.3}]"}});
+  const Cluster mixed = cluster("a100-v100-2x2");
+  struct Case {
+    const Cluster* cluster;
+    const char* model;
+    const char* strategy;
+    long batch;
+    size_t streams;  // compute streams written once: kinds of GPU
+  };
+  for (const Case& k : {Case{&mixed, "gpt3-1.3b", "dp-even", 512, 2}, Case{&slow, "bert-base", "dp-even", 512, 3},
+                        Case{&mixed, "bert-base", "dp-proportional", 500, 3}, Case{&slow, "bert-base", "dp-proportional", 4096, 3}}) {
+    SCOPED_TRACE(std::string(k.model) + " " + k.strategy + " on " + (k.cluster == &slow ? "a straggler" : "a100-v100-2x2"));
+    SimOptions every;
+    every.every_replica = true;
+    const Evaluation all = evaluate_strategy(k.strategy, model(k.model), *k.cluster, CostModel{}, every, k.batch);
+    const Evaluation once = evaluate_strategy(k.strategy, model(k.model), *k.cluster, CostModel{}, {}, k.batch);
+    ASSERT_TRUE(all.report.feasible && once.report.feasible);
+    size_t optimizers = 0;
+    for (const Task& t : once.program.tasks) optimizers += t.label.ends_with(".optimizer") ? 1 : 0;
+    EXPECT_EQ(optimizers, k.streams);
+    EXPECT_LT(once.program.tasks.size() * 4, all.program.tasks.size());
+    EXPECT_LT(once.report.sim_activities, all.report.sim_activities);
+    EXPECT_EQ(once.report.iteration_time_s, all.report.iteration_time_s);
+    EXPECT_EQ(once.report.mfu, all.report.mfu);
+    EXPECT_EQ(once.report.compute_time_sources, all.report.compute_time_sources);
+    ASSERT_EQ(once.report.devices.size(), all.report.devices.size());
+    for (size_t d = 0; d < all.report.devices.size(); ++d) {
+      EXPECT_EQ(once.report.devices[d].compute_s, all.report.devices[d].compute_s) << d;
+      EXPECT_EQ(once.report.devices[d].comm_s, all.report.devices[d].comm_s) << d;
+      EXPECT_EQ(once.report.devices[d].idle_s, all.report.devices[d].idle_s) << d;
+      EXPECT_EQ(once.report.devices[d].peak_memory_bytes, all.report.devices[d].peak_memory_bytes) << d;
+    }
+  }
+}
+
 TEST(DataParallel, AGlobalBatchOfABillionSimulatesInAProgramOfFewTasks) {
   const DataParallelPlan p = plan_data_parallel(model("bert-base"), cluster("a100-v100-2x2"), CostModel{},
                                                 BatchSplit::kProportional, 1'000'000'000);
