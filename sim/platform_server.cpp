@@ -25,8 +25,10 @@ namespace hetsim {
 namespace {
 
 // Servers kept at once: a plan simulates the cluster and each of its GPU types alone (the upper
-// bound), a study a few clusters in turn. Each holds a platform (~15 kB per GPU).
+// bound), a study a few clusters in turn. Each holds its platform, ~7 kB per GPU (100 000 GPUs:
+// 0.74 GB), so the GPUs of the platforms kept are bounded too (a larger one is kept alone).
 constexpr size_t kMaxServers = 4;
+constexpr size_t kMaxServedGpus = size_t{1} << 17;
 constexpr uint64_t kStop = UINT64_MAX;
 
 struct Server {
@@ -178,6 +180,12 @@ class Registry {
     return started_;
   }
 
+  void set_limits(size_t servers, size_t gpus) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    max_servers_ = servers > 0 ? servers : kMaxServers;
+    max_gpus_ = gpus > 0 ? gpus : kMaxServedGpus;
+  }
+
   void stop_all() {
     const std::lock_guard<std::mutex> lock(mutex_);
     adopt();
@@ -207,7 +215,12 @@ class Registry {
     for (Server& s : servers_) {
       if (s.job == job && s.cluster == cluster) return s;
     }
-    if (servers_.size() >= kMaxServers) {
+    const auto gpus_held = [&] {
+      size_t n = cluster.gpus.size();
+      for (const Server& s : servers_) n += s.cluster.gpus.size();
+      return n;
+    };
+    while (!servers_.empty() && (servers_.size() >= max_servers_ || gpus_held() > max_gpus_)) {
       size_t oldest = 0;
       for (size_t i = 1; i < servers_.size(); ++i) {
         if (servers_[i].used < servers_[oldest].used) oldest = i;
@@ -244,6 +257,7 @@ class Registry {
   std::vector<Server> servers_;
   uint64_t clock_ = 0;
   int started_ = 0;
+  size_t max_servers_ = kMaxServers, max_gpus_ = kMaxServedGpus;
 };
 
 Registry& registry() {
@@ -264,5 +278,7 @@ std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string
 int platform_servers_started() { return registry().started(); }
 
 void stop_platform_servers() { registry().stop_all(); }
+
+void set_platform_server_limits(size_t servers, size_t gpus) { registry().set_limits(servers, gpus); }
 
 }  // namespace hetsim

@@ -21,8 +21,8 @@ namespace hetsim {
 using PlatformJob = std::string (*)(const Cluster& cluster, const Platform& platform, std::string_view request);
 
 // Returns job(cluster, platform, request) run in a fork of the server for (`cluster`, `job`),
-// which starts on first use; a process keeps a few servers, the least recently used stopping
-// first. A job's exception comes back as std::runtime_error carrying its message ("simulation
+// which starts on first use; a process keeps a few servers (set_platform_server_limits), the
+// least recently used stopping first. A job's exception comes back as std::runtime_error carrying its message ("simulation
 // failed: ..."), as does the death of the job's process or of the server. Servers belong to the
 // process that started them: a fork of it starts its own.
 [[nodiscard]] std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request);
@@ -37,5 +37,9 @@ using PlatformJob = std::string (*)(const Cluster& cluster, const Platform& plat
 
 // Stops this process's servers; the next run starts a new one.
 void stop_platform_servers();
+
+// How many servers a process keeps at once and how many GPUs their platforms hold together (a
+// server for a larger cluster is kept alone); 0: the defaults, 4 and 131 072. Tests lower them.
+void set_platform_server_limits(size_t servers, size_t gpus);
 
 }  // namespace hetsim

@@ -97,6 +97,28 @@ TEST(PlatformServer, AFewServersAreKeptTheLeastRecentlyUsedStoppingFirst) {
   clusters[2].network.switch_latency_s *= 2;  // any field differs: another platform
   (void)run_on_platform(clusters[2], echo_job, "x");
   EXPECT_EQ(platform_servers_started(), before + 7);
+
+  // The GPUs of the platforms kept are bounded too: 64 + 32 fit in 130, a third cluster of 64
+  // stops the least recently used; a cluster larger than the bound is kept alone.
+  stop_platform_servers();
+  set_platform_server_limits(0, 130);
+  const Cluster small = test::shipped_cluster("a100-v100-2x2");
+  const int start = platform_servers_started();
+  (void)run_on_platform(clusters[0], echo_job, "x");
+  (void)run_on_platform(small, echo_job, "x");
+  (void)run_on_platform(clusters[0], echo_job, "x");
+  EXPECT_EQ(platform_servers_started(), start + 2);
+  (void)run_on_platform(clusters[1], echo_job, "x");  // 64 + 32 + 64: the small one goes
+  (void)run_on_platform(clusters[0], echo_job, "x");
+  EXPECT_EQ(platform_servers_started(), start + 3);
+  (void)run_on_platform(small, echo_job, "x");
+  EXPECT_EQ(platform_servers_started(), start + 4);
+  set_platform_server_limits(0, 10);
+  (void)run_on_platform(clusters[1], echo_job, "x");  // larger than the bound: alone
+  (void)run_on_platform(clusters[1], echo_job, "x");
+  EXPECT_EQ(platform_servers_started(), start + 5);
+  set_platform_server_limits(0, 0);
+  stop_platform_servers();
 }
 
 TEST(PlatformServer, AFailedOrDeadRunIsReportedAndTheServerGoesOn) {
