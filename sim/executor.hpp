@@ -68,7 +68,8 @@ struct SimResult {
   double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
 };
 
-// Simulates `program` on `cluster` in a fresh SimGrid engine (in a child process).
+// Simulates `program` on `cluster` in a SimGrid engine that has never run (a fork of the
+// cluster's platform server, or of this process for large programs: sim/platform_server.hpp).
 // Throws std::logic_error when the program is malformed (a planner bug), InputError when its
 // repeated step must be written out (every_step, or not periodic) and that is too large.
 [[nodiscard]] SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options = {});
