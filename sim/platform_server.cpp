@@ -57,23 +57,33 @@ void die_with(pid_t parent) {
   if (::getppid() != parent) ::_exit(0);
 }
 
+// fork() with our buffered output flushed; the child dies with this process and closes `fds[0]`
+// (the parent's end of a pipe or socket pair). On failure both ends are closed, errno is fork's.
+pid_t fork_tied(const int fds[2]) {
+  std::fflush(stdout);  // the child must not flush our buffered output a second time
+  std::fflush(stderr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    errno = error;
+  } else if (pid == 0) {
+    die_with(parent);
+    ::close(fds[0]);
+  }
+  return pid;
+}
+
 // Runs `work` in a fork of this process: a status byte (0: done, 1: failed) and its bytes, or
 // why the fork died. The fork closes `close_fd` (a socket it must not hold open) if >= 0.
 std::string run_in_fork(const std::function<std::string()>& work, int close_fd) {
   int fds[2];
   if (::pipe(fds) != 0) return std::string("\1pipe failed: ") + std::strerror(errno);
-  std::fflush(stdout);  // the fork must not flush our buffered output a second time
-  std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return std::string("\1fork failed: ") + std::strerror(errno);
-  }
+  const pid_t pid = fork_tied(fds);
+  if (pid < 0) return std::string("\1fork failed: ") + std::strerror(errno);
   if (pid == 0) {
-    die_with(parent);
-    ::close(fds[0]);
     if (close_fd >= 0) ::close(close_fd);
     std::string out(1, '\0');
     try {
@@ -231,18 +241,9 @@ class Registry {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
       throw std::runtime_error(std::string("socketpair failed: ") + std::strerror(errno));
     }
-    std::fflush(stdout);  // the server must not flush our buffered output a second time
-    std::fflush(stderr);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-      throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-    }
+    const pid_t pid = fork_tied(fds);
+    if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
     if (pid == 0) {
-      die_with(parent);
-      ::close(fds[0]);
       for (const Server& other : servers_) ::close(other.fd);  // theirs to end, not ours to hold open
       serve(fds[1], cluster, job);
     }
