@@ -145,10 +145,25 @@ std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const
 }
 
 OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass pass) const {
-  if (const std::optional<KernelEstimate> e = from_tables(device, op, dtype, pass)) {
-    return single(device.slowdown * e->seconds, e->source);
+  // A GEMM of a low-precision recipe runs at its inputs' format (measured rows of that format, else
+  // the roofline at its dense peak with the device's stated GEMM efficiency), and its casts as
+  // memory-bound kernels of their own: the input's before the forward; before the backward the
+  // output gradient's, and the input's again when the forward is recomputed.
+  const DType gemm = op.gemm_dtype.value_or(dtype);
+  OpCost c;
+  if (const std::optional<KernelEstimate> e = from_tables(device, op, gemm, pass)) {
+    c = single(device.slowdown * e->seconds, e->source);
+  } else {
+    c = single(device.slowdown * roofline_s(device, op, gemm, pass), CostSource::kRoofline);
   }
-  return single(device.slowdown * roofline_s(device, op, dtype, pass), CostSource::kRoofline);
+  const double cast_bytes =
+      pass == Pass::kForward ? op.cast_fwd_bytes : op.cast_bwd_bytes + (op.recompute_flops > 0 ? op.cast_fwd_bytes : 0);
+  if (cast_bytes > 0) {
+    const double cast_s = device.slowdown * roofline(device, 0, cast_bytes, 1);
+    c.seconds += cast_s;
+    c.by_source[static_cast<size_t>(CostSource::kRoofline)] += cast_s;
+  }
+  return c;
 }
 
 OpCost CostModel::optimizer_time(const Device& device, double params, double traffic_per_param) const {

@@ -208,7 +208,7 @@ double ceiling(const Device& d, DType t) {
   if (!wide(t)) return d.peak(t);
   double most = 0;
   for (const auto& [u, flops] : d.peak_flops) {
-    if (u != DType::kFp8) most = std::max(most, flops);
+    if (dtype_bytes(u) >= 2) most = std::max(most, flops);  // not the 8- and 4-bit formats
   }
   return most;
 }

@@ -86,6 +86,18 @@ DType resolve_dtype(const ModelSpec& model, const Cluster& cluster) {
     }
     return nullptr;
   };
+  // A low-precision GEMM recipe needs its format on every GPU type (no fallback: a job's GEMMs
+  // share one numerics).
+  if (const std::optional<DType> format = gemm_input_format(model.training.gemm_precision)) {
+    if (const NodeType* without = first_lacking(*format)) {
+      Diagnostic d = model.gemm_precision_location;
+      d.message = std::string(gemm_precision_name(model.training.gemm_precision)) + " needs " +
+                  gemm_format_hardware(model.training.gemm_precision) + "; " + without->gpu.name + " (node type " +
+                  without->name + " of cluster " + cluster.name + ") has no " + std::string(dtype_name(*format)) +
+                  " peak in its device file";
+      throw InputError({d});
+    }
+  }
   const NodeType* lacking = first_lacking(model.training.dtype);
   if (lacking == nullptr) return model.training.dtype;
   const std::string want(dtype_name(model.training.dtype));
@@ -108,7 +120,11 @@ double state_bytes_per_param(const ModelSpec& model, DType dtype) {
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
-  return e /*weights*/ + grad_bytes_per_param(model, dtype) + master + moments;
+  return e /*weights*/ + grad_bytes_per_param(model, dtype) + master + moments + low_precision_copy_bytes_per_param(model);
+}
+
+double low_precision_copy_bytes_per_param(const ModelSpec& model) {
+  return weight_copy_bytes(model.training.gemm_precision) * gemm_precision_param_share(model);
 }
 
 double grad_bytes_per_param(const ModelSpec& model, DType dtype) {
@@ -124,7 +140,9 @@ double optimizer_traffic_per_param(const ModelSpec& model, DType dtype) {
   const double copy_in = g < 4 ? g + 4 : 0;         // 16-bit gradient -> fp32 main gradient
   const double unscale = dtype == DType::kFp16 ? 8 : 0;  // read and write the fp32 gradient
   const double copy_out = 4 + e;                    // fp32 master -> 16-bit weights
-  return copy_in + unscale + norm + update + copy_out;
+  // Low-precision GEMM recipes: the updated 16-bit weights cast to their copies once per step.
+  const double recast = gemm_precision_param_share(model) * (e + weight_copy_bytes(model.training.gemm_precision));
+  return copy_in + unscale + norm + update + copy_out + recast;
 }
 
 }  // namespace hetsim

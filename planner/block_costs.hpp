@@ -44,6 +44,10 @@ struct BlockCost {
 // ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes); 18 with fp32 gradients
 // (training.fp32_grads, Megatron's --accumulate-allreduce-grads-in-fp32).
 [[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
+// Of those, the low-precision weight copies a GEMM recipe keeps (training.gemm_precision), averaged
+// over all parameters (only the transformer layers' GEMM weights have them): held with the weights,
+// never sharded by ZeRO-1.
+[[nodiscard]] double low_precision_copy_bytes_per_param(const ModelSpec& model);
 // Bytes of one gradient as it is accumulated and reduced across data-parallel copies.
 [[nodiscard]] double grad_bytes_per_param(const ModelSpec& model, DType dtype);
 // Bytes the optimizer step reads and writes per parameter, pass by pass as Megatron-LM's

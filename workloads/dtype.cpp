@@ -6,8 +6,13 @@
 
 namespace hetsim {
 namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 5> kNames{{
-    {DType::kFp32, "fp32"}, {DType::kTf32, "tf32"}, {DType::kFp16, "fp16"}, {DType::kBf16, "bf16"}, {DType::kFp8, "fp8"}}};
+constexpr std::array<std::pair<DType, std::string_view>, 7> kNames{{{DType::kFp32, "fp32"},
+                                                                    {DType::kTf32, "tf32"},
+                                                                    {DType::kFp16, "fp16"},
+                                                                    {DType::kBf16, "bf16"},
+                                                                    {DType::kFp8, "fp8"},
+                                                                    {DType::kMxfp8, "mxfp8"},
+                                                                    {DType::kNvfp4, "nvfp4"}}};
 }
 
 double dtype_bytes(DType t) {
@@ -17,6 +22,8 @@ double dtype_bytes(DType t) {
     case DType::kFp16:
     case DType::kBf16: return 2;
     case DType::kFp8: return 1;
+    case DType::kMxfp8: return 1 + 1.0 / 32;
+    case DType::kNvfp4: return 0.5 + 1.0 / 16;
   }
   return 4;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 #include "workloads/unet_graph.hpp"
 
@@ -157,6 +158,22 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
   t.attention = attention == "flash"      ? AttentionKernel::kFlash
                 : attention == "standard" ? AttentionKernel::kStandard
                                           : AttentionKernel::kAuto;
+  // A name of a 16- or 32-bit format restates the dtype; the recipes put the layers' GEMM inputs in
+  // 8 or 4 bits (an 8-bit dtype would put every tensor there, which no training recipe does).
+  std::vector<std::string> precisions{"dtype", "fp32", "tf32", "fp16", "bf16"};
+  precisions.insert(precisions.end(), gemm_recipe_names().begin(), gemm_recipe_names().end());
+  if (const std::optional<std::string> gp = r.opt_choice("gemm_precision", precisions)) {
+    t.gemm_precision = gemm_recipe_from_name(*gp).value_or(GemmPrecision::kDtype);
+    if (!gemm_recipe_from_name(*gp) && *gp != "dtype" && dtype_from_name(*gp) != t.dtype) {
+      r.error("gemm_precision", in_quotes(*gp) + " is not the training dtype " + in_quotes(dtype_name(t.dtype)) +
+                                    "; GEMMs run in the dtype unless a low-precision recipe is named (fp8-delayed, "
+                                    "fp8-current, mxfp8, nvfp4)");
+    }
+  }
+  const std::string fp8_hint = " would hold every tensor in 8 bits, which no training recipe does: train in bf16 and set "
+                               "training.gemm_precision (fp8-delayed, fp8-current, mxfp8) for 8-bit GEMMs";
+  if (t.dtype == DType::kFp8) r.error("dtype", "\"fp8\"" + fp8_hint);
+  if (t.dtype_fallback == DType::kFp8) r.error("dtype_fallback", "\"fp8\"" + fp8_hint);
   const std::string grads = r.opt_choice("grad_accumulation", {"auto", "fp32", "dtype"}).value_or("auto");
   t.fp32_grads = grads == "fp32" || (grads == "auto" && t.dtype == DType::kBf16);
   // Families without dropout or MLM ops leave those keys unknown (an error, not silently ignored).
@@ -246,6 +263,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
   FieldReader training = r.child("training");
   m.dtype_location = training.locate("dtype", "");
   m.attention_location = training.locate("attention", "");
+  m.gemm_precision_location = training.locate("gemm_precision", "");
   m.training = read_training(training, m.family, m.seq_len);
   const bool shapes_read = diags.empty();
   if (shapes_read && m.family != Family::kUnet && m.heads > 0 && m.hidden % m.heads != 0) {

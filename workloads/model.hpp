@@ -10,6 +10,7 @@
 #include "base/field_override.hpp"
 #include "base/input_error.hpp"
 #include "workloads/dtype.hpp"
+#include "workloads/gemm_precision.hpp"
 
 namespace hetsim {
 
@@ -54,6 +55,9 @@ struct TrainingSpec {
   // forced under bf16): 4-byte gradients, 18 bytes of state per parameter with Adam. Read as
   // grad_accumulation: auto (fp32 under bf16, else the training dtype) | fp32 | dtype.
   bool fp32_grads = false;
+  // GEMM inputs of the transformer layers in FP8 or a block-scaled format (training.gemm_precision,
+  // workloads/gemm_precision.hpp); kDtype: in `dtype`.
+  GemmPrecision gemm_precision = GemmPrecision::kDtype;
 };
 
 struct ModelSpec {
@@ -92,6 +96,7 @@ struct ModelSpec {
   std::string file;          // where it was read from
   Diagnostic dtype_location;  // file:line:col of training.dtype, for errors found later
   Diagnostic attention_location;  // file:line:col of training.attention
+  Diagnostic gemm_precision_location;  // file:line:col of training.gemm_precision
 };
 
 [[nodiscard]] std::string_view family_name(Family f);

@@ -6,6 +6,8 @@
 // the accounting of Korthikanti et al. 2022, Section 4 (dropout masks 1 byte per element).
 #include "workloads/op_graph.hpp"
 
+#include "workloads/gemm_precision.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -511,7 +513,9 @@ OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype, co
       for (int i = 0; i < model.layers; ++i) b.layer(i);
       b.head();
   }
-  return b.finish();
+  OpGraph g = b.finish();
+  apply_gemm_precision(g, model.training.gemm_precision, dtype_bytes(dtype));
+  return g;
 }
 
 std::vector<LayerEdge> layer_edges(const OpGraph& graph) {

@@ -4,6 +4,7 @@
 // parameters it owns and the activations it keeps for backward.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,12 @@ struct Op {
   // full s x s scores, as Megatron-LM and PaLM do). 1 for every other op.
   double tile_fraction = 1;
   bool causal = false;  // attention under a causal mask (measured tables have causal rows)
+  // Low-precision GEMM recipes (workloads/gemm_precision.hpp): the format this matmul's inputs are
+  // in when it is not the graph's dtype, and the bytes of the cast kernels around it (forward: its
+  // input; backward: its output gradient), memory-bound work of their own.
+  std::optional<DType> gemm_dtype;
+  double cast_fwd_bytes = 0;
+  double cast_bwd_bytes = 0;
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;

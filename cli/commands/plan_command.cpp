@@ -51,6 +51,9 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("--no-zero1", a.no_zero1, "hybrid plans: never try the distributed optimizer (ZeRO-1)");
   cmd->add_flag("--no-tp-overlap", a.no_tp_overlap,
                 "hybrid plans: backward TP collectives never hidden under the weight-gradient GEMMs");
+  cmd->add_flag("--no-overlap", a.no_overlap,
+                "hybrid plans: none of Megatron-Core's communication overlaps (gradient buckets sync after the last "
+                "backward, ZeRO-1's parameter all-gather after the step, no TP overlap)");
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
 
@@ -104,7 +107,8 @@ int run_plan(const PlanArgs& a) {
     ho.cross_mesh = !a.no_cross_mesh;
     ho.sequence_parallel = !a.no_sequence_parallel;
     ho.zero1 = !a.no_zero1;
-    ho.tp_comm_overlap = !a.no_tp_overlap;
+    ho.tp_comm_overlap = !a.no_tp_overlap && !a.no_overlap;
+    ho.overlap = !a.no_overlap;
     ho.simulate = a.candidates;
     if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");

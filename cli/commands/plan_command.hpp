@@ -31,6 +31,7 @@ struct PlanArgs {
   bool no_sequence_parallel = false;
   bool no_zero1 = false;
   bool no_tp_overlap = false;
+  bool no_overlap = false;
   std::string schedule;  // empty: the planner chooses
 };
 

@@ -2,6 +2,7 @@
 #include "planner/hybrid/gradient_sync.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "base/text.hpp"
 
@@ -34,48 +35,28 @@ class BucketedSync {
     Program& p = program_;
     const int n = cluster_.gpu_count();
     const int blocks = layout_.blocks;
-    const auto& holders = layout_.holders;
     const auto& last_grad = layout_.last_grad;
     std::vector<std::vector<int>> synced(n);  // per device: its sync collectives
     std::vector<double> opt_params(n, 0), held_params(n, 0);
     const bool zero = plan_.gradient_sync != GradientSync::kAllReduce;
-    // Buckets: consecutive blocks (in backward order) with the same copies, up to the size limit.
-    std::vector<std::vector<int>> buckets;
-    double bucket_params = 0;
-    for (int b = blocks; b-- > 0;) {
-      if (holders[b].empty()) continue;
-      const double params = block_params(b);
-      if (buckets.empty() || holders[buckets.back().back()] != holders[b] || bucket_params + params > ctx_.bucket_params) {
-        buckets.push_back({});
-        bucket_params = 0;
-      }
-      buckets.back().push_back(b);
-      bucket_params += params;
-    }
     std::vector<std::pair<std::vector<int>, double>> zero1_gathers;  // (group, bytes) to all-gather after the step
     std::vector<std::string> zero1_names;
-    for (const std::vector<int>& bucket : buckets) {
-      const std::vector<Holder>& hs = holders[bucket.front()];
-      const int tp = plan_.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
-      const std::vector<BlockWork>& w = replica_work(work_, plan_, layout_.replica(hs[0]), tp);
-      double params = 0;
-      for (int b : bucket) params += layout_.params_of(w, b, tp);
+    for (const GradientBucket& bucket : gradient_buckets(plan_, work_, ctx_, layout_)) {
+      const int tp = static_cast<int>(bucket.groups.size());
       for (int rank = 0; rank < tp; ++rank) {
-        std::vector<int> group;
-        for (const Holder& h : hs) group.push_back(layout_.replica(h).devices[rank]);
-        std::sort(group.begin(), group.end());
+        const std::vector<int>& group = bucket.groups[rank];
         const double copies = static_cast<double>(group.size());
         for (int d : group) {
-          held_params[d] += params;
-          opt_params[d] += zero ? params / copies : params;
+          held_params[d] += bucket.params;
+          opt_params[d] += zero ? bucket.params / copies : bucket.params;
         }
-        if (group.size() < 2 || params <= 0) continue;
+        if (group.size() < 2 || bucket.params <= 0) continue;
         // Overlapped: a bucket waits for its own blocks' gradients; otherwise for every gradient
         // its devices compute (the sync starts after their last backward).
         std::vector<int> deps;
         for (int d : group) {
           if (plan_.grad_sync_overlap) {
-            for (int b : bucket) {
+            for (int b : bucket.blocks) {
               if (last_grad[d][b] >= 0) deps.push_back(last_grad[d][b]);
             }
           } else {
@@ -86,13 +67,13 @@ class BucketedSync {
         }
         const CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
         std::string label = zero ? "grad_reducescatter." : "grad_allreduce.";
-        label += layout_.block_name(bucket);
+        label += layout_.block_name(bucket.blocks);
         if (tp > 1) label.append(".tp").append(std::to_string(rank));
-        const int t = p.add({std::move(label), collective(op, group, params * ctx_.grad_bytes_per_param), std::move(deps)});
+        const int t = p.add({std::move(label), collective(op, group, bucket.params * ctx_.grad_bytes_per_param), std::move(deps)});
         for (int d : group) synced[d].push_back(t);
-        if (plan_.gradient_sync == GradientSync::kZero1) {
-          zero1_gathers.push_back({group, params * ctx_.weight_bytes_per_param});
-          zero1_names.push_back("param_allgather." + layout_.block_name(bucket));
+        if (plan_.gradient_sync == GradientSync::kZero1 && !plan_.overlap_param_gather) {
+          zero1_gathers.push_back({group, bucket.params * ctx_.weight_bytes_per_param});
+          zero1_names.push_back("param_allgather." + layout_.block_name(bucket.blocks));
         }
       }
     }
@@ -109,7 +90,7 @@ class BucketedSync {
       const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
       opt_task[d] = p.add({indexed_name("gpu", static_cast<size_t>(d)) + ".optimizer", ComputeTask{d, secs, 0, 0}, std::move(deps)});
       // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
-      const double held_bytes = ctx_.weight_bytes_per_param + ctx_.grad_bytes_per_param;  // per parameter
+      const double held_bytes = ctx_.weight_bytes_per_param + ctx_.grad_bytes_per_param + ctx_.copy_bytes_per_param;  // per parameter
       const double optimizer_state = ctx_.state_bytes_per_param - held_bytes;
       double bytes = 0;
       switch (plan_.gradient_sync) {
@@ -129,12 +110,6 @@ class BucketedSync {
   }
 
  private:
-  double block_params(int b) const {
-    const Holder& h = layout_.holders[b][0];
-    const int tp = plan_.pipelines[h.pipeline].stages[h.stage].tp;
-    return layout_.params_of(replica_work(work_, plan_, layout_.replica(h), tp), b, tp);
-  }
-
   // Megatron's embedding group: each pipeline's first and last stage all-reduce the gradient of
   // the embedding they share, TP rank with TP rank, after the data-parallel sync of each.
   void tied_embedding_sync(std::vector<std::vector<int>>& synced) {
@@ -178,6 +153,64 @@ class BucketedSync {
 };
 
 }  // namespace
+
+std::vector<GradientBucket> gradient_buckets(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx,
+                                             const PipelineLayout& layout) {
+  const auto shard_params = [&](int b) {
+    const Holder& h = layout.holders[b][0];
+    const int tp = plan.pipelines[h.pipeline].stages[h.stage].tp;
+    return layout.params_of(replica_work(work, plan, layout.replica(h), tp), b, tp);
+  };
+  std::vector<GradientBucket> buckets;
+  for (int b = layout.blocks; b-- > 0;) {
+    if (layout.holders[b].empty()) continue;
+    const double params = shard_params(b);
+    if (buckets.empty() || layout.holders[buckets.back().blocks.back()] != layout.holders[b] ||
+        buckets.back().params + params > ctx.bucket_params) {
+      buckets.push_back({});
+    }
+    buckets.back().blocks.push_back(b);
+    buckets.back().params += params;
+  }
+  for (GradientBucket& bucket : buckets) {
+    const std::vector<Holder>& hs = layout.holders[bucket.blocks.front()];
+    const int tp = plan.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
+    bucket.groups.resize(tp);
+    for (int rank = 0; rank < tp; ++rank) {
+      for (const Holder& h : hs) bucket.groups[rank].push_back(layout.replica(h).devices[rank]);
+      std::sort(bucket.groups[rank].begin(), bucket.groups[rank].end());
+    }
+  }
+  return buckets;
+}
+
+std::vector<std::vector<std::vector<int>>> add_param_prefetch(const HybridPlan& plan, const Cluster& cluster,
+                                                             const StageWorkFn& work, const PipelineContext& ctx,
+                                                             const PipelineLayout& layout, Program& program) {
+  std::vector<std::vector<std::vector<int>>> waits(cluster.gpu_count(), std::vector<std::vector<int>>(layout.blocks));
+  if (!plan.overlap_param_gather || plan.gradient_sync != GradientSync::kZero1) return waits;
+  const std::vector<GradientBucket> buckets = gradient_buckets(plan, work, ctx, layout);
+  std::map<std::vector<int>, int> previous;  // group -> its latest gather (one after the other)
+  for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {  // forward order
+    const GradientBucket& bucket = *it;
+    const int tp = static_cast<int>(bucket.groups.size());
+    for (int rank = 0; rank < tp; ++rank) {
+      const std::vector<int>& group = bucket.groups[rank];
+      if (group.size() < 2 || bucket.params <= 0) continue;
+      std::vector<int> deps;
+      if (const auto prev = previous.find(group); prev != previous.end()) deps.push_back(prev->second);
+      std::string label = "param_allgather." + layout.block_name(bucket.blocks);
+      if (tp > 1) label.append(".tp").append(std::to_string(rank));
+      const int t = program.add({std::move(label), collective(CollectiveOp::kAllGather, group, bucket.params * ctx.weight_bytes_per_param),
+                                 std::move(deps)});
+      previous[group] = t;
+      for (int d : group) {
+        for (int b : bucket.blocks) waits[d][b].push_back(t);
+      }
+    }
+  }
+  return waits;
+}
 
 void add_gradient_sync(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                        const PipelineContext& ctx, const PipelineLayout& layout, Program& program) {

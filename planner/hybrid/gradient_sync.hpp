@@ -1,7 +1,8 @@
 // File: planner/hybrid/gradient_sync.hpp
 // The end of a pipeline program's iteration: gradient synchronisation over every copy of each
 // block's weights, in buckets of consecutive blocks with the same copies (all-reduce, or ZeRO
-// reduce-scatter with ZeRO-1's all-gather of the updated weights after the step), overlapped with
+// reduce-scatter with ZeRO-1's all-gather of the updated weights after the step, or, under
+// overlap_param_gather, at the start of the iteration before the forwards that need it), overlapped with
 // the last backward passes that release them; the tied embedding's all-reduce between each
 // pipeline's first and last stage; the optimizer step; and each device's static memory (weights,
 // gradients and optimizer state, sharded as the ZeRO stage says).
@@ -11,6 +12,27 @@
 #include "topologies/cluster.hpp"
 
 namespace hetsim {
+
+// One gradient bucket: consecutive blocks (in backward order) held by the same copies, and for each
+// TP rank the devices holding that rank's shard (sorted): the group that synchronises it.
+struct GradientBucket {
+  std::vector<int> blocks;                // backward order
+  std::vector<std::vector<int>> groups;   // [TP rank]: the copies' devices of that rank
+  double params = 0;                      // parameters of one TP rank's shard
+};
+
+// The buckets of a laid-out plan, in backward order (the order gradients become ready), each up to
+// ctx.bucket_params parameters unless one block alone is larger.
+[[nodiscard]] std::vector<GradientBucket> gradient_buckets(const HybridPlan& plan, const StageWorkFn& work,
+                                                           const PipelineContext& ctx, const PipelineLayout& layout);
+
+// overlap_param_gather: ZeRO-1's all-gather of the updated weights of every bucket with more than
+// one copy, issued at the start of the iteration in forward order, one after the other on the
+// data-parallel stream (Megatron-Core dispatches each bucket's all-gather ahead of the forward that
+// needs it). Returns per device and block the gather tasks that block's first forward waits for.
+[[nodiscard]] std::vector<std::vector<std::vector<int>>> add_param_prefetch(const HybridPlan& plan, const Cluster& cluster,
+                                                                           const StageWorkFn& work, const PipelineContext& ctx,
+                                                                           const PipelineLayout& layout, Program& program);
 
 void add_gradient_sync(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                        const PipelineContext& ctx, const PipelineLayout& layout, Program& program);

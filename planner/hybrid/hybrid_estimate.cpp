@@ -120,7 +120,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
     const int v = static_cast<int>(pl.stages[0].chunks.size());
     const double m = static_cast<double>(pl.micro_batches);
     double sum_t = 0, max_t = 0, sum_tw = 0, max_w = 0, sum_c = 0, sum_b = 0, exposed = 0, opt = 0;
-    std::vector<double> sync(P, 0), bwd(P, 0);
+    std::vector<double> sync(P, 0), bwd(P, 0), fwd(P, 0), gather_all(P, 0), gather_first(P, 0);
     for (int s = 0; s < P; ++s) {
       const StagePlan& st = pl.stages[s];
       std::vector<int> blocks;
@@ -150,7 +150,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         // Memory of this copy's devices.
         const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
         const double state = ctx.state_bytes_per_param, w = ctx.weight_bytes_per_param;
-        const double kept = w + ctx.grad_bytes_per_param;  // weights and gradients, per parameter
+        const double kept = w + ctx.grad_bytes_per_param + ctx.copy_bytes_per_param;  // weights (and copies), gradients
         double static_bytes = t.params * state;
         if (plan.gradient_sync == GradientSync::kZero1) static_bytes = t.params * kept + t.params * (state - kept) / copies;
         if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * w / v;
@@ -176,8 +176,19 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       sum_b += worst.b;
       const CollectiveOp op = plan.gradient_sync == GradientSync::kAllReduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes, op);
+      fwd[s] = worst.f;
       if (plan.gradient_sync == GradientSync::kZero1) {
-        sync[s] += fit_time(holders[blocks.front()], worst.params * ctx.weight_bytes_per_param, CollectiveOp::kAllGather);
+        const double bytes = worst.params * ctx.weight_bytes_per_param;
+        const double all = fit_time(holders[blocks.front()], bytes, CollectiveOp::kAllGather);
+        if (plan.overlap_param_gather) {
+          // Issued at the start in forward order: the first bucket's before the first forward,
+          // the rest under it.
+          gather_all[s] = all;
+          gather_first[s] = fit_time(holders[blocks.front()], std::min(bytes, ctx.bucket_params * ctx.weight_bytes_per_param),
+                                     CollectiveOp::kAllGather);
+        } else {
+          sync[s] += all;
+        }
       }
       if (s + 1 < P) {
         const StagePlan& next = pl.stages[s + 1];
@@ -206,10 +217,18 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
     // Stage s finishes its last backward about s average backward passes before stage 0; its
     // buckets also overlap that last backward unless they wait for it (grad_sync_overlap false).
     const double mean_b = P > 0 ? sum_b / P : 0;
+    double mean_f = 0;
+    for (int s = 0; s < P; ++s) mean_f += P > 0 ? fwd[s] / P : 0;
+    double gather_exposed = 0;
     for (int s = 0; s < P; ++s) {
       const double hidden = (plan.grad_sync_overlap ? bwd[s] / v : 0) + s * mean_b / v;
       exposed = std::max(exposed, sync[s] - hidden);
+      // Stage s starts its first forward about s forwards after stage 0.
+      const double ahead = s * mean_f / v;
+      gather_exposed = std::max(gather_exposed, std::max(0.0, gather_first[s] - ahead) +
+                                                    std::max(0.0, gather_all[s] - gather_first[s] - fwd[s] / v - ahead));
     }
+    exposed += gather_exposed;
     out.time_s = std::max(out.time_s, pipe + exposed + opt);
   }
   return out;

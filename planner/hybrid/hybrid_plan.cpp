@@ -125,6 +125,10 @@ class Checker {
     dtype();
     one_tp_per_layer();
     lockstep_for_zero3();
+    if (plan_.overlap_param_gather && plan_.gradient_sync != GradientSync::kZero1) {
+      add("overlap_param_gather", "overlaps the parameter all-gather of the distributed optimizer; it needs "
+                                  "gradient_sync: zero-1, not " + std::string(gradient_sync_name(plan_.gradient_sync)));
+    }
     if (plan_.sequence_parallel && plan_.stage_program == StageProgram::kSynthesised) {
       add("sequence_parallel", "sequence parallelism is part of Megatron's stage program; with stage_program synthesised "
                                "the search chooses each operator's split itself");
@@ -484,6 +488,7 @@ std::string HybridPlan::shape() const {
   if (tp_comm_overlap) out += ", tp comm overlap";
   if (!vocab_parallel) out += ", logits gathered";
   if (!grad_sync_overlap && dp > 1) out += ", grad sync after backward";
+  if (overlap_param_gather && dp > 1) out += ", param gather overlapped";
   if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
   if (resharding.method != ReshardMethod::kLocalAllGather || resharding.load_balance != LoadBalance::kNone) {
     out.append(", ").append(method_name(resharding.method)).append(" resharding");

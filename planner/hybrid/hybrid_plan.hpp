@@ -89,6 +89,12 @@ struct HybridPlan {
   // Gradient buckets sync while the backward still runs (torch DDP, true) or after the device's
   // last backward (Megatron-LM's `--DDP-impl local` of 2021, false).
   bool grad_sync_overlap = true;
+  // ZeRO-1 only: the updated weights' all-gather of each gradient bucket is issued at the start of
+  // the next iteration on the data-parallel stream, bucket after bucket in forward order, and the
+  // first forward of each block waits only for its own bucket (Megatron-Core's
+  // --overlap-param-gather); false: one all-gather per bucket after the optimizer step, on the
+  // critical path (Megatron-LM's distributed optimizer without it).
+  bool overlap_param_gather = false;
   ReshardingChoice resharding;
   std::vector<PipelinePlan> pipelines;
   double estimate_s = 0;  // the planner's closed-form estimate (0: none)

@@ -107,6 +107,7 @@ class HybridPlanReader {
     plan.tp_comm_overlap = r.opt_flag("tp_comm_overlap").value_or(false);
     plan.vocab_parallel = r.opt_flag("vocab_parallel").value_or(true);
     plan.grad_sync_overlap = r.opt_flag("grad_sync_overlap").value_or(true);
+    plan.overlap_param_gather = r.opt_flag("overlap_param_gather").value_or(false);
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised
                              : StageProgram::kMegatron;
@@ -124,7 +125,8 @@ class HybridPlanReader {
       rs->finish();
     }
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
-    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel", "pipelines"}) {
+    for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel",
+                          "overlap_param_gather", "pipelines"}) {
       remember(r, key);
     }
     std::vector<FieldReader> pipelines = r.list("pipelines");
@@ -303,6 +305,7 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "stage_program: " << stage_program_name(plan.stage_program) << "\n"
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
       << "grad_sync_overlap: " << (plan.grad_sync_overlap ? "true" : "false") << "\n"
+      << "overlap_param_gather: " << (plan.overlap_param_gather ? "true" : "false") << "\n"
       << "resharding: {method: " << method_name(plan.resharding.method)
       << ", load_balance: " << load_balance_name(plan.resharding.load_balance)
       << ", overlap: " << (plan.resharding.overlap ? "true" : "false") << ", seed: " << plan.resharding.seed << "}\n"

@@ -205,6 +205,10 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
             plan.sequence_parallel = sp;
             plan.gradient_sync = sync;
             plan.tp_comm_overlap = overlap;
+            // Megatron-Core's overlaps where the plan has them (--overlap-grad-reduce and
+            // --overlap-param-gather in its performance recipes), unless the ablation turns them off.
+            plan.grad_sync_overlap = options.overlap;
+            plan.overlap_param_gather = hetsim && options.overlap && sync == GradientSync::kZero1;
             for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
               plan.recompute = r;
               if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;

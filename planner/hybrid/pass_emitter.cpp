@@ -122,6 +122,9 @@ class PassWriter {
 
   void forward_parts(int b) {
     const BlockWork& bw = w_[b];
+    if (const auto it = spec_.block_waits.find(b); it != spec_.block_waits.end()) {
+      deps_.insert(deps_.end(), it->second.begin(), it->second.end());
+    }
     for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
       const WorkPart& part = bw.parts[pp];
       compute(part.fwd_s, 0, pp == 0 ? bw.saved_bytes : 0,
@@ -154,7 +157,34 @@ class PassWriter {
     return tp_ > 1 ? spec_.alpha_s * std::max(0, collectives - bytes.count()) : 0;
   }
 
+  // The blocks of a forward pass, cut into spans where the blocks' extra waits change.
   void forward(const std::vector<int>& blocks) {
+    if (spec_.block_waits.empty()) return forward_span(blocks, "");
+    const auto waits_of = [&](int b) {
+      const auto it = spec_.block_waits.find(b);
+      return it == spec_.block_waits.end() ? std::vector<int>{} : it->second;
+    };
+    std::vector<int> span;
+    std::vector<int> waits = waits_of(blocks.front());
+    const auto flush = [&] {
+      deps_.insert(deps_.end(), waits.begin(), waits.end());
+      std::string suffix;
+      if (span.size() != blocks.size()) suffix.append(".").append(streams_.layout().block_name(span));
+      forward_span(span, suffix);
+      span.clear();
+    };
+    for (int b : blocks) {
+      std::vector<int> w = waits_of(b);
+      if (!span.empty() && w != waits) {
+        flush();
+        waits = std::move(w);
+      }
+      span.push_back(b);
+    }
+    flush();
+  }
+
+  void forward_span(const std::vector<int>& blocks, const std::string& suffix) {
     double secs = 0, saved = 0;
     TpBytes bytes;
     int collectives = 0;
@@ -167,8 +197,8 @@ class PassWriter {
         collectives += bw.parts[pp].tp_fwd.count();
       }
     }
-    compute(secs + merged_latency(collectives, bytes), 0, saved, spec_.tag + ".fwd");
-    tp_sync(bytes, spec_.tag + ".fwd");
+    compute(secs + merged_latency(collectives, bytes), 0, saved, spec_.tag + suffix + ".fwd");
+    tp_sync(bytes, spec_.tag + suffix + ".fwd");
   }
 
   // `blocks` in backward order; `suffix` names them when the pass is split per block.

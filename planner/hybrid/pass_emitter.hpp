@@ -4,6 +4,7 @@
 // and TP collectives of one pass of one stage copy on it. Internal to planner/hybrid/.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,10 @@ struct PassSpec {
   bool per_part = false;
   bool per_block = false;
   double alpha_s = 0;
+  // Forward only: tasks the compute of a block waits for besides the pass's own dependencies (the
+  // parameter all-gathers of overlap_param_gather, before the first forward of each block). The
+  // pass is cut into spans where these change, so a block waits only for its own bucket.
+  std::map<int, std::vector<int>> block_waits;
 };
 
 // Emits the pass after `deps` and records, per device and block, the task producing its weight

@@ -91,6 +91,7 @@ void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
   ctx_.grad_bytes_per_param = grad_bytes_per_param(model_, ctx_.dtype);
   ctx_.weight_bytes_per_param = dtype_bytes(ctx_.dtype);
   ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
+  ctx_.copy_bytes_per_param = low_precision_copy_bytes_per_param(model_);
   ctx_.strategy = "hybrid";
   const double traffic = optimizer_traffic_per_param(model_, ctx_.dtype);
   ctx_.optimizer_s = [this, traffic](int node_type, double params) {

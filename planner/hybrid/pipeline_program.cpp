@@ -91,6 +91,7 @@ class Emitter {
       return std::move(out_);
     }
     setup();
+    param_waits_ = add_param_prefetch(plan_, cluster_, work_, ctx_, layout_, out_.program);
     try {
       emit_pipelines();
     } catch (const TooManyHeldPasses&) {
@@ -272,6 +273,11 @@ class Emitter {
   void for_each_held_task(const std::function<void(int&)>& f) {
     streams_.for_each_held_task(f);
     for (int& t : layout_.tp_tail) f(t);
+    for (auto& per_block : param_waits_) {
+      for (std::vector<int>& tasks : per_block) {
+        for (int& t : tasks) f(t);
+      }
+    }
     for (std::vector<int>& blocks : layout_.last_grad) {
       for (int& t : blocks) f(t);
     }
@@ -370,6 +376,15 @@ class Emitter {
       spec.per_part = ctx_.tp_per_part;
       spec.alpha_s = tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
       spec.per_block = last_gradients && !ctx_.tp_per_part;
+      if (st.pass == PassKind::kForward && st.micro_batch == 0) {  // the first forward of each block
+        for (int b : blocks) {
+          for (int d : r.devices) {
+            const std::vector<int>& waits = param_waits_[d][b];
+            spec.block_waits[b].insert(spec.block_waits[b].end(), waits.begin(), waits.end());
+          }
+          if (spec.block_waits[b].empty()) spec.block_waits.erase(b);
+        }
+      }
       const int last = emit_pass(streams_, spec, std::move(deps));
       held_passes_ += 1;
       if (st.pass == PassKind::kBackward) {
@@ -507,6 +522,7 @@ class Emitter {
   std::map<int, std::vector<int>> block_vs_;      // [pipeline][block]: its virtual stage
   SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
   std::vector<Inbox> inbox_;                       // [pipeline]: what copies of stages are yet to receive
+  std::vector<std::vector<std::vector<int>>> param_waits_;  // [device][block]: parameter gathers its first forward waits for
   double held_passes_ = 0;                         // passes of stage copies the program holds
   double passes_ = 0;                              // passes of stage copies the plan runs
 };

@@ -32,6 +32,7 @@ struct PipelineContext {
   double grad_bytes_per_param = 2;    // as reduced across copies (4 with fp32 gradients)
   double weight_bytes_per_param = 2;  // as computed with (ZeRO gathers these)
   double state_bytes_per_param = 16;  // weights + gradients + optimizer state
+  double copy_bytes_per_param = 0;    // of those, low-precision weight copies (kept in full under ZeRO-1)
   // Optimizer step over `params` parameters on a device of node type `node_type` (seconds).
   std::function<double(int node_type, double params)> optimizer_s;
   double tokens_per_sample = 0;

@@ -275,6 +275,8 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   plan.tp_comm_overlap = true;
   plan.vocab_parallel = false;
   plan.gradient_sync = GradientSync::kZero1;
+  plan.overlap_param_gather = true;
+  plan.grad_sync_overlap = false;
   plan.resharding = {ReshardMethod::kBroadcast, LoadBalance::kOrder, false, 42};
   plan.estimate_s = 1.0 / 3.0;
   plan.pipelines[0].micro_batches = 256;
@@ -304,6 +306,8 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   EXPECT_EQ(back.tp_comm_overlap, plan.tp_comm_overlap);
   EXPECT_EQ(back.vocab_parallel, plan.vocab_parallel);
   EXPECT_EQ(back.gradient_sync, plan.gradient_sync);
+  EXPECT_EQ(back.overlap_param_gather, plan.overlap_param_gather);
+  EXPECT_EQ(back.grad_sync_overlap, plan.grad_sync_overlap);
   EXPECT_EQ(back.resharding.method, plan.resharding.method);
   EXPECT_EQ(back.resharding.load_balance, plan.resharding.load_balance);
   EXPECT_EQ(back.resharding.overlap, plan.resharding.overlap);

@@ -246,6 +246,86 @@ TEST_F(EqualStages, GradSyncAfterBackwardAddsTheWholeSync) {
   EXPECT_GE(overlapped, compute);
 }
 
+// Two data-parallel copies of one stage (GPUs 0 and 8, one per node), 10 M parameters per layer:
+// with Megatron's 40 M-parameter buckets, four buckets of four layers each.
+HybridPlan two_copies(PipelineSchedule s, int stages, int m, int chunks = 1) {
+  HybridPlan p;
+  p.schedule = s;
+  const int layers = 16 / (stages * chunks);
+  for (int copy = 0; copy < 2; ++copy) {
+    PipelinePlan pl;
+    pl.micro_batches = m;
+    for (int i = 0; i < stages; ++i) {
+      StagePlan st;
+      st.devices = {8 * (copy + 2 * i)};
+      for (int c = 0; c < chunks; ++c) {
+        const int first = (c * stages + i) * layers;
+        st.chunks.push_back({first, first + layers - 1});
+      }
+      pl.stages.push_back(st);
+    }
+    p.pipelines.push_back(pl);
+  }
+  return p;
+}
+
+TEST_F(EqualStages, OverlapParamGatherLeavesOnlyTheFirstBucketExposed) {
+  // ZeRO-1 without overlap_param_gather all-gathers the four buckets' updated weights after the
+  // step: T_after = T_rest + 4G, G one bucket's all-gather (80 MB over two nodes). Overlapped, the
+  // gathers run back to back from the start and each bucket's first forward (four layers, 4F = 40
+  // ms > G) waits for its own: only the first is exposed, T_overlap = T_rest + G = T_after - 3G.
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) blocks_[b].params = 10e6;
+  HybridPlan p = two_copies(PipelineSchedule::kOneFOneB, 1, 2);
+  p.gradient_sync = GradientSync::kZero1;
+  const double after = time(p);
+  p.overlap_param_gather = true;
+  const double overlapped = time(p);
+  Program one;
+  one.devices.resize(cluster_.gpu_count());
+  one.add({"gather", collective(CollectiveOp::kAllGather, {0, 8}, 40e6 * ctx_.weight_bytes_per_param), {}});
+  const double gather = simulate(one, cluster_).iteration_time_s;
+  ASSERT_GT(gather, 1e-4);
+  ASSERT_LT(gather, 4 * kF);
+  EXPECT_NEAR(overlapped, after - 3 * gather, 1e-6 * after);
+  // A forward too short to hide them: every gather waits for the one before and the forwards for
+  // them, so nothing is gained (compute free: T = 4G + the rest, as after the step).
+  for (BlockWork& b : blocks_) {
+    for (WorkPart& part : b.parts) part.fwd_s = part.bwd_input_s = part.bwd_weight_s = 0;
+  }
+  const double free_overlapped = time(p);
+  p.overlap_param_gather = false;
+  EXPECT_NEAR(free_overlapped, time(p), 1e-6 * free_overlapped);
+}
+
+TEST_F(EqualStages, GradientBucketsSyncUnderTheBackwardInEverySchedule) {
+  // Two pipelines (copies) of two stages, 16 layers of 10 M parameters: stage 0 holds two buckets
+  // (four layers each, in one chunk or in two). Synced after the last backward (grad_sync_overlap
+  // false), both buckets' syncs S follow it; overlapped, the bucket whose gradients are ready first
+  // syncs under the backward of the other (four layers, 8F = 80 ms > S), so exactly one S leaves the
+  // critical path: T_overlap = T_after - S, in every schedule, for all-reduce and ZeRO-1's
+  // reduce-scatter alike.
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) blocks_[b].params = 10e6;
+  for (auto [s, chunks] : {std::pair{PipelineSchedule::kGpipe, 1}, std::pair{PipelineSchedule::kOneFOneB, 1},
+                           std::pair{PipelineSchedule::kInterleaved, 2}, std::pair{PipelineSchedule::kEager, 1},
+                           std::pair{PipelineSchedule::kZeroBubble, 1}}) {
+    for (GradientSync sync : {GradientSync::kAllReduce, GradientSync::kZero1}) {
+      SCOPED_TRACE(std::string(schedule_name(s)) + " " + std::string(gradient_sync_name(sync)));
+      HybridPlan p = two_copies(s, 2, 4, chunks);
+      p.gradient_sync = sync;
+      const double overlapped = time(p);
+      p.grad_sync_overlap = false;
+      const double after = time(p);
+      Program one;
+      one.devices.resize(cluster_.gpu_count());
+      const CollectiveOp op = sync == GradientSync::kZero1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+      one.add({"bucket", collective(op, {0, 8}, 40e6 * ctx_.grad_bytes_per_param), {}});
+      const double bucket = simulate(one, cluster_).iteration_time_s;
+      ASSERT_GT(bucket, 1e-4);
+      EXPECT_NEAR(overlapped, after - bucket, 1e-6 * after);
+    }
+  }
+}
+
 TEST_F(EqualStages, RepeatingMicroBatchesAreHeldTwiceWithTheTimesOfEveryOne) {
   // Past its warm-up every schedule repeats micro-batch after micro-batch: the program holds two
   // periods of its steady state (Program::repeated_step) and the simulator adds the rest. The

@@ -1,0 +1,125 @@
+// File: tests/kernels_profile/gemm_precision_test.cpp
+// Low-precision GEMM recipes: which operators run in the low format, the casts around them in
+// closed form, and their cost on a device (the GEMMs faster by the peaks' ratio, nothing else
+// changed).
+#include "workloads/gemm_precision.hpp"
+
+#include <gtest/gtest.h>
+
+#include "base/input_error.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "test_support.hpp"
+#include "workloads/model.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+namespace {
+
+ModelSpec llama(GemmPrecision p, Recompute r = Recompute::kNone) {
+  ModelSpec m = load_model(test::shipped("workloads", "llama2-7b"));
+  m.training.gemm_precision = p;
+  m.training.recompute = r;
+  return m;
+}
+
+const Op& op_named(const OpGraph& g, const std::string& name) {
+  for (const Op& op : g.ops) {
+    if (op.name == name) return op;
+  }
+  throw std::runtime_error("no op " + name);
+}
+
+TEST(GemmPrecision, OnlyTheLayersLinearGemmsRunInTheLowFormat) {
+  const OpGraph plain = build_op_graph(llama(GemmPrecision::kDtype), 1, DType::kBf16);
+  const OpGraph fp8 = build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16);
+  ASSERT_EQ(plain.ops.size(), fp8.ops.size());
+  int low = 0;
+  for (size_t i = 0; i < fp8.ops.size(); ++i) {
+    const Op& a = plain.ops[i];
+    const Op& b = fp8.ops[i];
+    const bool in_layer = b.layer >= 0 && b.layer < fp8.layers;
+    const bool expected = in_layer && b.kind == OpKind::kLinear;
+    EXPECT_EQ(b.gemm_dtype.has_value(), expected) << b.name;
+    if (!expected) {  // everything else as in the training dtype
+      EXPECT_EQ(a.fwd_bytes, b.fwd_bytes) << b.name;
+      EXPECT_EQ(a.saved_bytes, b.saved_bytes) << b.name;
+      EXPECT_EQ(b.cast_fwd_bytes + b.cast_bwd_bytes, 0) << b.name;
+      continue;
+    }
+    ++low;
+    EXPECT_EQ(*b.gemm_dtype, DType::kFp8);
+    EXPECT_EQ(a.fwd_flops, b.fwd_flops);  // model FLOPs do not change
+  }
+  EXPECT_EQ(low, 4 * 32);  // qkv, attn_out, mlp_gate_up, mlp_down in each of 32 layers
+  EXPECT_FALSE(op_named(fp8, "lm_head").gemm_dtype.has_value());
+}
+
+TEST(GemmPrecision, CastsFollowTheRecipe) {
+  // QKV of llama2-7b at micro-batch 1: x = 4096 tokens x 4096, dy = 4096 x 12288 (e = 2 bytes).
+  // Delayed fp8 (q = 1): the norm writes both fp8 copies itself, 2q - e = 0 more bytes; the output
+  // gradient is read and written twice, e + 2q = 4 bytes an element. Current scaling reads each
+  // tensor once more for its amax and cannot fuse: x (2e + 2q) and dy (2e + 2q). MXFP8
+  // (q = 1 + 1/32): the norm's extra 2q - e = 1/16 byte, dy e + 2q.
+  const double x = 4096.0 * 4096, dy = 4096.0 * 3 * 4096;
+  const Op& delayed = op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.qkv");
+  EXPECT_DOUBLE_EQ(delayed.cast_fwd_bytes, 0);
+  EXPECT_DOUBLE_EQ(delayed.cast_bwd_bytes, dy * 4);
+  // The weight gradient reads the fp8 copy of x kept from the forward: 1 byte, not 2.
+  EXPECT_DOUBLE_EQ(delayed.saved_bytes, x * 1);
+  const Op& current = op_named(build_op_graph(llama(GemmPrecision::kFp8Current), 1, DType::kBf16), "layer0.qkv");
+  EXPECT_DOUBLE_EQ(current.cast_fwd_bytes, x * 6);
+  EXPECT_DOUBLE_EQ(current.cast_bwd_bytes, dy * 6);
+  const Op& mx = op_named(build_op_graph(llama(GemmPrecision::kMxfp8), 1, DType::kBf16), "layer0.qkv");
+  EXPECT_DOUBLE_EQ(mx.cast_fwd_bytes, x * (2 * (1 + 1.0 / 32) - 2));
+  EXPECT_DOUBLE_EQ(mx.cast_bwd_bytes, dy * (2 + 2 * (1 + 1.0 / 32)));
+  // attn_out reads the attention's output, not a norm's: cast on its own, e + 2q.
+  const Op& out = op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.attn_out");
+  EXPECT_DOUBLE_EQ(out.cast_fwd_bytes, x * 4);
+}
+
+TEST(GemmPrecision, OnH100TheGemmsRunAtTheFp8PeakAndTheRestIsUnchanged) {
+  // Roofline (no measured fp8 rows yet): a compute-bound GEMM takes launch + F / (peak x eff);
+  // in fp8 the same efficiency at the fp8 dense peak (1979 vs 989.4 TFLOP/s), plus its casts at the
+  // memory roofline (bytes / (3.35 TB/s x 0.884) + launch). Every other operator takes the same time.
+  const Device h100 = load_shipped_device("H100-SXM5-80GB", Diagnostic{});
+  const CostModel cost;  // roofline only
+  // Under full recompute the backward repeats the forward GEMM and its input's cast.
+  const double launch = h100.efficiency.kernel_launch_s;
+  const double ratio = h100.peak(DType::kBf16) / h100.peak(DType::kFp8);
+  const double bw = h100.memory_bandwidth_Bps * h100.efficiency.memory;
+  for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
+    const OpGraph plain = build_op_graph(llama(GemmPrecision::kDtype, r), 1, DType::kBf16);
+    const OpGraph fp8 = build_op_graph(llama(GemmPrecision::kFp8Delayed, r), 1, DType::kBf16);
+    for (size_t i = 0; i < fp8.ops.size(); ++i) {
+      for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+        const double a = cost.op_time(h100, plain.ops[i], DType::kBf16, pass).seconds;
+        const double b = cost.op_time(h100, fp8.ops[i], DType::kBf16, pass).seconds;
+        const Op& op = fp8.ops[i];
+        if (!op.gemm_dtype) {
+          EXPECT_EQ(a, b) << op.name;
+          continue;
+        }
+        const bool again = pass == Pass::kBackward && op.recompute_flops > 0;
+        const double cast = pass == Pass::kForward ? op.cast_fwd_bytes : op.cast_bwd_bytes + (again ? op.cast_fwd_bytes : 0);
+        const double cast_s = cast > 0 ? cast / bw + launch : 0;
+        const int kernels = 1 + (again ? 1 : 0);  // the roofline counts one launch a pass (and one for recompute)
+        EXPECT_NEAR(b - cast_s - kernels * launch, (a - kernels * launch) * ratio, 1e-9 * a) << op.name;
+      }
+    }
+  }
+}
+
+TEST(GemmPrecision, WeightCopiesPerRecipe) {
+  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kDtype), 0);
+  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kFp8Delayed), 2);
+  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kMxfp8), 2 * (1 + 1.0 / 32));
+  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kNvfp4), 2 * (0.5 + 1.0 / 16));
+  // llama2-7b: the layers' GEMM weights are 32 x (4 + 1 + 3 x 2.6875) x 4096^2 of 6.738 G parameters.
+  const double layer_gemms = 32.0 * (4096.0 * 3 * 4096 + 4096.0 * 4096 + 3 * 4096.0 * 11008);
+  const ModelSpec m = llama(GemmPrecision::kFp8Current);
+  const OpGraph g = build_op_graph(m, 1, DType::kBf16);
+  EXPECT_NEAR(gemm_precision_param_share(m), layer_gemms / g.params(), 1e-12);
+}
+
+}  // namespace
+}  // namespace hetsim

@@ -1,0 +1,123 @@
+// File: workloads/gemm_precision.cpp
+// Cast traffic per recipe, per element of a cast tensor (e = bytes of the training dtype; q = bytes
+// of one low-precision copy with its scales: fp8 1, mxfp8 1 + 1/32, nvfp4 1/2 + 1/16):
+//   every recipe reads the tensor (e) and writes two copies (2q): rowwise for the GEMM that reads it
+//   as is, columnwise (transposed on Hopper, column-blocked under MX) for the weight gradient, as
+//   TE's fused cast-transpose kernels do;
+//   fp8-current reads the tensor once more for its amax before casting (e);
+//   nvfp4 runs a random Hadamard transform over the weight-gradient operand (one more read, e).
+// A GEMM whose input comes straight from a norm (QKV, the first MLP projection) gets it cast by the
+// norm kernel itself (TE's LayerNormLinear writes the low-precision copies instead of its output)
+// where the scale is known beforehand or found per block: only the copies' bytes beyond the norm's
+// own output are added. Current scaling needs the whole tensor's amax first: no fusion.
+// The forward casts the input x (rows x k elements), the backward the output gradient dy (rows x n).
+// Weights are cast once per iteration (planner: optimizer traffic), not per micro-batch (TE caches
+// them from the first micro-batch on). Amax reductions across TP and DP groups (a few scalars per
+// tensor) are left out.
+#include "workloads/gemm_precision.hpp"
+
+#include <algorithm>
+
+#include "workloads/model.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+
+std::string_view gemm_precision_name(GemmPrecision p) {
+  switch (p) {
+    case GemmPrecision::kDtype: return "dtype";
+    case GemmPrecision::kFp8Delayed: return "fp8-delayed";
+    case GemmPrecision::kFp8Current: return "fp8-current";
+    case GemmPrecision::kMxfp8: return "mxfp8";
+    case GemmPrecision::kNvfp4: return "nvfp4";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& gemm_recipe_names() {
+  static const std::vector<std::string> names{"fp8-delayed", "fp8-current", "mxfp8", "nvfp4"};
+  return names;
+}
+
+std::optional<GemmPrecision> gemm_recipe_from_name(std::string_view name) {
+  for (GemmPrecision p : {GemmPrecision::kFp8Delayed, GemmPrecision::kFp8Current, GemmPrecision::kMxfp8, GemmPrecision::kNvfp4}) {
+    if (gemm_precision_name(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<DType> gemm_input_format(GemmPrecision p) {
+  switch (p) {
+    case GemmPrecision::kDtype: return std::nullopt;
+    case GemmPrecision::kFp8Delayed:
+    case GemmPrecision::kFp8Current: return DType::kFp8;
+    case GemmPrecision::kMxfp8: return DType::kMxfp8;
+    case GemmPrecision::kNvfp4: return DType::kNvfp4;
+  }
+  return std::nullopt;
+}
+
+std::string gemm_format_hardware(GemmPrecision p) {
+  switch (gemm_input_format(p).value_or(DType::kBf16)) {
+    case DType::kFp8: return "fp8 tensor cores (NVIDIA Hopper or Ada, AMD CDNA3, or later)";
+    case DType::kMxfp8: return "tensor cores with MX block scaling (NVIDIA Blackwell, AMD CDNA4)";
+    case DType::kNvfp4: return "NVFP4 tensor cores (NVIDIA Blackwell)";
+    default: return "";
+  }
+}
+
+bool uses_gemm_precision(const Op& op, long layers) {
+  if (op.layer < 0 || op.layer >= layers) return false;  // embedding, output layer and loss
+  if (op.kind == OpKind::kMoeExpert) return true;
+  if (op.kind != OpKind::kLinear) return false;
+  const std::string_view n = op.name;
+  const auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.substr(n.size() - s.size()) == s; };
+  return !ends(".router") && !ends(".moe_gate");
+}
+
+namespace {
+
+double copy_bytes(GemmPrecision p) { return dtype_bytes(gemm_input_format(p).value_or(DType::kFp32)); }
+
+}  // namespace
+
+double weight_copy_bytes(GemmPrecision p) { return p == GemmPrecision::kDtype ? 0 : 2 * copy_bytes(p); }
+
+void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
+  const std::optional<DType> format = gemm_input_format(p);
+  if (!format) return;
+  const double q = copy_bytes(p);
+  const double extra_read = (p == GemmPrecision::kFp8Current || p == GemmPrecision::kNvfp4) ? e : 0;
+  const double unfused = e + 2 * q + extra_read;               // per element cast on its own
+  const double fused = std::max(0.0, 2 * q - e) + extra_read;  // cast by the norm that produced it
+  for (Op& op : graph.ops) {
+    if (!uses_gemm_precision(op, graph.layers)) continue;
+    const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
+    const double x = rows * static_cast<double>(op.gemm.k), dy = rows * static_cast<double>(op.gemm.n);
+    const bool from_norm = !op.inputs.empty() && p != GemmPrecision::kFp8Current &&
+                           (graph.ops[op.inputs[0]].kind == OpKind::kLayerNorm || graph.ops[op.inputs[0]].kind == OpKind::kRmsNorm);
+    const double w = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) * static_cast<double>(op.gemm.n);
+    op.gemm_dtype = format;
+    op.cast_fwd_bytes = x * (from_norm ? fused : unfused);
+    op.cast_bwd_bytes = dy * unfused;
+    // The GEMMs' own traffic: low-precision operands, outputs (y, dx, dW) in the dtype.
+    op.fwd_bytes = (x + w) * q + dy * e;
+    op.bwd_bytes = (2 * dy + w + x) * q + (x + w) * e;
+    // The GEMMs read their inputs in the low format; the weight gradient reads the columnwise
+    // copy of x, kept from the forward instead of x itself.
+    op.saved_bytes *= q / e;
+  }
+}
+
+double gemm_precision_param_share(const ModelSpec& model) {
+  if (model.training.gemm_precision == GemmPrecision::kDtype) return 0;
+  const OpGraph g = build_op_graph(model, 1, model.training.dtype);
+  double low = 0, all = 0;
+  for (const Op& op : g.ops) {
+    all += op.params;
+    if (uses_gemm_precision(op, g.layers)) low += op.params;
+  }
+  return all > 0 ? low / all : 0;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,58 @@
+// File: workloads/gemm_precision.hpp
+// Low-precision GEMM recipes (training.gemm_precision), as Transformer Engine runs them: the inputs
+// of the transformer layers' GEMMs (attention and MLP projections, expert GEMMs) in FP8 or a
+// block-scaled format, everything else (embedding, output layer, router, attention products, norms,
+// activations) in the training dtype, fp32 master weights and gradients. What each recipe costs
+// besides the GEMMs: the casts of the inputs and output gradients, amax work, and the low-precision
+// weight copies it keeps.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/dtype.hpp"
+
+namespace hetsim {
+
+struct ModelSpec;
+struct Op;
+struct OpGraph;
+
+// kDtype: GEMMs in the training dtype (the default). fp8-delayed: per-tensor scales from an amax
+// history (TE's DelayedScaling); fp8-current: per-tensor scales from the tensor itself, one more
+// read of it first (Float8CurrentScaling); mxfp8: 32-element blocks with their own scales, rowwise
+// and columnwise copies (MXFP8BlockScaling, Blackwell); nvfp4: 16-element blocks, E2M1 values,
+// random Hadamard transforms on the weight-gradient operands (NVFP4BlockScaling, Blackwell).
+enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
+
+[[nodiscard]] std::string_view gemm_precision_name(GemmPrecision p);  // "fp8-delayed", ...; kDtype: "dtype"
+// The recipes by name (not "dtype"): fp8-delayed, fp8-current, mxfp8, nvfp4.
+[[nodiscard]] const std::vector<std::string>& gemm_recipe_names();
+[[nodiscard]] std::optional<GemmPrecision> gemm_recipe_from_name(std::string_view name);
+// The format a device must list in its peaks to run the recipe (fp8, mxfp8, nvfp4); none for kDtype.
+[[nodiscard]] std::optional<DType> gemm_input_format(GemmPrecision p);
+// Which GPUs have that format, in words, for messages: "fp8 tensor cores (Hopper, Ada, CDNA3 or later)".
+[[nodiscard]] std::string gemm_format_hardware(GemmPrecision p);
+
+// Whether `op` of a model with `layers` transformer layers runs its GEMMs in the recipe's format:
+// linear layers inside the transformer layers (not the router, which Megatron-Core keeps in the
+// training dtype or fp32) and expert GEMMs.
+[[nodiscard]] bool uses_gemm_precision(const Op& op, long layers);
+
+// Bytes per weight of the low-precision copies a recipe keeps beside the weights (rowwise for the
+// forward and data gradient, columnwise/transposed for the weight gradient): fp8 2, mxfp8
+// 2 (1 + 1/32), nvfp4 2 (1/2 + 1/16); 0 for kDtype.
+[[nodiscard]] double weight_copy_bytes(GemmPrecision p);
+
+// Marks the GEMMs of `graph` (built in `dtype`) that run in `p`'s format and adds the casts around
+// them (Op::gemm_dtype, Op::cast_fwd_bytes, Op::cast_bwd_bytes); the inputs they keep for the
+// weight gradient are kept in the low format (Op::saved_bytes). No effect for kDtype.
+void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double dtype_bytes);
+
+// The share of a model's parameters whose GEMMs run in the recipe's format (0 without a recipe):
+// the weights the recipe keeps low-precision copies of and casts once per iteration.
+[[nodiscard]] double gemm_precision_param_share(const ModelSpec& model);
+
+}  // namespace hetsim
