@@ -264,7 +264,19 @@ class Checker {
       // Several ranges outside interleaved-1f1b are reported by chunks(); their order means nothing.
       if (stages[s].chunks.size() > 1 && plan_.schedule != PipelineSchedule::kInterleaved) broken = true;
       bool repeated = false;
-      for (const LayerRange& r : stages[s].chunks) {
+      for (size_t c = 0; c < stages[s].chunks.size(); ++c) {
+        const LayerRange& r = stages[s].chunks[c];
+        if (r.part == ChunkPart::kEmbedding && (s != 0 || c != 0)) {
+          add(field, "an embedding chunk must be the pipeline's first chunk (stage 0, chunk 0), not chunk " +
+                         std::to_string(c) + " of stage " + std::to_string(s));
+          broken = true;
+        }
+        if (r.part == ChunkPart::kLoss && (s + 1 != stages.size() || c + 1 != stages[s].chunks.size())) {
+          add(field, "a loss chunk must be the pipeline's last chunk (the last chunk of the last stage), not chunk " +
+                         std::to_string(c) + " of stage " + std::to_string(s));
+          broken = true;
+        }
+        if (!r.layers()) continue;
         if (r.first > r.last) {
           add(field, "range " + std::to_string(r.first) + "-" + std::to_string(r.last) + " is empty");
           broken = true;
@@ -307,7 +319,7 @@ class Checker {
     int next = 0;
     for (size_t c = 0; c < most; ++c) {
       for (size_t s = 0; s < stages.size(); ++s) {
-        if (c >= stages[s].chunks.size()) continue;
+        if (c >= stages[s].chunks.size() || !stages[s].chunks[c].layers()) continue;
         const LayerRange& r = stages[s].chunks[c];
         if (r.first != next) {
           const std::string previous = next == 0 ? "the pipeline's first chunk must start at layer 0"

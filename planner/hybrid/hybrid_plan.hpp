@@ -32,18 +32,28 @@ enum class StageProgram { kMegatron, kSynthesised };
 // The schedule named `name` (one of schedule_names()); 1F1B for any other name.
 [[nodiscard]] PipelineSchedule schedule_from_name(std::string_view name);
 
-// Transformer blocks [first, last], inclusive.
+// What a model chunk holds: transformer blocks, or (Megatron-Core's pipeline layouts) only the
+// embedding or only the head and loss, as chunks of their own.
+enum class ChunkPart { kLayers, kEmbedding, kLoss };
+
+// Transformer blocks [first, last], inclusive; or, for an embedding or loss chunk, none.
 struct LayerRange {
   int first = 0;
   int last = 0;
-  [[nodiscard]] int size() const { return last - first + 1; }
+  ChunkPart part = ChunkPart::kLayers;
+  [[nodiscard]] int size() const { return part == ChunkPart::kLayers ? last - first + 1 : 0; }
+  [[nodiscard]] bool layers() const { return part == ChunkPart::kLayers; }
+  [[nodiscard]] static LayerRange embedding() { return {0, -1, ChunkPart::kEmbedding}; }
+  [[nodiscard]] static LayerRange loss() { return {0, -1, ChunkPart::kLoss}; }
   friend bool operator==(const LayerRange&, const LayerRange&) = default;
 };
 
 struct StagePlan {
   std::vector<int> devices;         // cluster GPU indices; consecutive runs of `tp` form TP groups
   int tp = 1;                       // tensor-parallel width
-  std::vector<LayerRange> chunks;   // one range per model chunk (several only for interleaved 1F1B)
+  std::vector<LayerRange> chunks;   // one range per model chunk (several only for interleaved 1F1B); the
+                                    // embedding runs with the pipeline's first chunk and the head with
+                                    // its last, or as chunks of their own there
 
   [[nodiscard]] int dp() const { return tp > 0 ? static_cast<int>(devices.size()) / tp : 0; }
   [[nodiscard]] int layer_count() const;

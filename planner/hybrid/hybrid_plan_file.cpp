@@ -211,13 +211,18 @@ class HybridPlanReader {
 
   void read_layers(const FieldReader& r, const YAML::Node& n, std::vector<LayerRange>& out) {
     const auto one = [&](const YAML::Node& item) {
+      if (item.IsScalar() && (item.Scalar() == "embedding" || item.Scalar() == "loss")) {
+        out.push_back(item.Scalar() == "embedding" ? LayerRange::embedding() : LayerRange::loss());
+        return;
+      }
       const std::optional<std::pair<int, int>> span =
           item.IsScalar() ? span_from(item.Scalar()) : std::nullopt;
       if (span) {
         out.push_back({span->first, span->second});
       } else {
         diags_.add(r.locate("layers", in_quotes(item.IsScalar() ? item.Scalar() : "") +
-                                          " is not a layer range (write e.g. 0-3 or [0-3, 16-19])"));
+                                          " is not a layer range (write e.g. 0-3, [0-3, 16-19], or "
+                                          "embedding / loss for a chunk of its own)"));
       }
     };
     if (n.IsSequence()) {
@@ -257,6 +262,10 @@ std::string layers_text(const std::vector<LayerRange>& chunks) {
   for (size_t c = 0; c < chunks.size(); ++c) {
     const LayerRange& r = chunks[c];
     if (c > 0) out += ", ";
+    if (!r.layers()) {
+      out += r.part == ChunkPart::kEmbedding ? "embedding" : "loss";
+      continue;
+    }
     out += std::to_string(r.first);
     if (r.last != r.first) out.append("-").append(std::to_string(r.last));
   }

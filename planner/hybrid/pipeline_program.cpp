@@ -531,6 +531,10 @@ class Emitter {
 
 std::vector<int> stage_blocks(const StagePlan& st, int s, int stages, int chunk, int layers) {
   const int chunks = static_cast<int>(st.chunks.size());
+  // An embedding or loss chunk holds that block alone (check_hybrid_plan allows them only as the
+  // pipeline's first and last chunk); the first and last layer chunks hold them otherwise.
+  if (st.chunks[chunk].part == ChunkPart::kEmbedding) return {0};
+  if (st.chunks[chunk].part == ChunkPart::kLoss) return {layers + 1};
   std::vector<int> blocks;
   if (s == 0 && chunk == 0) blocks.push_back(0);
   for (int l = st.chunks[chunk].first; l <= st.chunks[chunk].last; ++l) blocks.push_back(l + 1);

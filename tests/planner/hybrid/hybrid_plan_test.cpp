@@ -359,6 +359,37 @@ TEST_F(HybridPlanCheck, ReaderAcceptsEveryDeviceAndLayerSyntaxAndDefaults) {
   EXPECT_EQ(ok.pipelines[0].stages[1].chunks, (std::vector<LayerRange>{{12, 23}}));
 }
 
+TEST_F(HybridPlanCheck, EmbeddingAndLossChunksRoundTrip) {
+  // Megatron-Core's layout: 4 stages x 3 chunks = 12 virtual stages, the first holding only the
+  // embedding, the last only the head and loss, the 24 layers over the ten between (3 3 3 3 2 2 2 2
+  // 2 2). Written as `embedding` and `loss` and read back as the same chunks.
+  HybridPlan plan = valid_plan();
+  plan.schedule = PipelineSchedule::kInterleaved;
+  const int sizes[10] = {3, 3, 3, 3, 2, 2, 2, 2, 2, 2};
+  for (StagePlan& st : plan.pipelines[0].stages) st.chunks.assign(3, {});
+  int next = 0;
+  for (int vs = 0; vs < 12; ++vs) {
+    LayerRange& r = plan.pipelines[0].stages[vs % 4].chunks[vs / 4];
+    if (vs == 0) r = LayerRange::embedding();
+    else if (vs == 11) r = LayerRange::loss();
+    else {
+      r = {next, next + sizes[vs - 1] - 1};
+      next += sizes[vs - 1];
+    }
+  }
+  ASSERT_EQ(problems(plan), Lines{});
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "hetsim_hybrid_layout_test.yaml";
+  std::ofstream(file) << hybrid_plan_to_yaml(plan);
+  const HybridPlan back = load_hybrid_plan(file, *model_, *cluster_);
+  std::filesystem::remove(file);
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(back.pipelines[0].stages[s].chunks, plan.pipelines[0].stages[s].chunks) << s;
+  // Elsewhere they are refused: the embedding must open the pipeline, the loss close it.
+  HybridPlan moved = plan;
+  std::swap(moved.pipelines[0].stages[0].chunks[0], moved.pipelines[0].stages[1].chunks[0]);
+  EXPECT_TRUE(Has(problems(moved), "pipelines[0].stages[1].layers: an embedding chunk must be the pipeline's first chunk "
+                                   "(stage 0, chunk 0), not chunk 0 of stage 1"));
+}
+
 TEST(HybridPlanFile, KindIsSpmdWhenAbsent) {
   const std::filesystem::path file = std::filesystem::temp_directory_path() / "hetsim_plan_kind_test.yaml";
   std::ofstream(file) << "model: gpt3-1.3b\n";  // plans written before `kind` existed

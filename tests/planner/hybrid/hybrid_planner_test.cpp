@@ -43,6 +43,60 @@ HybridPlan megatron_plan(const ModelSpec& m, int pipelines, int stages, long mic
   return p;
 }
 
+// Llama 3.1 405B as Megatron-Core lays it out: PP 16 x VP 8 = 128 virtual stages for 126 layers,
+// the first holding only the embedding and the last only the head and loss, one layer in each of
+// the others; TP 8 on 16 DGX H100 nodes.
+HybridPlan llama3_layout(const ModelSpec& m, long micro_batches) {
+  HybridPlan p;
+  p.micro_batch = 1;
+  p.schedule = PipelineSchedule::kInterleaved;
+  p.recompute = RecomputeMode::kFull;
+  p.sequence_parallel = true;
+  PipelinePlan pl;
+  pl.micro_batches = micro_batches;
+  const int P = 16, v = 8;
+  for (int s = 0; s < P; ++s) {
+    StagePlan st;
+    st.tp = 8;
+    for (int k = 0; k < 8; ++k) st.devices.push_back(8 * s + k);
+    for (int c = 0; c < v; ++c) {
+      const int vs = c * P + s;  // virtual stage; layer vs - 1 in the middle ones
+      if (vs == 0) st.chunks.push_back(LayerRange::embedding());
+      else if (vs == P * v - 1) st.chunks.push_back(LayerRange::loss());
+      else st.chunks.push_back({vs - 1, vs - 1});
+    }
+    pl.stages.push_back(st);
+  }
+  p.pipelines.push_back(pl);
+  (void)m;
+  return p;
+}
+
+TEST(HybridPlanner, Llama3LayoutWithEmbeddingAndLossChunksSimulates) {
+  // Every layer once, embedding and loss as chunks of their own: a valid plan that builds and
+  // simulates. Stage 0's first chunk runs the embedding alone, so stage 0 computes one layer less
+  // than a middle stage (7 against 8) and the last stage likewise: their compute is below the
+  // middle stages' by about a layer's share (1/8), the head's and embedding's own time aside.
+  const ModelSpec m = model("llama3.1-405b", 32);
+  const Cluster c = test::fixture_cluster("dgx-h100-16");
+  const HybridPlan plan = llama3_layout(m, 32);
+  ASSERT_EQ(check_hybrid_plan(plan, m, c).size(), 0u);
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  const Evaluation ev = planner.evaluate(plan, "llama3-layout");
+  ASSERT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+  EXPECT_GT(ev.report.iteration_time_s, 0);
+  const double first = ev.report.devices[0].compute_s, middle = ev.report.devices[8 * 7].compute_s;
+  EXPECT_LT(first, middle);
+  EXPECT_GT(first, middle * (7.0 / 8) * 0.95);
+  // The same layers with the embedding and head inside the first and last layer chunks (127
+  // virtual stages cannot split 16 x 8 evenly, so: the layout as written is the only v = 8 one).
+  HybridPlan misplaced = plan;
+  std::swap(misplaced.pipelines[0].stages[0].chunks[0], misplaced.pipelines[0].stages[0].chunks[1]);
+  const std::vector<PlanProblem> problems = check_hybrid_plan(misplaced, m, c);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].message, "an embedding chunk must be the pipeline's first chunk (stage 0, chunk 0), not chunk 1 of stage 0");
+}
+
 TEST(HybridPlanner, Gpt3OnSixtyFourA100sFitsOnlyWithPipelines) {
   const ModelSpec m = model("gpt3-175b", 32);
   const Cluster c = test::shipped_cluster("selene-64");
