@@ -20,7 +20,7 @@ std::string PipelineLayout::block_name(const std::vector<int>& list) const {
 }
 
 const std::vector<BlockWork>& replica_work(const StageWorkFn& work, const HybridPlan& plan, const Replica& r, int tp) {
-  return work(r.node_type, stage_work_key(plan, r.samples, tp));
+  return work(r.node_type, stage_work_key(plan, r.samples, tp, r.cp));
 }
 
 namespace {
@@ -123,7 +123,7 @@ class BucketedSync {
       for (size_t j = 0; j < first.replicas.size(); ++j) {
         const Replica& a = first.replicas[j];
         const Replica& b = last.replicas[j % last.replicas.size()];
-        for (int rank = 0; rank < tp; ++rank) {
+        for (int rank = 0; rank < static_cast<int>(a.devices.size()); ++rank) {  // every TP rank of every CP rank
           const int x = a.devices[rank], y = b.devices[rank % b.devices.size()];
           std::vector<int> deps;
           for (int d : {x, y}) {
@@ -177,7 +177,9 @@ std::vector<GradientBucket> gradient_buckets(const HybridPlan& plan, const Stage
     const int tp = plan.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
     bucket.groups.resize(tp);
     for (int rank = 0; rank < tp; ++rank) {
-      for (const Holder& h : hs) bucket.groups[rank].push_back(layout.replica(h).devices[rank]);
+      for (const Holder& h : hs) {
+        for (int d : rank_devices(layout.replica(h), rank, tp)) bucket.groups[rank].push_back(d);
+      }
       std::sort(bucket.groups[rank].begin(), bucket.groups[rank].end());
     }
   }

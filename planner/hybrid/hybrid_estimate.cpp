@@ -72,15 +72,27 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
                                                          const std::vector<int>& blocks, int node_type, long samples) {
   StageTimes t;
   const std::vector<BlockWork>& w =
-      builder_.work(node_type, stage_work_key(plan, samples, st.tp));
+      builder_.work(node_type, stage_work_key(plan, samples, st.tp, st.cp));
   const bool overlap = plan.tp_comm_overlap && !splits_weight_gradient(plan.schedule);
+  // Context parallelism: the CP group of the stage's first copy (its TP rank 0 of every CP rank).
+  std::vector<int> cp_group;
+  for (int c = 0; st.cp > 1 && c < st.cp && c * st.tp < static_cast<int>(st.devices.size()); ++c) {
+    cp_group.push_back(st.devices[c * st.tp]);
+  }
+  std::sort(cp_group.begin(), cp_group.end());
+  const auto cp_time = [&](const TpBytes& bytes) { return fit_time(cp_group, bytes.all_to_all, CollectiveOp::kAllToAll); };
+  const auto ring_exposed = [&](double bytes, double hide) {
+    return std::max(0.0, fit_time(cp_group, bytes, CollectiveOp::kAllGather) - hide);
+  };
   for (int b : blocks) {
     const BlockWork& bw = w[b];
     t.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
     for (const WorkPart& part : bw.parts) {
-      t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd);
+      t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd) + cp_time(part.cp_fwd) +
+             ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s);
       const double sync = tp_time(node_type, st.tp, part.tp_bwd);
-      t.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0);
+      t.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
+             cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
       t.w += part.bwd_weight_s;
     }
     t.params += bw.params;
@@ -108,7 +120,10 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       const StagePlan& st = pl.stages[s];
       for (int c = 0; c < static_cast<int>(st.chunks.size()); ++c) {
         for (int b : stage_blocks(st, s, P, c, layers)) {
-          for (int j = 0; j < st.dp(); ++j) holders[b].push_back(st.devices[j * st.tp]);
+          // Every copy's TP rank 0, of every CP rank: the group synchronising that shard.
+          for (int j = 0; j < st.dp(); ++j) {
+            for (int cr = 0; cr < st.cp; ++cr) holders[b].push_back(st.devices[j * st.group() + cr * st.tp]);
+          }
         }
       }
     }
@@ -132,7 +147,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       StageTimes worst;
       const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, v));
       for (int j = 0; j < st.dp(); ++j) {
-        const int dev = st.devices[j * st.tp];
+        const int dev = st.devices[j * st.group()];
         const int nt = cluster_.gpus[dev].node_type;
         StageTimes t = stage_times(plan, st, blocks, nt, shares[j]);
         if (ctx.tied_embedding_params > 0 && P > 1 && s == P - 1) {  // the last stage's copy of the embedding
@@ -195,7 +210,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         // Every tensor crossing the cut after this stage's last block (skip connections too),
         // for a non-interleaved pipeline; interleaved chunks cut like the first block's output.
         const std::vector<BlockWork>& w = builder_.work(cluster_.gpus[st.devices[0]].node_type,
-                                                        stage_work_key(plan, plan.micro_batch, st.tp));
+                                                        stage_work_key(plan, plan.micro_batch, st.tp, st.cp));
         double bytes = w[1].output_bytes;
         if (v == 1) {
           bytes = 0;
@@ -249,7 +264,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
     double worst = -1;
     // The slowest data-parallel copy sets the stage's pace; every copy's memory must fit.
     for (int j = 0; j < st.dp(); ++j) {
-      const int dev = st.devices[j * st.tp];
+      const int dev = st.devices[j * st.group()];
       const int nt = cluster_.gpus[dev].node_type;
       const long samples = std::max(1L, plan.micro_batch / st.dp());
       std::vector<int> all(layers);

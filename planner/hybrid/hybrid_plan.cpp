@@ -23,6 +23,8 @@ std::string_view schedule_name(PipelineSchedule s) {
   return "?";
 }
 
+std::string_view cp_comm_name(CpComm c) { return c == CpComm::kAllToAll ? "all-to-all" : "ring"; }
+
 std::string_view gradient_sync_name(GradientSync g) {
   switch (g) {
     case GradientSync::kAllReduce: return "all-reduce";
@@ -162,7 +164,7 @@ class Checker {
   bool in_cluster(int d) const { return d >= 0 && d < cluster_.gpu_count(); }
   // tp >= 1, dividing a non-empty stage whose GPUs are all in the cluster.
   bool well_formed(const StagePlan& st) const {
-    return st.tp >= 1 && !st.devices.empty() && st.devices.size() % st.tp == 0 &&
+    return st.tp >= 1 && st.cp >= 1 && !st.devices.empty() && st.devices.size() % st.group() == 0 &&
            std::all_of(st.devices.begin(), st.devices.end(), [&](int d) { return in_cluster(d); });
   }
   // The layers of `r` that exist in the model.
@@ -228,7 +230,41 @@ class Checker {
           add(field, "tp " + std::to_string(st.tp) + " does not divide the model's " +
                          std::to_string(model_.kv_heads) + " key/value heads");
         }
+        context_parallel(st, stage_path(p, s));
       }
+    }
+  }
+
+  // cp x tp GPUs per data-parallel copy; the sequence in 2 x cp chunks (causal balance, as
+  // Megatron-Core requires of ring attention); all-to-all splits each TP rank's heads cp ways.
+  void context_parallel(const StagePlan& st, const std::string& stage) {
+    if (st.cp == 1) return;
+    const std::string field = stage + ".cp";
+    if (st.cp < 1) {
+      add(field, "cp " + std::to_string(st.cp) + " must be at least 1");
+      return;
+    }
+    if (st.tp >= 1 && st.devices.size() % st.tp == 0 && st.devices.size() % (static_cast<size_t>(st.tp) * st.cp) != 0) {
+      add(field, "tp " + std::to_string(st.tp) + " x cp " + std::to_string(st.cp) + " = " + std::to_string(st.tp * st.cp) +
+                     " does not divide the stage's " + std::to_string(st.devices.size()) + " GPUs");
+    }
+    if (model_.seq_len % (2L * st.cp) != 0) {
+      add(field, "cp " + std::to_string(st.cp) + " needs seq_len divisible by 2 x cp = " + std::to_string(2 * st.cp) +
+                     " (the sequence is cut in 2 x cp chunks for causal balance); the model's is " +
+                     std::to_string(model_.seq_len));
+    }
+    if (plan_.cp_comm == CpComm::kAllToAll && st.tp >= 1 && (model_.kv_heads / std::max(1, st.tp)) % st.cp != 0) {
+      add(field, "cp_comm all-to-all gives each CP rank whole heads: cp " + std::to_string(st.cp) +
+                     " must divide the " + std::to_string(model_.kv_heads / std::max(1, st.tp)) +
+                     " key/value heads of a TP rank");
+    }
+    if (plan_.stage_program == StageProgram::kSynthesised) {
+      add(field, "context parallelism is part of Megatron's stage program; with stage_program synthesised the "
+                 "search splits each operator itself");
+    }
+    if (model_.family == Family::kUnet || model_.family == Family::kVgg) {
+      add(field, "context parallelism splits token sequences; a " + std::string(family_name(model_.family)) +
+                     " model has none");
     }
   }
 
@@ -376,7 +412,7 @@ class Checker {
     for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
       for (size_t s = 0; s < plan_.pipelines[p].stages.size(); ++s) {
         const StagePlan& st = plan_.pipelines[p].stages[s];
-        if (st.tp < 1 || st.devices.empty() || st.devices.size() % st.tp != 0) continue;
+        if (st.tp < 1 || st.cp < 1 || st.devices.empty() || st.devices.size() % st.group() != 0) continue;
         if (st.dp() > plan_.micro_batch) {
           add(stage_path(p, s) + ".devices", "the stage's " + std::to_string(st.dp()) +
                                                  " data-parallel copies cannot share a micro-batch of " +
@@ -477,12 +513,13 @@ std::string HybridPlan::shape() const {
     out += joined + " stages";
   }
   std::vector<int> tps;
-  int dp = 0;
+  int dp = 0, cp = 1;
   size_t chunks = 0;
   for (size_t p = 0; p < pipelines.size(); ++p) {
     for (const StagePlan& st : pipelines[p].stages) {
       if (p == 0 && std::find(tps.begin(), tps.end(), st.tp) == tps.end()) tps.push_back(st.tp);
       dp = std::max(dp, st.dp());
+      cp = std::max(cp, st.cp);
       chunks = std::max(chunks, st.chunks.size());
     }
   }
@@ -490,6 +527,7 @@ std::string HybridPlan::shape() const {
     out += ", tp ";
     for (size_t i = 0; i < tps.size(); ++i) out += (i ? "/" : "") + std::to_string(tps[i]);
   }
+  if (cp > 1) out += ", cp " + std::to_string(cp) + (cp_comm == CpComm::kAllToAll ? " (all-to-all)" : "");
   if (dp > 1) out += ", dp " + std::to_string(dp);
   if (chunks > 1) out += ", " + std::to_string(chunks) + " chunks";
   out += ", " + std::string(schedule_name(schedule));

@@ -23,6 +23,12 @@ enum class RecomputeMode { kNone, kSelective, kFull };
 // The program of each TP group inside a stage: Megatron's tensor parallelism, or the one HAP's
 // A* + LP synthesis finds for a transformer layer on the group (planner/hybrid/stage_synthesis).
 enum class StageProgram { kMegatron, kSynthesised };
+// How context-parallel ranks exchange what attention needs (Megatron-Core / Transformer Engine
+// cp_comm_type): ring (p2p: K and V blocks passed around the CP group while each block's attention
+// runs, the sequence in 2 x cp chunks for causal balance) or all-to-all (DeepSpeed-Ulysses: Q, K, V
+// redistributed from sequence shards to head shards before attention and the output back after).
+enum class CpComm { kRing, kAllToAll };
+[[nodiscard]] std::string_view cp_comm_name(CpComm c);  // "ring", "all-to-all"
 
 [[nodiscard]] std::string_view schedule_name(PipelineSchedule s);        // "gpipe", "1f1b", ...
 [[nodiscard]] std::string_view gradient_sync_name(GradientSync g);       // "all-reduce", "zero-1", "zero-3"
@@ -49,13 +55,17 @@ struct LayerRange {
 };
 
 struct StagePlan {
-  std::vector<int> devices;         // cluster GPU indices; consecutive runs of `tp` form TP groups
+  std::vector<int> devices;         // cluster GPU indices; consecutive runs of `tp` form TP groups,
+                                    // consecutive runs of tp x cp one data-parallel copy
   int tp = 1;                       // tensor-parallel width
   std::vector<LayerRange> chunks;   // one range per model chunk (several only for interleaved 1F1B); the
                                     // embedding runs with the pipeline's first chunk and the head with
                                     // its last, or as chunks of their own there
+  int cp = 1;                       // context-parallel width: the copy's TP groups each hold 1/cp of
+                                    // every sequence (Megatron-Core's rank order: TP, then CP, then DP)
 
-  [[nodiscard]] int dp() const { return tp > 0 ? static_cast<int>(devices.size()) / tp : 0; }
+  [[nodiscard]] int group() const { return tp * cp; }  // devices of one data-parallel copy
+  [[nodiscard]] int dp() const { return group() > 0 ? static_cast<int>(devices.size()) / group() : 0; }
   [[nodiscard]] int layer_count() const;
 };
 
@@ -105,6 +115,7 @@ struct HybridPlan {
   // --overlap-param-gather); false: one all-gather per bucket after the optimizer step, on the
   // critical path (Megatron-LM's distributed optimizer without it).
   bool overlap_param_gather = false;
+  CpComm cp_comm = CpComm::kRing;  // stages with cp > 1
   ReshardingChoice resharding;
   std::vector<PipelinePlan> pipelines;
   double estimate_s = 0;  // the planner's closed-form estimate (0: none)

@@ -108,6 +108,7 @@ class HybridPlanReader {
     plan.vocab_parallel = r.opt_flag("vocab_parallel").value_or(true);
     plan.grad_sync_overlap = r.opt_flag("grad_sync_overlap").value_or(true);
     plan.overlap_param_gather = r.opt_flag("overlap_param_gather").value_or(false);
+    plan.cp_comm = r.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised
                              : StageProgram::kMegatron;
@@ -126,7 +127,7 @@ class HybridPlanReader {
     }
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
     for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel",
-                          "overlap_param_gather", "pipelines"}) {
+                          "overlap_param_gather", "cp_comm", "pipelines"}) {
       remember(r, key);
     }
     std::vector<FieldReader> pipelines = r.list("pipelines");
@@ -175,11 +176,12 @@ class HybridPlanReader {
 
   StagePlan read_stage(FieldReader& r, const YAML::Node& raw) {
     StagePlan stage;
-    for (const char* key : {"devices", "tp", "layers"}) remember(r, key);
+    for (const char* key : {"devices", "tp", "cp", "layers"}) remember(r, key);
     if (const std::optional<YAML::Node> n = required(r, raw, "devices")) read_devices(r, *n, stage.devices);
     stage.tp = static_cast<int>(r.opt_integer("tp", 1, std::numeric_limits<int>::max()).value_or(1));
+    stage.cp = static_cast<int>(r.opt_integer("cp", 1, kMaxDeviceIndex).value_or(1));
     if (const std::optional<YAML::Node> n = required(r, raw, "layers")) read_layers(r, *n, stage.chunks);
-    unknown_keys(r, raw, {"devices", "layers", "tp"});
+    unknown_keys(r, raw, {"devices", "layers", "tp", "cp"});
     return stage;
   }
 
@@ -315,6 +317,7 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
       << "grad_sync_overlap: " << (plan.grad_sync_overlap ? "true" : "false") << "\n"
       << "overlap_param_gather: " << (plan.overlap_param_gather ? "true" : "false") << "\n"
+      << "cp_comm: " << cp_comm_name(plan.cp_comm) << "\n"
       << "resharding: {method: " << method_name(plan.resharding.method)
       << ", load_balance: " << load_balance_name(plan.resharding.load_balance)
       << ", overlap: " << (plan.resharding.overlap ? "true" : "false") << ", seed: " << plan.resharding.seed << "}\n"
@@ -325,7 +328,9 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
         << "    stages:\n";
     for (const StagePlan& st : p.stages) {
       out << "      - devices: " << (st.devices.empty() ? "[]" : format_devices(st.devices)) << "\n"
-          << "        tp: " << st.tp << "\n"
+          << "        tp: " << st.tp << "\n";
+      if (st.cp != 1) out << "        cp: " << st.cp << "\n";
+      out
           << "        layers: " << layers_text(st.chunks) << "\n";
     }
   }

@@ -43,9 +43,19 @@ class PassWriter {
  public:
   PassWriter(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps)
       : streams_(streams), spec_(spec), devices_(spec.replica->devices), w_(*spec.work), deps_(std::move(deps)) {
-    group_ = devices_;
-    std::sort(group_.begin(), group_.end());
-    tp_ = static_cast<int>(devices_.size());
+    tp_ = std::max(1, spec.tp);
+    const int cp = std::max(1, spec.cp);
+    for (int c = 0; c < cp; ++c) {  // TP groups: consecutive runs of tp
+      std::vector<int> g(devices_.begin() + c * tp_, devices_.begin() + (c + 1) * tp_);
+      std::sort(g.begin(), g.end());
+      tp_groups_.push_back(std::move(g));
+    }
+    for (int r = 0; cp > 1 && r < tp_; ++r) {  // CP groups: the same TP rank of every TP group
+      std::vector<int> g;
+      for (int c = 0; c < cp; ++c) g.push_back(devices_[c * tp_ + r]);
+      std::sort(g.begin(), g.end());
+      cp_groups_.push_back(std::move(g));
+    }
   }
 
   int run() {
@@ -87,9 +97,58 @@ class PassWriter {
 
   void tp_sync(const TpBytes& bytes, const std::string& label) {
     if (tp_ == 1 || !bytes.any()) return;  // a compute task always comes first: `last_` is set
-    last_ = add_tp_collectives(streams_.program(), group_, bytes, spec_.sequence_parallel, last_, label);
-    deps_ = {last_};
-    for (int d : devices_) streams_.layout().tp_tail[d] = last_;
+    join(collectives(tp_groups_, bytes, spec_.sequence_parallel, last_, label), label);
+  }
+
+  // The collectives of `bytes` over each of `groups` after `dep` (one group: its tasks; several: run
+  // side by side, each group's after `dep`). Returns each group's last task.
+  std::vector<int> collectives(const std::vector<std::vector<int>>& groups, const TpBytes& bytes, bool sequence_parallel,
+                               int dep, const std::string& label) {
+    std::vector<int> ends;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::string name = groups.size() > 1 ? label + ".g" + std::to_string(g) : label;
+      ends.push_back(add_tp_collectives(streams_.program(), groups[g], bytes, sequence_parallel, dep, name));
+    }
+    return ends;
+  }
+
+  // The next kernel waits for `ends` (collectives of this copy's groups): one task is `last_`
+  // itself; several are joined by an empty kernel on every device of the copy, so that what follows
+  // (the next kernel, the pass's outputs) waits for one task.
+  void join(const std::vector<int>& ends, const std::string& label) {
+    if (ends.size() == 1) {
+      last_ = ends.front();
+      deps_ = {last_};
+      for (int d : devices_) streams_.layout().tp_tail[d] = last_;
+      return;
+    }
+    deps_.insert(deps_.end(), ends.begin(), ends.end());
+    compute(0, 0, 0, label + ".join");
+  }
+
+  // Context parallelism after a span: Ulysses' all-to-alls over every CP group (blocking).
+  void cp_sync(const TpBytes& bytes, const std::string& label) {
+    if (cp_groups_.empty() || !bytes.any()) return;
+    TpBytes a2a;
+    a2a.all_to_all = bytes.all_to_all;
+    join(collectives(cp_groups_, a2a, false, last_, label + ".cp"), label + ".cp");
+  }
+
+  // A span of `secs` whose last `hide` seconds (the attention) run beside ring attention's exchange
+  // of `ring` bytes over every CP group (issued when the attention starts); the next kernel waits for
+  // both. Without a ring, one kernel.
+  int ring_span(double secs, double hide, double ring, double flops, double mem, const std::string& label) {
+    if (cp_groups_.empty() || ring <= 0) return compute(secs, flops, mem, label);
+    hide = std::clamp(hide, 0.0, secs);
+    const int before = compute(secs - hide, 0, mem, label);
+    TpBytes ag;
+    ag.all_gather = ring;
+    std::vector<int> ends = collectives(cp_groups_, ag, false, before, label + ".cp_ring");
+    const int attention = compute(hide, flops, 0, label + "_attention");
+    ends.push_back(attention);
+    deps_.insert(deps_.end(), ends.begin(), ends.end());
+    compute(0, 0, 0, label + ".cp_join");
+    return attention;
   }
 
   // A backward span and its TP collectives, which may run under its last `hidden` seconds (the
@@ -105,10 +164,15 @@ class PassWriter {
       return c;
     }
     const int first = compute(secs - hidden, 0, mem, label);
-    const int sync = add_tp_collectives(streams_.program(), group_, bytes, spec_.sequence_parallel, first, label);
+    const std::vector<int> syncs = collectives(tp_groups_, bytes, spec_.sequence_parallel, first, label);
     const int c = compute(hidden, flops, 0, label + "_weight");
-    for (int d : devices_) streams_.layout().tp_tail[d] = sync;
-    last_ = sync;
+    if (syncs.size() == 1) {
+      for (int d : devices_) streams_.layout().tp_tail[d] = syncs.front();
+      last_ = syncs.front();
+    } else {
+      deps_.insert(deps_.end(), syncs.begin(), syncs.end());
+      compute(0, 0, 0, label + ".join");
+    }
     return c;
   }
 
@@ -127,9 +191,10 @@ class PassWriter {
     }
     for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
       const WorkPart& part = bw.parts[pp];
-      compute(part.fwd_s, 0, pp == 0 ? bw.saved_bytes : 0,
-              spec_.tag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
+      ring_span(part.fwd_s, part.cp_hide_fwd_s, part.cp_ring_fwd, 0, pp == 0 ? bw.saved_bytes : 0,
+                spec_.tag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
       tp_sync(part.tp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
+      cp_sync(part.cp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
     }
   }
 
@@ -145,8 +210,11 @@ class PassWriter {
       const WorkPart& part = bw.parts[pp];
       const std::string label =
           spec_.tag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") + (bw.parts.size() > 1 ? std::to_string(pp) : "");
-      const int c = backward_span(part.bwd_input_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
+      const double ring_s = cp_groups_.empty() || part.cp_ring_bwd <= 0 ? 0 : std::min(part.cp_hide_bwd_s, part.bwd_input_s);
+      if (ring_s > 0 && part.cp_ring_bwd > 0) ring_span(ring_s, ring_s, part.cp_ring_bwd, 0, 0, label);
+      const int c = backward_span(part.bwd_input_s - ring_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
                                   pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
+      cp_sync(part.cp_bwd, label);
       if (!split_w) set_last_grad({b}, c);
     }
   }
@@ -185,27 +253,32 @@ class PassWriter {
   }
 
   void forward_span(const std::vector<int>& blocks, const std::string& suffix) {
-    double secs = 0, saved = 0;
-    TpBytes bytes;
+    double secs = 0, saved = 0, ring = 0, hide = 0;
+    TpBytes bytes, cp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
       for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
-        secs += bw.parts[pp].fwd_s;
+        const WorkPart& part = bw.parts[pp];
+        secs += part.fwd_s;
         saved += pp == 0 ? bw.saved_bytes : 0;
-        bytes += bw.parts[pp].tp_fwd;
-        collectives += bw.parts[pp].tp_fwd.count();
+        bytes += part.tp_fwd;
+        collectives += part.tp_fwd.count();
+        ring += part.cp_ring_fwd;
+        hide += part.cp_hide_fwd_s;
+        cp_bytes += part.cp_fwd;
       }
     }
-    compute(secs + merged_latency(collectives, bytes), 0, saved, spec_.tag + suffix + ".fwd");
+    ring_span(secs + merged_latency(collectives, bytes), hide, ring, 0, saved, spec_.tag + suffix + ".fwd");
     tp_sync(bytes, spec_.tag + suffix + ".fwd");
+    cp_sync(cp_bytes, spec_.tag + suffix + ".fwd");
   }
 
   // `blocks` in backward order; `suffix` names them when the pass is split per block.
   void backward(const std::vector<int>& blocks, const std::string& suffix) {
     const bool split_w = spec_.split_weight;
-    double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0;
-    TpBytes bytes, recompute_tp;
+    double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0;
+    TpBytes bytes, recompute_tp, cp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
@@ -219,6 +292,9 @@ class PassWriter {
         hidden += part.bwd_overlap_s;
         bytes += part.tp_bwd;
         collectives += part.tp_bwd.count();
+        ring += part.cp_ring_bwd;
+        if (!cp_groups_.empty() && part.cp_ring_bwd > 0) ring_s += std::min(part.cp_hide_bwd_s, part.bwd_input_s);
+        cp_bytes += part.cp_bwd;
       }
     }
     const std::string label = spec_.tag + suffix;
@@ -226,8 +302,11 @@ class PassWriter {
       compute(recompute_s, 0, recompute_bytes, label + ".recompute");
       tp_sync(recompute_tp, label + ".recompute");
     }
-    const int c = backward_span(secs + merged_latency(collectives, bytes), hidden, flops, -(freed + recompute_bytes), bytes,
-                                label + (split_w ? ".bwd_input" : ".bwd"));
+    const std::string name = label + (split_w ? ".bwd_input" : ".bwd");
+    if (ring_s > 0 && ring > 0) ring_span(ring_s, ring_s, ring, 0, 0, name);
+    const int c = backward_span(secs - ring_s + merged_latency(collectives, bytes), hidden, flops, -(freed + recompute_bytes),
+                                bytes, name);
+    cp_sync(cp_bytes, name);
     if (!split_w) set_last_grad(blocks, c);
   }
 
@@ -244,8 +323,9 @@ class PassWriter {
 
   ComputeStreams& streams_;
   const PassSpec& spec_;
-  const std::vector<int>& devices_;  // TP ranks in order
-  std::vector<int> group_;           // the same, sorted (collectives)
+  const std::vector<int>& devices_;  // TP ranks in order, TP group after TP group (cp of them)
+  std::vector<std::vector<int>> tp_groups_;  // each sorted (collectives)
+  std::vector<std::vector<int>> cp_groups_;  // cp > 1: one per TP rank, sorted
   const std::vector<BlockWork>& w_;
   std::vector<int> deps_;            // what the next task waits for
   int tp_ = 1;

@@ -48,7 +48,9 @@ class ComputeStreams {
 // One pass of one copy of a stage.
 struct PassSpec {
   PassKind pass = PassKind::kForward;
-  const Replica* replica = nullptr;
+  const Replica* replica = nullptr;  // its devices: cp TP groups of `tp`, one after the other
+  int tp = 1;
+  int cp = 1;
   const std::vector<BlockWork>* work = nullptr;  // as one GPU of the copy runs them
   const std::vector<int>* blocks = nullptr;      // the chunk's blocks, forward order
   std::string tag;                               // label prefix

@@ -56,7 +56,8 @@ DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
 const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& key) {
   const bool synthesised = key.program == StageProgram::kSynthesised && key.tp > 1;
   const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
-                                 static_cast<int>(ctx_.dtype), synthesised ? 1 : 0, key.vocab_parallel);
+                                 static_cast<int>(ctx_.dtype), synthesised ? 1 : 0, key.vocab_parallel, key.cp,
+                                 static_cast<int>(key.cp_comm));
   auto it = cache_.find(k);
   if (it == cache_.end()) {
     const LayerProgram layer = synthesised ? synthesis(node_type, key).program : LayerProgram{};

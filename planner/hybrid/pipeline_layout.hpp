@@ -15,11 +15,19 @@ namespace hetsim {
 
 // One data-parallel copy of a stage: a TP group and the slice of each micro-batch it runs.
 struct Replica {
-  std::vector<int> devices;  // TP ranks in order
+  std::vector<int> devices;  // TP ranks in order; with context parallelism, cp TP groups one after the other
+  int cp = 1;
   int node_type = 0;
   long first_sample = 0;
   long samples = 0;
 };
+
+// The devices of `r` holding TP rank `rank` of a TP width `tp` (one per context-parallel rank).
+[[nodiscard]] inline std::vector<int> rank_devices(const Replica& r, int rank, int tp) {
+  std::vector<int> out;
+  for (size_t k = static_cast<size_t>(rank); k < r.devices.size(); k += static_cast<size_t>(tp)) out.push_back(r.devices[k]);
+  return out;
+}
 
 struct StageInfo {
   int stages = 0;  // of its pipeline

@@ -147,7 +147,8 @@ class Emitter {
         long first = 0;
         for (int j = 0; j < sp.dp(); ++j) {
           Replica r;
-          r.devices.assign(sp.devices.begin() + j * sp.tp, sp.devices.begin() + (j + 1) * sp.tp);
+          r.devices.assign(sp.devices.begin() + j * sp.group(), sp.devices.begin() + (j + 1) * sp.group());
+          r.cp = sp.cp;
           r.node_type = cluster_.gpus[r.devices[0]].node_type;
           r.first_sample = first;
           r.samples = shares[j];
@@ -303,7 +304,9 @@ class Emitter {
     for (int b : blocks) params += layout_.params_of(w, b, tp);
     for (int rank = 0; rank < tp; ++rank) {
       std::vector<int> group, deps;
-      for (const Holder& h : hs) group.push_back(layout_.replica(h).devices[rank]);
+      for (const Holder& h : hs) {
+        for (int d : rank_devices(layout_.replica(h), rank, tp)) group.push_back(d);
+      }
       std::sort(group.begin(), group.end());
       if (group.size() < 2 || params <= 0) continue;
       for (int d : group) {
@@ -367,6 +370,8 @@ class Emitter {
       PassSpec spec;
       spec.pass = st.pass;
       spec.replica = &r;
+      spec.tp = tp;
+      spec.cp = r.cp;
       spec.work = &w;
       spec.blocks = &blocks;
       spec.tag = rtag;
@@ -389,7 +394,9 @@ class Emitter {
       held_passes_ += 1;
       if (st.pass == PassKind::kBackward) {
         for (int b : blocks) {
-          for (int k = 0; k < kCostSources; ++k) out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(tp);
+          for (int k = 0; k < kCostSources; ++k) {
+            out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(r.devices.size());
+          }
         }
       }
       if (st.pass != PassKind::kWeight) {
@@ -546,8 +553,8 @@ std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, co
                                  const Cluster& cluster, const StageWorkFn& work) {
   std::vector<double> speed;
   for (int j = 0; j < st.dp(); ++j) {
-    const int node_type = cluster.gpus[st.devices[j * st.tp]].node_type;
-    const std::vector<BlockWork>& w = work(node_type, stage_work_key(plan, plan.micro_batch, st.tp));
+    const int node_type = cluster.gpus[st.devices[j * st.group()]].node_type;
+    const std::vector<BlockWork>& w = work(node_type, stage_work_key(plan, plan.micro_batch, st.tp, st.cp));
     double t = 0;
     for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
     speed.push_back(t > 0 ? 1 / t : 1);

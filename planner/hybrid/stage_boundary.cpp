@@ -9,13 +9,21 @@ MeshLayout boundary_layout(const Replica& r, long micro_batch, bool sequence_par
   MeshLayout l;
   l.shape = {micro_batch, units};
   l.element_bytes = element_bytes;
-  const long tp = static_cast<long>(r.devices.size());
-  if (sequence_parallel && tp > 1) {
-    for (long k = 0; k < tp; ++k) {
-      l.tiles.push_back({{r.first_sample, k * units / tp}, {r.first_sample + r.samples, (k + 1) * units / tp}, {r.devices[k]}});
+  // Context parallelism: CP rank c (TP group c of the copy) holds the c-th of cp sequence slices
+  // (the zig-zag of causal balancing only reorders them).
+  const long cp = std::max(1, r.cp);
+  const long tp = static_cast<long>(r.devices.size()) / cp;
+  for (long c = 0; c < cp; ++c) {
+    const long lo = c * units / cp, hi = (c + 1) * units / cp;
+    const auto first = r.devices.begin() + c * tp;
+    if (sequence_parallel && tp > 1) {
+      for (long k = 0; k < tp; ++k) {
+        l.tiles.push_back({{r.first_sample, lo + k * (hi - lo) / tp}, {r.first_sample + r.samples, lo + (k + 1) * (hi - lo) / tp},
+                           {first[k]}});
+      }
+    } else {
+      l.tiles.push_back({{r.first_sample, lo}, {r.first_sample + r.samples, hi}, std::vector<int>(first, first + tp)});
     }
-  } else {
-    l.tiles.push_back({{r.first_sample, 0}, {r.first_sample + r.samples, units}, r.devices});
   }
   return l;
 }

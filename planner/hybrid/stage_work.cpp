@@ -17,9 +17,9 @@ TpBytes& TpBytes::operator+=(const TpBytes& o) {
   return *this;
 }
 
-StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp) {
+StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp) {
   return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
-                      plan.vocab_parallel};
+                      plan.vocab_parallel, cp, plan.cp_comm};
 }
 
 double BlockWork::fwd_s() const {
@@ -70,6 +70,29 @@ Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
       s.gemm.batch = std::max(1L, s.gemm.batch / tp);
       s.saved_bytes *= f;
   }
+  return s;
+}
+
+// The share of `op` one of `cp` context-parallel ranks computes: 1/cp of the tokens of every
+// sequence, and with the sequence in 2 x cp chunks (each rank the i-th and the (2cp-1-i)-th) 1/cp of
+// the causal attention's work too (Megatron-Core's load balancing). Weights are whole on every rank.
+Op context_shard(const Op& op, int cp, DType dtype) {
+  if (cp == 1) return op;
+  Op s = op;
+  const double f = 1.0 / cp;
+  for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops, &s.saved_bytes,
+                    &s.cast_fwd_bytes, &s.cast_bwd_bytes}) {
+    *x *= f;
+  }
+  // Traffic: the activations' share; a weight matrix is still read whole (forward), and read and its
+  // gradient written whole (backward).
+  const double weight = is_matmul(op.kind) && op.params > 0
+                            ? static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) *
+                                  static_cast<double>(op.gemm.n) * dtype_bytes(op.gemm_dtype.value_or(dtype))
+                            : 0;
+  s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * f + std::min(op.fwd_bytes, weight);
+  s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * f + std::min(op.bwd_bytes, 2 * weight);
+  if (s.gemm.m > 0) s.gemm.m = std::max(1L, (s.gemm.m + cp - 1) / cp);
   return s;
 }
 
@@ -141,10 +164,21 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   ModelSpec plain = model;
   plain.training.recompute = Recompute::kNone;  // recompute is this plan's choice, modelled below
   const OpGraph g = build_op_graph(plain, key.samples, dtype, device.kernel_support());
-  const int tp = std::max(1, key.tp);
+  const int tp = std::max(1, key.tp), cp = std::max(1, key.cp);
   const double e = dtype_bytes(dtype);
-  const double tokens = static_cast<double>(key.samples) * static_cast<double>(model.seq_len);
+  const double tokens = static_cast<double>(key.samples) * static_cast<double>(model.seq_len) / cp;  // this rank's
   const double hidden_bytes = tokens * static_cast<double>(model.hidden) * e;
+  // Context parallelism, per layer and GPU (heads split tp ways): ring attention circulates this
+  // rank's K and V (cp - 1 steps, as an all-gather of cp of them), the backward K, V and their
+  // gradients; all-to-all attention sends (cp - 1)/cp of this rank's Q, K, V before and of its
+  // output after.
+  const double kv = static_cast<double>(model.kv_heads) * static_cast<double>(model.hidden) /
+                    static_cast<double>(std::max(1L, model.heads));
+  const double kv_local = tokens * 2 * kv / tp * e;
+  const bool ring = cp > 1 && key.cp_comm == CpComm::kRing, ulysses = cp > 1 && key.cp_comm == CpComm::kAllToAll;
+  const double a2a_share = static_cast<double>(cp - 1) / cp;
+  const double qkv_a2a = tokens * (static_cast<double>(model.hidden) + 2 * kv) / tp * e * a2a_share;
+  const double out_a2a = tokens * static_cast<double>(model.hidden) / tp * e * a2a_share;
 
   std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
   blocks.front().name = "embedding";
@@ -156,7 +190,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   WorkPart part;
   auto close_part = [&](int b) {
     const bool empty = part.fwd_s == 0 && part.bwd_input_s == 0 && part.bwd_weight_s == 0 && !part.tp_fwd.any() &&
-                       !part.tp_bwd.any();
+                       !part.tp_bwd.any() && !part.cp_fwd.any() && !part.cp_bwd.any() && part.cp_ring_fwd == 0;
     if (empty && !blocks[b].parts.empty()) return;
     blocks[b].parts.push_back(part);
     part = WorkPart{};
@@ -184,8 +218,19 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       close_part(b);
       part.tp_bwd += pl.before_bwd;
     }
+    const bool opens_attention = in_layer && (op.kind == OpKind::kAttnScores || op.kind == OpKind::kFlashAttention);
+    const bool closes_attention = in_layer && (op.kind == OpKind::kAttnContext || op.kind == OpKind::kFlashAttention);
+    if (ulysses && opens_attention) {  // sequence shards -> head shards
+      part.cp_fwd.all_to_all += qkv_a2a;
+      close_part(b);
+      part.cp_bwd.all_to_all += qkv_a2a;
+    }
+    if (ring && opens_attention) {
+      part.cp_ring_fwd += cp * kv_local;
+      part.cp_ring_bwd += 2 * cp * kv_local;
+    }
     const TpSplit split = pl.split;
-    const Op s = shard(op, split, tp, key.sequence_parallel);
+    const Op s = shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
     const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
     // A matrix product with weights spends half its backward on the weight gradient.
@@ -205,6 +250,15 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     bw.params += s.params;
     bw.model_flops += s.fwd_flops + s.bwd_flops;
     layer_fwd[b] += fwd.seconds;
+    if (ring && (is_attention_core(op) || op.kind == OpKind::kFlashAttention)) {
+      part.cp_hide_fwd_s += fwd.seconds;
+      part.cp_hide_bwd_s += bwd.seconds;
+    }
+    if (ulysses && closes_attention) {  // head shards -> sequence shards
+      part.cp_fwd.all_to_all += out_a2a;
+      close_part(b);
+      part.cp_bwd.all_to_all += out_a2a;
+    }
     if (is_attention_core(op)) core_fwd[b] += fwd.seconds;
     if (is_score_tensor(op)) core_saved[b] += s.saved_bytes;
     part.tp_bwd += pl.bwd;

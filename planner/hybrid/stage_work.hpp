@@ -39,6 +39,14 @@ struct WorkPart {
   TpBytes tp_bwd;           // collectives over the TP group after the backward compute
   double bwd_overlap_s = 0;  // weight-gradient compute tp_bwd can run under: the W of the column-split
                              // layer whose input gradient it sums (Megatron's asynchronous all-reduce)
+  // Context parallelism, over each CP group (the TP ranks of one rank across the copy's cp TP groups):
+  // ring attention passes K and V blocks around it under the attention's compute (`cp_hide_*_s`),
+  // written as the all-gather the ring amounts to (size: the gathered K and V, cp x a rank's);
+  // the backward passes K, V and their gradients. All-to-all attention (Ulysses) redistributes
+  // Q, K, V and the output with blocking all-to-alls after this part's compute (`cp_fwd`, `cp_bwd`).
+  double cp_ring_fwd = 0, cp_ring_bwd = 0;
+  double cp_hide_fwd_s = 0, cp_hide_bwd_s = 0;
+  TpBytes cp_fwd, cp_bwd;
 };
 
 struct BlockWork {
@@ -73,15 +81,18 @@ void for_each_consumer(const std::vector<BlockWork>& w, int b, Fn&& fn) {
 }
 
 struct StageWorkKey {
-  long samples = 1;  // micro-batch slice this TP group runs
+  long samples = 1;  // micro-batch slice this TP group runs (every sequence whole; cp ranks share it)
   int tp = 1;
   bool sequence_parallel = false;
   RecomputeMode recompute = RecomputeMode::kNone;
   StageProgram program = StageProgram::kMegatron;
   bool vocab_parallel = true;  // false: the LM head's logits are all-gathered and the loss replicated
+  int cp = 1;        // context-parallel width: each GPU runs 1/cp of every sequence
+  CpComm cp_comm = CpComm::kRing;
 };
-// The key of a TP group of width `tp` running `samples` of each micro-batch under `plan`.
-[[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp);
+// The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
+// micro-batch under `plan`.
+[[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp = 1);
 
 // How one GPU of a TP group runs an operator: which way it is split and the collectives around
 // it. Collectives before it (conversions of its inputs) end the compute span before it; their
@@ -102,8 +113,9 @@ struct LayerProgram {
   std::vector<OpPlacement> ops;
 };
 
-// Blocks in forward order: embedding, layer0 .. layer{L-1}, head, for one GPU of a TP group of
-// `device`s computing in `dtype`: the transformer layers as `layer` places their operators
+// Blocks in forward order: embedding, layer0 .. layer{L-1}, head, for one GPU of a TP group (of
+// a copy of key.cp of them, each with 1/cp of every sequence: with causal balance, 1/cp of every
+// operator's work, attention included) of `device`s computing in `dtype`: the transformer layers as `layer` places their operators
 // (Megatron's TP when it is empty), the embedding and head vocabulary-parallel.
 [[nodiscard]] std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype,
                                                       const CostModel& cost, const StageWorkKey& key,

@@ -277,6 +277,7 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   plan.gradient_sync = GradientSync::kZero1;
   plan.overlap_param_gather = true;
   plan.grad_sync_overlap = false;
+  plan.cp_comm = CpComm::kAllToAll;
   plan.resharding = {ReshardMethod::kBroadcast, LoadBalance::kOrder, false, 42};
   plan.estimate_s = 1.0 / 3.0;
   plan.pipelines[0].micro_batches = 256;
@@ -289,6 +290,11 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   plan.pipelines[0].stages[1] = {range(16, 23), 8, {{6, 11}, {18, 23}}};
   second.micro_batches = 256;
   second.stages = {{range(8, 15), 8, {{0, 5}, {12, 17}}}, {range(24, 31), 8, {{6, 11}, {18, 23}}}};
+  // Context parallelism: two TP groups of 4 on a node, each with half of every sequence.
+  for (PipelinePlan* pl : {&plan.pipelines[0], &second}) {
+    pl->stages[1].tp = 4;
+    pl->stages[1].cp = 2;
+  }
   plan.pipelines.push_back(second);
   ASSERT_EQ(problems(plan), Lines{});
 
@@ -307,6 +313,7 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
   EXPECT_EQ(back.vocab_parallel, plan.vocab_parallel);
   EXPECT_EQ(back.gradient_sync, plan.gradient_sync);
   EXPECT_EQ(back.overlap_param_gather, plan.overlap_param_gather);
+  EXPECT_EQ(back.cp_comm, plan.cp_comm);
   EXPECT_EQ(back.grad_sync_overlap, plan.grad_sync_overlap);
   EXPECT_EQ(back.resharding.method, plan.resharding.method);
   EXPECT_EQ(back.resharding.load_balance, plan.resharding.load_balance);
@@ -320,6 +327,7 @@ TEST_F(HybridPlanCheck, FileRoundTripKeepsEveryField) {
     for (size_t s = 0; s < plan.pipelines[p].stages.size(); ++s) {
       EXPECT_EQ(back.pipelines[p].stages[s].devices, plan.pipelines[p].stages[s].devices);
       EXPECT_EQ(back.pipelines[p].stages[s].tp, plan.pipelines[p].stages[s].tp);
+      EXPECT_EQ(back.pipelines[p].stages[s].cp, plan.pipelines[p].stages[s].cp);
       EXPECT_EQ(back.pipelines[p].stages[s].chunks, plan.pipelines[p].stages[s].chunks);
     }
   }

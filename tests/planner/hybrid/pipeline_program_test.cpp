@@ -29,7 +29,8 @@ class EqualStages : public ::testing::Test {
       blocks_[b].name = indexed_name("b", b);
       blocks_[b].parts.resize(1);
       if (b == 0 || b + 1 == blocks_.size()) continue;
-      blocks_[b].parts[0] = {kF, kF, kF, {}, {}};
+      WorkPart& part = blocks_[b].parts[0];
+      part.fwd_s = part.bwd_input_s = part.bwd_weight_s = kF;
       blocks_[b].saved_bytes = 1;
     }
   }
