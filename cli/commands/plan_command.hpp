@@ -32,6 +32,7 @@ struct PlanArgs {
   bool no_zero1 = false;
   bool no_tp_overlap = false;
   bool no_overlap = false;
+  bool no_context_parallel = false;
   std::string schedule;  // empty: the planner chooses
 };
 

@@ -37,6 +37,7 @@ struct HybridPlanner::Shape {
   int pipelines = 1;
   bool mixed = false;           // every stage one TP group of each type (data parallel inside)
   bool cluster_order = false;   // Megatron: TP groups of all types in cluster order, stage-major
+  int cp = 1;                   // context parallelism: each stage is cp TP groups of its type
 };
 
 HybridPlanner::HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim)
@@ -67,6 +68,17 @@ std::vector<std::vector<int>> tp_groups(const Cluster& c, int t, int tp) {
     std::vector<int> group(tp);
     std::iota(group.begin(), group.end(), g);
     out.push_back(group);
+  }
+  return out;
+}
+
+// Context-parallel widths to try: 1, and for sequences of 8192 tokens or more (where Megatron-Core's
+// recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks.
+std::vector<int> cp_widths(const ModelSpec& m, const HybridOptions& options) {
+  std::vector<int> out{1};
+  if (!options.context_parallel || m.seq_len < 8192 || m.family == Family::kUnet || m.family == Family::kVgg) return out;
+  for (int cp = 2; cp <= 8; cp *= 2) {
+    if (m.seq_len % (2L * cp) == 0) out.push_back(cp);
   }
   return out;
 }
@@ -112,16 +124,19 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
       }
       continue;
     }
-    int g = 0;
-    for (int n : groups) g = std::gcd(g, n);
-    std::vector<int> order = types;
-    do {
-      for (int d : divisors(g)) {
-        int stages = 0;
-        for (int n : groups) stages += n / d;
-        if (stages <= model_.layers) add_plans(Shape{order, tp, d, false, false}, flavour, options, out);
-      }
-    } while (std::next_permutation(order.begin(), order.end()));
+    for (int cp : flavour == HybridFlavour::kHetsim ? cp_widths(model_, options) : std::vector<int>{1}) {
+      if (std::any_of(groups.begin(), groups.end(), [&](int n) { return n % cp != 0; })) continue;
+      int g = 0;
+      for (int n : groups) g = std::gcd(g, n / cp);
+      std::vector<int> order = types;
+      do {
+        for (int d : divisors(g)) {
+          int stages = 0;
+          for (int n : groups) stages += n / cp / d;
+          if (stages <= model_.layers) add_plans(Shape{order, tp, d, false, false, cp}, flavour, options, out);
+        }
+      } while (std::next_permutation(order.begin(), order.end()));
+    }
     // Mixed stages: one TP group of every type per stage, the micro-batch split by speed.
     const bool same = std::all_of(groups.begin(), groups.end(), [&](int n) { return n == groups[0]; }) &&
                       std::all_of(types.begin(), types.end(), [&](int t) { return tp[t] == tp[types[0]]; });
@@ -156,8 +171,9 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
     }
   } else {
     for (int t : shape.type_order) {
-      const std::vector<std::vector<int>> groups = tp_groups(cluster_, t, shape.tp[t]);
-      for (size_t k = 0; k < groups.size(); ++k) pipes[k % d].push_back(StagePlan{groups[k], shape.tp[t], {}});
+      // A stage: cp consecutive TP groups (one TP group without context parallelism).
+      const std::vector<std::vector<int>> groups = tp_groups(cluster_, t, shape.tp[t] * shape.cp);
+      for (size_t k = 0; k < groups.size(); ++k) pipes[k % d].push_back(StagePlan{groups[k], shape.tp[t], {}, shape.cp});
     }
   }
   const int P = static_cast<int>(pipes[0].size());

@@ -97,6 +97,28 @@ TEST(HybridPlanner, Llama3LayoutWithEmbeddingAndLossChunksSimulates) {
   EXPECT_EQ(problems[0].message, "an embedding chunk must be the pipeline's first chunk (stage 0, chunk 0), not chunk 1 of stage 0");
 }
 
+TEST(HybridPlanner, LongSequencesAreSplitByContextParallelism) {
+  // llama2-7b at 32768 tokens on 32 H100: without CP each sequence's activations and attention sit
+  // on one TP group; with it the planner finds plans whose stages hold cp > 1 TP groups, and the one
+  // it chooses simulates faster than the best without (--no-context-parallel).
+  ModelSpec m = model("llama2-7b", 64);
+  m.seq_len = 32768;
+  const Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions with, without;
+  without.context_parallel = false;
+  const HybridSearch a = planner.search(HybridFlavour::kHetsim, with);
+  const HybridSearch b = planner.search(HybridFlavour::kHetsim, without);
+  ASSERT_GE(a.chosen, 0);
+  ASSERT_GE(b.chosen, 0);
+  const HybridPlan& chosen = a.judged[a.chosen].plan;
+  EXPECT_GT(chosen.pipelines[0].stages[0].cp, 1) << chosen.shape();
+  for (const JudgedHybrid& j : b.judged) {
+    for (const StagePlan& st : j.plan.pipelines[0].stages) EXPECT_EQ(st.cp, 1);
+  }
+  EXPECT_LT(a.judged[a.chosen].evaluation.report.iteration_time_s, b.judged[b.chosen].evaluation.report.iteration_time_s);
+}
+
 TEST(HybridPlanner, Gpt3OnSixtyFourA100sFitsOnlyWithPipelines) {
   const ModelSpec m = model("gpt3-175b", 32);
   const Cluster c = test::shipped_cluster("selene-64");
