@@ -1,6 +1,8 @@
 // File: studies/validation/megatron_grid.cpp
 #include "studies/validation/megatron_grid.hpp"
 
+#include <algorithm>
+
 namespace hetsim {
 
 namespace {
@@ -16,15 +18,20 @@ void fail(const Diagnostic& where, std::string message) {
 
 HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cluster& cluster, const Diagnostic& where) {
   const long gpus = cluster.gpu_count();
-  const long per_pipeline = static_cast<long>(g.tp) * g.pp;
+  const long group = static_cast<long>(g.tp) * g.cp;  // one data-parallel copy of a stage
+  const long per_pipeline = group * g.pp;
   if (gpus % per_pipeline != 0) {
-    fail(where, "tp x pp = " + std::to_string(per_pipeline) + " does not divide the cluster's " + std::to_string(gpus) + " GPUs");
+    fail(where, "tp x cp x pp = " + std::to_string(per_pipeline) + " does not divide the cluster's " + std::to_string(gpus) +
+                    " GPUs");
   }
   const long dp = gpus / per_pipeline;
+  // Layers over the virtual stages; the embedding and the loss count as a layer each when the
+  // split accounts for them (Megatron-Core), taking one layer from the first and the last.
   const long slices = static_cast<long>(g.pp) * g.chunks;
-  if (model.layers % slices != 0) {
+  const long counted = model.layers + (g.embedding_in_split ? 1 : 0) + (g.loss_in_split ? 1 : 0);
+  if (counted % slices != 0) {
     fail(where, "pp x chunks = " + std::to_string(slices) + " does not divide the model's " + std::to_string(model.layers) +
-                    " layers");
+                    " layers" + (counted != model.layers ? " (" + std::to_string(counted) + " with the embedding and loss counted)" : ""));
   }
   const long per_replica = dp * g.micro_batch;
   if (model.training.global_batch % per_replica != 0) {
@@ -41,18 +48,28 @@ HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cl
   plan.tp_comm_overlap = g.tp_comm_overlap;
   plan.gradient_sync = g.gradient_sync;
   plan.grad_sync_overlap = g.grad_sync_overlap;
-  const int per_chunk = static_cast<int>(model.layers / slices);
+  plan.overlap_param_gather = g.overlap_param_gather;
+  plan.cp_comm = g.cp_comm;
+  const int per_chunk = static_cast<int>(counted / slices);
+  // Virtual stage v (chunk c of stage s: v = c x pp + s) holds transformer layers [first(v), first(v+1)).
+  const auto first_layer = [&](long v) {
+    const long l = v * per_chunk - (g.embedding_in_split && v > 0 ? 1 : 0);
+    return static_cast<int>(std::min<long>(l, model.layers));
+  };
   for (long d = 0; d < dp; ++d) {
     PipelinePlan p;
     p.micro_batches = model.training.global_batch / per_replica;
     for (int s = 0; s < g.pp; ++s) {
       StagePlan st;
       st.tp = g.tp;
-      const long base = s * dp * g.tp + d * g.tp;
-      for (int i = 0; i < g.tp; ++i) st.devices.push_back(static_cast<int>(base + i));
+      st.cp = g.cp;
+      const long base = s * dp * group + d * group;  // ranks: TP fastest, then CP, then DP, then PP
+      for (long i = 0; i < group; ++i) st.devices.push_back(static_cast<int>(base + i));
       for (int c = 0; c < g.chunks; ++c) {
-        const int first = (c * g.pp + s) * per_chunk;
-        st.chunks.push_back({first, first + per_chunk - 1});
+        const long v = static_cast<long>(c) * g.pp + s;
+        const int first = first_layer(v), end = first_layer(v + 1);
+        if (end > first) st.chunks.push_back({first, end - 1});
+        else st.chunks.push_back(v == 0 ? LayerRange::embedding() : LayerRange::loss());
       }
       p.stages.push_back(std::move(st));
     }

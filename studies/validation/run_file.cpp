@@ -120,6 +120,11 @@ MegatronGrid read_megatron(FieldReader c) {
   g.grad_sync_overlap = c.opt_flag("grad_sync_overlap").value_or(true);
   const std::string sync = c.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
   g.gradient_sync = sync == "zero-1" ? GradientSync::kZero1 : sync == "zero-3" ? GradientSync::kZero3 : GradientSync::kAllReduce;
+  g.cp = static_cast<int>(c.opt_integer("cp", 1, 1024).value_or(1));
+  g.cp_comm = c.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
+  g.overlap_param_gather = c.opt_flag("overlap_param_gather").value_or(false);
+  g.embedding_in_split = c.opt_flag("embedding_in_split").value_or(false);
+  g.loss_in_split = c.opt_flag("loss_in_split").value_or(false);
   c.finish();
   return g;
 }

@@ -53,6 +53,14 @@ struct MegatronGrid {
   bool tp_comm_overlap = false;  // Megatron's asynchronous TP all-reduce (on by default from Sep 2021)
   GradientSync gradient_sync = GradientSync::kAllReduce;
   bool grad_sync_overlap = true;  // false: Megatron-LM's `--DDP-impl local` (all-reduce after the backward)
+  int cp = 1;                      // context parallelism (ranks ordered TP, CP, DP, PP as Megatron-Core does)
+  CpComm cp_comm = CpComm::kRing;
+  bool overlap_param_gather = false;  // Megatron-Core --overlap-param-gather (zero-1)
+  // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
+  // the embedding and the loss count as one layer each when layers are spread over the virtual
+  // stages, so the first and last virtual stage hold one transformer layer less.
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
 };
 
 struct LayerRun {

@@ -107,6 +107,40 @@ TEST(MegatronGrid, RanksAreTensorThenDataThenPipeline) {
   EXPECT_THROW((void)megatron_plan(g, m, c, Diagnostic{}), InputError);
 }
 
+TEST(MegatronGrid, ContextParallelRanksAndLayoutsThatCountTheEmbeddingAndLoss) {
+  // 22 layers + embedding + loss = 24 units over 4 stages x 3 chunks: 2 each, so the first virtual
+  // stage holds the embedding and layer 0, the last layer 21 and the loss. With cp 2 a stage copy is
+  // tp x cp = 4 GPUs, ranks TP, then CP, then DP, then PP.
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.layers = 22;
+  m.training.global_batch = 8;
+  Cluster c = test::shipped_cluster("selene-64");
+  c.node_types.front().count = 4;
+  index_gpus(c);
+  MegatronGrid g;
+  g.tp = 2;
+  g.cp = 2;
+  g.pp = 4;
+  g.micro_batch = 1;
+  g.schedule = PipelineSchedule::kInterleaved;
+  g.chunks = 3;
+  g.embedding_in_split = g.loss_in_split = true;
+  const HybridPlan p = megatron_plan(g, m, c, Diagnostic{});
+  ASSERT_EQ(p.pipelines.size(), 2u);  // 32 GPUs / (2 x 2 x 4)
+  EXPECT_EQ(p.pipelines[0].stages[0].devices, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(p.pipelines[1].stages[0].devices, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(p.pipelines[0].stages[1].devices, (std::vector<int>{8, 9, 10, 11}));
+  EXPECT_EQ(p.pipelines[0].stages[0].cp, 2);
+  EXPECT_EQ(p.pipelines[0].stages[0].chunks, (std::vector<LayerRange>{{0, 0}, {7, 8}, {15, 16}}));
+  EXPECT_EQ(p.pipelines[0].stages[3].chunks, (std::vector<LayerRange>{{5, 6}, {13, 14}, {21, 21}}));
+  // One unit per virtual stage (10 layers + 2 over 4 x 3): the embedding and the loss alone.
+  m.layers = 10;
+  const HybridPlan q = megatron_plan(g, m, c, Diagnostic{});
+  EXPECT_EQ(q.pipelines[0].stages[0].chunks.front(), LayerRange::embedding());
+  EXPECT_EQ(q.pipelines[0].stages[3].chunks.back(), LayerRange::loss());
+  EXPECT_EQ(q.pipelines[0].stages[1].chunks.front(), (LayerRange{0, 0}));
+}
+
 TEST(RunEvaluation, NarayananFlopsFollowEquationThree) {
   ModelSpec m = load_model(test::shipped("workloads", "gpt3-175b"));
   m.training.global_batch = 1536;
