@@ -170,7 +170,8 @@ MoeSpec read_moe(FieldReader r, long layers) {
     return s;
   }
   if (shared_ffn && s.shared_experts == 0) {
-    r.error("shared_ffn_hidden", "is given but shared_experts is 0; state shared_experts (e.g. 1)");
+    r.error("shared_ffn_hidden", std::to_string(*shared_ffn) + " without shared experts (shared_experts is 0); state "
+                                 "shared_experts, e.g. 1");
   }
   // The busiest expert receives each token at most once: at most tokens of tokens x top_k / experts.
   const double most = static_cast<double>(s.experts) / static_cast<double>(s.top_k);

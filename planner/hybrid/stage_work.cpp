@@ -115,12 +115,25 @@ bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.k
 }  // namespace
 
 TpSplit megatron_split(const Op& op, bool sequence_parallel) {
+  // Routed experts, the router and the token permutations run whole on every GPU of the TP group:
+  // expert parallelism divides them, not TP.
+  if (op.expert || ends_with(op.name, ".router_topk")) return TpSplit::kReplicated;
   switch (op.kind) {
     case OpKind::kLinear:
-      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up")) return TpSplit::kColumn;
-      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down")) return TpSplit::kRow;
+      // Latent attention (mla:): the up-projections split by heads, like qkv; q_down, kv_down
+      // and the router stay whole.
+      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up") ||
+          ends_with(op.name, ".shared_fc1") || ends_with(op.name, ".q_up") || ends_with(op.name, ".q_proj") ||
+          ends_with(op.name, ".kv_up")) {
+        return TpSplit::kColumn;
+      }
+      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down") || ends_with(op.name, ".shared_fc2")) return TpSplit::kRow;
       return TpSplit::kReplicated;
     case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:  // MLA's q_norm and kv_norm: over the whole latent
+      if (ends_with(op.name, ".q_norm") || ends_with(op.name, ".kv_norm")) return TpSplit::kReplicated;
+      return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kAttnScores:
     case OpKind::kSoftmax:
     case OpKind::kAttnContext:
@@ -129,8 +142,6 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
     case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kDropout:  // attention dropout by heads; the embedding's by sequence under SP
       return op.layer >= 0 || sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
     case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
     default: return TpSplit::kReplicated;
   }
