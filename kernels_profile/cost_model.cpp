@@ -72,13 +72,15 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
   auto bounded = [&](double compute_s, double bytes) {
     return std::max(compute_s, bytes / memory_bw) + device.efficiency.kernel_launch_s;
   };
-  const double frac = op.tile_fraction;  // causal flash attention: the tiles it computes
+  const double frac = op.tile_fraction;  // causal flash attention: the tiles it computes; padded experts: > 1
   if (pass == Pass::kForward) return bounded(frac * seconds(op.fwd_flops, g), op.fwd_bytes);
   double compute_s = 0;
   if (op.kind == OpKind::kFlashAttention) {  // one fused kernel, scores recomputed inside
     compute_s = frac * seconds(op.bwd_flops + op.bwd_recompute_flops, g);
-  } else {  // input gradient (b, m, k, n) and weight gradient (b, k, n, m), half the FLOPs each
-    compute_s = seconds(0.5 * op.bwd_flops, {g.batch, g.m, g.k, g.n}) + seconds(0.5 * op.bwd_flops, {g.batch, g.k, g.n, g.m});
+  } else {  // input gradient (b, m, k, n) and weight gradient (b, k, n, m), half the FLOPs each; a
+            // padded expert GEMM runs its padding too (frac > 1)
+    compute_s = frac * (seconds(0.5 * op.bwd_flops, {g.batch, g.m, g.k, g.n}) +
+                        seconds(0.5 * op.bwd_flops, {g.batch, g.k, g.n, g.m}));
   }
   double s = bounded(compute_s, op.bwd_bytes);
   if (op.recompute_flops > 0) s += bounded(frac * seconds(op.recompute_flops, g), op.fwd_bytes);

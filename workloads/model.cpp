@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
@@ -61,16 +62,21 @@ constexpr long kMaxWidth = 1L << 24;
 constexpr long kMaxHeads = 1L << 16;
 constexpr long kMaxTokens = 1L << 24;
 
-void read_transformer(FieldReader& r, ModelSpec& m, bool tokens) {
+// Returns whether `layers` was read well (cross-field checks against it need a real count).
+bool read_transformer(FieldReader& r, ModelSpec& m, bool tokens) {
+  const size_t problems_before = r.diagnostics().size();
   m.layers = r.integer("layers", 1, 1000);
+  const bool layers_read = r.diagnostics().size() == problems_before;
   m.hidden = r.integer("hidden", 1, kMaxWidth);
   m.heads = r.integer("heads", 1, kMaxHeads);
   m.kv_heads = r.opt_integer("kv_heads", 1, kMaxHeads).value_or(m.heads);
+  m.head_dim = r.opt_integer("head_dim", 1, kMaxWidth).value_or(0);
   m.ffn_hidden = r.integer("ffn_hidden", 1, kMaxWidth);
   if (tokens) {
     m.seq_len = r.integer("seq_len", 1, kMaxTokens);
     m.vocab = r.integer("vocab", 1, kMaxTokens);
   }
+  return layers_read;
 }
 
 // U-Net: the fields of workloads/README.md; `layers` is derived from the structure (a `layers`
@@ -132,6 +138,73 @@ void read_unet(FieldReader& r, ModelSpec& m) {
   m.kv_heads = m.heads;
   m.ffn_hidden = 4 * m.base_channels;
   m.vocab = 0;
+}
+
+// Up to 2^16 routed experts (published models have at most a few hundred; DeepSeek-V3 256).
+constexpr long kMaxExperts = 1L << 16;
+
+// The moe: block of a gpt, llama or bert model. `layers`: the model's layer count, 0 when it could
+// not be read (the checks against it are then skipped).
+MoeSpec read_moe(FieldReader r, long layers) {
+  const size_t problems_before = r.diagnostics().size();
+  MoeSpec s;
+  s.experts = r.integer("experts", 1, kMaxExperts);
+  s.top_k = r.integer("top_k", 1, kMaxExperts);
+  s.expert_ffn_hidden = r.integer("expert_ffn_hidden", 1, kMaxWidth);
+  s.shared_experts = r.opt_integer("shared_experts", 0, kMaxExperts).value_or(0);
+  const std::optional<long> shared_ffn = r.opt_integer("shared_ffn_hidden", 1, kMaxWidth);
+  s.first_dense_layers = r.opt_integer("first_dense_layers", 0, 1000).value_or(0);
+  s.every = r.opt_integer("every", 1, 1000).value_or(1);
+  if (const std::optional<std::string> cf = r.opt_text("capacity_factor"); cf && *cf != "none") {
+    s.capacity_factor = r.opt_number("capacity_factor", 0, 64);
+    if (s.capacity_factor && *s.capacity_factor <= 0) {
+      r.error("capacity_factor", *cf + " must be greater than zero; write none for dropless routing");
+      s.capacity_factor.reset();
+    }
+  }
+  s.router_imbalance = r.opt_number("router_imbalance", 1, static_cast<double>(kMaxExperts)).value_or(1.0);
+  r.finish();
+  s.shared_ffn_hidden = shared_ffn.value_or(s.shared_experts * s.expert_ffn_hidden);
+  if (r.diagnostics().size() != problems_before) return s;  // cross-field checks on valid fields
+  if (s.top_k > s.experts) {
+    r.error("top_k", std::to_string(s.top_k) + " is more than experts " + std::to_string(s.experts));
+    return s;
+  }
+  if (shared_ffn && s.shared_experts == 0) {
+    r.error("shared_ffn_hidden", std::to_string(*shared_ffn) + " without shared experts (shared_experts is 0); state "
+                                 "shared_experts, e.g. 1");
+  }
+  // The busiest expert receives each token at most once: at most tokens of tokens x top_k / experts.
+  const double most = static_cast<double>(s.experts) / static_cast<double>(s.top_k);
+  if (s.router_imbalance > most) {
+    std::ostringstream msg;
+    msg << s.router_imbalance << " is more than experts / top_k = " << most
+        << " (the busiest expert receives each token at most once)";
+    r.error("router_imbalance", msg.str());
+  }
+  if (layers > 0 && s.first_dense_layers >= layers) {
+    r.error("first_dense_layers", std::to_string(s.first_dense_layers) + " leaves no MoE layer among the " +
+                                      std::to_string(layers) + " layers");
+  } else if (layers > 0 && s.first_dense_layers + s.every - 1 >= layers) {
+    r.error("every", std::to_string(s.every) + " after " + std::to_string(s.first_dense_layers) +
+                         " dense layers leaves no MoE layer among the " + std::to_string(layers) +
+                         " layers (the first would be layer " + std::to_string(s.first_dense_layers + s.every - 1) + ")");
+  }
+  return s;
+}
+
+// The mla: block: q_lora_rank (or none), kv_lora_rank and the three head widths.
+MlaSpec read_mla(FieldReader r) {
+  MlaSpec s;
+  if (const std::optional<std::string> q = r.opt_text("q_lora_rank"); q && *q != "none") {
+    s.q_lora_rank = r.opt_integer("q_lora_rank", 1, kMaxWidth);
+  }
+  s.kv_lora_rank = r.integer("kv_lora_rank", 1, kMaxWidth);
+  s.qk_nope_head_dim = r.integer("qk_nope_head_dim", 1, kMaxWidth);
+  s.qk_rope_head_dim = r.integer("qk_rope_head_dim", 0, kMaxWidth);
+  s.v_head_dim = r.integer("v_head_dim", 1, kMaxWidth);
+  r.finish();
+  return s;
 }
 
 // Dropout as Megatron-LM (GPT: hidden and attention dropout 0.1) and BERT (Devlin et al.; DLE's
@@ -199,6 +272,25 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
 
 }  // namespace
 
+bool is_moe_layer(const ModelSpec& m, long layer) {
+  if (!m.moe || layer < m.moe->first_dense_layers || layer >= m.layers) return false;
+  const long every = std::max(1L, m.moe->every);
+  return (layer - m.moe->first_dense_layers) % every == every - 1;
+}
+
+long expert_rows(const MoeSpec& moe, double routed_rows) {
+  const double experts = static_cast<double>(std::max(1L, moe.experts));
+  // With a capacity, Megatron-Core's get_capacity(): ceil(tokens / experts x capacity_factor), its
+  // tokens counting each of a token's top_k copies.
+  const double rows = routed_rows / experts * moe.capacity_factor.value_or(1.0);
+  return static_cast<long>(std::ceil(rows));
+}
+
+long attention_head_dim(const ModelSpec& m) {
+  if (m.head_dim > 0) return m.head_dim;
+  return m.heads > 0 ? m.hidden / m.heads : 0;
+}
+
 void resolve_experts(ModelSpec& m, int devices) {
   if (m.family == Family::kMoe) m.experts = m.experts_per_device * devices;
 }
@@ -215,7 +307,18 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
   switch (m.family) {
     case Family::kGpt:
     case Family::kLlama:
-    case Family::kBert: read_transformer(r, m, true); break;
+    case Family::kBert: {
+      const bool layers_read = read_transformer(r, m, true);
+      if (std::optional<FieldReader> moe = r.opt_child("moe")) m.moe = read_moe(*moe, layers_read ? m.layers : 0);
+      if (std::optional<FieldReader> mla = r.opt_child("mla")) {
+        if (m.family == Family::kBert) {
+          r.error("mla", "multi-head latent attention is built for the causal families gpt and llama, not bert");
+        } else {
+          m.mla = read_mla(*mla);
+        }
+      }
+      break;
+    }
     case Family::kMoe: {
       read_transformer(r, m, true);
       FieldReader moe = r.child("moe");
@@ -266,7 +369,15 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
   m.gemm_precision_location = training.locate("gemm_precision", "");
   m.training = read_training(training, m.family, m.seq_len);
   const bool shapes_read = diags.empty();
-  if (shapes_read && m.family != Family::kUnet && m.heads > 0 && m.hidden % m.heads != 0) {
+  if (shapes_read && m.mla && m.kv_heads != m.heads) {
+    r.error("kv_heads", std::to_string(m.kv_heads) + " with mla: latent attention up-projects keys and values for every "
+                        "head; leave kv_heads out");
+  }
+  if (shapes_read && m.mla && m.head_dim != 0) {
+    r.error("head_dim", "with mla the head widths are mla's qk_nope_head_dim + qk_rope_head_dim (queries, keys) and "
+                        "v_head_dim (values); leave head_dim out");
+  }
+  if (shapes_read && m.family != Family::kUnet && m.heads > 0 && m.head_dim == 0 && !m.mla && m.hidden % m.heads != 0) {
     r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads));
   }
   if (shapes_read && m.kv_heads > 0 && m.heads % m.kv_heads != 0) {

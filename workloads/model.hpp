@@ -32,6 +32,26 @@ enum class Recompute { kNone, kFull };
 // `standard` is always unfused.
 enum class AttentionKernel { kAuto, kStandard, kFlash };
 
+// Mixture of experts in a gpt, llama or bert model (the `moe:` block; workloads/README.md): in MoE
+// layers the MLP becomes a router, `experts` routed experts of which each token uses `top_k`, and
+// optional shared experts every token uses. Dense layers keep ModelSpec::ffn_hidden.
+struct MoeSpec {
+  long experts = 0, top_k = 1, expert_ffn_hidden = 0, shared_experts = 0, shared_ffn_hidden = 0;
+  // Layers 0 .. first_dense_layers-1 are dense; after them every `every`-th layer is MoE (every = 2:
+  // layers first_dense_layers + 1, + 3, ..., Llama 4 Maverick's interleave).
+  long first_dense_layers = 0, every = 1;
+  std::optional<double> capacity_factor;   // nullopt = dropless; else slots per expert = ceil(tokens x top_k x cf / experts)
+  double router_imbalance = 1.0;           // tokens of the busiest expert / mean (>= 1), a stated assumption
+};
+
+// DeepSeek's multi-head latent attention (the `mla:` block), in its training form: queries through
+// a low-rank latent (or a plain projection), keys and values up-projected from a shared latent of
+// kv_lora_rank plus one rotary key of qk_rope_head_dim shared by all heads.
+struct MlaSpec {
+  std::optional<long> q_lora_rank;  // nullopt: a plain q projection (DeepSeek-V2-Lite)
+  long kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+};
+
 // Most samples per iteration read: 10^12 is beyond any training run, and counts up to it stay exact
 // in double arithmetic (batch shares are split in doubles).
 inline constexpr long kMaxGlobalBatch = 1'000'000'000'000;
@@ -67,6 +87,7 @@ struct ModelSpec {
   long hidden = 0;
   long heads = 0;
   long kv_heads = 0;  // = heads unless grouped-query attention
+  long head_dim = 0;  // width of one attention head; 0 = hidden / heads (Qwen3 states a wider one)
   long ffn_hidden = 0;
   long seq_len = 0;
   long vocab = 0;
@@ -77,7 +98,10 @@ struct ModelSpec {
   long channels = 3;
   long classes = 0;
   long depth = 0;  // vgg: 11, 13, 16 or 19
-  // Mixture of experts (moe).
+  // Mixture of experts and latent attention of gpt, llama and bert models (absent: dense, plain).
+  std::optional<MoeSpec> moe;   // gpt/llama/bert with a moe: block
+  std::optional<MlaSpec> mla;   // gpt/llama with an mla: block
+  // Mixture of experts of the BERT-MoE family (moe; HAP's model: its own `moe:` keys).
   long experts_per_device = 0;
   long moe_every = 2;
   long top_k = 2;
@@ -104,6 +128,16 @@ struct ModelSpec {
 // Whether a graph for a device with (`device_has_flash`) or without a fused attention kernel uses it.
 // (`flash` and `auto` both need the device's kernel; `standard` never uses one.)
 [[nodiscard]] bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash);
+
+// Whether transformer layer `layer` (0 .. layers-1) of a model with a moe: block has a MoE
+// feed-forward block. False for dense models and for the BERT-MoE family (which keeps moe_every).
+[[nodiscard]] bool is_moe_layer(const ModelSpec& m, long layer);
+// Rows each expert's GEMM runs on for `routed_rows` = tokens x top_k token copies: ceil(routed_rows /
+// experts) dropless (the mean; the busiest expert has router_imbalance times it), ceil(routed_rows x
+// capacity_factor / experts) with a capacity.
+[[nodiscard]] long expert_rows(const MoeSpec& moe, double routed_rows);
+// Width of one attention head: head_dim when stated, else hidden / heads.
+[[nodiscard]] long attention_head_dim(const ModelSpec& m);
 
 // Loads and checks a model file. Throws InputError listing every problem.
 // `sets`: --set overrides of this input (field_override.hpp), applied before it is read.

@@ -35,4 +35,35 @@ Op vector_op(const std::string& name, OpKind kind, int layer, double elements, d
   return op;
 }
 
+Op norm_op(const std::string& name, int layer, double rows, double width, bool rms, std::vector<long> shape,
+           double elem_bytes) {
+  const double n = rows * width, params = rms ? width : 2 * width;
+  Op op = vector_op(name, rms ? OpKind::kRmsNorm : OpKind::kLayerNorm, layer, n, rms ? 4 : 8, 2, params, n,
+                    std::move(shape), elem_bytes);
+  op.bwd_bytes = (3 * n + 2 * params) * elem_bytes;
+  return op;
+}
+
+Op dropout_op(const std::string& name, int layer, double n, std::vector<long> shape, bool keep_output, double elem_bytes) {
+  const double e = elem_bytes;
+  Op op = vector_op(name, OpKind::kDropout, layer, n, 2, 2, 0, 0, std::move(shape), e);
+  op.fwd_bytes = n * (2 * e + 1);
+  op.bwd_bytes = n * (2 * e + 1);
+  op.bwd_flops = n;
+  op.saved_bytes = n * (1 + (keep_output ? e : 0));
+  return op;
+}
+
+Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes) {
+  Op op = vector_op(name, OpKind::kActivation, layer, n, 8, 2, 0, n, std::move(shape), elem_bytes);
+  op.bwd_bytes = 3 * n * elem_bytes;
+  return op;
+}
+
+Op swiglu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes) {
+  Op op = vector_op(name, OpKind::kActivation, layer, n, 8, 3, 0, 2 * n, std::move(shape), elem_bytes);
+  op.bwd_bytes = 5 * n * elem_bytes;
+  return op;
+}
+
 }  // namespace hetsim

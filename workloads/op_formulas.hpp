@@ -24,4 +24,23 @@ namespace hetsim {
                            double tensors_moved, double params, double saved_elements, std::vector<long> shape,
                            double elem_bytes);
 
+// Fused layernorm or RMSNorm (apex/Megatron) over `rows` rows of `width`: forward reads x and
+// writes y; backward reads dy and x and writes dx (3 tensors), plus the parameters (RMSNorm: a
+// scale; layernorm: scale and shift) and their gradients. Keeps its input.
+[[nodiscard]] Op norm_op(const std::string& name, int layer, double rows, double width, bool rms, std::vector<long> shape,
+                         double elem_bytes);
+
+// A dropout kernel over `n` elements: reads x, writes y and a 1-byte mask; backward reads dy and
+// the mask, writes dx. Keeps the mask, and with `keep_output` its output for the consumer's backward.
+[[nodiscard]] Op dropout_op(const std::string& name, int layer, double n, std::vector<long> shape, bool keep_output,
+                            double elem_bytes);
+
+// Megatron's fused bias+GeLU over `n` elements: forward reads x (and the bias), writes y;
+// backward reads dy and x, writes dx. Keeps its input.
+[[nodiscard]] Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes);
+
+// SwiGLU over `n` output elements: forward reads gate and up (2n), writes their product; backward
+// reads dy, gate and up, writes both gradients. Keeps gate and up.
+[[nodiscard]] Op swiglu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes);
+
 }  // namespace hetsim

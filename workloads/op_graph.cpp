@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "workloads/layer_ops.hpp"
 #include "workloads/op_formulas.hpp"
 #include "workloads/unet_graph.hpp"
 
@@ -53,6 +54,12 @@ double OpGraph::params() const {
   return p;
 }
 
+double OpGraph::active_params() const {
+  double p = 0;
+  for (const Op& op : ops) p += op.expert ? routed_share * op.params : op.params;
+  return p;
+}
+
 double OpGraph::model_flops() const {
   double f = 0;
   for (const Op& op : ops) f += op.fwd_flops + op.bwd_flops;
@@ -78,7 +85,11 @@ class Builder {
     g_.seq_len = m.seq_len;
     g_.layers = m.layers;
     g_.dtype = dtype;
+    if (m.moe) g_.routed_share = static_cast<double>(m.moe->top_k) / static_cast<double>(m.moe->experts);
   }
+
+  // What the builders of layer_ops.hpp need: the model, its sizes and the ops so far.
+  LayerScope scope() { return LayerScope{m_, b_, s_, h_, e_, flash_, dropout_, g_.ops}; }
 
   double tokens() const { return b_ * s_; }
   double elem() const { return e_; }
@@ -114,129 +125,55 @@ class Builder {
     return {static_cast<long>(b_), m_.seq_len, static_cast<long>(width)};
   }
 
-  // Fused layernorm (apex/Megatron): forward reads x and writes y; backward reads dy and x and
-  // writes dx (3 tensors), plus the parameters and their gradients. Keeps its input.
+  // The family's norm (llama: RMSNorm, else layernorm) over `rows` rows of the hidden width.
   int norm(const std::string& name, int layer, double rows, std::vector<long> shape) {
-    const bool rms = m_.family == Family::kLlama;
-    const double n = rows * h_, params = rms ? h_ : 2 * h_;
-    Op op = hetsim::vector_op(name, rms ? OpKind::kRmsNorm : OpKind::kLayerNorm, layer, n, rms ? 4 : 8, 2, params, n,
-                              std::move(shape), e_);
-    op.bwd_bytes = (3 * n + 2 * params) * e_;
-    return add(std::move(op));
+    return add(norm_op(name, layer, rows, h_, m_.family == Family::kLlama, std::move(shape), e_));
   }
   int norm(const std::string& name, int layer) { return norm(name, layer, tokens(), act_shape(h_)); }
 
-  // x + y; with dropout Megatron's fused bias+dropout+add: forward reads both, writes the sum and
-  // a 1-byte mask (kept for backward); backward reads the gradient and the mask and writes dx
-  // (the residual branch's gradient passes through).
-  int residual(const std::string& name, int layer, int a, int b) {
+  // x + y (+ z: a MoE layer's shared experts); with dropout Megatron's fused bias+dropout+add:
+  // forward reads the inputs, writes the sum and a 1-byte mask (kept for backward); backward reads
+  // the gradient and the mask and writes dx (the residual branch's gradient passes through).
+  int residual(const std::string& name, int layer, std::vector<int> inputs) {
     const double n = tokens() * h_;
-    Op op = hetsim::vector_op(name, OpKind::kResidual, layer, n, dropout_ ? 3 : 1, 3, 0, 0, act_shape(h_), e_);
+    const double reads = static_cast<double>(inputs.size());
+    Op op = hetsim::vector_op(name, OpKind::kResidual, layer, n, (dropout_ ? 3 : 1) + (reads - 2), reads + 1, 0, 0,
+                              act_shape(h_), e_);
     if (dropout_) {
-      op.fwd_bytes = n * (3 * e_ + 1);
+      op.fwd_bytes = n * ((reads + 1) * e_ + 1);
       op.bwd_bytes = n * (2 * e_ + 1);
       op.saved_bytes = n;
     }
-    return add(std::move(op), {a, b});
+    return add(std::move(op), std::move(inputs));
   }
+  int residual(const std::string& name, int layer, int a, int b) { return residual(name, layer, std::vector<int>{a, b}); }
 
-  // A dropout kernel over `n` elements: reads x, writes y and a 1-byte mask; backward reads dy and
-  // the mask, writes dx. Keeps the mask, and `keep_output` its output for the consumer's backward.
+  // A dropout kernel over `n` elements (op_formulas.hpp).
   int dropout(const std::string& name, int layer, double n, std::vector<long> shape, bool keep_output) {
-    Op op = hetsim::vector_op(name, OpKind::kDropout, layer, n, 2, 2, 0, 0, std::move(shape), e_);
-    op.fwd_bytes = n * (2 * e_ + 1);
-    op.bwd_bytes = n * (2 * e_ + 1);
-    op.bwd_flops = n;
-    op.saved_bytes = n * (1 + (keep_output ? e_ : 0));
-    return add(std::move(op));
+    return add(dropout_op(name, layer, n, std::move(shape), keep_output, e_));
   }
 
+  // QKV projection (grouped-query: kv_heads K and V heads), the attention core, the output
+  // projection; or DeepSeek's latent attention (mla:).
   void attention(const std::string& p, int layer) {
+    if (m_.mla) {
+      mla_attention(scope(), p, layer);
+      return;
+    }
     const double a = static_cast<double>(m_.heads);
-    const double d = h_ / a;
+    const double d = static_cast<double>(attention_head_dim(m_));
     const double kv = static_cast<double>(m_.kv_heads) * d;
     const bool bias = m_.family != Family::kLlama;
-    linear(p + "qkv", layer, h_, h_ + 2 * kv, bias);
-    const double score_elems = b_ * a * s_ * s_;
-    if (flash_) {
-      flash_attention(p, layer, a, d, kv);
-    } else {
-      standard_attention(p, layer, d, score_elems);
-    }
-    linear(p + "attn_out", layer, h_, h_, bias);
-  }
-
-  // FlashAttention (Dao et al. 2022; FlashAttention-2): one kernel per pass, no s x s tensor in
-  // memory. Forward: QK^T and PV, 4bs^2h FLOPs; reads Q, K, V, writes O and the row log-sum-exp
-  // (fp32). Backward: the 8bs^2h of the unfused path plus QK^T again (2bs^2h, bwd_recompute_flops)
-  // to rebuild the probabilities; reads Q, K, V, O, dO, LSE, writes dQ, dK, dV. Dropout inside the
-  // kernel regenerates its mask from the RNG state: nothing kept. Keeps Q, K, V and the LSE (O is
-  // the output projection's saved input). Causal models (gpt, llama) skip the tiles above the
-  // diagonal: of n x n tiles of 128 x 128 (n = s / 128, rounded up), n(n + 1) / 2 are computed.
-  // FlashAttention-2 (Dao 2023, Section 3.1.1: "causal masking ... skip the computation of about
-  // half of the blocks"; block sizes 64 to 128, 128 taken here).
-  void flash_attention(const std::string& p, int layer, double a, double d, double kv) {
-    Op op = Op::make(p + "attention", OpKind::kFlashAttention, layer);
-    op.shape = act_shape(h_);
-    if (m_.family == Family::kGpt || m_.family == Family::kLlama) {
-      constexpr long kTile = 128;
-      const double n = static_cast<double>((m_.seq_len + kTile - 1) / kTile);
-      op.tile_fraction = (n + 1) / (2 * n);
-      op.causal = true;
-    }
-    op.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, m_.seq_len, static_cast<long>(d)};
-    op.fwd_flops = 4 * b_ * s_ * s_ * h_;
-    op.bwd_flops = 2 * op.fwd_flops;
-    op.bwd_recompute_flops = 2 * b_ * s_ * s_ * h_;
-    const double lse = b_ * a * s_ * 4;
-    const double qkv = tokens() * (h_ + 2 * kv) * e_;
-    op.fwd_bytes = qkv + tokens() * h_ * e_ + lse;
-    op.bwd_bytes = 2 * qkv + 2 * tokens() * h_ * e_ + lse;
-    op.saved_bytes = qkv + lse;
-    add(std::move(op));
-  }
-
-  // The unfused path: QK^T (keeps Q and K), Megatron's fused scale-mask-softmax (keeps its
-  // output), dropout on the probabilities (keeps the mask and its output), PV (keeps V).
-  void standard_attention(const std::string& p, int layer, double d, double score_elems) {
-    // Scores: 2·b·s²·h FLOPs; keeps Q and K for backward.
-    Op scores = Op::make(p + "attn_scores", OpKind::kAttnScores, layer);
-    scores.shape = {static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
-    scores.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, m_.seq_len, static_cast<long>(d)};
-    scores.fwd_flops = 2 * b_ * s_ * s_ * h_;
-    scores.bwd_flops = 2 * scores.fwd_flops;
-    scores.fwd_bytes = (2 * tokens() * h_ + score_elems) * e_;
-    scores.bwd_bytes = 2 * scores.fwd_bytes;
-    scores.saved_bytes = 2 * tokens() * h_ * e_;
-    add(std::move(scores));
-    // Softmax over s keys: ~5 FLOPs per element; backward reads dP and P, writes dS.
-    const std::vector<long> score_shape{static_cast<long>(b_), m_.heads, m_.seq_len, m_.seq_len};
-    {
-      Op sm = hetsim::vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5, 2, 0, score_elems, score_shape, e_);
-      sm.bwd_bytes = 3 * score_elems * e_;
-      add(std::move(sm));
-    }
-    if (dropout_) dropout(p + "attn_dropout", layer, score_elems, score_shape, true);
-    Op ctx = Op::make(p + "attn_context", OpKind::kAttnContext, layer);
-    ctx.shape = act_shape(h_);
-    ctx.gemm = {static_cast<long>(b_) * m_.heads, m_.seq_len, static_cast<long>(d), m_.seq_len};
-    ctx.fwd_flops = 2 * b_ * s_ * s_ * h_;
-    ctx.bwd_flops = 2 * ctx.fwd_flops;
-    ctx.fwd_bytes = (score_elems + 2 * tokens() * h_) * e_;
-    ctx.bwd_bytes = 2 * ctx.fwd_bytes;
-    ctx.saved_bytes = tokens() * h_ * e_;  // V (the probabilities are kept by softmax or dropout)
-    add(std::move(ctx));
+    linear(p + "qkv", layer, h_, a * d + 2 * kv, bias);
+    attention_core(scope(), p, layer, {a, static_cast<double>(m_.kv_heads), d, d});
+    linear(p + "attn_out", layer, a * d, h_, bias);
   }
 
   void mlp(const std::string& p, int layer) {
     const double f = static_cast<double>(m_.ffn_hidden);
     if (m_.family == Family::kLlama) {  // SwiGLU: gate and up projections, then down
       linear(p + "mlp_gate_up", layer, h_, 2 * f, false);
-      // Reads gate and up, writes the product; backward reads dy, gate, up, writes both gradients.
-      Op act = hetsim::vector_op(p + "swiglu", OpKind::kActivation, layer, tokens() * f, 8, 3, 0, 2 * tokens() * f,
-                                 act_shape(f), e_);
-      act.bwd_bytes = 5 * tokens() * f * e_;
-      add(std::move(act));
+      add(swiglu_op(p + "swiglu", layer, tokens() * f, act_shape(f), e_));
       linear(p + "mlp_down", layer, f, h_, false);
     } else {
       linear(p + "mlp_up", layer, h_, f, true);
@@ -245,12 +182,9 @@ class Builder {
     }
   }
 
-  // Megatron's fused bias+GeLU: forward reads x (and the bias), writes y; backward reads dy and x,
-  // writes dx. Keeps its input.
+  // Megatron's fused bias+GeLU (op_formulas.hpp).
   int gelu(const std::string& name, int layer, double n, std::vector<long> shape) {
-    Op op = hetsim::vector_op(name, OpKind::kActivation, layer, n, 8, 2, 0, n, std::move(shape), e_);
-    op.bwd_bytes = 3 * n * e_;
-    return add(std::move(op));
+    return add(gelu_op(name, layer, n, std::move(shape), e_));
   }
 
   // Top-k mixture of experts in place of the dense MLP: gate, dispatch (an all-to-all when experts
@@ -292,9 +226,12 @@ class Builder {
     add(std::move(combine));
   }
 
-  void feed_forward(const std::string& p, int i) {
+  // The layer's feed-forward block; returns the ops its residual adds (after the one it names).
+  std::vector<int> feed_forward(const std::string& p, int i) {
+    if (is_moe_layer(m_, i)) return moe_feed_forward(scope(), p, i);
     if (m_.family == Family::kMoe && m_.moe_every > 0 && i % m_.moe_every == m_.moe_every - 1) moe_mlp(p, i);
     else mlp(p, i);
+    return {static_cast<int>(g_.ops.size()) - 1};
   }
 
   void layer(int i) {
@@ -304,8 +241,9 @@ class Builder {
       attention(p, i);
       const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
       const int n1 = norm(p + "attn_norm", i);
-      feed_forward(p, i);
-      residual(p + "mlp_residual", i, n1, static_cast<int>(g_.ops.size()) - 1);
+      std::vector<int> sum{n1};
+      for (int o : feed_forward(p, i)) sum.push_back(o);
+      residual(p + "mlp_residual", i, std::move(sum));
       norm(p + "mlp_norm", i);
       (void)r1;
     } else {  // pre-norm: x = x + Attn(N(x)); x = x + MLP(N(x))
@@ -313,8 +251,9 @@ class Builder {
       attention(p, i);
       const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
       norm(p + "mlp_norm", i);
-      feed_forward(p, i);
-      residual(p + "mlp_residual", i, r1, static_cast<int>(g_.ops.size()) - 1);
+      std::vector<int> sum{r1};
+      for (int o : feed_forward(p, i)) sum.push_back(o);
+      residual(p + "mlp_residual", i, std::move(sum));
     }
   }
 

@@ -64,6 +64,8 @@ struct Op {
   // Share of its FLOPs a fused attention kernel really executes: under a causal mask it skips the
   // score tiles wholly above the diagonal. Scales its time, never its model FLOPs (MFU counts the
   // full s x s scores, as Megatron-LM and PaLM do). 1 for every other op.
+  // A grouped expert GEMM padded to a capacity runs more rows than hold tokens: its share is above 1
+  // (executed rows / routed rows).
   double tile_fraction = 1;
   bool causal = false;  // attention under a causal mask (measured tables have causal rows)
   // Low-precision GEMM recipes (workloads/gemm_precision.hpp): the format this matmul's inputs are
@@ -72,6 +74,10 @@ struct Op {
   std::optional<DType> gemm_dtype;
   double cast_fwd_bytes = 0;
   double cast_bwd_bytes = 0;
+  // A routed expert's op (expert_fc1, expert_act, expert_fc2 of a moe: block): its parameters are
+  // those of all experts (each expert owns params / experts) and its FLOPs and rows those of the
+  // micro-batch's tokens x top_k routed copies over all experts; expert parallelism divides both.
+  bool expert = false;
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;
@@ -90,7 +96,13 @@ struct OpGraph {
   DType dtype = DType::kFp16;
   std::vector<Op> ops;  // in topological (forward) order
 
+  // Share of the routed experts' parameters each token uses: top_k / experts of the moe: block, 1
+  // without one.
+  double routed_share = 1;
+
   [[nodiscard]] double params() const;
+  // Parameters a token goes through: every op's, the routed experts' scaled by routed_share.
+  [[nodiscard]] double active_params() const;
   [[nodiscard]] double model_flops() const;  // forward + backward, without recompute
   [[nodiscard]] double saved_bytes() const;
 };

@@ -138,12 +138,25 @@ bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.k
 }  // namespace
 
 TpSplit megatron_split(const Op& op, bool sequence_parallel) {
+  // Routed experts, the router and the token permutations run whole on every GPU of the TP group:
+  // expert parallelism divides them, not TP.
+  if (op.expert || ends_with(op.name, ".router_topk")) return TpSplit::kReplicated;
   switch (op.kind) {
     case OpKind::kLinear:
-      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up")) return TpSplit::kColumn;
-      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down")) return TpSplit::kRow;
+      // Latent attention (mla:): the up-projections split by heads, like qkv; q_down, kv_down
+      // and the router stay whole.
+      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up") ||
+          ends_with(op.name, ".shared_fc1") || ends_with(op.name, ".q_up") || ends_with(op.name, ".q_proj") ||
+          ends_with(op.name, ".kv_up")) {
+        return TpSplit::kColumn;
+      }
+      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down") || ends_with(op.name, ".shared_fc2")) return TpSplit::kRow;
       return TpSplit::kReplicated;
     case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:  // MLA's q_norm and kv_norm: over the whole latent
+      if (ends_with(op.name, ".q_norm") || ends_with(op.name, ".kv_norm")) return TpSplit::kReplicated;
+      return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kAttnScores:
     case OpKind::kSoftmax:
     case OpKind::kAttnContext:
@@ -152,8 +165,6 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
     case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kDropout:  // attention dropout by heads; the embedding's by sequence under SP
       return op.layer >= 0 || sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
     case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
     default: return TpSplit::kReplicated;
   }
@@ -172,13 +183,13 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   // rank's K and V (cp - 1 steps, as an all-gather of cp of them), the backward K, V and their
   // gradients; all-to-all attention sends (cp - 1)/cp of this rank's Q, K, V before and of its
   // output after.
-  const double kv = static_cast<double>(model.kv_heads) * static_cast<double>(model.hidden) /
-                    static_cast<double>(std::max(1L, model.heads));
+  const double head = static_cast<double>(attention_head_dim(model));
+  const double q = static_cast<double>(model.heads) * head, kv = static_cast<double>(model.kv_heads) * head;
   const double kv_local = tokens * 2 * kv / tp * e;
   const bool ring = cp > 1 && key.cp_comm == CpComm::kRing, ulysses = cp > 1 && key.cp_comm == CpComm::kAllToAll;
   const double a2a_share = static_cast<double>(cp - 1) / cp;
-  const double qkv_a2a = tokens * (static_cast<double>(model.hidden) + 2 * kv) / tp * e * a2a_share;
-  const double out_a2a = tokens * static_cast<double>(model.hidden) / tp * e * a2a_share;
+  const double qkv_a2a = tokens * (q + 2 * kv) / tp * e * a2a_share;
+  const double out_a2a = tokens * q / tp * e * a2a_share;
 
   std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
   blocks.front().name = "embedding";

@@ -302,6 +302,7 @@ TEST(Cli, ListsShippedThings) {
             "pair-a100-mi300x\npair-h100-mi250x\npair-h100-mi300x\npair-mi250x-mi300x\nselene-64\n");
   EXPECT_NE(run("list devices").out.find("MI300X\n"), std::string::npos);
   EXPECT_NE(run("list models").out.find("llama2-13b\n"), std::string::npos);
+  EXPECT_NE(run("list models").out.find("deepseek-v3\n"), std::string::npos);
   EXPECT_NE(run("list strategies").out.find("dp-proportional"), std::string::npos);
 }
 

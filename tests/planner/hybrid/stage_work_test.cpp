@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -129,6 +131,30 @@ TEST(StageWork, WithoutVocabParallelLossTheLogitsAreGathered) {
   EXPECT_DOUBLE_EQ(g_fwd.all_gather - vp_fwd.all_gather, 1024.0 * 2 * 1024 * 2);
   EXPECT_GT(vp_fwd.all_reduce, g_fwd.all_reduce);
   EXPECT_GT(gathered.fwd_s(), vp.fwd_s());  // every GPU computes the whole loss
+}
+
+TEST(StageWork, MoeAndLatentAttentionSplitLikeMegatronCore) {
+  // DeepSeek-V3's MoE layer under TP: the shared expert and MLA's up-projections split like the
+  // dense MLP and qkv (column, then row for the output projections); the router, the permutations
+  // and the routed experts stay whole on every GPU of the group (expert parallelism divides them),
+  // and so do q_down, kv_down and the latent norms, even under sequence parallelism.
+  const ModelSpec m = load_model(test::shipped("workloads", "deepseek-v3"));
+  const OpGraph g = build_op_graph(m, 1, DType::kBf16);
+  const std::vector<std::pair<std::string, TpSplit>> expect{
+      {"layer3.q_down", TpSplit::kReplicated},       {"layer3.q_norm", TpSplit::kReplicated},
+      {"layer3.q_up", TpSplit::kColumn},             {"layer3.kv_down", TpSplit::kReplicated},
+      {"layer3.kv_norm", TpSplit::kReplicated},      {"layer3.kv_up", TpSplit::kColumn},
+      {"layer3.attn_out", TpSplit::kRow},            {"layer3.router", TpSplit::kReplicated},
+      {"layer3.router_topk", TpSplit::kReplicated},  {"layer3.moe_permute", TpSplit::kReplicated},
+      {"layer3.expert_fc1", TpSplit::kReplicated},   {"layer3.expert_act", TpSplit::kReplicated},
+      {"layer3.expert_fc2", TpSplit::kReplicated},   {"layer3.moe_unpermute", TpSplit::kReplicated},
+      {"layer3.shared_fc1", TpSplit::kColumn},       {"layer3.shared_act", TpSplit::kSharded},
+      {"layer3.shared_fc2", TpSplit::kRow},          {"layer3.mlp_norm", TpSplit::kSharded}};
+  for (const auto& [name, split] : expect) {
+    const auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; });
+    ASSERT_NE(it, g.ops.end()) << name;
+    EXPECT_EQ(megatron_split(*it, true), split) << name;
+  }
 }
 
 }  // namespace

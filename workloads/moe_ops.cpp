@@ -1,0 +1,127 @@
+// File: workloads/moe_ops.cpp
+// The mixture-of-experts feed-forward block of gpt, llama and bert models with a moe: block, as
+// Megatron-Core's MoELayer runs it: router, top-k with the load-balancing loss, token permutation
+// into expert order, grouped expert GEMMs, unpermutation weighted by the routing probabilities,
+// and the shared experts every token goes through. All E experts on one device: expert
+// parallelism is the planner's (Op::expert marks the ops whose parameters live per expert).
+#include <algorithm>
+
+#include "workloads/layer_ops.hpp"
+#include "workloads/op_formulas.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Who gets which rows. T tokens each go to top_k experts: T·k token copies ("routed").
+struct Routing {
+  double experts = 0;
+  double routed = 0;    // T·k token copies
+  double per_expert = 0;  // rows of each expert's GEMM: ceil(T·k / E) dropless, the capacity otherwise
+  double executed = 0;  // rows the grouped GEMM runs: T·k dropless (ragged groups), E x capacity padded
+  double useful = 0;    // rows holding a token: T·k, or E x capacity when that is less (tokens dropped)
+};
+
+Routing routing(const MoeSpec& moe, double tokens) {
+  Routing r;
+  r.experts = static_cast<double>(moe.experts);
+  r.routed = tokens * static_cast<double>(moe.top_k);
+  r.per_expert = static_cast<double>(expert_rows(moe, r.routed));
+  r.executed = moe.capacity_factor ? r.experts * r.per_expert : r.routed;
+  r.useful = std::min(r.routed, r.executed);
+  return r;
+}
+
+// One linear layer of every expert as a grouped GEMM: [E, rows, in] -> [E, rows, out]. Model FLOPs
+// count the rows holding a token (2·useful·in·out, what MFU counts); the kernel runs every executed
+// row, padding included (tile_fraction = executed / useful scales its time). Bytes: the executed
+// rows in and out, every expert's weights (backward: as a linear layer, twice the weights). Keeps
+// its input rows.
+Op expert_gemm(const std::string& name, int layer, const Routing& r, double in, double out, bool bias, double e) {
+  Op op = Op::make(name, OpKind::kMoeExpert, layer);
+  op.expert = true;
+  const long experts = static_cast<long>(r.experts), rows = static_cast<long>(r.per_expert);
+  op.shape = {experts, rows, static_cast<long>(out)};
+  op.gemm = {experts, rows, static_cast<long>(out), static_cast<long>(in)};
+  op.fwd_flops = 2 * r.useful * in * out;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.tile_fraction = r.useful > 0 ? r.executed / r.useful : 1;
+  const double weights = r.experts * in * out;
+  op.fwd_bytes = (r.executed * in + weights + r.executed * out) * e;
+  op.bwd_bytes = (2 * r.executed * out + 2 * weights + 2 * r.executed * in) * e;
+  op.params = r.experts * (in * out + (bias ? out : 0));
+  op.saved_bytes = r.executed * in * e;
+  return op;
+}
+
+}  // namespace
+
+std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, int layer) {
+  const MoeSpec& moe = *sc.model.moe;
+  const bool swiglu = sc.model.family == Family::kLlama;  // llama: SwiGLU experts without biases
+  const bool bias = !swiglu;
+  const double t = sc.tokens(), h = sc.h, e = sc.e;
+  const double f = static_cast<double>(moe.expert_ffn_hidden);
+  const double gate = swiglu ? 2 : 1;  // SwiGLU's fc1 computes gate and up
+  const Routing r = routing(moe, t);
+  const long experts = static_cast<long>(r.experts), rows = static_cast<long>(r.per_expert);
+  const int x = sc.last();  // the MLP norm's output, read by the router, the permutation and the shared experts
+
+  // Router: logits = x · W_r (h -> E, no bias), kept input x.
+  sc.linear(p + "router", layer, h, r.experts, false);
+  // Softmax (or sigmoid) over E logits, top-k selection and the auxiliary load-balancing loss
+  // (per-expert sums of probabilities and of routed tokens): ~5 + 1 + 2 FLOPs per logit. Reads the
+  // logits, writes the probabilities and the top-k weights (dtype) and indices (int32); backward
+  // reads the weights' gradient and the probabilities, writes the logits' gradient. Keeps the
+  // probabilities and the indices (which the permutations reuse).
+  Op topk = vector_op(p + "router_topk", OpKind::kSoftmax, layer, t * r.experts, 8, 2, 0, t * r.experts,
+                      sc.act_shape(r.experts), e);
+  topk.fwd_bytes = 2 * t * r.experts * e + r.routed * (e + 4);
+  topk.bwd_bytes = topk.fwd_bytes;
+  topk.saved_bytes = t * r.experts * e + r.routed * 4;
+  const int probs = sc.add(std::move(topk));
+  // Permutation: gathers each token's hidden vector into its k expert slots (reads T·h and the
+  // indices, writes the executed rows; padded slots are written as zeros). Backward scatter-adds
+  // the rows' gradients back to T·h.
+  Op permute = Op::make(p + "moe_permute", OpKind::kMoeDispatch, layer);
+  permute.shape = {experts, rows, static_cast<long>(h)};
+  permute.fwd_bytes = (t * h + r.executed * h) * e + r.routed * 4;
+  permute.bwd_bytes = permute.fwd_bytes;
+  permute.bwd_flops = r.useful * h;  // the scatter-add
+  sc.add(std::move(permute), {x, probs});
+
+  sc.add(expert_gemm(p + "expert_fc1", layer, r, h, gate * f, bias, e));
+  const std::vector<long> act_shape{experts, rows, static_cast<long>(f)};
+  Op act = swiglu ? swiglu_op(p + "expert_act", layer, r.executed * f, act_shape, e)
+                  : gelu_op(p + "expert_act", layer, r.executed * f, act_shape, e);
+  act.expert = true;
+  const double useful_share = r.executed > 0 ? r.useful / r.executed : 1;  // FLOPs on padding are not model FLOPs
+  act.fwd_flops *= useful_share;
+  act.bwd_flops *= useful_share;
+  sc.add(std::move(act));
+  const int fc2 = sc.add(expert_gemm(p + "expert_fc2", layer, r, f, h, bias, e));
+
+  // Unpermutation: each token's k expert outputs weighted by their routing probabilities and
+  // summed back to T·h (2 FLOPs per routed element). Backward: the rows' gradients (the weight
+  // times dy) and the weights' gradients (dot products of dy with the kept expert outputs).
+  Op unpermute = Op::make(p + "moe_unpermute", OpKind::kMoeCombine, layer);
+  unpermute.shape = sc.act_shape(h);
+  unpermute.fwd_flops = 2 * r.useful * h;
+  unpermute.bwd_flops = 2 * unpermute.fwd_flops;
+  unpermute.fwd_bytes = (r.executed * h + t * h) * e + r.routed * (e + 4);
+  unpermute.bwd_bytes = 2 * unpermute.fwd_bytes;
+  unpermute.saved_bytes = r.executed * h * e;
+  const int out = sc.add(std::move(unpermute), {fc2, probs});
+  if (moe.shared_ffn_hidden <= 0) return {out};
+
+  // Shared experts: one MLP of shared_ffn_hidden (shared_experts x expert_ffn_hidden unless stated)
+  // over every token; its input is the tensor the router keeps.
+  const double fs = static_cast<double>(moe.shared_ffn_hidden);
+  sc.linear(p + "shared_fc1", layer, h, gate * fs, bias, false, {x});
+  sc.add(swiglu ? swiglu_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e)
+                : gelu_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e));
+  const int shared = sc.linear(p + "shared_fc2", layer, fs, h, bias);
+  return {out, shared};
+}
+
+}  // namespace hetsim
