@@ -20,7 +20,7 @@ std::string PipelineLayout::block_name(const std::vector<int>& list) const {
 }
 
 const std::vector<BlockWork>& replica_work(const StageWorkFn& work, const HybridPlan& plan, const Replica& r, int tp) {
-  return work(r.node_type, stage_work_key(plan, r.samples, tp, r.cp));
+  return work(r.node_type, stage_work_key(plan, r.samples, tp, r.cp, r.ep, r.expert_tp));
 }
 
 namespace {
@@ -66,14 +66,15 @@ class BucketedSync {
           }
         }
         const CollectiveOp op = zero ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-        std::string label = zero ? "grad_reducescatter." : "grad_allreduce.";
+        std::string label = bucket.expert ? "expert_" : "";
+        label += zero ? "grad_reducescatter." : "grad_allreduce.";
         label += layout_.block_name(bucket.blocks);
-        if (tp > 1) label.append(".tp").append(std::to_string(rank));
+        if (tp > 1) label.append(bucket.expert ? ".e" : ".tp").append(std::to_string(rank));
         const int t = p.add({std::move(label), collective(op, group, bucket.params * ctx_.grad_bytes_per_param), std::move(deps)});
         for (int d : group) synced[d].push_back(t);
         if (plan_.gradient_sync == GradientSync::kZero1 && !plan_.overlap_param_gather) {
           zero1_gathers.push_back({group, bucket.params * ctx_.weight_bytes_per_param});
-          zero1_names.push_back("param_allgather." + layout_.block_name(bucket.blocks));
+          zero1_names.push_back(std::string(bucket.expert ? "expert_" : "") + "param_allgather." + layout_.block_name(bucket.blocks));
         }
       }
     }
@@ -156,32 +157,56 @@ class BucketedSync {
 
 std::vector<GradientBucket> gradient_buckets(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx,
                                              const PipelineLayout& layout) {
-  const auto shard_params = [&](int b) {
+  const auto block_work = [&](int b) -> const BlockWork& {
     const Holder& h = layout.holders[b][0];
-    const int tp = plan.pipelines[h.pipeline].stages[h.stage].tp;
-    return layout.params_of(replica_work(work, plan, layout.replica(h), tp), b, tp);
+    return replica_work(work, plan, layout.replica(h), plan.pipelines[h.pipeline].stages[h.stage].tp)[b];
   };
+  // Dense weights (all but the routed experts') over every copy of each TP rank; the routed
+  // experts' over the copies of each expert shard (expert data parallelism).
   std::vector<GradientBucket> buckets;
-  for (int b = layout.blocks; b-- > 0;) {
-    if (layout.holders[b].empty()) continue;
-    const double params = shard_params(b);
-    if (buckets.empty() || layout.holders[buckets.back().blocks.back()] != layout.holders[b] ||
-        buckets.back().params + params > ctx.bucket_params) {
-      buckets.push_back({});
+  for (const bool expert : {false, true}) {
+    const size_t first = buckets.size();
+    for (int b = layout.blocks; b-- > 0;) {
+      if (layout.holders[b].empty()) continue;
+      const Holder& h = layout.holders[b][0];
+      const int tp = plan.pipelines[h.pipeline].stages[h.stage].tp;
+      const BlockWork& w = block_work(b);
+      const double params = expert ? w.expert_params : layout.params_of(replica_work(work, plan, layout.replica(h), tp), b, tp) - w.expert_params;
+      if (expert && params <= 0) continue;
+      if (buckets.size() == first || layout.holders[buckets.back().blocks.back()] != layout.holders[b] ||
+          buckets.back().params + params > ctx.bucket_params) {
+        buckets.push_back({});
+        buckets.back().expert = expert;
+      }
+      buckets.back().blocks.push_back(b);
+      buckets.back().params += params;
     }
-    buckets.back().blocks.push_back(b);
-    buckets.back().params += params;
   }
+  // In backward order, dense and expert buckets of the same blocks side by side (collectives of one
+  // stream run in program order).
+  std::stable_sort(buckets.begin(), buckets.end(),
+                   [](const GradientBucket& a, const GradientBucket& b) { return a.blocks.front() > b.blocks.front(); });
   for (GradientBucket& bucket : buckets) {
     const std::vector<Holder>& hs = layout.holders[bucket.blocks.front()];
-    const int tp = plan.pipelines[hs[0].pipeline].stages[hs[0].stage].tp;
-    bucket.groups.resize(tp);
-    for (int rank = 0; rank < tp; ++rank) {
-      for (const Holder& h : hs) {
-        for (int d : rank_devices(layout.replica(h), rank, tp)) bucket.groups[rank].push_back(d);
+    const StagePlan& st = plan.pipelines[hs[0].pipeline].stages[hs[0].stage];
+    if (!bucket.expert) {
+      bucket.groups.resize(st.tp);
+      for (int rank = 0; rank < st.tp; ++rank) {
+        for (const Holder& h : hs) {
+          for (int d : rank_devices(layout.replica(h), rank, st.tp)) bucket.groups[rank].push_back(d);
+        }
       }
-      std::sort(bucket.groups[rank].begin(), bucket.groups[rank].end());
+    } else {  // position in the stage's expert groups: device k of copy j is the stage's (j x group + k)-th
+      bucket.groups.resize(st.expert_group());
+      for (const Holder& h : hs) {
+        const std::vector<int>& devices = layout.replica(h).devices;
+        for (size_t k = 0; k < devices.size(); ++k) {
+          const size_t index = static_cast<size_t>(h.replica) * devices.size() + k;
+          bucket.groups[index % bucket.groups.size()].push_back(devices[k]);
+        }
+      }
     }
+    for (std::vector<int>& g : bucket.groups) std::sort(g.begin(), g.end());
   }
   return buckets;
 }
@@ -201,8 +226,8 @@ std::vector<std::vector<std::vector<int>>> add_param_prefetch(const HybridPlan& 
       if (group.size() < 2 || bucket.params <= 0) continue;
       std::vector<int> deps;
       if (const auto prev = previous.find(group); prev != previous.end()) deps.push_back(prev->second);
-      std::string label = "param_allgather." + layout.block_name(bucket.blocks);
-      if (tp > 1) label.append(".tp").append(std::to_string(rank));
+      std::string label = std::string(bucket.expert ? "expert_" : "") + "param_allgather." + layout.block_name(bucket.blocks);
+      if (tp > 1) label.append(bucket.expert ? ".e" : ".tp").append(std::to_string(rank));
       const int t = program.add({std::move(label), collective(CollectiveOp::kAllGather, group, bucket.params * ctx.weight_bytes_per_param),
                                  std::move(deps)});
       previous[group] = t;

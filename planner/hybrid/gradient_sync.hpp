@@ -17,8 +17,10 @@ namespace hetsim {
 // TP rank the devices holding that rank's shard (sorted): the group that synchronises it.
 struct GradientBucket {
   std::vector<int> blocks;                // backward order
-  std::vector<std::vector<int>> groups;   // [TP rank]: the copies' devices of that rank
+  std::vector<std::vector<int>> groups;   // [TP rank, or expert shard]: the devices holding it
   double params = 0;                      // parameters of one TP rank's shard
+  bool expert = false;                    // routed experts' weights: groups are the copies of each expert
+                                          // shard (ep x expert_tp of them), not of each TP rank
 };
 
 // The buckets of a laid-out plan, in backward order (the order gradients become ready), each up to

@@ -72,7 +72,7 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
                                                          const std::vector<int>& blocks, int node_type, long samples) {
   StageTimes t;
   const std::vector<BlockWork>& w =
-      builder_.work(node_type, stage_work_key(plan, samples, st.tp, st.cp));
+      builder_.work(node_type, stage_work_key(plan, samples, st));
   const bool overlap = plan.tp_comm_overlap && !splits_weight_gradient(plan.schedule);
   // Context parallelism: the CP group of the stage's first copy (its TP rank 0 of every CP rank).
   std::vector<int> cp_group;
@@ -84,18 +84,31 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   const auto ring_exposed = [&](double bytes, double hide) {
     return std::max(0.0, fit_time(cp_group, bytes, CollectiveOp::kAllGather) - hide);
   };
+  // Expert parallelism: the first expert group's EP group (its expert-TP rank 0) and expert-TP group.
+  std::vector<int> ep_group, etp_group;
+  for (int i = 0; st.ep > 1 && i < st.ep && i * st.expert_tp < static_cast<int>(st.devices.size()); ++i) {
+    ep_group.push_back(st.devices[i * st.expert_tp]);
+  }
+  for (int i = 0; st.expert_tp > 1 && i < st.expert_tp && i < static_cast<int>(st.devices.size()); ++i) etp_group.push_back(st.devices[i]);
+  std::sort(ep_group.begin(), ep_group.end());
+  std::sort(etp_group.begin(), etp_group.end());
+  const auto ep_time = [&](const TpBytes& ep, const TpBytes& etp) {
+    return fit_time(ep_group, ep.all_to_all, CollectiveOp::kAllToAll) + fit_time(etp_group, etp.all_gather, CollectiveOp::kAllGather) +
+           fit_time(etp_group, etp.reduce_scatter, CollectiveOp::kReduceScatter);
+  };
   for (int b : blocks) {
     const BlockWork& bw = w[b];
     t.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
     for (const WorkPart& part : bw.parts) {
       t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd) + cp_time(part.cp_fwd) +
-             ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s);
+             ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s) + ep_time(part.ep_fwd, part.etp_fwd);
       const double sync = tp_time(node_type, st.tp, part.tp_bwd);
       t.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
-             cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
+             cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s) + ep_time(part.ep_bwd, part.etp_bwd);
       t.w += part.bwd_weight_s;
     }
     t.params += bw.params;
+    t.expert_params += bw.expert_params;
     t.saved_per_mb += bw.saved_bytes;
     t.weight_input_per_mb += bw.weight_input_bytes;
     t.recompute_bytes = std::max(t.recompute_bytes, bw.recompute_bytes);
@@ -113,7 +126,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
   const bool split_w = splits_weight_gradient(plan.schedule);
   HybridEstimate out;
   // Copies of every block: the first TP rank of each data-parallel copy, over all pipelines.
-  std::vector<std::vector<int>> holders(layers + 2);
+  std::vector<std::vector<int>> holders(layers + 2), expert_holders(layers + 2);
   for (const PipelinePlan& pl : plan.pipelines) {
     const int P = static_cast<int>(pl.stages.size());
     for (int s = 0; s < P; ++s) {
@@ -124,11 +137,16 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
           for (int j = 0; j < st.dp(); ++j) {
             for (int cr = 0; cr < st.cp; ++cr) holders[b].push_back(st.devices[j * st.group() + cr * st.tp]);
           }
+          // The copies of the first expert shard: one device per expert group.
+          for (size_t k = 0; k < st.devices.size(); k += static_cast<size_t>(std::max(1, st.expert_group()))) {
+            expert_holders[b].push_back(st.devices[k]);
+          }
         }
       }
     }
   }
   for (std::vector<int>& h : holders) std::sort(h.begin(), h.end());
+  for (std::vector<int>& h : expert_holders) std::sort(h.begin(), h.end());
 
   for (const PipelinePlan& pl : plan.pipelines) {
     const int P = static_cast<int>(pl.stages.size());
@@ -164,10 +182,14 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         if (t.f + t.b >= worst.f + worst.b) worst = t;
         // Memory of this copy's devices.
         const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
+        const double expert_copies = static_cast<double>(std::max<size_t>(1, expert_holders[blocks.front()].size()));
         const double state = ctx.state_bytes_per_param, w = ctx.weight_bytes_per_param;
         const double kept = w + ctx.grad_bytes_per_param + ctx.copy_bytes_per_param;  // weights (and copies), gradients
         double static_bytes = t.params * state;
-        if (plan.gradient_sync == GradientSync::kZero1) static_bytes = t.params * kept + t.params * (state - kept) / copies;
+        if (plan.gradient_sync == GradientSync::kZero1) {
+          static_bytes = t.params * kept + (t.params - t.expert_params) * (state - kept) / copies +
+                         t.expert_params * (state - kept) / expert_copies;
+        }
         if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * w / v;
         // Zero-bubble holds back up to P weight-gradient passes, each keeping its inputs.
         const double deferred = split_w ? static_cast<double>(std::min<long>(P, pl.micro_batches)) * t.weight_input_per_mb : 0;
@@ -190,7 +212,9 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       bwd[s] = worst.b;
       sum_b += worst.b;
       const CollectiveOp op = plan.gradient_sync == GradientSync::kAllReduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-      sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes, op);
+      const double g = ctx.grad_bytes_per_param;
+      sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes - worst.expert_params * g, op) +
+                fit_time(expert_holders[blocks.front()], worst.expert_params * g, op);
       fwd[s] = worst.f;
       if (plan.gradient_sync == GradientSync::kZero1) {
         const double bytes = worst.params * ctx.weight_bytes_per_param;
@@ -210,7 +234,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         // Every tensor crossing the cut after this stage's last block (skip connections too),
         // for a non-interleaved pipeline; interleaved chunks cut like the first block's output.
         const std::vector<BlockWork>& w = builder_.work(cluster_.gpus[st.devices[0]].node_type,
-                                                        stage_work_key(plan, plan.micro_batch, st.tp, st.cp));
+                                                        stage_work_key(plan, plan.micro_batch, st));
         double bytes = w[1].output_bytes;
         if (v == 1) {
           bytes = 0;

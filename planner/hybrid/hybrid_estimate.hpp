@@ -51,6 +51,7 @@ class HybridEstimator {
     double f = 0, b = 0, w = 0;  // per micro-batch: forward, backward (with recompute), weight-gradient part of b
     double grad_bytes = 0;       // gradients one TP rank holds
     double params = 0;           // parameters on one device
+    double expert_params = 0;    // of those, routed experts' (synchronised over the expert shard's copies)
     double saved_per_mb = 0;     // activations one micro-batch leaves on one device
     double weight_input_per_mb = 0;  // of those, what a deferred weight-gradient pass still holds
     double recompute_bytes = 0;  // largest recompute buffer of one block

@@ -4,6 +4,7 @@
 #include "planner/hybrid/hybrid_plan.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <climits>
 #include <optional>
 #include <set>
@@ -56,6 +57,11 @@ PipelineSchedule schedule_from_name(std::string_view name) {
     if (names[i] == name) return static_cast<PipelineSchedule>(i);
   }
   return PipelineSchedule::kOneFOneB;
+}
+
+int StagePlan::lockstep_copies() const {
+  const int g = std::max(1, group()), e = std::max(1, expert_group());
+  return std::lcm(g, e) / g;
 }
 
 int StagePlan::layer_count() const {
@@ -231,6 +237,50 @@ class Checker {
                          std::to_string(model_.kv_heads) + " key/value heads");
         }
         context_parallel(st, stage_path(p, s));
+        expert_parallel(st, stage_path(p, s));
+      }
+    }
+  }
+
+  // ep x expert_tp GPUs hold every expert once; a model with routed experts that ep divides and an
+  // expert width expert_tp divides; copies that an expert group spans run in lockstep, so they must
+  // be alike (one GPU type, equal shares of the micro-batch).
+  void expert_parallel(const StagePlan& st, const std::string& stage) {
+    if (st.ep == 1 && st.expert_tp == 1) return;
+    for (const auto& [name, v] : {std::pair{"ep", st.ep}, std::pair{"expert_tp", st.expert_tp}}) {
+      if (v < 1) {
+        add(stage + "." + name, std::string(name) + " " + std::to_string(v) + " must be at least 1");
+        return;
+      }
+    }
+    const std::string field = stage + ".ep";
+    if (!model_.moe) {
+      add(field, "expert parallelism splits the routed experts of a model with a moe: block; " + model_.name + " has none");
+      return;
+    }
+    if (st.devices.size() % static_cast<size_t>(st.expert_group()) != 0) {
+      add(field, "ep " + std::to_string(st.ep) + " x expert_tp " + std::to_string(st.expert_tp) + " = " +
+                     std::to_string(st.expert_group()) + " does not divide the stage's " + std::to_string(st.devices.size()) + " GPUs");
+    }
+    if (model_.moe->experts % st.ep != 0) {
+      add(field, "ep " + std::to_string(st.ep) + " does not divide the model's " + std::to_string(model_.moe->experts) +
+                     " routed experts");
+    }
+    if (model_.moe->expert_ffn_hidden % st.expert_tp != 0) {
+      add(stage + ".expert_tp", "expert_tp " + std::to_string(st.expert_tp) + " does not divide the experts' width " +
+                                    std::to_string(model_.moe->expert_ffn_hidden));
+    }
+    if (plan_.gradient_sync == GradientSync::kZero3) {
+      add(field, "expert parallelism with gradient_sync zero-3 is not modelled; use zero-1 or all-reduce");
+    }
+    if (st.lockstep_copies() > 1 && well_formed(st)) {
+      const int type = cluster_.gpus[st.devices[0]].node_type;
+      const bool one_type = std::all_of(st.devices.begin(), st.devices.end(), [&](int d) { return cluster_.gpus[d].node_type == type; });
+      if (!one_type || plan_.micro_batch % st.dp() != 0) {
+        add(field, "the expert groups of " + std::to_string(st.expert_group()) + " GPUs span " +
+                       std::to_string(st.lockstep_copies()) + " data-parallel copies, which then run in lockstep: they need one "
+                       "GPU type and equal shares of the micro-batch (micro_batch divisible by the stage's " +
+                       std::to_string(st.dp()) + " copies)");
       }
     }
   }
@@ -513,13 +563,15 @@ std::string HybridPlan::shape() const {
     out += joined + " stages";
   }
   std::vector<int> tps;
-  int dp = 0, cp = 1;
+  int dp = 0, cp = 1, ep = 1, etp = 1;
   size_t chunks = 0;
   for (size_t p = 0; p < pipelines.size(); ++p) {
     for (const StagePlan& st : pipelines[p].stages) {
       if (p == 0 && std::find(tps.begin(), tps.end(), st.tp) == tps.end()) tps.push_back(st.tp);
       dp = std::max(dp, st.dp());
       cp = std::max(cp, st.cp);
+      ep = std::max(ep, st.ep);
+      etp = std::max(etp, st.expert_tp);
       chunks = std::max(chunks, st.chunks.size());
     }
   }
@@ -528,6 +580,8 @@ std::string HybridPlan::shape() const {
     for (size_t i = 0; i < tps.size(); ++i) out += (i ? "/" : "") + std::to_string(tps[i]);
   }
   if (cp > 1) out += ", cp " + std::to_string(cp) + (cp_comm == CpComm::kAllToAll ? " (all-to-all)" : "");
+  if (ep > 1) out += ", ep " + std::to_string(ep);
+  if (etp > 1) out += ", expert tp " + std::to_string(etp);
   if (dp > 1) out += ", dp " + std::to_string(dp);
   if (chunks > 1) out += ", " + std::to_string(chunks) + " chunks";
   out += ", " + std::string(schedule_name(schedule));

@@ -63,8 +63,18 @@ struct StagePlan {
                                     // its last, or as chunks of their own there
   int cp = 1;                       // context-parallel width: the copy's TP groups each hold 1/cp of
                                     // every sequence (Megatron-Core's rank order: TP, then CP, then DP)
+  // Expert parallelism of the MoE layers, folded onto the same GPUs (Megatron-Core's parallel
+  // folding): consecutive runs of ep x expert_tp GPUs each hold every expert once, expert_tp GPUs
+  // sharing an expert's FFN, ep of them splitting the experts; an expert's copies across those runs
+  // (and pipelines) synchronise its gradients.
+  int ep = 1;
+  int expert_tp = 1;
 
   [[nodiscard]] int group() const { return tp * cp; }  // devices of one data-parallel copy
+  [[nodiscard]] int expert_group() const { return ep * expert_tp; }  // devices holding every expert once
+  // Data-parallel copies that run in lockstep because expert groups span them: lcm(group, expert
+  // group) / group.
+  [[nodiscard]] int lockstep_copies() const;
   [[nodiscard]] int dp() const { return group() > 0 ? static_cast<int>(devices.size()) / group() : 0; }
   [[nodiscard]] int layer_count() const;
 };

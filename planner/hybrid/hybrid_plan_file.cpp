@@ -176,12 +176,14 @@ class HybridPlanReader {
 
   StagePlan read_stage(FieldReader& r, const YAML::Node& raw) {
     StagePlan stage;
-    for (const char* key : {"devices", "tp", "cp", "layers"}) remember(r, key);
+    for (const char* key : {"devices", "tp", "cp", "ep", "expert_tp", "layers"}) remember(r, key);
     if (const std::optional<YAML::Node> n = required(r, raw, "devices")) read_devices(r, *n, stage.devices);
     stage.tp = static_cast<int>(r.opt_integer("tp", 1, std::numeric_limits<int>::max()).value_or(1));
     stage.cp = static_cast<int>(r.opt_integer("cp", 1, kMaxDeviceIndex).value_or(1));
+    stage.ep = static_cast<int>(r.opt_integer("ep", 1, kMaxDeviceIndex).value_or(1));
+    stage.expert_tp = static_cast<int>(r.opt_integer("expert_tp", 1, kMaxDeviceIndex).value_or(1));
     if (const std::optional<YAML::Node> n = required(r, raw, "layers")) read_layers(r, *n, stage.chunks);
-    unknown_keys(r, raw, {"devices", "layers", "tp", "cp"});
+    unknown_keys(r, raw, {"devices", "layers", "tp", "cp", "ep", "expert_tp"});
     return stage;
   }
 
@@ -330,6 +332,8 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       out << "      - devices: " << (st.devices.empty() ? "[]" : format_devices(st.devices)) << "\n"
           << "        tp: " << st.tp << "\n";
       if (st.cp != 1) out << "        cp: " << st.cp << "\n";
+      if (st.ep != 1) out << "        ep: " << st.ep << "\n";
+      if (st.expert_tp != 1) out << "        expert_tp: " << st.expert_tp << "\n";
       out
           << "        layers: " << layers_text(st.chunks) << "\n";
     }

@@ -44,17 +44,27 @@ class PassWriter {
   PassWriter(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps)
       : streams_(streams), spec_(spec), devices_(spec.replica->devices), w_(*spec.work), deps_(std::move(deps)) {
     tp_ = std::max(1, spec.tp);
-    const int cp = std::max(1, spec.cp);
-    for (int c = 0; c < cp; ++c) {  // TP groups: consecutive runs of tp
-      std::vector<int> g(devices_.begin() + c * tp_, devices_.begin() + (c + 1) * tp_);
+    const int cp = std::max(1, spec.cp), n = static_cast<int>(devices_.size());
+    const auto add = [&](std::vector<std::vector<int>>& to, std::vector<int> g) {
       std::sort(g.begin(), g.end());
-      tp_groups_.push_back(std::move(g));
+      to.push_back(std::move(g));
+    };
+    for (int c = 0; c + tp_ <= n; c += tp_) add(tp_groups_, {devices_.begin() + c, devices_.begin() + c + tp_});  // TP groups
+    for (int copy = 0; cp > 1 && copy + tp_ * cp <= n; copy += tp_ * cp) {  // CP groups: a TP rank of every TP group of a copy
+      for (int r = 0; r < tp_; ++r) {
+        std::vector<int> g;
+        for (int c = 0; c < cp; ++c) g.push_back(devices_[copy + c * tp_ + r]);
+        add(cp_groups_, std::move(g));
+      }
     }
-    for (int r = 0; cp > 1 && r < tp_; ++r) {  // CP groups: the same TP rank of every TP group
-      std::vector<int> g;
-      for (int c = 0; c < cp; ++c) g.push_back(devices_[c * tp_ + r]);
-      std::sort(g.begin(), g.end());
-      cp_groups_.push_back(std::move(g));
+    const int ep = std::max(1, spec.ep), etp = std::max(1, spec.expert_tp);
+    for (int blk = 0; blk + ep * etp <= n; blk += ep * etp) {  // expert groups: ep x expert_tp consecutive devices
+      for (int r = 0; ep > 1 && r < etp; ++r) {  // EP groups: an expert-TP rank of each
+        std::vector<int> g;
+        for (int i = 0; i < ep; ++i) g.push_back(devices_[blk + r + i * etp]);
+        add(ep_groups_, std::move(g));
+      }
+      for (int i = 0; etp > 1 && i < ep; ++i) add(etp_groups_, {devices_.begin() + blk + i * etp, devices_.begin() + blk + (i + 1) * etp});
     }
   }
 
@@ -126,12 +136,19 @@ class PassWriter {
     compute(0, 0, 0, label + ".join");
   }
 
-  // Context parallelism after a span: Ulysses' all-to-alls over every CP group (blocking).
-  void cp_sync(const TpBytes& bytes, const std::string& label) {
-    if (cp_groups_.empty() || !bytes.any()) return;
-    TpBytes a2a;
-    a2a.all_to_all = bytes.all_to_all;
-    join(collectives(cp_groups_, a2a, false, last_, label + ".cp"), label + ".cp");
+  // Collectives over every group of another axis after a span (blocking): Ulysses' all-to-alls over
+  // the CP groups, the experts' dispatch and combine over the EP groups, their gathers over expert TP.
+  void axis_sync(const std::vector<std::vector<int>>& groups, const TpBytes& bytes, const std::string& label) {
+    if (groups.empty() || !bytes.any()) return;
+    join(collectives(groups, bytes, false, last_, label), label);
+  }
+  void cp_sync(const TpBytes& bytes, const std::string& label) { axis_sync(cp_groups_, bytes, label + ".cp"); }
+  // Expert parallelism after a span: forward, the all-to-all then expert TP's collective (dispatch:
+  // all-gather; combine: reduce-scatter after it); their backward duals in the reverse order.
+  void ep_sync(const TpBytes& ep, const TpBytes& etp, bool backward, const std::string& label) {
+    if (backward) axis_sync(etp_groups_, etp, label + ".etp");
+    axis_sync(ep_groups_, ep, label + ".ep");
+    if (!backward) axis_sync(etp_groups_, etp, label + ".etp");
   }
 
   // A span of `secs` whose last `hide` seconds (the attention) run beside ring attention's exchange
@@ -195,6 +212,7 @@ class PassWriter {
                 spec_.tag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
       tp_sync(part.tp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
       cp_sync(part.cp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
+      ep_sync(part.ep_fwd, part.etp_fwd, false, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
     }
   }
 
@@ -215,6 +233,7 @@ class PassWriter {
       const int c = backward_span(part.bwd_input_s - ring_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
                                   pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
       cp_sync(part.cp_bwd, label);
+      ep_sync(part.ep_bwd, part.etp_bwd, true, label);
       if (!split_w) set_last_grad({b}, c);
     }
   }
@@ -254,7 +273,7 @@ class PassWriter {
 
   void forward_span(const std::vector<int>& blocks, const std::string& suffix) {
     double secs = 0, saved = 0, ring = 0, hide = 0;
-    TpBytes bytes, cp_bytes;
+    TpBytes bytes, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
@@ -267,18 +286,21 @@ class PassWriter {
         ring += part.cp_ring_fwd;
         hide += part.cp_hide_fwd_s;
         cp_bytes += part.cp_fwd;
+        ep_bytes += part.ep_fwd;
+        etp_bytes += part.etp_fwd;
       }
     }
     ring_span(secs + merged_latency(collectives, bytes), hide, ring, 0, saved, spec_.tag + suffix + ".fwd");
     tp_sync(bytes, spec_.tag + suffix + ".fwd");
     cp_sync(cp_bytes, spec_.tag + suffix + ".fwd");
+    ep_sync(ep_bytes, etp_bytes, false, spec_.tag + suffix + ".fwd");
   }
 
   // `blocks` in backward order; `suffix` names them when the pass is split per block.
   void backward(const std::vector<int>& blocks, const std::string& suffix) {
     const bool split_w = spec_.split_weight;
     double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0;
-    TpBytes bytes, recompute_tp, cp_bytes;
+    TpBytes bytes, recompute_tp, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
@@ -295,6 +317,8 @@ class PassWriter {
         ring += part.cp_ring_bwd;
         if (!cp_groups_.empty() && part.cp_ring_bwd > 0) ring_s += std::min(part.cp_hide_bwd_s, part.bwd_input_s);
         cp_bytes += part.cp_bwd;
+        ep_bytes += part.ep_bwd;
+        etp_bytes += part.etp_bwd;
       }
     }
     const std::string label = spec_.tag + suffix;
@@ -307,6 +331,7 @@ class PassWriter {
     const int c = backward_span(secs - ring_s + merged_latency(collectives, bytes), hidden, flops, -(freed + recompute_bytes),
                                 bytes, name);
     cp_sync(cp_bytes, name);
+    ep_sync(ep_bytes, etp_bytes, true, name);
     if (!split_w) set_last_grad(blocks, c);
   }
 
@@ -325,7 +350,9 @@ class PassWriter {
   const PassSpec& spec_;
   const std::vector<int>& devices_;  // TP ranks in order, TP group after TP group (cp of them)
   std::vector<std::vector<int>> tp_groups_;  // each sorted (collectives)
-  std::vector<std::vector<int>> cp_groups_;  // cp > 1: one per TP rank, sorted
+  std::vector<std::vector<int>> cp_groups_;  // cp > 1: one per TP rank of each copy, sorted
+  std::vector<std::vector<int>> ep_groups_;  // ep > 1: one per expert-TP rank of each expert group, sorted
+  std::vector<std::vector<int>> etp_groups_; // expert_tp > 1: consecutive runs of expert_tp, sorted
   const std::vector<BlockWork>& w_;
   std::vector<int> deps_;            // what the next task waits for
   int tp_ = 1;

@@ -48,9 +48,12 @@ class ComputeStreams {
 // One pass of one copy of a stage.
 struct PassSpec {
   PassKind pass = PassKind::kForward;
-  const Replica* replica = nullptr;  // its devices: cp TP groups of `tp`, one after the other
+  const Replica* replica = nullptr;  // its devices: cp TP groups of `tp`, one after the other (for
+                                     // each of the copies that run in lockstep)
   int tp = 1;
   int cp = 1;
+  int ep = 1;         // expert groups: consecutive runs of ep x expert_tp of the devices
+  int expert_tp = 1;
   const std::vector<BlockWork>* work = nullptr;  // as one GPU of the copy runs them
   const std::vector<int>* blocks = nullptr;      // the chunk's blocks, forward order
   std::string tag;                               // label prefix

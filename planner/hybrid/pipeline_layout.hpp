@@ -17,6 +17,8 @@ namespace hetsim {
 struct Replica {
   std::vector<int> devices;  // TP ranks in order; with context parallelism, cp TP groups one after the other
   int cp = 1;
+  int ep = 1;         // expert parallelism of the stage (its expert groups may span copies)
+  int expert_tp = 1;
   int node_type = 0;
   long first_sample = 0;
   long samples = 0;

@@ -149,6 +149,8 @@ class Emitter {
           Replica r;
           r.devices.assign(sp.devices.begin() + j * sp.group(), sp.devices.begin() + (j + 1) * sp.group());
           r.cp = sp.cp;
+          r.ep = sp.ep;
+          r.expert_tp = sp.expert_tp;
           r.node_type = cluster_.gpus[r.devices[0]].node_type;
           r.first_sample = first;
           r.samples = shares[j];
@@ -324,6 +326,35 @@ class Emitter {
     }
   }
 
+  // What copy `j` (`r`) received for the step keyed `in_key`: the transfers issued when produced,
+  // those issued now (when consumed: after the producer and once the copy has finished its previous
+  // work), and its TP group's local all-gathers. Returns the tasks its pass waits for.
+  std::vector<int> receive(const Replica& r, Inbox& inbox, const std::tuple<int, int, int>& in_key, size_t j,
+                           const std::string& rtag, PassKind pass) {
+    std::vector<int> deps;
+    const auto it = inbox.find(in_key);
+    if (it == inbox.end()) return deps;
+    Received& in = it->second[j];
+    for (PendingReshard& pend : in.pending) {
+      std::vector<int> after{pend.producer};
+      for (int d : r.devices) {
+        if (streams_.last(d) >= 0) after.push_back(streams_.last(d));
+      }
+      std::sort(after.begin(), after.end());
+      after.erase(std::unique(after.begin(), after.end()), after.end());
+      reshard(pend.src, pend.dst, after, pend.label, pend.stream, in);
+    }
+    in.pending.clear();
+    if (in.gathers.empty()) return in.tasks;  // (the gathers wait for the transfers)
+    for (size_t g = 0; g < in.gathers.size(); ++g) {
+      std::string name = rtag;
+      name.append(pass == PassKind::kForward ? ".act" : ".grad").append("_allgather");
+      if (in.gathers.size() > 1) name.append(std::to_string(g));
+      deps.push_back(emit_local_gather(out_.program, in.gathers[g], in.tasks, name, CommStream::kTensor));
+    }
+    return deps;
+  }
+
   void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox) {
     StageInfo& info = layout_.stages[pi][s];
     const int tp = plan_.pipelines[pi].stages[s].tp;
@@ -338,43 +369,38 @@ class Emitter {
     const bool last_gradients = grads && plan_.grad_sync_overlap &&
                                 st.micro_batch == plan_.pipelines[pi].micro_batches - 1 &&
                                 std::any_of(blocks.begin(), blocks.end(), [&](int b) { return layout_.holders[b].size() > 1; });
-    for (size_t j = 0; j < info.replicas.size(); ++j) {
-      const Replica& r = info.replicas[j];
+    // Copies that expert groups span run each pass as one (lockstep_copies, alike by the plan's rules).
+    const size_t unit = static_cast<size_t>(plan_.pipelines[pi].stages[s].lockstep_copies());
+    for (size_t j0 = 0; j0 < info.replicas.size(); j0 += unit) {
+      const Replica& r = info.replicas[j0];
       if (r.samples == 0) continue;
       const std::vector<BlockWork>& w = work_of(r, tp);
-      // Everything the group received for this step; then each task waits for the one before.
+      const size_t members = std::min(unit, info.replicas.size() - j0);
+      // Everything each copy received for this step; then each task waits for the one before.
       std::vector<int> deps;
-      const std::string rtag = tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : "");
-      if (auto it = inbox.find(in_key); it != inbox.end()) {
-        Received& in = it->second[j];
-        // Issued when consumed: after the producer and once this copy has finished its previous work.
-        for (PendingReshard& pend : in.pending) {
-          std::vector<int> after{pend.producer};
-          for (int d : r.devices) {
-            if (streams_.last(d) >= 0) after.push_back(streams_.last(d));
-          }
-          std::sort(after.begin(), after.end());
-          after.erase(std::unique(after.begin(), after.end()), after.end());
-          reshard(pend.src, pend.dst, after, pend.label, pend.stream, in);
-        }
-        in.pending.clear();
-        deps = in.tasks;
-        if (!in.gathers.empty()) deps.clear();  // the gathers wait for the transfers
-        for (size_t g = 0; g < in.gathers.size(); ++g) {
-          std::string name = rtag;
-          name.append(st.pass == PassKind::kForward ? ".act" : ".grad").append("_allgather");
-          if (in.gathers.size() > 1) name.append(std::to_string(g));
-          deps.push_back(emit_local_gather(out_.program, in.gathers[g], in.tasks, name, CommStream::kTensor));
+      for (size_t j = j0; j < j0 + members; ++j) {
+        const std::vector<int> got = receive(info.replicas[j], inbox, in_key, j, tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : ""),
+                                             st.pass);
+        deps.insert(deps.end(), got.begin(), got.end());
+      }
+      Replica lockstep;  // the copies of a unit as one: their devices in stage order
+      if (members > 1) {
+        lockstep = r;
+        for (size_t j = j0 + 1; j < j0 + members; ++j) {
+          lockstep.devices.insert(lockstep.devices.end(), info.replicas[j].devices.begin(), info.replicas[j].devices.end());
         }
       }
+      const Replica& runs = members > 1 ? lockstep : r;
       PassSpec spec;
       spec.pass = st.pass;
-      spec.replica = &r;
+      spec.replica = &runs;
       spec.tp = tp;
       spec.cp = r.cp;
+      spec.ep = r.ep;
+      spec.expert_tp = r.expert_tp;
       spec.work = &w;
       spec.blocks = &blocks;
-      spec.tag = rtag;
+      spec.tag = tag + (info.replicas.size() > 1 ? (members > 1 ? ".u" : ".r") + std::to_string(j0 / unit) : "");
       spec.split_weight = split_w;
       spec.tp_comm_overlap = plan_.tp_comm_overlap;
       spec.sequence_parallel = plan_.sequence_parallel;
@@ -383,7 +409,7 @@ class Emitter {
       spec.per_block = last_gradients && !ctx_.tp_per_part;
       if (st.pass == PassKind::kForward && st.micro_batch == 0) {  // the first forward of each block
         for (int b : blocks) {
-          for (int d : r.devices) {
+          for (int d : runs.devices) {
             const std::vector<int>& waits = param_waits_[d][b];
             spec.block_waits[b].insert(spec.block_waits[b].end(), waits.begin(), waits.end());
           }
@@ -395,22 +421,23 @@ class Emitter {
       if (st.pass == PassKind::kBackward) {
         for (int b : blocks) {
           for (int k = 0; k < kCostSources; ++k) {
-            out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(r.devices.size());
+            out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(runs.devices.size());
           }
         }
       }
-      if (st.pass != PassKind::kWeight) {
-        // Forward: every tensor of this chunk read by a later stage; backward: the gradients of
-        // every tensor this chunk read from an earlier one. Per receiving virtual stage.
-        std::map<int, double> bytes_to;
-        const int first = blocks.front(), end = blocks.back() + 1;
-        const int last_block = static_cast<int>(w.size()) - 1;
-        for (int b = st.pass == PassKind::kForward ? first : 0; b < (st.pass == PassKind::kForward ? end : first); ++b) {
-          for_each_consumer(w, b, [&](int c, double bytes) {
-            const bool crosses = st.pass == PassKind::kForward ? c >= end : c >= first && c < end;
-            if (crosses) bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
-          });
-        }
+      if (st.pass == PassKind::kWeight) continue;
+      // Forward: every tensor of this chunk read by a later stage; backward: the gradients of every
+      // tensor this chunk read from an earlier one. Per receiving virtual stage, from every copy.
+      std::map<int, double> bytes_to;
+      const int first = blocks.front(), end = blocks.back() + 1;
+      const int last_block = static_cast<int>(w.size()) - 1;
+      for (int b = st.pass == PassKind::kForward ? first : 0; b < (st.pass == PassKind::kForward ? end : first); ++b) {
+        for_each_consumer(w, b, [&](int c, double bytes) {
+          const bool crosses = st.pass == PassKind::kForward ? c >= end : c >= first && c < end;
+          if (crosses) bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
+        });
+      }
+      for (size_t j = j0; j < j0 + members; ++j) {
         for (const auto& [to, bytes] : bytes_to) {
           send_boundary(pi, s, st, static_cast<int>(j), last, to, bytes / static_cast<double>(r.samples), inbox);
         }
@@ -554,7 +581,7 @@ std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, co
   std::vector<double> speed;
   for (int j = 0; j < st.dp(); ++j) {
     const int node_type = cluster.gpus[st.devices[j * st.group()]].node_type;
-    const std::vector<BlockWork>& w = work(node_type, stage_work_key(plan, plan.micro_batch, st.tp, st.cp));
+    const std::vector<BlockWork>& w = work(node_type, stage_work_key(plan, plan.micro_batch, st));
     double t = 0;
     for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
     speed.push_back(t > 0 ? 1 / t : 1);

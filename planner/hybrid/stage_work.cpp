@@ -17,9 +17,13 @@ TpBytes& TpBytes::operator+=(const TpBytes& o) {
   return *this;
 }
 
-StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp) {
+StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp, int ep, int expert_tp) {
   return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
-                      plan.vocab_parallel, cp, plan.cp_comm};
+                      plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp};
+}
+
+StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePlan& st) {
+  return stage_work_key(plan, samples, st.tp, st.cp, st.ep, st.expert_tp);
 }
 
 double BlockWork::fwd_s() const {
@@ -93,6 +97,37 @@ Op context_shard(const Op& op, int cp, DType dtype) {
   s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * f + std::min(op.fwd_bytes, weight);
   s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * f + std::min(op.bwd_bytes, 2 * weight);
   if (s.gemm.m > 0) s.gemm.m = std::max(1L, (s.gemm.m + cp - 1) / cp);
+  return s;
+}
+
+// The share of a routed expert's op one GPU computes under expert parallelism (Megatron-Core's
+// all-to-all dispatcher): a TP group's tokens are split over its tp ranks, each GPU dispatches
+// its T/tp tokens' k copies and receives, on average, as many for its experts / ep experts, gathered
+// expert_tp ways and run on 1/expert_tp of each expert's width. So it computes 1/tp of the
+// micro-batch slice's expert work whatever ep and expert_tp are, on E/ep experts with
+// ep x expert_tp / tp times the rows each, and holds 1/(ep x expert_tp) of the expert weights; the
+// busiest GPU gets router_imbalance times the mean.
+Op expert_shard(const Op& op, int tp, int ep, int etp, double imbalance, DType dtype) {
+  Op s = op;
+  const bool fc1 = op.name.size() >= 10 && op.name.compare(op.name.size() - 10, 10, "expert_fc1") == 0;
+  const double work = imbalance / tp;
+  const double rows = fc1 ? work * etp : work;  // fc1's input rows are gathered over expert TP
+  for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops}) *x *= work;
+  for (double* x : {&s.saved_bytes, &s.cast_fwd_bytes}) *x *= rows;
+  s.cast_bwd_bytes *= work;
+  const double weight = is_matmul(op.kind) ? static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) *
+                                                 static_cast<double>(op.gemm.n) * dtype_bytes(op.gemm_dtype.value_or(dtype))
+                                           : 0;
+  const double shard = 1.0 / (static_cast<double>(ep) * etp);
+  s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * work + std::min(op.fwd_bytes, weight) * shard;
+  s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * work + std::min(op.bwd_bytes, 2 * weight) * shard;
+  s.params *= shard;
+  if (s.gemm.m > 0) {
+    s.gemm.batch = std::max(1L, s.gemm.batch / ep);
+    s.gemm.m = std::max(1L, std::lround(static_cast<double>(s.gemm.m) * ep * etp * imbalance / tp));
+    if (fc1) s.gemm.n = std::max(1L, s.gemm.n / etp);
+    else s.gemm.k = std::max(1L, s.gemm.k / etp);
+  }
   return s;
 }
 
@@ -190,6 +225,22 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   const double a2a_share = static_cast<double>(cp - 1) / cp;
   const double qkv_a2a = tokens * (q + 2 * kv) / tp * e * a2a_share;
   const double out_a2a = tokens * q / tp * e * a2a_share;
+  // Expert parallelism, per MoE layer and GPU: it dispatches its T/tp tokens' token copies (top_k
+  // each, or the padded slots under a capacity), (ep - 1)/ep of them to other GPUs, and gets as many
+  // back in the combine; expert TP all-gathers the received rows over its expert_tp GPUs and
+  // reduce-scatters the outputs. The busiest GPU moves router_imbalance times the mean.
+  const int ep = std::max(1, key.ep), etp = std::max(1, key.expert_tp);
+  const double imbalance = model.moe ? model.moe->router_imbalance : 1.0;
+  double moe_rows = 0;  // token copies one GPU dispatches
+  if (model.moe) {
+    const double routed = tokens * static_cast<double>(model.moe->top_k);
+    moe_rows = (model.moe->capacity_factor ? static_cast<double>(model.moe->experts) *
+                                                 static_cast<double>(expert_rows(*model.moe, routed))
+                                           : routed) / tp;
+  }
+  const double moe_bytes = moe_rows * static_cast<double>(model.hidden) * e * imbalance;
+  const double dispatch_a2a = ep > 1 ? moe_bytes * (ep - 1) / ep : 0;
+  const double expert_gather = etp > 1 ? moe_bytes * etp : 0;
 
   std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
   blocks.front().name = "embedding";
@@ -201,7 +252,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   WorkPart part;
   auto close_part = [&](int b) {
     const bool empty = part.fwd_s == 0 && part.bwd_input_s == 0 && part.bwd_weight_s == 0 && !part.tp_fwd.any() &&
-                       !part.tp_bwd.any() && !part.cp_fwd.any() && !part.cp_bwd.any() && part.cp_ring_fwd == 0;
+                       !part.tp_bwd.any() && !part.cp_fwd.any() && !part.cp_bwd.any() && part.cp_ring_fwd == 0 &&
+                       !part.ep_fwd.any() && !part.ep_bwd.any() && !part.etp_fwd.any() && !part.etp_bwd.any();
     if (empty && !blocks[b].parts.empty()) return;
     blocks[b].parts.push_back(part);
     part = WorkPart{};
@@ -240,8 +292,17 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.cp_ring_fwd += cp * kv_local;
       part.cp_ring_bwd += 2 * cp * kv_local;
     }
+    if (in_layer && op.kind == OpKind::kMoeCombine && (dispatch_a2a > 0 || expert_gather > 0)) {
+      // The experts' outputs go back: reduce-scattered over expert TP, then the combine all-to-all.
+      part.etp_fwd.reduce_scatter += expert_gather;
+      part.ep_fwd.all_to_all += dispatch_a2a;
+      close_part(b);
+      part.etp_bwd.all_gather += expert_gather;
+      part.ep_bwd.all_to_all += dispatch_a2a;
+    }
     const TpSplit split = pl.split;
-    const Op s = shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
+    const Op s = op.expert ? expert_shard(context_shard(op, cp, dtype), tp, ep, etp, imbalance, dtype)
+                           : shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
     const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
     // A matrix product with weights spends half its backward on the weight gradient.
@@ -259,11 +320,20 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     bw.saved_bytes += s.saved_bytes;
     if (w > 0) bw.weight_input_bytes += s.saved_bytes;
     bw.params += s.params;
+    if (op.expert) bw.expert_params += s.params;
     bw.model_flops += s.fwd_flops + s.bwd_flops;
     layer_fwd[b] += fwd.seconds;
     if (ring && (is_attention_core(op) || op.kind == OpKind::kFlashAttention)) {
       part.cp_hide_fwd_s += fwd.seconds;
       part.cp_hide_bwd_s += bwd.seconds;
+    }
+    if (in_layer && op.kind == OpKind::kMoeDispatch && (dispatch_a2a > 0 || expert_gather > 0)) {
+      // The permuted token copies go to their experts' GPUs, then are gathered over expert TP.
+      part.ep_fwd.all_to_all += dispatch_a2a;
+      part.etp_fwd.all_gather += expert_gather;
+      close_part(b);
+      part.ep_bwd.all_to_all += dispatch_a2a;
+      part.etp_bwd.reduce_scatter += expert_gather;
     }
     if (ulysses && closes_attention) {  // head shards -> sequence shards
       part.cp_fwd.all_to_all += out_a2a;

@@ -47,6 +47,10 @@ struct WorkPart {
   double cp_ring_fwd = 0, cp_ring_bwd = 0;
   double cp_hide_fwd_s = 0, cp_hide_bwd_s = 0;
   TpBytes cp_fwd, cp_bwd;
+  // Expert parallelism: the token dispatch and combine all-to-alls over each EP group (the GPUs of one
+  // expert-TP rank across an expert group), and the all-gather / reduce-scatter of the routed tokens
+  // over each expert-TP group, after this part's compute (forward) or its backward (their duals).
+  TpBytes ep_fwd, ep_bwd, etp_fwd, etp_bwd;
 };
 
 struct BlockWork {
@@ -58,6 +62,7 @@ struct BlockWork {
   double weight_input_bytes = 0;   // part of saved_bytes the weight gradient still needs after B
   double recompute_bytes = 0;      // activations rebuilt by recompute, held during the backward
   double params = 0;               // parameters on this device (its TP shard)
+  double expert_params = 0;        // of those, routed experts' (its expert-parallel shard)
   double model_flops = 0;          // forward + backward model FLOPs of this device's share
   double output_bytes = 0;         // the block's output activation for the slice (stage boundary)
   // Later blocks reading this block's outputs and the bytes each reads for the slice (the next
@@ -89,10 +94,15 @@ struct StageWorkKey {
   bool vocab_parallel = true;  // false: the LM head's logits are all-gathered and the loss replicated
   int cp = 1;        // context-parallel width: each GPU runs 1/cp of every sequence
   CpComm cp_comm = CpComm::kRing;
+  int ep = 1;        // expert parallelism: each GPU holds experts / ep of every MoE layer ...
+  int expert_tp = 1; // ... each split expert_tp ways
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.
-[[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp = 1);
+[[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp = 1, int ep = 1,
+                                          int expert_tp = 1);
+// The key of a copy of stage `st` running `samples`.
+[[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePlan& st);
 
 // How one GPU of a TP group runs an operator: which way it is split and the collectives around
 // it. Collectives before it (conversions of its inputs) end the compute span before it; their
