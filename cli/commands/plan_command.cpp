@@ -51,6 +51,8 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("--no-zero1", a.no_zero1, "hybrid plans: never try the distributed optimizer (ZeRO-1)");
   cmd->add_flag("--no-tp-overlap", a.no_tp_overlap,
                 "hybrid plans: backward TP collectives never hidden under the weight-gradient GEMMs");
+  cmd->add_flag("--no-moe-parallel", a.no_moe_parallel,
+                "hybrid plans: never try expert parallelism (models with a moe: block: every GPU holds every expert)");
   cmd->add_flag("--no-context-parallel", a.no_context_parallel,
                 "hybrid plans: never try context parallelism (tried from sequences of 8192 tokens up)");
   cmd->add_flag("--no-overlap", a.no_overlap,
@@ -112,6 +114,7 @@ int run_plan(const PlanArgs& a) {
     ho.tp_comm_overlap = !a.no_tp_overlap && !a.no_overlap;
     ho.overlap = !a.no_overlap;
     ho.context_parallel = !a.no_context_parallel;
+    ho.moe_parallel = !a.no_moe_parallel;
     ho.simulate = a.candidates;
     if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(a.candidates) + " ...");

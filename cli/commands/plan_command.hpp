@@ -33,6 +33,7 @@ struct PlanArgs {
   bool no_tp_overlap = false;
   bool no_overlap = false;
   bool no_context_parallel = false;
+  bool no_moe_parallel = false;
   std::string schedule;  // empty: the planner chooses
 };
 

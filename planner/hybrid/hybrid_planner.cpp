@@ -38,6 +38,8 @@ struct HybridPlanner::Shape {
   bool mixed = false;           // every stage one TP group of each type (data parallel inside)
   bool cluster_order = false;   // Megatron: TP groups of all types in cluster order, stage-major
   int cp = 1;                   // context parallelism: each stage is cp TP groups of its type
+  int copies = 1;               // mixture of experts: each stage is `copies` data-parallel copies (of cp TP
+                                // groups) whose GPUs an expert group of ep = copies x cp x tp spans
 };
 
 HybridPlanner::HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim)
@@ -68,6 +70,18 @@ std::vector<std::vector<int>> tp_groups(const Cluster& c, int t, int tp) {
     std::vector<int> group(tp);
     std::iota(group.begin(), group.end(), g);
     out.push_back(group);
+  }
+  return out;
+}
+
+// Data-parallel copies per stage to try for a model with routed experts, so that one expert group
+// (ep = copies x cp x tp GPUs, every expert once) spans a stage: 1, and powers of two while ep divides
+// the experts and stays within 64 (Megatron-Core's published recipes use EP 8 to 64). Dense: 1.
+std::vector<int> expert_copies(const ModelSpec& m, const HybridOptions& options, int group) {
+  std::vector<int> out{1};
+  if (!m.moe || !options.moe_parallel) return out;
+  for (int k = 2; k * group <= 64; k *= 2) {
+    if (m.moe->experts % (k * group) == 0) out.push_back(k);
   }
   return out;
 }
@@ -124,18 +138,23 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
       }
       continue;
     }
-    for (int cp : flavour == HybridFlavour::kHetsim ? cp_widths(model_, options) : std::vector<int>{1}) {
-      if (std::any_of(groups.begin(), groups.end(), [&](int n) { return n % cp != 0; })) continue;
-      int g = 0;
-      for (int n : groups) g = std::gcd(g, n / cp);
-      std::vector<int> order = types;
-      do {
-        for (int d : divisors(g)) {
-          int stages = 0;
-          for (int n : groups) stages += n / cp / d;
-          if (stages <= model_.layers) add_plans(Shape{order, tp, d, false, false, cp}, flavour, options, out);
-        }
-      } while (std::next_permutation(order.begin(), order.end()));
+    const bool hetsim = flavour == HybridFlavour::kHetsim;
+    for (int cp : hetsim ? cp_widths(model_, options) : std::vector<int>{1}) {
+      // Experts: one TP width for all types (an expert group's copies run in lockstep, one type each).
+      const bool one_tp = std::all_of(types.begin(), types.end(), [&](int t) { return tp[t] == tp[types[0]]; });
+      for (int k : hetsim && one_tp ? expert_copies(model_, options, tp[types[0]] * cp) : std::vector<int>{1}) {
+        if (std::any_of(groups.begin(), groups.end(), [&](int n) { return n % (cp * k) != 0; })) continue;
+        int g = 0;
+        for (int n : groups) g = std::gcd(g, n / cp / k);
+        std::vector<int> order = types;
+        do {
+          for (int d : divisors(g)) {
+            int stages = 0;
+            for (int n : groups) stages += n / cp / k / d;
+            if (stages <= model_.layers) add_plans(Shape{order, tp, d, false, false, cp, k}, flavour, options, out);
+          }
+        } while (std::next_permutation(order.begin(), order.end()));
+      }
     }
     // Mixed stages: one TP group of every type per stage, the micro-batch split by speed.
     const bool same = std::all_of(groups.begin(), groups.end(), [&](int n) { return n == groups[0]; }) &&
@@ -171,9 +190,14 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
     }
   } else {
     for (int t : shape.type_order) {
-      // A stage: cp consecutive TP groups (one TP group without context parallelism).
-      const std::vector<std::vector<int>> groups = tp_groups(cluster_, t, shape.tp[t] * shape.cp);
-      for (size_t k = 0; k < groups.size(); ++k) pipes[k % d].push_back(StagePlan{groups[k], shape.tp[t], {}, shape.cp});
+      // A stage: `copies` copies of cp consecutive TP groups (one TP group without context or expert
+      // parallelism); with copies > 1 one expert group spans it.
+      const std::vector<std::vector<int>> groups = tp_groups(cluster_, t, shape.tp[t] * shape.cp * shape.copies);
+      for (size_t k = 0; k < groups.size(); ++k) {
+        StagePlan st{groups[k], shape.tp[t], {}, shape.cp};
+        if (shape.copies > 1) st.ep = static_cast<int>(groups[k].size());
+        pipes[k % d].push_back(st);
+      }
     }
   }
   const int P = static_cast<int>(pipes[0].size());
@@ -186,7 +210,9 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
   }
   const bool uniform = flavour == HybridFlavour::kMegatronUniform || options.uniform_layers;
   const long min_mb = shape.mixed ? static_cast<long>(shape.type_order.size()) : 1;
-  for (long mb : {1L, 2L, 4L}) {
+  // Copies inside a stage split each micro-batch evenly (lockstep expert groups): multiples of them.
+  const long k = shape.copies;
+  for (long mb : {k, 2 * k, 4 * k}) {
     if (mb < min_mb || global % mb != 0 || global / mb < d) continue;
     const long total = global / mb;
     HybridPlan plan;

@@ -31,6 +31,8 @@ struct HybridOptions {
   bool zero1 = true;                           // --no-zero1: the distributed optimizer never tried
   bool tp_comm_overlap = true;                 // --no-tp-overlap: backward TP collectives never hidden
                                                // under the weight gradients
+  bool moe_parallel = true;                    // --no-moe-parallel: no expert parallelism (every GPU holds
+                                               // every expert; tried for models with a moe: block)
   bool context_parallel = true;                // --no-context-parallel: cp 1 in every stage (tried from
                                                // sequences of 8192 tokens up, cp 2 to 8)
   bool overlap = true;                         // --no-overlap: gradient buckets sync after the last backward

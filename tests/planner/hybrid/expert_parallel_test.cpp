@@ -121,6 +121,28 @@ TEST(ExpertParallel, ExpertGradientsSyncOverTheExpertShardsCopiesOnly) {
   EXPECT_GT(ev.report.iteration_time_s, 0);
 }
 
+TEST(ExpertParallel, ThePlannerTriesExpertGroupsAndTheAblationTurnsThemOff) {
+  // Mixtral 8x7B (8 layers) on 16 H100: stages whose copies an expert group spans are among the
+  // plans judged, and one of them is chosen; --no-moe-parallel leaves every stage at ep 1.
+  ModelSpec m = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  m.layers = 8;
+  m.seq_len = 4096;
+  m.training.global_batch = 64;
+  const Cluster c = h100_nodes(2);
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions with, without;
+  without.moe_parallel = false;
+  const HybridSearch a = planner.search(HybridFlavour::kHetsim, with);
+  const HybridSearch b = planner.search(HybridFlavour::kHetsim, without);
+  ASSERT_GE(a.chosen, 0);
+  ASSERT_GE(b.chosen, 0);
+  EXPECT_GT(a.judged[a.chosen].plan.pipelines[0].stages[0].ep, 1) << a.judged[a.chosen].plan.shape();
+  for (const JudgedHybrid& j : b.judged) {
+    for (const StagePlan& st : j.plan.pipelines[0].stages) EXPECT_EQ(st.ep, 1) << j.plan.shape();
+  }
+  EXPECT_LE(a.judged[a.chosen].evaluation.report.iteration_time_s, b.judged[b.chosen].evaluation.report.iteration_time_s);
+}
+
 TEST(ExpertParallel, DeepSeekV3FitsEightyGigabytesAtEp64AndNotAtEp8) {
   // DeepSeek-V3 (671 B) as PP 8 stages of 128 H100 (1024 GPUs), tp 1, ZeRO-1, full recompute: a
   // stage holds about 8 layers, 8 x 256 routed experts of 3 x 7168 x 2048 weights (90 G). At EP 64
