@@ -35,6 +35,10 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->check(at_least(1, kMaxGlobalBatch));
   cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass)")
       ->check(at_least(1, kMaxGlobalBatch));
+  cmd->add_option("--precision", a.precision,
+                  "GEMM recipe of the transformer layers, overriding the model's training.gemm_precision (an "
+                  "ablation): dtype, fp8-delayed, fp8-current, mxfp8 or nvfp4")
+      ->check(CLI::IsMember({"dtype", "fp8-delayed", "fp8-current", "mxfp8", "nvfp4"}));
   cmd->add_option("--set", a.sets,
                   "edit a field of the cluster or model before it is read (repeatable): "
                   "cluster.node_types[*].nic.bandwidth=400Gbps, model.training.global_batch=1024")
@@ -107,6 +111,14 @@ Inputs load_inputs(const CommonArgs& a) {
       throw InputError("--set", "", o.text() + " and --" + (o.path == "training.global_batch" ? "global" : "micro") +
                                         "-batch set one field; give one of them");
     }
+  }
+  if (!a.precision.empty()) {
+    for (const FieldOverride& o : sets) {
+      if (o.input == "model" && o.path == "training.gemm_precision") {
+        throw InputError("--set", "", o.text() + " and --precision set one field; give one of them");
+      }
+    }
+    sets.push_back(parse_override("model.training.gemm_precision=" + a.precision));
   }
   Inputs in{load_model_arg(a.model, sets), load_cluster_arg(a.cluster, sets), CostModel::shipped(a.layer_profile), sim_options(a)};
   TrainingSpec& t = in.model.training;

@@ -29,6 +29,7 @@ struct CommonArgs {
   std::string layer_profile;
   long global_batch = 0;
   long micro_batch = 0;
+  std::string precision;  // --precision: training.gemm_precision edited (empty: the model's)
   std::vector<std::string> sets;  // --set PATH=VALUE, in order
   bool every_step = false;        // --every-step (SimOptions::every_step)
   bool every_collective = false;  // --every-collective (SimOptions::every_collective)

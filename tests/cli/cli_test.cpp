@@ -70,6 +70,24 @@ TEST(Cli, GoldenSimulateReport) {
   std::filesystem::remove(report);
 }
 
+TEST(Cli, PrecisionOverridesTheModelsGemmRecipe) {
+  // --precision edits training.gemm_precision: refused by name on A100 (no fp8), faster on H100.
+  const test::CliRun a100 = test::run_hetsim("simulate --cluster a100-8x8 --model gpt3-1.3b --precision fp8-current "
+                                             "--strategy dp-even --no-upper-bound", test::Capture::kStderr);
+  EXPECT_EQ(a100.rc, 2);
+  EXPECT_NE(a100.output.find("fp8-current needs fp8 tensor cores"), std::string::npos) << a100.output;
+  const auto report = [](const std::string& extra) {
+    const auto file = temp("precision.json");
+    const CliRun r = run("simulate --cluster pair-h100-mi300x --model gpt3-1.3b --strategy dp-even --no-upper-bound --report " +
+                         file.string() + extra);
+    EXPECT_EQ(r.rc, 0);
+    const nlohmann::json j = nlohmann::json::parse(slurp(file));
+    std::filesystem::remove(file);
+    return j.at("iteration_time_s").get<double>();
+  };
+  EXPECT_LT(report(" --precision fp8-current"), report(""));
+}
+
 TEST(Cli, TwoRunsGiveByteIdenticalReportsAndTraces) {
   const auto a = temp("a.json"), b = temp("b.json"), ta = temp("a.trace"), tb = temp("b.trace");
   const std::string args = "simulate --cluster a100-v100-2x2 --model gpt3-1.3b ";
