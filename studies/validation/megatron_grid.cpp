@@ -56,15 +56,22 @@ HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cl
     const long l = v * per_chunk - (g.embedding_in_split && v > 0 ? 1 : 0);
     return static_cast<int>(std::min<long>(l, model.layers));
   };
-  for (long d = 0; d < dp; ++d) {
+  // One hetsim pipeline per data-parallel replica; with experts, whose groups span the replicas, one
+  // pipeline whose stages hold every replica (their micro-batches split evenly, in lockstep).
+  const bool experts = g.ep > 1 || g.expert_tp > 1;
+  const long pipelines = experts ? 1 : dp, copies = experts ? dp : 1;
+  if (experts) plan.micro_batch = g.micro_batch * dp;
+  for (long d = 0; d < pipelines; ++d) {
     PipelinePlan p;
     p.micro_batches = model.training.global_batch / per_replica;
     for (int s = 0; s < g.pp; ++s) {
       StagePlan st;
       st.tp = g.tp;
       st.cp = g.cp;
+      st.ep = g.ep;
+      st.expert_tp = g.expert_tp;
       const long base = s * dp * group + d * group;  // ranks: TP fastest, then CP, then DP, then PP
-      for (long i = 0; i < group; ++i) st.devices.push_back(static_cast<int>(base + i));
+      for (long i = 0; i < group * copies; ++i) st.devices.push_back(static_cast<int>(base + i));
       for (int c = 0; c < g.chunks; ++c) {
         const long v = static_cast<long>(c) * g.pp + s;
         const int first = first_layer(v), end = first_layer(v + 1);

@@ -125,6 +125,8 @@ MegatronGrid read_megatron(FieldReader c) {
   g.overlap_param_gather = c.opt_flag("overlap_param_gather").value_or(false);
   g.embedding_in_split = c.opt_flag("embedding_in_split").value_or(false);
   g.loss_in_split = c.opt_flag("loss_in_split").value_or(false);
+  g.ep = static_cast<int>(c.opt_integer("ep", 1, 1 << 20).value_or(1));
+  g.expert_tp = static_cast<int>(c.opt_integer("expert_tp", 1, 1024).value_or(1));
   c.finish();
   return g;
 }

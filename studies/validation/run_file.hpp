@@ -61,6 +61,8 @@ struct MegatronGrid {
   // stages, so the first and last virtual stage hold one transformer layer less.
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  int ep = 1;         // expert parallelism (models with a moe: block), expert ranks ordered expert TP, EP, DP
+  int expert_tp = 1;
 };
 
 struct LayerRun {

@@ -141,6 +141,26 @@ TEST(MegatronGrid, ContextParallelRanksAndLayoutsThatCountTheEmbeddingAndLoss) {
   EXPECT_EQ(q.pipelines[0].stages[1].chunks.front(), (LayerRange{0, 0}));
 }
 
+TEST(MegatronGrid, ExpertParallelGridsHoldTheirReplicasInOnePipeline) {
+  // Mixtral (8 experts) on 16 GPUs, tp 1, pp 2, ep 8: the 8 data-parallel replicas of a stage are one
+  // expert group, so the plan is one pipeline whose stages hold all 8 (micro-batch 8 x 1 split evenly).
+  ModelSpec m = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  m.training.global_batch = 64;
+  Cluster c = test::shipped_cluster("selene-64");
+  c.node_types.front().count = 2;
+  index_gpus(c);
+  MegatronGrid g;
+  g.pp = 2;
+  g.ep = 8;
+  const HybridPlan p = megatron_plan(g, m, c, Diagnostic{});
+  ASSERT_EQ(p.pipelines.size(), 1u);
+  EXPECT_EQ(p.micro_batch, 8);
+  EXPECT_EQ(p.pipelines[0].micro_batches, 8);
+  EXPECT_EQ(p.pipelines[0].stages[1].devices.front(), 8);
+  EXPECT_EQ(p.pipelines[0].stages[1].ep, 8);
+  EXPECT_EQ(p.pipelines[0].stages[1].dp(), 8);
+}
+
 TEST(RunEvaluation, NarayananFlopsFollowEquationThree) {
   ModelSpec m = load_model(test::shipped("workloads", "gpt3-175b"));
   m.training.global_batch = 1536;
