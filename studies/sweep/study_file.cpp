@@ -70,7 +70,7 @@ Study load_study(const std::filesystem::path& path) {
   FieldReader r = file.root(diags);
   Study s;
   s.file = file.name();
-  s.name = r.text("name");
+  s.name = r.name("name");
   s.cluster = r.text("cluster");
   s.model = r.text("model");
   s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
