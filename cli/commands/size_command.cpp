@@ -171,6 +171,7 @@ void add_size_options(CLI::App* cmd, SizeArgs& a) {
       ->check(finite_range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_flag("--retry-errors", a.retry_errors, "plan again the mixes recorded as errors");
+  cmd->add_flag("--dry-run", a.dry_run, "check the sizing, its offers and its model, and count the mixes; plan nothing");
 }
 
 int run_size(const SizeArgs& a) {
@@ -201,6 +202,10 @@ int run_size(const SizeArgs& a) {
   if (s.budget_rent_usd_per_s) std::cout << " (rent " << format_money(*s.budget_rent_usd_per_s * 3600) << "/h)";
   if (s.budget_power_w) std::cout << " (power " << format_double("%.4g kW", *s.budget_power_w / 1e3) << ")";
   std::cout << "\n";
+  if (a.dry_run) {
+    std::cout << "checked; nothing planned (--dry-run)\n";
+    return 0;
+  }
   std::cout.flush();
 
   MixPlanner planner(s, model_path, a);

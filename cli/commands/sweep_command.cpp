@@ -144,6 +144,7 @@ void add_sweep_options(CLI::App* cmd, SweepArgs& a) {
   cmd->add_option("--db", a.db, "results database (default: the study file with .db)");
   cmd->add_option("--jobs,-j", a.jobs, "worker processes")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_flag("--retry-errors", a.retry_errors, "run again the scenarios recorded as errors");
+  cmd->add_flag("--dry-run", a.dry_run, "check the study whole (paths, values, flags, inputs) and say what would run; run nothing");
 }
 
 int run_sweep(const SweepArgs& a) {
@@ -161,6 +162,11 @@ int run_sweep(const SweepArgs& a) {
   check_set_paths(study);
   check_flags(study);
   const std::vector<Scenario> all = expand(study);
+  if (a.dry_run) {
+    std::cout << "study " << study.name << ": " << all.size() << " scenario(s), checked; nothing run (--dry-run)\n";
+    for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
+    return 0;
+  }
   const TempDir scratch("sweep");  // the workers' reports; a TMPDIR that cannot hold it stops the sweep here
   if (mpi && mpi->rank() != 0) {
     mpi->run({}, [&](size_t position) { return run_scenario(study, all[position], scratch); }, {});
@@ -185,6 +191,7 @@ int run_sweep(const SweepArgs& a) {
   std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - pending.size()
             << " already in " << db_path.string() << ", " << pending.size() << " to run on "
             << (mpi ? std::to_string(mpi->size() - 1) + " MPI rank(s)" : std::to_string(a.jobs) + " worker(s)") << "\n";
+  for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
   std::cout.flush();
   Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0;

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/field_override.hpp"
 #include "base/input_error.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
@@ -94,6 +95,32 @@ TEST(WorkerPool, AJobThatKillsItsWorkerIsReportedAndTheRestRun) {
     }
   }
   EXPECT_NE(got[3].output.find("signal 6"), std::string::npos) << got[3].output;
+}
+
+TEST(Study, AReplacedNodeTypeAndAFieldOfEveryNodeTypeApplyInAxisOrder) {
+  // Issue 35: the shipped what-if (swap the V100 nodes, and also change every NIC) was refused as
+  // two axes on one field.
+  const Study what_if = load_study(test::source_dir() / "studies/what-if/what-if.yaml");
+  ASSERT_EQ(what_if.notes.size(), 1u);
+  EXPECT_EQ(what_if.notes[0], "vary[0] (cluster.node_types[1]) and vary[1] (cluster.node_types[*].nic.bandwidth) edit one node "
+                              "type; they apply in axis order, so vary[1]'s nic.bandwidth holds on the replacing node type too");
+  const std::vector<Scenario> all = expand(what_if);
+  ASSERT_EQ(all.size(), 6u);
+  // Scenario 5: MI250X nodes (their own NICs 200Gbps) and every NIC at 400Gbps: 400 Gb/s = 50 GB/s on both types.
+  std::vector<FieldOverride> sets;
+  for (const std::string& set : all[5].sets) sets.push_back(parse_override(set));
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"), overrides_for(sets, "cluster"));
+  ASSERT_EQ(c.node_types.size(), 2u);
+  EXPECT_EQ(c.node_types[1].name, "mi250x-node");
+  for (const NodeType& t : c.node_types) EXPECT_DOUBLE_EQ(t.nic.bandwidth_Bps, 50e9) << t.name;
+  // The other order is allowed too, and says that the replacing node type keeps its own field.
+  const auto reversed = write_study("reversed", "name: r\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nvary:\n"
+                                                "  - set: cluster.node_types[*].nic.bandwidth\n    values: [400Gbps]\n"
+                                                "  - set: cluster.node_types[1]\n    values: [\"{name: x}\"]\n");
+  const Study r = load_study(reversed);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("the replacing node type keeps its own nic.bandwidth"), std::string::npos) << r.notes[0];
+  std::filesystem::remove(reversed);
 }
 
 // `hetsim sweep` as a child process (its pid, to kill it).
