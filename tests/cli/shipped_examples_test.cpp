@@ -40,11 +40,11 @@ std::string problem_of(const fs::path& file) {
         if (!run.training.model.empty()) (void)load_model(run.training.model);
       }
     } else if (has("vary") || has("run")) {
-      const test::CliRun r = test::run_hetsim("sweep " + quoted(file.string()) + " --dry-run 2>&1", test::Capture::kStdout);
-      if (r.rc != 0) return r.output;
+      const test::CliRun r = test::run_hetsim_redirected("sweep " + quoted(file.string()) + " --dry-run 2>&1");
+      if (r.rc != 0) return "sweep --dry-run exited " + std::to_string(r.rc) + ": " + r.output;
     } else if (has("offers") && has("model")) {
-      const test::CliRun r = test::run_hetsim("size " + quoted(file.string()) + " --dry-run 2>&1", test::Capture::kStdout);
-      if (r.rc != 0) return r.output;
+      const test::CliRun r = test::run_hetsim_redirected("size " + quoted(file.string()) + " --dry-run 2>&1");
+      if (r.rc != 0) return "size --dry-run exited " + std::to_string(r.rc) + ": " + r.output;
     } else if (has("offers")) {  // an offers file: read through the sizing files beside it
       bool named = false;
       for (const auto& e : fs::directory_iterator(file.parent_path())) {

@@ -95,7 +95,7 @@ TEST(TempFiles, CompareFollowsNoLinkPlantedAtItsOldReportNames) {
                                 "--set", "cluster.node_types[*].nic.bandwidth=10Gbps"},
                                box.tmpdir, box.target, [](pid_t pid) {
                                  const std::string p = "hetsim-compare-" + std::to_string(pid);
-                                 return std::vector<std::string>{p + "-a.json", p + "-b.json"};
+                                 return std::vector<std::string>{p + "-A.json", p + "-B.json"};
                                });
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(box.target_text(), "precious\n");
