@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "base/input_error.hpp"
 #include "base/text.hpp"
@@ -47,6 +49,14 @@ std::filesystem::path resolve_input(const std::string& arg, std::string_view fol
   const std::vector<std::string> known = shipped_names(folder);
   throw InputError(arg, "", "no file and no shipped " + std::string(what) + " named " + in_quotes(arg) +
                                 did_you_mean(arg, known) + " (shipped: " + join(known) + ")");
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  check_input_file(path);  // a FIFO (a study's plan) would block the read forever
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace hetsim

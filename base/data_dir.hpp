@@ -1,5 +1,6 @@
 // File: base/data_dir.hpp
-// Where shipped inputs live, and how a command-line name ("a100-v100-2x2") becomes a file.
+// Where shipped inputs live, how a command-line name ("a100-v100-2x2") becomes a file, and
+// reading an input file whole.
 #pragma once
 
 #include <filesystem>
@@ -23,5 +24,7 @@ namespace hetsim {
 // Throws InputError unless `path` is a regular file that can be read: a missing path, a directory,
 // a pipe or a device is refused before anything opens it (reading a FIFO could block forever).
 void check_input_file(const std::filesystem::path& path);
+// The whole file as bytes, after check_input_file ("" when a regular file cannot be read).
+[[nodiscard]] std::string slurp(const std::filesystem::path& path);
 
 }  // namespace hetsim

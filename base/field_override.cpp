@@ -68,7 +68,12 @@ std::string shown(const std::string& input, const std::string& where) { return w
 
 }  // namespace
 
-std::string FieldOverride::text() const { return input + "." + path + "=" + value; }
+std::string FieldOverride::shown_value() const {
+  if (value.size() <= 100) return value;
+  return value.substr(0, 60) + "... (" + std::to_string(value.size()) + " characters)";
+}
+
+std::string FieldOverride::text() const { return input + "." + path + "=" + shown_value(); }
 
 FieldOverride parse_override(std::string_view arg, const std::vector<std::string>& inputs) {
   const size_t eq = arg.find('=');

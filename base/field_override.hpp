@@ -19,7 +19,10 @@ struct FieldOverride {
   std::string input;  // "cluster" | "model"
   std::string path;   // the field inside that input: "node_types[1].nic.bandwidth"
   std::string value;  // YAML text
-  [[nodiscard]] std::string text() const;  // "cluster.node_types[1].nic.bandwidth=400Gbps"
+  // For messages: "cluster.node_types[1].nic.bandwidth=400Gbps", a value over 100 characters cut
+  // to its first 60 and its length (a message never repeats a 120 KB value).
+  [[nodiscard]] std::string text() const;
+  [[nodiscard]] std::string shown_value() const;  // the value as text() shows it
 };
 
 // Parses "PATH=VALUE"; `inputs` are the accepted first components. Throws InputError.

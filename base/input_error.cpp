@@ -3,6 +3,8 @@
 
 #include <numeric>
 
+#include "base/text.hpp"
+
 namespace hetsim {
 namespace {
 
@@ -30,14 +32,16 @@ std::vector<Diagnostic> capped(std::vector<Diagnostic> d) {
 }  // namespace
 
 std::string Diagnostic::str() const {
-  std::string out = file;
+  // Text from inputs (a name, a value, a path) reaches the terminal escaped: no terminal escape
+  // sequence, control character or byte that is not UTF-8 is ever printed raw.
+  std::string out = printable(file);
   if (line > 0) {
     out += ':' + std::to_string(line);
     if (column > 0) out += ':' + std::to_string(column);
   }
   out += ": error: ";
-  if (!field.empty()) out += field + ": ";
-  out += message;
+  if (!field.empty()) out += printable(field) + ": ";
+  out += printable(message);
   return out;
 }
 

@@ -18,6 +18,8 @@ struct Diagnostic {
   std::string field;  // dotted path, e.g. "node_types[1].nic.bandwidth"; may be empty
   std::string message;
 
+  // One line, "file:line:col: error: field: message", with the text escaped by printable()
+  // (base/text.hpp).
   [[nodiscard]] std::string str() const;
 };
 

@@ -20,13 +20,16 @@ int digits(std::string_view s, size_t pos, size_t n) {
 }  // namespace
 
 std::string iso_date_problem(std::string_view s) {
-  constexpr const char* kForm = " is not a date; write YYYY-MM-DD, optionally with a time (2026-11-23T01:00:08Z)";
-  const int year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
-  if (year < 0 || month < 0 || day < 0 || s[4] != '-' || s[7] != '-') return kForm;
+  constexpr const char* kForm = " is not a date; write YYYY-MM-DD or YYYY-MM, optionally with a time (2026-11-23T01:00:08Z)";
+  const int year = digits(s, 0, 4), month = digits(s, 5, 2);
+  if (year < 0 || month < 0 || s[4] != '-') return kForm;
   if (year < 2000 || year > 2100) return " is not a year of GPU measurements or prices (2000 to 2100)";
+  if (month < 1 || month > 12) return " has no month " + std::to_string(month);
+  if (s.size() == 7) return {};  // month precision (ISO 8601 "2026-05"), as prices are quoted
+  const int day = digits(s, 8, 2);
+  if (day < 0 || s[7] != '-') return kForm;
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  if (month < 1 || month > 12) return " has no month " + std::to_string(month);
   if (day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return " has no day " + std::to_string(day) + " in its month";
   if (s.size() == 10) return {};
   // A time: Thh:mm[:ss[.fraction]] and an optional zone, Z or ±hh:mm.

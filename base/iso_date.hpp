@@ -1,6 +1,7 @@
 // File: base/iso_date.hpp
-// When a measurement was taken or a price quoted: an ISO 8601 calendar date, optionally with a
-// time ("2026-11-23", "2026-11-23T01:00:08Z", "2026-11-23T01:00+01:00"), between 2000 and 2100.
+// When a measurement was taken or a price quoted: an ISO 8601 calendar date, to the month or the
+// day, the day optionally with a time ("2026-05", "2026-11-23", "2026-11-23T01:00:08Z",
+// "2026-11-23T01:00+01:00"), between 2000 and 2100.
 #pragma once
 
 #include <string>

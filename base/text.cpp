@@ -84,4 +84,94 @@ std::string format_double(const char* format, double v) {
   return buf;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] and its code point; 0 when it is not valid.
+size_t utf8_sequence(std::string_view s, size_t i, uint32_t& cp) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  size_t n = 0;
+  uint32_t min = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, cp = c & 0x1F, min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, cp = c & 0x0F, min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, cp = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::optional<size_t> utf8_error(std::string_view s) {
+  uint32_t cp = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i, cp);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::string printable(std::string_view s) {
+  const auto hex = [](const char* format, unsigned v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  std::string out;
+  out.reserve(s.size());
+  uint32_t cp = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i, cp);
+    if (n == 0) {
+      out += hex("\\x%02X", static_cast<unsigned char>(s[i]));
+      ++i;
+      continue;
+    }
+    if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp < 0x20 || cp == 0x7F) {
+      out += hex("\\x%02X", cp);
+    } else if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+      out += hex("\\u{%04X}", cp);
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string csv_field(std::string_view s) {
+  const std::string p = printable(s);  // no raw newline: one row is one line
+  if (p.find_first_of(",\"") == std::string::npos) return p;
+  std::string out = "\"";
+  for (char c : p) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string markdown_cell(std::string_view s) {
+  std::string out;
+  for (char c : printable(s)) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
 }  // namespace hetsim

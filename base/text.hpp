@@ -1,7 +1,9 @@
 // File: base/text.hpp
-// Small text helpers for user-facing messages: quoting, joining, "did you mean" suggestions.
+// Small text helpers for user-facing messages: quoting, joining, "did you mean" suggestions,
+// UTF-8 checks and escaping text from inputs before it reaches a terminal, table or CSV.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,5 +24,18 @@ namespace hetsim {
 [[nodiscard]] std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 // "; did you mean "x"?" for the nearest candidate, or empty when none is near.
 [[nodiscard]] std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Where `s` stops being valid UTF-8 (the offset of the first byte of a bad sequence: a stray
+// continuation byte, a truncated sequence, an overlong form, a surrogate, a code point past
+// U+10FFFF); nothing when all of it is valid.
+[[nodiscard]] std::optional<size_t> utf8_error(std::string_view s);
+// `s` safe to print anywhere: C0 and C1 control characters (ESC starts terminal escapes), DEL,
+// the bidirectional overrides (U+202A-U+202E, U+2066-U+2069) and bytes that are not UTF-8 are
+// written as escapes (\n, \t, \r, \xNN, \u{NNNN}); everything else is kept as it is.
+[[nodiscard]] std::string printable(std::string_view s);
+// One CSV cell: printable(s), in double quotes (doubled inside) when it holds a comma or a quote.
+[[nodiscard]] std::string csv_field(std::string_view s);
+// One Markdown table cell: printable(s) with '|' escaped, so a name cannot break the table.
+[[nodiscard]] std::string markdown_cell(std::string_view s);
 
 }  // namespace hetsim

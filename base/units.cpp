@@ -148,7 +148,8 @@ std::optional<double> unit_factor(std::string_view unit, Unit kind) {
     case Unit::kPower: return match(unit, false, false, power_base);
     case Unit::kEnergy: return match(unit, false, false, energy_base);
     case Unit::kEnergyPrice: return energy_price(unit);
-    case Unit::kCount: return match(unit, false, false, count_base);
+    case Unit::kCount:  // "300B" tokens: B is billion (the usage of model cards), never bytes here
+      return unit == "B" ? std::optional<double>(1e9) : match(unit, false, false, count_base);
   }
   return std::nullopt;
 }

@@ -23,7 +23,8 @@ enum class Unit {
   kPower,      // "700W", "10.2kW", "1.5MW"            -> watts
   kEnergy,     // "12kWh", "3.6MJ"                     -> joules
   kEnergyPrice,  // "0.12USD/kWh"                      -> US dollars per joule
-  kCount,      // "1T", "300G", "2e12" (tokens, samples) -> a plain number (SI prefixes, no unit)
+  kCount,      // "1T", "300G", "300B", "2e12" (tokens, samples) -> a plain number (SI prefixes k M G T P E,
+               // and B for billion as model cards write it; no unit)
 };
 // Times also take "d" (86 400 s) and "y": the Julian year of 365.25 days (31 557 600 s).
 

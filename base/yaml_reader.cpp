@@ -84,7 +84,7 @@ std::string FieldReader::name(std::string_view key) {
   const size_t problems = diags_->size();
   std::string v = text(key);
   if (diags_->size() != problems) return v;  // missing or not text: already reported
-  const bool control = std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override
   if (v.empty() || v.size() > 256 || control) {
     error(key, std::string(v.empty() ? "is empty" : v.size() > 256 ? "has " + std::to_string(v.size()) + " characters" : "has a control character") +
                    "; a name is 1 to 256 printable characters");

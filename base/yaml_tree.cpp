@@ -2,8 +2,12 @@
 #include "base/yaml_tree.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <utility>
+
+#include "base/text.hpp"
 
 namespace hetsim {
 namespace {
@@ -19,6 +23,19 @@ struct Visit {
   std::string label;  // ".key" or "[i]" under its parent; empty for the root
   size_t depth;       // of `node`: the root is 0
 };
+
+// A problem when `text` (a scalar or a key) is not UTF-8: hetsim reads every input as UTF-8, and
+// such bytes would reach reports, databases and terminals.
+void check_utf8(const YAML::Node& node, const std::string& text, const std::string& file, const std::string& field,
+                std::vector<Diagnostic>& found) {
+  const std::optional<size_t> bad = utf8_error(text);
+  if (!bad) return;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[*bad]));
+  found.push_back(at(node, file, field,
+                     "is not valid UTF-8 (byte " + std::to_string(*bad + 1) + " of the text is " + byte +
+                         "); hetsim reads every input as UTF-8"));
+}
 
 // "a.b[2].c" from the labels of the path's nodes, root first.
 std::string joined(const std::vector<std::string>& labels) {
@@ -65,6 +82,7 @@ std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::st
       return found;
     }
     ancestors.push_back(v.node);
+    if (v.node.IsScalar()) check_utf8(v.node, v.node.Scalar(), file, joined(labels), found);
     if (v.node.IsSequence()) {
       // Pushed last first, so the walk (and the duplicate-key report) goes in document order.
       for (size_t i = v.node.size(); i-- > 0;) {
@@ -81,6 +99,10 @@ std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::st
           continue;
         }
         const std::string& key = it->first.Scalar();
+        if (utf8_error(key)) {
+          check_utf8(it->first, key, file, joined(labels), found);
+          continue;
+        }
         const YAML::Mark m = it->first.Mark();
         const int line = m.is_null() ? 0 : m.line + 1;
         const auto [first, fresh] = seen.emplace(key, line);

@@ -1,7 +1,8 @@
 // File: base/yaml_tree.hpp
 // The shape checks every YAML input passes before anything reads it: a tree (no alias that
 // refers to a node containing it), of bounded size once aliases are expanded (no "billion laughs"),
-// bounded depth, and no key written twice in one mapping (yaml-cpp keeps both and reads the first).
+// bounded depth, no key written twice in one mapping (yaml-cpp keeps both and reads the first),
+// and every key and value valid UTF-8 (names end in reports, databases and JSON).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -21,7 +22,8 @@ inline constexpr int kMaxYamlDepth = 256;
 inline constexpr size_t kMaxYamlValues = 100'000;
 
 // The problems of `root`, located in `file`; empty when it is fine. `text_bytes`: the document's
-// size. Stops at the first cycle, size or depth problem; reports every duplicate key.
+// size. Stops at the first cycle, size or depth problem; reports every duplicate key and every
+// text that is not UTF-8.
 [[nodiscard]] std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::string& file,
                                                          size_t text_bytes);
 

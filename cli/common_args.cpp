@@ -104,7 +104,7 @@ Inputs load_inputs(const CommonArgs& a) {
     const FieldOverride& o = sets.back();
     for (size_t j = 0; j + 1 < sets.size(); ++j) {
       if (sets[j].input == o.input && sets[j].path == o.path) {
-        throw InputError("--set", "", o.input + "." + o.path + " is edited twice (" + sets[j].value + ", then " + o.value + "); give one value");
+        throw InputError("--set", "", o.input + "." + o.path + " is edited twice (" + sets[j].shown_value() + ", then " + o.shown_value() + "); give one value");
       }
     }
     if (o.input == "model" && ((o.path == "training.global_batch" && a.global_batch > 0) || (o.path == "training.micro_batch" && a.micro_batch > 0))) {

@@ -1,6 +1,8 @@
 // File: cli/input_files.cpp
 #include "cli/input_files.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "base/data_dir.hpp"
@@ -17,9 +19,14 @@ ModelSpec load_model_arg(const std::string& arg, const std::vector<FieldOverride
 }
 
 void write_file(const std::string& path, const std::string& text, const std::string& option) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out << text;
-  if (!out) throw InputError(path, option, "cannot write this file");
+  if (out) out.close();  // the last block reaches the file here: a full disk shows now or never
+  if (!out) {
+    const int err = errno;
+    throw InputError(path, option, std::string("cannot write this file") + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
+  }
 }
 
 }  // namespace hetsim::cli

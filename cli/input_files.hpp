@@ -15,7 +15,8 @@ inline constexpr const char* kDefaultModel = "gpt3-1.3b";
 // `sets`: --set overrides; those of this input (cluster. / model.) are applied before it is read.
 [[nodiscard]] Cluster load_cluster_arg(const std::string& arg, const std::vector<FieldOverride>& sets = {});
 [[nodiscard]] ModelSpec load_model_arg(const std::string& arg, const std::vector<FieldOverride>& sets = {});
-// Writes `text` to `path`; throws InputError naming the option when the file cannot be written.
+// Writes `text` to `path` and closes it; throws InputError naming the file, the option and the
+// system's reason when it cannot be opened, written whole or closed (a full disk, /dev/full).
 void write_file(const std::string& path, const std::string& text, const std::string& option);
 
 }  // namespace hetsim::cli

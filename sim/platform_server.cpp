@@ -2,7 +2,6 @@
 #include "sim/platform_server.hpp"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "base/fd_io.hpp"
+#include "base/process_tie.hpp"
 
 namespace hetsim {
 namespace {
@@ -50,13 +50,6 @@ void reap(pid_t pid, int* wstatus = nullptr) {
   if (wstatus != nullptr) *wstatus = s;
 }
 
-// Dies with the process that forked it (pid `parent`), however that one ends (the kernel signals
-// when the forking thread ends: hetsim simulates from its main thread).
-void die_with(pid_t parent) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(0);
-}
-
 // fork() with our buffered output flushed; the child dies with this process and closes `fds[0]`
 // (the parent's end of a pipe or socket pair). On failure both ends are closed, errno is fork's.
 pid_t fork_tied(const int fds[2]) {
@@ -70,7 +63,7 @@ pid_t fork_tied(const int fds[2]) {
     ::close(fds[1]);
     errno = error;
   } else if (pid == 0) {
-    die_with(parent);
+    die_with_parent(parent);
     ::close(fds[0]);
   }
   return pid;

@@ -231,7 +231,8 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
                                   study.string() + ":7:13: error: vary[1].values: 1us is listed twice (alternatives 0 and 2): the scenarios would repeat\n" +
                                   study.string() + ":8:12: error: vary[2].flags: a study has one flags axis, vary[0] (line 5): list every "
                                                    "combination in it, e.g. [[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]\n" +
-                                  study.string() + ":9:10: error: vary[3].set: cluster.network.latency is already varied by vary[1] (line 6); one axis per field\n"));
+                                  study.string() + ":9:10: error: vary[3].set: cluster.network.latency is already varied by vary[1] (line 6); one axis per field (but for a node type replaced whole, "
+                                                   "node_types[K], and a field of every node type, node_types[*].FIELD)\n"));
   // One value written two ways.
   std::ofstream(study) << head << "  - set: cluster.node_types[*].nic.bandwidth\n    values: [100Gbps, 12.5GBps]\n"
                        << "  - set: model.training.global_batch\n    values: [256, 2.56e2]\n";
@@ -246,9 +247,11 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
                        << "  - set: cluster.node_types[1].nic\n    values: [\"{count: 1, bandwidth: 100Gbps, latency: 2us}\"]\n";
   EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
             std::make_pair(2, study.string() + ":7:10: error: vary[1].set: cluster.node_types[0].nic.bandwidth is already varied by vary[0] "
-                                               "(line 5) (cluster.node_types[*].nic.bandwidth); one axis per field\n" +
+                                               "(line 5) (cluster.node_types[*].nic.bandwidth); one axis per field (but for a node type replaced "
+                                               "whole, node_types[K], and a field of every node type, node_types[*].FIELD)\n" +
                                   study.string() + ":9:10: error: vary[2].set: cluster.node_types[1].nic is already varied by vary[0] "
-                                                   "(line 5) (cluster.node_types[*].nic.bandwidth); one axis per field\n"));
+                                                   "(line 5) (cluster.node_types[*].nic.bandwidth); one axis per field (but for a node type replaced "
+                                               "whole, node_types[K], and a field of every node type, node_types[*].FIELD)\n"));
   EXPECT_FALSE(std::filesystem::exists(dir / "s.db"));
   std::filesystem::remove_all(dir);
 }

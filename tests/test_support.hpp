@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "studies/sweep/results_db.hpp"
 #include "topologies/cluster.hpp"
 
 namespace hetsim::test {
@@ -29,12 +30,9 @@ struct CliRun {
   std::string output;  // the captured stream
 };
 
-enum class Capture { kStdout, kStderr };
-
-// Runs `hetsim -q ARGS` and captures one of its streams (the other is discarded).
-inline CliRun run_hetsim(const std::string& args, Capture capture) {
-  const std::string redirect = capture == Capture::kStdout ? " 2>/dev/null" : " 2>&1 >/dev/null";
-  FILE* p = popen((hetsim_binary() + " -q " + args + redirect).c_str(), "r");
+// Runs `hetsim -q ARGS_AND_REDIRECTIONS` through the shell and captures what reaches its stdout.
+inline CliRun run_hetsim_redirected(const std::string& args_and_redirections) {
+  FILE* p = popen((hetsim_binary() + " -q " + args_and_redirections).c_str(), "r");
   CliRun r;
   if (p == nullptr) return r;
   char buf[4096];
@@ -42,6 +40,30 @@ inline CliRun run_hetsim(const std::string& args, Capture capture) {
   const int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+enum class Capture { kStdout, kStderr };
+
+// Runs `hetsim -q ARGS` and captures one of its streams (the other is discarded).
+inline CliRun run_hetsim(const std::string& args, Capture capture) {
+  const std::string redirect = capture == Capture::kStdout ? " 2>/dev/null" : " 2>&1 >/dev/null";
+  return run_hetsim_redirected(args + redirect);
+}
+
+// A results database of two ok rows of study "s", one axis (model.training.global_batch: 128,
+// 256), samples_per_s 10 and 20: enough for `hetsim report` and its --plot.
+inline void write_small_results_db(const std::filesystem::path& path) {
+  ResultsDb db(path);
+  for (int i = 0; i < 2; ++i) {
+    ScenarioRow row;
+    row.scenario = "key-" + std::to_string(i);
+    row.study = std::string("s");
+    row.position = i;
+    row.axes = "{\"model.training.global_batch\": " + std::to_string(128 << i) + "}";
+    row.status = std::string("ok");
+    row.samples_per_s = 10.0 * (i + 1);
+    db.put(row);
+  }
 }
 
 }  // namespace hetsim::test

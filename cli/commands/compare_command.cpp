@@ -16,10 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
+#include "base/temp_dir.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/app.hpp"
 #include "cli/common_args.hpp"
+#include "cli/input_files.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -60,8 +62,8 @@ class SilencedStdout {
 
 // Runs one scenario in this process with its summary silenced; returns its report JSON.
 nlohmann::json run_scenario(std::vector<std::string> words, const std::string& side) {
-  const std::filesystem::path report =
-      std::filesystem::temp_directory_path() / ("hetsim-compare-" + std::to_string(::getpid()) + "-" + side + ".json");
+  const TempDir scratch("compare");
+  const std::filesystem::path report = scratch.new_file("report-" + side, ".json");
   words.insert(words.begin(), "hetsim");
   words.insert(words.end(), {"--report", report.string()});
   std::vector<char*> argv;
@@ -73,7 +75,6 @@ nlohmann::json run_scenario(std::vector<std::string> words, const std::string& s
   }
   if (rc != 0) throw InputError("compare", "", "scenario " + side + " (" + joined({words.begin() + 1, words.end() - 2}) + ") exited " + std::to_string(rc));
   nlohmann::json j = nlohmann::json::parse(std::ifstream(report), nullptr, false);
-  std::filesystem::remove(report);
   if (j.is_discarded()) throw std::runtime_error("compare: scenario " + side + " wrote no report");
   return j;
 }
@@ -195,12 +196,11 @@ int run_compare(const CompareArgs& a, const std::vector<std::string>& words) {
     if (kinds.size() > kShown) std::cout << "(" << kinds.size() - kShown << " more kinds in --report)\n";
   }
   if (!a.report.empty()) {
-    std::ofstream out(a.report);
-    if (!out) throw InputError(a.report, "", "cannot write the report here");
-    out << nlohmann::json{{"a", {{"command", joined(sa)}, {"report", ra}}}, {"b", {{"command", joined(sb)}, {"report", rb}}},
-                          {"differences", diff}}
-               .dump(2)
-        << "\n";
+    write_file(a.report,
+               nlohmann::json{{"a", {{"command", joined(sa)}, {"report", ra}}}, {"b", {{"command", joined(sb)}, {"report", rb}}},
+                              {"differences", diff}}
+                       .dump(2) + "\n",
+               "--report");
   }
   return 0;
 }

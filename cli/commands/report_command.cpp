@@ -10,10 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
-#include <fstream>
-
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/text.hpp"
@@ -24,13 +20,6 @@
 
 namespace hetsim::cli {
 namespace {
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string axis_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -56,18 +45,13 @@ int plot(const ReportArgs& a, const std::vector<std::string>& axes, const std::v
   if (std::find(figures.begin(), figures.end(), y) == figures.end()) {
     throw InputError("--y", "", in_quotes(y) + " is not one of: " + join(figures) + did_you_mean(y, figures));
   }
-  const std::filesystem::path csv = std::filesystem::temp_directory_path() / ("hetsim-report-" + std::to_string(::getpid()) + ".csv");
-  {
-    std::ofstream out(csv);
-    out << csv_line(header);
-    for (const auto& row : table) out << csv_line(row);
-  }
-  std::vector<std::string> args{csv.string(), a.plot, "--x", x, "--y", y};
+  std::string text = csv_line(header);
+  for (const auto& row : table) text += csv_line(row);
+  std::vector<std::string> args{"--x", x, "--y", y};
   if (!lines.empty()) args.insert(args.end(), {"--lines", lines});
   args.insert(args.end(), {"--title", std::filesystem::path(a.db).filename().string()});
-  const int rc = run_plot_script("studies/sweep/plot_report.py", args, "hetsim report --plot",
+  const int rc = run_plot_script("studies/sweep/plot_report.py", text, a.plot, args, "hetsim report --plot",
                                  "the table itself (hetsim report " + a.db + ")");
-  std::filesystem::remove(csv);
   if (rc == 0) std::cout << "wrote " << a.plot << ": " << y << " against " << x << (lines.empty() ? "" : ", one line per " + lines) << "\n";
   return rc;
 }
@@ -155,7 +139,7 @@ int run_report(const ReportArgs& a) {
   if (a.markdown) {
     auto line = [](const std::vector<std::string>& cells) {
       std::string s = "|";
-      for (const std::string& c : cells) s += " " + c + " |";
+      for (const std::string& c : cells) s += " " + markdown_cell(c) + " |";
       return s;
     };
     std::cout << line(header) << "\n|";
@@ -163,6 +147,10 @@ int run_report(const ReportArgs& a) {
     std::cout << "\n";
     for (const auto& row : table) std::cout << line(row) << "\n";
     return 0;
+  }
+  for (std::string& h : header) h = printable(h);  // axis values and errors from inputs: no terminal escapes
+  for (auto& row : table) {
+    for (std::string& c : row) c = printable(c);
   }
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
@@ -177,7 +165,7 @@ int run_report(const ReportArgs& a) {
   };
   print(header);
   for (const auto& row : table) print(row);
-  std::cout << rows.size() << " scenario(s) in " << a.db << "\n";
+  std::cout << rows.size() << " scenario(s) in " << printable(a.db) << "\n";
   return 0;
 }
 

@@ -7,14 +7,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/text.hpp"
 #include "cli/app.hpp"
 
 namespace hetsim::cli {
@@ -33,15 +32,7 @@ std::string digest(const std::string& text) {
   return buf;
 }
 
-std::string slurp(const std::filesystem::path& path) {
-  check_input_file(path);  // a FIFO (a study's plan) would block the read forever
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string run_scenario_here(std::vector<std::string> args, bool with_plan) {
+std::string run_scenario_here(std::vector<std::string> args, const TempDir& scratch, bool with_plan) {
   static const bool silenced = [] {  // a worker's own output would garble the progress bar
     const int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) {
@@ -53,19 +44,22 @@ std::string run_scenario_here(std::vector<std::string> args, bool with_plan) {
     return true;
   }();
   (void)silenced;
-  const std::string stem = "hetsim-scenario-" + std::to_string(::getpid());
-  const std::filesystem::path report = std::filesystem::temp_directory_path() / (stem + ".json");
-  const std::filesystem::path plan = std::filesystem::temp_directory_path() / (stem + ".plan.json");
+  nlohmann::json row{{"status", "error"}};
+  std::filesystem::path report, plan;
+  try {
+    report = scratch.new_file("scenario", ".json");
+    if (with_plan) plan = scratch.new_file("scenario", ".plan.yaml");
+  } catch (const InputError& e) {
+    row["error"] = e.what();
+    return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   args.insert(args.begin(), "hetsim");
   args.insert(args.end(), {"--report", report.string()});
   if (with_plan) args.insert(args.end(), {"--emit-plan", plan.string()});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  nlohmann::json row{{"status", "error"}};
   std::error_code ec;
-  std::filesystem::remove(report, ec);
-  std::filesystem::remove(plan, ec);
   try {
     const int rc = run_cli(static_cast<int>(args.size()), argv.data(), true);
     if (rc != 0) {
@@ -85,7 +79,7 @@ std::string run_scenario_here(std::vector<std::string> args, bool with_plan) {
       }
       row["peak_memory_bytes"] = peak;
       if (with_plan && feasible) r["plan"] = slurp(plan);
-      row["report"] = r.dump();
+      row["report"] = r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
   } catch (const InputError& e) {
     row["error"] = e.what();
@@ -93,8 +87,29 @@ std::string run_scenario_here(std::vector<std::string> args, bool with_plan) {
     row["error"] = std::string("internal error: ") + e.what();
   }
   std::filesystem::remove(report, ec);
-  std::filesystem::remove(plan, ec);
-  return row.dump();
+  if (with_plan) std::filesystem::remove(plan, ec);
+  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // text that is not UTF-8 never ends a sweep
+}
+
+void fill_row(ScenarioRow& row, const JobOutcome& o) {
+  row.status = "error";
+  if (o.died) {
+    row.error = o.output;
+    return;
+  }
+  const nlohmann::json j = nlohmann::json::parse(o.output, nullptr, false);
+  if (!j.is_object()) {
+    row.error = "the worker returned no result: " + printable(o.output.substr(0, 200));
+    return;
+  }
+  row.status = j.value("status", "error");
+  row.error = j.value("error", "");
+  row.iteration_time_s = j.value("iteration_time_s", 0.0);
+  row.samples_per_s = j.value("samples_per_s", 0.0);
+  row.mfu = j.value("mfu", 0.0);
+  row.efficiency = j.value("efficiency", 0.0);
+  row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
+  row.report = j.value("report", "");
 }
 
 }  // namespace hetsim::cli

@@ -2,11 +2,9 @@
 #include "cli/commands/size_command.hpp"
 
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -16,6 +14,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
+#include "base/temp_dir.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/app.hpp"
@@ -47,17 +46,12 @@ class MixPlanner {
   MixPlanner(const Sizing& s, std::string model_path, const SizeArgs& a)
       : s_(s), model_path_(std::move(model_path)), db_(a.db.empty() ? std::filesystem::path(a.sizing).replace_extension(".db")
                                                                     : std::filesystem::path(a.db)),
-        jobs_(a.jobs), dir_(std::filesystem::temp_directory_path() / ("hetsim-size-" + std::to_string(::getpid()))) {
+        jobs_(a.jobs), dir_("size") {
     for (ScenarioRow& r : db_.rows()) {
       if (a.retry_errors && r.status == "error") continue;
       rows_.emplace(r.scenario, std::move(r));
     }
     model_text_ = slurp(model_path_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~MixPlanner() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
   MixPlanner(const MixPlanner&) = delete;
   MixPlanner& operator=(const MixPlanner&) = delete;
@@ -76,10 +70,7 @@ class MixPlanner {
       log_info("planning " + std::to_string(pending.size()) + " " + what + " (" + std::to_string(mixes.size() - pending.size()) +
                " already in " + db_path() + ") on " + std::to_string(jobs_) + " worker(s)");
       std::vector<std::filesystem::path> files;
-      for (size_t i : pending) {
-        files.push_back(dir_ / (mix_name(s_, mixes[i]) + ".yaml"));
-        std::ofstream(files.back()) << cluster_yaml(mixes[i]);
-      }
+      for (size_t i : pending) files.push_back(dir_.new_file("mix", ".yaml", cluster_yaml(mixes[i])));
       Progress bar(pending.size(), "plans");
       size_t finished = 0, failed = 0;
       run_in_workers(
@@ -87,7 +78,7 @@ class MixPlanner {
           [&](size_t j) {
             std::vector<std::string> args{"plan", "--cluster", files[j].string(), "--model", model_path_};
             args.insert(args.end(), s_.flags.begin(), s_.flags.end());
-            return run_scenario_here(args, true);
+            return run_scenario_here(args, dir_, true);
           },
           [&](const JobOutcome& o) {
             const Mix& m = mixes[pending[o.job]];
@@ -97,20 +88,7 @@ class MixPlanner {
             row.position = static_cast<long>(pending[o.job]);
             row.axes = nlohmann::json{{"nodes", nodes_json(m)}}.dump();
             row.wall_s = o.wall_s;
-            if (o.died) {
-              row.status = "error";
-              row.error = o.output;
-            } else {
-              const nlohmann::json j = nlohmann::json::parse(o.output);
-              row.status = j.value("status", "error");
-              row.error = j.value("error", "");
-              row.iteration_time_s = j.value("iteration_time_s", 0.0);
-              row.samples_per_s = j.value("samples_per_s", 0.0);
-              row.mfu = j.value("mfu", 0.0);
-              row.efficiency = j.value("efficiency", 0.0);
-              row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
-              row.report = j.value("report", "");
-            }
+            fill_row(row, o);
             failed += row.status == "error";
             db_.put(row);
             rows_[row.scenario] = row;
@@ -156,7 +134,7 @@ class MixPlanner {
   std::string model_text_;
   ResultsDb db_;
   int jobs_;
-  std::filesystem::path dir_;
+  TempDir dir_;  // the mixes' cluster files and the workers' reports
   std::map<std::string, ScenarioRow> rows_;
 };
 
@@ -193,6 +171,7 @@ void add_size_options(CLI::App* cmd, SizeArgs& a) {
       ->check(finite_range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_flag("--retry-errors", a.retry_errors, "plan again the mixes recorded as errors");
+  cmd->add_flag("--dry-run", a.dry_run, "check the sizing, its offers and its model, and count the mixes; plan nothing");
 }
 
 int run_size(const SizeArgs& a) {
@@ -223,6 +202,10 @@ int run_size(const SizeArgs& a) {
   if (s.budget_rent_usd_per_s) std::cout << " (rent " << format_money(*s.budget_rent_usd_per_s * 3600) << "/h)";
   if (s.budget_power_w) std::cout << " (power " << format_double("%.4g kW", *s.budget_power_w / 1e3) << ")";
   std::cout << "\n";
+  if (a.dry_run) {
+    std::cout << "checked; nothing planned (--dry-run)\n";
+    return 0;
+  }
   std::cout.flush();
 
   MixPlanner planner(s, model_path, a);
@@ -423,21 +406,16 @@ int run_size(const SizeArgs& a) {
   if (!a.plot.empty() && ok.empty()) {
     std::cerr << "hetsim size --plot: no feasible planned mix to plot; " << a.plot << " not written\n";
   } else if (!a.plot.empty()) {
-    const std::filesystem::path csv = std::filesystem::temp_directory_path() / ("hetsim-size-" + std::to_string(::getpid()) + ".csv");
-    {
-      std::ofstream out(csv);
-      out << "label,cost,time_to_train_days,on_front\n";
-      for (size_t i : ok) {
-        const Point& p = points[i];
-        out << '"' << mix_label(s, p.mix) << "\"," << format_double("%.17g", cost_objective_value(s, p.costs)) << ","
-            << format_double("%.17g", p.costs.time_to_train_s / 86400) << ","
-            << (std::find(front.begin(), front.end(), i) != front.end() ? 1 : 0) << "\n";
-      }
+    std::string table = "label,cost,time_to_train_days,on_front\n";
+    for (size_t i : ok) {
+      const Point& p = points[i];
+      table += csv_field(mix_label(s, p.mix)) + "," + format_double("%.17g", cost_objective_value(s, p.costs)) + "," +
+               format_double("%.17g", p.costs.time_to_train_s / 86400) + "," +
+               (std::find(front.begin(), front.end(), i) != front.end() ? "1" : "0") + "\n";
     }
-    const int rc = run_plot_script("studies/sizing/plot_front.py", {csv.string(), a.plot, "--xlabel", cost_label(s.cost_objective),
-                                                                    "--title", s.name + ": " + model.name},
+    const int rc = run_plot_script("studies/sizing/plot_front.py", table, a.plot,
+                                   {"--xlabel", cost_label(s.cost_objective), "--title", s.name + ": " + model.name},
                                    "hetsim size --plot", "the front itself (hetsim size without --plot)");
-    std::filesystem::remove(csv);
     if (rc != 0) return rc;
     std::cout << "plot: " << a.plot << "\n";
   }

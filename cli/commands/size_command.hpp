@@ -24,6 +24,7 @@ struct SizeArgs {
   int max_plans = 16;
   double tolerance = 0.25;
   bool retry_errors = false;
+  bool dry_run = false;  // check the sizing and its offers, count the mixes; plan nothing, write nothing
 };
 
 void add_size_options(CLI::App* cmd, SizeArgs& a);

@@ -14,6 +14,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
+#include "base/temp_dir.hpp"
 #include "cli/app.hpp"
 #include "cli/commands/scenario_run.hpp"
 #include "studies/sweep/results_db.hpp"
@@ -132,7 +133,9 @@ std::string scenario_key(const Study& study, const Scenario& s) {
 }
 
 // Runs one scenario in this (worker) process; returns its row as JSON.
-std::string run_scenario(const Study& study, const Scenario& s) { return run_scenario_here(scenario_args(study, s)); }
+std::string run_scenario(const Study& study, const Scenario& s, const TempDir& scratch) {
+  return run_scenario_here(scenario_args(study, s), scratch);
+}
 
 }  // namespace
 
@@ -141,6 +144,7 @@ void add_sweep_options(CLI::App* cmd, SweepArgs& a) {
   cmd->add_option("--db", a.db, "results database (default: the study file with .db)");
   cmd->add_option("--jobs,-j", a.jobs, "worker processes")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_flag("--retry-errors", a.retry_errors, "run again the scenarios recorded as errors");
+  cmd->add_flag("--dry-run", a.dry_run, "check the study whole (paths, values, flags, inputs) and say what would run; run nothing");
 }
 
 int run_sweep(const SweepArgs& a) {
@@ -158,8 +162,14 @@ int run_sweep(const SweepArgs& a) {
   check_set_paths(study);
   check_flags(study);
   const std::vector<Scenario> all = expand(study);
+  if (a.dry_run) {
+    std::cout << "study " << study.name << ": " << all.size() << " scenario(s), checked; nothing run (--dry-run)\n";
+    for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
+    return 0;
+  }
+  const TempDir scratch("sweep");  // the workers' reports; a TMPDIR that cannot hold it stops the sweep here
   if (mpi && mpi->rank() != 0) {
-    mpi->run({}, [&](size_t position) { return run_scenario(study, all[position]); }, {});
+    mpi->run({}, [&](size_t position) { return run_scenario(study, all[position], scratch); }, {});
     return 0;
   }
   const std::filesystem::path db_path = a.db.empty() ? std::filesystem::path(a.study).replace_extension(".db") : std::filesystem::path(a.db);
@@ -181,6 +191,7 @@ int run_sweep(const SweepArgs& a) {
   std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - pending.size()
             << " already in " << db_path.string() << ", " << pending.size() << " to run on "
             << (mpi ? std::to_string(mpi->size() - 1) + " MPI rank(s)" : std::to_string(a.jobs) + " worker(s)") << "\n";
+  for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
   std::cout.flush();
   Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0;
@@ -192,20 +203,7 @@ int run_sweep(const SweepArgs& a) {
     row.position = static_cast<long>(s.index);
     row.axes = s.axes.dump();
     row.wall_s = o.wall_s;
-    if (o.died) {
-      row.status = "error";
-      row.error = o.output;
-    } else {
-      const nlohmann::json j = nlohmann::json::parse(o.output);
-      row.status = j.value("status", "error");
-      row.error = j.value("error", "");
-      row.iteration_time_s = j.value("iteration_time_s", 0.0);
-      row.samples_per_s = j.value("samples_per_s", 0.0);
-      row.mfu = j.value("mfu", 0.0);
-      row.efficiency = j.value("efficiency", 0.0);
-      row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
-      row.report = j.value("report", "");
-    }
+    fill_row(row, o);
     failed += row.status == "error";
     infeasible += row.status == "infeasible";
     db.put(row);
@@ -216,7 +214,7 @@ int run_sweep(const SweepArgs& a) {
     for (const Scenario* s : pending) positions.push_back(static_cast<size_t>(s->index));
     mpi->run(positions, {}, record);
   } else {
-    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, *pending[i]); }, record);
+    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, *pending[i], scratch); }, record);
   }
   bar.finish();
   std::cout << "ran " << finished << ": " << finished - failed - infeasible << " ok, " << infeasible << " infeasible, " << failed

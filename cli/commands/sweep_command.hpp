@@ -17,6 +17,7 @@ struct SweepArgs {
   std::string db;  // default: the study file with .db
   int jobs = 1;
   bool retry_errors = false;
+  bool dry_run = false;  // check the study whole and list its scenarios; run nothing, write nothing
 };
 
 void add_sweep_options(CLI::App* cmd, SweepArgs& a);

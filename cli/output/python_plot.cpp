@@ -8,13 +8,18 @@
 #include <iostream>
 
 #include "base/data_dir.hpp"
+#include "base/temp_dir.hpp"
+#include "cli/input_files.hpp"
 
 namespace hetsim::cli {
 
-int run_plot_script(const std::string& script, const std::vector<std::string>& args, const std::string& command,
-                    const std::string& without) {
+int run_plot_script(const std::string& script, const std::string& csv, const std::string& out, const std::vector<std::string>& args,
+                    const std::string& command, const std::string& without) {
   const std::string path = (data_root() / script).string();
-  std::vector<std::string> words{"python3", path};
+  const TempDir scratch("plot");
+  const std::filesystem::path table = scratch.new_file("table", ".csv", csv);
+  const std::filesystem::path figure = scratch.new_file("figure", ".png");
+  std::vector<std::string> words{"python3", path, table.string(), figure.string()};
   words.insert(words.end(), args.begin(), args.end());
   int rc = 127;
   for (const char* python : {"/usr/bin/python3", "python3"}) {
@@ -29,7 +34,10 @@ int run_plot_script(const std::string& script, const std::vector<std::string>& a
     rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
     if (rc != 3 && rc != 127) break;  // 3: no matplotlib there; 127: no such interpreter
   }
-  if (rc == 0) return 0;
+  if (rc == 0) {
+    write_file(out, slurp(figure), "--plot");
+    return 0;
+  }
   if (rc == 127 || rc == 3) {
     std::cerr << command << " needs python3 with matplotlib (Debian: apt-get install python3-matplotlib); " << without
               << " needs neither\n";

@@ -1,13 +1,12 @@
 // File: studies/sizing/sizing_file.cpp
 #include "studies/sizing/sizing_file.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include "base/iso_date.hpp"
+#include "base/temp_dir.hpp"
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 #include "topologies/cluster.hpp"
@@ -40,7 +39,7 @@ std::optional<double> money_per_s(FieldReader& r, std::string_view key, bool bar
 Offer read_offer(FieldReader& o) {
   Offer offer;
   offer.where = o.locate("", "");
-  offer.name = o.text("name");
+  offer.name = o.name("name");
   if (std::optional<YAML::Node> node = o.opt_node("node")) {
     if (!node->IsMap()) {
       o.error("node", "expected the node type's fields: {gpu: ..., gpus_per_node: ..., intra_node: {...}, nic: {...}}");
@@ -121,18 +120,15 @@ std::vector<Offer> read_offers(FieldReader& r, const std::filesystem::path& fold
 // Each offer's node checked as a node type of a cluster (one node of every offer); fills the GPU.
 void check_nodes(Sizing& s, const Diagnostic& network_at) {
   std::vector<long> ones(s.offers.size(), 1);
-  const std::filesystem::path probe =
-      std::filesystem::temp_directory_path() / ("hetsim-sizing-probe-" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(probe) << mix_cluster_yaml(s, ones, "probe");
+  const TempDir scratch("sizing-probe");
+  const std::filesystem::path probe = scratch.new_file("probe", ".yaml", mix_cluster_yaml(s, ones, "probe"));
   try {
     const Cluster c = load_cluster(probe);
-    std::filesystem::remove(probe);
     for (size_t i = 0; i < s.offers.size(); ++i) {
       s.offers[i].gpu = c.node_types[i].gpu;
       s.offers[i].gpus_per_node = c.node_types[i].gpus_per_node;
     }
   } catch (const InputError& e) {
-    std::filesystem::remove(probe);
     std::vector<Diagnostic> out;
     for (Diagnostic d : e.diagnostics()) {
       if (d.file != probe.string()) {  // a device file's own problem
@@ -205,7 +201,7 @@ Sizing load_sizing(const std::filesystem::path& path) {
   Sizing s;
   s.file = file.name();
   s.offers_file = file.name();
-  s.name = r.opt_text("name").value_or(path.stem().string());
+  s.name = r.opt_node("name") ? r.name("name") : path.stem().string();
   s.model = r.text("model");
   {
     const std::filesystem::path m(s.model);

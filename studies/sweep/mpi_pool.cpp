@@ -121,7 +121,8 @@ void MpiSession::run(const std::vector<size_t>& job_ids, const std::function<std
     if (id == kEnd) return;
     JobOutcome outcome;  // one forked child per job: a crashing scenario is an outcome, not the end of this rank
     run_in_workers(1, 1, [&](size_t) { return work(static_cast<size_t>(id)); }, [&](const JobOutcome& o) { outcome = o; });
-    const std::string msg = nlohmann::json{{"died", outcome.died}, {"output", outcome.output}, {"wall_s", outcome.wall_s}}.dump();
+    const std::string msg = nlohmann::json{{"died", outcome.died}, {"output", outcome.output}, {"wall_s", outcome.wall_s}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);  // an output that is not UTF-8 still arrives
     const uint64_t n = msg.size();
     pipe_out(to_relay_, &n, 8);
     pipe_out(to_relay_, msg.data(), msg.size());

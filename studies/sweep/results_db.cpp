@@ -3,7 +3,8 @@
 
 #include <sqlite3.h>
 
-#include <stdexcept>
+#include <algorithm>
+#include <iterator>
 
 #include "base/input_error.hpp"
 
@@ -27,130 +28,184 @@ CREATE TABLE IF NOT EXISTS scenarios (
   wall_s REAL
 ))sql";
 
-// A prepared statement, finalised on scope exit.
-class Statement {
+constexpr const char* kRestore = "restore it from a copy, or run the study into a new one (--db)";
+
+constexpr const char* kColumns[] = {"scenario", "study", "position", "axes", "status", "error", "iteration_time_s",
+                                    "samples_per_s", "mfu", "efficiency", "peak_memory_bytes", "report", "wall_s"};
+
+// What SQLite says went wrong, with its result code ("database disk image is malformed, SQLite
+// code 11").
+std::string sqlite_error(sqlite3* db, int rc) {
+  return std::string(db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + ", SQLite code " + std::to_string(rc);
+}
+
+}  // namespace
+
+// A prepared statement, finalised on scope exit; every step and bind checked.
+class ResultsDb::Statement {
  public:
-  Statement(sqlite3* db, const char* sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) {
-      throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db));
-    }
+  Statement(const ResultsDb& owner, const char* sql) : owner_(owner) {
+    const int rc = sqlite3_prepare_v2(owner.db_, sql, -1, &st_, nullptr);
+    if (rc != SQLITE_OK) owner.fail(rc);
   }
   ~Statement() { sqlite3_finalize(st_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
-  sqlite3_stmt* get() const { return st_; }
+  [[nodiscard]] sqlite3_stmt* get() const { return st_; }
+  // True for a row, false when done; anything else (a damaged page, a full disk) throws.
+  bool step() const {
+    const int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) owner_.fail(rc);
+    return false;
+  }
+  void check_bind(int rc) const {
+    if (rc != SQLITE_OK) owner_.fail(rc);
+  }
+  [[nodiscard]] std::string text(int col) const {
+    const unsigned char* t = sqlite3_column_text(st_, col);
+    return t != nullptr ? reinterpret_cast<const char*>(t) : "";
+  }
 
  private:
+  const ResultsDb& owner_;
   sqlite3_stmt* st_ = nullptr;
 };
 
-std::string text_at(sqlite3_stmt* st, int col) {
-  const unsigned char* t = sqlite3_column_text(st, col);
-  return t != nullptr ? reinterpret_cast<const char*>(t) : "";
+void ResultsDb::fail(int rc) const {
+  if ((rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+    throw InputError(path_.string(), "", "the results database is damaged (" + sqlite_error(db_, rc) + "); " + kRestore);
+  }
+  throw InputError(path_.string(), "", "the results database cannot be used: " + sqlite_error(db_, rc));
 }
-
-}  // namespace
 
 ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path) {
   const int flags = mode == Mode::kRead ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   std::error_code ec;
   const bool had[2] = {std::filesystem::exists(path.string() + "-wal", ec), std::filesystem::exists(path.string() + "-shm", ec)};
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    const std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+  if (const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr); rc != SQLITE_OK) {
+    const std::string msg = sqlite_error(db_, rc);
     sqlite3_close(db_);
     db_ = nullptr;
     throw InputError(path.string(), "--db", "cannot open the results database: " + msg);
   }
   sqlite3_busy_timeout(db_, 10000);
-  if (mode == Mode::kRead) {
-    int rc = SQLITE_ERROR;
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scenarios'", -1, &s, nullptr) == SQLITE_OK) {
-      rc = sqlite3_step(s);
-    }
-    const std::string why = rc == SQLITE_DONE ? "no scenarios table" : sqlite3_errmsg(db_);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_ROW) {
-      sqlite3_close(db_);
-      db_ = nullptr;
-      for (const char* suffix : {"-wal", "-shm"}) {  // what opening a file that says WAL left beside it
-        const std::filesystem::path p = path.string() + suffix;
-        if (!had[suffix[1] == 'w' ? 0 : 1]) std::filesystem::remove(p, ec);
-      }
-      throw InputError(path.string(), "", "not a hetsim results database (" + why + "); hetsim sweep or hetsim size writes one");
-    }
-    return;
-  }
-  try {
-    exec("PRAGMA journal_mode=WAL");
-    exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: a committed row survives a crash of hetsim
-    exec(kSchema);
-  } catch (const std::runtime_error& e) {
+  // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it.
+  auto close = [&] {
     sqlite3_close(db_);
     db_ = nullptr;
-    throw InputError(path.string(), "--db", std::string("not a hetsim results database: ") + e.what());
+    if (mode == Mode::kRead) {
+      for (const char* suffix : {"-wal", "-shm"}) {
+        if (!had[suffix[1] == 'w' ? 0 : 1]) std::filesystem::remove(path.string() + suffix, ec);
+      }
+    }
+  };
+  auto refuse = [&](const std::string& why) {
+    close();
+    throw InputError(path.string(), "", why);
+  };
+  try {
+    if (const int rc = sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr); rc == SQLITE_NOTADB) {
+      refuse("not a hetsim results database (" + std::string(sqlite3_errmsg(db_)) + "); hetsim sweep or hetsim size writes one");
+    }
+    // Damaged pages would otherwise read as fewer rows (a report of 0 scenarios, a sweep that
+    // thinks everything is done): the whole file is checked first (a results database is small).
+    std::vector<std::string> problems;
+    {
+      const Statement check(*this, "PRAGMA quick_check(5)");
+      while (check.step()) problems.push_back(check.text(0));
+    }
+    if (problems != std::vector<std::string>{"ok"}) {
+      std::string text;
+      for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+      refuse("the results database is damaged (PRAGMA quick_check: " + text + "); " + kRestore);
+    }
+    std::vector<std::string> tables;
+    {
+      const Statement list(*this, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+      while (list.step()) tables.push_back(list.text(0));
+    }
+    const bool ours = std::find(tables.begin(), tables.end(), "scenarios") != tables.end();
+    if (!ours && (mode == Mode::kRead || !tables.empty())) {
+      std::string names;
+      for (const std::string& t : tables) names += (names.empty() ? "" : ", ") + t;
+      refuse("not a hetsim results database (no scenarios table" + (tables.empty() ? std::string() : "; it holds " + names) +
+             "); hetsim sweep or hetsim size writes one");
+    }
+    if (mode == Mode::kWrite) {
+      exec("PRAGMA journal_mode=WAL");
+      exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: a committed row survives a crash of hetsim
+      exec(kSchema);
+    }
+    std::vector<std::string> columns;
+    {
+      const Statement info(*this, "PRAGMA table_info(scenarios)");
+      while (info.step()) columns.push_back(info.text(1));
+    }
+    if (!std::equal(columns.begin(), columns.end(), std::begin(kColumns), std::end(kColumns))) {
+      std::string names;
+      for (const std::string& c : columns) names += (names.empty() ? "" : ", ") + c;
+      refuse("its scenarios table is not hetsim's (columns: " + names + "); hetsim sweep or hetsim size writes one");
+    }
+  } catch (const InputError&) {
+    if (db_ != nullptr) close();
+    throw;
   }
 }
 
 ResultsDb::~ResultsDb() { sqlite3_close(db_); }
 
 void ResultsDb::exec(const char* sql) const {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string msg = err != nullptr ? err : "unknown error";
-    sqlite3_free(err);
-    throw std::runtime_error(msg);
-  }
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail(rc);
 }
 
 std::set<std::string> ResultsDb::keys() const {
-  Statement st(db_, "SELECT scenario FROM scenarios");
+  const Statement st(*this, "SELECT scenario FROM scenarios");
   std::set<std::string> out;
-  while (sqlite3_step(st.get()) == SQLITE_ROW) out.insert(text_at(st.get(), 0));
+  while (st.step()) out.insert(st.text(0));
   return out;
 }
 
 void ResultsDb::put(const ScenarioRow& r) {
-  Statement st(db_,
-               "INSERT OR REPLACE INTO scenarios (scenario, study, position, axes, status, error, iteration_time_s, "
-               "samples_per_s, mfu, efficiency, peak_memory_bytes, report, wall_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  const Statement st(*this,
+                     "INSERT OR REPLACE INTO scenarios (scenario, study, position, axes, status, error, iteration_time_s, "
+                     "samples_per_s, mfu, efficiency, peak_memory_bytes, report, wall_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   sqlite3_stmt* s = st.get();
-  sqlite3_bind_text(s, 1, r.scenario.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 2, r.study.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s, 3, r.position);
-  sqlite3_bind_text(s, 4, r.axes.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 5, r.status.c_str(), -1, SQLITE_TRANSIENT);
-  if (r.error.empty()) sqlite3_bind_null(s, 6); else sqlite3_bind_text(s, 6, r.error.c_str(), -1, SQLITE_TRANSIENT);
+  st.check_bind(sqlite3_bind_text(s, 1, r.scenario.c_str(), -1, SQLITE_TRANSIENT));
+  st.check_bind(sqlite3_bind_text(s, 2, r.study.c_str(), -1, SQLITE_TRANSIENT));
+  st.check_bind(sqlite3_bind_int64(s, 3, r.position));
+  st.check_bind(sqlite3_bind_text(s, 4, r.axes.c_str(), -1, SQLITE_TRANSIENT));
+  st.check_bind(sqlite3_bind_text(s, 5, r.status.c_str(), -1, SQLITE_TRANSIENT));
+  st.check_bind(r.error.empty() ? sqlite3_bind_null(s, 6) : sqlite3_bind_text(s, 6, r.error.c_str(), -1, SQLITE_TRANSIENT));
   const bool figures = r.status == "ok";
   const double values[] = {r.iteration_time_s, r.samples_per_s, r.mfu, r.efficiency, r.peak_memory_bytes};
-  for (int i = 0; i < 5; ++i) {
-    if (figures) sqlite3_bind_double(s, 7 + i, values[i]); else sqlite3_bind_null(s, 7 + i);
-  }
-  if (r.report.empty()) sqlite3_bind_null(s, 12); else sqlite3_bind_text(s, 12, r.report.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double(s, 13, r.wall_s);
-  if (sqlite3_step(s) != SQLITE_DONE) throw std::runtime_error(std::string("sqlite insert: ") + sqlite3_errmsg(db_));
+  for (int i = 0; i < 5; ++i) st.check_bind(figures ? sqlite3_bind_double(s, 7 + i, values[i]) : sqlite3_bind_null(s, 7 + i));
+  st.check_bind(r.report.empty() ? sqlite3_bind_null(s, 12) : sqlite3_bind_text(s, 12, r.report.c_str(), -1, SQLITE_TRANSIENT));
+  st.check_bind(sqlite3_bind_double(s, 13, r.wall_s));
+  (void)st.step();
 }
 
 std::vector<ScenarioRow> ResultsDb::rows() const {
-  Statement st(db_,
-               "SELECT scenario, study, position, axes, status, error, iteration_time_s, samples_per_s, mfu, efficiency, "
-               "peak_memory_bytes, report, wall_s FROM scenarios ORDER BY study, position");
+  const Statement st(*this,
+                     "SELECT scenario, study, position, axes, status, error, iteration_time_s, samples_per_s, mfu, efficiency, "
+                     "peak_memory_bytes, report, wall_s FROM scenarios ORDER BY study, position");
   std::vector<ScenarioRow> out;
-  while (sqlite3_step(st.get()) == SQLITE_ROW) {
+  while (st.step()) {
     sqlite3_stmt* s = st.get();
     ScenarioRow r;
-    r.scenario = text_at(s, 0);
-    r.study = text_at(s, 1);
+    r.scenario = st.text(0);
+    r.study = st.text(1);
     r.position = sqlite3_column_int64(s, 2);
-    r.axes = text_at(s, 3);
-    r.status = text_at(s, 4);
-    r.error = text_at(s, 5);
+    r.axes = st.text(3);
+    r.status = st.text(4);
+    r.error = st.text(5);
     r.iteration_time_s = sqlite3_column_double(s, 6);
     r.samples_per_s = sqlite3_column_double(s, 7);
     r.mfu = sqlite3_column_double(s, 8);
     r.efficiency = sqlite3_column_double(s, 9);
     r.peak_memory_bytes = sqlite3_column_double(s, 10);
-    r.report = text_at(s, 11);
+    r.report = st.text(11);
     r.wall_s = sqlite3_column_double(s, 12);
     out.push_back(std::move(r));
   }

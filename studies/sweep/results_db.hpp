@@ -31,7 +31,9 @@ class ResultsDb {
  public:
   // kWrite opens the database, creating it (and its table) when absent; kRead opens an existing
   // database read-only and never changes the file (a report must not turn any file it is given
-  // into a database). Throws InputError when it cannot, or when the file is not one of hetsim's.
+  // into a database). Both check the whole file first (PRAGMA quick_check). Throws InputError
+  // when it cannot open it, when the file is damaged, or when it is not one of hetsim's: no
+  // scenarios table (kWrite accepts an empty database and creates it), or one with other columns.
   enum class Mode { kWrite, kRead };
   explicit ResultsDb(const std::filesystem::path& path, Mode mode = Mode::kWrite);
   ~ResultsDb();
@@ -47,6 +49,10 @@ class ResultsDb {
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
+  class Statement;
+  // Every SQLite failure (a damaged page, a full disk, a lock held too long) is an InputError
+  // naming the file and giving SQLite's message: exit 2, never a silent short read.
+  [[noreturn]] void fail(int sqlite_rc) const;
   void exec(const char* sql) const;
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;

@@ -62,6 +62,17 @@ bool paths_overlap(const std::string& a, const std::string& b) {
   return a.empty() == b.empty() && (next == '.' || next == '[');
 }
 
+// cluster.node_types[K], K a number: a whole node type replaced.
+bool replaces_node_type(const std::string& p) {
+  constexpr std::string_view kHead = "cluster.node_types[";
+  if (p.rfind(kHead, 0) != 0 || p.back() != ']') return false;
+  const std::string index = p.substr(kHead.size(), p.size() - kHead.size() - 1);
+  return !index.empty() && index.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// cluster.node_types[*].FIELD...: a field of every node type.
+bool edits_every_node_type(const std::string& p) { return p.rfind("cluster.node_types[*].", 0) == 0; }
+
 }  // namespace
 
 Study load_study(const std::filesystem::path& path) {
@@ -70,7 +81,7 @@ Study load_study(const std::filesystem::path& path) {
   FieldReader r = file.root(diags);
   Study s;
   s.file = file.name();
-  s.name = r.text("name");
+  s.name = r.name("name");
   s.cluster = r.text("cluster");
   s.model = r.text("model");
   s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
@@ -130,12 +141,27 @@ Study load_study(const std::filesystem::path& path) {
         }
       }
       // Each field (or the flags) varied by one axis, each alternative listed once.
+      // One exception: an axis that replaces a node type and one that edits a field of every node
+      // type ("swap the V100 nodes, and also change every NIC"); their edits apply in axis order.
       for (size_t j = 0; j < s.axes.size(); ++j) {
         if (!paths_overlap(s.axes[j].path, axis.path) || s.axes[j].size() == 0 || set.has_value() == flags.has_value()) continue;
+        const std::string& earlier = s.axes[j].path;
+        if ((replaces_node_type(earlier) && edits_every_node_type(axis.path)) ||
+            (edits_every_node_type(earlier) && replaces_node_type(axis.path))) {
+          const bool replace_first = replaces_node_type(earlier);
+          const std::string field = (replace_first ? axis.path : earlier).substr(std::string("cluster.node_types[*].").size());
+          const std::string self = "vary[" + std::to_string(s.axes.size()) + "]", other = "vary[" + std::to_string(j) + "]";
+          s.notes.push_back(
+              other + " (" + earlier + ") and " + self + " (" + axis.path + ") edit one node type; they apply in axis order, so " +
+              (replace_first ? self + "'s " + field + " holds on the replacing node type too"
+                             : "the replacing node type keeps its own " + field + " (list the replacing axis first to change it too)"));
+          continue;
+        }
         const std::string first = "vary[" + std::to_string(j) + "] (line " + std::to_string(s.axes[j].line) + ")";
         if (set) {
           a.error("set", axis.path + " is already varied by " + first + (s.axes[j].path == axis.path ? "" : " (" + s.axes[j].path + ")") +
-                             "; one axis per field");
+                             "; one axis per field (but for a node type replaced whole, node_types[K], and a field of every "
+                             "node type, node_types[*].FIELD)");
         } else {
           a.error("flags", "a study has one flags axis, " + first + ": list every combination in it, e.g. "
                            "[[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]");

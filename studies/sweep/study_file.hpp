@@ -30,6 +30,8 @@ struct Study {
   std::string strategy;      // simulate: a strategy, or
   std::string plan;          // a plan file (resolved against the study's folder)
   std::vector<StudyAxis> axes;
+  // What the sweep says before it runs: how axes that edit one node type combine.
+  std::vector<std::string> notes;
 };
 
 // One point of the product: the command-line arguments that make it, and its axis values.
@@ -42,7 +44,10 @@ struct Scenario {
 
 // Reads and checks a study file; throws InputError naming file, line and field. A field varied by
 // two axes, a second flags axis, or one value listed twice in an axis is an error (the later
-// --set silently won; two flags axes wrote one column).
+// --set silently won; two flags axes wrote one column). The exception: one axis replacing a node
+// type whole (cluster.node_types[K]) and one editing a field of every node type
+// (cluster.node_types[*].FIELD); each scenario applies them in axis order, and `notes` says what
+// that means.
 [[nodiscard]] Study load_study(const std::filesystem::path& path);
 // Every scenario of the study, in order. A study without axes has one.
 [[nodiscard]] std::vector<Scenario> expand(const Study& study);

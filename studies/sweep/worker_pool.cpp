@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,11 +16,57 @@
 #include <vector>
 
 #include "base/fd_io.hpp"
+#include "base/process_tie.hpp"
 
 namespace hetsim {
 namespace {
 
 constexpr uint64_t kStop = UINT64_MAX;
+
+volatile std::sig_atomic_t g_stop_signal = 0;  // set by the handler below, read by the pool's loop
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// SIGINT and SIGTERM handled while the pool runs, and blocked except inside the wait (ppoll), so
+// one that arrives is seen there at once and never in the middle of recording a result. The
+// previous handlers and mask are back when the pool ends.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &saved_[0]);
+    ::sigaction(SIGTERM, &sa, &saved_[1]);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &stop, &mask_);
+    waiting_ = mask_;
+    sigdelset(&waiting_, SIGINT);
+    sigdelset(&waiting_, SIGTERM);
+  }
+  ~StopSignals() {
+    ::sigprocmask(SIG_SETMASK, &mask_, nullptr);
+    ::sigaction(SIGINT, &saved_[0], nullptr);
+    ::sigaction(SIGTERM, &saved_[1], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  // The mask to wait under: the stop signals let through.
+  [[nodiscard]] const sigset_t* waiting() const { return &waiting_; }
+  // In a worker: the default actions and the caller's mask again (a stopped pool's workers end at once).
+  void reset_in_child() const {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &mask_, nullptr);
+  }
+
+ private:
+  struct sigaction saved_[2] {};
+  sigset_t mask_{}, waiting_{};
+};
 
 struct Worker {
   pid_t pid = -1;
@@ -49,14 +96,17 @@ struct Worker {
   }
 }
 
-Worker spawn(const std::function<std::string(size_t)>& work, const std::vector<Worker>& others) {
+Worker spawn(const std::function<std::string(size_t)>& work, const std::vector<Worker>& others, const StopSignals& signals) {
   int down[2], up[2];
   if (::pipe(down) != 0 || ::pipe(up) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   std::fflush(stdout);
   std::fflush(stderr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
+    die_with_parent(parent);  // never a worker running on under PID 1
+    signals.reset_in_child();
     ::close(down[1]);
     ::close(up[0]);
     for (const Worker& w : others) {  // the siblings' pipes belong to the parent
@@ -72,6 +122,20 @@ Worker spawn(const std::function<std::string(size_t)>& work, const std::vector<W
   w.to = down[1];
   w.from = up[0];
   return w;
+}
+
+// Stops every worker (SIGTERM, then waits for it): the pool was interrupted.
+void stop_all(std::vector<Worker>& pool) {
+  for (Worker& w : pool) {
+    if (w.pid > 0) ::kill(w.pid, SIGTERM);
+  }
+  for (Worker& w : pool) {
+    if (w.to >= 0) ::close(w.to);
+    if (w.from >= 0) ::close(w.from);
+    int status = 0;
+    while (w.pid > 0 && ::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 std::string death(pid_t pid) {
@@ -92,6 +156,7 @@ void run_in_workers(size_t jobs, int workers, const std::function<std::string(si
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   ::sigaction(SIGPIPE, &ignore, &saved);
+  const StopSignals stop_signals;
   const size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, workers)), jobs);
   std::vector<Worker> pool;
   size_t next = 0;
@@ -108,7 +173,7 @@ void run_in_workers(size_t jobs, int workers, const std::function<std::string(si
     if (!write_all(w.to, &job, sizeof job)) w.job = static_cast<int64_t>(job);  // it died: found when its pipe ends
   };
   for (size_t i = 0; i < n; ++i) {
-    pool.push_back(spawn(work, pool));
+    pool.push_back(spawn(work, pool, stop_signals));
     assign(pool.back());
   }
   size_t finished = 0;
@@ -122,7 +187,14 @@ void run_in_workers(size_t jobs, int workers, const std::function<std::string(si
       }
     }
     if (fds.empty()) throw std::logic_error("worker pool: jobs left but no worker running one");
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    const int ready = g_stop_signal != 0 ? -1 : ::ppoll(fds.data(), fds.size(), nullptr, stop_signals.waiting());
+    if (g_stop_signal != 0) {  // checked before any outcome: a worker killed by the same Ctrl-C is no error row
+      const int sig = g_stop_signal;
+      stop_all(pool);
+      ::sigaction(SIGPIPE, &saved, nullptr);
+      throw Interrupted(sig);
+    }
+    if (ready < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
     }
@@ -151,7 +223,7 @@ void run_in_workers(size_t jobs, int workers, const std::function<std::string(si
       o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.started).count();
       done(o);
       ++finished;
-      w = spawn(work, pool);
+      w = spawn(work, pool, stop_signals);
       assign(w);
     }
   }

@@ -91,5 +91,12 @@ TEST(FieldOverride, ReaderBlamesTheSetForWhatItWrote) {
   }
 }
 
+TEST(FieldOverride, AnErrorCutsAHugeValueToItsStartAndLength) {
+  // Issue 35: a 120 KB value was repeated whole in its error message.
+  const std::string huge(120000, 'a');
+  const std::string what = error_of(kCluster, "cluster.nics.bandwidth=" + huge);  // no such field
+  EXPECT_EQ(what, "--set cluster.nics.bandwidth=" + huge.substr(0, 60) + "... (120000 characters): error: no field \"nics\" in cluster");
+}
+
 }  // namespace
 }  // namespace hetsim

@@ -21,5 +21,13 @@ TEST(IsoDate, CalendarDatesWithOrWithoutATime) {
   }
 }
 
+TEST(IsoDate, MonthPrecisionIsADate) {
+  // Issue 35: the shipped sizing offers are dated "2024-12" and "2026-05" (ISO 8601 month precision).
+  for (const char* ok : {"2024-12", "2026-05", "2000-01"}) EXPECT_EQ(iso_date_problem(ok), "") << ok;
+  EXPECT_EQ(iso_date_problem("2026-13"), " has no month 13");
+  EXPECT_EQ(iso_date_problem("2026-00"), " has no month 0");
+  for (const char* bad : {"2026-5", "2026-05-", "2026-05T01:00", "2026-0512"}) EXPECT_NE(iso_date_problem(bad), "") << bad;
+}
+
 }  // namespace
 }  // namespace hetsim

@@ -67,6 +67,12 @@ TEST(Units, MoneyPowerEnergyAndCountsForSizing) {
   EXPECT_DOUBLE_EQ(ok("0.36USD/kWh", Unit::kEnergyPrice), 1e-7);
   EXPECT_DOUBLE_EQ(ok("1T", Unit::kCount), 1e12);
   EXPECT_DOUBLE_EQ(ok("2e9", Unit::kCount), 2e9);
+  // Issue 35: counts as people write them; B is billion in a count, a byte only in a size.
+  EXPECT_DOUBLE_EQ(ok("300B", Unit::kCount), 300e9);
+  EXPECT_DOUBLE_EQ(ok("10k", Unit::kCount), 1e4);
+  EXPECT_DOUBLE_EQ(ok("1.5M", Unit::kCount), 1.5e6);
+  EXPECT_DOUBLE_EQ(ok("300B", Unit::kBytes), 300);
+  EXPECT_FALSE(parse_quantity("3kB", Unit::kCount).ok());
   EXPECT_DOUBLE_EQ(ok("4y", Unit::kTime), 4 * 365.25 * 86400);
   EXPECT_DOUBLE_EQ(ok("2d", Unit::kTime), 172800);
   EXPECT_EQ(err("300000", Unit::kMoney), "\"300000\" has no unit; write e.g. \"300000USD\"");

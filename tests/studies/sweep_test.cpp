@@ -12,8 +12,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
+#include "base/field_override.hpp"
 #include "base/input_error.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
@@ -93,6 +95,32 @@ TEST(WorkerPool, AJobThatKillsItsWorkerIsReportedAndTheRestRun) {
     }
   }
   EXPECT_NE(got[3].output.find("signal 6"), std::string::npos) << got[3].output;
+}
+
+TEST(Study, AReplacedNodeTypeAndAFieldOfEveryNodeTypeApplyInAxisOrder) {
+  // Issue 35: the shipped what-if (swap the V100 nodes, and also change every NIC) was refused as
+  // two axes on one field.
+  const Study what_if = load_study(test::source_dir() / "studies/what-if/what-if.yaml");
+  ASSERT_EQ(what_if.notes.size(), 1u);
+  EXPECT_EQ(what_if.notes[0], "vary[0] (cluster.node_types[1]) and vary[1] (cluster.node_types[*].nic.bandwidth) edit one node "
+                              "type; they apply in axis order, so vary[1]'s nic.bandwidth holds on the replacing node type too");
+  const std::vector<Scenario> all = expand(what_if);
+  ASSERT_EQ(all.size(), 6u);
+  // Scenario 5: MI250X nodes (their own NICs 200Gbps) and every NIC at 400Gbps: 400 Gb/s = 50 GB/s on both types.
+  std::vector<FieldOverride> sets;
+  for (const std::string& set : all[5].sets) sets.push_back(parse_override(set));
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"), overrides_for(sets, "cluster"));
+  ASSERT_EQ(c.node_types.size(), 2u);
+  EXPECT_EQ(c.node_types[1].name, "mi250x-node");
+  for (const NodeType& t : c.node_types) EXPECT_DOUBLE_EQ(t.nic.bandwidth_Bps, 50e9) << t.name;
+  // The other order is allowed too, and says that the replacing node type keeps its own field.
+  const auto reversed = write_study("reversed", "name: r\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nvary:\n"
+                                                "  - set: cluster.node_types[*].nic.bandwidth\n    values: [400Gbps]\n"
+                                                "  - set: cluster.node_types[1]\n    values: [\"{name: x}\"]\n");
+  const Study r = load_study(reversed);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("the replacing node type keeps its own nic.bandwidth"), std::string::npos) << r.notes[0];
+  std::filesystem::remove(reversed);
 }
 
 // `hetsim sweep` as a child process (its pid, to kill it).
@@ -241,6 +269,105 @@ TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.output.find("\"nic\" is not an axis of this study"), std::string::npos) << bad.output;
   for (const auto& p : {study, db, png}) std::filesystem::remove(p);
+}
+
+// A study whose scenarios each plan for about 3 s: long enough to kill the sweep mid-scenario.
+const char* kSlowStudy = R"(name: slow
+cluster: a100-8x8
+model: gpt3-6.7b
+run: plan
+vary:
+  - set: model.training.global_batch
+    values: [256, 512, 1024, 2048, 4096, 8192]
+)";
+
+// The processes whose parent is `pid` (from /proc), zombies left out.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    std::getline(in, line);
+    const size_t close = line.rfind(')');  // after "pid (comm)": state, ppid
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    std::istringstream(line.substr(close + 1)) >> state >> ppid;
+    if (ppid == pid && state != 'Z') out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// Whether `pid` still runs (a zombie waiting for its reaper does not).
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+std::vector<pid_t> wait_for_workers(pid_t sweep, size_t n) {
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 1000 && workers.size() < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    workers = children_of(sweep);
+  }
+  return workers;
+}
+
+TEST(Sweep, WorkersDieWithTheSweepWhenItIsKilled) {
+  // Issue 35: after a SIGKILL of the sweep its workers ran their scenario on under PID 1.
+  const auto study = write_study("orphans", kSlowStudy);
+  const auto db = temp("orphans.db");
+  std::filesystem::remove(db);
+  const pid_t pid = start_sweep({study.string(), "--db", db.string(), "--jobs", "2"});
+  const std::vector<pid_t> workers = wait_for_workers(pid, 2);
+  ASSERT_EQ(workers.size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into their first scenario (about 3 s each)
+  ::kill(pid, SIGKILL);
+  (void)wait_for(pid);
+  for (pid_t w : workers) {
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {  // within 1 s, long before the scenario would end
+      gone = !running(w);
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "worker " << w << " outlived the sweep";
+    if (!gone) ::kill(w, SIGKILL);
+  }
+  for (const auto& p : {study, db}) std::filesystem::remove(p);
+  for (const char* ext : {"-wal", "-shm"}) std::filesystem::remove(db.string() + ext);
+}
+
+TEST(Sweep, SigtermStopsTheWorkersAndKeepsEveryFinishedRow) {
+  // Issue 35: SIGTERM killed the sweep at once and left its workers running.
+  const auto study = write_study("sigterm", kSlowStudy);
+  const auto db = temp("sigterm.db");
+  std::filesystem::remove(db);
+  const pid_t pid = start_sweep({study.string(), "--db", db.string(), "--jobs", "2"});
+  const std::vector<pid_t> workers = wait_for_workers(pid, 2);
+  ASSERT_EQ(workers.size(), 2u);
+  size_t seen = 0;
+  for (int i = 0; i < 3000 && seen < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (std::filesystem::exists(db)) seen = ResultsDb(db, ResultsDb::Mode::kRead).rows().size();
+  }
+  ASSERT_GE(seen, 1u);
+  const std::vector<pid_t> now = children_of(pid);
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(wait_for(pid), 128 + SIGTERM);  // exited, after stopping its workers
+  for (pid_t w : now) EXPECT_FALSE(running(w)) << "worker " << w;
+  const std::vector<ScenarioRow> kept = ResultsDb(db, ResultsDb::Mode::kRead).rows();  // opens: quick_check passed
+  ASSERT_GE(kept.size(), seen);
+  ASSERT_LT(kept.size(), 6u) << "the sweep finished before it could be stopped";
+  for (const ScenarioRow& r : kept) EXPECT_EQ(r.status, "ok") << r.error;  // no stopped scenario recorded as an error
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string(), "--jobs", "2"})), 0);
+  EXPECT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 6u);
+  for (const auto& p : {study, db}) std::filesystem::remove(p);
+  for (const char* ext : {"-wal", "-shm"}) std::filesystem::remove(db.string() + ext);
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+// File: tests/studies/results_db_test.cpp
+// The results database refuses what it cannot trust: damaged pages (found by PRAGMA quick_check
+// when it opens, not read as fewer rows) and a database of another schema. Both are bad inputs
+// (exit 2) for `report` and `sweep`, with SQLite's own words.
+#include "studies/sweep/results_db.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "base/input_error.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Folder {
+  fs::path dir = fs::temp_directory_path() / ("hetsim-results-db-test-" + std::to_string(::getpid()));
+  Folder() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Folder() { fs::remove_all(dir); }
+  [[nodiscard]] fs::path study() const {
+    const fs::path p = dir / "s.yaml";
+    std::ofstream(p) << "name: s\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                        "vary:\n  - set: model.training.global_batch\n    values: [128, 256]\n";
+    return p;
+  }
+};
+
+void sql(const fs::path& db, const char* text) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, text, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+  sqlite3_close(h);
+}
+
+TEST(ResultsDb, DamagedPagesAreRefusedByReportAndSweep) {
+  const Folder f;
+  const fs::path db = f.dir / "r.db";
+  {
+    ResultsDb w(db);
+    ScenarioRow row;  // strings assigned as strings: GCC 12 warns (-Wrestrict, bug 105329) on short literals
+    row.study = std::string("s");
+    row.axes = std::string("{}");
+    row.status = std::string("ok");
+    for (int i = 0; i < 200; ++i) {  // ~100 pages of 4 KiB: rows, reports and the key index
+      row.scenario = "key-" + std::to_string(i);
+      row.position = i;
+      row.report = std::string(2000, static_cast<char>('a' + i % 26));
+      w.put(row);
+    }
+  }
+  ASSERT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 200u);
+  const auto size = fs::file_size(db);
+  ASSERT_GT(size, 100u * 1024);
+  {  // 8 KiB of garbage in the middle of the file: two pages' headers and cells
+    std::fstream io(db, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(size / 2 / 4096 * 4096));
+    const std::string junk(8192, '\x5a');
+    io.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  EXPECT_THROW((void)ResultsDb(db, ResultsDb::Mode::kRead), InputError);
+  // report printed "0 scenario(s)" and exited 0; sweep said every scenario was done.
+  const test::CliRun report = test::run_hetsim("report " + db.string(), test::Capture::kStderr);
+  EXPECT_EQ(report.rc, 2) << report.output;
+  EXPECT_EQ(report.output.rfind(db.string() + ": error: the results database is damaged (", 0), 0u) << report.output;
+  const test::CliRun sweep = test::run_hetsim("sweep " + f.study().string() + " --db " + db.string(), test::Capture::kStderr);
+  EXPECT_EQ(sweep.rc, 2) << sweep.output;
+  EXPECT_NE(sweep.output.find(db.string() + ": error: the results database is damaged"), std::string::npos) << sweep.output;
+}
+
+TEST(ResultsDb, ADatabaseOfAnotherSchemaIsRefusedAndLeftAsItWas) {
+  const Folder f;
+  const fs::path theirs = f.dir / "theirs.db", notes = f.dir / "notes.db";
+  sql(theirs, "CREATE TABLE scenarios (id INTEGER, name TEXT); INSERT INTO scenarios VALUES (1, 'x');");
+  sql(notes, "CREATE TABLE notes (text TEXT);");
+  const std::string other_columns = theirs.string() + ": error: its scenarios table is not hetsim's (columns: id, name); "
+                                                      "hetsim sweep or hetsim size writes one\n";
+  // Both gave "internal error: sqlite: no such column" (report) or wrote into the file (sweep).
+  EXPECT_EQ(test::run_hetsim("report " + theirs.string(), test::Capture::kStderr).output, other_columns);
+  const test::CliRun sweep = test::run_hetsim("sweep " + f.study().string() + " --db " + theirs.string(), test::Capture::kStderr);
+  EXPECT_EQ(sweep.rc, 2);
+  EXPECT_EQ(sweep.output, other_columns);
+  const test::CliRun into_notes = test::run_hetsim("sweep " + f.study().string() + " --db " + notes.string(), test::Capture::kStderr);
+  EXPECT_EQ(into_notes.rc, 2);
+  EXPECT_EQ(into_notes.output, notes.string() + ": error: not a hetsim results database (no scenarios table; it holds notes); "
+                                                "hetsim sweep or hetsim size writes one\n");
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(notes.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 1);  // still only its own table
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+}
+
+}  // namespace
+}  // namespace hetsim
