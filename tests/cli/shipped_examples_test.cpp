@@ -161,3 +161,33 @@ TEST(ShippedExamples, EveryCommandQuotedInTheReadmeRunsAsShown) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// The line starting with `prefix` in `text` (empty if none).
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST(ShippedExamples, TheDemoChoosesTheStrategyTheReadmeShows) {
+  // The README's "What the demo prints" block is `hetsim plan` on the default cluster and model
+  // (scripts/demo): the chosen strategy and its shape must still be the ones shown.
+  const std::string readme = read(test::source_dir() / "README.md");
+  const size_t at = readme.find("## What the demo prints");
+  ASSERT_NE(at, std::string::npos);
+  const std::string shown = readme.substr(at, readme.find("```\n\n", at) - at);
+  const test::CliRun r = test::run_hetsim("plan --no-upper-bound", test::Capture::kStdout);
+  ASSERT_EQ(r.rc, 0);
+  const std::string chosen = line_starting(r.output, "chosen: ");
+  ASSERT_FALSE(chosen.empty()) << r.output;
+  EXPECT_EQ(line_starting(shown, "chosen: "), chosen);
+  EXPECT_EQ(line_starting(shown, "hybrid plan: "), line_starting(r.output, "hybrid plan: "));
+}
+
+}  // namespace
+}  // namespace hetsim
