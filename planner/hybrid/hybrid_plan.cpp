@@ -1,6 +1,7 @@
 // File: planner/hybrid/hybrid_plan.cpp
-// Names, descriptions and the rule checks of hybrid plans. The checks collect every problem with
-// the numbers involved; the plan file reader turns the field paths into file:line:col.
+// Descriptions and the rule checks of hybrid plans (names: hybrid_plan_names.cpp). The checks
+// collect every problem with the numbers involved; the plan file reader turns the field paths into
+// file:line:col.
 #include "planner/hybrid/hybrid_plan.hpp"
 
 #include <algorithm>
@@ -12,52 +13,6 @@
 #include "base/text.hpp"
 
 namespace hetsim {
-
-std::string_view schedule_name(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::kGpipe: return "gpipe";
-    case PipelineSchedule::kOneFOneB: return "1f1b";
-    case PipelineSchedule::kInterleaved: return "interleaved-1f1b";
-    case PipelineSchedule::kEager: return "eager-1f1b";
-    case PipelineSchedule::kZeroBubble: return "zero-bubble";
-  }
-  return "?";
-}
-
-std::string_view cp_comm_name(CpComm c) { return c == CpComm::kAllToAll ? "all-to-all" : "ring"; }
-
-std::string_view gradient_sync_name(GradientSync g) {
-  switch (g) {
-    case GradientSync::kAllReduce: return "all-reduce";
-    case GradientSync::kZero1: return "zero-1";
-    case GradientSync::kZero3: return "zero-3";
-  }
-  return "?";
-}
-
-std::string_view recompute_name(RecomputeMode r) {
-  switch (r) {
-    case RecomputeMode::kNone: return "none";
-    case RecomputeMode::kSelective: return "selective";
-    case RecomputeMode::kFull: return "full";
-  }
-  return "?";
-}
-
-std::string_view stage_program_name(StageProgram p) { return p == StageProgram::kSynthesised ? "synthesised" : "megatron"; }
-
-const std::vector<std::string>& schedule_names() {
-  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b", "zero-bubble"};
-  return names;
-}
-
-PipelineSchedule schedule_from_name(std::string_view name) {
-  const std::vector<std::string>& names = schedule_names();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<PipelineSchedule>(i);
-  }
-  return PipelineSchedule::kOneFOneB;
-}
 
 int StagePlan::lockstep_copies() const {
   const int g = std::max(1, group()), e = std::max(1, expert_group());
@@ -601,10 +556,11 @@ std::string HybridPlan::shape() const {
   return out;
 }
 
+std::string format_devices(const std::vector<int>& devices) { return compress(devices, ","); }
+
 std::vector<PlanProblem> check_hybrid_plan(const HybridPlan& plan, const ModelSpec& model, const Cluster& cluster) {
   return Checker(plan, model, cluster).run();
 }
 
-std::string format_devices(const std::vector<int>& devices) { return compress(devices, ","); }
 
 }  // namespace hetsim
