@@ -3,7 +3,11 @@
 // bytes, the expert weights each GPU holds, the imbalance, the groups that synchronise expert
 // gradients; and DeepSeek-V3-like plans whose memory fits at EP 64 and not at EP 8.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
+
+#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/hybrid/pipeline_builder.hpp"
 #include "planner/hybrid/stage_work.hpp"
@@ -115,6 +119,17 @@ TEST(ExpertParallel, ExpertGradientsSyncOverTheExpertShardsCopiesOnly) {
       EXPECT_EQ(coll->group.size(), 8u) << t.label;
     }
   }
+  // Written by --emit-plan and read back, the plan keeps ep and expert_tp and simulates the same.
+  HybridPlan named = p;
+  named.model = m.name;
+  named.cluster = c.name;
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim_ep_plan_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << hybrid_plan_to_yaml(named);
+  const HybridPlan back = load_hybrid_plan(file, m, c);
+  std::filesystem::remove(file);
+  EXPECT_EQ(back.pipelines[0].stages[0].ep, 8);
+  EXPECT_EQ(back.pipelines[0].stages[0].expert_tp, 1);
+  EXPECT_DOUBLE_EQ(planner.evaluate(back, "ep8").report.iteration_time_s, ev.report.iteration_time_s);
   EXPECT_EQ(expert_syncs, 4 * 8);  // a bucket per layer (one expert's 176 M weights exceed the 40 M buckets) x 8 shards
   EXPECT_GT(dense_syncs, 0);
   EXPECT_GT(all_to_alls, 0);
