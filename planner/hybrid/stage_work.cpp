@@ -137,15 +137,19 @@ Op expert_shard(const Op& op, int tp, int ep, int etp, double imbalance, DType d
 // token. Without the vocabulary-parallel loss, the LM head's logits are all-gathered (`logits_bytes`
 // in full) and every GPU computes the whole loss.
 OpPlacement megatron_placement(const Op& op, bool sequence_parallel, bool vocab_parallel, int tp, double hidden_bytes,
-                               double tokens, double logits_bytes) {
+                               long hidden, double tokens, double logits_bytes) {
   OpPlacement pl;
   pl.split = megatron_split(op, sequence_parallel);
   if (!vocab_parallel && op.kind == OpKind::kLoss) pl.split = TpSplit::kReplicated;
   if (tp == 1) return pl;
   if (!vocab_parallel && op.kind == OpKind::kLmHead) pl.after_fwd.all_gather = logits_bytes;
-  if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = hidden_bytes;
+  // A column-split layer's input is the hidden state, or a narrower latent (MLA's q_up and kv_up
+  // read the q and kv latents): its gradient, summed over the group, has the input's width.
+  const double input_bytes =
+      op.gemm.k > 0 && op.gemm.m > 0 ? hidden_bytes * static_cast<double>(op.gemm.k) / static_cast<double>(std::max(1L, hidden)) : hidden_bytes;
+  if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = input_bytes;
   // SP: the sequence-split input is all-gathered again for the weight gradient.
-  if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = hidden_bytes;
+  if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = input_bytes;
   if (op.kind == OpKind::kLoss && pl.split == TpSplit::kSharded) pl.after_fwd.all_reduce = 2 * tokens * 4;
   if (pl.split == TpSplit::kRow || op.kind == OpKind::kEmbedding) pl.after_fwd.all_reduce = hidden_bytes;
   return pl;
@@ -274,7 +278,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     const size_t at = i - static_cast<size_t>(layer_start);
     const OpPlacement pl = in_layer && tp > 1 && at < layer.ops.size()
                                ? layer.ops[at]
-                               : megatron_placement(op, key.sequence_parallel, key.vocab_parallel, tp, hidden_bytes, tokens,
+                               : megatron_placement(op, key.sequence_parallel, key.vocab_parallel, tp, hidden_bytes, model.hidden, tokens,
                                                     lm_logits_bytes(op, e));
     if (pl.before_fwd.any() || pl.before_bwd.any()) {
       part.tp_fwd += pl.before_fwd;

@@ -157,5 +157,19 @@ TEST(StageWork, MoeAndLatentAttentionSplitLikeMegatronCore) {
   }
 }
 
+TEST(StageWork, ColumnSplitLayersSumTheGradientOfTheirOwnInputWidth) {
+  // DeepSeek-V3's dense layer 0 at tp 8, micro-batch 1 (T = 4096 tokens, bf16): the backward
+  // all-reduces of its column-split layers carry their inputs' gradients: q_up reads the 1536-wide
+  // q latent, kv_up the 512-wide kv latent, the MLP's gate/up the 7168-wide hidden state:
+  // T x 2 x (1536 + 512 + 7168) bytes, not three hidden states.
+  const ModelSpec m = load_model(test::shipped("workloads", "deepseek-v3"));
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const std::vector<BlockWork> w =
+      stage_block_work(m, h100, DType::kBf16, CostModel{}, {1, 8, false, RecomputeMode::kNone, StageProgram::kMegatron});
+  double all_reduce = 0;
+  for (const WorkPart& p : w[1].parts) all_reduce += p.tp_bwd.all_reduce;
+  EXPECT_DOUBLE_EQ(all_reduce, 4096.0 * 2 * (1536 + 512 + 7168));
+}
+
 }  // namespace
 }  // namespace hetsim
