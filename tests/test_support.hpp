@@ -6,12 +6,23 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "studies/sweep/results_db.hpp"
 #include "topologies/cluster.hpp"
+#include "workloads/op_graph.hpp"
 
 namespace hetsim::test {
+
+// The operator of `g` called `name`, as a copy (callers may pass a temporary graph); throws if none.
+inline Op op_named(const OpGraph& g, const std::string& name) {
+  for (const Op& op : g.ops) {
+    if (op.name == name) return op;
+  }
+  throw std::runtime_error("no operator " + name);
+}
+
 
 inline std::filesystem::path source_dir() { return HETSIM_TEST_SOURCE_DIR; }
 inline std::filesystem::path shipped(const std::string& folder, const std::string& name) {

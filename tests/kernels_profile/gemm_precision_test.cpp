@@ -22,12 +22,6 @@ ModelSpec llama(GemmPrecision p, Recompute r = Recompute::kNone) {
   return m;
 }
 
-const Op& op_named(const OpGraph& g, const std::string& name) {
-  for (const Op& op : g.ops) {
-    if (op.name == name) return op;
-  }
-  throw std::runtime_error("no op " + name);
-}
 
 TEST(GemmPrecision, OnlyTheLayersLinearGemmsRunInTheLowFormat) {
   const OpGraph plain = build_op_graph(llama(GemmPrecision::kDtype), 1, DType::kBf16);
@@ -51,7 +45,7 @@ TEST(GemmPrecision, OnlyTheLayersLinearGemmsRunInTheLowFormat) {
     EXPECT_EQ(a.fwd_flops, b.fwd_flops);  // model FLOPs do not change
   }
   EXPECT_EQ(low, 4 * 32);  // qkv, attn_out, mlp_gate_up, mlp_down in each of 32 layers
-  EXPECT_FALSE(op_named(fp8, "lm_head").gemm_dtype.has_value());
+  EXPECT_FALSE(test::op_named(fp8, "lm_head").gemm_dtype.has_value());
 }
 
 TEST(GemmPrecision, CastsFollowTheRecipe) {
@@ -61,19 +55,19 @@ TEST(GemmPrecision, CastsFollowTheRecipe) {
   // tensor once more for its amax and cannot fuse: x (2e + 2q) and dy (2e + 2q). MXFP8
   // (q = 1 + 1/32): the norm's extra 2q - e = 1/16 byte, dy e + 2q.
   const double x = 4096.0 * 4096, dy = 4096.0 * 3 * 4096;
-  const Op& delayed = op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.qkv");
+  const Op& delayed = test::op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.qkv");
   EXPECT_DOUBLE_EQ(delayed.cast_fwd_bytes, 0);
   EXPECT_DOUBLE_EQ(delayed.cast_bwd_bytes, dy * 4);
   // The weight gradient reads the fp8 copy of x kept from the forward: 1 byte, not 2.
   EXPECT_DOUBLE_EQ(delayed.saved_bytes, x * 1);
-  const Op& current = op_named(build_op_graph(llama(GemmPrecision::kFp8Current), 1, DType::kBf16), "layer0.qkv");
+  const Op& current = test::op_named(build_op_graph(llama(GemmPrecision::kFp8Current), 1, DType::kBf16), "layer0.qkv");
   EXPECT_DOUBLE_EQ(current.cast_fwd_bytes, x * 6);
   EXPECT_DOUBLE_EQ(current.cast_bwd_bytes, dy * 6);
-  const Op& mx = op_named(build_op_graph(llama(GemmPrecision::kMxfp8), 1, DType::kBf16), "layer0.qkv");
+  const Op& mx = test::op_named(build_op_graph(llama(GemmPrecision::kMxfp8), 1, DType::kBf16), "layer0.qkv");
   EXPECT_DOUBLE_EQ(mx.cast_fwd_bytes, x * (2 * (1 + 1.0 / 32) - 2));
   EXPECT_DOUBLE_EQ(mx.cast_bwd_bytes, dy * (2 + 2 * (1 + 1.0 / 32)));
   // attn_out reads the attention's output, not a norm's: cast on its own, e + 2q.
-  const Op& out = op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.attn_out");
+  const Op& out = test::op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.attn_out");
   EXPECT_DOUBLE_EQ(out.cast_fwd_bytes, x * 4);
 }
 

@@ -14,14 +14,6 @@
 namespace hetsim {
 namespace {
 
-const Op& op_named(const OpGraph& g, const std::string& name) {
-  for (const Op& op : g.ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  static const Op none;
-  return none;
-}
 
 bool has_op(const OpGraph& g, const std::string& name) {
   for (const Op& op : g.ops) {
@@ -162,7 +154,7 @@ TEST(MoeOps, MoeLayersFollowFirstDenseLayersAndEvery) {
   EXPECT_FALSE(is_moe_layer(ds, 2));
   EXPECT_TRUE(is_moe_layer(ds, 3));
   EXPECT_TRUE(has_op(g, "layer2.mlp_gate_up"));
-  EXPECT_DOUBLE_EQ(op_named(g, "layer2.mlp_gate_up").params, 7168.0 * 2 * 18432);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer2.mlp_gate_up").params, 7168.0 * 2 * 18432);
   EXPECT_FALSE(has_op(g, "layer3.mlp_gate_up"));
   // Maverick: every: 2 makes layers 1, 3, ..., 47 MoE (Megatron's moe_layer_freq ([0,1]*24)).
   const ModelSpec mav = load_model(test::shipped("workloads", "llama4-maverick"));
@@ -188,25 +180,25 @@ TEST(MoeOps, LayerOperatorsInForwardOrder) {
                                         "expert_act", "expert_fc2",    "moe_unpermute", "shared_fc1", "shared_act",
                                         "shared_fc2", "mlp_residual"};
   EXPECT_EQ(names, expect);
-  EXPECT_EQ(op_named(g, "layer1.router").kind, OpKind::kLinear);
-  EXPECT_EQ(op_named(g, "layer1.moe_permute").kind, OpKind::kMoeDispatch);
-  EXPECT_EQ(op_named(g, "layer1.expert_fc1").kind, OpKind::kMoeExpert);
-  EXPECT_EQ(op_named(g, "layer1.moe_unpermute").kind, OpKind::kMoeCombine);
-  EXPECT_EQ(op_named(g, "layer1.shared_fc1").kind, OpKind::kLinear);
+  EXPECT_EQ(test::op_named(g, "layer1.router").kind, OpKind::kLinear);
+  EXPECT_EQ(test::op_named(g, "layer1.moe_permute").kind, OpKind::kMoeDispatch);
+  EXPECT_EQ(test::op_named(g, "layer1.expert_fc1").kind, OpKind::kMoeExpert);
+  EXPECT_EQ(test::op_named(g, "layer1.moe_unpermute").kind, OpKind::kMoeCombine);
+  EXPECT_EQ(test::op_named(g, "layer1.shared_fc1").kind, OpKind::kLinear);
   for (const Op& op : g.ops) {
     const bool routed = op.name.ends_with("expert_fc1") || op.name.ends_with("expert_act") || op.name.ends_with("expert_fc2");
     EXPECT_EQ(op.expert, routed) << op.name;
   }
   // The residual adds the routed and the shared experts' outputs to the stream.
-  EXPECT_EQ(op_named(g, "layer1.mlp_residual").inputs.size(), 3u);
+  EXPECT_EQ(test::op_named(g, "layer1.mlp_residual").inputs.size(), 3u);
 }
 
 TEST(MoeOps, DroplessExpertGemmsRunEveryRoutedToken) {
   const ModelSpec m = small_moe();
   const double b = 2, s = 64, h = 256, f = 128, E = 8, k = 2, T = b * s;
   const OpGraph g = build_op_graph(m, 2, DType::kBf16);
-  const Op& fc1 = op_named(g, "layer0.expert_fc1");
-  const Op& fc2 = op_named(g, "layer0.expert_fc2");
+  const Op& fc1 = test::op_named(g, "layer0.expert_fc1");
+  const Op& fc2 = test::op_named(g, "layer0.expert_fc2");
   // Rows per expert: T·k / E = 128·2/8 = 32; fc1 maps h to 2f (SwiGLU's gate and up).
   EXPECT_EQ(fc1.gemm, (GemmShape{8, 32, 256, 256}));
   EXPECT_EQ(fc2.gemm, (GemmShape{8, 32, 256, 128}));
@@ -221,15 +213,15 @@ TEST(MoeOps, DroplessExpertGemmsRunEveryRoutedToken) {
   EXPECT_DOUBLE_EQ(fc1.fwd_bytes, (T * k * h + E * h * 2 * f + T * k * 2 * f) * 2);
   EXPECT_DOUBLE_EQ(fc1.saved_bytes, T * k * h * 2);
   // Router h -> E; unpermute: 2 FLOPs per routed element.
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.router").params, h * E);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.moe_unpermute").fwd_flops, 2 * T * k * h);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.router").params, h * E);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.moe_unpermute").fwd_flops, 2 * T * k * h);
   EXPECT_DOUBLE_EQ(g.routed_share, k / E);
   // Rows not divisible by the experts: T·k = 1·64·3 = 192 copies over 10 experts, 19.2 each: the
   // GEMM's mean rows round up to 20 while its FLOPs stay exact.
   ModelSpec odd = small_moe();
   odd.moe->experts = 10;
   odd.moe->top_k = 3;
-  const Op& o = op_named(build_op_graph(odd, 1, DType::kBf16), "layer0.expert_fc2");
+  const Op& o = test::op_named(build_op_graph(odd, 1, DType::kBf16), "layer0.expert_fc2");
   EXPECT_EQ(o.gemm.m, 20);  // ceil(192 / 10)
   EXPECT_DOUBLE_EQ(o.fwd_flops, 2 * 64 * 3 * f * h);
 }
@@ -239,7 +231,7 @@ TEST(MoeOps, CapacityFactorPadsExpertRowsWithoutCountingThePadding) {
   m.moe->capacity_factor = 1.25;
   const double h = 256, f = 128, E = 8, routed = 2 * 64 * 2;
   const OpGraph g = build_op_graph(m, 2, DType::kBf16);
-  const Op& fc1 = op_named(g, "layer0.expert_fc1");
+  const Op& fc1 = test::op_named(g, "layer0.expert_fc1");
   // Capacity: ceil(T·k / E x 1.25) = ceil(32 x 1.25) = 40 rows per expert, 320 executed.
   EXPECT_EQ(fc1.gemm.m, 40);
   EXPECT_EQ(expert_rows(*m.moe, routed), 40);
@@ -247,7 +239,7 @@ TEST(MoeOps, CapacityFactorPadsExpertRowsWithoutCountingThePadding) {
   EXPECT_DOUBLE_EQ(fc1.fwd_flops, 2 * routed * h * 2 * f);
   EXPECT_DOUBLE_EQ(fc1.tile_fraction, 320.0 / 256.0);
   EXPECT_DOUBLE_EQ(fc1.fwd_bytes, (320 * h + E * h * 2 * f + 320 * 2 * f) * 2);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.moe_permute").fwd_bytes, (128 * h + 320 * h) * 2 + routed * 4);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.moe_permute").fwd_bytes, (128 * h + 320 * h) * 2 + routed * 4);
   // The cost model runs the padding: 1.25 x the dropless kernel's time where compute-bound.
   const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
   Op big = fc1;
@@ -265,7 +257,7 @@ TEST(MoeOps, CapacityFactorPadsExpertRowsWithoutCountingThePadding) {
   }
   // Capacity 0.5: 16 rows per expert, 128 of the 256 routed copies dropped; only those run count.
   m.moe->capacity_factor = 0.5;
-  const Op& dropped = op_named(build_op_graph(m, 2, DType::kBf16), "layer0.expert_fc1");
+  const Op& dropped = test::op_named(build_op_graph(m, 2, DType::kBf16), "layer0.expert_fc1");
   EXPECT_EQ(dropped.gemm.m, 16);
   EXPECT_DOUBLE_EQ(dropped.fwd_flops, 2 * 128 * h * 2 * f);
   EXPECT_DOUBLE_EQ(dropped.tile_fraction, 1);
@@ -275,21 +267,21 @@ TEST(MoeOps, SharedExpertsDefaultToSharedExpertsTimesExpertWidth) {
   const ModelSpec ds = load_model(test::shipped("workloads", "deepseek-v3"));
   EXPECT_EQ(ds.moe->shared_ffn_hidden, 2048);  // 1 shared expert x 2048
   const OpGraph g = build_op_graph(ds, 1, DType::kBf16);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer3.shared_fc1").params, 7168.0 * 2 * 2048);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer3.shared_fc2").params, 2048.0 * 7168);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer3.shared_fc1").params, 7168.0 * 2 * 2048);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer3.shared_fc2").params, 2048.0 * 7168);
   // Qwen3 has none: no shared ops, the residual adds the routed output only.
   const OpGraph q = build_op_graph(load_model(test::shipped("workloads", "qwen3-30b-a3b")), 1, DType::kBf16);
   EXPECT_FALSE(has_op(q, "layer0.shared_fc1"));
-  EXPECT_EQ(op_named(q, "layer0.mlp_residual").inputs.size(), 2u);
+  EXPECT_EQ(test::op_named(q, "layer0.mlp_residual").inputs.size(), 2u);
 }
 
 TEST(MoeOps, GptExpertsUseGeluWithBiases) {
   const ModelSpec m = small_moe(Family::kGpt);
   const OpGraph g = build_op_graph(m, 1, DType::kBf16);
   // fc1 h -> f with a bias per expert: E x (h·f + f).
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.expert_fc1").params, 8 * (256.0 * 128 + 128));
-  EXPECT_EQ(op_named(g, "layer0.expert_fc1").gemm.n, 128);
-  EXPECT_EQ(op_named(g, "layer0.expert_act").shape, (std::vector<long>{8, 16, 128}));
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.expert_fc1").params, 8 * (256.0 * 128 + 128));
+  EXPECT_EQ(test::op_named(g, "layer0.expert_fc1").gemm.n, 128);
+  EXPECT_EQ(test::op_named(g, "layer0.expert_act").shape, (std::vector<long>{8, 16, 128}));
 }
 
 TEST(Model, MoeBlockDefaults) {
@@ -311,27 +303,27 @@ TEST(OpGraph, HeadDimWiderThanHiddenOverHeads) {
   const OpGraph g = build_op_graph(m, 1, DType::kBf16, KernelSupport{true});
   const double h = 2048, s = 4096;
   // qkv: h -> 32·128 + 2·4·128; attn_out: 32·128 -> h; attention 2·s²·32·(128 + 128) forward.
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.qkv").params, h * (4096 + 1024));
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.attn_out").params, 4096 * h);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.attention").fwd_flops, 2 * s * s * 32 * 256);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.qkv").params, h * (4096 + 1024));
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.attn_out").params, 4096 * h);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.attention").fwd_flops, 2 * s * s * 32 * 256);
 }
 
 TEST(Mla, ProjectionsAndAttentionOfDeepSeekV3) {
   const ModelSpec m = load_model(test::shipped("workloads", "deepseek-v3"));
   const double h = 7168, a = 128, ql = 1536, kvl = 512, nope = 128, rope = 64, v = 128, s = 4096;
   const OpGraph g = build_op_graph(m, 1, DType::kBf16, KernelSupport{true});
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.q_down").params, h * ql);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.q_norm").params, ql);  // RMSNorm scale
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.q_up").params, ql * a * (nope + rope));
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.kv_down").params, h * (kvl + rope));
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.kv_norm").params, kvl);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.kv_up").params, kvl * a * (nope + v));
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.attn_out").params, a * v * h);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.q_down").params, h * ql);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.q_norm").params, ql);  // RMSNorm scale
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.q_up").params, ql * a * (nope + rope));
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.kv_down").params, h * (kvl + rope));
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.kv_norm").params, kvl);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.kv_up").params, kvl * a * (nope + v));
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.attn_out").params, a * v * h);
   // kv_down reads the same normalised input as q_down, which keeps it: kept once.
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.kv_down").saved_bytes, 0);
-  EXPECT_DOUBLE_EQ(op_named(g, "layer0.q_down").saved_bytes, s * h * 2);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.kv_down").saved_bytes, 0);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.q_down").saved_bytes, s * h * 2);
   // Flash: scores with 192-wide heads, context with 128-wide values: 2·s²·a·(192 + 128) forward.
-  const Op& attn = op_named(g, "layer0.attention");
+  const Op& attn = test::op_named(g, "layer0.attention");
   EXPECT_DOUBLE_EQ(attn.fwd_flops, 2 * s * s * a * (nope + rope + v));
   EXPECT_DOUBLE_EQ(attn.bwd_recompute_flops, 2 * s * s * a * (nope + rope));
   EXPECT_EQ(attn.gemm, (GemmShape{128, 4096, 4096, 192}));
@@ -339,15 +331,15 @@ TEST(Mla, ProjectionsAndAttentionOfDeepSeekV3) {
   ModelSpec standard = m;
   standard.training.attention = AttentionKernel::kStandard;
   const OpGraph u = build_op_graph(standard, 1, DType::kBf16, KernelSupport{true});
-  EXPECT_DOUBLE_EQ(op_named(u, "layer0.attn_scores").fwd_flops, 2 * s * s * a * (nope + rope));
-  EXPECT_DOUBLE_EQ(op_named(u, "layer0.attn_context").fwd_flops, 2 * s * s * a * v);
-  EXPECT_EQ(op_named(u, "layer0.attn_context").shape, (std::vector<long>{1, 4096, 128 * 128}));
+  EXPECT_DOUBLE_EQ(test::op_named(u, "layer0.attn_scores").fwd_flops, 2 * s * s * a * (nope + rope));
+  EXPECT_DOUBLE_EQ(test::op_named(u, "layer0.attn_context").fwd_flops, 2 * s * s * a * v);
+  EXPECT_EQ(test::op_named(u, "layer0.attn_context").shape, (std::vector<long>{1, 4096, 128 * 128}));
   // Without a query latent (V2-Lite): one q projection h -> a·(nope + rope).
   ModelSpec lite = m;
   lite.mla->q_lora_rank.reset();
   const OpGraph l = build_op_graph(lite, 1, DType::kBf16);
   EXPECT_FALSE(has_op(l, "layer0.q_down"));
-  EXPECT_DOUBLE_EQ(op_named(l, "layer0.q_proj").params, h * a * (nope + rope));
+  EXPECT_DOUBLE_EQ(test::op_named(l, "layer0.q_proj").params, h * a * (nope + rope));
 }
 
 TEST(OpGraph, BertMoeFamilyGraphUnchanged) {
