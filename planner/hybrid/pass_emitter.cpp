@@ -183,13 +183,7 @@ class PassWriter {
     const int first = compute(secs - hidden, 0, mem, label);
     const std::vector<int> syncs = collectives(tp_groups_, bytes, spec_.sequence_parallel, first, label);
     const int c = compute(hidden, flops, 0, label + "_weight");
-    if (syncs.size() == 1) {
-      for (int d : devices_) streams_.layout().tp_tail[d] = syncs.front();
-      last_ = syncs.front();
-    } else {
-      deps_.insert(deps_.end(), syncs.begin(), syncs.end());
-      compute(0, 0, 0, label + ".join");
-    }
+    join(syncs, label);
     return c;
   }
 

@@ -77,6 +77,17 @@ Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
   return s;
 }
 
+// Scales `s`'s memory traffic (from `op`'s): the activations' by `activations`, the weight matrix's
+// (read in the forward; read and its gradient written in the backward) by `weights`.
+void scale_traffic(Op& s, const Op& op, DType dtype, double activations, double weights) {
+  const double weight = is_matmul(op.kind) && op.params > 0
+                            ? static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) *
+                                  static_cast<double>(op.gemm.n) * dtype_bytes(op.gemm_dtype.value_or(dtype))
+                            : 0;
+  s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * activations + std::min(op.fwd_bytes, weight) * weights;
+  s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * activations + std::min(op.bwd_bytes, 2 * weight) * weights;
+}
+
 // The share of `op` one of `cp` context-parallel ranks computes: 1/cp of the tokens of every
 // sequence, and with the sequence in 2 x cp chunks (each rank the i-th and the (2cp-1-i)-th) 1/cp of
 // the causal attention's work too (Megatron-Core's load balancing). Weights are whole on every rank.
@@ -88,14 +99,8 @@ Op context_shard(const Op& op, int cp, DType dtype) {
                     &s.cast_fwd_bytes, &s.cast_bwd_bytes}) {
     *x *= f;
   }
-  // Traffic: the activations' share; a weight matrix is still read whole (forward), and read and its
-  // gradient written whole (backward).
-  const double weight = is_matmul(op.kind) && op.params > 0
-                            ? static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) *
-                                  static_cast<double>(op.gemm.n) * dtype_bytes(op.gemm_dtype.value_or(dtype))
-                            : 0;
-  s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * f + std::min(op.fwd_bytes, weight);
-  s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * f + std::min(op.bwd_bytes, 2 * weight);
+  // Traffic: the activations' share; a weight matrix is still read whole.
+  scale_traffic(s, op, dtype, f, 1);
   if (s.gemm.m > 0) s.gemm.m = std::max(1L, (s.gemm.m + cp - 1) / cp);
   return s;
 }
@@ -115,12 +120,8 @@ Op expert_shard(const Op& op, int tp, int ep, int etp, double imbalance, DType d
   for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops}) *x *= work;
   for (double* x : {&s.saved_bytes, &s.cast_fwd_bytes}) *x *= rows;
   s.cast_bwd_bytes *= work;
-  const double weight = is_matmul(op.kind) ? static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) *
-                                                 static_cast<double>(op.gemm.n) * dtype_bytes(op.gemm_dtype.value_or(dtype))
-                                           : 0;
   const double shard = 1.0 / (static_cast<double>(ep) * etp);
-  s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * work + std::min(op.fwd_bytes, weight) * shard;
-  s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * work + std::min(op.bwd_bytes, 2 * weight) * shard;
+  scale_traffic(s, op, dtype, work, shard);
   s.params *= shard;
   if (s.gemm.m > 0) {
     s.gemm.batch = std::max(1L, s.gemm.batch / ep);
