@@ -26,7 +26,8 @@ Device load_device(const std::filesystem::path& path) {
   d.memory_bandwidth_Bps = r.quantity_at_least("memory_bandwidth", Unit::kRate, 1e10, "10GBps");
   d.pcie_bandwidth_Bps = r.quantity_at_least("pcie_bandwidth", Unit::kRate, 1e9, "1GBps");
   FieldReader peak = r.child("peak");
-  for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
+  for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4,
+                  DType::kMxfp6, DType::kMxfp4}) {
     if (auto v = peak.opt_quantity_at_least(dtype_name(t), Unit::kFlopRate, 1e11, "100GFlops")) d.peak_flops[t] = *v;
   }
   peak.finish();

@@ -6,13 +6,15 @@
 
 namespace hetsim {
 namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 7> kNames{{{DType::kFp32, "fp32"},
+constexpr std::array<std::pair<DType, std::string_view>, 9> kNames{{{DType::kFp32, "fp32"},
                                                                     {DType::kTf32, "tf32"},
                                                                     {DType::kFp16, "fp16"},
                                                                     {DType::kBf16, "bf16"},
                                                                     {DType::kFp8, "fp8"},
                                                                     {DType::kMxfp8, "mxfp8"},
-                                                                    {DType::kNvfp4, "nvfp4"}}};
+                                                                    {DType::kNvfp4, "nvfp4"},
+                                                                    {DType::kMxfp6, "mxfp6"},
+                                                                    {DType::kMxfp4, "mxfp4"}}};
 }
 
 double dtype_bytes(DType t) {
@@ -24,6 +26,8 @@ double dtype_bytes(DType t) {
     case DType::kFp8: return 1;
     case DType::kMxfp8: return 1 + 1.0 / 32;
     case DType::kNvfp4: return 0.5 + 1.0 / 16;
+    case DType::kMxfp6: return 0.75 + 1.0 / 32;
+    case DType::kMxfp4: return 0.5 + 1.0 / 32;
   }
   return 4;
 }
