@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
+
 #include "kernels_profile/cost_model.hpp"
 #include "test_support.hpp"
 #include "workloads/model.hpp"
@@ -13,7 +16,7 @@ namespace {
 
 TEST(Device, EveryShippedDeviceLoads) {
   const std::vector<std::string> names = shipped_device_names();
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 19u);
   for (const std::string& n : names) {
     const Device d = load_device(test::shipped("kernels_profile/devices", n));
     EXPECT_EQ(d.name, n);
@@ -34,6 +37,86 @@ TEST(Device, DatasheetFiguresAndMissingDtypes) {
   const Device mi300 = load_device(test::shipped("kernels_profile/devices", "MI300X"));
   EXPECT_EQ(mi300.vendor, Vendor::kAmd);
   EXPECT_EQ(mi300.collective_library, "rccl");
+}
+
+// The devices added for 2026 list the dense peaks they use in their source text ("dense TFLOPS
+// used: fp32 75, tf32 1100, ...;"), next to the datasheet figures those came from (halved where the
+// datasheet prints sparse ones): every listed figure is the file's peak, and every peak is listed.
+TEST(Device, PeaksAreTheFiguresTheirSourceStates) {
+  const std::string marker = "dense TFLOPS used: ";
+  for (const char* n : {"B200", "B300", "GB200", "GB300", "H20", "L40S", "MI325X", "MI355X"}) {
+    EXPECT_NE(load_device(test::shipped("kernels_profile/devices", n)).source.find(marker), std::string::npos) << n;
+  }
+  int stated = 0;
+  for (const std::string& n : shipped_device_names()) {
+    const Device d = load_device(test::shipped("kernels_profile/devices", n));
+    const size_t at = d.source.find(marker);
+    if (at == std::string::npos) continue;
+    ++stated;
+    const size_t from = at + marker.size();
+    std::istringstream list(d.source.substr(from, d.source.find(';', from) - from));
+    std::map<DType, double> listed;
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      std::istringstream pair(item);
+      std::string name;
+      double tflops = 0;
+      ASSERT_TRUE(pair >> name >> tflops) << n << ": \"" << item << "\"";
+      const std::optional<DType> t = dtype_from_name(name);
+      ASSERT_TRUE(t.has_value()) << n << ": " << name;
+      listed[*t] = tflops * 1e12;
+    }
+    EXPECT_EQ(listed.size(), d.peak_flops.size()) << n;
+    for (const auto& [t, flops] : d.peak_flops) {
+      ASSERT_TRUE(listed.contains(t)) << n << " lists no " << dtype_name(t);
+      EXPECT_NEAR(listed[t], flops, 1e-12 * flops) << n << " " << dtype_name(t);
+    }
+  }
+  EXPECT_EQ(stated, 8);
+}
+
+TEST(Device, BlockScaledFormatsOnlyWhereTheSiliconHasThem) {
+  const auto dev = [](const char* n) { return load_device(test::shipped("kernels_profile/devices", n)); };
+  // Blackwell: MX block scaling at its fp8 and fp4 rates, and NVFP4. HGX B200: 72 / 8 = 9 PFLOPS
+  // FP4 dense as printed; FP8/FP6 72 / 8 / 2 = 4.5 (sparse halved).
+  const Device b200 = dev("B200");
+  EXPECT_DOUBLE_EQ(b200.peak(DType::kNvfp4), 9e15);
+  EXPECT_DOUBLE_EQ(b200.peak(DType::kMxfp8), 4.5e15);
+  EXPECT_DOUBLE_EQ(b200.peak(DType::kMxfp8), b200.peak(DType::kFp8));
+  EXPECT_DOUBLE_EQ(b200.peak(DType::kBf16), 2.25e15);
+  for (const char* n : {"B200", "B300", "GB200", "GB300"}) {
+    const Device d = dev(n);
+    for (DType t : {DType::kMxfp8, DType::kMxfp6, DType::kNvfp4, DType::kMxfp4}) EXPECT_TRUE(d.supports(t)) << n << " " << dtype_name(t);
+  }
+  // Blackwell Ultra raises only FP4: GB300 15 PFLOPS dense against GB200's 10, the same 2.5 bf16.
+  EXPECT_DOUBLE_EQ(dev("GB300").peak(DType::kNvfp4), 1.5e16);
+  EXPECT_DOUBLE_EQ(dev("GB200").peak(DType::kNvfp4), 1e16);
+  EXPECT_DOUBLE_EQ(dev("GB300").peak(DType::kBf16), dev("GB200").peak(DType::kBf16));
+  // Hopper, Ada and CDNA3: fp8 without block scaling.
+  for (const char* n : {"H100-SXM5-80GB", "H200-SXM-141GB", "H20", "L40S", "MI300X", "MI325X"}) {
+    const Device d = dev(n);
+    EXPECT_TRUE(d.supports(DType::kFp8)) << n;
+    for (DType t : {DType::kMxfp8, DType::kMxfp6, DType::kNvfp4, DType::kMxfp4}) EXPECT_FALSE(d.supports(t)) << n << " " << dtype_name(t);
+  }
+  // CDNA4: the OCP MX formats, MXFP6 and MXFP4 at twice its fp8 rate (10066.3 vs 2 x 5033.2), no
+  // NVFP4 and no TF32 matrix path.
+  const Device mi355 = dev("MI355X");
+  EXPECT_DOUBLE_EQ(mi355.peak(DType::kMxfp8), mi355.peak(DType::kFp8));
+  EXPECT_NEAR(mi355.peak(DType::kMxfp4), 2 * mi355.peak(DType::kFp8), 1e-5 * mi355.peak(DType::kMxfp4));
+  EXPECT_EQ(mi355.peak(DType::kMxfp6), mi355.peak(DType::kMxfp4));
+  EXPECT_FALSE(mi355.supports(DType::kNvfp4));
+  EXPECT_FALSE(mi355.supports(DType::kTf32));
+  EXPECT_EQ(mi355.vendor, Vendor::kAmd);
+}
+
+TEST(DType, MxFormatsCountTheirScales) {
+  // One 8-bit scale per 32 elements: 1/32 byte each on top of the element.
+  EXPECT_EQ(dtype_bytes(DType::kMxfp6), 0.75 + 1.0 / 32);
+  EXPECT_EQ(dtype_bytes(DType::kMxfp4), 0.5 + 1.0 / 32);
+  for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4,
+                  DType::kMxfp6, DType::kMxfp4}) {
+    EXPECT_EQ(dtype_from_name(dtype_name(t)), t) << dtype_name(t);
+  }
 }
 
 TEST(CostModel, RooflineIsComputeOrMemoryBoundPlusLaunch) {

@@ -8,6 +8,7 @@
 
 #include "base/input_error.hpp"
 #include "kernels_profile/cost_model.hpp"
+#include "planner/block_costs.hpp"
 #include "test_support.hpp"
 #include "workloads/model.hpp"
 #include "workloads/op_graph.hpp"
@@ -101,6 +102,41 @@ TEST(GemmPrecision, OnH100TheGemmsRunAtTheFp8PeakAndTheRestIsUnchanged) {
       }
     }
   }
+}
+
+TEST(GemmPrecision, ARecipeNeedsItsFormatOnEveryGpuType) {
+  // pair-h100-mi300x with other GPUs in its two node types (dgx-h100, mi300x-node): a recipe runs
+  // only where every type's device file lists the recipe's format among its peaks.
+  const auto with_gpus = [](const char* first, const char* second) {
+    Cluster c = test::shipped_cluster("pair-h100-mi300x");
+    c.node_types[0].gpu = load_shipped_device(first, Diagnostic{});
+    c.node_types[1].gpu = load_shipped_device(second, Diagnostic{});
+    return c;
+  };
+  const auto refusal = [](GemmPrecision p, const Cluster& c) -> std::string {
+    try {
+      EXPECT_EQ(resolve_dtype(llama(p), c), DType::kBf16);  // the training dtype stays bf16
+      return "";
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  // MXFP8: Blackwell and CDNA4; not Hopper.
+  EXPECT_EQ(refusal(GemmPrecision::kMxfp8, with_gpus("B200", "MI355X")), "");
+  EXPECT_EQ(refusal(GemmPrecision::kMxfp8, with_gpus("GB200", "B300")), "");
+  EXPECT_NE(refusal(GemmPrecision::kMxfp8, with_gpus("H100-SXM5-80GB", "B200"))
+                .find("mxfp8 needs tensor cores with MX block scaling (NVIDIA Blackwell, AMD CDNA4); H100-SXM5-80GB (node type "
+                      "dgx-h100 of cluster pair-h100-mi300x) has no mxfp8 peak in its device file"),
+            std::string::npos);
+  EXPECT_NE(refusal(GemmPrecision::kMxfp8, with_gpus("B200", "MI325X")).find("MI325X (node type mi300x-node"), std::string::npos);
+  // NVFP4: NVIDIA Blackwell only (CDNA4's 4-bit format is MXFP4).
+  EXPECT_EQ(refusal(GemmPrecision::kNvfp4, with_gpus("B200", "GB300")), "");
+  EXPECT_NE(refusal(GemmPrecision::kNvfp4, with_gpus("B200", "MI355X")).find("MI355X (node type mi300x-node of cluster "
+                                                                                 "pair-h100-mi300x) has no nvfp4 peak"),
+            std::string::npos);
+  // Per-tensor fp8: Hopper, Ada, CDNA3 and later.
+  EXPECT_EQ(refusal(GemmPrecision::kFp8Current, with_gpus("H20", "L40S")), "");
+  EXPECT_EQ(refusal(GemmPrecision::kFp8Delayed, with_gpus("B200", "MI325X")), "");
 }
 
 TEST(GemmPrecision, WeightCopiesPerRecipe) {
