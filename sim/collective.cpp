@@ -182,6 +182,24 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
       }
       return "";
     }
+    case Algorithm::kPxn: {
+      if (t.op != CollectiveOp::kAllToAll) return "pxn runs alltoall only";
+      if (uneven) return "pxn needs even shards";
+      const std::vector<std::vector<int>> nodes = per_node(topology_order(t.group, c), c);
+      if (nodes.size() < 2 || nodes.front().size() < 2) {
+        return "pxn needs at least 2 members on each of at least 2 nodes, the same number on every node";
+      }
+      for (const auto& n : nodes) {
+        for (size_t j = 0; j < n.size(); ++j) {
+          if (c.gpus[n[j]].local != c.gpus[nodes.front()[j]].local) return "pxn needs every node's members at the same local positions (rails)";
+        }
+        const IntraFabric f = c.node_type_of_gpu(n.front()).intra.fabric;
+        if (c.device_of(n.front()).vendor != Vendor::kNvidia || (f != IntraFabric::kNvswitch && f != IntraFabric::kNvlinkMesh)) {
+          return "pxn (NCCL's PCI x NVLink all-to-all) needs NVIDIA GPUs on NVLink nodes";
+        }
+      }
+      return "";
+    }
     case Algorithm::kMesh:
       if (t.op != CollectiveOp::kAllReduce && !is_gather_or_scatter(t.op)) return "mesh runs allreduce, allgather and reducescatter";
       if (uneven) return "mesh needs even shards";
@@ -297,6 +315,35 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       out.push_back(std::move(one));
       break;
     }
+    case Algorithm::kPxn: {
+      // NCCL's all-to-all with PXN (NCCL 2.12+, on by default): a GPU hands what it sends to a
+      // remote GPU on rail r to its own node's GPU on rail r over NVLink, which sends it, together
+      // with its node's other GPUs' data for that destination, as one message over its own NIC:
+      // no transfer crosses rails. Inside each node every GPU sends every other m pair shares
+      // (its own and the m - 1 remote nodes' on that rail); on each rail every node sends every
+      // other node g pair shares. The two phases run as one pipeline on pieces of the buffer.
+      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const double pair = s / n;
+      const auto m = static_cast<double>(nodes.size());
+      const auto g = static_cast<double>(nodes.front().size());
+      Schedule intra, inter;
+      for (const auto& node : nodes) {
+        for (int a : node) {
+          for (int b : node) {
+            if (a != b) intra.edges.push_back({a, b, 0, 1, pair * m});
+          }
+        }
+      }
+      for (size_t r = 0; r < nodes.front().size(); ++r) {
+        for (const auto& from : nodes) {
+          for (const auto& to : nodes) {
+            if (&from != &to) inter.edges.push_back({from[r], to[r], 0, 1, pair * g});
+          }
+        }
+      }
+      out.push_back(pipelined({intra, inter}, pipeline_pieces(s, 1)));
+      break;
+    }
     case Algorithm::kPairwise:  // step k: every member to the one k places on (n(n-1) sends, held as shifts)
       one.shifts = {ring, s / n};
       out.push_back(std::move(one));
@@ -334,11 +381,11 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
     auto it = seen.find(key);
     if (it == seen.end()) {
       size_t flows = 0;
-      if (t->op == CollectiveOp::kAllToAll) {  // pairwise, its one algorithm: every ordered pair (not built)
+      if (!fabric) fabric = std::make_unique<Fabric>(cluster);
+      const Algorithm a = choose_algorithm(*t, cluster, *fabric).algorithm;
+      if (a == Algorithm::kPairwise) {  // every ordered pair (not built)
         flows = t->group.size() * (t->group.size() - 1);
       } else {
-        if (!fabric) fabric = std::make_unique<Fabric>(cluster);
-        const Algorithm a = choose_algorithm(*t, cluster, *fabric).algorithm;
         for (const Schedule& s : collective_schedules(*t, a, cluster)) flows = std::max(flows, merged_flows(s).size());
       }
       it = seen.emplace(std::move(key), flows).first;
@@ -355,13 +402,16 @@ AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, cons
     return total;
   };
   if (t.algorithm != Algorithm::kAuto) return {t.algorithm, time_of(t.algorithm)};
+  // NCCL routes an all-to-all's cross-node messages through PXN wherever it can (NCCL_PXN_DISABLE
+  // defaults to 0), whatever it costs: not a choice by estimate.
+  if (unsupported_reason(t, Algorithm::kPxn, c).empty()) return {Algorithm::kPxn, time_of(Algorithm::kPxn)};
   // NCCL and RCCL have no hierarchical all-reduce: a group that one library runs chooses among
   // that library's algorithms; hierarchical stays for groups spanning NVIDIA and AMD GPUs.
   bool one_library = true;
   for (int g : t.group) one_library = one_library && c.device_of(g).vendor == c.device_of(t.group.front()).vendor;
   AlgorithmChoice best{Algorithm::kRing, -1};
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kChain,
-                      Algorithm::kPairwise, Algorithm::kGrouped, Algorithm::kNvls, Algorithm::kMesh}) {
+                      Algorithm::kPairwise, Algorithm::kGrouped, Algorithm::kNvls, Algorithm::kMesh, Algorithm::kPxn}) {
     if (!unsupported_reason(t, a, c).empty()) continue;
     if (a == Algorithm::kHierarchical && one_library) continue;
     const double e = time_of(a);

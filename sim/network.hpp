@@ -56,13 +56,18 @@ class Network {
 
   // Flows one actor starts and awaits at most (see concurrent()).
   static constexpr size_t kFlowsPerActor = 128;
-  // Concurrent flows from which relays (mailbox transfers, see run_relays) pay for their actors and
+  // Host-to-host flows in flight, this set included, from which relays (mailbox transfers, see
+  // run_relays) pay for their actors and
   // the three context switches each transfer costs them, and the transfers a relay pair carries
   // where the budget allows (each migration scans the pair's list of transfers). Measured on 1 GiB
   // rings: host-to-host 196 ms against relays 147 ms at 4096 flows, 33 against 43 ms at 1024; 32
   // per pair 3.7 s at 65 536 flows, 16 per pair 3.8 s, 64 4.0 s, 128 4.8 s, 256 12.1 s.
   static constexpr size_t kRelaysFromFlows = 4096;
   static constexpr size_t kFlowsPerRelay = 32;
+  // Sets smaller than this stay host to host whatever else is in flight: for them two relay actors
+  // and their migrations cost more than the list (2-core box, 2026-11-26: GPT-3 on 4096 GPUs
+  // 12.8 s host to host, 14.6-15.2 s with sets of 129-511 flows relayed, 13.2-14.4 s with this).
+  static constexpr size_t kRelaysAtLeast = 512;
   // Actors started inside one simulation (the executor's communication workers, batches of flows,
   // relay pairs of mailbox transfers) share one budget: each stack is two memory mappings under
   // the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 actors with
@@ -104,6 +109,7 @@ class Network {
   size_t reserved_ = 0;               // actors set aside for the executor
   size_t relays_from_ = kRelaysFromFlows;
   size_t live_actors_ = 0;            // relay and batch actors running now
+  size_t live_direct_ = 0;            // host-to-host transfers in flight (SimGrid's engine-wide list)
   int next_call_ = 0;                 // mailbox name prefixes: the next new one, and those free again
   std::vector<int> free_calls_;
 };

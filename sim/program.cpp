@@ -44,6 +44,7 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::kGrouped: return "grouped";
     case Algorithm::kNvls: return "nvls";
     case Algorithm::kMesh: return "mesh";
+    case Algorithm::kPxn: return "pxn";
   }
   return "?";
 }
@@ -55,7 +56,8 @@ constexpr std::array kCollectiveOps{CollectiveOp::kAllReduce, CollectiveOp::kAll
                                     CollectiveOp::kBroadcast, CollectiveOp::kReduce,    CollectiveOp::kAllToAll};
 constexpr std::array kAlgorithms{Algorithm::kAuto,    Algorithm::kRing,     Algorithm::kTree,
                                  Algorithm::kHierarchical, Algorithm::kChain, Algorithm::kPairwise,
-                                 Algorithm::kGrouped, Algorithm::kNvls,     Algorithm::kMesh};
+                                 Algorithm::kGrouped, Algorithm::kNvls,     Algorithm::kMesh,
+                                 Algorithm::kPxn};
 
 template <class E, size_t N>
 std::vector<std::string> names_of(const std::array<E, N>& all, std::string_view (*name)(E)) {

@@ -41,7 +41,7 @@ enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kR
 
 // How a collective moves its bytes. kAuto picks the fastest applicable one for the size and the
 // links the group spans (see sim/collective.hpp).
-enum class Algorithm { kAuto, kRing, kTree, kHierarchical, kChain, kPairwise, kGrouped, kNvls, kMesh };
+enum class Algorithm { kAuto, kRing, kTree, kHierarchical, kChain, kPairwise, kGrouped, kNvls, kMesh, kPxn };
 
 // A collective over `group` (device indices; members are ordered by topology, as NCCL does) on
 // each member's communication stream. It starts when every member has reached it and its

@@ -316,5 +316,49 @@ TEST(Mesh, DirectAllReduceUsesAllSevenLinksOfEachGpu) {
   EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllReduce, range(0, 16), kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
 }
 
+TEST(Pxn, AllToAllStaysOnItsRailsAndEachNicCarriesWhatPairwiseSends) {
+  // 2 DGX A100 x 8 GPUs, S per GPU, n = 16: PXN hands the m = 2 shares for local k (its own and
+  // the remote rail-k GPU's) to local k over NVSwitch, (g-1) m S/n out of each GPU, and each GPU
+  // sends g S/n to its rail peer on the other node: (m-1) g S/n over its NIC, what pairwise sends
+  // across nodes. Time: the NIC share in 8 pipeline pieces (8 NIC latencies), plus one piece of
+  // the NVSwitch phase and a latency of each kind per round (9 rounds) at most.
+  const Cluster c = shipped_cluster("a100-8x8");
+  const std::vector<int> all = range(0, 16);
+  const Fabric f(c);
+  const CollectiveTask t = task(CollectiveOp::kAllToAll, all, kGiB, Algorithm::kAuto);
+  ASSERT_EQ(choose_algorithm(t, c, f).algorithm, Algorithm::kPxn);
+  const std::vector<Schedule> s = collective_schedules(t, Algorithm::kPxn, c);
+  ASSERT_EQ(s.size(), 1u);
+  const std::vector<Flow> pxn = merged_flows(s.front());
+  const std::vector<Flow> pairwise = merged_flows(collective_schedules(t, Algorithm::kPairwise, c).front());
+  for (int g : all) {
+    double across = 0, inside = 0, across_pairwise = 0;
+    for (const Flow& fl : pxn) {
+      if (fl.src != g) continue;
+      if (c.gpus[fl.dst].node == c.gpus[g].node) {
+        inside += fl.bytes;
+      } else {
+        across += fl.bytes;
+        EXPECT_EQ(c.gpus[fl.dst].local, c.gpus[g].local) << "flow " << g << " -> " << fl.dst << " crosses rails";
+      }
+    }
+    for (const Flow& fl : pairwise) across_pairwise += fl.src == g && c.gpus[fl.dst].node != c.gpus[g].node ? fl.bytes : 0;
+    EXPECT_DOUBLE_EQ(across, kGiB / 2);
+    EXPECT_DOUBLE_EQ(across_pairwise, across);
+    EXPECT_DOUBLE_EQ(inside, kGiB * 7 * 2 / 16);
+  }
+  const double nic = kGiB / 2 / kNicBw, nvswitch = kGiB * 14 / 16 / kNvlink3Bw;
+  const double time = run(c, t);
+  EXPECT_GT(time, nic + 8 * kNicAlpha);
+  EXPECT_LT(time, nic + nvswitch / 8 + 9 * (kNicAlpha + 2e-6));
+  // Inside one node there is no rail to keep: pairwise; AMD nodes run RCCL, not PXN.
+  EXPECT_EQ(choose_algorithm(task(CollectiveOp::kAllToAll, range(0, 8), kGiB, Algorithm::kAuto), c, f).algorithm, Algorithm::kPairwise);
+  const Cluster amd = shipped_cluster("a100-mi250x");
+  const std::vector<int> mi250x = range(16, 16);  // the two MI250X nodes after the two DGX A100
+  ASSERT_EQ(amd.device_of(16).vendor, Vendor::kAmd);
+  EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllToAll, mi250x, kGiB, Algorithm::kPxn), Algorithm::kPxn, amd), "");
+  EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllReduce, all, kGiB, Algorithm::kPxn), Algorithm::kPxn, c), "");
+}
+
 }  // namespace
 }  // namespace hetsim

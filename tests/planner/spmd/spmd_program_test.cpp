@@ -75,7 +75,9 @@ TEST(SpmdProgram, IdenticalStepsHeldOnceGiveTheTimesOfEveryStep) {
 namespace hetsim {
 namespace {
 
-TEST(SpmdJudge, AllToAllOverNGpusStartsNTimesNMinusOneFlows) {
+TEST(SpmdJudge, AllToAllCountsTheFlowsOfItsAlgorithm) {
+  // 16 A100 on 2 NVSwitch nodes: NCCL's PXN all-to-all, m g (g - 1) NVSwitch flows and g m (m - 1)
+  // rail flows (m = 2 nodes of g = 8); pairwise, every ordered pair: n (n - 1).
   const Cluster c = test::shipped_cluster("a100-v100-2x2");
   Program p;
   p.devices.resize(c.gpu_count());
@@ -85,7 +87,9 @@ TEST(SpmdJudge, AllToAllOverNGpusStartsNTimesNMinusOneFlows) {
   p.add({"a2a", collective(CollectiveOp::kAllToAll, sixteen, 1e6), {}});
   const LargestCollective big = largest_collective(p, c);
   EXPECT_EQ(big.task, 1);
-  EXPECT_EQ(big.flows, 16u * 15u);
+  EXPECT_EQ(big.flows, 2u * 8 * 7 + 8u * 2 * 1);
+  std::get<CollectiveTask>(p.tasks[1].body).algorithm = Algorithm::kPairwise;
+  EXPECT_EQ(largest_collective(p, c).flows, 16u * 15u);
 }
 
 TEST(SpmdJudge, CandidatesStartingTooManyFlowsAreLeftOutNamingTheCollective) {
