@@ -90,28 +90,35 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   permute.bwd_flops = r.useful * h;  // the scatter-add
   sc.add(std::move(permute), {x, probs});
 
-  sc.add(expert_gemm(p + "expert_fc1", layer, r, h, gate * f, bias, e));
+  const int fc1 = sc.add(expert_gemm(p + "expert_fc1", layer, r, h, gate * f, bias, e));
+  // The activation weighted by each row's routing probability, as Megatron-Core's grouped experts
+  // apply it (weighted_bias_swiglu_impl with the permuted probabilities, or a product after the
+  // activation): one more FLOP per element forward; backward scales dy and takes each row's dot
+  // product for its probability's gradient (2 FLOPs per element). Keeps the probabilities (fp32),
+  // and where the product is a separate step (GeLU) the activation's output for that dot product.
   const std::vector<long> act_shape{experts, rows, static_cast<long>(f)};
-  Op act = swiglu ? swiglu_op(p + "expert_act", layer, r.executed * f, act_shape, e)
-                  : gelu_op(p + "expert_act", layer, r.executed * f, act_shape, e);
+  const double n = r.executed * f;
+  Op act = swiglu ? swiglu_op(p + "expert_act", layer, n, act_shape, e) : gelu_op(p + "expert_act", layer, n, act_shape, e);
   act.expert = true;
+  act.fwd_flops += n;
+  act.bwd_flops += 2 * n;
+  act.fwd_bytes += r.routed * 4;
+  act.bwd_bytes += r.routed * 8;
+  act.saved_bytes += r.routed * 4 + (swiglu ? 0 : n * e);
   const double useful_share = r.executed > 0 ? r.useful / r.executed : 1;  // FLOPs on padding are not model FLOPs
   act.fwd_flops *= useful_share;
   act.bwd_flops *= useful_share;
-  sc.add(std::move(act));
+  sc.add(std::move(act), {fc1, probs});
   const int fc2 = sc.add(expert_gemm(p + "expert_fc2", layer, r, f, h, bias, e));
 
-  // Unpermutation: each token's k expert outputs weighted by their routing probabilities and
-  // summed back to T·h (2 FLOPs per routed element). Backward: the rows' gradients (the weight
-  // times dy) and the weights' gradients (dot products of dy with the kept expert outputs).
+  // Unpermutation: each token's k (already weighted) expert outputs summed back to T·h, one add per
+  // routed element; backward hands each row its token's gradient (a gather: no FLOPs, nothing kept).
   Op unpermute = Op::make(p + "moe_unpermute", OpKind::kMoeCombine, layer);
   unpermute.shape = sc.act_shape(h);
-  unpermute.fwd_flops = 2 * r.useful * h;
-  unpermute.bwd_flops = 2 * unpermute.fwd_flops;
-  unpermute.fwd_bytes = (r.executed * h + t * h) * e + r.routed * (e + 4);
-  unpermute.bwd_bytes = 2 * unpermute.fwd_bytes;
-  unpermute.saved_bytes = r.executed * h * e;
-  const int out = sc.add(std::move(unpermute), {fc2, probs});
+  unpermute.fwd_flops = r.useful * h;
+  unpermute.fwd_bytes = (r.executed * h + t * h) * e + r.routed * 4;
+  unpermute.bwd_bytes = unpermute.fwd_bytes;
+  const int out = sc.add(std::move(unpermute), {fc2});
   if (moe.shared_ffn_hidden <= 0) return {out};
 
   // Shared experts: one MLP of shared_ffn_hidden (shared_experts x expert_ffn_hidden unless stated)

@@ -212,9 +212,16 @@ TEST(MoeOps, DroplessExpertGemmsRunEveryRoutedToken) {
   // Bytes: T·k rows in (h) and out (2f) and every expert's weights, in bf16.
   EXPECT_DOUBLE_EQ(fc1.fwd_bytes, (T * k * h + E * h * 2 * f + T * k * 2 * f) * 2);
   EXPECT_DOUBLE_EQ(fc1.saved_bytes, T * k * h * 2);
-  // Router h -> E; unpermute: 2 FLOPs per routed element.
+  // Router h -> E. The routing probabilities weight the activation (Megatron-Core's weighted
+  // SwiGLU): 8 + 1 FLOPs per element of the T·k rows of f, the probabilities (fp32) kept with the
+  // input (2f); unpermute then only sums: 1 FLOP per routed element, nothing kept.
   EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.router").params, h * E);
-  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.moe_unpermute").fwd_flops, 2 * T * k * h);
+  const Op& act = test::op_named(g, "layer0.expert_act");
+  EXPECT_DOUBLE_EQ(act.fwd_flops, 9 * T * k * f);
+  EXPECT_DOUBLE_EQ(act.saved_bytes, T * k * 2 * f * 2 + T * k * 4);
+  const Op& unpermute = test::op_named(g, "layer0.moe_unpermute");
+  EXPECT_DOUBLE_EQ(unpermute.fwd_flops, T * k * h);
+  EXPECT_DOUBLE_EQ(unpermute.saved_bytes, 0);
   EXPECT_DOUBLE_EQ(g.routed_share, k / E);
   // Rows not divisible by the experts: T·k = 1·64·3 = 192 copies over 10 experts, 19.2 each: the
   // GEMM's mean rows round up to 20 while its FLOPs stay exact.
