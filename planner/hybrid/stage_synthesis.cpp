@@ -120,7 +120,8 @@ std::vector<OpChoice> megatron_choices(const LayerProblem& lp) {
         case TpSplit::kColumn: wanted = {"column"}; break;
         case TpSplit::kRow: wanted = {"row"}; break;
         case TpSplit::kSharded: wanted = {"heads", "features"}; break;
-        case TpSplit::kReplicated: break;
+        case TpSplit::kReplicated:
+        case TpSplit::kSequence: break;  // only under sequence parallelism, not asked here
       }
     }
     int rule = static_cast<int>(rules.size()) - 1;  // "replicated" is always last

@@ -178,9 +178,15 @@ bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.k
 }  // namespace
 
 TpSplit megatron_split(const Op& op, bool sequence_parallel) {
-  // Routed experts, the router and the token permutations run whole on every GPU of the TP group:
-  // expert parallelism divides them, not TP.
-  if (op.expert || ends_with(op.name, ".router_topk")) return TpSplit::kReplicated;
+  // Routed experts run whole on every GPU of the TP group: expert parallelism divides them, not TP.
+  // The router and the token permutations work on the tokens a GPU holds: its own 1/tp of the
+  // sequence under sequence parallelism (which Megatron-Core requires for MoE with TP), all of them
+  // otherwise.
+  if (op.expert) return TpSplit::kReplicated;
+  if (ends_with(op.name, ".router") || ends_with(op.name, ".router_topk") || op.kind == OpKind::kMoeDispatch ||
+      op.kind == OpKind::kMoeCombine) {
+    return sequence_parallel ? TpSplit::kSequence : TpSplit::kReplicated;
+  }
   switch (op.kind) {
     case OpKind::kLinear:
       // Latent attention (mla:): the up-projections split by heads, like qkv; q_down, kv_down
@@ -306,8 +312,10 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.ep_bwd.all_to_all += dispatch_a2a;
     }
     const TpSplit split = pl.split;
-    const Op s = op.expert ? expert_shard(context_shard(op, cp, dtype), tp, ep, etp, imbalance, dtype)
-                           : shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
+    // A sequence split is a context split by another name: 1/tp of the tokens, the weights whole.
+    const Op s = op.expert                      ? expert_shard(context_shard(op, cp, dtype), tp, ep, etp, imbalance, dtype)
+                 : split == TpSplit::kSequence ? context_shard(context_shard(op, cp, dtype), tp, dtype)
+                                               : shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
     const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
     // A matrix product with weights spends half its backward on the weight gradient.

@@ -107,7 +107,9 @@ struct StageWorkKey {
 // How one GPU of a TP group runs an operator: which way it is split and the collectives around
 // it. Collectives before it (conversions of its inputs) end the compute span before it; their
 // backward duals and `bwd` run after its backward; `after_fwd` runs after it and ends its span.
-enum class TpSplit { kReplicated, kColumn, kRow, kSharded };
+// kSequence: each rank takes its own 1/tp of the tokens (sequence parallelism) and keeps the whole
+// weights, with no TP collective: Megatron-Core's MoE routing (router, top-k, permutations).
+enum class TpSplit { kReplicated, kColumn, kRow, kSharded, kSequence };
 struct OpPlacement {
   TpSplit split = TpSplit::kReplicated;
   TpBytes before_fwd, before_bwd, after_fwd, after_bwd, bwd;

@@ -135,26 +135,43 @@ TEST(StageWork, WithoutVocabParallelLossTheLogitsAreGathered) {
 
 TEST(StageWork, MoeAndLatentAttentionSplitLikeMegatronCore) {
   // DeepSeek-V3's MoE layer under TP: the shared expert and MLA's up-projections split like the
-  // dense MLP and qkv (column, then row for the output projections); the router, the permutations
-  // and the routed experts stay whole on every GPU of the group (expert parallelism divides them),
-  // and so do q_down, kv_down and the latent norms, even under sequence parallelism.
+  // dense MLP and qkv (column, then row for the output projections); the routed experts stay whole
+  // on every GPU of the group (expert parallelism divides them), and so do q_down, kv_down and the
+  // latent norms, even under sequence parallelism; the router and the permutations work on the
+  // GPU's own 1/tp of the sequence under sequence parallelism, on all of it without.
   const ModelSpec m = load_model(test::shipped("workloads", "deepseek-v3"));
   const OpGraph g = build_op_graph(m, 1, DType::kBf16);
   const std::vector<std::pair<std::string, TpSplit>> expect{
       {"layer3.q_down", TpSplit::kReplicated},       {"layer3.q_norm", TpSplit::kReplicated},
       {"layer3.q_up", TpSplit::kColumn},             {"layer3.kv_down", TpSplit::kReplicated},
       {"layer3.kv_norm", TpSplit::kReplicated},      {"layer3.kv_up", TpSplit::kColumn},
-      {"layer3.attn_out", TpSplit::kRow},            {"layer3.router", TpSplit::kReplicated},
-      {"layer3.router_topk", TpSplit::kReplicated},  {"layer3.moe_permute", TpSplit::kReplicated},
+      {"layer3.attn_out", TpSplit::kRow},            {"layer3.router", TpSplit::kSequence},
+      {"layer3.router_topk", TpSplit::kSequence},    {"layer3.moe_permute", TpSplit::kSequence},
       {"layer3.expert_fc1", TpSplit::kReplicated},   {"layer3.expert_act", TpSplit::kReplicated},
-      {"layer3.expert_fc2", TpSplit::kReplicated},   {"layer3.moe_unpermute", TpSplit::kReplicated},
+      {"layer3.expert_fc2", TpSplit::kReplicated},   {"layer3.moe_unpermute", TpSplit::kSequence},
       {"layer3.shared_fc1", TpSplit::kColumn},       {"layer3.shared_act", TpSplit::kSharded},
       {"layer3.shared_fc2", TpSplit::kRow},          {"layer3.mlp_norm", TpSplit::kSharded}};
   for (const auto& [name, split] : expect) {
     const auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; });
     ASSERT_NE(it, g.ops.end()) << name;
     EXPECT_EQ(megatron_split(*it, true), split) << name;
+    if (split == TpSplit::kSequence) EXPECT_EQ(megatron_split(*it, false), TpSplit::kReplicated) << name;
   }
+}
+
+TEST(StageWork, MoeRoutingUnderSequenceParallelismTakesItsShareOfTheTokens) {
+  // Qwen3-30B-A3B's first layer, micro-batch 1: at tp 2 with sequence parallelism every operator of
+  // the layer keeps half of what it keeps at tp 1: attention by heads, norms and residuals by
+  // sequence, the experts half the routed rows, and the router and the permutations the GPU's own
+  // 2048 of the 4096 tokens (they kept all 4096 on both GPUs before: the router's input and the
+  // routing probabilities and choices, 2048 x (2048 x 2 + 128 x 2 + 8 x 4) bytes more).
+  const ModelSpec m = load_model(test::shipped("workloads", "qwen3-30b-a3b"));
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const auto saved = [&](int tp, bool sp) {
+    return stage_block_work(m, h100, DType::kBf16, CostModel{}, {1, tp, sp, RecomputeMode::kNone, StageProgram::kMegatron})[1]
+        .saved_bytes;
+  };
+  EXPECT_DOUBLE_EQ(saved(2, true), saved(1, false) / 2);
 }
 
 TEST(StageWork, ColumnSplitLayersSumTheGradientOfTheirOwnInputWidth) {
