@@ -83,6 +83,8 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
     }
   } catch (const InputError& e) {
     row["error"] = e.what();
+  } catch (const std::bad_alloc&) {
+    row["error"] = out_of_memory("the scenario").what();
   } catch (const std::exception& e) {
     row["error"] = std::string("internal error: ") + e.what();
   }
