@@ -25,9 +25,11 @@ constexpr size_t kMaxReported = 50;
 std::vector<Diagnostic> capped(std::vector<Diagnostic> d) {
   if (d.size() <= kMaxReported) return d;
   const size_t more = d.size() - kMaxReported;
-  const std::string file = d.front().file;
+  // Located at the first problem not shown, so that an editor jumps to where the rest begin.
+  Diagnostic next = d[kMaxReported];
   d.resize(kMaxReported);
-  d.push_back(Diagnostic{file, 0, 0, "", "and " + std::to_string(more) + " more problem(s) not shown; fix these first"});
+  d.push_back(Diagnostic{std::move(next.file), next.line, next.column, "",
+                         "and " + std::to_string(more) + " more problem(s) not shown, the first of them here; fix these first"});
   return d;
 }
 

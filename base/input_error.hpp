@@ -26,7 +26,8 @@ struct Diagnostic {
 // Every problem found in an input, thrown at once. what() is all lines joined by '\n'.
 class InputError : public std::runtime_error {
  public:
-  // More than 50 problems are cut to the first 50 and a line saying how many more there were.
+  // More than 50 problems are cut to the first 50 and a line saying how many more there were,
+  // located at the first of them.
   explicit InputError(std::vector<Diagnostic> diagnostics);
   InputError(std::string file, std::string field, std::string message);  // a single problem
 
