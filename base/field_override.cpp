@@ -159,7 +159,7 @@ void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, O
     try {
       value = YAML::Load(o.value);
     } catch (const YAML::Exception& e) {
-      fail(o, "the value is not valid YAML: " + e.msg);
+      fail(o, "the value is not valid " + yaml_parse_problem(e, "").message.substr(std::string("invalid ").size()));
     }
     const std::vector<Diagnostic> problems = yaml_tree_problems(value, "--set " + o.text(), o.value.size());
     if (!problems.empty()) fail(o, problems.front().field.empty() ? problems.front().message
