@@ -33,7 +33,18 @@ std::vector<std::string> shipped_names(std::string_view folder) {
 void check_input_file(const std::filesystem::path& path) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st)) throw InputError(path.string(), "", "no such file");
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    throw InputError(path.string(), "", "is a symlink loop (following its links never reaches a file)");
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) throw InputError(path.string(), "", "cannot be read: " + ec.message());
+  if (ec || !std::filesystem::exists(st)) {
+    std::error_code link_ec;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, link_ec))) {
+      const std::filesystem::path target = std::filesystem::read_symlink(path, link_ec);
+      throw InputError(path.string(), "", "is a symlink to " + in_quotes(target.string()) + ", which does not exist");
+    }
+    throw InputError(path.string(), "", "no such file");
+  }
   if (std::filesystem::is_directory(st)) throw InputError(path.string(), "", "is a directory, not a file");
   if (!std::filesystem::is_regular_file(st)) throw InputError(path.string(), "", "is not a regular file (a pipe or a device)");
 }
@@ -41,7 +52,10 @@ void check_input_file(const std::filesystem::path& path) {
 std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) return arg;
-  if (std::filesystem::exists(arg, ec)) {  // there, but not a file: say what it is
+  // There, but not a file (a folder, a device, a symlink loop or a dangling link): say what it is.
+  std::error_code link_ec;
+  if (std::filesystem::exists(arg, ec) || ec == std::errc::too_many_symbolic_link_levels ||
+      std::filesystem::symlink_status(arg, link_ec).type() == std::filesystem::file_type::symlink) {
     check_input_file(arg);
   }
   const std::filesystem::path shipped = data_root() / folder / (arg + ".yaml");

@@ -18,11 +18,13 @@ namespace hetsim {
 [[nodiscard]] std::vector<std::string> shipped_names(std::string_view folder);
 
 // `arg` as given when it names an existing file, else data_root()/folder/arg.yaml.
-// Throws InputError (naming `what`, e.g. "cluster", and the known names) when neither exists.
+// Throws InputError (naming `what`, e.g. "cluster", and the known names) when neither exists, or
+// check_input_file's when `arg` is there but not a file (a symlink loop among them).
 [[nodiscard]] std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what);
 
-// Throws InputError unless `path` is a regular file that can be read: a missing path, a directory,
-// a pipe or a device is refused before anything opens it (reading a FIFO could block forever).
+// Throws InputError unless `path` is a regular file that can be read: a missing path, a symlink
+// loop, a dangling link, a directory, a pipe or a device is refused, each said as what it is,
+// before anything opens it (reading a FIFO could block forever).
 void check_input_file(const std::filesystem::path& path);
 // The whole file as bytes, after check_input_file ("" when a regular file cannot be read).
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);

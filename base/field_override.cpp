@@ -75,10 +75,29 @@ std::string FieldOverride::shown_value() const {
 
 std::string FieldOverride::text() const { return input + "." + path + "=" + shown_value(); }
 
+namespace {
+
+// `arg` as a message shows it: over 100 characters, its first 60 and its length.
+std::string shown_arg(std::string_view arg) {
+  if (arg.size() <= 100) return std::string(arg);
+  return std::string(arg.substr(0, 60)) + "... (" + std::to_string(arg.size()) + " characters)";
+}
+
+}  // namespace
+
 FieldOverride parse_override(std::string_view arg, const std::vector<std::string>& inputs) {
+  if (arg.size() > kMaxSetBytes) {
+    throw InputError("--set " + shown_arg(arg), "",
+                     "has " + std::to_string(arg.size()) + " characters; a --set is at most " + std::to_string(kMaxSetBytes) +
+                         " (edit a copy of the file for a larger change)");
+  }
   const size_t eq = arg.find('=');
   FieldOverride o;
-  if (eq == std::string_view::npos) throw InputError("--set " + std::string(arg), "", "expected PATH=VALUE, e.g. cluster.node_types[0].nic.bandwidth=400Gbps");
+  if (eq == std::string_view::npos) throw InputError("--set " + shown_arg(arg), "", "expected PATH=VALUE, e.g. cluster.node_types[0].nic.bandwidth=400Gbps");
+  if (eq > kMaxSetPathBytes) {
+    throw InputError("--set " + shown_arg(arg), "",
+                     "the field path has " + std::to_string(eq) + " characters; at most " + std::to_string(kMaxSetPathBytes));
+  }
   const std::string path(arg.substr(0, eq));
   o.value = std::string(arg.substr(eq + 1));
   const size_t dot = path.find_first_of(".[");
@@ -87,10 +106,10 @@ FieldOverride parse_override(std::string_view arg, const std::vector<std::string
   if (std::find(inputs.begin(), inputs.end(), o.input) == inputs.end()) {
     std::string list;
     for (const std::string& in : inputs) list += (list.empty() ? "" : ", ") + in + ".";
-    throw InputError("--set " + std::string(arg), "",
+    throw InputError("--set " + shown_arg(arg), "",
                      "the path must start with the input it edits (" + list + ")" + did_you_mean(o.input, inputs));
   }
-  if (o.value.empty()) throw InputError("--set " + std::string(arg), "", "no value after \"=\"");
+  if (o.value.empty()) throw InputError("--set " + shown_arg(arg), "", "no value after \"=\"");
   return o;
 }
 
@@ -103,20 +122,34 @@ std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, 
 }
 
 void OverrideMarks::add(const YAML::Node& node, const std::string& origin) {
-  nodes_.emplace_back(node, origin);
-  if (node.IsMap()) {
-    for (auto it = node.begin(); it != node.end(); ++it) add(it->second, origin);
-  } else if (node.IsSequence()) {
-    for (size_t i = 0; i < node.size(); ++i) add(node[i], origin);
+  if (origins_.empty() || origins_.back() != origin) origins_.push_back(origin);
+  const size_t index = origins_.size() - 1;
+  // (a walk with a stack of its own: the value's depth is bounded, but not by this function)
+  std::vector<YAML::Node> todo{node};
+  while (!todo.empty()) {
+    const YAML::Node n = todo.back();
+    todo.pop_back();
+    nodes_.emplace_back(n, index);
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(it->second);
+    } else if (n.IsSequence()) {
+      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(*it);
+    }
   }
 }
 
 std::string OverrideMarks::origin(const YAML::Node& node) const {
   // Latest first: a later --set may overwrite an earlier one's node.
   for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
-    if (it->first.is(node)) return it->second;
+    if (it->first.is(node)) return origins_[it->second];
   }
   return {};
+}
+
+size_t OverrideMarks::text_bytes() const {
+  size_t n = 0;
+  for (const std::string& o : origins_) n += o.size();
+  return n;
 }
 
 void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, OverrideMarks& marks) {
@@ -126,7 +159,7 @@ void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, O
     try {
       value = YAML::Load(o.value);
     } catch (const YAML::Exception& e) {
-      fail(o, "the value is not valid YAML: " + e.msg);
+      fail(o, "the value is not valid " + yaml_parse_problem(e, "").message.substr(std::string("invalid ").size()));
     }
     const std::vector<Diagnostic> problems = yaml_tree_problems(value, "--set " + o.text(), o.value.size());
     if (!problems.empty()) fail(o, problems.front().field.empty() ? problems.front().message

@@ -15,6 +15,13 @@
 
 namespace hetsim {
 
+// The longest --set argument (PATH=VALUE) and study axis value accepted: 64 KiB, far above any
+// field's value (a whole node type is under 1 KB) and small enough that the tree it builds stays
+// a few megabytes. A larger edit belongs in a copy of the file.
+inline constexpr size_t kMaxSetBytes = 65536;
+// The longest field path of a --set.
+inline constexpr size_t kMaxSetPathBytes = 1024;
+
 struct FieldOverride {
   std::string input;  // "cluster" | "model"
   std::string path;   // the field inside that input: "node_types[1].nic.bandwidth"
@@ -25,21 +32,26 @@ struct FieldOverride {
   [[nodiscard]] std::string shown_value() const;  // the value as text() shows it
 };
 
-// Parses "PATH=VALUE"; `inputs` are the accepted first components. Throws InputError.
+// Parses "PATH=VALUE"; `inputs` are the accepted first components. Throws InputError, also for
+// an argument over kMaxSetBytes or a path over kMaxSetPathBytes.
 [[nodiscard]] FieldOverride parse_override(std::string_view arg, const std::vector<std::string>& inputs = {"cluster", "model"});
 // The overrides of one input, in order.
 [[nodiscard]] std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, std::string_view input);
 
-// The nodes of a YAML tree that overrides wrote, each with the --set that wrote it.
+// The nodes of a YAML tree that overrides wrote, each with the --set that wrote it. Each --set's
+// text is held once, not once per node it wrote (a list of 20 000 items once held 20 000 copies).
 class OverrideMarks {
  public:
   void add(const YAML::Node& node, const std::string& origin);  // the node and everything under it
   // The --set text that wrote `node`, or empty.
   [[nodiscard]] std::string origin(const YAML::Node& node) const;
   [[nodiscard]] bool empty() const { return nodes_.empty(); }
+  [[nodiscard]] size_t size() const { return nodes_.size(); }  // nodes marked
+  [[nodiscard]] size_t text_bytes() const;                      // of the origins held
 
  private:
-  std::vector<std::pair<YAML::Node, std::string>> nodes_;
+  std::vector<std::string> origins_;
+  std::vector<std::pair<YAML::Node, size_t>> nodes_;  // a node and the index of its origin
 };
 
 // Applies `sets` to `root` in order, recording what they wrote in `marks`. A path that does not

@@ -1,6 +1,8 @@
 // File: base/input_error.cpp
 #include "base/input_error.hpp"
 
+#include <sys/resource.h>
+
 #include <numeric>
 
 #include "base/text.hpp"
@@ -23,9 +25,11 @@ constexpr size_t kMaxReported = 50;
 std::vector<Diagnostic> capped(std::vector<Diagnostic> d) {
   if (d.size() <= kMaxReported) return d;
   const size_t more = d.size() - kMaxReported;
-  const std::string file = d.front().file;
+  // Located at the first problem not shown, so that an editor jumps to where the rest begin.
+  Diagnostic next = d[kMaxReported];
   d.resize(kMaxReported);
-  d.push_back(Diagnostic{file, 0, 0, "", "and " + std::to_string(more) + " more problem(s) not shown; fix these first"});
+  d.push_back(Diagnostic{std::move(next.file), next.line, next.column, "",
+                         "and " + std::to_string(more) + " more problem(s) not shown, the first of them here; fix these first"});
   return d;
 }
 
@@ -52,6 +56,14 @@ InputError::InputError(std::vector<Diagnostic> diagnostics, int)
 
 InputError::InputError(std::string file, std::string field, std::string message)
     : InputError(std::vector<Diagnostic>{Diagnostic{std::move(file), 0, 0, std::move(field), std::move(message)}}) {}
+
+InputError out_of_memory(const std::string& who) {
+  rlimit limit{};
+  const bool capped = ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  const std::string where = capped ? "ulimit -v " + std::to_string(limit.rlim_cur / 1024) : "memory";
+  return InputError(where, "", who + " ran out of memory" + (capped ? " under the address-space limit; raise it (ulimit -v)" : "") +
+                                   " or give it a smaller cluster or model");
+}
 
 void Diagnostics::throw_if_any() const {
   if (!items_.empty()) throw InputError(items_);

@@ -26,16 +26,24 @@ struct Diagnostic {
 // Every problem found in an input, thrown at once. what() is all lines joined by '\n'.
 class InputError : public std::runtime_error {
  public:
-  // More than 50 problems are cut to the first 50 and a line saying how many more there were.
+  // More than 50 problems are cut to the first 50 and a line saying how many more there were,
+  // located at the first of them.
   explicit InputError(std::vector<Diagnostic> diagnostics);
   InputError(std::string file, std::string field, std::string message);  // a single problem
 
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  // The diagnostics of another InputError (already cut to 50), e.g. one thrown in a simulation
+  // process and passed back to its parent.
+  [[nodiscard]] static InputError as_reported(std::vector<Diagnostic> diagnostics) { return InputError(std::move(diagnostics), 0); }
 
  private:
   InputError(std::vector<Diagnostic> diagnostics, int);  // already capped
   std::vector<Diagnostic> diagnostics_;
 };
+
+// `who` ("the simulation", "hetsim") ran out of memory: a resource limit the user can change (exit
+// code 2, like bad input), named with the address-space limit when one is set (ulimit -v).
+[[nodiscard]] InputError out_of_memory(const std::string& who);
 
 // Collects problems while a file is parsed and checked; throw_if_any() reports them together.
 class Diagnostics {

@@ -334,9 +334,7 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
   try {
     f.root_ = YAML::Load(in);
   } catch (const YAML::Exception& e) {
-    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-    const int col = e.mark.is_null() ? 0 : e.mark.column + 1;
-    throw InputError({Diagnostic{path.string(), line, col, "", "invalid YAML: " + e.msg}});
+    throw InputError({yaml_parse_problem(e, path.string())});
   }
   std::vector<Diagnostic> problems = yaml_tree_problems(f.root_, path.string(), std::filesystem::file_size(path));
   if (!problems.empty()) throw InputError(std::move(problems));

@@ -1,6 +1,8 @@
 // File: base/yaml_tree.cpp
 #include "base/yaml_tree.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -45,7 +47,29 @@ std::string joined(const std::vector<std::string>& labels) {
   return path;
 }
 
+// The same for a path too deep to print: its first levels, then how many more.
+std::string joined_short(const std::vector<std::string>& labels) {
+  constexpr size_t kShown = 8;
+  if (labels.size() <= kShown + 1) return joined(labels);
+  return joined({labels.begin(), labels.begin() + kShown + 1}) + "... (" + std::to_string(labels.size() - kShown - 1) + " more levels)";
+}
+
+// `how_deep`: "257 levels deep here".
+std::string too_deep(const std::string& how_deep) {
+  return "nested " + how_deep + "; an input nests at most " + std::to_string(kMaxYamlDepth) + " levels (the shipped ones fewer than 10)";
+}
+
 }  // namespace
+
+Diagnostic yaml_parse_problem(const YAML::Exception& e, const std::string& file) {
+  const bool known = !e.mark.is_null() && e.mark.line >= 0;
+  const int line = known ? e.mark.line + 1 : 0, column = known ? e.mark.column + 1 : 0;
+  if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e)) {
+    return Diagnostic{file, line, column, "",
+                      "invalid YAML: " + too_deep(std::to_string(deep->depth()) + " or more levels deep (the YAML reader stopped here)")};
+  }
+  return Diagnostic{file, line, column, "", "invalid YAML: " + e.msg};
+}
 
 std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::string& file, size_t text_bytes) {
   const size_t max_values = std::max(kMaxYamlValues, text_bytes);
@@ -78,7 +102,7 @@ std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::st
       return found;
     }
     if (v.depth > static_cast<size_t>(kMaxYamlDepth)) {
-      found.push_back(at(v.node, file, joined(labels), "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"));
+      found.push_back(at(v.node, file, joined_short(labels), too_deep(std::to_string(v.depth) + " levels deep here")));
       return found;
     }
     ancestors.push_back(v.node);

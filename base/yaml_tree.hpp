@@ -21,6 +21,10 @@ inline constexpr int kMaxYamlDepth = 256;
 // when larger (without aliases a document holds fewer values than it has bytes).
 inline constexpr size_t kMaxYamlValues = 100'000;
 
+// A YAML text that yaml-cpp could not parse, as a problem located in `file`. Its depth guard
+// (2000 levels, reported as "bad file") is said as how deep and where.
+[[nodiscard]] Diagnostic yaml_parse_problem(const YAML::Exception& e, const std::string& file);
+
 // The problems of `root`, located in `file`; empty when it is fine. `text_bytes`: the document's
 // size. Stops at the first cycle, size or depth problem; reports every duplicate key and every
 // text that is not UTF-8.

@@ -8,6 +8,12 @@
 
 namespace hetsim::cli {
 
+// Exit codes (README, "CLI"; main.cpp): 0 success, 1 internal error, 2 bad input or a resource
+// limit, 3 infeasible: `simulate` whose run does not fit and `plan` when no program of its own
+// fits (the summary and stderr say why; the report is written all the same), 128 + N stopped by
+// signal N.
+inline constexpr int kExitInfeasible = 3;
+
 // Parses and runs one command line (argv[0] is the program). Returns the exit code; InputError and
 // other exceptions propagate. With `throw_parse_errors`, a bad command line throws InputError
 // instead of printing usage.

@@ -1,6 +1,6 @@
 // File: cli/main.cpp
 // The hetsim executable: thin subcommands over the library. Exit codes: 0 success, 2 bad input
-// (messages like compiler errors on stderr), 1 internal error, 128 + N when signal N (SIGINT,
+// (messages like compiler errors on stderr) or a resource limit (memory, ulimit -v), 1 internal error, 128 + N when signal N (SIGINT,
 // SIGTERM) stopped a sweep or sizing cleanly (its finished rows kept). Standard output is flushed and
 // closed here and checked: a summary, table or CSV that did not reach it (a full disk,
 // /dev/full) is an error naming it, never a success.
@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
   } catch (const hetsim::InputError& e) {
     std::cout.flush();
     std::cerr << e.what() << "\n";
+    rc = 2;
+  } catch (const std::bad_alloc&) {  // a resource limit, not a bug: said as one
+    std::cout.flush();
+    std::cerr << hetsim::out_of_memory("hetsim").what() << "\n";
     rc = 2;
   } catch (const std::exception& e) {
     std::cout.flush();

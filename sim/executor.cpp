@@ -18,8 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
+#include "base/text.hpp"
 #include "sim/device_timing.hpp"
 #include "sim/platform.hpp"
 #include "sim/platform_server.hpp"
@@ -99,8 +101,23 @@ class Run {
       for (int d : p.tasks[i].deps) dependents_[d].push_back(static_cast<int>(i));
       for_each_stream(p.tasks[i], [&](size_t) { ++pending_[i]; });
     }
-    net_.set_actor_budget(o.actor_budget, most_workers(p, streams_));
+    const size_t workers = most_workers(p, streams_);
+    if (const size_t fit = Network::stacks_that_fit(); workers + 1 > fit) refuse_for_stacks(workers + 1, fit);
+    net_.set_actor_budget(o.actor_budget, workers);
     net_.set_relays_from(o.relays_from_flows);
+  }
+
+  // The run needs `needed` actor stacks at once (the loop and its workers) where only `fit` fit in
+  // the address space left: SimGrid would abort half-way ("Failed to allocate stack"). A resource
+  // limit the user can change, so reported as bad input (exit 2), not as a crash.
+  [[noreturn]] static void refuse_for_stacks(size_t needed, size_t fit) {
+    const auto mib = [](double bytes) { return format_double("%.0f", bytes / (1 << 20)) + " MiB"; };
+    const double limit = static_cast<double>(Network::address_space_limit());
+    throw InputError("ulimit -v " + format_double("%.0f", limit / 1024), "",
+                     "this simulation needs up to " + std::to_string(needed) + " SimGrid actor stacks of " +
+                         mib(static_cast<double>(Network::stack_bytes())) + " at once, and the address-space limit of " + mib(limit) +
+                         " leaves room for " + std::to_string(fit) + " beside the run's memory; raise the limit (ulimit -v) or "
+                         "simulate fewer GPUs");
   }
 
   // At most how many communications run at once, so many workers: each holds its streams alone,

@@ -2,6 +2,9 @@
 #include "sim/network.hpp"
 
 #include <simgrid/s4u.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -91,7 +94,29 @@ size_t Network::default_actor_budget() {
     constexpr long kLeft = 16384;
     return in >> limit && limit > 2 * kLeft ? static_cast<size_t>((limit - kLeft) / 2) : size_t{8192};
   }();
-  return most;
+  return std::min(most, stacks_that_fit());  // (the address space left changes from run to run)
+}
+
+size_t Network::stack_bytes() {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return static_cast<size_t>(simgrid::config::get_value<int>("contexts/stack-size")) * 1024 +
+         static_cast<size_t>(simgrid::config::get_value<int>("contexts/guard-size")) * page;
+}
+
+size_t Network::address_space_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<size_t>(limit.rlim_cur);
+}
+
+size_t Network::stacks_that_fit() {
+  const size_t cap = address_space_limit();
+  if (cap == 0) return SIZE_MAX;
+  size_t pages = 0;  // the address space mapped now (/proc/self/statm: size in pages first)
+  std::ifstream statm("/proc/self/statm");
+  statm >> pages;
+  const size_t used = pages * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return cap > used ? (cap - used) / 2 / stack_bytes() : 0;
 }
 
 size_t Network::relay_pairs(size_t transfers) const {

@@ -74,7 +74,17 @@ class Network {
   // the default 65 530; 8192 where the limit cannot be read). Mailbox transfers and batch helpers
   // use what the reserved actors leave: past it, flows fall back to host-to-host transfers and
   // batches run in the calling actor alone.
+  // The address space this process may still map (ulimit -v) bounds them too: each stack takes
+  // SimGrid's contexts/stack-size and a guard page of it, and SimGrid aborts a run whose stack
+  // does not fit ("Failed to allocate stack").
   [[nodiscard]] static size_t default_actor_budget();
+  // Actor stacks the address space left to this process holds, half of it kept for the run's
+  // heap; SIZE_MAX without a limit. Call inside a SimGrid engine (it reads the stack size).
+  [[nodiscard]] static size_t stacks_that_fit();
+  // Bytes of address space one actor's stack takes.
+  [[nodiscard]] static size_t stack_bytes();
+  // This process's address-space limit in bytes (ulimit -v); 0 when unlimited.
+  [[nodiscard]] static size_t address_space_limit();
   // Actors this network may start: `budget` (0: default_actor_budget()), of which `reserved` are
   // set aside for actors started outside it (the executor's workers).
   void set_actor_budget(size_t budget, size_t reserved) {

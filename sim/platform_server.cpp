@@ -2,6 +2,7 @@
 #include "sim/platform_server.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,10 +16,14 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/fd_io.hpp"
+#include "base/input_error.hpp"
 #include "base/process_tie.hpp"
 
 namespace hetsim {
@@ -69,8 +74,24 @@ pid_t fork_tied(const int fds[2]) {
   return pid;
 }
 
-// Runs `work` in a fork of this process: a status byte (0: done, 1: failed) and its bytes, or
-// why the fork died. The fork closes `close_fd` (a socket it must not hold open) if >= 0.
+// An InputError as bytes, and back: a run's resource limits (address space, memory) and bad
+// input found while it runs are the user's to fix, in the fork as in the caller.
+std::string encode(const InputError& e) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Diagnostic& d : e.diagnostics()) j.push_back({d.file, d.line, d.column, d.field, d.message});
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+InputError decode(std::string_view bytes) {
+  std::vector<Diagnostic> ds;
+  for (const nlohmann::json& d : nlohmann::json::parse(bytes)) {
+    ds.push_back(Diagnostic{d[0].get<std::string>(), d[1].get<int>(), d[2].get<int>(), d[3].get<std::string>(), d[4].get<std::string>()});
+  }
+  return InputError::as_reported(std::move(ds));
+}
+
+// Runs `work` in a fork of this process: a status byte (0: done, 1: failed, 2: an InputError,
+// encoded) and its bytes, or why the fork died. The fork closes `close_fd` (a socket it must not hold open) if >= 0.
 std::string run_in_fork(const std::function<std::string()>& work, int close_fd) {
   int fds[2];
   if (::pipe(fds) != 0) return std::string("\1pipe failed: ") + std::strerror(errno);
@@ -78,9 +99,24 @@ std::string run_in_fork(const std::function<std::string()>& work, int close_fd) 
   if (pid < 0) return std::string("\1fork failed: ") + std::strerror(errno);
   if (pid == 0) {
     if (close_fd >= 0) ::close(close_fd);
+    // Memory that runs out inside a SimGrid actor cannot be caught there (SimGrid aborts on an
+    // exception that leaves an actor): the allocator's new-handler sends the answer, made now,
+    // while memory is left, and ends the fork.
+    static int answer_fd = -1;
+    static const std::string* no_memory = nullptr;
+    answer_fd = fds[1];
+    no_memory = new std::string("\2" + encode(out_of_memory("the simulation")));
+    std::set_new_handler([] {
+      const bool sent = write_all(answer_fd, no_memory->data(), no_memory->size());
+      ::_exit(sent ? 0 : 3);
+    });
     std::string out(1, '\0');
     try {
       out += work();
+    } catch (const InputError& e) {
+      out = "\2" + encode(e);
+    } catch (const std::bad_alloc&) {
+      out = "\2" + encode(out_of_memory("the simulation"));
     } catch (const std::exception& e) {
       out = std::string("\1") + e.what();
     } catch (...) {
@@ -103,6 +139,15 @@ std::string run_in_fork(const std::function<std::string()>& work, int close_fd) 
   int wstatus = 0;
   reap(pid, &wstatus);
   if (data.empty() || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    // Under an address-space limit, a run killed by SimGrid for a stack or a C allocation that
+    // failed ("Failed to allocate stack", "Memory allocation failed") is the limit's doing.
+    rlimit limit{};
+    if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGABRT && ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      return "\2" + encode(InputError("ulimit -v " + std::to_string(limit.rlim_cur / 1024), "",
+                                       "the simulation process stopped (signal 6) under the address-space limit, most likely "
+                                       "out of memory (its message is above); raise the limit (ulimit -v) or give it a smaller "
+                                       "cluster or model"));
+    }
     return "\1simulation process died (" + death_of(wstatus) + ")";
   }
   return data;
@@ -123,6 +168,7 @@ Platform engine_and_platform(const Cluster& cluster) {
 // A status byte and bytes (run_in_fork) as the caller's result or exception.
 std::string result_of(const std::string& reply) {
   if (reply.empty()) throw std::runtime_error("simulation process gave no answer");
+  if (reply[0] == 2) throw decode(std::string_view(reply).substr(1));
   if (reply[0] != 0) throw std::runtime_error("simulation failed: " + reply.substr(1));
   return reply.substr(1);
 }
@@ -132,6 +178,10 @@ std::string result_of(const std::string& reply) {
   Platform platform;
   try {
     platform = engine_and_platform(cluster);
+  } catch (const InputError& e) {
+    broken = "\2" + encode(e);
+  } catch (const std::bad_alloc&) {
+    broken = "\2" + encode(out_of_memory("the simulation"));
   } catch (const std::exception& e) {
     broken = std::string("\1") + e.what();
   }

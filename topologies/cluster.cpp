@@ -200,11 +200,19 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
   c.file = file.name();
   c.name = r.name("name");
   std::vector<std::string> seen;
+  long gpus = 0;  // so far, over the node types read (each at most 100 000 x 64: no overflow)
   for (FieldReader& nt : r.list("node_types")) {
     c.node_types.push_back(read_node_type(nt, diags));
-    const std::string& name = c.node_types.back().name;
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) nt.error("name", "\"" + name + "\" is used twice");
-    seen.push_back(name);
+    const NodeType& t = c.node_types.back();
+    if (std::find(seen.begin(), seen.end(), t.name) != seen.end()) nt.error("name", "\"" + t.name + "\" is used twice");
+    seen.push_back(t.name);
+    const long before = gpus;
+    gpus += static_cast<long>(t.count) * t.gpus_per_node;
+    if (before <= kMaxClusterGpus && gpus > kMaxClusterGpus) {
+      nt.error("count", std::to_string(t.count) + " nodes of " + std::to_string(t.gpus_per_node) + " GPUs bring the cluster to " +
+                            std::to_string(gpus) + " GPUs; hetsim simulates at most " + std::to_string(kMaxClusterGpus) +
+                            " (the largest clusters built have about 100 000)");
+    }
   }
   FieldReader net = r.child("network");
   c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized"}));

@@ -104,7 +104,13 @@ struct Cluster {
   friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 
-// Reads and checks a cluster file (and the devices it names). Throws InputError.
+// The most GPUs a cluster may have: 2^17, above the largest clusters built (100 000 GPUs). A
+// cluster file is small whatever it describes (a few lines may claim 256 million GPUs), and what
+// hetsim holds per GPU is not: past this, a load or a run would end for want of memory.
+inline constexpr long kMaxClusterGpus = 131072;
+
+// Reads and checks a cluster file (and the devices it names). Throws InputError, also for more
+// than kMaxClusterGpus GPUs (naming the count that goes over).
 // `sets`: --set overrides of this input (field_override.hpp), applied before it is read.
 [[nodiscard]] Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldOverride>& sets = {});
 

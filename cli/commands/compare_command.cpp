@@ -73,7 +73,7 @@ nlohmann::json run_scenario(std::vector<std::string> words, const std::string& s
     const SilencedStdout silenced;
     rc = run_cli(static_cast<int>(argv.size()), argv.data(), true);
   }
-  if (rc != 0) throw InputError("compare", "", "scenario " + side + " (" + joined({words.begin() + 1, words.end() - 2}) + ") exited " + std::to_string(rc));
+  if (rc != 0 && rc != kExitInfeasible) throw InputError("compare", "", "scenario " + side + " (" + joined({words.begin() + 1, words.end() - 2}) + ") exited " + std::to_string(rc));
   nlohmann::json j = nlohmann::json::parse(std::ifstream(report), nullptr, false);
   if (j.is_discarded()) throw std::runtime_error("compare: scenario " + side + " wrote no report");
   return j;

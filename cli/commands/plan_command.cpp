@@ -8,7 +8,9 @@
 #include <iostream>
 
 #include "base/log.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/app.hpp"
 #include "cli/common_args.hpp"
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
@@ -221,6 +223,12 @@ int run_plan(const PlanArgs& a) {
   } else {
     std::cout << "\nno synthesised program fits this model on this cluster\n";
   }
+  // (said on stderr too, after the report is written: the exit code is kExitInfeasible; with
+  // --no-spmd and --no-pipeline nothing of hetsim's own was asked for, only the baselines)
+  const bool asked = !a.no_spmd || !a.no_pipeline;
+  const std::string nothing_fits = chosen != nullptr || !asked ? "" : "no synthesised program fits this model on this cluster" +
+                                                                (rows.empty() || rows.front().feasible ? std::string()
+                                                                                                       : "; " + rows.front().strategy + ": " + rows.front().infeasible_reason);
   print_assumptions(std::cout, notes);
 
   nlohmann::json j = chosen != nullptr ? chosen->report.to_json() : rows.front().to_json();
@@ -275,6 +283,11 @@ int run_plan(const PlanArgs& a) {
     } else {
       write_file(a.emit_plan, hybrid_plan_to_yaml(*chosen_hybrid), "--emit-plan");
     }
+  }
+  if (!nothing_fits.empty()) {
+    std::cout.flush();
+    std::cerr << "hetsim: infeasible: " << printable(nothing_fits) << "\n";
+    return kExitInfeasible;
   }
   return 0;
 }

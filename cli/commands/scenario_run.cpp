@@ -62,7 +62,7 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
   std::error_code ec;
   try {
     const int rc = run_cli(static_cast<int>(args.size()), argv.data(), true);
-    if (rc != 0) {
+    if (rc != 0 && rc != kExitInfeasible) {  // infeasible is a result: its report says why
       row["error"] = "hetsim exited with " + std::to_string(rc);
     } else {
       nlohmann::json r = nlohmann::json::parse(slurp(report));
@@ -83,6 +83,8 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
     }
   } catch (const InputError& e) {
     row["error"] = e.what();
+  } catch (const std::bad_alloc&) {
+    row["error"] = out_of_memory("the scenario").what();
   } catch (const std::exception& e) {
     row["error"] = std::string("internal error: ") + e.what();
   }

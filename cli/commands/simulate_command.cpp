@@ -6,6 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/text.hpp"
+#include "cli/app.hpp"
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/summary.hpp"
@@ -67,6 +69,11 @@ int run_simulate(const SimulateArgs& a) {
   j["error_bars"] = error_bars_json(ev.report, cluster);
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
+  if (!ev.report.feasible) {
+    std::cout.flush();
+    std::cerr << "hetsim: infeasible: " << printable(ev.report.infeasible_reason) << "\n";
+    return kExitInfeasible;
+  }
   return 0;
 }
 

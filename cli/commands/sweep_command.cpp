@@ -161,15 +161,15 @@ int run_sweep(const SweepArgs& a) {
   const Study study = load_study(a.study);
   check_set_paths(study);
   check_flags(study);
-  const std::vector<Scenario> all = expand(study);
+  const size_t total = scenario_count(study);
   if (a.dry_run) {
-    std::cout << "study " << study.name << ": " << all.size() << " scenario(s), checked; nothing run (--dry-run)\n";
+    std::cout << "study " << study.name << ": " << total << " scenario(s), checked; nothing run (--dry-run)\n";
     for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
     return 0;
   }
   const TempDir scratch("sweep");  // the workers' reports; a TMPDIR that cannot hold it stops the sweep here
   if (mpi && mpi->rank() != 0) {
-    mpi->run({}, [&](size_t position) { return run_scenario(study, all[position], scratch); }, {});
+    mpi->run({}, [&](size_t position) { return run_scenario(study, scenario_at(study, position), scratch); }, {});
     return 0;
   }
   const std::filesystem::path db_path = a.db.empty() ? std::filesystem::path(a.study).replace_extension(".db") : std::filesystem::path(a.db);
@@ -180,15 +180,15 @@ int run_sweep(const SweepArgs& a) {
       if (r.status == "error") done.erase(r.scenario);
     }
   }
-  std::vector<const Scenario*> pending;
+  std::vector<size_t> pending;  // positions of the scenarios to run, made again when they run
   std::vector<std::string> keys;
-  for (const Scenario& s : all) {
-    std::string key = scenario_key(study, s);
+  for (size_t i = 0; i < total; ++i) {
+    std::string key = scenario_key(study, scenario_at(study, i));
     if (done.contains(key)) continue;
-    pending.push_back(&s);
+    pending.push_back(i);
     keys.push_back(std::move(key));
   }
-  std::cout << "study " << study.name << ": " << all.size() << " scenario(s), " << all.size() - pending.size()
+  std::cout << "study " << study.name << ": " << total << " scenario(s), " << total - pending.size()
             << " already in " << db_path.string() << ", " << pending.size() << " to run on "
             << (mpi ? std::to_string(mpi->size() - 1) + " MPI rank(s)" : std::to_string(a.jobs) + " worker(s)") << "\n";
   for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
@@ -196,7 +196,7 @@ int run_sweep(const SweepArgs& a) {
   Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0;
   const auto record = [&](const JobOutcome& o) {
-    const Scenario& s = *pending[o.job];
+    const Scenario s = scenario_at(study, pending[o.job]);
     ScenarioRow row;
     row.scenario = keys[o.job];
     row.study = study.name;
@@ -210,11 +210,9 @@ int run_sweep(const SweepArgs& a) {
     bar.update(++finished, failed > 0 ? std::to_string(failed) + " failed" : "");
   };
   if (mpi) {
-    std::vector<size_t> positions;
-    for (const Scenario* s : pending) positions.push_back(static_cast<size_t>(s->index));
-    mpi->run(positions, {}, record);
+    mpi->run(pending, {}, record);
   } else {
-    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, *pending[i], scratch); }, record);
+    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, scenario_at(study, pending[i]), scratch); }, record);
   }
   bar.finish();
   std::cout << "ran " << finished << ": " << finished - failed - infeasible << " ok, " << infeasible << " infeasible, " << failed

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/text.hpp"
@@ -11,6 +13,10 @@
 namespace hetsim {
 
 namespace {
+
+// Unknown or missing operators named in a message at most; the rest are counted.
+constexpr size_t kNamedOperators = 10;
+
 std::string exact(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -69,20 +75,38 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, cons
       r.error("ratios", "shares must sum to 1 (they sum to " + exact(sum) + ")");
     }
   }
+  // Operators are matched by name, in any order: a plan missing one (or written before the model
+  // gained one) reports what is missing or unknown, not every operator after it.
+  std::map<std::string, size_t, std::less<>> index_of;
+  for (size_t i = 0; i < p.ops.size(); ++i) index_of.emplace(p.ops[i].name, i);
+  std::vector<std::optional<OpChoice>> chosen(p.ops.size());
+  std::vector<int> line_of(p.ops.size(), 0);  // where each operator was first given
   std::vector<FieldReader> ops = r.list("ops");
-  if (!ops.empty() && ops.size() != p.ops.size()) {
-    r.error("ops", std::to_string(ops.size()) + " operators, but the model has " + std::to_string(p.ops.size()));
-  }
-  for (size_t i = 0; i < ops.size() && i < p.ops.size(); ++i) {
-    FieldReader& o = ops[i];
+  std::vector<std::string> unknown;
+  for (FieldReader& o : ops) {
+    const size_t problems = diags.size();
     const std::string name = o.text("name");
     const std::string rule = o.text("rule");
     const bool sfb = o.opt_flag("sfb").value_or(false);
     o.finish();
-    if (name != p.ops[i].name) {
-      o.error("name", in_quotes(name) + " is not the model's operator " + std::to_string(i) + " (" + p.ops[i].name + ")");
+    if (diags.size() != problems) continue;
+    const auto at = index_of.find(name);
+    if (at == index_of.end()) {
+      unknown.push_back(name);
+      if (unknown.size() <= kNamedOperators) {
+        std::vector<std::string> names;
+        for (const auto& [known, i] : index_of) names.push_back(known);
+        o.error("name", in_quotes(name) + " is not an operator of " + plan.model + did_you_mean(name, names));
+      }
       continue;
     }
+    const size_t i = at->second;
+    const int line = o.locate("name", "").line;
+    if (line_of[i] != 0) {
+      o.error("name", in_quotes(name) + " is listed twice (first on line " + std::to_string(line_of[i]) + "); keep one");
+      continue;
+    }
+    line_of[i] = line > 0 ? line : -1;
     std::vector<std::string> names;
     int found = -1;
     for (size_t k = 0; k < p.ops[i].rules.size(); ++k) {
@@ -98,7 +122,24 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, cons
                      "(rule with gradient sync, one input); " + name + " under " + rule + " is not one");
       continue;
     }
-    plan.candidate.program.choices.push_back({found, sfb});
+    chosen[i] = OpChoice{found, sfb};
+  }
+  if (unknown.size() > kNamedOperators) {
+    r.error("ops", std::to_string(unknown.size() - kNamedOperators) + " more operator(s) that " + plan.model + " does not have");
+  }
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    if (line_of[i] == 0) missing.push_back(p.ops[i].name);
+  }
+  if (!missing.empty() && !ops.empty()) {
+    std::string list;
+    for (size_t k = 0; k < missing.size() && k < kNamedOperators; ++k) list += (k ? ", " : "") + missing[k];
+    if (missing.size() > kNamedOperators) list += " and " + std::to_string(missing.size() - kNamedOperators) + " more";
+    r.error("ops", std::to_string(missing.size()) + " of the model's " + std::to_string(p.ops.size()) +
+                       " operators are missing: " + list + " (a plan gives every operator a rule)");
+  }
+  for (const std::optional<OpChoice>& c : chosen) {
+    if (c) plan.candidate.program.choices.push_back(*c);
   }
   r.finish();
   diags.throw_if_any();

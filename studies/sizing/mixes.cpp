@@ -2,6 +2,7 @@
 #include "studies/sizing/mixes.hpp"
 
 #include "base/input_error.hpp"
+#include "topologies/cluster.hpp"
 
 namespace hetsim {
 namespace {
@@ -43,7 +44,13 @@ std::vector<Mix> enumerate_mixes(const Sizing& s, size_t limit) {
         throw InputError(s.file, "offers", "the budget allows more than " + std::to_string(limit) +
                                                " mixes of the offers; lower their max_count or tighten the budget");
       }
-      out.push_back(make_mix(s, counts));
+      Mix m = make_mix(s, counts);
+      if (m.gpus > kMaxClusterGpus) {
+        throw InputError(s.file, "offers", "the budget allows " + mix_label(s, m) + ", " + std::to_string(m.gpus) +
+                                               " GPUs; hetsim simulates at most " + std::to_string(kMaxClusterGpus) +
+                                               ": lower the offers' max_count or tighten the budget");
+      }
+      out.push_back(std::move(m));
       return;
     }
     const Offer& o = s.offers[i];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/field_override.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/yaml_reader.hpp"
@@ -113,7 +114,19 @@ Study load_study(const std::filesystem::path& path) {
         if (!values || !values->IsSequence() || values->size() == 0) {
           a.error("values", "expected a non-empty list of values");
         } else {
-          for (const YAML::Node& v : *values) axis.values.push_back(flow_text(v));
+          for (const YAML::Node& v : *values) {
+            axis.values.push_back(flow_text(v));
+            // Each value becomes the --set PATH=VALUE of its scenarios: the same cap, said here.
+            const size_t bytes = axis.path.size() + 1 + axis.values.back().size();
+            if (bytes > kMaxSetBytes) {
+              const YAML::Mark m = v.Mark();
+              a.diagnostics().add(Diagnostic{s.file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1,
+                                             a.path() + ".values[" + std::to_string(axis.values.size() - 1) + "]",
+                                             "makes a --set of " + std::to_string(bytes) + " characters; at most " +
+                                                 std::to_string(kMaxSetBytes) + " (edit a copy of the file for a larger change)"});
+              axis.values.back().clear();
+            }
+          }
         }
       } else {
         const Diagnostic at = a.locate("flags", "");
@@ -198,34 +211,33 @@ Study load_study(const std::filesystem::path& path) {
   return s;
 }
 
-std::vector<Scenario> expand(const Study& study) {
+size_t scenario_count(const Study& study) {
   size_t total = 1;
   for (const StudyAxis& a : study.axes) total *= a.size();
-  std::vector<Scenario> out;
-  out.reserve(total);
-  for (size_t i = 0; i < total; ++i) {
-    Scenario sc;
-    sc.index = i;
-    sc.axes = nlohmann::json::object();
-    size_t rest = i;
-    std::vector<size_t> pick(study.axes.size());
-    for (size_t k = study.axes.size(); k-- > 0;) {  // the last axis varies fastest
-      pick[k] = rest % study.axes[k].size();
-      rest /= study.axes[k].size();
-    }
-    for (size_t k = 0; k < study.axes.size(); ++k) {
-      const StudyAxis& a = study.axes[k];
-      if (a.is_flags()) {
-        sc.flags.insert(sc.flags.end(), a.flags[pick[k]].begin(), a.flags[pick[k]].end());
-        sc.axes["flags"] = axis_value(a, pick[k]);
-      } else {
-        sc.sets.push_back(a.path + "=" + a.values[pick[k]]);
-        sc.axes[a.path] = axis_value(a, pick[k]);
-      }
-    }
-    out.push_back(std::move(sc));
+  return total;
+}
+
+Scenario scenario_at(const Study& study, size_t index) {
+  Scenario sc;
+  sc.index = index;
+  sc.axes = nlohmann::json::object();
+  size_t rest = index;
+  std::vector<size_t> pick(study.axes.size());
+  for (size_t k = study.axes.size(); k-- > 0;) {  // the last axis varies fastest
+    pick[k] = rest % study.axes[k].size();
+    rest /= study.axes[k].size();
   }
-  return out;
+  for (size_t k = 0; k < study.axes.size(); ++k) {
+    const StudyAxis& a = study.axes[k];
+    if (a.is_flags()) {
+      sc.flags.insert(sc.flags.end(), a.flags[pick[k]].begin(), a.flags[pick[k]].end());
+      sc.axes["flags"] = axis_value(a, pick[k]);
+    } else {
+      sc.sets.push_back(a.path + "=" + a.values[pick[k]]);
+      sc.axes[a.path] = axis_value(a, pick[k]);
+    }
+  }
+  return sc;
 }
 
 std::vector<std::string> scenario_args(const Study& study, const Scenario& s) {

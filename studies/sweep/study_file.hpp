@@ -44,13 +44,17 @@ struct Scenario {
 
 // Reads and checks a study file; throws InputError naming file, line and field. A field varied by
 // two axes, a second flags axis, or one value listed twice in an axis is an error (the later
-// --set silently won; two flags axes wrote one column). The exception: one axis replacing a node
+// --set silently won; two flags axes wrote one column), and so is a value that makes a --set over
+// kMaxSetBytes (base/field_override.hpp). The exception: one axis replacing a node
 // type whole (cluster.node_types[K]) and one editing a field of every node type
 // (cluster.node_types[*].FIELD); each scenario applies them in axis order, and `notes` says what
 // that means.
 [[nodiscard]] Study load_study(const std::filesystem::path& path);
-// Every scenario of the study, in order. A study without axes has one.
-[[nodiscard]] std::vector<Scenario> expand(const Study& study);
+// How many scenarios the study has (the product of its axes' sizes; one without axes), and the
+// one at `index` (0 to count - 1; the first axis varies slowest). Scenarios are made one at a
+// time, when needed: a study of a million holds its axes, not a million lists of edits.
+[[nodiscard]] size_t scenario_count(const Study& study);
+[[nodiscard]] Scenario scenario_at(const Study& study, size_t index);
 // The arguments of `hetsim plan|simulate` for a scenario (without --report).
 [[nodiscard]] std::vector<std::string> scenario_args(const Study& study, const Scenario& s);
 

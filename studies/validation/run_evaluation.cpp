@@ -54,6 +54,13 @@ Cluster run_cluster(const ValidationRun& run) {
                                    "nodes applies to a cluster of one node type; " + c.name + " has " +
                                        std::to_string(c.node_types.size())}});
     }
+    const long gpus = static_cast<long>(run.nodes) * c.node_types.front().gpus_per_node;
+    if (gpus > kMaxClusterGpus) {
+      throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "nodes",
+                                   std::to_string(run.nodes) + " nodes of " + std::to_string(c.node_types.front().gpus_per_node) +
+                                       " GPUs make " + std::to_string(gpus) + " GPUs; hetsim simulates at most " +
+                                       std::to_string(kMaxClusterGpus)}});
+    }
     c.node_types.front().count = run.nodes;
     index_gpus(c);
   }

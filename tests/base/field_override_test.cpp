@@ -93,9 +93,33 @@ TEST(FieldOverride, ReaderBlamesTheSetForWhatItWrote) {
 
 TEST(FieldOverride, AnErrorCutsAHugeValueToItsStartAndLength) {
   // Issue 35: a 120 KB value was repeated whole in its error message.
-  const std::string huge(120000, 'a');
+  // (Now over the cap of a --set: a 60 KB value, the largest kind accepted, shows the cut.)
+  const std::string huge(60000, 'a');
   const std::string what = error_of(kCluster, "cluster.nics.bandwidth=" + huge);  // no such field
-  EXPECT_EQ(what, "--set cluster.nics.bandwidth=" + huge.substr(0, 60) + "... (120000 characters): error: no field \"nics\" in cluster");
+  EXPECT_EQ(what, "--set cluster.nics.bandwidth=" + huge.substr(0, 60) + "... (60000 characters): error: no field \"nics\" in cluster");
+}
+
+TEST(FieldOverride, ASetOverTheCapsIsRefusedWithItsSize) {
+  // Issue 35: 20 000 list items took 1.4 GB and 40 000 ran out of 4 GiB.
+  const std::string value(70000, '1');
+  EXPECT_EQ(error_of(kCluster, "cluster.name=" + value),
+            "--set cluster.name=" + value.substr(0, 47) + "... (70013 characters): error: has 70013 characters; a --set is at most "
+            "65536 (edit a copy of the file for a larger change)");
+  const std::string path = "cluster." + std::string(2000, 'k');
+  EXPECT_EQ(error_of(kCluster, path + "=1"), "--set " + path.substr(0, 60) + "... (2010 characters): error: the field path has 2008 "
+                                             "characters; at most 1024");
+}
+
+TEST(FieldOverride, MarksHoldEachSetsTextOnceWhateverTheNodesItWrote) {
+  // Issue 35: every node a --set wrote held its own copy of the --set's text, so a value of n items
+  // under a long path took n times the text: 30 000 items under a 1000-character key, 36 MB.
+  std::string items;
+  for (int i = 0; i < 30000; ++i) items += i ? ",1" : "1";
+  const std::string set = "cluster." + std::string(1000, 'k') + "=[" + items + "]";
+  OverrideMarks marks;
+  (void)apply(kCluster, {set}, &marks);
+  EXPECT_EQ(marks.size(), 30001u);  // the list and its items
+  EXPECT_LT(marks.text_bytes(), 2000u);
 }
 
 }  // namespace

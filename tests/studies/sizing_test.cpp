@@ -60,6 +60,23 @@ TEST(Sizing, MixesAreEveryCountWithinTheBudgetAndNoMore) {
   EXPECT_THROW((void)enumerate_mixes(s, 3), InputError);
 }
 
+TEST(Sizing, AMixOverTheClusterGpuCapIsRefusedNamingIt) {
+  // Issue 35: a cluster is capped at 131 072 GPUs; a budget that allows a larger mix says so
+  // instead of handing it to a run that would end for want of memory.
+  Sizing s = load_sizing(fixture());
+  s.budget_capex_usd.reset();
+  s.budget_power_w.reset();
+  s.offers.resize(1);
+  s.offers[0].min_count = s.offers[0].max_count = 70000;  // 2 GPUs each: 140 000
+  try {
+    (void)enumerate_mixes(s, 1000);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("140000 GPUs; hetsim simulates at most 131072: lower the offers' max_count"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Sizing, CostsAmortiseCapexAndChargeEnergyWithPue) {
   const Sizing s = load_sizing(fixture());
   const Mix m = make_mix(s, {1, 2});  // 40k + 30k USD, 1.5 + 2 kW

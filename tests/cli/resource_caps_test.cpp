@@ -1,0 +1,142 @@
+// File: tests/cli/resource_caps_test.cpp
+// Resource limits (issue 35, items 5 and 6): input sizes are capped with messages that say the
+// limit, studies are expanded one scenario at a time, and a run under an address-space limit
+// (ulimit -v) either finishes with the same time or stops with a resource error (exit 2), never
+// with SimGrid's "Failed to allocate stack" backtrace or an internal error.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp(const std::string& name) {
+  return fs::temp_directory_path() / ("hetsim-resource-caps-" + std::to_string(::getpid()) + "-" + name);
+}
+
+// `hetsim -q ARGS` under `ulimit -v KIB` (0: none), with its stdout and stderr captured together.
+test::CliRun run_limited(long kib, const std::string& args) {
+  const std::string limit = kib > 0 ? "ulimit -v " + std::to_string(kib) + "; " : "";
+  FILE* p = popen(("(" + limit + "exec " + test::hetsim_binary() + " -q " + args + ") 2>&1").c_str(), "r");
+  test::CliRun r;
+  if (p == nullptr) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string iteration_time(const std::string& summary) {
+  std::smatch m;
+  return std::regex_search(summary, m, std::regex("iteration time: [^\n]*")) ? m.str() : "";
+}
+
+TEST(ResourceCaps, ASetOverTheCapIsRefusedWithItsSizeAndNotRepeated) {
+  // 20 000 list items once took 1.4 GB (each node the value wrote held its own copy of the --set).
+  std::string items;
+  for (int i = 0; i < 20000; ++i) items.append(i ? "," : "").append(std::to_string(i));
+  const std::string value = "[" + items + "]";
+  const test::CliRun r = test::run_hetsim("simulate --no-upper-bound --set 'cluster.node_types[0].nic.bandwidth=" + value + "'",
+                                          test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  const std::string arg = "cluster.node_types[0].nic.bandwidth=" + value;
+  EXPECT_EQ(r.output, "--set " + arg.substr(0, 60) + "... (" + std::to_string(arg.size()) + " characters): error: has " +
+                          std::to_string(arg.size()) + " characters; a --set is at most 65536 (edit a copy of the file for a larger change)\n");
+}
+
+TEST(ResourceCaps, AMillionScenarioStudyIsCheckedInLittleMemory) {
+  // Its scenarios were made all at once: 1 000 000 lists of edits and axis values took ~1 GB
+  // before anything ran. Now one at a time: the dry run fits in 600 MB of address space.
+  const fs::path study = temp("million.yaml");
+  {
+    std::ofstream out(study);
+    out << "name: million\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\nvary:\n";
+    for (const char* field : {"cluster.name", "model.name"}) {
+      out << "  - set: " << field << "\n    values: [";
+      for (int i = 0; i < 1000; ++i) out << (i ? ", " : "") << "n" << i << "-" << std::string(80, 'x');
+      out << "]\n";
+    }
+  }
+#if defined(__SANITIZE_ADDRESS__)
+  const long kib = 0;  // AddressSanitizer maps terabytes of shadow memory: no address-space limit
+#else
+  const long kib = 600000;
+#endif
+  const test::CliRun r = run_limited(kib, "sweep --dry-run " + study.string());
+  EXPECT_EQ(r.rc, 0) << r.output;
+  EXPECT_EQ(r.output, "study million: 1000000 scenario(s), checked; nothing run (--dry-run)\n");
+  fs::remove(study);
+}
+
+TEST(ResourceCaps, AStudyValueOverTheCapIsRefusedWhereItIs) {
+  const fs::path study = temp("big-value.yaml");
+  std::ofstream(study) << "name: big\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\nvary:\n"
+                          "  - set: cluster.name\n    values: [a, " << std::string(70000, 'b') << "]\n";
+  const test::CliRun r = test::run_hetsim("sweep --dry-run " + study.string(), test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, study.string() + ":8:17: error: vary[0].values[1]: makes a --set of 70013 characters; at most 65536 "
+                                       "(edit a copy of the file for a larger change)\n");
+  fs::remove(study);
+}
+
+TEST(ResourceCaps, AClusterOfMillionsOfGpusIsRefusedAtLoadNamingTheCount) {
+  // The fixture's message is checked by BadInputs; here: refused at once, before any per-GPU work
+  // (it ran 29 s, then std::bad_alloc).
+  const fs::path file = test::source_dir() / "tests/fixtures/bad/cluster_too_many_gpus_issue35.yaml";
+  const auto t0 = std::chrono::steady_clock::now();
+  const test::CliRun r = test::run_hetsim("simulate --no-upper-bound --cluster " + file.string(), test::Capture::kStderr);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find(":6:12: error: node_types[0].count: 100000 nodes of 64 GPUs bring the cluster to 6400000 GPUs; "
+                          "hetsim simulates at most 131072"),
+            std::string::npos)
+      << r.output;
+  EXPECT_LT(wall_s, 10.0);
+}
+
+TEST(ResourceCaps, AValidationRunOfMillionsOfGpusIsRefusedAtItsNodes) {
+  // A run's nodes: replaces its cluster's count after the cluster's own check.
+  const fs::path runs = temp("runs.yaml");
+  std::ofstream(runs) << "- name: huge\n  source: test\n  cluster: a100-8x8\n  nodes: 1000000\n"
+                         "  collective: {op: allreduce, size: 1GiB, group: 0-7}\n  measured: {busbw_Bps: 230e9}\n";
+  const test::CliRun r = test::run_hetsim("validate --runs " + runs.string(), test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, runs.string() + ":1:3: error: nodes: 1000000 nodes of 8 GPUs make 8000000 GPUs; hetsim simulates at most 131072\n");
+  fs::remove(runs);
+}
+
+TEST(ResourceCaps, UnderAnAddressSpaceLimitARunGivesTheSameTimeOrAResourceError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
+#endif
+  // 4096 GPUs: the gradient all-reduce's 4096 concurrent flows run between relay actors, 256
+  // stacks of 8 MiB (2 GiB of address space). Under a 1 GB limit SimGrid aborted with "Failed to
+  // allocate stack"; now the actors fit the space left (the flows run host to host: the same time).
+  const std::string args = "simulate --no-upper-bound --model gpt3-1.3b --cluster " +
+                           (test::source_dir() / "tests/fixtures/clusters/a100-4096.yaml").string();
+  const test::CliRun free_run = run_limited(0, args);
+  ASSERT_EQ(free_run.rc, 0) << free_run.output;
+  const test::CliRun limited = run_limited(1000000, args);
+  EXPECT_EQ(limited.rc, 0) << limited.output;
+  EXPECT_EQ(iteration_time(limited.output), iteration_time(free_run.output));
+  EXPECT_NE(iteration_time(free_run.output), "");
+  // Far less space: a resource error naming the limit, whichever allocation fails first.
+  const test::CliRun starved = run_limited(120000, args);
+  EXPECT_EQ(starved.rc, 2) << starved.output;
+  EXPECT_NE(starved.output.find("ulimit -v 120000: error: "), std::string::npos) << starved.output;
+  EXPECT_NE(starved.output.find("raise"), std::string::npos) << starved.output;
+  EXPECT_EQ(starved.output.find("internal error"), std::string::npos) << starved.output;
+  EXPECT_EQ(starved.output.find("Backtrace"), std::string::npos) << starved.output;
+}
+
+}  // namespace
+}  // namespace hetsim
