@@ -155,7 +155,9 @@ TEST(StageWork, MoeAndLatentAttentionSplitLikeMegatronCore) {
     const auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; });
     ASSERT_NE(it, g.ops.end()) << name;
     EXPECT_EQ(megatron_split(*it, true), split) << name;
-    if (split == TpSplit::kSequence) EXPECT_EQ(megatron_split(*it, false), TpSplit::kReplicated) << name;
+    if (split == TpSplit::kSequence) {
+      EXPECT_EQ(megatron_split(*it, false), TpSplit::kReplicated) << name;
+    }
   }
 }
 
