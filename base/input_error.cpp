@@ -22,9 +22,9 @@ std::string join(const std::vector<Diagnostic>& ds) {
 // At most this many problems are reported; a file with a million bad keys gets a summary line.
 constexpr size_t kMaxReported = 50;
 
-std::vector<Diagnostic> capped(std::vector<Diagnostic> d) {
+std::vector<Diagnostic> capped(std::vector<Diagnostic> d, size_t not_kept) {
   if (d.size() <= kMaxReported) return d;
-  const size_t more = d.size() - kMaxReported;
+  const size_t more = d.size() - kMaxReported + not_kept;
   // Located at the first problem not shown, so that an editor jumps to where the rest begin.
   Diagnostic next = d[kMaxReported];
   d.resize(kMaxReported);
@@ -49,9 +49,10 @@ std::string Diagnostic::str() const {
   return out;
 }
 
-InputError::InputError(std::vector<Diagnostic> diagnostics) : InputError(capped(std::move(diagnostics)), 0) {}
+InputError::InputError(std::vector<Diagnostic> diagnostics, size_t not_kept)
+    : InputError(capped(std::move(diagnostics), not_kept), Capped{}) {}
 
-InputError::InputError(std::vector<Diagnostic> diagnostics, int)
+InputError::InputError(std::vector<Diagnostic> diagnostics, Capped)
     : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
 
 InputError::InputError(std::string file, std::string field, std::string message)
@@ -65,8 +66,16 @@ InputError out_of_memory(const std::string& who) {
                                    " or give it a smaller cluster or model");
 }
 
+void Diagnostics::add(Diagnostic d) {
+  if (items_.size() <= kMaxReported) {  // the shown ones and the first not shown (its location)
+    items_.push_back(std::move(d));
+  } else {
+    ++not_kept_;
+  }
+}
+
 void Diagnostics::throw_if_any() const {
-  if (!items_.empty()) throw InputError(items_);
+  if (!items_.empty()) throw InputError(items_, not_kept_);
 }
 
 }  // namespace hetsim

@@ -27,17 +27,19 @@ struct Diagnostic {
 class InputError : public std::runtime_error {
  public:
   // More than 50 problems are cut to the first 50 and a line saying how many more there were,
-  // located at the first of them.
-  explicit InputError(std::vector<Diagnostic> diagnostics);
+  // located at the first of them. `not_kept`: problems counted beyond `diagnostics` but not kept
+  // (Diagnostics keeps 51).
+  explicit InputError(std::vector<Diagnostic> diagnostics, size_t not_kept = 0);
   InputError(std::string file, std::string field, std::string message);  // a single problem
 
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
   // The diagnostics of another InputError (already cut to 50), e.g. one thrown in a simulation
   // process and passed back to its parent.
-  [[nodiscard]] static InputError as_reported(std::vector<Diagnostic> diagnostics) { return InputError(std::move(diagnostics), 0); }
+  [[nodiscard]] static InputError as_reported(std::vector<Diagnostic> diagnostics) { return InputError(std::move(diagnostics), Capped{}); }
 
  private:
-  InputError(std::vector<Diagnostic> diagnostics, int);  // already capped
+  struct Capped {};
+  InputError(std::vector<Diagnostic> diagnostics, Capped);
   std::vector<Diagnostic> diagnostics_;
 };
 
@@ -46,15 +48,18 @@ class InputError : public std::runtime_error {
 [[nodiscard]] InputError out_of_memory(const std::string& who);
 
 // Collects problems while a file is parsed and checked; throw_if_any() reports them together.
+// Only the problems that will be shown are kept, the rest counted: a 4 MB file of two million
+// bad values held two million messages (5.6 GB).
 class Diagnostics {
  public:
-  void add(Diagnostic d) { items_.push_back(std::move(d)); }
+  void add(Diagnostic d);
   [[nodiscard]] bool empty() const { return items_.empty(); }
-  [[nodiscard]] size_t size() const { return items_.size(); }
+  [[nodiscard]] size_t size() const { return items_.size() + not_kept_; }  // every problem added
   void throw_if_any() const;
 
  private:
   std::vector<Diagnostic> items_;
+  size_t not_kept_ = 0;
 };
 
 }  // namespace hetsim

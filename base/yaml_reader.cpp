@@ -283,6 +283,11 @@ std::vector<FieldReader> FieldReader::list(std::string_view key) {
     diags_->add(at(*n, field(key), "expected a non-empty list"));
     return out;
   }
+  if (n->size() > kMaxListEntries) {
+    diags_->add(at(*n, field(key), "has " + std::to_string(n->size()) + " entries; a list of mappings holds at most " +
+                                       std::to_string(kMaxListEntries)));
+    return out;
+  }
   for (size_t i = 0; i < n->size(); ++i) {
     out.emplace_back((*n)[i], field(key) + "[" + std::to_string(i) + "]", file_, diags_, marks_);
   }
@@ -322,6 +327,10 @@ YamlFile YamlFile::load_list(const std::filesystem::path& path) {
     throw InputError({Diagnostic{path.string(), known ? m.line + 1 : 1, known ? m.column + 1 : 1, "",
                                  "expected a non-empty list of entries at the top level (\"- name: ...\")"}});
   }
+  if (f.root_.size() > FieldReader::kMaxListEntries) {
+    throw InputError(path.string(), "", "has " + std::to_string(f.root_.size()) + " entries; a list of entries holds at most " +
+                                            std::to_string(FieldReader::kMaxListEntries));
+  }
   return f;
 }
 
@@ -329,14 +338,24 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
   YamlFile f;
   f.file_ = std::make_shared<const std::string>(path.string());
   check_input_file(path);
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), "", "cannot open file");
+  // Read up to one byte past the cap, whatever the file's size says (it may grow, or be a /proc
+  // file that says 0).
+  std::string text(kMaxYamlFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.bad()) throw InputError(path.string(), "", "cannot be read");
+  if (text.size() > kMaxYamlFileBytes) {
+    throw InputError(path.string(), "", "is over " + std::to_string(kMaxYamlFileBytes) +
+                                            " bytes; an input file is at most 2 MiB (the largest hetsim writes is under 0.5 MB)");
+  }
   try {
-    f.root_ = YAML::Load(in);
+    f.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError({yaml_parse_problem(e, path.string())});
   }
-  std::vector<Diagnostic> problems = yaml_tree_problems(f.root_, path.string(), std::filesystem::file_size(path));
+  std::vector<Diagnostic> problems = yaml_tree_problems(f.root_, path.string(), text.size());
   if (!problems.empty()) throw InputError(std::move(problems));
   return f;
 }

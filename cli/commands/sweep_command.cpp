@@ -10,7 +10,7 @@
 
 #include "base/data_dir.hpp"
 #include "base/field_override.hpp"
-#include "base/yaml_tree.hpp"
+#include "base/yaml_reader.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
@@ -33,13 +33,9 @@ struct InputTree {
 };
 InputTree input_tree(const std::string& arg, const char* folder, const char* what) {
   try {
-    const std::filesystem::path path = resolve_input(arg, folder, what);
-    YAML::Node root = YAML::LoadFile(path.string());
-    const std::vector<Diagnostic> problems = yaml_tree_problems(root, path.string(), std::filesystem::file_size(path));
-    if (!problems.empty()) return {{}, problems.front().str()};
-    return {root, {}};
-  } catch (const std::exception& e) {
-    return {{}, e.what()};
+    return {YamlFile::load(resolve_input(arg, folder, what)).tree(), {}};  // (its size, shape and text checked)
+  } catch (const InputError& e) {
+    return {{}, e.diagnostics().front().str()};
   }
 }
 

@@ -81,10 +81,10 @@ std::optional<YAML::Node> field_node(const YAML::Node& map, std::string_view key
 // unknown keys are checked here too.
 class HybridPlanReader {
  public:
-  HybridPlanReader(const std::filesystem::path& path, const ModelSpec& model)
-      : file_(std::make_shared<const std::string>(YamlFile::load(path).name())),
-        root_(YAML::LoadFile(path.string())),
-        model_(model) {}
+  HybridPlanReader(const std::filesystem::path& path, const ModelSpec& model) : HybridPlanReader(YamlFile::load(path), model) {}
+  // (the file read once: a second read could meet another file, unchecked)
+  HybridPlanReader(const YamlFile& file, const ModelSpec& model)
+      : file_(std::make_shared<const std::string>(file.name())), root_(file.tree()), model_(model) {}
 
   HybridPlan read() {
     FieldReader r(root_, "", file_, &diags_);

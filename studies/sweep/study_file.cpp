@@ -90,6 +90,10 @@ Study load_study(const std::filesystem::path& path) {
   if (std::optional<std::string> plan = r.opt_text("plan")) {
     const std::filesystem::path p(*plan);
     s.plan = (p.is_absolute() ? p : path.parent_path() / p).string();
+    std::error_code ec;  // (its text keys every scenario: read before any run reads it)
+    if (const uintmax_t bytes = std::filesystem::file_size(s.plan, ec); !ec && bytes > kMaxYamlFileBytes) {
+      r.error("plan", s.plan + " is " + std::to_string(bytes) + " bytes; an input file is at most " + std::to_string(kMaxYamlFileBytes));
+    }
   }
   if (s.run == "simulate" && s.strategy.empty() && s.plan.empty()) r.error("run", "simulate needs strategy: NAME or plan: FILE");
   if (s.run == "plan" && (!s.strategy.empty() || !s.plan.empty())) r.error("run", "strategy and plan go with run: simulate");

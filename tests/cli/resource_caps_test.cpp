@@ -114,6 +114,43 @@ TEST(ResourceCaps, AValidationRunOfMillionsOfGpusIsRefusedAtItsNodes) {
   fs::remove(runs);
 }
 
+TEST(ResourceCaps, AYamlFileOverTwoMibIsRefusedBeforeItIsParsed) {
+  // A 4 MB cluster file of two million values took 5.6 GB and 15 s to refuse (yaml-cpp holds
+  // ~470 bytes a value); now it is refused by its size, in little memory.
+  const fs::path big = temp("big.yaml");
+  {
+    std::ofstream out(big);
+    out << "name: x\nnode_types: [1";
+    for (int i = 0; i < 2000000; ++i) out << ",1";
+    out << "]\n";
+  }
+#if defined(__SANITIZE_ADDRESS__)
+  const long kib = 0;
+#else
+  const long kib = 600000;
+#endif
+  const test::CliRun r = run_limited(kib, "simulate --no-upper-bound --cluster " + big.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, big.string() + ": error: is over 2097152 bytes; an input file is at most 2 MiB (the largest hetsim writes is "
+                                     "under 0.5 MB)\n");
+  fs::remove(big);
+}
+
+TEST(ResourceCaps, AListOfMoreMappingsThanACapIsRefusedAsOneProblem) {
+  // 131 073 node types ({} each): each was read (~1 KB) and reported missing its 8 fields.
+  const fs::path many = temp("many.yaml");
+  {
+    std::ofstream out(many);
+    out << "name: x\nnode_types: [{}";
+    for (int i = 0; i < 131072; ++i) out << ", {}";
+    out << "]\nnetwork: {topology: single-switch, switch_latency: 1us}\n";
+  }
+  const test::CliRun r = test::run_hetsim("simulate --no-upper-bound --cluster " + many.string(), test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, many.string() + ":2:13: error: node_types: has 131073 entries; a list of mappings holds at most 131072\n");
+  fs::remove(many);
+}
+
 TEST(ResourceCaps, UnderAnAddressSpaceLimitARunGivesTheSameTimeOrAResourceError) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
