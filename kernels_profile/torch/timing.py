@@ -57,6 +57,31 @@ def identity():
     return name, driver, clock, date
 
 
+def library():
+    """PyTorch and cuBLAS versions, for the provenance column `library`."""
+    text = f"torch {torch.__version__} CUDA {torch.version.cuda}"
+    try:  # cuBLAS as loaded by this PyTorch (cublasGetVersion_v2 of the process's libcublas)
+        import ctypes
+
+        torch.mm(torch.ones(16, 16, device="cuda"), torch.ones(16, 16, device="cuda"))  # loads cuBLAS
+        v = ctypes.c_int()
+        for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so"):
+            try:
+                lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
+            except OSError:
+                continue
+            if lib.cublasGetProperty(0, ctypes.byref(v)) == 0:
+                major = v.value
+                lib.cublasGetProperty(1, ctypes.byref(v))
+                minor = v.value
+                lib.cublasGetProperty(2, ctypes.byref(v))
+                text += f" cuBLAS {major}.{minor}.{v.value}"
+                break
+    except Exception:  # noqa: BLE001 - provenance only
+        pass
+    return text
+
+
 def append_rows(path, header, rows):
     """Appends rows to path, writing header first when the file is new or empty."""
     fresh = not os.path.exists(path) or os.path.getsize(path) == 0
