@@ -40,6 +40,45 @@ def median_seconds(fn, warmup=WARMUP, timed=TIMED, back_to_back=BACK_TO_BACK):
     return statistics.median(times)
 
 
+def graph_median_seconds(fn, warmup=2, timed=7):
+    """Median GPU time of one fn(), replayed from a CUDA graph of k back-to-back calls: PyTorch's host
+    dispatch (tens of microseconds on a slow host) cannot stretch a short kernel, as it can when
+    median_seconds launches eagerly. k = enough calls for about 1 ms, 1 to 20. Falls back to
+    median_seconds where fn cannot be captured."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(max(1, warmup)):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    k = max(1, min(20, int(1.0 / max(start.elapsed_time(end), 1e-3)) + 1))
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(k):
+                fn()
+    except Exception:  # noqa: BLE001 - not capturable: eager launches
+        torch.cuda.synchronize()
+        return median_seconds(fn, warmup=warmup, timed=timed)
+    graph.replay()
+    times = []
+    for _ in range(timed):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3 / k)
+    del graph
+    return statistics.median(times)
+
+
 def identity():
     """(gpu name, driver, max SM clock in MHz, UTC date) of device 0."""
     name = torch.cuda.get_device_name(0)
