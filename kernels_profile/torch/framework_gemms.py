@@ -25,7 +25,7 @@ tokens (bf16, fp8), the layers `hetsim-layer-bench` measures (fp16), and the exp
 the shipped MoE models at expert parallelism 1 to 64 plus a grid over 8-256 experts and top-k
 2-8.
 
-Usage: framework_gemms.py --device H100-SXM5-80GB --out kernels_profile/measured/framework/h100.csv [--quick]
+Usage: framework_gemms.py --device H100-SXM5-80GB --out kernels_profile/measured/h100-framework.csv [--quick]
 """
 import argparse
 import sys
