@@ -102,8 +102,8 @@ std::optional<std::string> CsvRow::date(size_t column, const std::string& what) 
   return text;
 }
 
-void read_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
-              const std::function<void(const CsvRow&)>& on_row) {
+void read_csv(const std::filesystem::path& path, const std::vector<std::string>& required,
+              const std::function<void(const CsvRow&)>& on_row, const std::vector<std::string>& optional) {
   const std::string file = path.string();
   check_input_file(path);
   std::ifstream in(path);
@@ -112,6 +112,7 @@ void read_csv(const std::filesystem::path& path, const std::vector<std::string>&
   std::string line;
   int line_no = 0;
   bool header = false;
+  std::vector<std::string> columns = required;  // the header's, once read
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -121,8 +122,12 @@ void read_csv(const std::filesystem::path& path, const std::vector<std::string>&
       header = true;
       std::vector<std::string> names;
       for (const auto& [f, col] : fields) names.push_back(f);
+      columns = required;
+      for (size_t i = 0; i < optional.size() && names.size() > columns.size(); ++i) columns.push_back(optional[i]);
       if (names != columns) {
-        diags.add({file, line_no, 1, "header", "expected the columns " + join(columns)});
+        std::string want = "expected the columns " + join(required);
+        if (!optional.empty()) want += ", then optionally " + join(optional) + " (in that order)";
+        diags.add({file, line_no, 1, "header", want});
         break;
       }
       continue;

@@ -21,6 +21,7 @@ class CsvRow {
       : file_(file), line_(line), columns_(columns), fields_(std::move(fields)), diags_(diags) {}
 
   [[nodiscard]] const std::string& text(size_t column) const { return fields_[column].first; }
+  [[nodiscard]] bool has(size_t column) const { return column < fields_.size(); }
   // A required non-empty text; reports "missing value" (with `what`, if given) when empty.
   [[nodiscard]] const std::string& required(size_t column, const std::string& what = "") const;
   // A finite number in [min, max]; nullopt (after a diagnostic when `required`) when empty or invalid.
@@ -43,10 +44,11 @@ class CsvRow {
   Diagnostics* diags_;
 };
 
-// Reads `file` whose header must be exactly `columns`; calls `on_row` for every data row with
-// the right number of fields. Throws InputError with every problem found (including those the
-// callback reports through the row).
+// Reads `file` whose header must be exactly `columns`, followed by any leading part of `optional`
+// (trailing columns a format added later: older files lack them); calls `on_row` for every data
+// row with as many fields as the header (row.has(c) says whether optional column c is there).
+// Throws InputError with every problem found (including those the callback reports through the row).
 void read_csv(const std::filesystem::path& file, const std::vector<std::string>& columns,
-              const std::function<void(const CsvRow&)>& on_row);
+              const std::function<void(const CsvRow&)>& on_row, const std::vector<std::string>& optional = {});
 
 }  // namespace hetsim

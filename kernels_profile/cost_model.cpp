@@ -110,29 +110,56 @@ std::optional<KernelEstimate> CostModel::flash_attention(const Device& device, c
   return e;
 }
 
+// A product's kernels per pass direction: forward x·Wᵀ (bias in the epilogue), backward the data
+// gradient dy·W and the weight gradient dyᵀ·x (a recomputed forward again). Each from the rows of
+// the layout frameworks run (gemm_fwd / gemm_dgrad / gemm_wgrad; for experts the grouped kernels
+// over all local experts, grouped_gemm_*), else from cuBLAS's NN rows (`gemm`) at that shape.
+std::optional<KernelEstimate> CostModel::gemm_from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const {
+  const GemmShape& g = op.gemm;
+  // Products with a weight (x·Wᵀ); attention's batched products and convolutions keep the NN rows.
+  const bool weights = op.kind == OpKind::kLinear || op.kind == OpKind::kLmHead || op.kind == OpKind::kMoeExpert;
+  enum Dir { kFwd, kDgrad, kWgrad };
+  // Shapes in each kernel's row convention (kernels_profile/README.md): the NN table and hetsim's
+  // op take the weight gradient as (k, n, m); the framework rows as dW[out x in] = (n, k, m); the
+  // grouped rows put all local experts' rows (batch x m) in one dimension.
+  auto estimate = [&](Dir dir) -> std::optional<KernelEstimate> {
+    static constexpr const char* kSuffix[] = {"fwd", "dgrad", "wgrad"};
+    if (op.kind == OpKind::kMoeExpert) {
+      const long rows = g.batch * g.m;
+      const GemmShape grouped[] = {{g.batch, rows, g.n, g.k}, {g.batch, rows, g.k, g.n}, {g.batch, g.n, g.k, rows}};
+      if (const KernelSeries* s = tables_->find(device.name, std::string("grouped_gemm_") + kSuffix[dir], dtype)) {
+        if (auto e = s->gemm(grouped[dir])) return e;
+      }
+    }
+    const GemmShape framework[] = {g, {g.batch, g.m, g.k, g.n}, {g.batch, g.n, g.k, g.m}};
+    if (const KernelSeries* s = weights ? tables_->find(device.name, std::string("gemm_") + kSuffix[dir], dtype) : nullptr) {
+      if (auto e = s->gemm(framework[dir])) return e;
+    }
+    const GemmShape nn[] = {g, {g.batch, g.m, g.k, g.n}, {g.batch, g.k, g.n, g.m}};
+    const KernelSeries* s = tables_->find(device.name, "gemm", dtype);
+    return s != nullptr ? s->gemm(nn[dir]) : std::nullopt;
+  };
+  std::vector<Dir> dirs;
+  if (pass == Pass::kForward) {
+    dirs = {kFwd};
+  } else {
+    dirs = {kDgrad, kWgrad};
+    if (op.recompute_flops > 0) dirs.push_back(kFwd);
+  }
+  KernelEstimate total{0, CostSource::kMeasured};
+  for (const Dir d : dirs) {
+    const std::optional<KernelEstimate> e = estimate(d);
+    if (!e) return std::nullopt;
+    total.seconds += e->seconds;
+    total.source = weaker(total.source, e->source);
+  }
+  return total;
+}
+
 std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const {
   if (tables_ == nullptr) return std::nullopt;
   if (op.kind == OpKind::kFlashAttention) return flash_attention(device, op, dtype, pass);
-  if (is_matmul(op.kind)) {
-    const KernelSeries* s = tables_->find(device.name, "gemm", dtype);
-    if (s == nullptr) return std::nullopt;
-    const GemmShape& g = op.gemm;
-    std::vector<GemmShape> gemms;
-    if (pass == Pass::kForward) {
-      gemms = {g};
-    } else {  // input gradient (b, m, k, n) and weight gradient (b, k, n, m), plus recompute
-      gemms = {{g.batch, g.m, g.k, g.n}, {g.batch, g.k, g.n, g.m}};
-      if (op.recompute_flops > 0) gemms.push_back(g);
-    }
-    KernelEstimate total{0, CostSource::kMeasured};
-    for (const GemmShape& x : gemms) {
-      const std::optional<KernelEstimate> e = s->gemm(x);
-      if (!e) return std::nullopt;
-      total.seconds += e->seconds;
-      total.source = weaker(total.source, e->source);
-    }
-    return total;
-  }
+  if (is_matmul(op.kind)) return gemm_from_tables(device, op, dtype, pass);
   const KernelSeries* s = tables_->find(device.name, table_kernel(op.kind, pass), dtype);
   if (s == nullptr) return std::nullopt;
   std::optional<KernelEstimate> e = s->by_bytes(pass == Pass::kForward ? op.fwd_bytes : op.bwd_bytes);

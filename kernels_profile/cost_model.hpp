@@ -50,6 +50,7 @@ class CostModel {
 
  private:
   [[nodiscard]] std::optional<KernelEstimate> from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const;
+  [[nodiscard]] std::optional<KernelEstimate> gemm_from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const;
   [[nodiscard]] std::optional<KernelEstimate> flash_attention(const Device& device, const Op& op, DType dtype, Pass pass) const;
   [[nodiscard]] double roofline_s(const Device& device, const Op& op, DType dtype, Pass pass) const;
 

@@ -30,8 +30,25 @@ const std::vector<std::string>& kernel_names() {
       "gemm",          "attention_fwd",       "attention_bwd",       "flash_attention_fwd", "flash_attention_bwd",
       "flash_attention_causal_fwd", "flash_attention_causal_bwd", "layernorm_fwd", "layernorm_bwd", "softmax_fwd",
       "softmax_bwd",   "gelu_fwd",            "gelu_bwd",            "embedding_fwd",       "embedding_bwd",
-      "copy"};
+      "copy",          "gemm_fwd",            "gemm_dgrad",          "gemm_wgrad",          "grouped_gemm_fwd",
+      "grouped_gemm_dgrad", "grouped_gemm_wgrad"};
   return kNames;
+}
+
+double shaped_flops(std::string_view kernel, const GemmShape& g) {
+  const double mnk = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  return is_grouped_kernel(kernel) ? mnk : static_cast<double>(g.batch) * mnk;
+}
+
+double shaped_elements(std::string_view kernel, const GemmShape& g) {
+  const double b = static_cast<double>(g.batch), m = static_cast<double>(g.m), n = static_cast<double>(g.n),
+               k = static_cast<double>(g.k);
+  if (is_grouped_kernel(kernel)) {  // forward / data gradient: rows in, rows out, every group's weights;
+    // weight gradient (m, n per group, k rows): both row operands in, every group's output
+    return kernel.ends_with("wgrad") ? k * m + k * n + b * m * n : m * k + b * k * n + m * n;
+  }
+  const bool gemm = kernel.find("gemm") != std::string_view::npos;
+  return b * (m * k + k * n + (gemm ? m * n : 0.0));
 }
 
 double median(std::vector<double> v) {
@@ -77,17 +94,20 @@ std::array<double, 4> log_coords(const GemmShape& g) {
 
 }  // namespace
 
-double KernelSeries::gemm_flops(const GemmShape& g) const {
-  return 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-}
+double KernelSeries::gemm_flops(const GemmShape& g) const { return shaped_flops(kernel_, g); }
 
 double KernelSeries::gemm_bytes(const GemmShape& g) const {
+  // Attention rows too are fitted with their output counted (the fit's bytes column, not memory held).
   const double b = static_cast<double>(g.batch), m = static_cast<double>(g.m), n = static_cast<double>(g.n),
                k = static_cast<double>(g.k);
-  return b * (m * k + k * n + m * n) * dtype_bytes(dtype_);
+  const double elements = is_grouped_kernel(kernel_) ? shaped_elements(kernel_, g) : b * (m * k + k * n + m * n);
+  return elements * dtype_bytes(dtype_);
 }
 
 void KernelSeries::prepare() {
+  if (std::any_of(samples_.begin(), samples_.end(), [](const KernelSample& s) { return s.framework; })) {
+    std::erase_if(samples_, [](const KernelSample& s) { return !s.framework; });
+  }
   if (!is_gemm()) {
     std::sort(samples_.begin(), samples_.end(), [](const KernelSample& a, const KernelSample& b) { return a.bytes < b.bytes; });
   }
@@ -221,6 +241,7 @@ std::string row_key_text(const std::string& device, const std::string& kernel, D
   } else {
     k += format_double("%.17g", s.bytes) + " bytes";
   }
+  if (s.framework) k += " (framework)";
   return k;
 }
 
@@ -229,6 +250,7 @@ std::string row_key_text(const std::string& device, const std::string& kernel, D
 void KernelTables::load_file(const std::filesystem::path& file) {
   static const std::vector<std::string> kColumns{"device", "kernel", "dtype",  "batch", "m",      "n",   "k",
                                                  "bytes",  "seconds", "gpu", "driver", "clock_mhz", "date"};
+  static const std::vector<std::string> kOptional{"library"};  // e.g. "torch 2.11.0+cu130 CUDA 13.0 cuBLAS 13.1.0"
   enum Col { kDevice, kKernel, kDtype, kBatch, kM, kN, kK, kBytes, kSeconds, kGpu, kDriver, kClock, kDate };
   const std::vector<std::string> devices = shipped_device_names();
   std::map<std::string, Device> loaded;  // the datasheet figures rows are checked against
@@ -271,16 +293,15 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     s.shape = {batch.value_or(1), m.value_or(0), n.value_or(0), k.value_or(0)};
     s.bytes = bytes.value_or(0);
     s.seconds = *seconds;
+    s.framework = row.has(kDate + 1) && !row.text(kDate + 1).empty();
 
     auto it = loaded.find(device);
     if (it == loaded.end()) it = loaded.emplace(device, load_shipped_device(device, Diagnostic{file.string(), row.line(), 0, "device", ""})).first;
     const Device& d = it->second;
-    const double b = static_cast<double>(s.shape.batch), dm = static_cast<double>(s.shape.m),
-                 dn = static_cast<double>(s.shape.n), dk = static_cast<double>(s.shape.k);
     if (shaped) {
       // Operands resident in memory: the product's inputs (and a GEMM's output; fused attention
       // never holds its m x n scores).
-      const double elements = b * (dm * dk + dk * dn + (kernel == "gemm" ? dm * dn : 0.0));
+      const double elements = shaped_elements(kernel, s.shape);
       if (elements * dtype_bytes(*dtype) > d.memory_bytes) {
         fail(kM, "operands of " + format_bytes(elements * dtype_bytes(*dtype)) + " do not fit in " + device + "'s " +
                      format_bytes(d.memory_bytes));
@@ -288,7 +309,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
         fail(kKernel, device + " has no fused (flash) attention kernel (kernels_profile/devices/" + device + ".yaml: flash_attention)");
       } else if (!d.supports(*dtype)) {
         fail(kDtype, device + " has no " + std::string(dtype_name(*dtype)) + " peak (kernels_profile/devices/" + device + ".yaml): a time for it cannot be checked");
-      } else if (const double rate = 2 * b * dm * dn * dk / s.seconds; rate > kPeakMargin * ceiling(d, *dtype)) {
+      } else if (const double rate = shaped_flops(kernel, s.shape) / s.seconds; rate > kPeakMargin * ceiling(d, *dtype)) {
         fail(kSeconds, format_double("%g", s.seconds) + " s is " + format_flop_rate(rate) + ", more than " + device +
                            " can do in " + std::string(dtype_name(*dtype)) + " (" + format_flop_rate(ceiling(d, *dtype)) +
                            (wide(*dtype) ? ", its fastest 16-bit peak: no GPU multiplies 32-bit numbers faster" : ", its peak") + ")");
@@ -317,7 +338,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     at->second.runs.emplace_back(*date, here);
     at->second.seconds.push_back(s.seconds);
     if (fresh) series.add(s);
-  });
+  }, kOptional);
 }
 
 void KernelTables::prepare() {

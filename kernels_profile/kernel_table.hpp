@@ -27,13 +27,23 @@ inline constexpr int kCostSources = 5;
 // GEMMs and attention kernels (unfused and flash) are keyed by shape (batch, m, n, k); the
 // others by bytes moved.
 [[nodiscard]] inline bool is_shaped_kernel(std::string_view kernel) {
-  return kernel == "gemm" || kernel.find("attention") != std::string_view::npos;
+  return kernel.find("gemm") != std::string_view::npos || kernel.find("attention") != std::string_view::npos;
 }
+// A grouped GEMM (grouped_gemm_*: batch = groups, rows of all groups in m or k) does 2·m·n·k FLOPs;
+// every other shaped kernel 2·batch·m·n·k.
+[[nodiscard]] inline bool is_grouped_kernel(std::string_view kernel) { return kernel.starts_with("grouped_gemm"); }
+[[nodiscard]] double shaped_flops(std::string_view kernel, const GemmShape& g);
+// Elements a shaped kernel holds in memory: its operands (a GEMM's output too; fused attention
+// never holds its m x n scores).
+[[nodiscard]] double shaped_elements(std::string_view kernel, const GemmShape& g);
 
 struct KernelSample {
   GemmShape shape;  // GEMM kernels
   double bytes = 0;  // memory-bound kernels: bytes moved
   double seconds = 0;
+  // Measured as a training framework runs the kernel (a row with the `library` column, e.g.
+  // PyTorch's): where a series has such samples, they alone are used (prepare()).
+  bool framework = false;
 };
 
 struct KernelEstimate {
@@ -47,7 +57,7 @@ class KernelSeries {
   KernelSeries(std::string kernel, DType dtype) : kernel_(std::move(kernel)), dtype_(dtype) {}
   void add(const KernelSample& s) { samples_.push_back(s); }
   void set_seconds(size_t sample, double seconds) { samples_[sample].seconds = seconds; }
-  void prepare();  // sorts and fits; call after the last add()
+  void prepare();  // drops other samples where framework ones exist, sorts and fits; call after the last add()
 
   [[nodiscard]] bool is_gemm() const { return is_shaped_kernel(kernel_); }
   [[nodiscard]] const std::vector<KernelSample>& samples() const { return samples_; }

@@ -65,11 +65,13 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     LayerMeasurement m;
     if (attention_column) {
       const std::string& a = row.text(kAttention);
-      if (a != "flash" && a != "unfused") {
-        row.error(kAttention, in_quotes(a) + " is not one of: flash, unfused");
+      static const std::vector<std::string> kKinds{"flash", "unfused", "flash+compiled-casts", "flash+eager-casts"};
+      if (std::find(kKinds.begin(), kKinds.end(), a) == kKinds.end()) {
+        row.error(kAttention, in_quotes(a) + " is not one of: " + join(kKinds));
         return;
       }
-      m.flash = a == "flash";
+      m.flash = a.starts_with("flash");
+      if (a.ends_with("-casts")) m.casts = a.substr(6, a.size() - 6 - 6);  // "compiled" | "eager"
     }
     m.device = row.required(kDevice);
     // The model file's own bounds (workloads/README.md): widths and tokens 2^24, heads 2^16; a
@@ -84,6 +86,11 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     const std::optional<std::string> date = row.date(kDate, "when it was measured");
     if (!h || !a || !f || !s || !b || !fwd || !bwd || !t || m.device.empty() || m.gpu.empty() || !date) return;
     m.date = *date;
+    if ((*t == DType::kFp8) != !m.casts.empty()) {
+      row.error(kDtype, *t == DType::kFp8 ? "an fp8 layer says how its casts ran: attention flash+compiled-casts or flash+eager-casts"
+                                          : "only an fp8 layer has casts (attention " + row.text(kAttention) + ")");
+      return;
+    }
     if (*h % *a != 0) {
       row.error(kHeads, "hidden " + std::to_string(*h) + " is not divisible by heads " + std::to_string(*a));
       return;
@@ -107,7 +114,7 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     // One row per layer shape and run (several runs are repeats, each a row of the table).
     const std::string key = m.device + " " + std::to_string(*h) + " " + std::to_string(*a) + " " + std::to_string(*f) + " " +
                             std::to_string(*s) + " " + std::to_string(*b) + " " + std::string(dtype_name(*t)) +
-                            (m.flash ? " flash " : " unfused ") + m.date;
+                            (m.flash ? " flash " : " unfused ") + m.casts + " " + m.date;
     if (const auto [at, fresh] = seen.emplace(key, row.line()); !fresh) {
       row.error(kDate, "a second row for this layer in the run of " + m.date + " (the first is at line " + std::to_string(at->second) + ")");
       return;
@@ -138,13 +145,16 @@ LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, c
   spec.vocab = 1;
   spec.training.global_batch = m.micro_batch;
   spec.training.micro_batch = m.micro_batch;
-  spec.training.dtype = m.dtype;
-  const OpGraph g = build_op_graph(spec, m.micro_batch, m.dtype, KernelSupport{m.flash});
+  // An fp8 layer: bf16 everywhere but its GEMMs (recipe fp8-current, as the measurement ran).
+  const DType dtype = m.dtype == DType::kFp8 ? DType::kBf16 : m.dtype;
+  spec.training.dtype = dtype;
+  if (m.dtype == DType::kFp8) spec.training.gemm_precision = GemmPrecision::kFp8Current;
+  const OpGraph g = build_op_graph(spec, m.micro_batch, dtype, KernelSupport{m.flash});
   LayerPrediction p;
   for (const Op& op : g.ops) {
     if (op.layer != 0) continue;  // the transformer layer only: no embedding, head or loss
     for (Pass pass : {Pass::kForward, Pass::kBackward}) {
-      const OpCost c = cost.op_time(device, op, m.dtype, pass);
+      const OpCost c = cost.op_time(device, op, dtype, pass);
       (pass == Pass::kForward ? p.fwd_s : p.bwd_s) += c.seconds;
       for (int s = 0; s < kCostSources; ++s) p.sources[s] += c.by_source[s];
     }

@@ -30,6 +30,10 @@ struct LayerMeasurement {
   double fwd_s = 0, bwd_s = 0;
   std::string gpu, date;
   bool flash = false;  // fused (flash) attention: optional last column `attention` = flash | unfused
+  // dtype fp8: the layer in bf16 with its four GEMMs in FP8, per-tensor current scaling (recipe
+  // fp8-current); `attention` then says how the casts ran: flash+compiled-casts (fused kernels, as
+  // Transformer Engine's) or flash+eager-casts (unfused PyTorch: more traffic than hetsim models).
+  std::string casts;
 };
 // Reads a layer CSV (hetsim-layer-bench, or kernels_profile/torch/layer_bench.py with the extra
 // column `attention`). Throws InputError naming file, line and column.

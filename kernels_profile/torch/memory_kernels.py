@@ -62,6 +62,7 @@ def main():
     gpu, driver, clock, date = identity()
     lib = library()
     print(f"memory_kernels.py: {gpu}, {driver}, {clock} MHz, {lib}, {date}", flush=True)
+    measure(256, 1024, torch.float32)  # warm-up: a process's first autograd backward took 20x longer (2026-11-27)
     # Widths of the shipped models (hidden, and an MLP's 4 x hidden), 256 to 65536 rows: tensors of
     # 0.5 MB to 1 GB.
     shapes = [(r, w) for w in ([4096] if a.quick else [1024, 4096, 16384]) for r in

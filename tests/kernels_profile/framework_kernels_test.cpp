@@ -1,0 +1,156 @@
+// File: tests/kernels_profile/framework_kernels_test.cpp
+// Rows measured as training frameworks run kernels (kernels_profile/torch/framework_gemms.py,
+// memory_kernels.py): GEMMs per pass direction, grouped expert GEMMs, the optional `library`
+// column, and framework rows superseding hetsim-kernels' rows of the same kernel.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "base/input_error.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/kernel_table.hpp"
+#include "kernels_profile/validation.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+constexpr const char* kHeader = "device,kernel,dtype,batch,m,n,k,bytes,seconds,gpu,driver,clock_mhz,date";
+
+class FrameworkRows : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("hetsim_framework_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  KernelTables load(const std::string& tool_rows, const std::string& framework_rows) {
+    std::ofstream(dir_ / "h100.csv") << kHeader << "\n" << tool_rows;
+    std::filesystem::remove(dir_ / "h100-framework.csv");
+    if (!framework_rows.empty()) std::ofstream(dir_ / "h100-framework.csv") << kHeader << ",library\n" << framework_rows;
+    return KernelTables::load_dir(dir_);
+  }
+  static std::string row(const std::string& kernel, const std::string& shape, double seconds, const std::string& library = "") {
+    return "H100-SXM5-80GB," + kernel + ",bf16," + shape + "," + std::to_string(seconds) + ",H100,13.0,1980,2026-11-27T00:00:00Z" +
+           (library.empty() ? "" : "," + library) + "\n";
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(FrameworkRows, SupersedeTheToolsRowsOfTheirKernelAndNoOthers) {
+  // hetsim-kernels' LayerNorm at 32 MB took 25 us; PyTorch's 16 us: PyTorch's alone is used, at
+  // that size and between its sizes. GeLU has no framework rows: the tool's stay.
+  const std::string tool = row("layernorm_fwd", ",,,,33554432", 25e-6) + row("layernorm_fwd", ",,,,134217728", 100e-6) +
+                           row("gelu_fwd", ",,,,33554432", 24e-6);
+  const std::string fw = row("layernorm_fwd", ",,,,33554432", 16e-6, "torch 2.11") +
+                         row("layernorm_fwd", ",,,,67108864", 30e-6, "torch 2.11");
+  const KernelTables t = load(tool, fw);
+  const KernelSeries* ln = t.find("H100-SXM5-80GB", "layernorm_fwd", DType::kBf16);
+  ASSERT_NE(ln, nullptr);
+  ASSERT_EQ(ln->samples().size(), 2u);
+  EXPECT_DOUBLE_EQ(ln->by_bytes(33554432)->seconds, 16e-6);
+  EXPECT_EQ(ln->by_bytes(33554432)->source, CostSource::kMeasured);
+  EXPECT_DOUBLE_EQ(t.find("H100-SXM5-80GB", "gelu_fwd", DType::kBf16)->by_bytes(33554432)->seconds, 24e-6);
+  // Without PyTorch's rows the tool's are used.
+  EXPECT_DOUBLE_EQ(load(tool, "").find("H100-SXM5-80GB", "layernorm_fwd", DType::kBf16)->by_bytes(33554432)->seconds, 25e-6);
+}
+
+TEST_F(FrameworkRows, EachPassDirectionTakesItsOwnLayout) {
+  // NN rows (cuBLAS as hetsim-kernels ran it) 1 ms for every shape; framework rows: forward
+  // x·Wᵀ 0.5 ms, data gradient 0.7 ms, weight gradient 0.9 ms (dW[out x in] = dyᵀ x).
+  const long m = 4096, n = 3072, k = 1024;
+  const auto s = [](long a, long b, long c) { return "1," + std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + ","; };
+  const std::string nn = row("gemm", s(m, n, k), 1e-3) + row("gemm", s(m, k, n), 1e-3) + row("gemm", s(k, n, m), 1e-3);
+  const std::string fw = row("gemm_fwd", s(m, n, k), 0.5e-3, "torch") + row("gemm_dgrad", s(m, k, n), 0.7e-3, "torch") +
+                         row("gemm_wgrad", s(n, k, m), 0.9e-3, "torch");
+  const CostModel cost(std::make_shared<KernelTables>(load(nn, fw)), nullptr);
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  Op qkv = Op::make("qkv", OpKind::kLinear, 0);
+  qkv.gemm = {1, m, n, k};
+  qkv.fwd_flops = 2.0 * m * n * k;
+  qkv.bwd_flops = 2 * qkv.fwd_flops;
+  const OpCost fwd = cost.op_time(h100, qkv, DType::kBf16, Pass::kForward);
+  EXPECT_DOUBLE_EQ(fwd.seconds, 0.5e-3);
+  EXPECT_DOUBLE_EQ(fwd.by_source[static_cast<int>(CostSource::kMeasured)], fwd.seconds);
+  EXPECT_DOUBLE_EQ(cost.op_time(h100, qkv, DType::kBf16, Pass::kBackward).seconds, 0.7e-3 + 0.9e-3);
+  qkv.recompute_flops = qkv.fwd_flops;  // a recomputed forward runs the forward layout again
+  EXPECT_DOUBLE_EQ(cost.op_time(h100, qkv, DType::kBf16, Pass::kBackward).seconds, 0.7e-3 + 0.9e-3 + 0.5e-3);
+  // Attention's batched products have no weight: the NN rows, as before.
+  Op scores = Op::make("scores", OpKind::kAttnScores, 0);
+  scores.gemm = {1, m, n, k};
+  scores.fwd_flops = qkv.fwd_flops;
+  EXPECT_DOUBLE_EQ(cost.op_time(h100, scores, DType::kBf16, Pass::kForward).seconds, 1e-3);
+  // No framework rows in fp16: the NN rows (none here either: the roofline).
+  EXPECT_GT(cost.op_time(h100, qkv, DType::kFp16, Pass::kForward).by_source[static_cast<int>(CostSource::kRoofline)], 0);
+}
+
+TEST_F(FrameworkRows, ExpertGemmsRunAsOneGroupedKernelOverAllLocalExperts) {
+  // 16 local experts of 1024 rows: the grouped rows hold all 16384 rows in m (forward, data
+  // gradient) or k (weight gradient). 2·m·n·k = 2·16384·1536·4096 FLOPs in 0.3 ms is 687 TFLOP/s,
+  // within an H100's bf16 peak; counted with the batch it would be 16x over and refused.
+  const std::string fw = row("grouped_gemm_fwd", "16,16384,1536,4096,", 0.3e-3, "torch") +
+                         row("grouped_gemm_dgrad", "16,16384,4096,1536,", 0.35e-3, "torch") +
+                         row("grouped_gemm_wgrad", "16,1536,4096,16384,", 0.4e-3, "torch");
+  std::string fp8 = fw;
+  for (size_t at = 0; (at = fp8.find(",bf16,", at)) != std::string::npos;) fp8.replace(at, 6, ",fp8,");
+  const CostModel cost(std::make_shared<KernelTables>(load("", fw + fp8)), nullptr);
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  Op fc1 = Op::make("expert_fc1", OpKind::kMoeExpert, 0);
+  fc1.expert = true;
+  fc1.gemm = {16, 1024, 1536, 4096};
+  fc1.fwd_flops = 2.0 * 16 * 1024 * 1536 * 4096;
+  fc1.bwd_flops = 2 * fc1.fwd_flops;
+  EXPECT_DOUBLE_EQ(cost.op_time(h100, fc1, DType::kBf16, Pass::kForward).seconds, 0.3e-3);
+  EXPECT_DOUBLE_EQ(cost.op_time(h100, fc1, DType::kBf16, Pass::kBackward).seconds, 0.35e-3 + 0.4e-3);
+  fc1.gemm_dtype = DType::kFp8;  // an fp8 recipe: the fp8 rows (plus its casts, on the roofline)
+  const OpCost f8 = cost.op_time(h100, fc1, DType::kBf16, Pass::kForward);
+  EXPECT_DOUBLE_EQ(f8.by_source[static_cast<int>(CostSource::kMeasured)], 0.3e-3);
+}
+
+TEST_F(FrameworkRows, TheLibraryColumnIsOptionalAndNothingElseMayFollow) {
+  EXPECT_NO_THROW(load(row("gemm", "1,1024,1024,1024,", 1e-5), row("gemm_fwd", "1,1024,1024,1024,", 1e-5, "torch")));
+  std::ofstream(dir_ / "h100-framework.csv") << kHeader << ",library,extra\n";
+  try {
+    (void)KernelTables::load_dir(dir_);
+    ADD_FAILURE() << "a column after library was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("h100-framework.csv:1:1: error: header: expected the columns device, kernel"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("then optionally library"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Fp8Layers, SayHowTheirCastsRanAndArePredictedWithTheFp8Recipe) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_fp8_layers_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string header = "device,hidden,heads,ffn_hidden,seq_len,micro_batch,dtype,fwd_s,bwd_s,gpu,driver,clock_mhz,date,attention";
+  const std::string fp8 = "H100-SXM5-80GB,4096,32,16384,2048,1,fp8,0.0012,0.0027,gpu,driver,1980,2026-11-27T00:00:00Z,";
+  const std::string bf16 = "H100-SXM5-80GB,4096,32,16384,2048,1,bf16,0.0013,0.0033,gpu,driver,1980,2026-11-27T00:00:00Z,";
+  std::ofstream(dir / "good.csv") << header << "\n" << fp8 << "flash+compiled-casts\n" << bf16 << "flash\n";
+  std::ofstream(dir / "no_casts.csv") << header << "\n" << fp8 << "flash\n";
+  std::ofstream(dir / "casts_on_bf16.csv") << header << "\n" << bf16 << "flash+eager-casts\n";
+  const std::vector<LayerMeasurement> rows = load_layer_measurements(dir / "good.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].casts, "compiled");
+  EXPECT_TRUE(rows[0].flash);
+  EXPECT_EQ(rows[1].casts, "");
+  for (const char* bad : {"no_casts.csv", "casts_on_bf16.csv"}) {
+    try {
+      (void)load_layer_measurements(dir / bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(bad) + ":2:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("error: dtype:"), std::string::npos) << e.what();
+    }
+  }
+  // On the roofline the fp8 layer's GEMMs run at the fp8 peak: faster than the bf16 layer.
+  const CostModel roofline(nullptr, nullptr);
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  EXPECT_LT(predict_layer(rows[0], h100, roofline).fwd_s, predict_layer(rows[1], h100, roofline).fwd_s);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hetsim
