@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/commands/validate_runs.hpp"
+#include "kernels_profile/framework_costs.hpp"
 #include "kernels_profile/validation.hpp"
 
 namespace hetsim::cli {
@@ -32,15 +34,61 @@ std::string pct(double x) {
   return buf;
 }
 
-std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
-  if (!a.layers.empty()) return {a.layers};
+std::vector<std::filesystem::path> csv_files(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> out;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(data_root() / "kernels_profile/measured/layers", ec)) {
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (e.path().extension() == ".csv") out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
+  if (!a.layers.empty()) return {a.layers};
+  return csv_files(data_root() / "kernels_profile/measured/layers");
+}
+
+// The framework's own costs (kernels_profile/framework_costs.hpp), as measured.
+void print_framework_costs(nlohmann::json& report) {
+  const std::filesystem::path measured = data_root() / "kernels_profile/measured";
+  std::vector<PassOverheadFit> fits;
+  for (const auto& f : csv_files(measured / "steps")) {
+    for (PassOverheadFit& x : fit_pass_overheads(f)) fits.push_back(std::move(x));
+  }
+  std::vector<InterferenceCurve> curves;
+  for (const auto& f : csv_files(measured / "interference")) {
+    for (InterferenceCurve& c : load_interference(f)) curves.push_back(std::move(c));
+  }
+  report["pass_overhead"] = nlohmann::json::array();
+  if (!fits.empty()) {
+    std::cout << "\nfixed cost per pass (a tiny model's training step, kernels_profile/measured/steps; fit\n"
+                 "forwards = f0 + micro-batches x (f1 + layers x f2), step likewise):\n";
+    std::printf("%-16s %-10s %4s %11s %11s %11s %11s %11s %6s\n", "device", "mode", "rows", "fwd/pass", "fwd/layer", "bwd/pass",
+                "bwd/layer", "step fixed", "error");
+  }
+  for (const PassOverheadFit& f : fits) {
+    std::printf("%-16s %-10s %4d %8.1f us %8.1f us %8.1f us %8.1f us %8.1f us %5.1f%%\n", f.device.c_str(), f.mode.c_str(), f.rows,
+                f.fwd_fixed_s * 1e6, f.fwd_per_layer_s * 1e6, f.bwd_fixed_s * 1e6, f.bwd_per_layer_s * 1e6, f.step_fixed_s * 1e6,
+                100 * f.median_error);
+    report["pass_overhead"].push_back({{"device", f.device}, {"mode", f.mode}, {"rows", f.rows}, {"fwd_fixed_s", f.fwd_fixed_s},
+                                       {"fwd_per_layer_s", f.fwd_per_layer_s}, {"bwd_fixed_s", f.bwd_fixed_s},
+                                       {"bwd_per_layer_s", f.bwd_per_layer_s}, {"step_fixed_s", f.step_fixed_s},
+                                       {"median_fit_error", f.median_error}, {"gpu", f.gpu}, {"measured_at", f.date},
+                                       {"library", f.library}});
+  }
+  report["interference"] = nlohmann::json::array();
+  for (const InterferenceCurve& c : curves) {
+    std::cout << "\nGEMM beside a reduction kernel on k SMs (" << c.device << ", " << c.gpu << ", " << c.date
+              << "; median over the shapes measured):\n";
+    std::printf("%8s %14s %19s %7s\n", "channels", "GEMM slowdown", "reduction slowdown", "shapes");
+    nlohmann::json points = nlohmann::json::array();
+    for (const InterferencePoint& p : c.points) {
+      std::printf("%8d %13.3fx %18.3fx %7d\n", p.channels, p.gemm_slowdown, p.reduce_slowdown, p.shapes);
+      points.push_back({{"channels", p.channels}, {"gemm_slowdown", p.gemm_slowdown}, {"reduce_slowdown", p.reduce_slowdown}});
+    }
+    report["interference"].push_back({{"device", c.device}, {"gpu", c.gpu}, {"measured_at", c.date}, {"points", points}});
+  }
 }
 
 }  // namespace
@@ -111,6 +159,7 @@ int run_validate(const ValidateArgs& a) {
     std::cout << "no layer measurements: run kernels_profile/cuda/hetsim-layer-bench on a GPU and pass --layers FILE.\n";
   }
   std::vector<double> layer_err;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // |fwd|, |bwd| errors per layer kind
   for (const LayerFile& lf : layer_inputs) {
     std::cout << "layers measured in " << lf.path.string() << ":\n";
     std::printf("%-16s %6s %5s %6s %3s %-5s %-7s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype", "attn",
@@ -120,6 +169,9 @@ int run_validate(const ValidateArgs& a) {
       const LayerPrediction p = predict_layer(m, device, cost);
       const double ef = (p.fwd_s - m.fwd_s) / m.fwd_s, eb = (p.bwd_s - m.bwd_s) / m.bwd_s;
       layer_err.push_back(std::fabs((p.fwd_s + p.bwd_s) - (m.fwd_s + m.bwd_s)) / (m.fwd_s + m.bwd_s));
+      auto& [kf, kb] = by_kind[std::string(m.flash ? "flash" : "unfused") + (m.casts.empty() ? "" : ", fp8 GEMMs")];
+      kf.push_back(std::fabs(ef));
+      kb.push_back(std::fabs(eb));
       std::string from;
       double total = 0;
       for (double x : p.sources) total += x;
@@ -141,7 +193,13 @@ int run_validate(const ValidateArgs& a) {
     std::cout << "\nmedian layer error (forward + backward): " << pct(median(layer_err)) << " (target " << pct(kLayerTarget)
               << ": " << verdict(median(layer_err), kLayerTarget, layer_err.size()) << ")\n";
     report["layer_median_error"] = median(layer_err);
+    for (const auto& [kind, e] : by_kind) {
+      std::cout << "median |error| of " << kind << " layers (" << e.first.size() << "): forward " << pct(median(e.first))
+                << ", backward " << pct(median(e.second)) << "\n";
+      report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
+    }
   }
+  print_framework_costs(report);
   if (!a.report.empty()) write_file(a.report, report.dump(2) + "\n", "--report");
   return 0;
 }
