@@ -51,6 +51,10 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_flag("--every-collective", a.every_collective,
                 "simulate every collective flow by flow (by default, where communications never overlap, as in pure "
                 "data parallelism, a collective identical to one already simulated takes its time: the same times)");
+  cmd->add_flag("--no-interference", a.no_interference,
+                "let collectives overlap compute for free (an ablation): by default a compute task that starts while a "
+                "collective runs on its GPU is slowed as measured (kernels_profile/measured/interference; GPUs not "
+                "measured are not slowed)");
   cmd->add_flag("--every-replica", a.every_replica,
                 "write every data-parallel replica's compute (by default GPUs of the same type, node health and share "
                 "of the batch, which run in lockstep, are written once and mirrored on all of them: the same times)");
@@ -174,6 +178,7 @@ SimOptions sim_options(const CommonArgs& a) {
   o.every_step = a.every_step;
   o.every_collective = a.every_collective;
   o.every_replica = a.every_replica;
+  o.collective_interference = !a.no_interference;
   return o;
 }
 

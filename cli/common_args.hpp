@@ -33,6 +33,7 @@ struct CommonArgs {
   std::vector<std::string> sets;  // --set PATH=VALUE, in order
   bool every_step = false;        // --every-step (SimOptions::every_step)
   bool every_collective = false;  // --every-collective (SimOptions::every_collective)
+  bool no_interference = false;   // --no-interference (SimOptions::collective_interference)
   bool every_replica = false;     // --every-replica (SimOptions::every_replica)
 };
 

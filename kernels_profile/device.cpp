@@ -1,6 +1,8 @@
 // File: kernels_profile/device.cpp
 #include "kernels_profile/device.hpp"
 
+#include "kernels_profile/framework_costs.hpp"
+
 #include <cmath>
 
 #include "base/data_dir.hpp"
@@ -71,6 +73,7 @@ Device load_device(const std::filesystem::path& path) {
     r.error("name", "\"" + d.name + "\" differs from the file name \"" + stem + "\"; devices are looked up by file name");
   }
   diags.throw_if_any();
+  apply_measured_interference(d);
   return d;
 }
 

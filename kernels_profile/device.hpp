@@ -46,6 +46,11 @@ struct Device {
   // Compute-time multiplier set by a cluster's degraded node type (topologies: `degraded`); never
   // read from a device file. 1: the GPU as its figures and tables say.
   double slowdown = 1;
+  // Compute-time multiplier while a collective runs on the same GPU (its kernels take SMs and
+  // memory bandwidth from the GEMMs): measured (kernels_profile/measured/interference) at NCCL's
+  // channel count, kNcclChannels; 1 where no measurement exists, which the source says.
+  double collective_interference = 1;
+  std::string collective_interference_source;
 
   [[nodiscard]] KernelSupport kernel_support() const { return KernelSupport{flash_attention}; }
 

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "base/csv_reader.hpp"
+#include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "kernels_profile/device.hpp"
@@ -162,6 +163,32 @@ std::vector<InterferenceCurve> load_interference(const std::filesystem::path& fi
   std::vector<InterferenceCurve> out;
   for (auto& [device, c] : curves) out.push_back(std::move(c));
   return out;
+}
+
+void apply_measured_interference(Device& device) {
+  static const std::vector<InterferenceCurve> curves = [] {
+    std::vector<InterferenceCurve> all;
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(data_root() / "kernels_profile/measured/interference", ec)) {
+      if (e.path().extension() == ".csv") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      for (InterferenceCurve& c : load_interference(f)) all.push_back(std::move(c));
+    }
+    return all;
+  }();
+  for (const InterferenceCurve& c : curves) {
+    if (c.device != device.name) continue;
+    device.collective_interference = c.gemm_slowdown(kNcclChannels);
+    device.collective_interference_source = "measured: a GEMM beside a reduction kernel on " + std::to_string(kNcclChannels) +
+                                            " SMs (NCCL's channels), " + c.gpu + ", " + c.date +
+                                            " (kernels_profile/measured/interference)";
+    return;
+  }
+  device.collective_interference = 1;
+  device.collective_interference_source = "not measured: collectives do not slow compute on this GPU";
 }
 
 }  // namespace hetsim

@@ -18,6 +18,8 @@
 
 namespace hetsim {
 
+struct Device;
+
 struct PassOverheadFit {
   std::string device, mode;  // mode: eager | cuda_graph
   int rows = 0;
@@ -45,5 +47,15 @@ struct InterferenceCurve {
 };
 // Reads one interference CSV: one curve per device. Throws InputError naming file, line, column.
 [[nodiscard]] std::vector<InterferenceCurve> load_interference(const std::filesystem::path& file);
+
+// The SMs a collective's kernel occupies: NCCL's channels (one thread block each). NCCL logged
+// "16 coll channels" for 8 Hopper GPUs over NVLink (H800, NVIDIA/nccl issue #892, 2023); its
+// maintainers tie Hopper's channel count to the GPU's 18 NVLink links (NVIDIA/nccl issue #1429).
+inline constexpr int kNcclChannels = 16;
+
+// Sets device.collective_interference (and its source) from the shipped measurements
+// (kernels_profile/measured/interference/*.csv, read once per process): the GEMM slowdown at
+// kNcclChannels where the device was measured, else 1, "not measured".
+void apply_measured_interference(Device& device);
 
 }  // namespace hetsim

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <unordered_map>
 #include <map>
 #include <memory>
 #include <queue>
@@ -93,6 +94,7 @@ class Run {
   Run(const Program& p, const Cluster& cluster, const Platform& platform, const SimOptions& o)
       : prog_(p), cluster_(cluster), platform_(platform), net_(platform, o.record_flows ? &flows_ : nullptr), opts_(o),
         streams_(p), cursor_(streams_.tasks.size(), 0), timing_(p.tasks.size()), done_(p.tasks.size(), 0),
+        comm_live_(static_cast<size_t>(cluster.gpu_count()), 0), running_on_(static_cast<size_t>(cluster.gpu_count()), -1),
         pending_(p.tasks.size(), 0), dependents_(p.tasks.size()), mem_now_(p.devices.size(), 0),
         mem_peak_(p.devices.size(), 0), mutex_(sg4::Mutex::create()), wake_(sg4::ConditionVariable::create()),
         reuse_collectives_(!o.every_collective && network_tasks_in_sequence(p)) {
@@ -186,6 +188,7 @@ class Run {
     double end_s;
     uint64_t order;  // ties: the earlier started first
     int task;
+    uint32_t version = 0;  // a compute task's timer is stale once its end moved (interference)
     bool operator>(const Timer& o) const { return end_s != o.end_s ? end_s > o.end_s : order > o.order; }
   };
 
@@ -217,6 +220,10 @@ class Run {
 
   void complete(int task) {
     ++completed_;
+    if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[task].body)) {
+      for (int d : c->group) --comm_live_[static_cast<size_t>(d)];
+      repace(c->group);
+    }
     done_[task] = 1;
     timing_[task].end_s = sg4::Engine::get_clock();
     for_each_stream(prog_.tasks[task], [&](size_t s) {
@@ -229,14 +236,23 @@ class Run {
   void pop_timer() {
     const Timer t = timers_.top();
     timers_.pop();
-    if (const auto* c = std::get_if<ComputeTask>(&prog_.tasks[t.task].body); c != nullptr && c->memory_delta_bytes < 0) {
-      account(*c, c->memory_delta_bytes);
+    if (done_[t.task]) return;  // an earlier timer of a compute task a collective moved ended it
+    if (const auto* c = std::get_if<ComputeTask>(&prog_.tasks[t.task].body)) {
+      if (const auto it = running_.find(t.task); it != running_.end()) {
+        if (it->second.version != t.version) return;  // moved by a collective: a later timer ends it
+        running_.erase(it);
+        running_on_[static_cast<size_t>(c->device)] = -1;
+        for (int m : c->mirrors) running_on_[static_cast<size_t>(m)] = -1;
+      }
+      if (c->memory_delta_bytes < 0) account(*c, c->memory_delta_bytes);
     }
     complete(t.task);
   }
 
   void add_timer(int task, double duration_s) {
-    timers_.push({sg4::Engine::get_clock() + duration_s, timer_order_++, task});
+    const double end_s = sg4::Engine::get_clock() + duration_s;
+    if (const auto it = running_.find(task); it != running_.end()) it->second.end_s = end_s;
+    timers_.push({end_s, timer_order_++, task, 0});
     ++activities_;
   }
 
@@ -257,20 +273,56 @@ class Run {
     std::visit([&](const auto& body) { this->start(t, body); }, prog_.tasks[t].body);
   }
 
+  // Compute beside a running collective: the collective's kernels hold SMs and memory bandwidth.
+  double interference(int gpu) const {
+    if (!opts_.collective_interference || comm_live_[static_cast<size_t>(gpu)] == 0) return 1.0;
+    return cluster_.device_of(gpu).collective_interference;
+  }
+
+  // How much slower than its duration a compute task runs now: a degraded node (degraded_nodes)
+  // runs its kernels slower, and so does a GPU with a collective beside the task; ranks in
+  // lockstep (mirrors) wait for the slowest.
+  double slowdown(const ComputeTask& c) const {
+    double s = node_slowdown(c.device) * interference(c.device);
+    for (int m : c.mirrors) s = std::max(s, node_slowdown(m) * interference(m));
+    return s;
+  }
+
   void start(int t, const ComputeTask& c) {
     if (c.memory_delta_bytes > 0) account(c, c.memory_delta_bytes);
     if (c.duration_s > 0) {
-      // A degraded node (degraded_nodes) runs its kernels slower; ranks in lockstep wait for the slowest.
-      double slowdown = node_slowdown(c.device);
-      for (int m : c.mirrors) slowdown = std::max(slowdown, node_slowdown(m));
-      add_timer(t, slowdown * c.duration_s);
+      const double s = slowdown(c);
+      running_[t] = {s, 0};
+      running_on_[static_cast<size_t>(c.device)] = t;
+      for (int m : c.mirrors) running_on_[static_cast<size_t>(m)] = t;
+      add_timer(t, s * c.duration_s);
       return;
     }
     if (c.memory_delta_bytes < 0) account(c, c.memory_delta_bytes);
     complete(t);
   }
 
+  // A collective started or ended on `group`: the compute tasks running there go on at their new
+  // pace, the work left the same (their timers move; the old ones are dropped as stale).
+  void repace(const std::vector<int>& group) {
+    if (!opts_.collective_interference) return;
+    const double now = sg4::Engine::get_clock();
+    for (int d : group) {
+      const int t = running_on_[static_cast<size_t>(d)];
+      if (t < 0) continue;
+      Running& r = running_.at(t);
+      const double s = slowdown(std::get<ComputeTask>(prog_.tasks[t].body));
+      if (s == r.slowdown) continue;
+      const double left = std::max(0.0, r.end_s - now) / r.slowdown;  // at the task's own pace
+      r.slowdown = s;
+      r.end_s = now + left * s;
+      timers_.push({r.end_s, timer_order_++, t, ++r.version});
+    }
+  }
+
   void start(int t, const CollectiveTask& c) {
+    for (int d : c.group) ++comm_live_[static_cast<size_t>(d)];
+    repace(c.group);
     PreparedCollective& prepared = this->prepared(c);
     if (reuse_collectives_ && prepared.duration_s >= 0) {  // the same collective on the same idle network: the same time
       add_timer(t, prepared.duration_s);
@@ -372,6 +424,14 @@ class Run {
   std::vector<size_t> cursor_;  // per stream: index of its current task
   std::vector<TaskTiming> timing_;
   std::vector<char> done_;
+  std::vector<int> comm_live_;  // per GPU: collectives running on it now
+  struct Running {
+    double slowdown = 1;  // its pace now: seconds per second of its duration
+    uint32_t version = 0;
+    double end_s = 0;
+  };
+  std::unordered_map<int, Running> running_;  // compute tasks running now (with a duration)
+  std::vector<int> running_on_;               // per GPU: the compute task running on it, or -1
   std::vector<int> pending_;    // per task: dependencies not done + streams not yet at it
   std::vector<std::vector<int>> dependents_;
   std::vector<int> ready_;

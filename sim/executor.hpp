@@ -18,6 +18,10 @@ namespace hetsim {
 
 struct SimOptions {
   Fidelity fidelity = Fidelity::kPhase;
+  // A compute task that starts while a collective runs on its GPU takes the GPU's
+  // collective_interference times longer (kernels_profile: measured where it exists). false
+  // (--no-interference): overlapped collectives cost compute nothing, as before 2026-11-27.
+  bool collective_interference = true;
   bool record_flows = false;  // keep every transfer leg (for link-utilisation traces)
   // Builders simulate identical gradient-accumulation steps one by one (--every-step) instead of
   // as one task of their summed length (the same times: nothing runs beside them), and the

@@ -210,3 +210,41 @@ TEST(ExecutorScale, RelayedTransfersTakeTheTimesOfHostToHostOnes) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// A compute task slows while a collective runs on its GPU (kernels_profile: the H100's measured
+// interference), for the part of its run the collective overlaps, and not on a GPU without a
+// measurement or with --no-interference.
+TEST(ExecutorInterference, ComputeSlowsForThePartACollectiveOverlapsIt) {
+  const Cluster cluster = load_cluster(test::shipped("topologies", "pair-a100-h100"));
+  const int h0 = 32, h1 = 33;  // H100s (the A100s, GPUs 0-31, have no interference measured)
+  const double f = cluster.device_of(h0).collective_interference;
+  ASSERT_GT(f, 1.0);
+  EXPECT_EQ(cluster.device_of(0).collective_interference, 1.0);
+  auto run = [&](int a, int b, bool interference) {
+    Program p;
+    p.devices.resize(cluster.gpu_count());
+    const int a0 = p.add({"a0", ComputeTask{a, 0.1, 0, 0}, {}});
+    const int a1 = p.add({"a1", ComputeTask{b, 0.1, 0, 0}, {}});
+    p.add({"b0", ComputeTask{a, 0.5, 0, 0}, {}});  // starts with the all-reduce, outlasts it
+    p.add({"b1", ComputeTask{b, 0.5, 0, 0}, {}});
+    p.add({"ar", collective(CollectiveOp::kAllReduce, {a, b}, 1e9), {a0, a1}});
+    SimOptions o;
+    o.collective_interference = interference;
+    return simulate(p, cluster, o);
+  };
+  const SimResult on = run(h0, h1, true), off = run(h0, h1, false), a100 = run(0, 1, true);
+  const double ar = on.tasks[4].end_s - on.tasks[4].start_s;
+  ASSERT_GT(ar, 0.0);
+  ASSERT_LT(ar, 0.5 / f);
+  // b0 started with the all-reduce: in its `ar` seconds it did ar / f of its 0.5 s of work, the
+  // rest (0.5 - ar / f) at full pace once the all-reduce ended.
+  EXPECT_NEAR(on.tasks[2].end_s, 0.1 + ar + (0.5 - ar / f), 1e-9);
+  EXPECT_NEAR(off.tasks[2].end_s, 0.6, 1e-9);
+  EXPECT_NEAR(a100.tasks[2].end_s, 0.6, 1e-9);
+}
+
+}  // namespace
+}  // namespace hetsim
