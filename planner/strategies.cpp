@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/input_error.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
@@ -119,6 +120,24 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
   out.push_back("network: SimGrid CM02 flow model with RDMA-like settings (latency + size/bandwidth, max-min sharing)");
   out.push_back("collectives: NCCL/RCCL-style algorithms, chosen per collective by an alpha-beta estimate on the "
                 "cluster's links; phase fidelity adds per-step latencies and pipeline fill analytically");
+  {  // compute beside a collective (sim/executor: SimOptions::collective_interference)
+    std::string measured, unmeasured;
+    std::vector<std::string> seen;
+    for (const NodeType& nt : cluster.node_types) {
+      if (std::find(seen.begin(), seen.end(), nt.gpu.name) != seen.end()) continue;
+      seen.push_back(nt.gpu.name);
+      if (nt.gpu.collective_interference > 1) {
+        measured += (measured.empty() ? "" : ", ") + nt.gpu.name + " " + format_double("%.2f", nt.gpu.collective_interference) + "x";
+      } else {
+        unmeasured += (unmeasured.empty() ? "" : ", ") + nt.gpu.name;
+      }
+    }
+    out.push_back("compute beside a collective on its GPU: " +
+                  (measured.empty() ? std::string("not slowed (no GPU type here was measured)")
+                                    : "slowed as measured, " + measured + " (a GEMM beside a reduction kernel on NCCL's 16 channels)") +
+                  (measured.empty() || unmeasured.empty() ? "" : "; not slowed on " + unmeasured + " (not measured)") +
+                  "; --no-interference turns it off");
+  }
   bool nvidia = false, amd = false;
   for (const NodeType& nt : cluster.node_types) (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;
   if (nvidia && amd && !cluster.network.cross_vendor_rdma) {
