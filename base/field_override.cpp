@@ -77,6 +77,40 @@ std::string FieldOverride::text() const { return input + "." + path + "=" + show
 
 namespace {
 
+// The values `value` holds, aliases expanded (yaml_tree_problems has bounded them).
+size_t values_in(const YAML::Node& value) {
+  size_t n = 0;
+  std::vector<YAML::Node> todo{value};
+  while (!todo.empty()) {
+    const YAML::Node v = todo.back();
+    todo.pop_back();
+    ++n;
+    if (v.IsMap()) {
+      for (auto it = v.begin(); it != v.end(); ++it) todo.push_back(it->second);
+    } else if (v.IsSequence()) {
+      for (auto it = v.begin(); it != v.end(); ++it) todo.push_back(*it);
+    }
+  }
+  return n;
+}
+
+// Elements of the lists reached (a [*] as the last step writes into each).
+size_t elements_of(const std::vector<std::pair<YAML::Node, std::string>>& at) {
+  size_t n = 0;
+  for (const auto& [node, where] : at) n += node.IsSequence() ? node.size() : 0;
+  return n;
+}
+
+// A --set writes a copy of its value into every place its path reaches: a 64 KiB value of 30 000
+// items into each of 10 000 node types would be 3e8 values (~140 GB). At most kMaxSetWrittenValues.
+void check_written(const FieldOverride& o, const YAML::Node& value, size_t places) {
+  const size_t each = values_in(value);
+  if (places > 1 && each * places > kMaxSetWrittenValues) {
+    fail(o, "writes its " + std::to_string(each) + " value(s) into each of " + std::to_string(places) + " places, " +
+                std::to_string(each * places) + " in all; at most " + std::to_string(kMaxSetWrittenValues));
+  }
+}
+
 // `arg` as a message shows it: over 100 characters, its first 60 and its length.
 std::string shown_arg(std::string_view arg) {
   if (arg.size() <= 100) return std::string(arg);
@@ -169,6 +203,7 @@ void apply_overrides(YAML::Node& root, const std::vector<FieldOverride>& sets, O
     for (size_t k = 0; k < steps.size(); ++k) {
       const Step& s = steps[k];
       const bool last = k + 1 == steps.size();
+      if (last) check_written(o, value, s.kind == Step::kAll ? elements_of(at) : at.size());
       std::vector<std::pair<YAML::Node, std::string>> next;
       for (auto& [node, where] : at) {
         if (s.kind == Step::kKey) {

@@ -21,6 +21,9 @@ namespace hetsim {
 inline constexpr size_t kMaxSetBytes = 65536;
 // The longest field path of a --set.
 inline constexpr size_t kMaxSetPathBytes = 1024;
+// The most values a --set may write, its value's copies into every place its path reaches ([*])
+// together.
+inline constexpr size_t kMaxSetWrittenValues = 1'000'000;
 
 struct FieldOverride {
   std::string input;  // "cluster" | "model"

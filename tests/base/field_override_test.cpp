@@ -110,6 +110,20 @@ TEST(FieldOverride, ASetOverTheCapsIsRefusedWithItsSize) {
                                              "characters; at most 1024");
 }
 
+TEST(FieldOverride, ASetThatWouldWriteOverAMillionValuesThroughAStarIsRefused) {
+  // Issue 35 audit: a value is copied into every place a [*] reaches: 1 000 items into each of
+  // 2 000 node types is 2 002 000 values (a 64 KiB value into 10 000 types: ~140 GB).
+  std::string cluster = "name: c\nnode_types:\n";
+  for (int i = 0; i < 2000; ++i) cluster += "  - {name: t" + std::to_string(i) + "}\n";
+  std::string items = "[1";
+  for (int i = 1; i < 1000; ++i) items += ",1";
+  items += "]";
+  EXPECT_EQ(error_of(cluster, "cluster.node_types[*].nic=" + items),
+            "--set cluster.node_types[*].nic=" + items.substr(0, 60) + "... (2001 characters): error: writes its 1001 value(s) into "
+            "each of 2000 places, 2002000 in all; at most 1000000");
+  EXPECT_EQ(error_of(cluster, "cluster.node_types[*].nic=[1, 2]"), "");  // 6 000 values: fine
+}
+
 TEST(FieldOverride, MarksHoldEachSetsTextOnceWhateverTheNodesItWrote) {
   // Issue 35: every node a --set wrote held its own copy of the --set's text, so a value of n items
   // under a long path took n times the text: 30 000 items under a 1000-character key, 36 MB.
