@@ -7,7 +7,8 @@
   gemm_wgrad   dW = dy^T x     (cuBLAS "NT")
   in bf16 and fp16, and in fp8 (E4M3 x E4M3 -> bf16, per-tensor scales, torch._scaled_mm, the
   cuBLASLt FP8 GEMM; Hopper's FP8 tensor cores take K-major operands only, so the operands are
-  given in the transposed copies Transformer Engine keeps: the casts are not in these rows).
+  given in the transposed copies Transformer Engine keeps: the casts are not in these rows; the
+  forward accumulates fast, the backward in split accumulators, as Transformer Engine's recipes do).
   grouped_gemm_fwd / _dgrad / _wgrad: a mixture-of-experts layer's expert GEMMs, one kernel over
   all local experts (torch._grouped_mm; fp8: torch._scaled_grouped_mm with row-wise scales).
 
@@ -107,7 +108,10 @@ def dense_rows(shapes, dtype_name, common, emit):
             xq, wq = x.to(E4M3), w.to(E4M3)                      # [m, fin], [fout, fin]
             dyq, wtq = dy.to(E4M3), w.t().contiguous().to(E4M3)  # [m, fout], [fin, fout]
             dytq, xtq = dy.t().contiguous().to(E4M3), x.t().contiguous().to(E4M3)  # [fout, m], [fin, m]
-            fwd = timed(lambda: torch._scaled_mm(xq, wq.t(), scale_a=one, scale_b=one, bias=b, out_dtype=dt))
+            # Transformer Engine's fp8 recipes accumulate the forward GEMM fast (use_split_accumulator
+            # False) and the backward ones in split accumulators (True): the same here.
+            fwd = timed(lambda: torch._scaled_mm(xq, wq.t(), scale_a=one, scale_b=one, bias=b, out_dtype=dt,
+                                                 use_fast_accum=True))
             dgrad = timed(lambda: torch._scaled_mm(dyq, wtq.t(), scale_a=one, scale_b=one, out_dtype=dt))
             wgrad = timed(lambda: torch._scaled_mm(dytq, xtq.t(), scale_a=one, scale_b=one, out_dtype=dt))
             del xq, wq, dyq, wtq, dytq, xtq

@@ -59,7 +59,8 @@ class Fp8Linear(torch.autograd.Function):
     def forward(ctx, x, w, b, wq, wq_t, w_inv):
         shape = x.shape
         xq, xq_t, x_inv = CAST["fn"](x.reshape(-1, shape[-1]))
-        y = torch._scaled_mm(xq, wq.t(), scale_a=x_inv, scale_b=w_inv, bias=b, out_dtype=x.dtype)
+        y = torch._scaled_mm(xq, wq.t(), scale_a=x_inv, scale_b=w_inv, bias=b, out_dtype=x.dtype,
+                             use_fast_accum=True)  # TE: fast accumulation forward, split backward
         ctx.save_for_backward(xq_t, x_inv, wq_t, w_inv)
         ctx.shape = shape
         return y.view(*shape[:-1], -1)
