@@ -10,12 +10,13 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <unordered_map>
 #include <map>
 #include <memory>
 #include <queue>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -307,9 +308,10 @@ class Run {
   void repace(const std::vector<int>& group) {
     if (!opts_.collective_interference) return;
     const double now = sg4::Engine::get_clock();
+    std::unordered_set<int> seen;  // a task mirrored on many members is re-paced once
     for (int d : group) {
       const int t = running_on_[static_cast<size_t>(d)];
-      if (t < 0) continue;
+      if (t < 0 || !seen.insert(t).second) continue;
       Running& r = running_.at(t);
       const double s = slowdown(std::get<ComputeTask>(prog_.tasks[t].body));
       if (s == r.slowdown) continue;
