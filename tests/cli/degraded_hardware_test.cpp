@@ -83,3 +83,34 @@ TEST(DegradedHardware, BadEntriesAreInputErrors) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// Collectives beside compute (kernels_profile/measured/interference): on two H100 nodes a
+// data-parallel step whose gradient all-reduces overlap the backward runs slower than with
+// --no-interference, and the report's assumptions say by how much per GPU type.
+TEST(Interference, OverlappedCollectivesSlowH100ComputeUnlessTurnedOff) {
+  auto run = [](const std::string& extra) {
+    const auto report = std::filesystem::temp_directory_path() / ("hetsim_interference_" + std::to_string(::getpid()) + ".json");
+    const test::CliRun r = test::run_hetsim(
+        "simulate -c pair-a100-h100 -m gpt3-1.3b --strategy dp-even --no-upper-bound --set "
+        "'cluster.node_types[0].gpu=H100-SXM5-80GB' --set 'cluster.node_types[0].count=1' --set "
+        "'cluster.node_types[1].count=1' --set model.training.global_batch=16 --report " + report.string() + " " + extra,
+        test::Capture::kStderr);
+    EXPECT_EQ(r.rc, 0) << r.output;
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(report));
+    std::filesystem::remove(report);
+    return j;
+  };
+  const nlohmann::json on = run(""), off = run("--no-interference");
+  const double t_on = on["iteration_time_s"].get<double>(), t_off = off["iteration_time_s"].get<double>();
+  EXPECT_GT(t_on, 1.02 * t_off);
+  EXPECT_LT(t_on, 1.35 * t_off);  // at most the whole step at the measured slowdown
+  bool stated = false;
+  for (const auto& a : on["assumptions"]) stated = stated || a.get<std::string>().find("H100-SXM5-80GB 1.35x") != std::string::npos;
+  EXPECT_TRUE(stated) << on["assumptions"].dump();
+}
+
+}  // namespace
+}  // namespace hetsim
