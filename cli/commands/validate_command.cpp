@@ -49,9 +49,9 @@ std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
   return csv_files(data_root() / "kernels_profile/measured/layers");
 }
 
-// The framework's own costs (kernels_profile/framework_costs.hpp), as measured.
-void print_framework_costs(nlohmann::json& report) {
-  const std::filesystem::path measured = data_root() / "kernels_profile/measured";
+// The framework's own costs (kernels_profile/framework_costs.hpp), as measured: `measured`/steps
+// and `measured`/interference beside the kernel tables.
+void print_framework_costs(const std::filesystem::path& measured, nlohmann::json& report) {
   std::vector<PassOverheadFit> fits;
   for (const auto& f : csv_files(measured / "steps")) {
     for (PassOverheadFit& x : fit_pass_overheads(f)) fits.push_back(std::move(x));
@@ -199,7 +199,7 @@ int run_validate(const ValidateArgs& a) {
       report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
     }
   }
-  print_framework_costs(report);
+  print_framework_costs(dir, report);
   if (!a.report.empty()) write_file(a.report, report.dump(2) + "\n", "--report");
   return 0;
 }
