@@ -159,7 +159,7 @@ int run_validate(const ValidateArgs& a) {
     std::cout << "no layer measurements: run kernels_profile/cuda/hetsim-layer-bench on a GPU and pass --layers FILE.\n";
   }
   std::vector<double> layer_err;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // |fwd|, |bwd| errors per layer kind
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // |fwd|, |bwd| errors per device and layer kind
   for (const LayerFile& lf : layer_inputs) {
     std::cout << "layers measured in " << lf.path.string() << ":\n";
     std::printf("%-16s %6s %5s %6s %3s %-5s %-7s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype", "attn",
@@ -169,7 +169,7 @@ int run_validate(const ValidateArgs& a) {
       const LayerPrediction p = predict_layer(m, device, cost);
       const double ef = (p.fwd_s - m.fwd_s) / m.fwd_s, eb = (p.bwd_s - m.bwd_s) / m.bwd_s;
       layer_err.push_back(std::fabs((p.fwd_s + p.bwd_s) - (m.fwd_s + m.bwd_s)) / (m.fwd_s + m.bwd_s));
-      auto& [kf, kb] = by_kind[std::string(m.flash ? "flash" : "unfused") + (m.casts.empty() ? "" : ", fp8 GEMMs")];
+      auto& [kf, kb] = by_kind[m.device + ", " + (m.flash ? "flash" : "unfused") + (m.casts.empty() ? "" : ", fp8 GEMMs")];
       kf.push_back(std::fabs(ef));
       kb.push_back(std::fabs(eb));
       std::string from;
@@ -194,7 +194,7 @@ int run_validate(const ValidateArgs& a) {
               << ": " << verdict(median(layer_err), kLayerTarget, layer_err.size()) << ")\n";
     report["layer_median_error"] = median(layer_err);
     for (const auto& [kind, e] : by_kind) {
-      std::cout << "median |error| of " << kind << " layers (" << e.first.size() << "): forward " << pct(median(e.first))
+      std::cout << "median |error| of layers on " << kind << " (" << e.first.size() << "): forward " << pct(median(e.first))
                 << ", backward " << pct(median(e.second)) << "\n";
       report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
     }
