@@ -20,13 +20,19 @@ std::filesystem::path data_root() {
   return HETSIM_SOURCE_DIR;
 }
 
+std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, std::string_view extension) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == extension) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 std::vector<std::string> shipped_names(std::string_view folder) {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_root() / folder, ec)) {
-    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
+  for (const auto& file : files_with_extension(data_root() / folder, ".yaml")) names.push_back(file.stem().string());
   return names;
 }
 

@@ -77,20 +77,27 @@ std::string FieldOverride::text() const { return input + "." + path + "=" + show
 
 namespace {
 
+// Calls f on `node` and every value under it, aliases expanded (a walk with a stack of its own:
+// a value's depth is bounded, but not by this function).
+template <class F>
+void for_each_node(const YAML::Node& node, F&& f) {
+  std::vector<YAML::Node> todo{node};
+  while (!todo.empty()) {
+    const YAML::Node n = todo.back();
+    todo.pop_back();
+    f(n);
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(it->second);
+    } else if (n.IsSequence()) {
+      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(*it);
+    }
+  }
+}
+
 // The values `value` holds, aliases expanded (yaml_tree_problems has bounded them).
 size_t values_in(const YAML::Node& value) {
   size_t n = 0;
-  std::vector<YAML::Node> todo{value};
-  while (!todo.empty()) {
-    const YAML::Node v = todo.back();
-    todo.pop_back();
-    ++n;
-    if (v.IsMap()) {
-      for (auto it = v.begin(); it != v.end(); ++it) todo.push_back(it->second);
-    } else if (v.IsSequence()) {
-      for (auto it = v.begin(); it != v.end(); ++it) todo.push_back(*it);
-    }
-  }
+  for_each_node(value, [&](const YAML::Node&) { ++n; });
   return n;
 }
 
@@ -158,18 +165,7 @@ std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, 
 void OverrideMarks::add(const YAML::Node& node, const std::string& origin) {
   if (origins_.empty() || origins_.back() != origin) origins_.push_back(origin);
   const size_t index = origins_.size() - 1;
-  // (a walk with a stack of its own: the value's depth is bounded, but not by this function)
-  std::vector<YAML::Node> todo{node};
-  while (!todo.empty()) {
-    const YAML::Node n = todo.back();
-    todo.pop_back();
-    nodes_.emplace_back(n, index);
-    if (n.IsMap()) {
-      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(it->second);
-    } else if (n.IsSequence()) {
-      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(*it);
-    }
-  }
+  for_each_node(node, [&](const YAML::Node& n) { nodes_.emplace_back(n, index); });
 }
 
 std::string OverrideMarks::origin(const YAML::Node& node) const {

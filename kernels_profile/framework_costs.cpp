@@ -168,13 +168,7 @@ std::vector<InterferenceCurve> load_interference(const std::filesystem::path& fi
 void apply_measured_interference(Device& device) {
   static const std::vector<InterferenceCurve> curves = [] {
     std::vector<InterferenceCurve> all;
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(data_root() / "kernels_profile/measured/interference", ec)) {
-      if (e.path().extension() == ".csv") files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
+    for (const auto& f : files_with_extension(data_root() / "kernels_profile/measured/interference", ".csv")) {
       for (InterferenceCurve& c : load_interference(f)) all.push_back(std::move(c));
     }
     return all;

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "base/csv_reader.hpp"
+#include "base/data_dir.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "kernels_profile/device.hpp"
@@ -351,13 +352,7 @@ void KernelTables::prepare() {
 
 KernelTables KernelTables::load_dir(const std::filesystem::path& dir) {
   KernelTables t;
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".csv") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) t.load_file(f);
+  for (const auto& f : files_with_extension(dir, ".csv")) t.load_file(f);
   t.prepare();
   return t;
 }

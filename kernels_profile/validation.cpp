@@ -65,13 +65,18 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     LayerMeasurement m;
     if (attention_column) {
       const std::string& a = row.text(kAttention);
-      static const std::vector<std::string> kKinds{"flash", "unfused", "flash+compiled-casts", "flash+eager-casts"};
-      if (std::find(kKinds.begin(), kKinds.end(), a) == kKinds.end()) {
-        row.error(kAttention, in_quotes(a) + " is not one of: " + join(kKinds));
+      // attention path, and for an fp8 layer how its casts ran
+      static const std::vector<std::pair<std::string, std::string>> kKinds{
+          {"flash", ""}, {"unfused", ""}, {"flash+compiled-casts", "compiled"}, {"flash+eager-casts", "eager"}};
+      const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](const auto& k) { return k.first == a; });
+      if (kind == kKinds.end()) {
+        std::vector<std::string> names;
+        for (const auto& k : kKinds) names.push_back(k.first);
+        row.error(kAttention, in_quotes(a) + " is not one of: " + join(names));
         return;
       }
       m.flash = a.starts_with("flash");
-      if (a.ends_with("-casts")) m.casts = a.substr(6, a.size() - 6 - 6);  // "compiled" | "eager"
+      m.casts = kind->second;
     }
     m.device = row.required(kDevice);
     // The model file's own bounds (workloads/README.md): widths and tokens 2^24, heads 2^16; a

@@ -34,30 +34,20 @@ std::string pct(double x) {
   return buf;
 }
 
-std::vector<std::filesystem::path> csv_files(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".csv") out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
   if (!a.layers.empty()) return {a.layers};
-  return csv_files(data_root() / "kernels_profile/measured/layers");
+  return files_with_extension(data_root() / "kernels_profile/measured/layers", ".csv");
 }
 
 // The framework's own costs (kernels_profile/framework_costs.hpp), as measured: `measured`/steps
 // and `measured`/interference beside the kernel tables.
 void print_framework_costs(const std::filesystem::path& measured, nlohmann::json& report) {
   std::vector<PassOverheadFit> fits;
-  for (const auto& f : csv_files(measured / "steps")) {
+  for (const auto& f : files_with_extension(measured / "steps", ".csv")) {
     for (PassOverheadFit& x : fit_pass_overheads(f)) fits.push_back(std::move(x));
   }
   std::vector<InterferenceCurve> curves;
-  for (const auto& f : csv_files(measured / "interference")) {
+  for (const auto& f : files_with_extension(measured / "interference", ".csv")) {
     for (InterferenceCurve& c : load_interference(f)) curves.push_back(std::move(c));
   }
   report["pass_overhead"] = nlohmann::json::array();

@@ -17,27 +17,38 @@ TIMED = 20
 BACK_TO_BACK = 10
 
 
+def _event_seconds(run):
+    """GPU seconds of run() on the current stream, between two CUDA events."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e-3
+
+
+def _calls_for_a_millisecond(fn, at_most, floor_ms):
+    """How many fn() back to back take about 1 ms (from one timed call), 1 to at_most."""
+    return max(1, min(at_most, int(1.0 / max(_event_seconds(fn) * 1e3, floor_ms)) + 1))
+
+
+def _median_per_call(run, k, timed):
+    """Median over `timed` samples of run()'s time divided by the k calls it makes."""
+    return statistics.median(_event_seconds(run) / k for _ in range(timed))
+
+
 def median_seconds(fn, warmup=WARMUP, timed=TIMED, back_to_back=BACK_TO_BACK):
     """Median GPU time of one fn() on the current CUDA stream, in seconds."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    k = max(1, min(back_to_back, int(1.0 / max(start.elapsed_time(end), 1e-4)) + 1))
-    times = []
-    for _ in range(timed):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+    k = _calls_for_a_millisecond(fn, back_to_back, 1e-4)
+
+    def calls():
         for _ in range(k):
             fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3 / k)
-    return statistics.median(times)
+
+    return _median_per_call(calls, k, timed)
 
 
 def graph_median_seconds(fn, warmup=2, timed=7):
@@ -52,12 +63,7 @@ def graph_median_seconds(fn, warmup=2, timed=7):
             fn()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    k = max(1, min(20, int(1.0 / max(start.elapsed_time(end), 1e-3)) + 1))
+    k = _calls_for_a_millisecond(fn, 20, 1e-3)
     try:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
@@ -67,16 +73,7 @@ def graph_median_seconds(fn, warmup=2, timed=7):
         torch.cuda.synchronize()
         return median_seconds(fn, warmup=warmup, timed=timed)
     graph.replay()
-    times = []
-    for _ in range(timed):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3 / k)
-    del graph
-    return statistics.median(times)
+    return _median_per_call(graph.replay, k, timed)
 
 
 def identity():
