@@ -13,7 +13,8 @@ namespace hetsim {
 
 namespace {
 
-// Splits one line; fields may be double-quoted. Each field keeps its 1-based column.
+// Splits one line; fields may be double-quoted, a quote inside doubled (RFC 4180). Each field
+// keeps its 1-based column.
 std::vector<std::pair<std::string, int>> split(const std::string& line) {
   std::vector<std::pair<std::string, int>> out;
   size_t i = 0;
@@ -21,9 +22,17 @@ std::vector<std::pair<std::string, int>> split(const std::string& line) {
     const int col = static_cast<int>(i) + 1;
     std::string field;
     if (i < line.size() && line[i] == '"') {
-      ++i;
-      while (i < line.size() && line[i] != '"') field += line[i++];
-      if (i < line.size()) ++i;
+      for (++i; i < line.size(); ++i) {
+        if (line[i] != '"') {
+          field += line[i];
+        } else if (i + 1 < line.size() && line[i + 1] == '"') {
+          field += line[++i];
+        } else {
+          ++i;
+          break;
+        }
+      }
+      while (i < line.size() && line[i] != ',') field += line[i++];  // text after the closing quote
     } else {
       while (i < line.size() && line[i] != ',') field += line[i++];
     }
@@ -111,15 +120,19 @@ void read_csv(const std::filesystem::path& path, const std::vector<std::string>&
   Diagnostics diags;
   std::string line;
   int line_no = 0;
+  long rows = 0;
+  int header_line = 0;
   bool header = false;
   std::vector<std::string> columns = required;  // the header's, once read
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line_no == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::pair<std::string, int>> fields = split(line);
     if (!header) {
       header = true;
+      header_line = line_no;
       std::vector<std::string> names;
       for (const auto& [f, col] : fields) names.push_back(f);
       columns = required;
@@ -137,8 +150,10 @@ void read_csv(const std::filesystem::path& path, const std::vector<std::string>&
       continue;
     }
     on_row(CsvRow(&file, line_no, &columns, std::move(fields), &diags));
+    ++rows;
   }
   if (!header && diags.empty()) diags.add({file, 1, 1, "", "no header line"});
+  if (header && rows == 0 && diags.empty()) diags.add({file, header_line, 1, "", "a header but no rows: the file measures nothing"});
   diags.throw_if_any();
 }
 

@@ -2,6 +2,7 @@
 #include "base/data_dir.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -23,8 +24,12 @@ std::filesystem::path data_root() {
 std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, std::string_view extension) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == extension) files.push_back(entry.path());
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {  // "A.CSV" is a .csv too
+    if (lower(entry.path().extension().string()) == lower(std::string(extension))) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -14,7 +14,7 @@ namespace hetsim {
 // else the source tree this binary was built from.
 [[nodiscard]] std::filesystem::path data_root();
 
-// The files in `dir` whose name ends in `extension` (".csv"), sorted; none when `dir` is missing.
+// The files in `dir` whose name ends in `extension` (".csv", in any case), sorted; none when `dir` is missing.
 [[nodiscard]] std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir,
                                                                     std::string_view extension);
 // Names (file stems) of the shipped `*.yaml` files in `folder` under data_root(), sorted.

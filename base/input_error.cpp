@@ -63,7 +63,8 @@ InputError out_of_memory(const std::string& who) {
   const bool capped = ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
   const std::string where = capped ? "ulimit -v " + std::to_string(limit.rlim_cur / 1024) : "memory";
   return InputError(where, "", who + " ran out of memory" + (capped ? " under the address-space limit; raise it (ulimit -v)" : "") +
-                                   " or give it a smaller cluster or model");
+                                   " or give it a smaller cluster or model")
+      .set_machine_limit();
 }
 
 void Diagnostics::add(Diagnostic d) {

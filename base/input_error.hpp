@@ -33,6 +33,13 @@ class InputError : public std::runtime_error {
   InputError(std::string file, std::string field, std::string message);  // a single problem
 
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  // A limit of the machine hetsim runs on (its memory, ulimit -v), not of the input: the same input
+  // runs where the limit is higher. Callers never take it for a plan that does not fit.
+  [[nodiscard]] bool machine_limit() const { return machine_limit_; }
+  InputError& set_machine_limit(bool on = true) {
+    machine_limit_ = on;
+    return *this;
+  }
   // The diagnostics of another InputError (already cut to 50), e.g. one thrown in a simulation
   // process and passed back to its parent.
   [[nodiscard]] static InputError as_reported(std::vector<Diagnostic> diagnostics) { return InputError(std::move(diagnostics), Capped{}); }
@@ -41,6 +48,7 @@ class InputError : public std::runtime_error {
   struct Capped {};
   InputError(std::vector<Diagnostic> diagnostics, Capped);
   std::vector<Diagnostic> diagnostics_;
+  bool machine_limit_ = false;
 };
 
 // `who` ("the simulation", "hetsim") ran out of memory: a resource limit the user can change (exit

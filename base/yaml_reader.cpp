@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -13,6 +14,23 @@
 #include "base/yaml_tree.hpp"
 
 namespace hetsim {
+namespace {
+
+// "0 to 4", "at least 0" (no upper bound), "at most 1" (no lower one), in the shortest exact form.
+std::string range_text(double min, double max) {
+  const auto num = [](double x) {
+    for (int digits = 6; digits < 17; ++digits) {
+      const std::string t = format_double(("%." + std::to_string(digits) + "g").c_str(), x);
+      if (std::strtod(t.c_str(), nullptr) == x) return t;
+    }
+    return format_double("%.17g", x);
+  };
+  if (std::isinf(max)) return "at least " + num(min);
+  if (std::isinf(min)) return "at most " + num(max);
+  return num(min) + " to " + num(max);
+}
+
+}  // namespace
 
 FieldReader::FieldReader(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
                          Diagnostics* diags, std::shared_ptr<const OverrideMarks> marks)
@@ -57,7 +75,9 @@ std::optional<YAML::Node> FieldReader::lookup(std::string_view key, bool require
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       if (it->first.Scalar() == key) {
         if (it->second.IsNull()) {
-          if (required) diags_->add(at(it->second, field(key), "has no value"));
+          // An optional field written without a value is not taken as absent (its default): the
+          // writer may have meant something else.
+          diags_->add(at(it->second, field(key), required ? "has no value" : "has no value; leave the field out to take its default"));
           return std::nullopt;
         }
         return it->second;
@@ -176,8 +196,9 @@ std::optional<long> FieldReader::opt_integer(std::string_view key, long min, lon
     }
     constexpr double kTwo63 = 9223372036854775808.0;  // a long holds less (LONG_MAX as a double rounds up to it)
     if (d < static_cast<double>(min) || d > static_cast<double>(max) || d >= kTwo63 || d < -kTwo63) {
+      const bool below = d < static_cast<double>(min);
       error(key, *v + " is out of range; expected " +
-                     (max == LONG_MAX ? "at least " + std::to_string(min) : std::to_string(min) + " to " + std::to_string(max)));
+                     (max == LONG_MAX && below ? "at least " + std::to_string(min) : std::to_string(min) + " to " + std::to_string(max)));
       return std::nullopt;
     }
     out = static_cast<long>(d);
@@ -206,9 +227,7 @@ std::optional<double> FieldReader::opt_number(std::string_view key, double min, 
     return std::nullopt;
   }
   if (!(out >= min && out <= max)) {
-    std::ostringstream msg;
-    msg << *v << " is out of range; expected " << min << " to " << max;
-    error(key, msg.str());
+    error(key, *v + " is out of range; expected " + range_text(min, max));
     return std::nullopt;
   }
   return out;
@@ -245,9 +264,7 @@ std::vector<double> FieldReader::numbers(std::string_view key, double min, doubl
     if (!x.IsScalar() || ec != std::errc() || p != text.data() + text.size()) {
       diags_->add(at(x, item, in_quotes(text) + " is not a number"));
     } else if (!(v >= min && v <= max)) {
-      std::ostringstream msg;
-      msg << text << " is out of range; expected " << min << " to " << max;
-      diags_->add(at(x, item, msg.str()));
+      diags_->add(at(x, item, text + " is out of range; expected " + range_text(min, max)));
     } else {
       out.push_back(v);
     }

@@ -120,7 +120,8 @@ class Run {
                      "this simulation needs up to " + std::to_string(needed) + " SimGrid actor stacks of " +
                          mib(static_cast<double>(Network::stack_bytes())) + " at once, and the address-space limit of " + mib(limit) +
                          " leaves room for " + std::to_string(fit) + " beside the run's memory; raise the limit (ulimit -v) or "
-                         "simulate fewer GPUs");
+                         "simulate fewer GPUs")
+        .set_machine_limit();
   }
 
   // At most how many communications run at once, so many workers: each holds its streams alone,

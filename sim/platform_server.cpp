@@ -79,15 +79,17 @@ pid_t fork_tied(const int fds[2]) {
 std::string encode(const InputError& e) {
   nlohmann::json j = nlohmann::json::array();
   for (const Diagnostic& d : e.diagnostics()) j.push_back({d.file, d.line, d.column, d.field, d.message});
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json{{"machine_limit", e.machine_limit()}, {"diagnostics", j}}.dump(-1, ' ', false,
+                                                                                         nlohmann::json::error_handler_t::replace);
 }
 
 InputError decode(std::string_view bytes) {
   std::vector<Diagnostic> ds;
-  for (const nlohmann::json& d : nlohmann::json::parse(bytes)) {
+  const nlohmann::json j = nlohmann::json::parse(bytes);
+  for (const nlohmann::json& d : j.at("diagnostics")) {
     ds.push_back(Diagnostic{d[0].get<std::string>(), d[1].get<int>(), d[2].get<int>(), d[3].get<std::string>(), d[4].get<std::string>()});
   }
-  return InputError::as_reported(std::move(ds));
+  return InputError::as_reported(std::move(ds)).set_machine_limit(j.at("machine_limit").get<bool>());
 }
 
 // Runs `work` in a fork of this process: a status byte (0: done, 1: failed, 2: an InputError,

@@ -17,6 +17,7 @@ std::string_view comm_stream_name(CommStream s) {
     case CommStream::kTensor: return "tp";
     case CommStream::kPipeline: return "p2p";
     case CommStream::kPipelineBack: return "p2p.back";
+    case CommStream::kExpert: return "ep";
   }
   return "?";
 }
@@ -168,7 +169,8 @@ void Program::check_program_size(double tasks) {
                        " simulated tasks this machine can hold (one per layer, micro-batch step and GPU, or group of GPUs in lockstep; about 500 bytes "
                        "each, twice, in a quarter of its memory): lower the global batch, raise the micro-batch or use "
                        "fewer GPUs (data-parallel and SPMD plans simulate identical steps once or twice, pipeline plans two "
-                       "periods of their steady state where it repeats in time, unless --every-step)");
+                       "periods of their steady state where it repeats in time, unless --every-step)")
+      .set_machine_limit();
 }
 
 }  // namespace hetsim

@@ -32,10 +32,12 @@ struct ComputeTask {
 // own, so tensor-parallel collectives, data-parallel gradient synchronisation and pipeline
 // sends overlap one another, while each stream runs its own tasks in program order. Pipeline
 // transfers towards the next stage (activations) and the previous one (gradients) go through
-// different communicators, as in Alpa's cross-mesh communicators: two streams.
-enum class CommStream { kData, kTensor, kPipeline, kPipelineBack };
-inline constexpr int kCommStreams = 4;
-[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p", "p2p.back"
+// different communicators, as in Alpa's cross-mesh communicators: two streams. Expert
+// parallelism's token dispatch and combine (and expert TP's gathers) run on a stream of their
+// own, as Megatron-Core's combined 1F1B does when it hides them under another micro-batch.
+enum class CommStream { kData, kTensor, kPipeline, kPipelineBack, kExpert };
+inline constexpr int kCommStreams = 5;
+[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p", "p2p.back", "ep"
 
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
 

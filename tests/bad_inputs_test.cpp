@@ -49,6 +49,7 @@ std::vector<Fixture> fixtures() {
     std::ifstream in(e.path());
     std::string line;
     while (std::getline(in, line)) {
+      if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a byte-order mark (a fixture of it)
       if (line.rfind("# kind: ", 0) == 0) {
         std::istringstream words(line.substr(8));
         words >> f.kind >> f.arg;

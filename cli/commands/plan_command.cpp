@@ -59,7 +59,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
                 "hybrid plans: never try context parallelism (tried from sequences of 8192 tokens up)");
   cmd->add_flag("--no-overlap", a.no_overlap,
                 "hybrid plans: none of Megatron-Core's communication overlaps (gradient buckets sync after the last "
-                "backward, ZeRO-1's parameter all-gather after the step, no TP overlap)");
+                "backward, ZeRO-1's parameter all-gather after the step, no TP overlap, no combined 1F1B for experts)");
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
 }
 

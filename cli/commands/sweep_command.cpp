@@ -17,6 +17,7 @@
 #include "base/temp_dir.hpp"
 #include "cli/app.hpp"
 #include "cli/commands/scenario_run.hpp"
+#include "cli/input_files.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
 #include "studies/sweep/mpi_pool.hpp"
@@ -52,22 +53,39 @@ std::string resolved_yaml(const std::string& arg, const char* folder, const char
   }
 }
 
-// Every axis's field path leads somewhere in the study's own cluster or model (with its first
-// value): a path that does not would fail every scenario of the study the same way.
-void check_set_paths(const Study& study) {
+// Every axis's field path leads somewhere in the study's own cluster or model, and each of its
+// values, set alone, makes a cluster or model that loads: a path that does not would fail every
+// scenario of the study the same way, and a bad value (top_k above the experts, a control
+// character in a name) every scenario that has it, each recorded as an error.
+void check_axes(const Study& study) {
   std::vector<Diagnostic> bad;
-  for (size_t i = 0; i < study.axes.size(); ++i) {
+  for (size_t i = 0; i < study.axes.size() && bad.size() < 50; ++i) {
     const StudyAxis& axis = study.axes[i];
     if (axis.is_flags() || axis.values.empty()) continue;
     const bool cluster = axis.path.rfind("cluster.", 0) == 0;
     InputTree t = cluster ? input_tree(study.cluster, "topologies", "cluster") : input_tree(study.model, "workloads", "model");
     if (!t.unreadable.empty()) continue;  // the scenarios report it
+    const std::string field = "vary[" + std::to_string(i) + "].values";
     try {
       const std::vector<FieldOverride> sets{parse_override(axis.path + "=" + axis.values.front())};
       OverrideMarks marks;
       apply_overrides(t.root, overrides_for(sets, cluster ? "cluster" : "model"), marks);
     } catch (const InputError& e) {
       bad.push_back({study.file, axis.line, axis.column, "vary[" + std::to_string(i) + "].set", e.diagnostics().front().message});
+      continue;
+    }
+    for (size_t k = 0; k < axis.values.size() && bad.size() < 50; ++k) {
+      try {
+        const std::vector<FieldOverride> sets{parse_override(axis.path + "=" + axis.values[k])};
+        if (cluster) {
+          (void)load_cluster_arg(study.cluster, sets);
+        } else {
+          (void)load_model_arg(study.model, sets);
+        }
+      } catch (const InputError& e) {
+        bad.push_back({study.file, axis.line, axis.column, field + "[" + std::to_string(k) + "]",
+                       axis.values[k].substr(0, 80) + ": " + e.diagnostics().front().message});
+      }
     }
   }
   if (!bad.empty()) throw InputError(bad);
@@ -155,7 +173,7 @@ int run_sweep(const SweepArgs& a) {
     mpi.emplace();
   }
   const Study study = load_study(a.study);
-  check_set_paths(study);
+  check_axes(study);
   check_flags(study);
   const size_t total = scenario_count(study);
   if (a.dry_run) {

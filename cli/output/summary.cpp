@@ -223,7 +223,7 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
   out << "shardings:\n";
   for (const Group& g : groups) out << "  " << g.label << ": " << g.choices << "\n";
   // Collectives of one iteration.
-  std::map<std::string, std::pair<int, double>> comms;
+  std::map<std::string, std::pair<double, double>> comms;  // count, bytes (counts reach 1e12 and more)
   std::set<std::string> synced_blocks;
   const std::vector<Layout> layouts = output_layouts(p, c.program);
   const double steps = p.accumulation;
@@ -235,13 +235,13 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
       for (Comm cm : {cv.forward, cv.backward, rule.backward_comm}) {
         if (cm == Comm::kNone) continue;
         auto& e = comms[std::string(comm_name(cm))];
-        e.first += static_cast<int>(steps);
+        e.first += steps;
         e.second += steps * bytes;
       }
     }
     if (rule.params == ParamPlacement::kGathered && p.ops[i].param_bytes > 0) {
       auto& g = comms["zero all-gather"];
-      g.first += static_cast<int>(2 * steps);
+      g.first += 2 * steps;
       g.second += 2 * steps * p.ops[i].param_bytes;
       auto& rs = comms["zero reduce-scatter"];
       rs.first += 1;
@@ -259,7 +259,7 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
   out << "collectives per iteration:";
   if (p.devices <= 1) comms.clear();  // one GPU: the rules' collectives have nobody to talk to
   if (comms.empty()) out << " none";
-  for (const auto& [name, e] : comms) out << "  " << name << " " << e.first << " (" << format_bytes(e.second) << ")";
+  for (const auto& [name, e] : comms) out << "  " << name << " " << format_double("%.15g", e.first) << " (" << format_bytes(e.second) << ")";
   out << "\n";
 }
 

@@ -5,22 +5,39 @@
 #include <map>
 
 #include "base/text.hpp"
+#include "planner/hybrid/pass_emitter.hpp"
 
 namespace hetsim {
 
-std::string PipelineLayout::block_name(const std::vector<int>& list) const {
-  auto name = [&](int b) {
-    if (b == 0) return std::string("embedding");
-    if (b == blocks - 1) return std::string("head");
-    return indexed_name("layer", static_cast<size_t>(b - 1));
-  };
-  const int lo = *std::min_element(list.begin(), list.end());
-  const int hi = *std::max_element(list.begin(), list.end());
-  return lo == hi ? name(lo) : name(lo) + "-" + name(hi);
-}
-
-const std::vector<BlockWork>& replica_work(const StageWorkFn& work, const HybridPlan& plan, const Replica& r, int tp) {
-  return work(r.node_type, stage_work_key(plan, r.samples, tp, r.cp, r.ep, r.expert_tp));
+void add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx, PipelineLayout& layout,
+                      ComputeStreams& streams, int pi, int s, const PipelineStep& st) {
+  const StageInfo& info = layout.stages[pi][s];
+  const int tp = plan.pipelines[pi].stages[s].tp;
+  const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
+  const std::vector<Holder>& hs = layout.holders[blocks.front()];
+  const std::vector<BlockWork>& w = replica_work(work, plan, layout.replica(hs[0]), tp);
+  double params = 0;
+  for (int b : blocks) params += layout.params_of(w, b, tp);
+  for (int rank = 0; rank < tp; ++rank) {
+    std::vector<int> group, deps;
+    for (const Holder& h : hs) {
+      for (int d : rank_devices(layout.replica(h), rank, tp)) group.push_back(d);
+    }
+    std::sort(group.begin(), group.end());
+    if (group.size() < 2 || params <= 0) continue;
+    for (int d : group) {
+      if (streams.last(d) >= 0) deps.push_back(streams.last(d));
+    }
+    std::string label = indexed_name("p", static_cast<size_t>(pi));
+    label.append(".s").append(std::to_string(s)).append(".mb").append(std::to_string(st.micro_batch)).append(".param_allgather");
+    if (tp > 1) label.append(".tp").append(std::to_string(rank));
+    const int t = streams.program().add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx.weight_bytes_per_param),
+                                         std::move(deps)});
+    for (int d : group) streams.wait_for(d, t);
+  }
+  for (const Holder& h : hs) {
+    for (int d : layout.replica(h).devices) layout.gathered_bytes[d] = std::max(layout.gathered_bytes[d], params * ctx.weight_bytes_per_param);
+  }
 }
 
 namespace {

@@ -36,6 +36,13 @@ struct GradientBucket {
                                                                            const StageWorkFn& work, const PipelineContext& ctx,
                                                                            const PipelineLayout& layout, Program& program);
 
+class ComputeStreams;
+// ZeRO-3: before step `st` of stage `s` of pipeline `pi`, every TP rank gathers the chunk's weights
+// from all copies of them (the same stage of every pipeline, all its data-parallel copies), after
+// its previous compute; its next kernel waits for the gather.
+void add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx, PipelineLayout& layout,
+                      ComputeStreams& streams, int pi, int s, const PipelineStep& st);
+
 void add_gradient_sync(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                        const PipelineContext& ctx, const PipelineLayout& layout, Program& program);
 

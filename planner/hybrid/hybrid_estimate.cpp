@@ -96,16 +96,21 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     return fit_time(ep_group, ep.all_to_all, CollectiveOp::kAllToAll) + fit_time(etp_group, etp.all_gather, CollectiveOp::kAllGather) +
            fit_time(etp_group, etp.reduce_scatter, CollectiveOp::kReduceScatter);
   };
+  double ep_f = 0, ep_b = 0;
   for (int b : blocks) {
     const BlockWork& bw = w[b];
     t.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
     for (const WorkPart& part : bw.parts) {
-      t.f += part.fwd_s + tp_time(node_type, st.tp, part.tp_fwd) + cp_time(part.cp_fwd) +
-             ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s) + ep_time(part.ep_fwd, part.etp_fwd);
+      // Userbuffers: one chunk alone, the rest under the GEMM's last tp_fwd_hide_s seconds.
+      t.f += part.fwd_s - part.tp_fwd_hide_s + tp_time(node_type, st.tp, part.tp_fwd_exposed) +
+             std::max(tp_time(node_type, st.tp, part.tp_fwd), part.tp_fwd_hide_s) + cp_time(part.cp_fwd) +
+             ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s);
       const double sync = tp_time(node_type, st.tp, part.tp_bwd);
       t.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
-             cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s) + ep_time(part.ep_bwd, part.etp_bwd);
+             cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
       t.w += part.bwd_weight_s;
+      ep_f += ep_time(part.ep_fwd, part.etp_fwd);
+      ep_b += ep_time(part.ep_bwd, part.etp_bwd);
     }
     t.params += bw.params;
     t.expert_params += bw.expert_params;
@@ -113,6 +118,13 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     t.weight_input_per_mb += bw.weight_input_bytes;
     t.recompute_bytes = std::max(t.recompute_bytes, bw.recompute_bytes);
   }
+  // Combined 1F1B: a forward and a backward run together, each one's expert all-to-alls under the
+  // other's kernels; only what their compute cannot cover stays (warm-up and cool-down ignored).
+  const double exposed = plan.overlap_moe_expert_parallel_comm && st.ep > 1 && ep_f + ep_b > 0
+                             ? std::max(0.0, ep_f + ep_b - (t.f + t.b)) / (ep_f + ep_b)
+                             : 1.0;
+  t.f += ep_f * exposed;
+  t.b += ep_b * exposed;
   if (samples == 0) t.f = t.b = t.w = t.saved_per_mb = t.weight_input_per_mb = t.recompute_bytes = 0;
   t.grad_bytes = t.params * builder_.context().grad_bytes_per_param;
   return t;
@@ -163,7 +175,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       }
       const std::vector<long> shares = replica_shares(plan, st, blocks, cluster_, work);
       StageTimes worst;
-      const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, v));
+      const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, v, extra_warmup(plan)));
       for (int j = 0; j < st.dp(); ++j) {
         const int dev = st.devices[j * st.group()];
         const int nt = cluster_.gpus[dev].node_type;
@@ -282,7 +294,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
   std::vector<StageLayerCost> out(P);
   for (int s = 0; s < P; ++s) {
     const StagePlan& st = pl.stages[s];
-    const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, 1));
+    const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, 1, extra_warmup(plan)));
     StageLayerCost& c = out[s];
     c.free_bytes = 1e300;
     double worst = -1;

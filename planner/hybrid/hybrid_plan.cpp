@@ -11,6 +11,7 @@
 #include <set>
 
 #include "base/text.hpp"
+#include "planner/hybrid/pipeline_schedule.hpp"
 
 namespace hetsim {
 
@@ -92,6 +93,11 @@ class Checker {
       add("overlap_param_gather", "overlaps the parameter all-gather of the distributed optimizer; it needs "
                                   "gradient_sync: zero-1, not " + std::string(gradient_sync_name(plan_.gradient_sync)));
     }
+    if (plan_.overlap_moe_expert_parallel_comm) moe_overlap();
+    if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
+      add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
+                             "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
+    }
     if (plan_.sequence_parallel && plan_.stage_program == StageProgram::kSynthesised) {
       add("sequence_parallel", "sequence parallelism is part of Megatron's stage program; with stage_program synthesised "
                                "the search chooses each operator's split itself");
@@ -101,6 +107,20 @@ class Checker {
 
  private:
   void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
+
+  void moe_overlap() {
+    const auto has_ep = [](const PipelinePlan& p) {
+      return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.ep > 1; });
+    };
+    const std::string what = "overlaps the experts' all-to-alls with another micro-batch's compute";
+    if (!model_.moe || std::none_of(plan_.pipelines.begin(), plan_.pipelines.end(), has_ep)) {
+      add("overlap_moe_expert_parallel_comm", what + "; it needs a mixture-of-experts model and a stage with ep > 1");
+    } else if (splits_weight_gradient(plan_.schedule)) {
+      add("overlap_moe_expert_parallel_comm", what + " by pairing forward and backward passes; schedule " +
+                                                  std::string(schedule_name(plan_.schedule)) +
+                                                  " splits the backward (use 1f1b or interleaved-1f1b)");
+    }
+  }
 
   // ZeRO-3 gathers each stage's weights from all its copies before every pass, so the pipelines
   // must run the same passes in the same order: same micro-batches, stages, tp and layers.
@@ -517,37 +537,45 @@ std::string HybridPlan::shape() const {
     for (const std::string& c : stage_counts) joined += (joined.empty() ? "" : "+") + c;
     out += joined + " stages";
   }
-  std::vector<int> tps;
-  int dp = 0, cp = 1, ep = 1, etp = 1;
+  // Each width as the stages have it: one value, or each distinct one in stage order ("tp 2/4",
+  // "dp 4/2") where stages differ.
+  const auto widths = [&](const char* name, auto of, bool always) {
+    std::vector<int> seen;
+    for (const PipelinePlan& p : pipelines) {
+      for (const StagePlan& st : p.stages) {
+        if (std::find(seen.begin(), seen.end(), of(st)) == seen.end()) seen.push_back(of(st));
+      }
+    }
+    if (seen.empty() || (!always && seen.size() == 1 && seen[0] == 1)) return;
+    out.append(", ").append(name).append(" ");
+    for (size_t i = 0; i < seen.size(); ++i) out += (i ? "/" : "") + std::to_string(seen[i]);
+  };
+  widths("tp", [](const StagePlan& st) { return st.tp; }, true);
+  widths("cp", [](const StagePlan& st) { return st.cp; }, false);
+  if (cp_comm == CpComm::kAllToAll && out.find(", cp ") != std::string::npos) out += " (all-to-all)";
+  widths("ep", [](const StagePlan& st) { return st.ep; }, false);
+  widths("expert tp", [](const StagePlan& st) { return st.expert_tp; }, false);
+  widths("dp", [](const StagePlan& st) { return st.dp(); }, false);
   size_t chunks = 0;
-  for (size_t p = 0; p < pipelines.size(); ++p) {
-    for (const StagePlan& st : pipelines[p].stages) {
-      if (p == 0 && std::find(tps.begin(), tps.end(), st.tp) == tps.end()) tps.push_back(st.tp);
-      dp = std::max(dp, st.dp());
-      cp = std::max(cp, st.cp);
-      ep = std::max(ep, st.ep);
-      etp = std::max(etp, st.expert_tp);
+  int dp = 0;
+  for (const PipelinePlan& p : pipelines) {
+    for (const StagePlan& st : p.stages) {
       chunks = std::max(chunks, st.chunks.size());
+      dp = std::max(dp, st.dp());
     }
   }
-  if (!tps.empty()) {
-    out += ", tp ";
-    for (size_t i = 0; i < tps.size(); ++i) out += (i ? "/" : "") + std::to_string(tps[i]);
-  }
-  if (cp > 1) out += ", cp " + std::to_string(cp) + (cp_comm == CpComm::kAllToAll ? " (all-to-all)" : "");
-  if (ep > 1) out += ", ep " + std::to_string(ep);
-  if (etp > 1) out += ", expert tp " + std::to_string(etp);
-  if (dp > 1) out += ", dp " + std::to_string(dp);
   if (chunks > 1) out += ", " + std::to_string(chunks) + " chunks";
   out += ", " + std::string(schedule_name(schedule));
   if (micro_batch > 1) out += ", micro-batch " + std::to_string(micro_batch);
   if (recompute != RecomputeMode::kNone) out += ", recompute " + std::string(recompute_name(recompute));
   if (sequence_parallel) out += ", sequence parallel";
   if (gradient_sync != GradientSync::kAllReduce) out.append(", ").append(gradient_sync_name(gradient_sync));
-  if (tp_comm_overlap) out += ", tp comm overlap";
+  if (tp_comm_userbuffers) out += ", tp comm overlap (userbuffers)";
+  else if (tp_comm_overlap) out += ", tp comm overlap";
   if (!vocab_parallel) out += ", logits gathered";
   if (!grad_sync_overlap && dp > 1) out += ", grad sync after backward";
   if (overlap_param_gather && dp > 1) out += ", param gather overlapped";
+  if (overlap_moe_expert_parallel_comm) out += ", expert all-to-all overlapped";
   if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
   if (resharding.method != ReshardMethod::kLocalAllGather || resharding.load_balance != LoadBalance::kNone) {
     out.append(", ").append(method_name(resharding.method)).append(" resharding");

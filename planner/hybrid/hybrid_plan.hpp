@@ -129,6 +129,16 @@ struct HybridPlan {
   ReshardingChoice resharding;
   std::vector<PipelinePlan> pipelines;
   double estimate_s = 0;  // the planner's closed-form estimate (0: none)
+  // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): a stage runs a forward and
+  // a backward of different micro-batches together where its schedule has them side by side, part
+  // by part, so that each one's expert-parallel dispatch and combine run under the other's kernels.
+  // Needs a stage with ep > 1 and a schedule that keeps the weight gradients in the backward.
+  bool overlap_moe_expert_parallel_comm = false;
+  // tp_comm_overlap: userbuffers (Megatron-Core's --tp-comm-overlap, Transformer Engine's
+  // userbuffers): besides the backward overlap of tp_comm_overlap, the forward's all-gathers and
+  // reduce-scatters are cut into chunks pipelined with their GEMMs (stage_work.hpp,
+  // WorkPart::tp_fwd_exposed). Needs sequence parallelism; implies tp_comm_overlap.
+  bool tp_comm_userbuffers = false;
 
   [[nodiscard]] long samples() const;  // sum over pipelines of micro_batches x micro_batch
   // "2 pipelines x 4 stages, tp 8/4, 1f1b[, micro-batch 2][, recompute full]" style description.

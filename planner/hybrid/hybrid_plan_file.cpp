@@ -104,10 +104,13 @@ class HybridPlanReader {
                      : recompute == "selective" ? RecomputeMode::kSelective
                                                 : RecomputeMode::kNone;
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
-    plan.tp_comm_overlap = r.opt_flag("tp_comm_overlap").value_or(false);
+    const std::string tp_overlap = r.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
+    plan.tp_comm_overlap = tp_overlap != "false";
+    plan.tp_comm_userbuffers = tp_overlap == "userbuffers";
     plan.vocab_parallel = r.opt_flag("vocab_parallel").value_or(true);
     plan.grad_sync_overlap = r.opt_flag("grad_sync_overlap").value_or(true);
     plan.overlap_param_gather = r.opt_flag("overlap_param_gather").value_or(false);
+    plan.overlap_moe_expert_parallel_comm = r.opt_flag("overlap_moe_expert_parallel_comm").value_or(false);
     plan.cp_comm = r.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised
@@ -127,7 +130,8 @@ class HybridPlanReader {
     }
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
     for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel",
-                          "overlap_param_gather", "cp_comm", "pipelines"}) {
+                            "tp_comm_overlap", "overlap_param_gather", "overlap_moe_expert_parallel_comm", "cp_comm",
+                            "pipelines"}) {
       remember(r, key);
     }
     std::vector<FieldReader> pipelines = r.list("pipelines");
@@ -313,12 +317,13 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "schedule: " << schedule_name(plan.schedule) << "\n"
       << "recompute: " << recompute_name(plan.recompute) << "\n"
       << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
-      << "tp_comm_overlap: " << (plan.tp_comm_overlap ? "true" : "false") << "\n"
+      << "tp_comm_overlap: " << (plan.tp_comm_userbuffers ? "userbuffers" : plan.tp_comm_overlap ? "true" : "false") << "\n"
       << "vocab_parallel: " << (plan.vocab_parallel ? "true" : "false") << "\n"
       << "stage_program: " << stage_program_name(plan.stage_program) << "\n"
       << "gradient_sync: " << gradient_sync_name(plan.gradient_sync) << "\n"
       << "grad_sync_overlap: " << (plan.grad_sync_overlap ? "true" : "false") << "\n"
       << "overlap_param_gather: " << (plan.overlap_param_gather ? "true" : "false") << "\n"
+      << "overlap_moe_expert_parallel_comm: " << (plan.overlap_moe_expert_parallel_comm ? "true" : "false") << "\n"
       << "cp_comm: " << cp_comm_name(plan.cp_comm) << "\n"
       << "resharding: {method: " << method_name(plan.resharding.method)
       << ", load_balance: " << load_balance_name(plan.resharding.load_balance)

@@ -234,19 +234,27 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       const bool copies = d > 1 || std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
                                                [](const StagePlan& st) { return st.dp() > 1; });
       const bool hetsim = flavour == HybridFlavour::kHetsim;
-      std::vector<bool> sps{false}, overlaps{false};
+      const bool has_ep = std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
+                                      [](const StagePlan& st) { return st.ep > 1; });
+      std::vector<bool> sps{false}, a2a_overlaps{false};
+      std::vector<int> overlaps{0};  // TP overlap: none, the backward's (1), userbuffers (2: with SP)
       std::vector<GradientSync> syncs{GradientSync::kAllReduce};
       if (hetsim && options.sequence_parallel && has_tp) sps.push_back(true);
+      // Megatron-Core's combined 1F1B where experts are split (it holds one more micro-batch).
+      if (hetsim && options.overlap && has_ep && !splits_weight_gradient(s)) a2a_overlaps.push_back(true);
       if (hetsim && options.zero1 && copies) syncs.push_back(GradientSync::kZero1);
-      if (hetsim && options.tp_comm_overlap && has_tp && !splits_weight_gradient(s)) overlaps.push_back(true);
+      if (hetsim && options.tp_comm_overlap && has_tp && !splits_weight_gradient(s)) overlaps = {0, 1, 2};
       std::optional<HybridPlan> best;
       HybridEstimate e;
       for (bool sp : sps) {
         for (GradientSync sync : syncs) {
-          for (bool overlap : overlaps) {
+          for (size_t k = 0; k < overlaps.size() * a2a_overlaps.size(); ++k) {
+            if (overlaps[k % overlaps.size()] == 2 && !sp) continue;
             plan.sequence_parallel = sp;
             plan.gradient_sync = sync;
-            plan.tp_comm_overlap = overlap;
+            plan.tp_comm_overlap = overlaps[k % overlaps.size()] > 0;
+            plan.tp_comm_userbuffers = overlaps[k % overlaps.size()] == 2;
+            plan.overlap_moe_expert_parallel_comm = a2a_overlaps[k / overlaps.size()];
             // Megatron-Core's overlaps where the plan has them (--overlap-grad-reduce and
             // --overlap-param-gather in its performance recipes), unless the ablation turns them off.
             plan.grad_sync_overlap = options.overlap;
@@ -275,6 +283,7 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
           HybridPlan twin = plan;
           twin.stage_program = StageProgram::kSynthesised;
           twin.sequence_parallel = false;
+          twin.tp_comm_userbuffers = false;  // (they chunk sequence parallelism's collectives)
           const HybridEstimate te = estimator_.estimate(twin);
           if (te.fits && te.time_s < e.time_s * (1 - 1e-9)) {
             twin.estimate_s = te.time_s;
@@ -410,8 +419,9 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
     try {
       ev = evaluate(plan, row);
     } catch (const InputError& e) {
-      // Too large to simulate on this machine (its micro-batches, written out, pass the task
-      // limit): a candidate the search cannot judge, not a failed run.
+      // A limit of this machine (its memory, ulimit -v) would make the plan depend on where it
+      // runs: reported, never taken for a candidate that does not fit.
+      if (e.machine_limit()) throw;
       ev = infeasible_evaluation(row, model_, cluster_, e.diagnostics().front().message);
     }
     if (!ev.report.feasible) {

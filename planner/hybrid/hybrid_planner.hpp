@@ -37,7 +37,8 @@ struct HybridOptions {
                                                // sequences of 8192 tokens up, cp 2 to 8)
   bool overlap = true;                         // --no-overlap: gradient buckets sync after the last backward
                                                // and ZeRO-1 gathers parameters after the step (true:
-                                               // overlapped, and overlap_param_gather with ZeRO-1)
+                                               // overlapped, and overlap_param_gather with ZeRO-1;
+                                               // overlap_moe_expert_parallel_comm tried with ep > 1)
   int simulate = 3;                            // candidates judged by the simulator
 };
 

@@ -69,37 +69,66 @@ class PassWriter {
   }
 
   int run() {
-    const std::vector<int>& blocks = *spec_.blocks;
     if (spec_.per_part) {
-      if (spec_.pass == PassKind::kForward) {
-        for (int b : blocks) forward_parts(b);
-      } else {
-        for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
-          if (spec_.pass == PassKind::kBackward) {
-            backward_parts(*bi);
-          } else {
-            weight({*bi}, "." + w_[*bi].name);
-          }
-        }
-      }
-      return last_;
+      for (const Unit& u : units()) run_unit(u);
+      return finish();
     }
+    const std::vector<int>& blocks = *spec_.blocks;
     if (spec_.pass == PassKind::kForward) {
       forward(blocks);
-      return last_;
+      return finish();
     }
     // Backward passes run the blocks last to first.
     const std::vector<int> reversed(blocks.rbegin(), blocks.rend());
     if (!spec_.per_block) {
       spec_.pass == PassKind::kBackward ? backward(reversed, "") : weight(reversed, "");
-      return last_;
+      return finish();
     }
     for (int b : reversed) spec_.pass == PassKind::kBackward ? backward({b}, "." + w_[b].name) : weight({b}, "." + w_[b].name);
+    return finish();
+  }
+
+  // Every part separately: the pass as units in the order they run. Forward: (block, part);
+  // backward: (block, -1) for its recompute, then (block, part), last part first; weight: (block, 0).
+  struct Unit {
+    int block = 0;
+    int part = 0;
+  };
+  [[nodiscard]] std::vector<Unit> units() const {
+    std::vector<Unit> out;
+    const std::vector<int>& blocks = *spec_.blocks;
+    if (spec_.pass == PassKind::kForward) {
+      for (int b : blocks) {
+        for (size_t pp = 0; pp < w_[b].parts.size(); ++pp) out.push_back({b, static_cast<int>(pp)});
+      }
+      return out;
+    }
+    for (auto bi = blocks.rbegin(); bi != blocks.rend(); ++bi) {
+      if (spec_.pass == PassKind::kWeight) {
+        out.push_back({*bi, 0});
+        continue;
+      }
+      if (w_[*bi].recompute_s > 0) out.push_back({*bi, -1});
+      for (size_t pp = w_[*bi].parts.size(); pp-- > 0;) out.push_back({*bi, static_cast<int>(pp)});
+    }
+    return out;
+  }
+  void run_unit(const Unit& u) {
+    if (spec_.pass == PassKind::kForward) return forward_part(u.block, u.part);
+    if (spec_.pass == PassKind::kWeight) return weight({u.block}, "." + w_[u.block].name);
+    if (u.part < 0) return backward_recompute(u.block);
+    backward_part(u.block, u.part);
+  }
+  // The pass's last task: the expert collectives still pending (overlapped mode) are joined first.
+  int finish() {
+    if (!pending_.empty()) compute(0, 0, 0, spec_.tag + ".ep_join");
     return last_;
   }
 
  private:
   int compute(double secs, double flops, double mem, std::string label) {
+    deps_.insert(deps_.end(), pending_.begin(), pending_.end());
+    pending_.clear();
     last_ = streams_.add(devices_, secs, flops, mem, std::move(deps_), std::move(label));
     deps_.clear();
     return last_;
@@ -110,14 +139,32 @@ class PassWriter {
     join(collectives(tp_groups_, bytes, spec_.sequence_parallel, last_, label), label);
   }
 
+  // A forward span's trailing TP collectives; under userbuffers (hide > 0) chunked with the GEMM
+  // beside them: one chunk (`exposed`) alone, then the rest (`rest`) under the span's last `hide`
+  // seconds, which the caller has left out of the span.
+  void forward_tp_sync(const TpBytes& exposed, const TpBytes& rest, double hide, const std::string& label) {
+    if (hide <= 0 || tp_ == 1) {
+      TpBytes all = rest;
+      all += exposed;
+      if (hide > 0) compute(hide, 0, 0, label + "_gemm");
+      return tp_sync(all, label);
+    }
+    tp_sync(exposed, label + ".chunk");
+    std::vector<int> ends = collectives(tp_groups_, rest, spec_.sequence_parallel, last_, label);
+    ends.push_back(compute(hide, 0, 0, label + "_gemm"));
+    join(ends, label);
+  }
+
   // The collectives of `bytes` over each of `groups` after `dep` (one group: its tasks; several: run
   // side by side, each group's after `dep`). Returns each group's last task.
   std::vector<int> collectives(const std::vector<std::vector<int>>& groups, const TpBytes& bytes, bool sequence_parallel,
-                               int dep, const std::string& label) {
+                               int dep, const std::string& label, CommStream stream = CommStream::kTensor) {
+    std::vector<int> deps = pending_;
+    if (dep >= 0) deps.push_back(dep);
     std::vector<int> ends;
     for (size_t g = 0; g < groups.size(); ++g) {
       const std::string name = groups.size() > 1 ? label + ".g" + std::to_string(g) : label;
-      ends.push_back(add_tp_collectives(streams_.program(), groups[g], bytes, sequence_parallel, dep, name));
+      ends.push_back(add_tp_collectives(streams_.program(), groups[g], bytes, sequence_parallel, deps, name, stream));
     }
     return ends;
   }
@@ -143,12 +190,22 @@ class PassWriter {
     join(collectives(groups, bytes, false, last_, label), label);
   }
   void cp_sync(const TpBytes& bytes, const std::string& label) { axis_sync(cp_groups_, bytes, label + ".cp"); }
-  // Expert parallelism after a span: forward, the all-to-all then expert TP's collective (dispatch:
-  // all-gather; combine: reduce-scatter after it); their backward duals in the reverse order.
+  // Expert parallelism after a span, on the expert stream: forward, the all-to-all then expert TP's
+  // collective (dispatch: all-gather; combine: reduce-scatter after it); their backward duals in the
+  // reverse order. Blocking, or (defer_expert) pending: only this pass's next kernel waits for them.
   void ep_sync(const TpBytes& ep, const TpBytes& etp, bool backward, const std::string& label) {
-    if (backward) axis_sync(etp_groups_, etp, label + ".etp");
-    axis_sync(ep_groups_, ep, label + ".ep");
-    if (!backward) axis_sync(etp_groups_, etp, label + ".etp");
+    const auto sync = [&](const std::vector<std::vector<int>>& groups, const TpBytes& bytes, const std::string& name) {
+      if (groups.empty() || !bytes.any()) return;
+      std::vector<int> ends = collectives(groups, bytes, false, last_, name, CommStream::kExpert);
+      if (spec_.defer_expert) {
+        pending_ = std::move(ends);
+      } else {
+        join(ends, name);
+      }
+    };
+    if (backward) sync(etp_groups_, etp, label + ".etp");
+    sync(ep_groups_, ep, label + ".ep");
+    if (!backward) sync(etp_groups_, etp, label + ".etp");
   }
 
   // A span of `secs` whose last `hide` seconds (the attention) run beside ring attention's exchange
@@ -195,41 +252,40 @@ class PassWriter {
 
   // --- every part separately --------------------------------------------------------------------
 
-  void forward_parts(int b) {
+  void forward_part(int b, int pp) {
     const BlockWork& bw = w_[b];
-    if (const auto it = spec_.block_waits.find(b); it != spec_.block_waits.end()) {
+    if (const auto it = spec_.block_waits.find(b); pp == 0 && it != spec_.block_waits.end()) {
       deps_.insert(deps_.end(), it->second.begin(), it->second.end());
     }
-    for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
-      const WorkPart& part = bw.parts[pp];
-      ring_span(part.fwd_s, part.cp_hide_fwd_s, part.cp_ring_fwd, 0, pp == 0 ? bw.saved_bytes : 0,
-                spec_.tag + "." + bw.name + ".fwd" + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
-      tp_sync(part.tp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
-      cp_sync(part.cp_fwd, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
-      ep_sync(part.ep_fwd, part.etp_fwd, false, spec_.tag + "." + bw.name + ".fwd" + std::to_string(pp));
-    }
+    const WorkPart& part = bw.parts[pp];
+    const std::string label = spec_.tag + "." + bw.name + ".fwd";
+    ring_span(part.fwd_s - part.tp_fwd_hide_s, part.cp_hide_fwd_s, part.cp_ring_fwd, 0, pp == 0 ? bw.saved_bytes : 0,
+              label + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
+    forward_tp_sync(part.tp_fwd_exposed, part.tp_fwd, part.tp_fwd_hide_s, label + std::to_string(pp));
+    cp_sync(part.cp_fwd, label + std::to_string(pp));
+    ep_sync(part.ep_fwd, part.etp_fwd, false, label + std::to_string(pp));
   }
 
-  void backward_parts(int b) {
+  void backward_recompute(int b) {
+    const BlockWork& bw = w_[b];
+    compute(bw.recompute_s, 0, bw.recompute_bytes, spec_.tag + "." + bw.name + ".recompute");
+    tp_sync(bw.recompute_tp, spec_.tag + "." + bw.name + ".recompute");
+  }
+
+  void backward_part(int b, int pp) {
     const BlockWork& bw = w_[b];
     const bool split_w = spec_.split_weight;
     const double block_freed = bw.saved_bytes + bw.recompute_bytes - (split_w ? bw.weight_input_bytes : 0);
-    if (bw.recompute_s > 0) {
-      compute(bw.recompute_s, 0, bw.recompute_bytes, spec_.tag + "." + bw.name + ".recompute");
-      tp_sync(bw.recompute_tp, spec_.tag + "." + bw.name + ".recompute");
-    }
-    for (size_t pp = bw.parts.size(); pp-- > 0;) {
-      const WorkPart& part = bw.parts[pp];
-      const std::string label =
-          spec_.tag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") + (bw.parts.size() > 1 ? std::to_string(pp) : "");
-      const double ring_s = cp_groups_.empty() || part.cp_ring_bwd <= 0 ? 0 : std::min(part.cp_hide_bwd_s, part.bwd_input_s);
-      if (ring_s > 0 && part.cp_ring_bwd > 0) ring_span(ring_s, ring_s, part.cp_ring_bwd, 0, 0, label);
-      const int c = backward_span(part.bwd_input_s - ring_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
-                                  pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
-      cp_sync(part.cp_bwd, label);
-      ep_sync(part.ep_bwd, part.etp_bwd, true, label);
-      if (!split_w) set_last_grad({b}, c);
-    }
+    const WorkPart& part = bw.parts[pp];
+    const std::string label =
+        spec_.tag + "." + bw.name + (split_w ? ".bwd_input" : ".bwd") + (bw.parts.size() > 1 ? std::to_string(pp) : "");
+    const double ring_s = cp_groups_.empty() || part.cp_ring_bwd <= 0 ? 0 : std::min(part.cp_hide_bwd_s, part.bwd_input_s);
+    if (ring_s > 0 && part.cp_ring_bwd > 0) ring_span(ring_s, ring_s, part.cp_ring_bwd, 0, 0, label);
+    const int c = backward_span(part.bwd_input_s - ring_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
+                                pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
+    cp_sync(part.cp_bwd, label);
+    ep_sync(part.ep_bwd, part.etp_bwd, true, label);
+    if (!split_w) set_last_grad({b}, c);
   }
 
   // --- merged: one span and one collective for a set of blocks ---------------------------------
@@ -266,8 +322,8 @@ class PassWriter {
   }
 
   void forward_span(const std::vector<int>& blocks, const std::string& suffix) {
-    double secs = 0, saved = 0, ring = 0, hide = 0;
-    TpBytes bytes, cp_bytes, ep_bytes, etp_bytes;
+    double secs = 0, saved = 0, ring = 0, hide = 0, tp_hide = 0;
+    TpBytes bytes, exposed, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
@@ -276,6 +332,8 @@ class PassWriter {
         secs += part.fwd_s;
         saved += pp == 0 ? bw.saved_bytes : 0;
         bytes += part.tp_fwd;
+        exposed += part.tp_fwd_exposed;
+        tp_hide += part.tp_fwd_hide_s;
         collectives += part.tp_fwd.count();
         ring += part.cp_ring_fwd;
         hide += part.cp_hide_fwd_s;
@@ -284,8 +342,8 @@ class PassWriter {
         etp_bytes += part.etp_fwd;
       }
     }
-    ring_span(secs + merged_latency(collectives, bytes), hide, ring, 0, saved, spec_.tag + suffix + ".fwd");
-    tp_sync(bytes, spec_.tag + suffix + ".fwd");
+    ring_span(secs - tp_hide + merged_latency(collectives, bytes), hide, ring, 0, saved, spec_.tag + suffix + ".fwd");
+    forward_tp_sync(exposed, bytes, tp_hide, spec_.tag + suffix + ".fwd");
     cp_sync(cp_bytes, spec_.tag + suffix + ".fwd");
     ep_sync(ep_bytes, etp_bytes, false, spec_.tag + suffix + ".fwd");
   }
@@ -349,6 +407,7 @@ class PassWriter {
   std::vector<std::vector<int>> etp_groups_; // expert_tp > 1: consecutive runs of expert_tp, sorted
   const std::vector<BlockWork>& w_;
   std::vector<int> deps_;            // what the next task waits for
+  std::vector<int> pending_;         // defer_expert: expert collectives the next kernel waits for
   int tp_ = 1;
   int last_ = -1;
 };
@@ -357,6 +416,23 @@ class PassWriter {
 
 int emit_pass(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps) {
   return PassWriter(streams, spec, std::move(deps)).run();
+}
+
+std::pair<int, int> emit_overlapped_passes(ComputeStreams& streams, PassSpec a, std::vector<int> a_deps, PassSpec b,
+                                           std::vector<int> b_deps) {
+  for (PassSpec* s : {&a, &b}) {
+    s->per_part = true;
+    s->per_block = false;
+    s->defer_expert = true;
+  }
+  PassWriter wa(streams, a, std::move(a_deps)), wb(streams, b, std::move(b_deps));
+  const auto ua = wa.units(), ub = wb.units();
+  for (size_t i = 0; i < std::max(ua.size(), ub.size()); ++i) {
+    if (i < ua.size()) wa.run_unit(ua[i]);
+    if (i < ub.size()) wb.run_unit(ub[i]);
+  }
+  const int last_a = wa.finish();
+  return {last_a, wb.finish()};
 }
 
 }  // namespace hetsim

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planner/hybrid/pipeline_layout.hpp"
@@ -71,10 +72,20 @@ struct PassSpec {
   // parameter all-gathers of overlap_param_gather, before the first forward of each block). The
   // pass is cut into spans where these change, so a block waits only for its own bucket.
   std::map<int, std::vector<int>> block_waits;
+  // Expert-parallel collectives (on the expert stream) hold only this pass's next kernel, not the
+  // compute stream: another pass's kernels emitted in between run under them.
+  bool defer_expert = false;
 };
 
 // Emits the pass after `deps` and records, per device and block, the task producing its weight
 // gradient (layout().last_grad). Returns the pass's last task: what its outputs wait for.
 int emit_pass(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps);
+
+// Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): a forward and a backward of
+// different micro-batches emitted together, part by part in turn (a's first part, b's first, a's
+// second, ...), with their expert all-to-alls deferred, so that each one's dispatch and combine run
+// under the other's kernels. Both run every part separately. Returns each pass's last task.
+std::pair<int, int> emit_overlapped_passes(ComputeStreams& streams, PassSpec a, std::vector<int> a_deps, PassSpec b,
+                                           std::vector<int> b_deps);
 
 }  // namespace hetsim

@@ -69,6 +69,11 @@ struct PipelineLayout {
   [[nodiscard]] std::string block_name(const std::vector<int>& blocks) const;
 };
 
+// ZB-H1's order for each stage of pipeline `pl`, by the stages' own pass times (their slowest copy).
+[[nodiscard]] std::vector<std::vector<PipelineStep>> zero_bubble_stage_orders(const HybridPlan& plan, const PipelinePlan& pl,
+                                                                              const std::vector<StageInfo>& infos,
+                                                                              const StageWorkFn& work);
+
 // The blocks one GPU of copy `r` runs at TP width `tp` under `plan`.
 [[nodiscard]] const std::vector<BlockWork>& replica_work(const StageWorkFn& work, const HybridPlan& plan, const Replica& r,
                                                          int tp);

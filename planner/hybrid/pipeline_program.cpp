@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <numeric>
@@ -158,28 +159,11 @@ class Emitter {
           for (int b : all) layout_.holders[b].push_back({static_cast<int>(pi), s, j});
           info.replicas.push_back(r);
         }
-        info.order = stage_order(plan_.schedule, s, P, static_cast<int>(pl.micro_batches), info.chunks);
+        info.order = stage_order(plan_.schedule, s, P, static_cast<int>(pl.micro_batches), info.chunks, extra_warmup(plan_));
         infos.push_back(std::move(info));
       }
       if (plan_.schedule == PipelineSchedule::kZeroBubble) {
-        // Place the weight-gradient passes by the stages' own pass times (slowest copy).
-        std::vector<double> f(P, 0), b(P, 0), w(P, 0);
-        for (int s = 0; s < P; ++s) {
-          for (const Replica& r : infos[s].replicas) {
-            double fs = 0, bs = 0, ws = 0;
-            for (int blk : infos[s].chunk_blocks[0]) {
-              const BlockWork& bw = work_of(r, pl.stages[s].tp)[blk];
-              fs += bw.fwd_s();
-              bs += bw.recompute_s;
-              for (const WorkPart& part : bw.parts) {
-                bs += part.bwd_input_s;
-                ws += part.bwd_weight_s;
-              }
-            }
-            if (fs + bs + ws > f[s] + b[s] + w[s]) std::tie(f[s], b[s], w[s]) = std::tie(fs, bs, ws);
-          }
-        }
-        const auto orders = zero_bubble_orders(P, static_cast<int>(pl.micro_batches), f, b, w, 0);
+        const auto orders = zero_bubble_stage_orders(plan_, pl, infos, work_);
         for (int s = 0; s < P; ++s) infos[s].order = orders[s];
       }
       layout_.stages.push_back(std::move(infos));
@@ -201,12 +185,15 @@ class Emitter {
       fdone[pi].assign(V, std::vector<char>(m, 0));
       bdone[pi].assign(V, std::vector<char>(m, 0));
     }
-    auto ready = [&](size_t pi, int s) {
+    // Whether step `k` of stage s's order (its next step by default) has its inputs emitted.
+    auto ready = [&](size_t pi, int s, size_t k = SIZE_MAX) {
       const std::vector<StageInfo>& infos = layout_.stages[pi];
-      if (s >= static_cast<int>(infos.size()) || infos[s].next >= infos[s].order.size()) return false;
+      if (s >= static_cast<int>(infos.size())) return false;
+      k = k == SIZE_MAX ? infos[s].next : k;
+      if (k >= infos[s].order.size()) return false;
       const int P = static_cast<int>(infos.size());
       const int V = P * infos[0].chunks;
-      const PipelineStep& st = infos[s].order[infos[s].next];
+      const PipelineStep& st = infos[s].order[k];
       const int vs = st.chunk * P + s;
       if (st.pass == PassKind::kForward) return vs == 0 || fdone[pi][vs - 1][st.micro_batch] != 0;
       if (st.pass == PassKind::kBackward) return vs == V - 1 ? fdone[pi][vs][st.micro_batch] != 0 : bdone[pi][vs + 1][st.micro_batch] != 0;
@@ -225,8 +212,12 @@ class Emitter {
     RepeatFolder folder(out_.program, 2, max_period);
     const auto held = [this](const std::function<void(int&)>& f) { for_each_held_task(f); };
     std::deque<double> lockstep_passes;  // passes of the latest locksteps, newest last
+    // Combined 1F1B: a step waits for the one it runs with; should nothing else be ready, the
+    // steps waiting run alone for one round.
+    bool alone = false;
     for (bool progress = true; progress;) {
       progress = false;
+      bool waiting = false;
       for (int s = 0; s < static_cast<int>(max_stages); ++s) {
         for (bool lockstep = true; lockstep;) {
           lockstep = false;
@@ -237,15 +228,23 @@ class Emitter {
             if (!ready(pi, s)) continue;
             StageInfo& info = layout_.stages[pi][s];
             const PipelineStep st = info.order[info.next];
+            const bool pairs = runs_paired(static_cast<int>(pi), s);
+            if (pairs && !ready(pi, s, info.next + 1) && !alone) {
+              waiting = true;
+              continue;
+            }
+            const bool together = pairs && ready(pi, s, info.next + 1);
             if (plan_.gradient_sync == GradientSync::kZero3 && !gathered && st.pass != PassKind::kWeight) {
-              gather_parameters(static_cast<int>(pi), s, st);
+              add_zero3_gather(plan_, work_, ctx_, layout_, streams_, static_cast<int>(pi), s, st);
               gathered = true;
             }
-            emit_step(static_cast<int>(pi), s, st, inbox_[pi]);
-            const int vs = st.chunk * static_cast<int>(layout_.stages[pi].size()) + s;
-            if (st.pass == PassKind::kForward) fdone[pi][vs][st.micro_batch] = 1;
-            if (st.pass == PassKind::kBackward) bdone[pi][vs][st.micro_batch] = 1;
-            ++info.next;
+            emit_step(static_cast<int>(pi), s, st, inbox_[pi], together ? &info.order[info.next + 1] : nullptr);
+            for (int k = 0; k <= (together ? 1 : 0); ++k) {
+              const PipelineStep& done = info.order[info.next++];
+              const int vs = done.chunk * static_cast<int>(layout_.stages[pi].size()) + s;
+              if (done.pass == PassKind::kForward) fdone[pi][vs][done.micro_batch] = 1;
+              if (done.pass == PassKind::kBackward) bdone[pi][vs][done.micro_batch] = 1;
+            }
             lockstep = progress = true;
           }
           if (lockstep && ctx_.fold_rounds) {
@@ -259,6 +258,11 @@ class Emitter {
           // Past the held limit, or sure to pass it once the folder finds nothing to leave out.
           if (held_passes_ > kMaxHeldPasses || (folder.gave_up() && passes_ > kMaxHeldPasses)) throw TooManyHeldPasses{};
         }
+      }
+      if (progress) {
+        alone = false;
+      } else if (waiting && !alone) {
+        alone = progress = true;
       }
     }
     folder.finish();
@@ -294,38 +298,6 @@ class Emitter {
     }
   }
 
-  // ZeRO-3: before a step, every TP rank gathers the chunk's weights from all copies of them (the
-  // same stage of every pipeline, all its data-parallel copies), after its previous compute.
-  void gather_parameters(int pi, int s, const PipelineStep& st) {
-    const StageInfo& info = layout_.stages[pi][s];
-    const int tp = plan_.pipelines[pi].stages[s].tp;
-    const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
-    const std::vector<Holder>& hs = layout_.holders[blocks.front()];
-    const std::vector<BlockWork>& w = work_of(layout_.replica(hs[0]), tp);
-    double params = 0;
-    for (int b : blocks) params += layout_.params_of(w, b, tp);
-    for (int rank = 0; rank < tp; ++rank) {
-      std::vector<int> group, deps;
-      for (const Holder& h : hs) {
-        for (int d : rank_devices(layout_.replica(h), rank, tp)) group.push_back(d);
-      }
-      std::sort(group.begin(), group.end());
-      if (group.size() < 2 || params <= 0) continue;
-      for (int d : group) {
-        if (streams_.last(d) >= 0) deps.push_back(streams_.last(d));
-      }
-      std::string label = indexed_name("p", static_cast<size_t>(pi));
-      label.append(".s").append(std::to_string(s)).append(".mb").append(std::to_string(st.micro_batch)).append(".param_allgather");
-      if (tp > 1) label.append(".tp").append(std::to_string(rank));
-      const int t = out_.program.add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx_.weight_bytes_per_param),
-                                      std::move(deps)});
-      for (int d : group) streams_.wait_for(d, t);
-    }
-    for (const Holder& h : hs) {
-      for (int d : layout_.replica(h).devices) layout_.gathered_bytes[d] = std::max(layout_.gathered_bytes[d], params * ctx_.weight_bytes_per_param);
-    }
-  }
-
   // What copy `j` (`r`) received for the step keyed `in_key`: the transfers issued when produced,
   // those issued now (when consumed: after the producer and once the copy has finished its previous
   // work), and its TP group's local all-gathers. Returns the tasks its pass waits for.
@@ -355,95 +327,137 @@ class Emitter {
     return deps;
   }
 
-  void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox) {
+  // Combined 1F1B (overlap_moe_expert_parallel_comm): whether stage s's next step runs together
+  // with the one after it, on a stage whose experts are split.
+  bool runs_paired(int pi, int s) const {
+    const StageInfo& info = layout_.stages[pi][s];
+    return plan_.overlap_moe_expert_parallel_comm && plan_.pipelines[pi].stages[s].ep > 1 && info.next + 1 < info.order.size() &&
+           run_together(info.order[info.next], info.order[info.next + 1]);
+  }
+
+  // One pass of one unit of copies of a stage (the copies that expert groups span run as one):
+  // what it received and how it runs.
+  struct UnitPass {
+    PassSpec spec;
+    std::vector<int> deps;
+    Replica lockstep;  // the copies of a unit as one (their devices in stage order), when several
+    const std::vector<BlockWork>* w = nullptr;
+    size_t j0 = 0, members = 1;
+  };
+
+  // The unit of copies starting at copy `j0` for step `st`; false when it runs no samples.
+  bool prepare(UnitPass& u, int pi, int s, const PipelineStep& st, size_t j0, size_t unit, Inbox& inbox) {
     StageInfo& info = layout_.stages[pi][s];
     const int tp = plan_.pipelines[pi].stages[s].tp;
-    const bool split_w = splits_weight_gradient(plan_.schedule);
     const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
     const std::string tag = "p" + std::to_string(pi) + ".s" + std::to_string(s) + ".mb" + std::to_string(st.micro_batch) +
                             (info.chunks > 1 ? ".c" + std::to_string(st.chunk) : "");
     const auto in_key = std::make_tuple(st.chunk * info.stages + s, st.micro_batch, static_cast<int>(st.pass));
+    const Replica& r = info.replicas[j0];
+    if (r.samples == 0) return false;
+    u.w = &work_of(r, tp);
+    u.j0 = j0;
+    u.members = std::min(unit, info.replicas.size() - j0);
+    // Everything each copy received for this step; then each task waits for the one before.
+    for (size_t j = j0; j < j0 + u.members; ++j) {
+      const std::vector<int> got = receive(info.replicas[j], inbox, in_key, j, tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : ""),
+                                           st.pass);
+      u.deps.insert(u.deps.end(), got.begin(), got.end());
+    }
+    if (u.members > 1) {
+      u.lockstep = r;
+      for (size_t j = j0 + 1; j < j0 + u.members; ++j) {
+        u.lockstep.devices.insert(u.lockstep.devices.end(), info.replicas[j].devices.begin(), info.replicas[j].devices.end());
+      }
+    }
+    const Replica& runs = u.members > 1 ? u.lockstep : r;
     // The pass producing the chunk's final weight gradients runs block by block when they are
     // synchronised with other copies while the backward goes on, so each bucket can start early.
+    const bool split_w = splits_weight_gradient(plan_.schedule);
     const bool grads = split_w ? st.pass == PassKind::kWeight : st.pass == PassKind::kBackward;
     const bool last_gradients = grads && plan_.grad_sync_overlap &&
                                 st.micro_batch == plan_.pipelines[pi].micro_batches - 1 &&
                                 std::any_of(blocks.begin(), blocks.end(), [&](int b) { return layout_.holders[b].size() > 1; });
-    // Copies that expert groups span run each pass as one (lockstep_copies, alike by the plan's rules).
-    const size_t unit = static_cast<size_t>(plan_.pipelines[pi].stages[s].lockstep_copies());
-    for (size_t j0 = 0; j0 < info.replicas.size(); j0 += unit) {
-      const Replica& r = info.replicas[j0];
-      if (r.samples == 0) continue;
-      const std::vector<BlockWork>& w = work_of(r, tp);
-      const size_t members = std::min(unit, info.replicas.size() - j0);
-      // Everything each copy received for this step; then each task waits for the one before.
-      std::vector<int> deps;
-      for (size_t j = j0; j < j0 + members; ++j) {
-        const std::vector<int> got = receive(info.replicas[j], inbox, in_key, j, tag + (info.replicas.size() > 1 ? ".r" + std::to_string(j) : ""),
-                                             st.pass);
-        deps.insert(deps.end(), got.begin(), got.end());
-      }
-      Replica lockstep;  // the copies of a unit as one: their devices in stage order
-      if (members > 1) {
-        lockstep = r;
-        for (size_t j = j0 + 1; j < j0 + members; ++j) {
-          lockstep.devices.insert(lockstep.devices.end(), info.replicas[j].devices.begin(), info.replicas[j].devices.end());
+    PassSpec& spec = u.spec;
+    spec.pass = st.pass;
+    spec.replica = &runs;
+    spec.tp = tp;
+    spec.cp = r.cp;
+    spec.ep = r.ep;
+    spec.expert_tp = r.expert_tp;
+    spec.work = u.w;
+    spec.blocks = &blocks;
+    spec.tag = tag + (info.replicas.size() > 1 ? (u.members > 1 ? ".u" : ".r") + std::to_string(j0 / unit) : "");
+    spec.split_weight = split_w;
+    spec.tp_comm_overlap = plan_.tp_comm_overlap;
+    spec.sequence_parallel = plan_.sequence_parallel;
+    spec.per_part = ctx_.tp_per_part;
+    spec.alpha_s = tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
+    spec.per_block = last_gradients && !ctx_.tp_per_part;
+    if (st.pass == PassKind::kForward && st.micro_batch == 0) {  // the first forward of each block
+      for (int b : blocks) {
+        for (int d : runs.devices) {
+          const std::vector<int>& waits = param_waits_[d][b];
+          spec.block_waits[b].insert(spec.block_waits[b].end(), waits.begin(), waits.end());
         }
+        if (spec.block_waits[b].empty()) spec.block_waits.erase(b);
       }
-      const Replica& runs = members > 1 ? lockstep : r;
-      PassSpec spec;
-      spec.pass = st.pass;
-      spec.replica = &runs;
-      spec.tp = tp;
-      spec.cp = r.cp;
-      spec.ep = r.ep;
-      spec.expert_tp = r.expert_tp;
-      spec.work = &w;
-      spec.blocks = &blocks;
-      spec.tag = tag + (info.replicas.size() > 1 ? (members > 1 ? ".u" : ".r") + std::to_string(j0 / unit) : "");
-      spec.split_weight = split_w;
-      spec.tp_comm_overlap = plan_.tp_comm_overlap;
-      spec.sequence_parallel = plan_.sequence_parallel;
-      spec.per_part = ctx_.tp_per_part;
-      spec.alpha_s = tp > 1 && ctx_.tp_latency_s ? ctx_.tp_latency_s(r.node_type, tp) : 0;
-      spec.per_block = last_gradients && !ctx_.tp_per_part;
-      if (st.pass == PassKind::kForward && st.micro_batch == 0) {  // the first forward of each block
-        for (int b : blocks) {
-          for (int d : runs.devices) {
-            const std::vector<int>& waits = param_waits_[d][b];
-            spec.block_waits[b].insert(spec.block_waits[b].end(), waits.begin(), waits.end());
-          }
-          if (spec.block_waits[b].empty()) spec.block_waits.erase(b);
-        }
-      }
-      const int last = emit_pass(streams_, spec, std::move(deps));
-      held_passes_ += 1;
-      if (st.pass == PassKind::kBackward) {
-        for (int b : blocks) {
-          for (int k = 0; k < kCostSources; ++k) {
-            out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(runs.devices.size());
-          }
-        }
-      }
-      if (st.pass == PassKind::kWeight) continue;
-      // Forward: every tensor of this chunk read by a later stage; backward: the gradients of every
-      // tensor this chunk read from an earlier one. Per receiving virtual stage, from every copy.
-      std::map<int, double> bytes_to;
-      const int first = blocks.front(), end = blocks.back() + 1;
-      const int last_block = static_cast<int>(w.size()) - 1;
-      for (int b = st.pass == PassKind::kForward ? first : 0; b < (st.pass == PassKind::kForward ? end : first); ++b) {
-        for_each_consumer(w, b, [&](int c, double bytes) {
-          const bool crosses = st.pass == PassKind::kForward ? c >= end : c >= first && c < end;
-          if (crosses) bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
-        });
-      }
-      for (size_t j = j0; j < j0 + members; ++j) {
-        for (const auto& [to, bytes] : bytes_to) {
-          send_boundary(pi, s, st, static_cast<int>(j), last, to, bytes / static_cast<double>(r.samples), inbox);
+    }
+    return true;
+  }
+
+  // After the unit's pass (its last task `last`): its compute sources, and what it sends on.
+  void finish(const UnitPass& u, int pi, int s, const PipelineStep& st, int last, Inbox& inbox) {
+    held_passes_ += 1;
+    const StageInfo& info = layout_.stages[pi][s];
+    const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
+    const std::vector<BlockWork>& w = *u.w;
+    if (st.pass == PassKind::kBackward) {
+      for (int b : blocks) {
+        for (int k = 0; k < kCostSources; ++k) {
+          out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(u.spec.replica->devices.size());
         }
       }
     }
-    inbox.erase(in_key);  // received and consumed
+    if (st.pass == PassKind::kWeight) return;
+    // Forward: every tensor of this chunk read by a later stage; backward: the gradients of every
+    // tensor this chunk read from an earlier one. Per receiving virtual stage, from every copy.
+    std::map<int, double> bytes_to;
+    const int first = blocks.front(), end = blocks.back() + 1;
+    const int last_block = static_cast<int>(w.size()) - 1;
+    for (int b = st.pass == PassKind::kForward ? first : 0; b < (st.pass == PassKind::kForward ? end : first); ++b) {
+      for_each_consumer(w, b, [&](int c, double bytes) {
+        const bool crosses = st.pass == PassKind::kForward ? c >= end : c >= first && c < end;
+        if (crosses) bytes_to[virtual_stage_of(pi, st.pass == PassKind::kForward ? std::min(c, last_block) : b)] += bytes;
+      });
+    }
+    const long samples = info.replicas[u.j0].samples;
+    for (size_t j = u.j0; j < u.j0 + u.members; ++j) {
+      for (const auto& [to, bytes] : bytes_to) {
+        send_boundary(pi, s, st, static_cast<int>(j), last, to, bytes / static_cast<double>(samples), inbox);
+      }
+    }
+  }
+
+  // Step `st` of stage `s`; with `with`, that step too, run together with it (combined 1F1B).
+  void emit_step(int pi, int s, const PipelineStep& st, Inbox& inbox, const PipelineStep* with = nullptr) {
+    const StageInfo& info = layout_.stages[pi][s];
+    const size_t unit = static_cast<size_t>(plan_.pipelines[pi].stages[s].lockstep_copies());
+    for (size_t j0 = 0; j0 < info.replicas.size(); j0 += unit) {
+      UnitPass a, b;
+      if (!prepare(a, pi, s, st, j0, unit, inbox)) continue;
+      if (with == nullptr) {
+        finish(a, pi, s, st, emit_pass(streams_, a.spec, std::move(a.deps)), inbox);
+        continue;
+      }
+      prepare(b, pi, s, *with, j0, unit, inbox);
+      const auto [last_a, last_b] = emit_overlapped_passes(streams_, a.spec, std::move(a.deps), b.spec, std::move(b.deps));
+      finish(a, pi, s, st, last_a, inbox);
+      finish(b, pi, s, *with, last_b, inbox);
+    }
+    for (const PipelineStep* x : {&st, with}) {  // received and consumed
+      if (x != nullptr) inbox.erase(std::make_tuple(x->chunk * info.stages + s, x->micro_batch, static_cast<int>(x->pass)));
+    }
   }
 
   // The virtual stage (chunk x stages + stage) of pipeline `pi` holding block `b`.
@@ -562,32 +576,6 @@ class Emitter {
 };
 
 }  // namespace
-
-std::vector<int> stage_blocks(const StagePlan& st, int s, int stages, int chunk, int layers) {
-  const int chunks = static_cast<int>(st.chunks.size());
-  // An embedding or loss chunk holds that block alone (check_hybrid_plan allows them only as the
-  // pipeline's first and last chunk); the first and last layer chunks hold them otherwise.
-  if (st.chunks[chunk].part == ChunkPart::kEmbedding) return {0};
-  if (st.chunks[chunk].part == ChunkPart::kLoss) return {layers + 1};
-  std::vector<int> blocks;
-  if (s == 0 && chunk == 0) blocks.push_back(0);
-  for (int l = st.chunks[chunk].first; l <= st.chunks[chunk].last; ++l) blocks.push_back(l + 1);
-  if (s == stages - 1 && chunk == chunks - 1) blocks.push_back(layers + 1);
-  return blocks;
-}
-
-std::vector<long> replica_shares(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks,
-                                 const Cluster& cluster, const StageWorkFn& work) {
-  std::vector<double> speed;
-  for (int j = 0; j < st.dp(); ++j) {
-    const int node_type = cluster.gpus[st.devices[j * st.group()]].node_type;
-    const std::vector<BlockWork>& w = work(node_type, stage_work_key(plan, plan.micro_batch, st));
-    double t = 0;
-    for (int b : blocks) t += w[b].fwd_s() + w[b].bwd_s();
-    speed.push_back(t > 0 ? 1 / t : 1);
-  }
-  return split_proportionally(plan.micro_batch, speed);
-}
 
 PipelineProgram build_pipeline_program(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                                        const PipelineContext& ctx) {

@@ -7,6 +7,12 @@
 
 namespace hetsim {
 
+bool run_together(const PipelineStep& a, const PipelineStep& b) {
+  const bool fb = (a.pass == PassKind::kForward && b.pass == PassKind::kBackward) ||
+                  (a.pass == PassKind::kBackward && b.pass == PassKind::kForward);
+  return fb && a.micro_batch != b.micro_batch;
+}
+
 bool splits_weight_gradient(PipelineSchedule s) { return s == PipelineSchedule::kZeroBubble; }
 
 namespace {
@@ -39,7 +45,8 @@ std::vector<PipelineStep> one_f_one_b(int warmup, int micro_batches, int stages,
 
 }  // namespace
 
-std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages, int micro_batches, int chunks) {
+std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages, int micro_batches, int chunks,
+                                      int extra_warmup) {
   switch (s) {
     case PipelineSchedule::kGpipe: {
       std::vector<PipelineStep> out;
@@ -51,11 +58,11 @@ std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages,
       }
       return out;
     }
-    case PipelineSchedule::kOneFOneB: return one_f_one_b(stages - stage - 1, micro_batches, stages, 1);
-    case PipelineSchedule::kEager: return one_f_one_b(2 * (stages - stage) - 2, micro_batches, stages, 1);
+    case PipelineSchedule::kOneFOneB: return one_f_one_b(stages - stage - 1 + extra_warmup, micro_batches, stages, 1);
+    case PipelineSchedule::kEager: return one_f_one_b(2 * (stages - stage) - 2 + extra_warmup, micro_batches, stages, 1);
     case PipelineSchedule::kInterleaved:
-      if (chunks == 1) return one_f_one_b(stages - stage - 1, micro_batches, stages, 1);
-      return one_f_one_b(2 * (stages - stage - 1) + (chunks - 1) * stages, micro_batches, stages, chunks);
+      if (chunks == 1) return one_f_one_b(stages - stage - 1 + extra_warmup, micro_batches, stages, 1);
+      return one_f_one_b(2 * (stages - stage - 1) + (chunks - 1) * stages + extra_warmup, micro_batches, stages, chunks);
     case PipelineSchedule::kZeroBubble: {
       const std::vector<double> one(stages, 1.0);
       return zero_bubble_orders(stages, micro_batches, one, one, one, 0)[stage];
@@ -151,15 +158,15 @@ std::vector<std::vector<PipelineStep>> zero_bubble_orders(int stages, int micro_
   return order;
 }
 
-long in_flight_bound(PipelineSchedule s, int stage, int stages, long micro_batches, int chunks) {
+long in_flight_bound(PipelineSchedule s, int stage, int stages, long micro_batches, int chunks, int extra_warmup) {
   const long total = micro_batches * chunks;
   switch (s) {
     case PipelineSchedule::kGpipe: return total;
-    case PipelineSchedule::kEager: return std::min(total, 2L * (stages - stage) - 1);
+    case PipelineSchedule::kEager: return std::min(total, 2L * (stages - stage) - 1 + extra_warmup);
     case PipelineSchedule::kInterleaved:
-      if (chunks > 1) return std::min(total, 2L * (stages - stage - 1) + static_cast<long>(chunks - 1) * stages + 1);
-      return std::min(total, static_cast<long>(stages - stage));
-    case PipelineSchedule::kOneFOneB:
+      if (chunks > 1) return std::min(total, 2L * (stages - stage - 1) + static_cast<long>(chunks - 1) * stages + 1 + extra_warmup);
+      return std::min(total, static_cast<long>(stages - stage + extra_warmup));
+    case PipelineSchedule::kOneFOneB: return std::min(total, static_cast<long>(stages - stage + extra_warmup));
     case PipelineSchedule::kZeroBubble: return std::min(total, static_cast<long>(stages - stage));
   }
   return total;

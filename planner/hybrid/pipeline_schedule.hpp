@@ -23,13 +23,21 @@ struct PipelineStep {
   friend bool operator==(const PipelineStep&, const PipelineStep&) = default;
 };
 
+// Combined 1F1B (Megatron-Core's --overlap-moe-expert-parallel-comm): whether two steps side by side
+// in a stage's order can run together: a forward and a backward of different micro-batches.
+[[nodiscard]] bool run_together(const PipelineStep& a, const PipelineStep& b);
+
 // Whether the schedule runs weight gradients as passes of their own.
 [[nodiscard]] bool splits_weight_gradient(PipelineSchedule s);
 
 // Every step of stage `stage` of `stages`, for `micro_batches` micro-batches and `chunks` chunks
 // per stage (1 unless interleaved; interleaved needs micro_batches to be a multiple of stages).
+// `extra_warmup` more warm-up forwards (1F1B-like schedules): Megatron-Core's combined 1F1B adds
+// one, so that the forward and backward it runs together are of independent micro-batches.
 [[nodiscard]] std::vector<PipelineStep> stage_order(PipelineSchedule s, int stage, int stages, int micro_batches,
-                                                    int chunks);
+                                                    int chunks, int extra_warmup = 0);
+// The extra warm-up forwards of a plan's schedule (1 under overlap_moe_expert_parallel_comm).
+[[nodiscard]] inline int extra_warmup(const HybridPlan& plan) { return plan.overlap_moe_expert_parallel_comm ? 1 : 0; }
 
 // ZB-H1 (Qi et al., zero bubble pipeline parallelism) by list scheduling on the stages' pass
 // times: whenever a stage is free it runs a ready backward (B), else a ready forward within
@@ -46,6 +54,7 @@ struct PipelineStep {
 // done whose backward has not yet run, counted per chunk).
 [[nodiscard]] int max_in_flight(const std::vector<PipelineStep>& order);
 // The same in closed form, without building the order (for any number of micro-batches).
-[[nodiscard]] long in_flight_bound(PipelineSchedule s, int stage, int stages, long micro_batches, int chunks);
+[[nodiscard]] long in_flight_bound(PipelineSchedule s, int stage, int stages, long micro_batches, int chunks,
+                                   int extra_warmup = 0);
 
 }  // namespace hetsim

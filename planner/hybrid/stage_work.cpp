@@ -19,7 +19,7 @@ TpBytes& TpBytes::operator+=(const TpBytes& o) {
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp, int ep, int expert_tp) {
   return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
-                      plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp};
+                      plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1};
 }
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePlan& st) {
@@ -269,6 +269,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     blocks[b].parts.push_back(part);
     part = WorkPart{};
   };
+  double pending_gather = 0;  // userbuffers: an all-gather waiting for the next column-parallel GEMM
   // Position of each operator inside its transformer layer (every layer has the same operators).
   int layer_start = 0, current_layer = -1;
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -287,8 +288,19 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                ? layer.ops[at]
                                : megatron_placement(op, key.sequence_parallel, key.vocab_parallel, tp, hidden_bytes, model.hidden, tokens,
                                                     lm_logits_bytes(op, e));
-    if (pl.before_fwd.any() || pl.before_bwd.any()) {
-      part.tp_fwd += pl.before_fwd;
+    // Userbuffers: collectives beside a GEMM are chunked with it (WorkPart::tp_fwd_exposed).
+    // Sequence parallelism's all-reduce after a row-parallel GEMM is its reduce-scatter, chunked with
+    // that GEMM, and an all-gather before the next column-parallel GEMM, chunked with that one.
+    const bool chunked = key.userbuffers && is_matmul(op.kind) && op.params > 0;
+    const double ring_chunks = static_cast<double>(tp), pipeline_chunks = 4;
+    TpBytes before = pl.before_fwd;
+    if (chunked && pending_gather > 0 && pl.split == TpSplit::kColumn) {
+      before.all_gather += pending_gather;
+      pending_gather = 0;
+    }
+    if (before.any() || pl.before_bwd.any()) {
+      part.tp_fwd += chunked ? before.scaled((ring_chunks - 1) / ring_chunks) : before;
+      if (chunked) part.tp_fwd_exposed += before.scaled(1 / ring_chunks);
       close_part(b);
       part.tp_bwd += pl.before_bwd;
     }
@@ -327,6 +339,13 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     around += pl.bwd;
     part.bwd_overlap_s += w * std::min(2, around.count());
     part.fwd_s += fwd.seconds;
+    if (chunked && before.any() && !blocks[b].parts.empty()) {
+      // All but the first chunk of this GEMM run under the all-gather ending the part before.
+      const double moved = fwd.seconds * (ring_chunks - 1) / ring_chunks;
+      part.fwd_s -= moved;
+      blocks[b].parts.back().fwd_s += moved;
+      blocks[b].parts.back().tp_fwd_hide_s += moved;
+    }
     part.bwd_input_s += bwd.seconds - w;
     part.bwd_weight_s += w;
     for (int k = 0; k < kCostSources; ++k) bw.sources[k] += fwd.by_source[k] + bwd.by_source[k];
@@ -357,7 +376,17 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     if (is_score_tensor(op)) core_saved[b] += s.saved_bytes;
     part.tp_bwd += pl.bwd;
     if (pl.after_fwd.any() || pl.after_bwd.any()) {
-      part.tp_fwd += pl.after_fwd;
+      TpBytes after = pl.after_fwd;
+      if (chunked && key.sequence_parallel) {  // the all-gather half waits for the next column-parallel GEMM
+        after.reduce_scatter += after.all_reduce;
+        pending_gather += after.all_reduce;
+        after.all_reduce = 0;
+      }
+      part.tp_fwd += chunked ? after.scaled((pipeline_chunks - 1) / pipeline_chunks) : after;
+      if (chunked) {  // all but the last chunk of the reduce-scatter under the GEMM's later chunks
+        part.tp_fwd_exposed += after.scaled(1 / pipeline_chunks);
+        part.tp_fwd_hide_s += fwd.seconds * (pipeline_chunks - 1) / pipeline_chunks;
+      }
       close_part(b);
       // The dual of a collective on the output runs before this operator's backward: at the end
       // of the following span's backward.
@@ -366,6 +395,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     if (op.layer < g.layers) bw.output_bytes = hidden_bytes;
   }
   if (open_block >= 0) close_part(open_block);
+  if (pending_gather > 0 && !blocks.back().parts.empty()) blocks.back().parts.back().tp_fwd.all_gather += pending_gather;
   // Tensors crossing blocks, summed per (producer block, consumer block).
   for (const LayerEdge& e : layer_edges(g)) {
     const int from = e.from_layer < 0 ? 0 : static_cast<int>(std::min<long>(e.from_layer, g.layers)) + 1;
@@ -388,7 +418,10 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       bw.saved_bytes = std::min(bw.saved_bytes, input);
       bw.recompute_s = layer_fwd[b];
       // The forward's TP collectives run again with it (Megatron re-runs the whole layer forward).
-      for (const WorkPart& p : bw.parts) bw.recompute_tp += p.tp_fwd;
+      for (const WorkPart& p : bw.parts) {
+        bw.recompute_tp += p.tp_fwd;
+        bw.recompute_tp += p.tp_fwd_exposed;
+      }
     } else if (key.recompute == RecomputeMode::kSelective) {
       // Korthikanti et al.: the attention core (scores, softmax, context) is recomputed.
       bw.recompute_bytes = core_saved[b];

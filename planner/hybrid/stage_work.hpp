@@ -29,6 +29,7 @@ struct TpBytes {
   [[nodiscard]] int count() const;  // kinds with bytes
   [[nodiscard]] bool any() const { return count() > 0; }
   TpBytes& operator+=(const TpBytes& o);
+  [[nodiscard]] TpBytes scaled(double f) const { return {all_reduce * f, all_gather * f, reduce_scatter * f, all_to_all * f}; }
 };
 
 struct WorkPart {
@@ -51,6 +52,14 @@ struct WorkPart {
   // expert-TP rank across an expert group), and the all-gather / reduce-scatter of the routed tokens
   // over each expert-TP group, after this part's compute (forward) or its backward (their duals).
   TpBytes ep_fwd, ep_bwd, etp_fwd, etp_bwd;
+  // Userbuffers (tp_comm_overlap: userbuffers): the forward TP collectives after this part's span are
+  // cut into chunks pipelined with the GEMM beside them (Transformer Engine's defaults: the
+  // all-gather before a column-parallel GEMM as a ring exchange of tp chunks, the reduce-scatter
+  // after a row-parallel GEMM in 4). One chunk runs alone (`tp_fwd_exposed`); the rest (`tp_fwd`)
+  // runs under `tp_fwd_hide_s` seconds of the GEMM, the last ones of `fwd_s` (the all-gather's GEMM
+  // is the next part's: those seconds are moved here).
+  TpBytes tp_fwd_exposed;
+  double tp_fwd_hide_s = 0;
 };
 
 struct BlockWork {
@@ -96,6 +105,7 @@ struct StageWorkKey {
   CpComm cp_comm = CpComm::kRing;
   int ep = 1;        // expert parallelism: each GPU holds experts / ep of every MoE layer ...
   int expert_tp = 1; // ... each split expert_tp ways
+  bool userbuffers = false;  // forward TP collectives chunked with their GEMMs (WorkPart::tp_fwd_exposed)
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.

@@ -8,8 +8,7 @@ namespace hetsim {
 namespace {
 
 void fail(const Diagnostic& where, std::string message) {
-  Diagnostic d = where;
-  d.field = d.field.empty() ? "megatron" : d.field + ".megatron";
+  Diagnostic d = where;  // the grid's own location and field
   d.message = std::move(message);
   throw InputError({d});
 }
@@ -49,6 +48,8 @@ HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cl
   plan.gradient_sync = g.gradient_sync;
   plan.grad_sync_overlap = g.grad_sync_overlap;
   plan.overlap_param_gather = g.overlap_param_gather;
+  plan.overlap_moe_expert_parallel_comm = g.overlap_moe_expert_parallel_comm;
+  plan.tp_comm_userbuffers = g.tp_comm_userbuffers;
   plan.cp_comm = g.cp_comm;
   const int per_chunk = static_cast<int>(counted / slices);
   // Virtual stage v (chunk c of stage s: v = c x pp + s) holds transformer layers [first(v), first(v+1)).

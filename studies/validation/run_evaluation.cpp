@@ -50,13 +50,13 @@ Cluster run_cluster(const ValidationRun& run) {
   Cluster c = load_cluster(run.cluster);
   if (run.nodes > 0) {
     if (c.node_types.size() != 1) {
-      throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "nodes",
+      throw InputError({Diagnostic{run.nodes_where.file, run.nodes_where.line, run.nodes_where.column, run.nodes_where.field,
                                    "nodes applies to a cluster of one node type; " + c.name + " has " +
                                        std::to_string(c.node_types.size())}});
     }
     const long gpus = static_cast<long>(run.nodes) * c.node_types.front().gpus_per_node;
     if (gpus > kMaxClusterGpus) {
-      throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "nodes",
+      throw InputError({Diagnostic{run.nodes_where.file, run.nodes_where.line, run.nodes_where.column, run.nodes_where.field,
                                    std::to_string(run.nodes) + " nodes of " + std::to_string(c.node_types.front().gpus_per_node) +
                                        " GPUs make " + std::to_string(gpus) + " GPUs; hetsim simulates at most " +
                                        std::to_string(kMaxClusterGpus)}});
@@ -194,7 +194,7 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
   resolve_experts(model, cluster.gpu_count());
   Evaluation ev;
   if (t.megatron) {
-    const HybridPlan plan = megatron_plan(*t.megatron, model, cluster, run.where);
+    const HybridPlan plan = megatron_plan(*t.megatron, model, cluster, run.megatron_where);
     HybridPlanner planner(model, cluster, cost, sim);
     ev = planner.evaluate(plan, "megatron grid");
     out.note = plan.shape();

@@ -116,13 +116,16 @@ MegatronGrid read_megatron(FieldReader c) {
   if (g.chunks > 1 && g.schedule != PipelineSchedule::kInterleaved) c.error("chunks", "several chunks need schedule interleaved-1f1b");
   g.recompute = recompute_of(c);
   g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
-  g.tp_comm_overlap = c.opt_flag("tp_comm_overlap").value_or(false);
+  const std::string tp_overlap = c.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
+  g.tp_comm_overlap = tp_overlap != "false";
+  g.tp_comm_userbuffers = tp_overlap == "userbuffers";
   g.grad_sync_overlap = c.opt_flag("grad_sync_overlap").value_or(true);
   const std::string sync = c.opt_choice("gradient_sync", {"all-reduce", "zero-1", "zero-3"}).value_or("all-reduce");
   g.gradient_sync = sync == "zero-1" ? GradientSync::kZero1 : sync == "zero-3" ? GradientSync::kZero3 : GradientSync::kAllReduce;
   g.cp = static_cast<int>(c.opt_integer("cp", 1, 1024).value_or(1));
   g.cp_comm = c.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
   g.overlap_param_gather = c.opt_flag("overlap_param_gather").value_or(false);
+  g.overlap_moe_expert_parallel_comm = c.opt_flag("overlap_moe_expert_parallel_comm").value_or(false);
   g.embedding_in_split = c.opt_flag("embedding_in_split").value_or(false);
   g.loss_in_split = c.opt_flag("loss_in_split").value_or(false);
   g.ep = static_cast<int>(c.opt_integer("ep", 1, 1 << 20).value_or(1));
@@ -134,6 +137,8 @@ MegatronGrid read_megatron(FieldReader c) {
 ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   ValidationRun run;
   run.where = r.locate("", "");
+  run.nodes_where = r.locate("nodes", "");
+  run.megatron_where = r.locate("megatron", "");
   run.name = r.text("name");
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");

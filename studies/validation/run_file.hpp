@@ -56,6 +56,8 @@ struct MegatronGrid {
   int cp = 1;                      // context parallelism (ranks ordered TP, CP, DP, PP as Megatron-Core does)
   CpComm cp_comm = CpComm::kRing;
   bool overlap_param_gather = false;  // Megatron-Core --overlap-param-gather (zero-1)
+  bool overlap_moe_expert_parallel_comm = false;  // Megatron-Core --overlap-moe-expert-parallel-comm (ep > 1)
+  bool tp_comm_userbuffers = false;  // tp_comm_overlap: userbuffers (Megatron-Core --tp-comm-overlap)
   // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
   // the embedding and the loss count as one layer each when layers are spread over the virtual
   // stages, so the first and last virtual stage hold one transformer layer less.
@@ -106,6 +108,7 @@ struct ValidationRun {
   TrainingRun training;
   std::vector<MeasuredFigure> measured;  // in the order of the file
   Diagnostic where;                      // file:line of the entry, for messages found later
+  Diagnostic nodes_where, megatron_where;  // of its `nodes` and `megatron` fields (the entry where absent)
 };
 
 // The figures a kind of run can be compared on (keys of `measured`).

@@ -87,7 +87,7 @@ TEST(FieldReader, WholeNumbersMayBeWrittenWithAnExponent) {
     EXPECT_EQ(std::string(e.what()),
               "x.yaml:2:4: error: b: \"2.5e0\" is not a whole number\n"
               "x.yaml:3:4: error: c: 1e19 is out of range; expected 1 to 1000000000000\n"
-              "x.yaml:4:4: error: d: 9.3e18 is out of range; expected at least 1");
+              "x.yaml:4:4: error: d: 9.3e18 is out of range; expected 1 to 9223372036854775807");
   }
 }
 

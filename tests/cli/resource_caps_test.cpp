@@ -110,7 +110,7 @@ TEST(ResourceCaps, AValidationRunOfMillionsOfGpusIsRefusedAtItsNodes) {
                          "  collective: {op: allreduce, size: 1GiB, group: 0-7}\n  measured: {busbw_Bps: 230e9}\n";
   const test::CliRun r = test::run_hetsim("validate --runs " + runs.string(), test::Capture::kStderr);
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.output, runs.string() + ":1:3: error: nodes: 1000000 nodes of 8 GPUs make 8000000 GPUs; hetsim simulates at most 131072\n");
+  EXPECT_EQ(r.output, runs.string() + ":4:10: error: [0].nodes: 1000000 nodes of 8 GPUs make 8000000 GPUs; hetsim simulates at most 131072\n");
   fs::remove(runs);
 }
 
@@ -173,6 +173,37 @@ TEST(ResourceCaps, UnderAnAddressSpaceLimitARunGivesTheSameTimeOrAResourceError)
   EXPECT_NE(starved.output.find("raise"), std::string::npos) << starved.output;
   EXPECT_EQ(starved.output.find("internal error"), std::string::npos) << starved.output;
   EXPECT_EQ(starved.output.find("Backtrace"), std::string::npos) << starved.output;
+}
+
+TEST(ResourceCaps, CollectiveCountsBeyondThirtyTwoBitsArePrintedWhole) {
+  // 2^34 samples of a small MoE model, SPMD: 2^31 all-to-alls per iteration were printed as
+  // -2147483648 (a 32-bit counter), 2^35 samples as 0.
+  const fs::path model = temp("moe-small.yaml");
+  std::ofstream(model) << "name: moe-small\nfamily: llama\nlayers: 8\nhidden: 1024\nheads: 16\nffn_hidden: 4096\nseq_len: 2048\n"
+                          "vocab: 32000\nmoe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024}\n"
+                          "training: {global_batch: 64, micro_batch: 1, dtype: bf16, attention: flash}\n";
+  const std::string args = "plan --no-pipeline --no-upper-bound -m " + model.string() + " -c " +
+                           (test::source_dir() / "tests/fixtures/clusters/dgx-h100-16.yaml").string();
+  const test::CliRun r = run_limited(0, args + " --set model.training.global_batch=17179869184");
+  EXPECT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("all-to-all 2147483648 ("), std::string::npos) << r.output;
+  const test::CliRun twice = run_limited(0, args + " --set model.training.global_batch=34359738368");
+  EXPECT_NE(twice.output.find("all-to-all 4294967296 ("), std::string::npos) << twice.output;
+  fs::remove(model);
+}
+
+TEST(ResourceCaps, AMachineLimitStopsThePlannerRatherThanChangeItsChoice) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
+#endif
+  // Qwen3-30B-A3B on 16 H100: judging the hybrid candidates needs 513 actor stacks, which a 4 GB
+  // address space cannot hold. The planner once took that for "the hybrid plans do not fit" and
+  // chose an SPMD plan 2.3x slower, exit 0: its answer depended on the machine. Now a resource error.
+  const test::CliRun r = run_limited(4000000, "plan --no-upper-bound -m qwen3-30b-a3b -c " +
+                                                  (test::source_dir() / "tests/fixtures/clusters/dgx-h100-16.yaml").string());
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("ulimit -v 4000000: error: this simulation needs up to ", 0), 0u) << r.output;
+  EXPECT_EQ(r.output.find("chosen"), std::string::npos) << r.output;
 }
 
 }  // namespace

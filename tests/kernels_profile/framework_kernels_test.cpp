@@ -26,7 +26,8 @@ class FrameworkRows : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   KernelTables load(const std::string& tool_rows, const std::string& framework_rows) {
-    std::ofstream(dir_ / "h100.csv") << kHeader << "\n" << tool_rows;
+    std::filesystem::remove(dir_ / "h100.csv");  // a table of no rows is refused
+    if (!tool_rows.empty()) std::ofstream(dir_ / "h100.csv") << kHeader << "\n" << tool_rows;
     std::filesystem::remove(dir_ / "h100-framework.csv");
     if (!framework_rows.empty()) std::ofstream(dir_ / "h100-framework.csv") << kHeader << ",library\n" << framework_rows;
     return KernelTables::load_dir(dir_);

@@ -198,9 +198,10 @@ TEST(Sweep, KilledHalfWayResumesWithoutRunningAFinishedScenarioAgain) {
 }
 
 TEST(Sweep, AFailingScenarioIsRecordedNotFatal) {
-  // 7Gbps is fine; "fast" is not a bandwidth: that scenario is an error row, the other is ok.
+  // The model loads with either recipe, but A100s have no mxfp8: that scenario fails when it runs
+  // and is an error row, the other is ok.
   const auto study = write_study("fail", "name: f\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
-                                         "vary:\n  - set: cluster.node_types[0].nic.bandwidth\n    values: [7Gbps, fast]\n");
+                                         "vary:\n  - set: model.training.gemm_precision\n    values: [fp16, mxfp8]\n");
   const auto db = temp("fail.db");
   std::filesystem::remove(db);
   ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string(), "--jobs", "2"})), 0);
@@ -208,9 +209,25 @@ TEST(Sweep, AFailingScenarioIsRecordedNotFatal) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].status, "ok");
   EXPECT_EQ(rows[1].status, "error");
-  EXPECT_NE(rows[1].error.find("--set cluster.node_types[0].nic.bandwidth=fast: error"), std::string::npos) << rows[1].error;
+  EXPECT_NE(rows[1].error.find("--set model.training.gemm_precision=mxfp8: error"), std::string::npos) << rows[1].error;
   std::filesystem::remove(study);
   std::filesystem::remove(db);
+}
+
+TEST(Sweep, AnAxisValueNoScenarioCouldLoadIsRefusedAtTheStudysLine) {
+  // "fast" is no bandwidth: every scenario with it would fail the same way. Refused before
+  // anything runs (and by --dry-run), at the axis, naming the value.
+  const auto study = write_study("badvalue", "name: f\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                             "vary:\n  - set: cluster.node_types[0].nic.bandwidth\n    values: [7Gbps, fast]\n");
+  for (const char* dry : {" --dry-run", ""}) {
+    const test::CliRun r = test::run_hetsim("sweep " + study.string() + dry + " --db " + temp("badvalue.db").string(),
+                                            test::Capture::kStderr);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.output, study.string() + ":7:10: error: vary[0].values[1]: fast: \"fast\" is not a rate; write e.g. \"25GBps\"\n")
+        << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(temp("badvalue.db")));
+  std::filesystem::remove(study);
 }
 
 TEST(Sweep, MpirunWithTwoRanksGivesTheRowsOfJobsTwo) {

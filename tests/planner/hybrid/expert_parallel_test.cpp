@@ -11,6 +11,7 @@
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/hybrid/pipeline_builder.hpp"
 #include "planner/hybrid/stage_work.hpp"
+#include "one_stage_plan.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -88,17 +89,8 @@ TEST(ExpertParallel, ExpertGradientsSyncOverTheExpertShardsCopiesOnly) {
   m.seq_len = 4096;
   m.training.global_batch = 64;
   const Cluster c = h100_nodes(2);
-  HybridPlan p;
-  p.micro_batch = 16;
+  HybridPlan p = test::one_stage_plan(16, 4, 4, 16, 1, 8);
   p.gradient_sync = GradientSync::kZero1;
-  PipelinePlan pl;
-  pl.micro_batches = 4;
-  StagePlan st;
-  st.ep = 8;
-  for (int d = 0; d < 16; ++d) st.devices.push_back(d);
-  st.chunks = {{0, 3}};
-  pl.stages.push_back(st);
-  p.pipelines.push_back(pl);
   ASSERT_EQ(check_hybrid_plan(p, m, c).size(), 0u);
   HybridPlanner planner(m, c, CostModel{}, SimOptions{});
   const Evaluation ev = planner.evaluate(p, "ep8");

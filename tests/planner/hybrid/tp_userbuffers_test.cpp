@@ -1,0 +1,141 @@
+// File: tests/planner/hybrid/tp_userbuffers_test.cpp
+// tp_comm_overlap: userbuffers (Megatron-Core's --tp-comm-overlap): the forward's sequence-parallel
+// all-gathers and reduce-scatters cut into chunks pipelined with their GEMMs. Checked against the
+// closed form of a pipeline of chunks, and end to end.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/stage_work.hpp"
+#include "one_stage_plan.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+std::vector<BlockWork> gpt_work(bool userbuffers) {
+  const ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  StageWorkKey key{1, 8, true, RecomputeMode::kNone, StageProgram::kMegatron, true, 1, CpComm::kRing, 1, 1, userbuffers};
+  return stage_block_work(m, h100, DType::kBf16, CostModel{}, key);
+}
+
+TEST(TpUserbuffers, ForwardCollectivesAreChunkedWithTheirGemmsAndNothingIsLost) {
+  // Under sequence parallelism the all-reduce after a row-parallel GEMM is a reduce-scatter (in 4
+  // pipelined chunks beside that GEMM) and an all-gather (a ring exchange of tp = 8 chunks beside
+  // the next column-parallel GEMM, in the next layer for the MLP's).
+  const std::vector<BlockWork> plain = gpt_work(false), ub = gpt_work(true);
+  ASSERT_EQ(plain.size(), ub.size());
+  double rs_plain = 0, ag_plain = 0, rs_ub = 0, ag_ub = 0, rs_alone = 0, ag_alone = 0, hide = 0;
+  for (size_t b = 0; b < plain.size(); ++b) {
+    SCOPED_TRACE(plain[b].name);
+    double block_rs = 0, block_rs_alone = 0;
+    for (const WorkPart& x : plain[b].parts) {
+      rs_plain += x.tp_fwd.reduce_scatter + x.tp_fwd.all_reduce;
+      ag_plain += x.tp_fwd.all_gather + x.tp_fwd.all_reduce;
+      block_rs += x.tp_fwd.reduce_scatter + x.tp_fwd.all_reduce;
+    }
+    for (const WorkPart& y : ub[b].parts) {
+      block_rs_alone += y.tp_fwd_exposed.reduce_scatter;
+      rs_ub += y.tp_fwd.reduce_scatter + y.tp_fwd.all_reduce + y.tp_fwd_exposed.reduce_scatter + y.tp_fwd_exposed.all_reduce;
+      ag_ub += y.tp_fwd.all_gather + y.tp_fwd.all_reduce + y.tp_fwd_exposed.all_gather + y.tp_fwd_exposed.all_reduce;
+      rs_alone += y.tp_fwd_exposed.reduce_scatter;
+      ag_alone += y.tp_fwd_exposed.all_gather;
+      EXPECT_LE(y.tp_fwd_hide_s, y.fwd_s);
+      EXPECT_EQ(y.tp_fwd_hide_s > 0, y.tp_fwd_exposed.any());
+      hide += y.tp_fwd_hide_s;
+    }
+    // A layer's reduce-scatters are all beside its row-parallel GEMMs (the embedding's is not a GEMM's).
+    if (b > 0 && b + 1 < plain.size()) {
+      EXPECT_NEAR(block_rs_alone, block_rs / 4, 1e-9 * block_rs);
+    }
+    // The same compute in each block: seconds only move to the part whose all-gather they run under.
+    EXPECT_NEAR(ub[b].fwd_s(), plain[b].fwd_s(), 1e-12 * plain[b].fwd_s());
+    EXPECT_NEAR(ub[b].bwd_s(), plain[b].bwd_s(), 1e-12 * plain[b].bwd_s());
+  }
+  // The same bytes, all but one chunk of each under a GEMM.
+  EXPECT_NEAR(rs_ub, rs_plain, 1e-9 * rs_plain);
+  EXPECT_NEAR(ag_ub, ag_plain, 1e-9 * ag_plain);
+  EXPECT_GT(rs_alone, 0);
+  EXPECT_GT(ag_alone, 0);
+  EXPECT_LE(ag_alone, ag_plain / 8 * (1 + 1e-9));  // (the embedding's are not chunked)
+  EXPECT_GT(hide, 0);
+}
+
+// Llama 2 13B (4 of its layers, 4096 tokens) on one DGX-H100, TP 8 with sequence parallelism, one
+// stage, 4 micro-batches: GEMMs and collectives of comparable length.
+Evaluation tp8(bool userbuffers, bool tp_overlap = true) {
+  ModelSpec m = load_model(test::shipped("workloads", "llama2-13b"));
+  m.layers = 4;
+  m.training.global_batch = 4;
+  const Cluster c = test::fixture_cluster("dgx-h100-16");
+  HybridPlan p = test::one_stage_plan(8, 4, 4, 1, 8);
+  p.sequence_parallel = true;
+  p.tp_comm_overlap = tp_overlap;
+  p.tp_comm_userbuffers = userbuffers;
+  EXPECT_EQ(check_hybrid_plan(p, m, c).size(), 0u);
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  return planner.evaluate(p, "tp8");
+}
+
+TEST(TpUserbuffers, TheForwardRunsItsCollectivesUnderItsGemms) {
+  const Evaluation bulk = tp8(false), ub = tp8(true);
+  ASSERT_TRUE(bulk.report.feasible && ub.report.feasible);
+  // The forward's TP collectives on GPU 0, and how much of them runs beside a kernel.
+  const auto tp_time = [](const Evaluation& ev, bool only_hidden) {
+    double total = 0;
+    for (size_t i = 0; i < ev.program.tasks.size(); ++i) {
+      const auto* col = std::get_if<CollectiveTask>(&ev.program.tasks[i].body);
+      if (col == nullptr || col->stream != CommStream::kTensor || col->group.front() != 0) continue;
+      if (ev.program.tasks[i].label.find(".fwd") == std::string::npos) continue;
+      const TaskTiming& t = ev.result.tasks[i];
+      if (!only_hidden) {
+        total += t.end_s - t.start_s;
+        continue;
+      }
+      for (size_t k = 0; k < ev.program.tasks.size(); ++k) {
+        const auto* comp = std::get_if<ComputeTask>(&ev.program.tasks[k].body);
+        if (comp == nullptr || comp->device != 0 || comp->duration_s <= 0) continue;
+        const TaskTiming& c = ev.result.tasks[k];
+        total += std::max(0.0, std::min(t.end_s, c.end_s) - std::max(t.start_s, c.start_s));
+      }
+    }
+    return total;
+  };
+  EXPECT_EQ(tp_time(bulk, true), 0);  // without userbuffers the forward waits for each collective
+  const double all = tp_time(ub, false), hidden = tp_time(ub, true);
+  EXPECT_GT(hidden, 0.5 * all) << hidden << " of " << all;
+  // Shorter by at most what the forward's collectives took, never below the compute alone.
+  EXPECT_LT(ub.report.iteration_time_s, bulk.report.iteration_time_s);
+  EXPECT_GT(ub.report.iteration_time_s, bulk.report.iteration_time_s - tp_time(bulk, false));
+}
+
+TEST(TpUserbuffers, RoundTripsAndNeedsSequenceParallelism) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.training.global_batch = 4;
+  const Cluster c = test::fixture_cluster("dgx-h100-16");
+  HybridPlan p = test::one_stage_plan(8, 24, 4, 1, 8);
+  p.model = m.name;
+  p.cluster = c.name;
+  p.sequence_parallel = true;
+  p.tp_comm_overlap = true;
+  p.tp_comm_userbuffers = true;
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("hetsim_ub_plan_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << hybrid_plan_to_yaml(p);
+  const HybridPlan back = load_hybrid_plan(file, m, c);
+  std::filesystem::remove(file);
+  EXPECT_TRUE(back.tp_comm_userbuffers);
+  EXPECT_TRUE(back.tp_comm_overlap);
+  EXPECT_NE(back.shape().find("tp comm overlap (userbuffers)"), std::string::npos) << back.shape();
+  p.sequence_parallel = false;
+  ASSERT_EQ(check_hybrid_plan(p, m, c).size(), 1u);
+  EXPECT_EQ(check_hybrid_plan(p, m, c)[0].field, "tp_comm_overlap");
+}
+
+}  // namespace
+}  // namespace hetsim
