@@ -143,12 +143,7 @@ class PassWriter {
   // beside them: one chunk (`exposed`) alone, then the rest (`rest`) under the span's last `hide`
   // seconds, which the caller has left out of the span.
   void forward_tp_sync(const TpBytes& exposed, const TpBytes& rest, double hide, const std::string& label) {
-    if (hide <= 0 || tp_ == 1) {
-      TpBytes all = rest;
-      all += exposed;
-      if (hide > 0) compute(hide, 0, 0, label + "_gemm");
-      return tp_sync(all, label);
-    }
+    if (hide <= 0) return tp_sync(rest, label);  // no userbuffers: nothing chunked (`exposed` is empty)
     tp_sync(exposed, label + ".chunk");
     std::vector<int> ends = collectives(tp_groups_, rest, spec_.sequence_parallel, last_, label);
     ends.push_back(compute(hide, 0, 0, label + "_gemm"));
