@@ -2,6 +2,7 @@
 #include "planner/hybrid/hybrid_estimate.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "base/units.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
@@ -96,22 +97,43 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     return fit_time(ep_group, ep.all_to_all, CollectiveOp::kAllToAll) + fit_time(etp_group, etp.all_gather, CollectiveOp::kAllGather) +
            fit_time(etp_group, etp.reduce_scatter, CollectiveOp::kReduceScatter);
   };
-  double ep_f = 0, ep_b = 0;
-  for (int b : blocks) {
-    const BlockWork& bw = w[b];
-    t.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
+  // One block's compute and exposed collectives, costed once per kind of block (BlockWork::same_as).
+  struct BlockTimes {
+    double f = 0, b = 0, w = 0, ep_f = 0, ep_b = 0;
+  };
+  const auto block_times = [&](const BlockWork& bw) {
+    BlockTimes x;
+    x.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
     for (const WorkPart& part : bw.parts) {
       // Userbuffers: one chunk alone, the rest under the GEMM's last tp_fwd_hide_s seconds.
-      t.f += part.fwd_s - part.tp_fwd_hide_s + tp_time(node_type, st.tp, part.tp_fwd_exposed) +
+      x.f += part.fwd_s - part.tp_fwd_hide_s + tp_time(node_type, st.tp, part.tp_fwd_exposed) +
              std::max(tp_time(node_type, st.tp, part.tp_fwd), part.tp_fwd_hide_s) + cp_time(part.cp_fwd) +
              ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s);
       const double sync = tp_time(node_type, st.tp, part.tp_bwd);
-      t.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
+      x.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
              cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
-      t.w += part.bwd_weight_s;
-      ep_f += ep_time(part.ep_fwd, part.etp_fwd);
-      ep_b += ep_time(part.ep_bwd, part.etp_bwd);
+      x.w += part.bwd_weight_s;
+      x.ep_f += ep_time(part.ep_fwd, part.etp_fwd);
+      x.ep_b += ep_time(part.ep_bwd, part.etp_bwd);
     }
+    return x;
+  };
+  std::vector<BlockTimes> kinds;       // times of each kind met so far
+  std::vector<int> slot(w.size(), -1);  // its index there, by the kind's first block
+  double ep_f = 0, ep_b = 0;
+  for (int b : blocks) {
+    const BlockWork& bw = w[b];
+    const int kind = bw.same_as >= 0 ? bw.same_as : b;
+    if (slot[kind] < 0) {
+      slot[kind] = static_cast<int>(kinds.size());
+      kinds.push_back(block_times(w[kind]));
+    }
+    const BlockTimes& x = kinds[slot[kind]];
+    t.f += x.f;
+    t.b += x.b;
+    t.w += x.w;
+    ep_f += x.ep_f;
+    ep_b += x.ep_b;
     t.params += bw.params;
     t.expert_params += bw.expert_params;
     t.saved_per_mb += bw.saved_bytes;
@@ -176,10 +198,13 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       const std::vector<long> shares = replica_shares(plan, st, blocks, cluster_, work);
       StageTimes worst;
       const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, v, extra_warmup(plan)));
+      std::map<std::pair<int, long>, StageTimes> by_copy;  // (node type, samples): copies alike cost alike
       for (int j = 0; j < st.dp(); ++j) {
         const int dev = st.devices[j * st.group()];
         const int nt = cluster_.gpus[dev].node_type;
-        StageTimes t = stage_times(plan, st, blocks, nt, shares[j]);
+        auto found = by_copy.find({nt, shares[j]});
+        if (found == by_copy.end()) found = by_copy.emplace(std::make_pair(nt, shares[j]), stage_times(plan, st, blocks, nt, shares[j])).first;
+        StageTimes t = found->second;
         if (ctx.tied_embedding_params > 0 && P > 1 && s == P - 1) {  // the last stage's copy of the embedding
           const double emb = ctx.tied_embedding_params / st.tp;
           t.params += emb;
@@ -299,17 +324,23 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
     c.free_bytes = 1e300;
     double worst = -1;
     // The slowest data-parallel copy sets the stage's pace; every copy's memory must fit.
+    // Copies on one node type run the same work: costed once per type.
+    const long samples = std::max(1L, plan.micro_batch / st.dp());
+    std::vector<int> all(layers);
+    for (int l = 0; l < layers; ++l) all[l] = l + 1;
+    std::vector<int> fixed;
+    if (s == 0) fixed.push_back(0);
+    if (s == P - 1) fixed.push_back(layers + 1);
+    std::map<int, std::pair<StageTimes, StageTimes>> by_type;  // node type -> (layers, fixed blocks)
     for (int j = 0; j < st.dp(); ++j) {
       const int dev = st.devices[j * st.group()];
       const int nt = cluster_.gpus[dev].node_type;
-      const long samples = std::max(1L, plan.micro_batch / st.dp());
-      std::vector<int> all(layers);
-      for (int l = 0; l < layers; ++l) all[l] = l + 1;
-      const StageTimes layer = stage_times(plan, st, all, nt, samples);
-      std::vector<int> fixed;
-      if (s == 0) fixed.push_back(0);
-      if (s == P - 1) fixed.push_back(layers + 1);
-      const StageTimes fx = stage_times(plan, st, fixed, nt, samples);
+      auto it = by_type.find(nt);
+      if (it == by_type.end()) {
+        it = by_type.emplace(nt, std::make_pair(stage_times(plan, st, all, nt, samples), stage_times(plan, st, fixed, nt, samples))).first;
+      }
+      const StageTimes& layer = it->second.first;
+      const StageTimes& fx = it->second.second;
       const double layer_s = (layer.f + layer.b) / layers;
       if (layer_s > worst) {
         worst = layer_s;

@@ -175,6 +175,23 @@ bool is_attention_core(const Op& op) {
 }
 bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.kind == OpKind::kDropout && op.layer >= 0); }
 
+bool same_costs(const BlockWork& a, const BlockWork& b) {
+  return a.parts == b.parts && a.recompute_s == b.recompute_s && a.recompute_tp == b.recompute_tp &&
+         a.saved_bytes == b.saved_bytes && a.weight_input_bytes == b.weight_input_bytes &&
+         a.recompute_bytes == b.recompute_bytes && a.params == b.params && a.expert_params == b.expert_params &&
+         a.model_flops == b.model_flops && a.output_bytes == b.output_bytes;
+}
+
+// BlockWork::same_as of every block, against the kinds found so far (a handful).
+void mark_same_blocks(std::vector<BlockWork>& blocks) {
+  std::vector<int> kinds;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](int k) { return same_costs(blocks[k], blocks[b]); });
+    if (it == kinds.end()) kinds.push_back(static_cast<int>(b));
+    else blocks[b].same_as = *it;
+  }
+}
+
 }  // namespace
 
 TpSplit megatron_split(const Op& op, bool sequence_parallel) {
@@ -430,6 +447,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     }
     bw.weight_input_bytes = std::min(bw.weight_input_bytes, bw.saved_bytes);
   }
+  mark_same_blocks(blocks);
   return blocks;
 }
 

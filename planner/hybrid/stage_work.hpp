@@ -30,6 +30,7 @@ struct TpBytes {
   [[nodiscard]] bool any() const { return count() > 0; }
   TpBytes& operator+=(const TpBytes& o);
   [[nodiscard]] TpBytes scaled(double f) const { return {all_reduce * f, all_gather * f, reduce_scatter * f, all_to_all * f}; }
+  bool operator==(const TpBytes&) const = default;
 };
 
 struct WorkPart {
@@ -60,6 +61,8 @@ struct WorkPart {
   // is the next part's: those seconds are moved here).
   TpBytes tp_fwd_exposed;
   double tp_fwd_hide_s = 0;
+
+  bool operator==(const WorkPart&) const = default;
 };
 
 struct BlockWork {
@@ -78,6 +81,10 @@ struct BlockWork {
   // block, and in a U-Net the skip connections); empty: the next block reads output_bytes.
   std::vector<std::pair<int, double>> consumers;
   SourceSeconds sources{};         // where the compute seconds came from
+  // The first block with the same costs as this one (parts, recompute, memory and parameters; names,
+  // consumers and sources aside), or -1 where this is the first: estimators cost a block once per
+  // kind (a model's transformer layers are a few kinds: dense, mixture-of-experts).
+  int same_as = -1;
 
   [[nodiscard]] double fwd_s() const;
   [[nodiscard]] double bwd_s() const;  // B + W + recompute
