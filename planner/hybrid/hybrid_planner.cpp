@@ -389,6 +389,9 @@ bool HybridPlanner::split_layers(HybridPlan& plan, bool uniform, int chunks) {
 
 Evaluation HybridPlanner::evaluate(const HybridPlan& plan, const std::string& strategy) {
   PipelineProgram built = builder_.build(plan);
+  // Beyond what hetsim simulates: a limit of the simulator, refused as the task cap of data-parallel
+  // and SPMD programs is (the search takes it for an infeasible candidate and goes on).
+  if (built.too_large) throw InputError("training.global_batch", "", built.infeasible_reason);
   built.program.strategy = strategy;
   Evaluation ev = built.feasible ? simulated_evaluation(std::move(built.program), model_, cluster_, sim_)
                                  : infeasible_evaluation(strategy, model_, cluster_, built.infeasible_reason);

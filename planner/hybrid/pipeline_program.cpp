@@ -89,6 +89,7 @@ class Emitter {
       out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes_)) +
                                " forward and backward passes of stage copies; hetsim simulates at most " +
                                std::to_string(static_cast<long long>(limit)) + ": use fewer, larger micro-batches";
+      out_.too_large = true;
       return std::move(out_);
     }
     setup();
@@ -102,6 +103,7 @@ class Emitter {
                                std::to_string(static_cast<long long>(kMaxHeldPasses)) +
                                " that do not: use fewer, larger micro-batches";
       out_.program.tasks.clear();
+      out_.too_large = true;
       return std::move(out_);
     }
     add_gradient_sync(plan_, cluster_, work_, ctx_, layout_, out_.program);

@@ -57,6 +57,7 @@ struct PipelineProgram {
   std::string infeasible_reason;           // names the device and the shortfall
   Program program;                         // built even when memory does not fit
   std::vector<double> peak_memory_bytes;   // per device: static + activations in schedule order
+  bool too_large = false;                  // infeasible for hetsim's pass limit, not for the GPUs
 };
 
 // Blocks (embedding 0, layers 1..L, head L+1) that stage `s` of `stages` runs in chunk `chunk`.

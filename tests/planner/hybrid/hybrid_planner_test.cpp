@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "base/input_error.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "test_support.hpp"
@@ -157,9 +158,16 @@ TEST(HybridPlanner, PlansTooLargeToSimulateAreRefusedNotRun) {
   const ModelSpec m = model("gpt3-175b", 10'000'000);
   const Cluster c = test::shipped_cluster("selene-64");
   HybridPlanner planner(m, c, CostModel{}, SimOptions{});
-  const Evaluation ev = planner.evaluate(megatron_plan(m, 1, 8, 10'000'000), "huge");
-  EXPECT_FALSE(ev.report.feasible);
-  EXPECT_NE(ev.report.infeasible_reason.find("use fewer, larger micro-batches"), std::string::npos);
+  // A limit of the simulator, not of the GPUs: refused as bad input (exit 2), as the task cap of
+  // data-parallel programs is, not reported as a plan that does not fit (exit 3).
+  try {
+    (void)planner.evaluate(megatron_plan(m, 1, 8, 10'000'000), "huge");
+    ADD_FAILURE() << "a plan over the pass limit was simulated";
+  } catch (const InputError& e) {
+    EXPECT_FALSE(e.machine_limit());  // a fixed limit: the same on every machine
+    EXPECT_EQ(e.diagnostics().front().file, "training.global_batch");
+    EXPECT_NE(e.diagnostics().front().message.find("use fewer, larger micro-batches"), std::string::npos);
+  }
   // The closed form still answers, without building the schedule.
   EXPECT_GT(planner.estimate(megatron_plan(m, 1, 8, 10'000'000)).time_s, 0);
 }
