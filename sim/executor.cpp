@@ -556,35 +556,8 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
                            std::to_string(cluster.gpu_count()));
   }
   if (program.repeated_step && program.repeated_step->more > 0) {
-    if (!options.every_step) {
-      // Two copies simulated, periodic, and all that runs between the work before and after them,
-      // or else one more copy written out moves everything after them by one period: then every
-      // copy left out does (the same state, a period later).
-      auto extended = [&](const Program& p, SimResult& r) {
-        if (!copy_period(p, r)) return false;
-        if (!copies_cut_the_iteration(p, r) && !next_copy_agrees(p, r, simulate_program(unrolled(p, 1), cluster, options))) {
-          return false;
-        }
-        return extend_by_repeats(p, r);
-      };
-      SimResult r = simulate_program(program, cluster, options);
-      if (extended(program, r)) return r;
-      // Not periodic yet: the copies may settle into their rhythm a few copies on (a pipeline's
-      // steady state after its warm-up). Write out 2, then a quarter of the rest, and take the
-      // last two (a quarter more work where they never settle, three quarters less where they do).
-      const RepeatedStep& rs = *program.repeated_step;
-      const double budget = static_cast<double>(Program::max_program_tasks()) / 8;
-      for (int attempt = 0; attempt < 2; ++attempt) {
-        const long copies = attempt == 0 ? 2 : rs.more / 4;
-        if (attempt == 1 && copies <= 2) break;  // no further on than the first try
-        if (copies >= rs.more) break;            // as many as the full run
-        if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
-        const Program later = unrolled(program, copies);
-        SimResult u = simulate_program(later, cluster, options);
-        if (extended(later, u)) return folded_result(program, u, copies);
-      }
-    }
-    return folded_result(program, simulate_program(unrolled(program), cluster, options));
+    const auto run = [&](const Program& p) { return simulate_program(p, cluster, options); };
+    return options.every_step ? folded_result(program, run(unrolled(program))) : simulate_folded(program, run);
   }
   return simulate_program(program, cluster, options);
 }

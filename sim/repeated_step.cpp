@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sim/device_timing.hpp"
 
@@ -61,6 +62,35 @@ SimResult folded_result(const Program& p, const SimResult& u, long copies) {
   r.repeat_gap_s = rs.size > 0 ? u.tasks[second + extra].end_s + u.repeat_gap_s - u.tasks[second].end_s : 0;
   return r;
 }
+
+namespace {
+
+// Moves the tasks after the copies of `r` (and their flows) `gap` later: the copies left out.
+void shift_after_copies(const Program& p, SimResult& r, double gap) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t b = static_cast<size_t>(rs.first) + size, c = b + size;
+  r.repeat_gap_s = gap;
+  double later_start = r.iteration_time_s;
+  for (size_t i = c; i < r.tasks.size(); ++i) later_start = std::min(later_start, r.tasks[i].start_s);
+  double end = 0;
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    if (i >= c) {
+      r.tasks[i].start_s += r.repeat_gap_s;
+      r.tasks[i].end_s += r.repeat_gap_s;
+    }
+    end = std::max(end, r.tasks[i].end_s + (i >= b && i < c ? r.repeat_gap_s : 0));
+  }
+  r.iteration_time_s = end;
+  for (FlowRecord& f : r.flows) {  // flows of the tasks after the copies
+    if (f.start_s >= later_start && c < r.tasks.size()) {
+      f.start_s += r.repeat_gap_s;
+      f.end_s += r.repeat_gap_s;
+    }
+  }
+}
+
+}  // namespace
 
 std::optional<double> copy_period(const Program& p, const SimResult& r) {
   const RepeatedStep rs = *p.repeated_step;
@@ -151,25 +181,94 @@ bool extend_by_repeats(const Program& p, SimResult& r) {
     r.devices[d].comm_s += more * (two.comm_s - one.comm_s);
     r.devices[d].busy_s += more * (two.busy_s - one.busy_s);
   }
-  r.repeat_gap_s = more * period;
+  shift_after_copies(p, r, more * period);
+  return true;
+}
+
+SimResult simulate_folded(const Program& program, const std::function<SimResult(const Program&)>& run) {
+  // Two copies simulated, periodic, and all that runs between the work before and after them, or
+  // else one more copy written out moves everything after them by one period: then every copy left
+  // out does (the same state, a period later). Or the last copy differs from the one before only
+  // where it meets the work after it (a copy inside meets the next copy there instead): then one
+  // more copy written out must move the last copy and all after it by one period, the copy before
+  // it now periodic.
+  auto extended = [&](const Program& p, SimResult& r) {
+    const bool periodic = copy_period(p, r).has_value();
+    if (periodic && copies_cut_the_iteration(p, r)) return extend_by_repeats(p, r);
+    if (!periodic && !deviations_meet_what_follows(p, r)) return false;
+    const SimResult next = run(unrolled(p, 1));
+    if (periodic && next_copy_agrees(p, r, next)) return extend_by_repeats(p, r);
+    const std::optional<double> period = boundary_copy_period(p, r, next);
+    if (period) extend_by_next(p, r, next, *period);
+    return period.has_value();
+  };
+  SimResult r = run(program);
+  if (extended(program, r)) return r;
+  // Not periodic yet: the copies may settle into their rhythm a few copies on (a pipeline's
+  // steady state after its warm-up, about as many copies as stages). Write out 2, 4, 8, ... of
+  // them, up to a quarter of the rest, and take the last two (the tries cost at most half the
+  // full run where they never settle, and a few copies where they do).
+  const RepeatedStep& rs = *program.repeated_step;
+  const double budget = static_cast<double>(Program::max_program_tasks()) / 8;
+  for (long copies = 2; copies <= std::max(2L, rs.more / 4); copies *= 2) {
+    if (copies >= rs.more) break;  // as many as the full run
+    if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
+    const Program later = unrolled(program, copies);
+    SimResult u = run(later);
+    if (extended(later, u)) return folded_result(program, u, copies);
+  }
+  return folded_result(program, run(unrolled(program)));
+}
+
+bool deviations_meet_what_follows(const Program& p, const SimResult& r) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
+  if (size == 0 || c >= r.tasks.size()) return false;
   double later_start = r.iteration_time_s;
   for (size_t i = c; i < r.tasks.size(); ++i) later_start = std::min(later_start, r.tasks[i].start_s);
-  double end = 0;
-  for (size_t i = 0; i < r.tasks.size(); ++i) {
-    if (i >= c) {
-      r.tasks[i].start_s += r.repeat_gap_s;
-      r.tasks[i].end_s += r.repeat_gap_s;
-    }
-    end = std::max(end, r.tasks[i].end_s + (i >= b && i < c ? r.repeat_gap_s : 0));
-  }
-  r.iteration_time_s = end;
-  for (FlowRecord& f : r.flows) {  // flows of the tasks after the copies
-    if (f.start_s >= later_start && c < r.tasks.size()) {
-      f.start_s += r.repeat_gap_s;
-      f.end_s += r.repeat_gap_s;
-    }
+  const double period = r.tasks[b].end_s - r.tasks[a].end_s;
+  const double tolerance = 1e-9 + 1e-9 * r.iteration_time_s;
+  for (size_t i = 0; i < size; ++i) {
+    const bool off = std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
+                     std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance;
+    if (off && r.tasks[b + i].end_s <= later_start + tolerance) return false;
   }
   return true;
+}
+
+std::optional<double> boundary_copy_period(const Program& p, const SimResult& r, const SimResult& next) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
+  if (size == 0 || next.tasks.size() != r.tasks.size() + size) return std::nullopt;
+  const double period = next.tasks[b].end_s - next.tasks[a].end_s;
+  const double tolerance = 1e-9 + 1e-9 * next.iteration_time_s;
+  auto same = [&](const TaskTiming& x, const TaskTiming& y, double shift) {
+    return std::abs(x.start_s - (y.start_s + shift)) <= tolerance && std::abs(x.end_s - (y.end_s + shift)) <= tolerance;
+  };
+  for (size_t i = 0; i < b; ++i) {
+    if (!same(next.tasks[i], r.tasks[i], 0)) return std::nullopt;  // up to the first copy: unchanged
+  }
+  for (size_t i = 0; i < size; ++i) {
+    if (!same(next.tasks[b + i], next.tasks[a + i], period)) return std::nullopt;  // the second copy, now inside
+    if (!same(next.tasks[c + i], r.tasks[b + i], period)) return std::nullopt;     // the last copy, a period on
+  }
+  for (size_t i = c; i < r.tasks.size(); ++i) {
+    if (!same(next.tasks[i + size], r.tasks[i], period)) return std::nullopt;  // what follows, a period on
+  }
+  return period;
+}
+
+void extend_by_next(const Program& p, SimResult& r, const SimResult& next, double period) {
+  const double more = static_cast<double>(p.repeated_step->more);
+  // Each left-out copy adds what the copy `next` has more adds: every copy inside runs alike.
+  for (size_t d = 0; d < r.devices.size(); ++d) {
+    r.devices[d].compute_s += more * (next.devices[d].compute_s - r.devices[d].compute_s);
+    r.devices[d].comm_s += more * (next.devices[d].comm_s - r.devices[d].comm_s);
+    r.devices[d].busy_s += more * (next.devices[d].busy_s - r.devices[d].busy_s);
+  }
+  shift_after_copies(p, r, more * period);
 }
 
 }  // namespace hetsim

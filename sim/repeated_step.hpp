@@ -3,12 +3,17 @@
 // the two copies extended by the ones left out.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "sim/executor.hpp"
 #include "sim/program.hpp"
 
 namespace hetsim {
+
+// A simulation (by `run`) of `program`, whose repeated step has copies left out, extended by them:
+// the two copies as written where they repeat, else more written out until they do, else all.
+[[nodiscard]] SimResult simulate_folded(const Program& program, const std::function<SimResult(const Program&)>& run);
 
 // `p` with `copies` more copies of its repeated step written out (all 2 + more with -1, and then
 // no repeated_step; otherwise the last two written are its repeated step, with `copies` fewer
@@ -41,5 +46,20 @@ namespace hetsim {
 // takes a period, later tasks move by them all, and every device adds a copy's busy time per copy.
 // False, `r` untouched, when the copies are not periodic (the iteration must be written out).
 [[nodiscard]] bool extend_by_repeats(const Program& p, SimResult& r);
+
+// Copies that are not periodic only where the last one meets the work after it: every task of the
+// second copy that did not run one period after its twin in the first ended after work following
+// the copies began (it shared links or streams with it, where a copy inside shares them with the
+// next copy). Then boundary_copy_period decides.
+[[nodiscard]] bool deviations_meet_what_follows(const Program& p, const SimResult& r);
+
+// `next`, a simulation of unrolled(p, 1), is `r` with one more copy inside: the same tasks up to
+// the first copy, the second copy now one period after the first, the new last copy and every later
+// task one period after `r`'s last copy and later tasks. The period, or nullopt where not.
+[[nodiscard]] std::optional<double> boundary_copy_period(const Program& p, const SimResult& r, const SimResult& next);
+
+// Extends `r` by the copies `p` leaves out, each taking `period` (boundary_copy_period) and adding
+// to every device what `next`'s extra copy adds.
+void extend_by_next(const Program& p, SimResult& r, const SimResult& next, double period);
 
 }  // namespace hetsim

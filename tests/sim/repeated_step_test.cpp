@@ -165,6 +165,64 @@ TEST_F(RepeatedSteps, CopiesThatAreNotYetPeriodicAreWrittenOut) {
   expect_same_devices(once, all);
 }
 
+// Steps on GPU 0 of a100-8x8: a compute, then its output sent to GPU 8 (node 1) over the NIC
+// beside the next step's compute. After the last step a larger transfer on another stream leaves
+// at once and shares the NIC with that step's send (with `fold`, steps 1 and 2 are the repeated
+// pair): a copy inside sends alone, the last one beside what follows it.
+Program send_steps_program(long steps, bool fold) {
+  Program p;
+  p.devices.resize(64);
+  int last = -1;
+  auto step = [&](long k) {
+    const int c = p.add({"mb" + std::to_string(k) + ".compute", ComputeTask{0, 0.020, 0, 0}, last < 0 ? std::vector<int>{} : std::vector<int>{last}});
+    p.add({"mb" + std::to_string(k) + ".send", SendTask{0, 8, 100e6, CommStream::kPipeline}, {c}});
+    last = c;
+  };
+  step(0);
+  const int first = static_cast<int>(p.tasks.size());
+  if (!fold) {
+    for (long k = 1; k < steps; ++k) step(k);
+  } else {
+    step(1);
+    const int size = static_cast<int>(p.tasks.size()) - first;
+    step(2);
+    p.repeated_step = RepeatedStep{first, size, steps - 3};
+  }
+  p.add({"tail.send", SendTask{0, 8, 400e6, CommStream::kData}, {last}});
+  p.add({"tail.compute", ComputeTask{0, 0.005, 0, 0}, {last}});
+  return p;
+}
+
+TEST_F(RepeatedSteps, ALastCopyThatMeetsTheWorkAfterItStillExtends) {
+  const Program folded = send_steps_program(40, true);
+  const Program full = send_steps_program(40, false);
+  ASSERT_EQ(validate(folded), "");
+  // The two copies as written are not periodic: the second's send shares the NIC with the tail.
+  Program two = folded;
+  two.repeated_step.reset();
+  const SimResult r = simulate(two, cluster_);
+  EXPECT_FALSE(copy_period(folded, r).has_value());
+  EXPECT_TRUE(deviations_meet_what_follows(folded, r));
+  Program three = unrolled(folded, 1);
+  three.repeated_step.reset();
+  const SimResult next = simulate(three, cluster_);
+  const std::optional<double> period = boundary_copy_period(folded, r, next);
+  ASSERT_TRUE(period.has_value());
+  EXPECT_NEAR(*period, 0.020, 1e-12);
+  // Extended by the copies left out, they give the times of every step written out, from two
+  // simulations of three and four steps rather than one of forty.
+  const SimResult once = simulate(folded, cluster_);
+  const SimResult all = simulate(full, cluster_);
+  EXPECT_LT(once.activities * 4, all.activities);
+  EXPECT_NEAR(once.iteration_time_s, all.iteration_time_s, 1e-9 * all.iteration_time_s);
+  expect_same_devices(once, all);
+  EXPECT_NEAR(once.tasks.back().end_s, all.tasks.back().end_s, 1e-9 * all.iteration_time_s);
+  // Where the copy now inside does not repeat the one before it, the copies are not extended.
+  SimResult skewed = next;
+  skewed.tasks[static_cast<size_t>(folded.repeated_step->first + folded.repeated_step->size)].end_s += 1e-3;
+  EXPECT_FALSE(boundary_copy_period(folded, r, skewed).has_value());
+}
+
 TEST_F(RepeatedSteps, ARepeatedStepOutOfRangeIsAPlannerBug) {
   Program p = steps_program(cluster_, 8, true);
   p.repeated_step->size = static_cast<int>(p.tasks.size());
