@@ -83,8 +83,10 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
     }
   } catch (const InputError& e) {
     row["error"] = e.what();
+    if (e.machine_limit()) row["machine_limit"] = true;
   } catch (const std::bad_alloc&) {
     row["error"] = out_of_memory("the scenario").what();
+    row["machine_limit"] = true;
   } catch (const std::exception& e) {
     row["error"] = std::string("internal error: ") + e.what();
   }
@@ -93,16 +95,16 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // text that is not UTF-8 never ends a sweep
 }
 
-void fill_row(ScenarioRow& row, const JobOutcome& o) {
+bool fill_row(ScenarioRow& row, const JobOutcome& o) {
   row.status = "error";
   if (o.died) {
     row.error = o.output;
-    return;
+    return false;
   }
   const nlohmann::json j = nlohmann::json::parse(o.output, nullptr, false);
   if (!j.is_object()) {
     row.error = "the worker returned no result: " + printable(o.output.substr(0, 200));
-    return;
+    return false;
   }
   row.status = j.value("status", "error");
   row.error = j.value("error", "");
@@ -112,6 +114,8 @@ void fill_row(ScenarioRow& row, const JobOutcome& o) {
   row.efficiency = j.value("efficiency", 0.0);
   row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
   row.report = j.value("report", "");
+  const nlohmann::json& limit = j.contains("machine_limit") ? j["machine_limit"] : nlohmann::json(false);
+  return row.status == "error" && limit.is_boolean() && limit.get<bool>();
 }
 
 }  // namespace hetsim::cli

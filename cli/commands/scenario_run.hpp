@@ -27,7 +27,9 @@ namespace hetsim::cli {
 
 // Fills `row`'s status, error, figures and report from what a worker returned for it (the JSON
 // of run_scenario_here, or how the worker died). Output that is not that JSON (a worker that
-// failed before it could write it) is an error row quoting it, never an exception.
-void fill_row(ScenarioRow& row, const JobOutcome& outcome);
+// failed before it could write it) is an error row quoting it, never an exception. True where the
+// error is a limit of this machine (its memory, ulimit -v, the tasks its memory holds), not of the
+// scenario: such a row is not kept, so the scenario runs again on the next resume.
+[[nodiscard]] bool fill_row(ScenarioRow& row, const JobOutcome& outcome);
 
 }  // namespace hetsim::cli

@@ -88,9 +88,9 @@ class MixPlanner {
             row.position = static_cast<long>(pending[o.job]);
             row.axes = nlohmann::json{{"nodes", nodes_json(m)}}.dump();
             row.wall_s = o.wall_s;
-            fill_row(row, o);
+            const bool machine_limit = fill_row(row, o);
             failed += row.status == "error";
-            db_.put(row);
+            if (!machine_limit) db_.put(row);  // a limit of this machine: planned again on the next run
             rows_[row.scenario] = row;
             bar.update(++finished, failed > 0 ? std::to_string(failed) + " failed" : "");
           });

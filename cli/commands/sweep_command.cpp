@@ -208,7 +208,8 @@ int run_sweep(const SweepArgs& a) {
   for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
   std::cout.flush();
   Progress bar(pending.size(), "scenarios");
-  size_t finished = 0, failed = 0, infeasible = 0;
+  size_t finished = 0, failed = 0, infeasible = 0, limited = 0;
+  std::string first_limit;
   const auto record = [&](const JobOutcome& o) {
     const Scenario s = scenario_at(study, pending[o.job]);
     ScenarioRow row;
@@ -217,11 +218,16 @@ int run_sweep(const SweepArgs& a) {
     row.position = static_cast<long>(s.index);
     row.axes = s.axes.dump();
     row.wall_s = o.wall_s;
-    fill_row(row, o);
-    failed += row.status == "error";
-    infeasible += row.status == "infeasible";
-    db.put(row);
-    bar.update(++finished, failed > 0 ? std::to_string(failed) + " failed" : "");
+    if (fill_row(row, o)) {  // a limit of this machine: left for the next resume, not stored
+      if (limited++ == 0) first_limit = row.error;
+    } else {
+      failed += row.status == "error";
+      infeasible += row.status == "infeasible";
+      db.put(row);
+    }
+    ++finished;
+    const size_t bad = failed + limited;
+    bar.update(finished, bad > 0 ? std::to_string(bad) + " failed" : "");
   };
   if (mpi) {
     mpi->run(pending, {}, record);
@@ -229,8 +235,17 @@ int run_sweep(const SweepArgs& a) {
     run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, scenario_at(study, pending[i]), scratch); }, record);
   }
   bar.finish();
-  std::cout << "ran " << finished << ": " << finished - failed - infeasible << " ok, " << infeasible << " infeasible, " << failed
-            << " error(s); results in " << db_path.string() << " (hetsim report " << db_path.string() << ")\n";
+  std::cout << "ran " << finished << ": " << finished - failed - infeasible - limited << " ok, " << infeasible << " infeasible, " << failed
+            << " error(s)" << (limited > 0 ? ", " + std::to_string(limited) + " not stored (a limit of this machine)" : "")
+            << "; results in " << db_path.string() << " (hetsim report " << db_path.string() << ")\n";
+  std::cout.flush();
+  if (limited > 0) {
+    // Not an outcome of the scenarios: resuming the sweep (where more memory is) runs them again.
+    throw InputError(db_path.string(), "",
+                     std::to_string(limited) + " scenario(s) hit a limit of this machine and were not stored; the sweep runs them "
+                     "again when resumed. The first: " + first_limit)
+        .set_machine_limit();
+  }
   return 0;
 }
 

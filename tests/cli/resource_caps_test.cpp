@@ -206,5 +206,29 @@ TEST(ResourceCaps, AMachineLimitStopsThePlannerRatherThanChangeItsChoice) {
   EXPECT_EQ(r.output.find("chosen"), std::string::npos) << r.output;
 }
 
+TEST(ResourceCaps, AScenarioStoppedByAMachineLimitIsLeftForTheNextResume) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
+#endif
+  // The plan above in a sweep: its error is not the scenario's outcome (more memory would run it),
+  // so it is not stored as an error row that only --retry-errors would run again. The sweep says
+  // so and exits 2; the database stays without the scenario, which a resume then runs.
+  const fs::path study = temp("limit.yaml"), db = temp("limit.db");
+  std::ofstream(study) << "name: limit\ncluster: " << (test::source_dir() / "tests/fixtures/clusters/dgx-h100-16.yaml").string()
+                       << "\nmodel: qwen3-30b-a3b\nrun: plan\nvary:\n  - flags: [[--no-upper-bound]]\n";
+  fs::remove(db);
+  const test::CliRun r = run_limited(4000000, "sweep " + study.string() + " --db " + db.string() + " --jobs 1");
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_NE(r.output.find("ran 1: 0 ok, 0 infeasible, 0 error(s), 1 not stored (a limit of this machine)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(db.string() + ": error: 1 scenario(s) hit a limit of this machine and were not stored; the sweep runs them "
+                                        "again when resumed. The first: ulimit -v 4000000: error: this simulation needs up to "),
+            std::string::npos)
+      << r.output;
+  const test::CliRun report = run_limited(0, "report " + db.string());
+  EXPECT_NE(report.output.find("0 scenario(s)"), std::string::npos) << report.output;
+  fs::remove(study);
+  fs::remove(db);
+}
+
 }  // namespace
 }  // namespace hetsim
