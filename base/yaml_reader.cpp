@@ -367,11 +367,21 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
     throw InputError(path.string(), "", "is over " + std::to_string(kMaxYamlFileBytes) +
                                             " bytes; an input file is at most 2 MiB (the largest hetsim writes is under 0.5 MB)");
   }
+  std::vector<YAML::Node> documents;
   try {
-    f.root_ = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw InputError({yaml_parse_problem(e, path.string())});
   }
+  // One document per file: a second one after "---" would be read by nothing, silently.
+  for (size_t i = 1; i < documents.size(); ++i) {
+    if (documents[i].IsNull()) continue;
+    const YAML::Mark m = documents[i].Mark();
+    const bool known = !m.is_null() && m.line >= 0;
+    throw InputError({Diagnostic{path.string(), known ? m.line + 1 : 1, known ? m.column + 1 : 1, "",
+                                 "a second YAML document (after \"---\"); an input file holds one"}});
+  }
+  if (!documents.empty()) f.root_ = documents.front();
   std::vector<Diagnostic> problems = yaml_tree_problems(f.root_, path.string(), text.size());
   if (!problems.empty()) throw InputError(std::move(problems));
   return f;

@@ -8,6 +8,7 @@
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "cli/common_args.hpp"
 #include "cli/commands/collective_command.hpp"
 #include "cli/commands/compare_command.hpp"
 #include "cli/commands/plan_command.hpp"
@@ -104,7 +105,23 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  if (parse_only) return 0;
+  if (parse_only) {
+    // A scenario of a sweep or sizing: the runner gives it its report (kept in the database) and
+    // it writes no file of its own; what it reads (--set edits, batches, a layer profile) loads.
+    const bool planning = !*sim && !*list && !*coll && !*val && !*reshard && !*sweep && !*report && !*size && !*compare;
+    if (*sim || planning) {
+      const CommonArgs& common = *sim ? sim_args.common : plan_args.common;
+      for (const auto& [option, value] : {std::pair{"--report", common.report}, std::pair{"--trace", common.trace},
+                                          std::pair{"--emit-plan", planning ? plan_args.emit_plan : std::string()}}) {
+        if (!value.empty()) {
+          throw InputError(option, "", "a scenario's report goes to the results database and it writes no file of its own; leave " +
+                                           std::string(option) + " out");
+        }
+      }
+      (void)load_inputs(common);
+    }
+    return 0;
+  }
   if (quiet) set_log_level(LogLevel::kQuiet);
   if (*sim) return run_simulate(sim_args);
   if (*list) return run_list(what);

@@ -21,7 +21,8 @@ int run_cli(int argc, char** argv, bool throw_parse_errors = false);
 
 // Parses `args` (a command line without the program name) as run_cli would, and runs nothing:
 // throws InputError with the parser's message when it is not a valid hetsim command line (a study's
-// flags, checked before its scenarios run).
+// flags, checked before its scenarios run); for plan and simulate also when it names an output
+// file (a scenario's report goes to the database) or its inputs do not load with its edits.
 void check_command_line(std::vector<std::string> args);
 
 }  // namespace hetsim::cli

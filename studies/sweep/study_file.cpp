@@ -145,7 +145,8 @@ Study load_study(const std::filesystem::path& path) {
             if (alt.IsSequence()) {
               for (const YAML::Node& f : alt) {
                 if (!f.IsScalar() || f.Scalar().rfind("--", 0) != 0) {
-                  a.error("flags", "every flag is a planner switch such as --no-lp");
+                  a.error("flags", (f.IsScalar() ? in_quotes(f.Scalar().substr(0, 80)) + " is not a flag" : std::string("a flag is a word")) +
+                                       ": each starts with -- (an option's value goes with it: --global-batch=64)");
                   continue;
                 }
                 one.push_back(f.Scalar());

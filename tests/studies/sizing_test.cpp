@@ -190,6 +190,11 @@ TEST(Sizing, BadSizingFilesNameFileLineAndField) {
                  "    source: s\n", "budget: {capex: 1MUSD}\n" + buy, "offers[0].node.nic"},
       {"unit", offer + "    source: s\n", "budget: {capex: 1000000}\n" + buy, "budget.capex: \"1000000\" has no unit"},
       {"objective", offer + "    source: s\n", "objective: [time_to_train, costs]\nbudget: {capex: 1MUSD}\n" + buy, "did you mean"},
+      // Flags that every mix's plan would have failed on (each an error row, exit 0, no reason shown).
+      {"flagreport", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--report=/tmp/x.json]\n",
+       "flags: a scenario's report goes to the results database"},
+      {"flagset", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--set=model.training.global_batch=abc]\n",
+       "flags: \"abc\" is not a whole number"},
   };
   for (const Case& c : cases) {
     const auto path = write_sizing(c.name, c.offers, c.rest);

@@ -214,6 +214,32 @@ TEST(Sweep, AFailingScenarioIsRecordedNotFatal) {
   std::filesystem::remove(db);
 }
 
+TEST(Sweep, AFlagsAxisThatWritesFilesOrCannotLoadIsRefusedBeforeAnythingRuns) {
+  // Each alternative once passed the check as a valid command line and then failed every scenario
+  // that had it (the runner's own --report given twice, a --set value no model takes), each an
+  // error row, exit 0.
+  const auto study = write_study("badflags", "name: f\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                             "vary:\n  - flags: [[], [--report=r.json], [--set=model.training.global_batch=abc], [--trace=t.json]]\n");
+  const test::CliRun r = test::run_hetsim("sweep " + study.string() + " --dry-run", test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  const std::string at = study.string() + ":7:12: error: vary[0].flags: ";
+  const std::string no_file = ": a scenario's report goes to the results database and it writes no file of its own; leave ";
+  EXPECT_EQ(r.output, at + "[--report=r.json]" + no_file + "--report out\n" + at +
+                          "[--set=model.training.global_batch=abc]: \"abc\" is not a whole number\n" + at + "[--trace=t.json]" + no_file +
+                          "--trace out\n")
+      << r.output;
+  // An option's value written as a word of its own is no flag: said with the word.
+  const auto apart = write_study("apart", "name: f\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                          "vary:\n  - flags: [[], [--global-batch, \"64\"]]\n");
+  const test::CliRun w = test::run_hetsim("sweep " + apart.string() + " --dry-run", test::Capture::kStderr);
+  EXPECT_EQ(w.rc, 2);
+  EXPECT_EQ(w.output, apart.string() + ":7:12: error: vary[0].flags: \"64\" is not a flag: each starts with -- (an option's value goes "
+                                       "with it: --global-batch=64)\n")
+      << w.output;
+  std::filesystem::remove(study);
+  std::filesystem::remove(apart);
+}
+
 TEST(Sweep, AnAxisValueNoScenarioCouldLoadIsRefusedAtTheStudysLine) {
   // "fast" is no bandwidth: every scenario with it would fail the same way. Refused before
   // anything runs (and by --dry-run), at the axis, naming the value.
