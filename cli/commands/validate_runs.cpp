@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/input_files.hpp"
 #include "studies/validation/calibration.hpp"
@@ -56,13 +57,15 @@ std::string markdown(const std::vector<RunResult>& results) {
   for (const RunResult& r : results) {
     const std::string cls = r.run->class_name.empty() ? default_class_name(r) : r.run->class_name;
     for (const FigureResult& f : r.figures) {
-      md.append("| ").append(r.run->name).append(" | ").append(f.key).append(" | ").append(shown(f.key, f.measured));
+      // Names, classes and sources are text from the runs files: a | or a newline in one would
+      // break the table.
+      md.append("| ").append(markdown_cell(r.run->name)).append(" | ").append(f.key).append(" | ").append(shown(f.key, f.measured));
       if (r.failure.empty()) {
         md.append(" | ").append(shown(f.key, f.predicted)).append(" | ").append(pct(f.error(), true));
       } else {
-        md.append(" | no prediction: ").append(r.failure).append(" | ");
+        md.append(" | no prediction: ").append(markdown_cell(r.failure)).append(" | ");
       }
-      md.append(" | ").append(cls).append(" | ").append(r.run->source).append(" |\n");
+      md.append(" | ").append(markdown_cell(cls)).append(" | ").append(markdown_cell(r.run->source)).append(" |\n");
     }
   }
   return md;

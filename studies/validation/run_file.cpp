@@ -139,7 +139,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.where = r.locate("", "");
   run.nodes_where = r.locate("nodes", "");
   run.megatron_where = r.locate("megatron", "");
-  run.name = r.text("name");
+  run.name = r.name("name");
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");
   const std::optional<std::string> cluster = r.opt_text("cluster");
