@@ -4,9 +4,12 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
+#include "base/text.hpp"
 
 namespace hetsim {
 namespace {
@@ -200,13 +203,31 @@ std::vector<ScenarioRow> ResultsDb::rows() const {
     r.axes = st.text(3);
     r.status = st.text(4);
     r.error = st.text(5);
-    r.iteration_time_s = sqlite3_column_double(s, 6);
-    r.samples_per_s = sqlite3_column_double(s, 7);
-    r.mfu = sqlite3_column_double(s, 8);
-    r.efficiency = sqlite3_column_double(s, 9);
-    r.peak_memory_bytes = sqlite3_column_double(s, 10);
+    // Figures hetsim writes are finite and not negative, and an ok row has them all: anything else
+    // was written by another hand (sqlite3 holds inf, and stores a NaN as NULL).
+    const auto figure = [&](int col, const char* name) {
+      const int type = sqlite3_column_type(s, col);
+      const double v = sqlite3_column_double(s, col);
+      const bool missing = type == SQLITE_NULL;
+      if ((type != SQLITE_FLOAT && type != SQLITE_INTEGER && !missing) || (missing && r.status == "ok") || !std::isfinite(v) || v < 0) {
+        throw InputError(path_.string(), "", "scenario " + printable(r.scenario.substr(0, 32)) + "'s " + name +
+                                                 " is not a finite figure of 0 or more (the database was edited by hand or "
+                                                 "damaged); " + kRestore);
+      }
+      return v;
+    };
+    r.iteration_time_s = figure(6, "iteration_time_s");
+    r.samples_per_s = figure(7, "samples_per_s");
+    r.mfu = figure(8, "mfu");
+    r.efficiency = figure(9, "efficiency");
+    r.peak_memory_bytes = figure(10, "peak_memory_bytes");
     r.report = st.text(11);
-    r.wall_s = sqlite3_column_double(s, 12);
+    r.wall_s = figure(12, "wall_s");
+    const nlohmann::json axes = nlohmann::json::parse(r.axes, nullptr, false);
+    if (!axes.is_object() && !axes.is_null()) {
+      throw InputError(path_.string(), "", "scenario " + printable(r.scenario.substr(0, 32)) +
+                                               "'s axes are not a JSON object (the database was edited by hand or damaged); " + kRestore);
+    }
     out.push_back(std::move(r));
   }
   return out;

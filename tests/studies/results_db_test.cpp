@@ -101,5 +101,42 @@ TEST(ResultsDb, ADatabaseOfAnotherSchemaIsRefusedAndLeftAsItWas) {
   sqlite3_close(h);
 }
 
+TEST(ResultsDb, FiguresNoRunCouldHaveWrittenAreRefused) {
+  // Rows edited by hand: report printed inf, -inf, inf% and -500.0 %, a NaN (stored as NULL) as 0,
+  // and blank axes for axes that are no JSON, exit 0; sweep took those rows for done.
+  const Folder f;
+  struct Case {
+    const char* edit;
+    const char* says;
+  };
+  for (const Case& c : {Case{"iteration_time_s = 9e999", "'s iteration_time_s is not a finite figure of 0 or more"},
+                        Case{"samples_per_s = -9e999", "'s samples_per_s is not a finite figure of 0 or more"},
+                        Case{"mfu = -5", "'s mfu is not a finite figure of 0 or more"},
+                        Case{"efficiency = 'fast'", "'s efficiency is not a finite figure of 0 or more"},
+                        Case{"iteration_time_s = NULL", "'s iteration_time_s is not a finite figure of 0 or more"},
+                        Case{"axes = '{not json'", "'s axes are not a JSON object"}}) {
+    SCOPED_TRACE(c.edit);
+    const fs::path db = f.dir / "edited.db";
+    fs::remove(db);
+    {
+      ResultsDb w(db);
+      ScenarioRow row;
+      row.study = std::string("s");
+      row.axes = std::string("{}");
+      row.status = std::string("ok");
+      row.scenario = std::string("k1");
+      row.iteration_time_s = 1.5;
+      row.samples_per_s = 10;
+      w.put(row);
+    }
+    ASSERT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 1u);
+    sql(db, (std::string("UPDATE scenarios SET ") + c.edit + ";").c_str());
+    const test::CliRun report = test::run_hetsim("report " + db.string(), test::Capture::kStderr);
+    EXPECT_EQ(report.rc, 2) << report.output;
+    EXPECT_EQ(report.output, db.string() + ": error: scenario k1" + c.says +
+                                 " (the database was edited by hand or damaged); restore it from a copy, or run the study into a new one (--db)\n");
+  }
+}
+
 }  // namespace
 }  // namespace hetsim
