@@ -178,6 +178,7 @@ MoeSpec read_moe(FieldReader r, long layers) {
   const double most = static_cast<double>(s.experts) / static_cast<double>(s.top_k);
   if (s.router_imbalance > most) {
     std::ostringstream msg;
+    msg.precision(10);  // 16.000001 is not said as 16
     msg << s.router_imbalance << " is more than experts / top_k = " << most
         << " (the busiest expert receives each token at most once)";
     r.error("router_imbalance", msg.str());

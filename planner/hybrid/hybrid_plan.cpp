@@ -230,7 +230,9 @@ class Checker {
     }
     const std::string field = stage + ".ep";
     if (!model_.moe) {
-      add(field, "expert parallelism splits the routed experts of a model with a moe: block; " + model_.name + " has none");
+      // Named where it is written: an expert_tp alone points at expert_tp.
+      add(st.ep == 1 ? stage + ".expert_tp" : field,
+          "expert parallelism splits the routed experts of a model with a moe: block; " + model_.name + " has none");
       return;
     }
     if (st.devices.size() % static_cast<size_t>(st.expert_group()) != 0) {
