@@ -108,7 +108,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   if (parse_only) {
     // A scenario of a sweep or sizing: the runner gives it its report (kept in the database) and
     // it writes no file of its own; what it reads (--set edits, batches, a layer profile) loads.
-    const bool planning = !*sim && !*list && !*coll && !*val && !*reshard && !*sweep && !*report && !*size && !*compare;
+    const bool planning = *plan || app.get_subcommands().empty();  // bare `hetsim` plans
     if (*sim || planning) {
       const CommonArgs& common = *sim ? sim_args.common : plan_args.common;
       for (const auto& [option, value] : {std::pair{"--report", common.report}, std::pair{"--trace", common.trace},
