@@ -1,6 +1,9 @@
 // File: base/yaml_reader.cpp
 #include "base/yaml_reader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -351,6 +354,33 @@ YamlFile YamlFile::load_list(const std::filesystem::path& path) {
   return f;
 }
 
+namespace {
+
+// Events of a document, kept only as far as whether it holds anything and where it starts.
+class SecondDocument : public YAML::EventHandler {
+ public:
+  bool content = false;
+  YAML::Mark mark;
+
+  void OnDocumentStart(const YAML::Mark&) override { content = false; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { note(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { note(m); }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { note(m); }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& m) {
+    if (!content) mark = m;
+    content = true;
+  }
+};
+
+}  // namespace
+
 YamlFile YamlFile::parse(const std::filesystem::path& path) {
   YamlFile f;
   f.file_ = std::make_shared<const std::string>(path.string());
@@ -367,21 +397,21 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
     throw InputError(path.string(), "", "is over " + std::to_string(kMaxYamlFileBytes) +
                                             " bytes; an input file is at most 2 MiB (the largest hetsim writes is under 0.5 MB)");
   }
-  std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(text);
+    f.root_ = YAML::Load(text);
+    // One document per file: a second one after "---" would be read by nothing, silently. Looked
+    // for document by document (yaml-cpp 0.7's LoadAll never ends on some malformed text).
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    SecondDocument second;
+    if (parser.HandleNextDocument(second) && parser.HandleNextDocument(second) && second.content) {
+      const bool known = !second.mark.is_null() && second.mark.line >= 0;
+      throw InputError({Diagnostic{path.string(), known ? second.mark.line + 1 : 1, known ? second.mark.column + 1 : 1, "",
+                                   "a second YAML document (after \"---\"); an input file holds one"}});
+    }
   } catch (const YAML::Exception& e) {
     throw InputError({yaml_parse_problem(e, path.string())});
   }
-  // One document per file: a second one after "---" would be read by nothing, silently.
-  for (size_t i = 1; i < documents.size(); ++i) {
-    if (documents[i].IsNull()) continue;
-    const YAML::Mark m = documents[i].Mark();
-    const bool known = !m.is_null() && m.line >= 0;
-    throw InputError({Diagnostic{path.string(), known ? m.line + 1 : 1, known ? m.column + 1 : 1, "",
-                                 "a second YAML document (after \"---\"); an input file holds one"}});
-  }
-  if (!documents.empty()) f.root_ = documents.front();
   std::vector<Diagnostic> problems = yaml_tree_problems(f.root_, path.string(), text.size());
   if (!problems.empty()) throw InputError(std::move(problems));
   return f;

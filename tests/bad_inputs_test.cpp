@@ -25,6 +25,7 @@
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_problem.hpp"
+#include "studies/sizing/sizing_file.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
@@ -94,6 +95,7 @@ void load(const Fixture& f) {
     (void)load_hybrid_plan(f.path, model, test::shipped_cluster("a100-v100-2x2"));
   }
   else if (f.kind == "runs") (void)load_runs(f.path);
+  else if (f.kind == "sizing") (void)load_sizing(f.path);
   else if (f.kind == "model-on-cluster") {
     (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
   } else FAIL() << f.path << ": unknown kind " << f.kind;
@@ -141,6 +143,7 @@ void check_cli_on_fixtures(size_t half) {
     else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
     else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
     else if (f.kind == "runs") args = "validate --runs " + f.path.string();
+    else if (f.kind == "sizing") args = "size --dry-run " + f.path.string();
     else if (f.kind == "hybrid-plan" && f.arg.empty()) args = "simulate --plan " + f.path.string();
     else if (f.kind == "hybrid-plan") continue;  // a dtype the shipped model does not train in
     else continue;  // devices are looked up by name from the data directory
