@@ -81,15 +81,15 @@ namespace {
 // a value's depth is bounded, but not by this function).
 template <class F>
 void for_each_node(const YAML::Node& node, F&& f) {
-  std::vector<YAML::Node> todo{node};
-  while (!todo.empty()) {
-    const YAML::Node n = todo.back();
-    todo.pop_back();
+  std::vector<YAML::Node> stack{node};
+  while (!stack.empty()) {
+    const YAML::Node n = stack.back();
+    stack.pop_back();
     f(n);
     if (n.IsMap()) {
-      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(it->second);
+      for (auto it = n.begin(); it != n.end(); ++it) stack.push_back(it->second);
     } else if (n.IsSequence()) {
-      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(*it);
+      for (auto it = n.begin(); it != n.end(); ++it) stack.push_back(*it);
     }
   }
 }

@@ -400,8 +400,10 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
   try {
     f.root_ = YAML::Load(text);
     // One document per file: a second one after "---" would be read by nothing, silently. Looked
-    // for document by document (yaml-cpp 0.7's LoadAll never ends on some malformed text).
-    std::istringstream stream(text);
+    // for document by document (yaml-cpp 0.7's LoadAll never ends on some malformed text), and only
+    // where a line starts with a document marker ("---" or "..."), without which there is none.
+    const auto marker = [&](std::string_view m) { return text.starts_with(m) || text.find("\n" + std::string(m)) != std::string::npos; };
+    std::istringstream stream(marker("---") || marker("...") ? text : std::string());
     YAML::Parser parser(stream);
     SecondDocument second;
     if (parser.HandleNextDocument(second) && parser.HandleNextDocument(second) && second.content) {

@@ -65,6 +65,17 @@ SimResult folded_result(const Program& p, const SimResult& u, long copies) {
 
 namespace {
 
+// `x` started and ended `shift` after `y`, within `tolerance`.
+bool same_shifted(const TaskTiming& x, const TaskTiming& y, double shift, double tolerance) {
+  return std::abs(x.start_s - (y.start_s + shift)) <= tolerance && std::abs(x.end_s - (y.end_s + shift)) <= tolerance;
+}
+
+// Task i of the second copy (from b) did not run `period` after its twin in the first (from a).
+bool off_period(const SimResult& r, size_t a, size_t b, size_t i, double period, double tolerance) {
+  return std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
+         std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance;
+}
+
 // Moves the tasks after the copies of `r` (and their flows) `gap` later: the copies left out.
 void shift_after_copies(const Program& p, SimResult& r, double gap) {
   const RepeatedStep rs = *p.repeated_step;
@@ -101,10 +112,7 @@ std::optional<double> copy_period(const Program& p, const SimResult& r) {
   // Timers within SimGrid's precision end together; beyond that the copies differ.
   const double tolerance = 1e-9 + 1e-9 * r.tasks[c - 1].end_s;
   for (size_t i = 0; i < size; ++i) {
-    if (std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
-        std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance) {
-      return std::nullopt;
-    }
+    if (off_period(r, a, b, i, period, tolerance)) return std::nullopt;
   }
   return period;
 }
@@ -143,9 +151,7 @@ bool next_copy_agrees(const Program& p, const SimResult& r, const SimResult& nex
   const std::optional<double> period = copy_period(p, r);
   if (!period || next.tasks.size() != r.tasks.size() + size) return false;
   const double tolerance = 1e-9 + 1e-9 * next.iteration_time_s;
-  auto same = [&](const TaskTiming& x, const TaskTiming& y, double shift) {
-    return std::abs(x.start_s - (y.start_s + shift)) <= tolerance && std::abs(x.end_s - (y.end_s + shift)) <= tolerance;
-  };
+  auto same = [&](const TaskTiming& x, const TaskTiming& y, double shift) { return same_shifted(x, y, shift, tolerance); };
   for (size_t i = 0; i < c; ++i) {
     if (!same(next.tasks[i], r.tasks[i], 0)) return false;
   }
@@ -230,9 +236,7 @@ bool deviations_meet_what_follows(const Program& p, const SimResult& r) {
   const double period = r.tasks[b].end_s - r.tasks[a].end_s;
   const double tolerance = 1e-9 + 1e-9 * r.iteration_time_s;
   for (size_t i = 0; i < size; ++i) {
-    const bool off = std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period) > tolerance ||
-                     std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period) > tolerance;
-    if (off && r.tasks[b + i].end_s <= later_start + tolerance) return false;
+    if (off_period(r, a, b, i, period, tolerance) && r.tasks[b + i].end_s <= later_start + tolerance) return false;
   }
   return true;
 }
@@ -244,9 +248,7 @@ std::optional<double> boundary_copy_period(const Program& p, const SimResult& r,
   if (size == 0 || next.tasks.size() != r.tasks.size() + size) return std::nullopt;
   const double period = next.tasks[b].end_s - next.tasks[a].end_s;
   const double tolerance = 1e-9 + 1e-9 * next.iteration_time_s;
-  auto same = [&](const TaskTiming& x, const TaskTiming& y, double shift) {
-    return std::abs(x.start_s - (y.start_s + shift)) <= tolerance && std::abs(x.end_s - (y.end_s + shift)) <= tolerance;
-  };
+  auto same = [&](const TaskTiming& x, const TaskTiming& y, double shift) { return same_shifted(x, y, shift, tolerance); };
   for (size_t i = 0; i < b; ++i) {
     if (!same(next.tasks[i], r.tasks[i], 0)) return std::nullopt;  // up to the first copy: unchanged
   }
