@@ -142,6 +142,7 @@ void read_unet(FieldReader& r, ModelSpec& m) {
 
 // Up to 2^16 routed experts (published models have at most a few hundred; DeepSeek-V3 256).
 constexpr long kMaxExperts = 1L << 16;
+constexpr double kMinCapacityFactor = 0.1;  // as the SPMD MoE family's bound
 
 // The moe: block of a gpt, llama or bert model. `layers`: the model's layer count, 0 when it could
 // not be read (the checks against it are then skipped).
@@ -157,8 +158,9 @@ MoeSpec read_moe(FieldReader r, long layers) {
   s.every = r.opt_integer("every", 1, 1000).value_or(1);
   if (const std::optional<std::string> cf = r.opt_text("capacity_factor"); cf && *cf != "none") {
     s.capacity_factor = r.opt_number("capacity_factor", 0, 64);
-    if (s.capacity_factor && *s.capacity_factor <= 0) {
-      r.error("capacity_factor", *cf + " must be greater than zero; write none for dropless routing");
+    if (s.capacity_factor && *s.capacity_factor < kMinCapacityFactor) {
+      r.error("capacity_factor", *cf + " must be at least 0.1 (below it an expert keeps under a tenth of its "
+                                       "fair share of tokens); write none for dropless routing");
       s.capacity_factor.reset();
     }
   }

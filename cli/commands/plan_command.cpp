@@ -180,7 +180,7 @@ int run_plan(const PlanArgs& a) {
     r.assumptions = notes;
     if (r.feasible) set_upper_bound(r, bound);
   }
-  print_header(std::cout, model, cluster, model.training.global_batch);  // only now: a rejected input prints its message alone
+  print_header(std::cout, model, cluster, model.training.global_batch, model.training.micro_batch);  // only now: a rejected input prints its message alone
   print_strategy_table(std::cout, rows, cluster);
 
   // The chosen plan: the smallest simulated time among hetsim's own candidates.

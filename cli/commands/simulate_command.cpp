@@ -44,8 +44,10 @@ int run_simulate(const SimulateArgs& a) {
   // input prints its message alone.
   std::ostringstream plan_text;
   Evaluation ev;
+  long micro_batch = model.training.micro_batch;  // a hybrid plan's own micro-batch replaces the model's
   if (!a.plan.empty() && plan_file_kind(a.plan) == "hybrid") {
     const HybridPlan plan = load_hybrid_plan(a.plan, model, cluster);
+    micro_batch = plan.micro_batch;
     HybridPlanner planner(model, cluster, cost, opts);
     ev = planner.evaluate(plan, "plan " + a.plan);
     print_hybrid_plan(plan_text, plan, cluster);
@@ -61,7 +63,7 @@ int run_simulate(const SimulateArgs& a) {
   }
   if (ev.report.feasible && !a.no_upper_bound) set_upper_bound(ev.report, upper_bound(model, cluster, cost, opts, notes));
   ev.report.assumptions = notes;
-  print_header(std::cout, model, cluster, model.training.global_batch);
+  print_header(std::cout, model, cluster, model.training.global_batch, micro_batch);
   std::cout << plan_text.str();
   print_run_summary(std::cout, ev.report, cluster);
   print_assumptions(std::cout, notes);

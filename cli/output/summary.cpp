@@ -60,13 +60,13 @@ std::string factors(const Degradation& d) {
 
 }  // namespace
 
-void print_header(std::ostream& out, const ModelSpec& model, const Cluster& cluster, long global_batch) {
+void print_header(std::ostream& out, const ModelSpec& model, const Cluster& cluster, long global_batch, long micro_batch) {
   std::map<std::string, int> counts;
   for (int g = 0; g < cluster.gpu_count(); ++g) counts[cluster.device_of(g).name]++;
   std::string mix;
   for (const std::string& t : gpu_types(cluster)) mix += (mix.empty() ? "" : " + ") + std::to_string(counts[t]) + " x " + t;
   out << model.name << " on " << cluster.name << ": " << cluster.gpu_count() << " GPUs (" << mix << "), global batch "
-      << global_batch << ", micro-batch " << model.training.micro_batch << ", seq " << model.seq_len << "\n";
+      << global_batch << ", micro-batch " << micro_batch << ", seq " << model.seq_len << "\n";
   for (const NodeType& nt : cluster.node_types) {  // what-if degradation, said up front
     if (!nt.degraded.healthy()) out << "degraded: every " << nt.name << " node: " << factors(nt.degraded) << "\n";
     for (const auto& [index, d] : nt.degraded_nodes) {

@@ -13,7 +13,7 @@
 
 namespace hetsim::cli {
 
-void print_header(std::ostream& out, const ModelSpec& model, const Cluster& cluster, long global_batch);
+void print_header(std::ostream& out, const ModelSpec& model, const Cluster& cluster, long global_batch, long micro_batch);
 void print_strategy_table(std::ostream& out, const std::vector<Report>& reports, const Cluster& cluster);
 void print_run_summary(std::ostream& out, const Report& report, const Cluster& cluster);
 void print_assumptions(std::ostream& out, const std::vector<std::string>& assumptions);

@@ -83,15 +83,23 @@ void ResultsDb::fail(int rc) const {
 }
 
 ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path) {
-  const int flags = mode == Mode::kRead ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   std::error_code ec;
   const bool had[2] = {std::filesystem::exists(path.string() + "-wal", ec), std::filesystem::exists(path.string() + "-shm", ec)};
-  if (const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr); rc != SQLITE_OK) {
-    const std::string msg = sqlite_error(db_, rc);
+  // A reader opens read-write where it may, with query_only on: a read-only connection to a WAL
+  // database can never remove the -wal and -shm it creates, while the last read-write connection
+  // to close checkpoints and removes them (SQLite's own rule, safe beside a running sweep).
+  std::string why;
+  auto open = [&](int flags) {
+    const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+    if (rc == SQLITE_OK) return true;
+    why = sqlite_error(db_, rc);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw InputError(path.string(), "--db", "cannot open the results database: " + msg);
-  }
+    return false;
+  };
+  const bool opened = mode == Mode::kRead ? open(SQLITE_OPEN_READWRITE) || open(SQLITE_OPEN_READONLY)
+                                          : open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!opened) throw InputError(path.string(), "--db", "cannot open the results database: " + why);
   sqlite3_busy_timeout(db_, 10000);
   // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it.
   auto close = [&] {
@@ -108,6 +116,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     throw InputError(path.string(), "", why);
   };
   try {
+    if (mode == Mode::kRead) exec("PRAGMA query_only=1");
     if (const int rc = sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr); rc == SQLITE_NOTADB) {
       refuse("not a hetsim results database (" + std::string(sqlite3_errmsg(db_)) + "); hetsim sweep or hetsim size writes one");
     }

@@ -230,6 +230,33 @@ TEST(Cli, HybridPlanEmitSimulateReproducesTheIterationTime) {
   for (const auto& p : {plan, report, again}) std::filesystem::remove(p);
 }
 
+TEST(Cli, SimulateAHybridPlanSaysThePlansMicroBatch) {
+  // The header names the micro-batch that runs: the plan's, not the model file's.
+  const auto plan = temp("micro.yaml"), doubled = temp("micro2.yaml");
+  const std::string setting = " --model gpt3-1.3b --cluster a100-v100-2x2 --global-batch 128 --no-upper-bound";
+  ASSERT_EQ(run("plan --no-spmd" + setting + " --emit-plan " + plan.string()).rc, 0);
+  std::istringstream in(slurp(plan));
+  std::ostringstream out;
+  long micro_batch = 0;
+  for (std::string line; std::getline(in, line);) {
+    for (const std::string key : {"micro_batch: ", "micro_batches: "}) {
+      const size_t at = line.find(key);
+      if (at == std::string::npos) continue;
+      const long v = std::stol(line.substr(at + key.size()));
+      if (key == "micro_batch: ") micro_batch = 2 * v;
+      ASSERT_TRUE(key == "micro_batch: " || v % 2 == 0) << line;
+      line = line.substr(0, at + key.size()) + std::to_string(key == "micro_batch: " ? 2 * v : v / 2);
+    }
+    out << line << "\n";
+  }
+  ASSERT_GT(micro_batch, 1);
+  std::ofstream(doubled) << out.str();
+  const CliRun r = run("simulate" + setting + " --plan " + doubled.string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("global batch 128, micro-batch " + std::to_string(micro_batch) + ", seq"), std::string::npos) << r.out;
+  for (const auto& p : {plan, doubled}) std::filesystem::remove(p);
+}
+
 TEST(Cli, HybridAblationSwitchesShapeTheCandidates) {
   const auto report = temp("ablation.json"), trace = temp("ablation.trace");
   const std::string base = "plan --model gpt3-1.3b --cluster a100-v100-2x2 --global-batch 64 --candidates 2 --report " + report.string();

@@ -138,5 +138,26 @@ TEST(ResultsDb, FiguresNoRunCouldHaveWrittenAreRefused) {
   }
 }
 
+TEST(ResultsDb, AReaderLeavesNoWalOrShmAndWritesNothing) {
+  const Folder f;
+  const fs::path db = f.dir / "r.db";
+  ScenarioRow row;
+  row.study = std::string("s");
+  row.axes = std::string("{}");
+  row.status = std::string("ok");
+  row.scenario = std::string("key");
+  ResultsDb(db).put(row);  // a sweep's database, in WAL mode
+  for (const char* ext : {"-wal", "-shm"}) ASSERT_FALSE(fs::exists(db.string() + ext)) << ext;
+  {
+    ResultsDb r(db, ResultsDb::Mode::kRead);
+    EXPECT_EQ(r.rows().size(), 1u);
+    row.scenario = std::string("other");
+    EXPECT_THROW(r.put(row), InputError);  // query_only: a report cannot change the file
+  }
+  for (const char* ext : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db.string() + ext)) << ext;
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read);  // a file it may only read
+  EXPECT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 1u);
+}
+
 }  // namespace
 }  // namespace hetsim
