@@ -11,6 +11,44 @@
 
 namespace hetsim {
 
+namespace {
+
+// One part of a pass under combined 1F1B: its kernels, then its expert collectives.
+struct PassUnit {
+  double compute_s = 0;
+  double collectives_s = 0;
+};
+
+// Seconds for a forward `a` and a backward `b` run together as pass_emitter's
+// emit_overlapped_passes writes them: their parts in turn (a's first, b's first, a's second, ...)
+// on one compute stream, each part's collectives after it on one expert stream, and each part
+// waiting for its own pass's collectives before it.
+double paired_seconds(const std::vector<PassUnit>& a, const std::vector<PassUnit>& b) {
+  double compute = 0, expert = 0;
+  double ready[2] = {0, 0};  // when each pass's collectives so far are done
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const std::vector<PassUnit>& units = pass == 0 ? a : b;
+      if (i >= units.size()) continue;
+      compute = std::max(compute, ready[pass]) + units[i].compute_s;
+      if (units[i].collectives_s > 0) {
+        expert = std::max(expert, compute) + units[i].collectives_s;
+        ready[pass] = expert;
+      }
+    }
+  }
+  return std::max({compute, ready[0], ready[1]});
+}
+
+// The share of a 1F1B-like stage's forward-backward couples that combined 1F1B runs together: all
+// but the warm-up's forwards (one fewer than the passes `held` in flight) and as many cool-down
+// backwards. `steps`: the stage's forwards (micro-batches x chunks).
+double paired_share(long steps, long held) {
+  return steps > 0 ? static_cast<double>(std::max(0L, steps - std::max(0L, held - 1))) / static_cast<double>(steps) : 0;
+}
+
+}  // namespace
+
 HybridEstimator::HybridEstimator(const ModelSpec& model, const Cluster& cluster, PipelineProgramBuilder& builder)
     : model_(model), cluster_(cluster), builder_(builder), fabric_(cluster) {}
 
@@ -70,7 +108,8 @@ double HybridEstimator::optimizer_s(int node_type, double params) {
 }
 
 HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan, const StagePlan& st,
-                                                         const std::vector<int>& blocks, int node_type, long samples) {
+                                                         const std::vector<int>& blocks, int node_type, long samples,
+                                                         double paired_share) {
   StageTimes t;
   const std::vector<BlockWork>& w =
       builder_.work(node_type, stage_work_key(plan, samples, st));
@@ -98,29 +137,43 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
            fit_time(etp_group, etp.reduce_scatter, CollectiveOp::kReduceScatter);
   };
   // One block's compute and exposed collectives, costed once per kind of block (BlockWork::same_as).
+  // `paired`: what its expert collectives add when its forward and a backward run together.
   struct BlockTimes {
-    double f = 0, b = 0, w = 0, ep_f = 0, ep_b = 0;
+    double f = 0, b = 0, w = 0, ep_f = 0, ep_b = 0, paired = 0;
   };
+  const bool pairs = plan.overlap_moe_expert_parallel_comm && st.ep > 1;
   const auto block_times = [&](const BlockWork& bw) {
     BlockTimes x;
-    x.b += bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
+    std::vector<PassUnit> fwd, bwd;  // each part's compute and the expert collectives after it
+    const double recompute = bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
+    x.b += recompute;
     for (const WorkPart& part : bw.parts) {
       // Userbuffers: one chunk alone, the rest under the GEMM's last tp_fwd_hide_s seconds.
-      x.f += part.fwd_s - part.tp_fwd_hide_s + tp_time(node_type, st.tp, part.tp_fwd_exposed) +
-             std::max(tp_time(node_type, st.tp, part.tp_fwd), part.tp_fwd_hide_s) + cp_time(part.cp_fwd) +
-             ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s);
+      const double f = part.fwd_s - part.tp_fwd_hide_s + tp_time(node_type, st.tp, part.tp_fwd_exposed) +
+                       std::max(tp_time(node_type, st.tp, part.tp_fwd), part.tp_fwd_hide_s) + cp_time(part.cp_fwd) +
+                       ring_exposed(part.cp_ring_fwd, part.cp_hide_fwd_s);
       const double sync = tp_time(node_type, st.tp, part.tp_bwd);
-      x.b += part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
-             cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
+      const double b = part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
+                       cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
+      const PassUnit f_unit{f, ep_time(part.ep_fwd, part.etp_fwd)}, b_unit{b, ep_time(part.ep_bwd, part.etp_bwd)};
+      x.f += f;
+      x.b += b;
       x.w += part.bwd_weight_s;
-      x.ep_f += ep_time(part.ep_fwd, part.etp_fwd);
-      x.ep_b += ep_time(part.ep_bwd, part.etp_bwd);
+      x.ep_f += f_unit.collectives_s;
+      x.ep_b += b_unit.collectives_s;
+      fwd.push_back(f_unit);
+      bwd.push_back(b_unit);
+    }
+    if (pairs) {
+      if (recompute > 0) bwd.push_back({recompute, 0});
+      std::reverse(bwd.begin(), bwd.end());  // the backward: its recompute, then the last part first
+      x.paired = paired_seconds(fwd, bwd) - x.f - x.b;
     }
     return x;
   };
   std::vector<BlockTimes> kinds;       // times of each kind met so far
   std::vector<int> slot(w.size(), -1);  // its index there, by the kind's first block
-  double ep_f = 0, ep_b = 0;
+  double ep_f = 0, ep_b = 0, paired = 0;
   for (int b : blocks) {
     const BlockWork& bw = w[b];
     const int kind = bw.same_as >= 0 ? bw.same_as : b;
@@ -134,17 +187,17 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     t.w += x.w;
     ep_f += x.ep_f;
     ep_b += x.ep_b;
+    paired += x.paired;
     t.params += bw.params;
     t.expert_params += bw.expert_params;
     t.saved_per_mb += bw.saved_bytes;
     t.weight_input_per_mb += bw.weight_input_bytes;
     t.recompute_bytes = std::max(t.recompute_bytes, bw.recompute_bytes);
   }
-  // Combined 1F1B: a forward and a backward run together, each one's expert all-to-alls under the
-  // other's kernels; only what their compute cannot cover stays (warm-up and cool-down ignored).
-  const double exposed = plan.overlap_moe_expert_parallel_comm && st.ep > 1 && ep_f + ep_b > 0
-                             ? std::max(0.0, ep_f + ep_b - (t.f + t.b)) / (ep_f + ep_b)
-                             : 1.0;
+  // Combined 1F1B: a forward and a backward run together; a `paired_share` of the steps (those
+  // outside the warm-up and cool-down) have `paired` seconds of expert collectives exposed, the
+  // others all. Split between forward and backward as the collectives are.
+  const double exposed = pairs && ep_f + ep_b > 0 ? (paired_share * paired + (1 - paired_share) * (ep_f + ep_b)) / (ep_f + ep_b) : 1.0;
   t.f += ep_f * exposed;
   t.b += ep_b * exposed;
   if (samples == 0) t.f = t.b = t.w = t.saved_per_mb = t.weight_input_per_mb = t.recompute_bytes = 0;
@@ -198,12 +251,13 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       const std::vector<long> shares = replica_shares(plan, st, blocks, cluster_, work);
       StageTimes worst;
       const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, v, extra_warmup(plan)));
+      const double share = paired_share(pl.micro_batches * v, held);
       std::map<std::pair<int, long>, StageTimes> by_copy;  // (node type, samples): copies alike cost alike
       for (int j = 0; j < st.dp(); ++j) {
         const int dev = st.devices[j * st.group()];
         const int nt = cluster_.gpus[dev].node_type;
         auto found = by_copy.find({nt, shares[j]});
-        if (found == by_copy.end()) found = by_copy.emplace(std::make_pair(nt, shares[j]), stage_times(plan, st, blocks, nt, shares[j])).first;
+        if (found == by_copy.end()) found = by_copy.emplace(std::make_pair(nt, shares[j]), stage_times(plan, st, blocks, nt, shares[j], share)).first;
         StageTimes t = found->second;
         if (ctx.tied_embedding_params > 0 && P > 1 && s == P - 1) {  // the last stage's copy of the embedding
           const double emb = ctx.tied_embedding_params / st.tp;
@@ -320,6 +374,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
   for (int s = 0; s < P; ++s) {
     const StagePlan& st = pl.stages[s];
     const int held = static_cast<int>(in_flight_bound(plan.schedule, s, P, pl.micro_batches, 1, extra_warmup(plan)));
+    const double share = paired_share(pl.micro_batches, held);
     StageLayerCost& c = out[s];
     c.free_bytes = 1e300;
     double worst = -1;
@@ -337,7 +392,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
       const int nt = cluster_.gpus[dev].node_type;
       auto it = by_type.find(nt);
       if (it == by_type.end()) {
-        it = by_type.emplace(nt, std::make_pair(stage_times(plan, st, all, nt, samples), stage_times(plan, st, fixed, nt, samples))).first;
+        it = by_type.emplace(nt, std::make_pair(stage_times(plan, st, all, nt, samples, share), stage_times(plan, st, fixed, nt, samples, share))).first;
       }
       const StageTimes& layer = it->second.first;
       const StageTimes& fx = it->second.second;

@@ -56,8 +56,10 @@ class HybridEstimator {
     double weight_input_per_mb = 0;  // of those, what a deferred weight-gradient pass still holds
     double recompute_bytes = 0;  // largest recompute buffer of one block
   };
+  // `paired_share`: under combined 1F1B, the share of the stage's steps that run together with
+  // another (the rest, warm-up and cool-down, run alone).
   StageTimes stage_times(const HybridPlan& plan, const StagePlan& st, const std::vector<int>& blocks, int node_type,
-                         long samples);
+                         long samples, double paired_share);
   double tp_time(int node_type, int tp, CollectiveOp op, double bytes);
   double tp_time(int node_type, int tp, const TpBytes& bytes);
   double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op);
