@@ -244,15 +244,15 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   const double hidden_bytes = tokens * static_cast<double>(model.hidden) * e;
   // Context parallelism, per layer and GPU (heads split tp ways): ring attention circulates this
   // rank's K and V (cp - 1 steps, as an all-gather of cp of them), the backward K, V and their
-  // gradients; all-to-all attention sends (cp - 1)/cp of this rank's Q, K, V before and of its
-  // output after.
+  // gradients; all-to-all attention exchanges this rank's Q, K, V before and its output after.
+  // All-to-all sizes are each GPU's whole buffer (sim/program.hpp, nccl-tests' convention): the
+  // collective keeps 1/n of it and sends the other (n - 1)/n.
   const double head = static_cast<double>(attention_head_dim(model));
   const double q = static_cast<double>(model.heads) * head, kv = static_cast<double>(model.kv_heads) * head;
   const double kv_local = tokens * 2 * kv / tp * e;
   const bool ring = cp > 1 && key.cp_comm == CpComm::kRing, ulysses = cp > 1 && key.cp_comm == CpComm::kAllToAll;
-  const double a2a_share = static_cast<double>(cp - 1) / cp;
-  const double qkv_a2a = tokens * (q + 2 * kv) / tp * e * a2a_share;
-  const double out_a2a = tokens * q / tp * e * a2a_share;
+  const double qkv_a2a = tokens * (q + 2 * kv) / tp * e;
+  const double out_a2a = tokens * q / tp * e;
   // Expert parallelism, per MoE layer and GPU: it dispatches its T/tp tokens' token copies (top_k
   // each, or the padded slots under a capacity), (ep - 1)/ep of them to other GPUs, and gets as many
   // back in the combine; expert TP all-gathers the received rows over its expert_tp GPUs and
@@ -267,7 +267,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                            : routed) / tp;
   }
   const double moe_bytes = moe_rows * static_cast<double>(model.hidden) * e * imbalance;
-  const double dispatch_a2a = ep > 1 ? moe_bytes * (ep - 1) / ep : 0;
+  const double dispatch_a2a = ep > 1 ? moe_bytes : 0;  // the buffer; (ep - 1)/ep of it leaves the GPU
   const double expert_gather = etp > 1 ? moe_bytes * etp : 0;
 
   std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
