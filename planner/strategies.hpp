@@ -36,7 +36,7 @@ struct Evaluation {
 [[nodiscard]] Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
                                            const CostModel& cost, const SimOptions& options, long global_batch = 0);
 
-// DESIGN.md's upper bound: every GPU at the best per-device throughput its own type reaches on a
+// The upper bound (docs/planner.md): every GPU at the best per-device throughput its own type reaches on a
 // homogeneous cluster of that type (its node type's nodes alone, same per-GPU batch), summed.
 // The best is over the data-parallel strategies and, with `synthesise`, the planner's own
 // program for that homogeneous cluster, and `reference` (another planner's samples/s on it, e.g.

@@ -1,7 +1,7 @@
 // File: sim/report.hpp
 // The result of simulating one program: iteration time, throughput, utilisation, per-device
-// breakdown, and the assumptions behind the numbers. Serialises to the report JSON contract of
-// DESIGN.md (keys carry units).
+// breakdown, and the assumptions behind the numbers. Serialises to the report JSON of
+// docs/report-schema.md (keys carry units).
 #pragma once
 
 #include <nlohmann/json.hpp>

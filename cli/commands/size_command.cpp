@@ -151,7 +151,7 @@ std::string cost_label(Objective o) {
 }  // namespace
 
 void add_size_options(CLI::App* cmd, SizeArgs& a) {
-  cmd->add_option("sizing", a.sizing, "the sizing file (DESIGN.md, Studies)")->required();
+  cmd->add_option("sizing", a.sizing, "the sizing file (docs/formats/sizing.md)")->required();
   cmd->add_option("--db", a.db, "results database of the plans (default: the sizing file with .db)");
   cmd->add_option("--report", a.report, "write the report JSON (the front with each point's plan) here")->check(output_file());
   cmd->add_option("--plot", a.plot, "write a PNG of the front here (needs python3 + matplotlib)")->check(output_file());

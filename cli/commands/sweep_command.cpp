@@ -154,7 +154,7 @@ std::string run_scenario(const Study& study, const Scenario& s, const TempDir& s
 }  // namespace
 
 void add_sweep_options(CLI::App* cmd, SweepArgs& a) {
-  cmd->add_option("study", a.study, "the study file (DESIGN.md, Studies)")->required();
+  cmd->add_option("study", a.study, "the study file (docs/formats/study.md)")->required();
   cmd->add_option("--db", a.db, "results database (default: the study file with .db)");
   cmd->add_option("--jobs,-j", a.jobs, "worker processes")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_flag("--retry-errors", a.retry_errors, "run again the scenarios recorded as errors");

@@ -1,5 +1,5 @@
 // File: cli/commands/upper_bound.hpp
-// The upper bound every command reports efficiency against (DESIGN.md): each GPU type at the
+// The upper bound every command reports efficiency against (docs/planner.md): each GPU type at the
 // best per-GPU throughput hetsim finds on a homogeneous cluster of its own nodes. One function,
 // so `plan` and `simulate --plan` give the same bound for the same model and cluster.
 #pragma once

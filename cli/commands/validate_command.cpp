@@ -87,7 +87,7 @@ void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--kernels", a.kernels, "directory of measured kernel tables (default kernels_profile/measured)");
   cmd->add_option("--layers", a.layers, "hetsim-layer-bench CSV (default kernels_profile/measured/layers/*.csv)");
   cmd->add_option("--report", a.report, "write the error table as JSON here")->check(output_file());
-  cmd->add_option("--runs", a.runs, "validation run files (DESIGN.md): compare these published runs instead");
+  cmd->add_option("--runs", a.runs, "validation run files (docs/formats/validation-runs.md): compare these published runs instead");
   cmd->add_option("--only", a.only, "with --runs: only the runs whose name contains this text");
   cmd->add_option("--markdown", a.markdown, "with --runs: write the table (with sources) as Markdown here")->check(output_file());
 }

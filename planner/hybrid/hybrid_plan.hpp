@@ -1,5 +1,5 @@
 // File: planner/hybrid/hybrid_plan.hpp
-// A hybrid plan (DESIGN.md "Hybrid plans"): pipelines of stage meshes. Each pipeline is one
+// A hybrid plan (docs/planner.md, docs/formats/hybrid-plan.md): pipelines of stage meshes. Each pipeline is one
 // data-parallel replica of the whole model; each stage is a set of GPUs holding a range of
 // transformer blocks per model chunk, run with tensor parallelism of width `tp` inside and
 // data parallelism (devices / tp copies) across. A plain value: built by the planner or read from
@@ -152,7 +152,7 @@ struct PlanProblem {
   std::string message;
 };
 
-// Every rule of DESIGN.md for `plan` on `model` and `cluster`: layers covered exactly once per
+// Every rule of docs/formats/hybrid-plan.md for `plan` on `model` and `cluster`: layers covered exactly once per
 // pipeline and in order, devices in range and in at most one stage, tp dividing the stage and
 // each TP group inside one node, heads divisible by tp, equal chunk counts for interleaved,
 // micro-batches a multiple of the stages for interleaved, batch adding up to the model's global

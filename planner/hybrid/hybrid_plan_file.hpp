@@ -1,5 +1,5 @@
 // File: planner/hybrid/hybrid_plan_file.hpp
-// Reading and writing `kind: hybrid` plan files (DESIGN.md "Hybrid plans"). The reader checks
+// Reading and writing `kind: hybrid` plan files (docs/formats/hybrid-plan.md). The reader checks
 // every rule (check_hybrid_plan) and reports each problem at the file:line:col of the field it is
 // about; the writer emits doubles with 17 significant digits so a plan read back simulates to the
 // same time.

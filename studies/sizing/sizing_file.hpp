@@ -1,5 +1,5 @@
 // File: studies/sizing/sizing_file.hpp
-// A sizing file (DESIGN.md, "Studies"): a model, how much it trains on, the offers of nodes that
+// A sizing file (docs/formats/sizing.md): a model, how much it trains on, the offers of nodes that
 // can be bought or rented (dated, sourced prices and power), a budget, energy prices and the
 // objectives whose Pareto front `hetsim size` returns.
 #pragma once

@@ -1,5 +1,5 @@
 // File: studies/sweep/results_db.hpp
-// The results of a study in SQLite (DESIGN.md, "Studies"): table `scenarios`, one row per
+// The results of a study in SQLite (docs/formats/study.md): table `scenarios`, one row per
 // scenario keyed by a hash of its resolved inputs and the hetsim version. WAL mode; one writer
 // (the process running the sweep), each row committed as it arrives, so a study killed
 // half-way keeps every finished row.

@@ -1,5 +1,5 @@
 // File: studies/sweep/study_file.hpp
-// A study (DESIGN.md, "Studies"): one cluster and model, a run kind, and the axes whose
+// A study (docs/formats/study.md): one cluster and model, a run kind, and the axes whose
 // cartesian product are its scenarios. Each scenario is a list of --set edits and planner flags.
 #pragma once
 

@@ -1,5 +1,5 @@
 // File: studies/validation/run_file.hpp
-// Validation runs (DESIGN.md "Validation runs"): published measurements and how to reproduce each
+// Validation runs (docs/formats/validation-runs.md): published measurements and how to reproduce each
 // in hetsim, read from a YAML list. A run is one of
 //   collective: one collective on a cluster (nccl-tests conventions)       busbw_Bps, algbw_Bps, time_s
 //   matmul:     one matrix product on one device type                      tflops, time_s

@@ -13,6 +13,7 @@
 #include "base/input_error.hpp"
 #include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
+#include "cli/markdown_examples.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
 
@@ -79,84 +80,11 @@ TEST(ShippedExamples, EveryYamlFileLoads) {
   EXPECT_GT(checked, 60u);  // 68 when this test was written
 }
 
-// One "$ ..." command of a README block, with the lines shown after it.
-struct Quoted {
-  std::string command;
-  std::string shown;
-  int line = 0;
-};
-
-std::vector<Quoted> readme_commands() {
-  std::istringstream in(read(test::source_dir() / "README.md"));
-  std::vector<Quoted> out;
-  std::string line;
-  bool fenced = false, collecting = false;  // collecting: lines shown after a command, until its block ends
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.rfind("```", 0) == 0) {
-      fenced = !fenced;
-      collecting = false;
-      continue;
-    }
-    if (!fenced) continue;
-    if (line.rfind("$ ", 0) == 0) {
-      Quoted q{line.substr(2), "", n};
-      while (!q.command.empty() && q.command.back() == '\\' && std::getline(in, line)) {  // continued
-        ++n;
-        q.command.pop_back();
-        q.command += " " + line;
-      }
-      out.push_back(q);
-      collecting = true;
-    } else if (collecting) {
-      out.back().shown += line + "\n";
-    }
-  }
-  return out;
-}
-
 TEST(ShippedExamples, EveryCommandQuotedInTheReadmeRunsAsShown) {
   // Commands run in a scratch folder that sees the source tree's folders; `$ cat FILE` writes
   // the lines shown after it to FILE. A command shown with "error:" lines must print exactly
-  // them and exit 2; any other must exit 0.
-  const fs::path dir = fs::temp_directory_path() / ("hetsim-readme-test-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const char* folder : {"studies", "topologies", "workloads", "tests", "kernels_profile", "docs"}) {
-    if (fs::exists(test::source_dir() / folder)) fs::create_directory_symlink(test::source_dir() / folder, dir / folder);
-  }
-  const std::vector<Quoted> commands = readme_commands();
-  ASSERT_GT(commands.size(), 5u);
-  for (const Quoted& q : commands) {
-    std::istringstream words(q.command);
-    std::string first;
-    words >> first;
-    if (first == "cat") {
-      std::string file;
-      words >> file;
-      std::ofstream(dir / file) << q.shown;
-      continue;
-    }
-    ASSERT_TRUE(first == "hetsim" || first == "build/cli/hetsim") << "README.md:" << q.line << ": " << q.command;
-    std::string rest((std::istreambuf_iterator<char>(words)), std::istreambuf_iterator<char>());
-    const bool error_shown = q.shown.find(": error: ") != std::string::npos;
-    const std::string cmd = "cd " + quoted(dir.string()) + " && " + test::hetsim_binary() + " -q " + rest + (error_shown ? " 2>&1 >/dev/null" : " 2>&1");
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string output;
-    char buf[4096];
-    while (size_t k = fread(buf, 1, sizeof buf, p)) output.append(buf, k);
-    const int status = pclose(p);
-    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (error_shown) {
-      EXPECT_EQ(rc, 2) << "README.md:" << q.line << ": " << q.command;
-      EXPECT_EQ(output, q.shown) << "README.md:" << q.line << ": " << q.command;
-    } else {
-      EXPECT_EQ(rc, 0) << "README.md:" << q.line << ": " << q.command << "\n" << output;
-    }
-  }
-  fs::remove_all(dir);
+  // them and exit 2; any other must exit 0 (markdown_examples.hpp).
+  EXPECT_GE(test::run_quoted_commands(test::source_dir() / "README.md"), 4u);
 }
 
 }  // namespace
