@@ -129,7 +129,14 @@ TEST(DocsExamples, EveryYamlBlockOfTheGuideLoads) {
         continue;
       }
       const std::string kind = first.substr(tag.size());
-      const fs::path file = dir / ("block-" + std::to_string(loaded) + ".yaml");
+      // A device is looked up by its file name: the file is named as the device.
+      fs::path file = dir / ("block-" + std::to_string(loaded) + ".yaml");
+      if (kind == "device") {
+        const YAML::Node root = YAML::Load(b.text);
+        ASSERT_TRUE(root["name"]) << name << ":" << b.line << ": a device block needs a name";
+        fs::create_directories(dir / ("block-" + std::to_string(loaded)));
+        file = dir / ("block-" + std::to_string(loaded)) / (root["name"].as<std::string>() + ".yaml");
+      }
       std::ofstream(file) << b.text;
       EXPECT_EQ(load_as(kind, file), "") << name << ":" << b.line << ": # file: " << kind;
       ++loaded;
