@@ -18,6 +18,15 @@ namespace hetsim {
 
 std::filesystem::path data_root() {
   if (const char* env = std::getenv("HETSIM_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  // An installed hetsim (cmake --install, the .deb): PREFIX/bin/hetsim beside PREFIX/share/hetsim.
+  static const std::filesystem::path installed = [] {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::filesystem::path();
+    const std::filesystem::path share = exe.parent_path().parent_path() / "share" / "hetsim";
+    return std::filesystem::is_directory(share / "kernels_profile" / "devices", ec) ? share : std::filesystem::path();
+  }();
+  if (!installed.empty()) return installed;
   return HETSIM_SOURCE_DIR;
 }
 

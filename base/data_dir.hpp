@@ -11,7 +11,8 @@
 namespace hetsim {
 
 // The project root holding topologies/, workloads/ and kernels_profile/: $HETSIM_DATA_DIR if set,
-// else the source tree this binary was built from.
+// else PREFIX/share/hetsim beside an installed PREFIX/bin/hetsim, else the source tree this binary
+// was built from.
 [[nodiscard]] std::filesystem::path data_root();
 
 // The files in `dir` whose name ends in `extension` (".csv", in any case), sorted; none when `dir` is missing.

@@ -52,6 +52,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
              "infeasible_reason say why); 128+N stopped by signal N (a sweep or sizing keeps what finished).");
   bool quiet = false;
   app.add_flag("--quiet,-q", quiet, "no progress messages on stderr");
+  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + " (version+commit at configure time)");
 
   PlanArgs plan_args;
   CLI::App* plan = app.add_subcommand("plan", "synthesise, simulate and compare programs; report the best");

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# tests/install/install_test.sh BUILD_DIR: installs the build into a temporary prefix with
+# `cmake --install`, and builds and unpacks the Debian package (`cpack -G DEB`), then runs each
+# from / as a user would: --version, the shipped inputs found beside the binary (a model put only
+# into the installed tree is listed and planned), and a plan of the default cluster and model.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset HETSIM_DATA_DIR
+
+check() {  # check PREFIX: the installed hetsim under PREFIX/bin and PREFIX/share/hetsim
+  local prefix=$1 bin=$1/bin/hetsim
+  cd /
+  "$bin" --version | grep -Eq '^hetsim [0-9]+\.[0-9]+\.[0-9]+' || { echo "FAIL: $bin --version"; exit 1; }
+  sed 's/^name: gpt3-1.3b$/name: installed-only/' "$prefix/share/hetsim/workloads/gpt3-1.3b.yaml" \
+    > "$prefix/share/hetsim/workloads/installed-only.yaml"
+  "$bin" list models | grep -qx installed-only || { echo "FAIL: $bin does not read $prefix/share/hetsim"; exit 1; }
+  "$bin" -q plan --model installed-only --global-batch 128 --no-upper-bound --report "$work/report.json" > "$work/plan.txt"
+  grep -q '^chosen: ' "$work/plan.txt" || { echo "FAIL: $bin plan chose nothing"; cat "$work/plan.txt"; exit 1; }
+  [ -s "$prefix/share/doc/hetsim/README.md" ] || { echo "FAIL: no guide under $prefix/share/doc/hetsim"; exit 1; }
+  echo "ok: $bin"
+}
+
+cmake --install "$build" --prefix "$work/prefix" > /dev/null
+check "$work/prefix"
+
+# The .deb: its files under /usr, unpacked (not installed) into a folder of its own.
+(cd "$work" && cpack -G DEB --config "$build/CPackConfig.cmake" > cpack.log 2>&1) || { cat "$work/cpack.log"; exit 1; }
+deb=$(ls "$work"/hetsim_*.deb)
+dpkg-deb --field "$deb" Depends | grep -q libsimgrid || { echo "FAIL: $deb does not depend on SimGrid's library"; exit 1; }
+dpkg-deb -x "$deb" "$work/root"
+check "$work/root/usr"
