@@ -18,6 +18,7 @@
 #include "cli/commands/upper_bound.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/megatron_args.hpp"
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "planner/spmd/spmd_problem.hpp"
@@ -28,6 +29,8 @@ namespace hetsim::cli {
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   add_common(cmd, a.common);
   cmd->add_option("--emit-plan", a.emit_plan, "write the chosen plan here (hetsim simulate --plan reads it)")->check(output_file());
+  cmd->add_option("--emit", a.emit, "megatron-args: print the chosen plan as the Megatron-LM / Megatron-Bridge arguments that run it")
+      ->check(CLI::IsMember({"megatron-args"}));
   cmd->add_option("--candidates", a.candidates, "how many of the best programs to simulate")->check(CLI::Range(1, 20))->capture_default_str();
   cmd->add_option("--heuristic", a.heuristic, "A* heuristic (zero = HAP's uniform-cost search)")
       ->check(CLI::IsMember({"admissible", "zero"}))
@@ -185,6 +188,7 @@ int run_plan(const PlanArgs& a) {
 
   // The chosen plan: the smallest simulated time among hetsim's own candidates.
   const Evaluation* chosen = nullptr;
+  MegatronArgs exported{"", "no plan was chosen"};  // --emit megatron-args
   const SpmdCandidate* chosen_spmd = nullptr;
   const HybridPlan* chosen_hybrid = nullptr;
   size_t candidates = plan.judged.size() + hybrid.judged.size();
@@ -220,6 +224,15 @@ int run_plan(const PlanArgs& a) {
     }
     std::cout << "\n";
     print_run_summary(std::cout, best, cluster);
+    if (a.emit == "megatron-args") {
+      const MegatronArgs m = chosen_hybrid != nullptr ? megatron_args(*chosen_hybrid, model, cluster)
+                                                      : MegatronArgs{"", "it is an SPMD program, not a pipeline of Megatron stages"};
+      std::cout << "\nmegatron-lm arguments of the chosen plan: "
+                << (m.args.empty() ? "none: " + m.why_not : "\n  " + m.args + "\n  (the model's own arguments, its "
+                                                                             "architecture and tokenizer, come from its recipe)")
+                << "\n";
+      exported = m;
+    }
   } else {
     std::cout << "\nno synthesised program fits this model on this cluster\n";
   }
@@ -274,6 +287,8 @@ int run_plan(const PlanArgs& a) {
   }
   if (!a.no_pipeline) j["hybrid_search"] = {{"plans_fitting", hybrid.considered}, {"simulated", hybrid.judged.size()},
                                             {"search_s", hybrid.plan_time_s}};
+  if (a.emit == "megatron-args") j[exported.args.empty() ? "megatron_args_unavailable" : "megatron_args"] =
+      exported.args.empty() ? exported.why_not : exported.args;
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && chosen != nullptr) write_json(c.trace, chrome_trace(chosen->program, cluster, chosen->result), "--trace");
   if (!a.emit_plan.empty() && chosen != nullptr) {

@@ -14,6 +14,7 @@ namespace hetsim::cli {
 struct PlanArgs {
   CommonArgs common;
   std::string emit_plan;
+  std::string emit;  // "megatron-args": print the chosen hybrid plan as Megatron-LM arguments
   int candidates = 3;
   std::string heuristic = "admissible";
   std::string cost = "overlap";

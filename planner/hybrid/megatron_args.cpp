@@ -1,0 +1,134 @@
+// File: planner/hybrid/megatron_args.cpp
+#include "planner/hybrid/megatron_args.hpp"
+
+#include <set>
+
+#include "planner/hybrid/pipeline_schedule.hpp"
+
+namespace hetsim {
+namespace {
+
+// The first reason Megatron cannot run `plan` as one shape on every GPU; empty when it can.
+std::string not_one_shape(const HybridPlan& plan, const Cluster& cluster) {
+  if (plan.pipelines.empty() || plan.pipelines.front().stages.empty()) return "the plan has no stage";
+  std::set<std::string> types;
+  for (const PipelinePlan& pl : plan.pipelines) {
+    for (const StagePlan& st : pl.stages) {
+      for (int d : st.devices) types.insert(cluster.device_of(d).name);
+    }
+  }
+  if (types.size() > 1) return "it runs on " + std::to_string(types.size()) + " GPU types; Megatron runs one plan shape on every GPU";
+  const PipelinePlan& first = plan.pipelines.front();
+  const StagePlan& s0 = first.stages.front();
+  for (size_t p = 0; p < plan.pipelines.size(); ++p) {
+    const PipelinePlan& pl = plan.pipelines[p];
+    if (pl.stages.size() != first.stages.size()) return "its pipelines have different stage counts";
+    if (pl.micro_batches != first.micro_batches) return "its pipelines run different micro-batch counts";
+    for (size_t s = 0; s < pl.stages.size(); ++s) {
+      const StagePlan& st = pl.stages[s];
+      if (st.tp != s0.tp || st.cp != s0.cp || st.ep != s0.ep || st.expert_tp != s0.expert_tp) {
+        return "its stages have different tp, cp, ep or expert_tp widths";
+      }
+      if (st.devices.size() != s0.devices.size()) return "its stages have different GPU counts";
+      if (st.chunks.size() != s0.chunks.size()) return "its stages have different chunk counts";
+      if (st.chunks != first.stages[s].chunks) return "its pipelines split the layers differently";
+    }
+  }
+  if (plan.stage_program != StageProgram::kMegatron) return "its stages run synthesised programs, not Megatron's tensor parallelism";
+  if (!plan.vocab_parallel) return "it gathers the logits; Megatron's loss is always vocabulary-parallel";
+  if (plan.gradient_sync == GradientSync::kZero3) return "it shards weights (zero-3); Megatron-LM has no one flag for that (Megatron-FSDP)";
+  if (plan.schedule != PipelineSchedule::kOneFOneB && plan.schedule != PipelineSchedule::kInterleaved) {
+    return "Megatron has no " + std::string(schedule_name(plan.schedule)) + " schedule (1f1b and interleaved-1f1b only)";
+  }
+  if (plan.micro_batch % s0.dp() != 0) return "its micro-batch does not split evenly over a stage's data-parallel copies";
+  return "";
+}
+
+// The virtual stages in model order (chunk c of stage s is virtual stage c x P + s) as Megatron-Core's
+// --pipeline-model-parallel-layout: E the embedding, t a transformer layer, L the loss, | between
+// stages; empty when the layers are not in order. `uniform`: every virtual stage has the same
+// layers, the embedding with the first and the loss with the last (no layout needed).
+std::string layout(const PipelinePlan& pl, long layers, bool& uniform) {
+  const size_t P = pl.stages.size(), V = pl.stages.front().chunks.size();
+  std::string out;
+  int next = 0;
+  std::set<int> sizes;
+  bool part_chunks = false;
+  for (size_t j = 0; j < P * V; ++j) {
+    const LayerRange& r = pl.stages[j % P].chunks[j / P];
+    if (j > 0) out += "|";
+    if (j == 0) out += "E";
+    if (r.layers()) {
+      if (r.first != next) return "";
+      out.append(static_cast<size_t>(r.size()), 't');
+      next = r.last + 1;
+      sizes.insert(r.size());
+    } else {
+      part_chunks = true;
+      if ((r.part == ChunkPart::kEmbedding && j != 0) || (r.part == ChunkPart::kLoss && j != P * V - 1)) return "";
+    }
+    if (j == P * V - 1) out += "L";
+  }
+  if (next != layers) return "";
+  uniform = !part_chunks && sizes.size() == 1;
+  return out;
+}
+
+std::string_view fp8_args(GemmPrecision p) {
+  switch (p) {
+    case GemmPrecision::kDtype: return "";
+    case GemmPrecision::kFp8Delayed: return " --fp8-format hybrid --fp8-recipe delayed";
+    case GemmPrecision::kFp8Current: return " --fp8-format hybrid --fp8-recipe tensorwise";
+    case GemmPrecision::kMxfp8: return " --fp8-format e4m3 --fp8-recipe mxfp8";
+    case GemmPrecision::kNvfp4: return " --fp4-format e2m1 --fp4-recipe nvfp4";
+  }
+  return "";
+}
+
+}  // namespace
+
+MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const Cluster& cluster) {
+  MegatronArgs out;
+  out.why_not = not_one_shape(plan, cluster);
+  if (!out.why_not.empty()) return out;
+  const PipelinePlan& pl = plan.pipelines.front();
+  const StagePlan& st = pl.stages.front();
+  bool uniform = false;
+  const std::string stages = layout(pl, model.layers, uniform);
+  if (stages.empty()) {
+    out.why_not = "its chunks do not hold the layers in Megatron's order (chunk c of stage s holds virtual stage c x stages + s)";
+    return out;
+  }
+  const auto arg = [&](const char* name, long value) { out.args.append(" --").append(name).append(" ").append(std::to_string(value)); };
+  const auto flag = [&](bool on, const char* name) {
+    if (on) out.args.append(" --").append(name);
+  };
+  arg("tensor-model-parallel-size", st.tp);
+  arg("pipeline-model-parallel-size", static_cast<long>(pl.stages.size()));
+  if (st.cp > 1) arg("context-parallel-size", st.cp);
+  if (st.ep > 1) arg("expert-model-parallel-size", st.ep);
+  if (st.ep > 1 || st.expert_tp > 1) arg("expert-tensor-parallel-size", st.expert_tp);
+  const size_t chunks = st.chunks.size();
+  if (uniform && chunks > 1) arg("num-virtual-stages-per-pipeline-rank", static_cast<long>(chunks));
+  if (!uniform) out.args.append(" --pipeline-model-parallel-layout \"").append(stages).append("\"");
+  arg("num-layers", model.layers);
+  arg("seq-length", model.seq_len);
+  arg("micro-batch-size", plan.micro_batch / st.dp());
+  arg("global-batch-size", plan.samples());
+  out.args += model.training.dtype == DType::kBf16 ? " --bf16" : model.training.dtype == DType::kFp16 ? " --fp16" : "";
+  out.args += fp8_args(model.training.gemm_precision);
+  flag(model.training.fp32_grads && model.training.dtype != DType::kBf16, "accumulate-allreduce-grads-in-fp32");
+  flag(plan.sequence_parallel, "sequence-parallel");
+  if (plan.recompute == RecomputeMode::kSelective) out.args += " --recompute-granularity selective";
+  if (plan.recompute == RecomputeMode::kFull) out.args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+  flag(plan.gradient_sync == GradientSync::kZero1, "use-distributed-optimizer");
+  flag(plan.grad_sync_overlap, "overlap-grad-reduce");
+  flag(plan.gradient_sync == GradientSync::kZero1 && plan.overlap_param_gather, "overlap-param-gather");
+  flag(plan.tp_comm_userbuffers, "tp-comm-overlap");
+  if (st.cp > 1) out.args += plan.cp_comm == CpComm::kRing ? " --cp-comm-type p2p" : " --cp-comm-type a2a";
+  flag(plan.overlap_moe_expert_parallel_comm, "overlap-moe-expert-parallel-comm");
+  out.args.erase(0, 1);  // the leading space
+  return out;
+}
+
+}  // namespace hetsim
