@@ -2,6 +2,7 @@
 #include "studies/sweep/results_db.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -89,16 +90,38 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
   // database can never remove the -wal and -shm it creates, while the last read-write connection
   // to close checkpoints and removes them (SQLite's own rule, safe beside a running sweep).
   std::string why;
-  auto open = [&](int flags) {
-    const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  auto open_with = [&](const std::string& name, int flags) {
+    const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
     if (rc == SQLITE_OK) return true;
     why = sqlite_error(db_, rc);
     sqlite3_close(db_);
     db_ = nullptr;
     return false;
   };
-  const bool opened = mode == Mode::kRead ? open(SQLITE_OPEN_READWRITE) || open(SQLITE_OPEN_READONLY)
-                                          : open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  auto open = [&](int flags) { return open_with(path.string(), flags); };
+  // Read-write only where this user may write the file and its folder. In a folder it cannot write
+  // with no -wal or -shm there, no sweep can be writing the database (a writer keeps its -wal
+  // beside it): it is read as immutable, which needs neither. Elsewhere read-only.
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const bool folder_writable = ::access(folder.c_str(), W_OK) == 0;
+  const bool writable = folder_writable && ::access(path.c_str(), W_OK) == 0;
+  const auto open_immutable = [&] {
+    std::string uri = "file:";
+    for (const char c : std::filesystem::absolute(path, ec).string()) {
+      static const char* hex = "0123456789ABCDEF";
+      if (c == '%' || c == '?' || c == '#' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+        uri.append("%").append(1, hex[static_cast<unsigned char>(c) >> 4]).append(1, hex[c & 0xf]);
+      } else {
+        uri += c;
+      }
+    }
+    return open_with(uri + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  };
+  bool opened = false;
+  if (mode == Mode::kWrite) opened = open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  else if (writable) opened = open(SQLITE_OPEN_READWRITE) || open(SQLITE_OPEN_READONLY);
+  else if (!folder_writable && !had[0] && !had[1]) opened = open_immutable() || open(SQLITE_OPEN_READONLY);
+  else opened = open(SQLITE_OPEN_READONLY);
   if (!opened) throw InputError(path.string(), "--db", "cannot open the results database: " + why);
   sqlite3_busy_timeout(db_, 10000);
   // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it.

@@ -159,5 +159,34 @@ TEST(ResultsDb, AReaderLeavesNoWalOrShmAndWritesNothing) {
   EXPECT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 1u);
 }
 
+TEST(ResultsDb, AReportReadsADatabaseInAFolderItCannotWrite) {
+  // A sweep's WAL database shared read-only (file and folder): SQLite cannot make the -shm a WAL
+  // read needs, and no sweep can be writing there, so the report reads it as immutable. Run as an
+  // unprivileged user (root may write anywhere): nobody, through su, when the tests run as root.
+  const Folder f;
+  const fs::path db = f.dir / "r.db";
+  ScenarioRow row;
+  row.study = std::string("s");
+  row.axes = std::string("{}");
+  row.status = std::string("ok");
+  row.scenario = std::string("key");
+  ResultsDb(db).put(row);
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(f.dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  std::string command = test::hetsim_binary() + " -q report '" + db.string() + "' --csv 2>&1";
+  if (::geteuid() == 0) command = "su nobody -s /bin/sh -c \"" + command + "\"";
+  FILE* p = popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  fs::permissions(f.dir, fs::perms::owner_all);  // for the clean-up
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("\ns,ok,"), std::string::npos) << out;  // the row, read
+  for (const char* ext : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db.string() + ext)) << ext;
+}
+
 }  // namespace
 }  // namespace hetsim
