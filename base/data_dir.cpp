@@ -17,7 +17,14 @@
 namespace hetsim {
 
 std::filesystem::path data_root() {
-  if (const char* env = std::getenv("HETSIM_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("HETSIM_DATA_DIR"); env != nullptr && *env != '\0') {
+    std::error_code ec;  // a mistyped folder would otherwise be a cluster of no shipped inputs
+    if (!std::filesystem::is_directory(std::filesystem::path(env) / "kernels_profile" / "devices", ec)) {
+      throw InputError("HETSIM_DATA_DIR", "", in_quotes(env) + " is not a hetsim data folder (it has no kernels_profile/devices/); "
+                       "point it at a source tree or an installed PREFIX/share/hetsim, or unset it");
+    }
+    return env;
+  }
   // An installed hetsim (cmake --install, the .deb): PREFIX/bin/hetsim beside PREFIX/share/hetsim.
   static const std::filesystem::path installed = [] {
     std::error_code ec;
