@@ -56,6 +56,36 @@ int plot(const ReportArgs& a, const std::vector<std::string>& axes, const std::v
   return rc;
 }
 
+// The row --baseline names (an index into `rows`), or -1 without --baseline. A number is a row of
+// the printed table (1 = the first); AXIS=VALUE conditions must all hold for exactly one row.
+long baseline_row(const std::vector<std::string>& spec, const std::vector<ScenarioRow>& rows,
+                  const std::vector<nlohmann::json>& parsed, const std::vector<size_t>& order) {
+  if (spec.empty()) return -1;
+  if (spec.size() == 1 && !spec[0].empty() && std::all_of(spec[0].begin(), spec[0].end(), ::isdigit)) {
+    const long n = spec[0].size() > 9 ? 0 : std::stol(spec[0]);
+    if (n < 1 || n > static_cast<long>(order.size())) {
+      throw InputError("--baseline", "", "row " + spec[0] + " is not in the table (rows 1 to " + std::to_string(order.size()) + ")");
+    }
+    return static_cast<long>(order[static_cast<size_t>(n - 1)]);
+  }
+  std::vector<long> matches;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    bool all = true;
+    for (const std::string& cond : spec) {
+      const size_t eq = cond.find('=');
+      if (eq == std::string::npos) throw InputError("--baseline", "", in_quotes(cond) + " is neither a row number nor AXIS=VALUE");
+      const std::string axis = cond.substr(0, eq), value = cond.substr(eq + 1);
+      all = all && parsed[i].contains(axis) && axis_text(parsed[i][axis]) == value;
+    }
+    if (all) matches.push_back(static_cast<long>(i));
+  }
+  if (matches.size() != 1) {
+    throw InputError("--baseline", "", join(spec) + (matches.empty() ? " names no row" : " names " + std::to_string(matches.size()) + " rows") +
+                                           " of this study (hetsim report without --baseline shows each row's axis values)");
+  }
+  return matches.front();
+}
+
 }  // namespace
 
 void add_report_options(CLI::App* cmd, ReportArgs& a) {
@@ -67,6 +97,10 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
   cmd->add_option("--x", a.x, "with --plot: the axis on x (default: the study's first)");
   cmd->add_option("--lines", a.lines, "with --plot: one line per value of this axis (default: the second)");
   cmd->add_option("--y", a.y, "with --plot: iteration_time_s, samples_per_s (default), mfu or efficiency");
+  cmd->add_option("--baseline", a.baseline,
+                  "add the change of samples/s against this row: its number in the table, or AXIS=VALUE (repeatable) "
+                  "naming one row, e.g. --baseline 'flags=[]' for an ablation")
+      ->excludes("--plot");
 }
 
 int run_report(const ReportArgs& a) {
@@ -105,6 +139,7 @@ int run_report(const ReportArgs& a) {
       return axis_text(parsed[x].value(a.sort, nlohmann::json())) < axis_text(parsed[y].value(a.sort, nlohmann::json()));
     });
   }
+  const long base = baseline_row(a.baseline, rows, parsed, order);
   std::vector<std::string> header{"study"};
   header.insert(header.end(), axes.begin(), axes.end());
   for (const char* h : {"status", "iteration_time_s", "samples_per_s", "mfu", "efficiency", "peak_memory", "wall_s", "error"}) header.push_back(h);
@@ -127,9 +162,15 @@ int run_report(const ReportArgs& a) {
     if (!full && err.size() > 80) err = err.substr(0, 77) + "...";
     std::replace(err.begin(), err.end(), '\n', ' ');
     cells.push_back(err);
+    if (base >= 0) {
+      const ScenarioRow& b = rows[static_cast<size_t>(base)];
+      const double change = ok && b.samples_per_s > 0 ? r.samples_per_s / b.samples_per_s - 1 : 0;
+      cells.push_back(!ok || b.samples_per_s <= 0 ? "" : full ? format_double(f, change) : format_double("%+.1f%%", 100 * change));
+    }
     table.push_back(std::move(cells));
   }
-  if (a.csv || !a.plot.empty()) header[header.size() - 3] = "peak_memory_bytes";
+  if (base >= 0) header.push_back("samples_per_s_vs_baseline");
+  if (a.csv || !a.plot.empty()) header[header.size() - (base >= 0 ? 4 : 3)] = "peak_memory_bytes";
   if (!a.plot.empty()) return plot(a, axes, figures, header, table);
   if (a.csv) {
     std::cout << csv_line(header);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -19,6 +20,7 @@ struct ReportArgs {
   std::string sort;  // an axis or figure to sort by (default: study order)
   std::string plot;  // PNG to write
   std::string x, lines, y;  // --plot: axis on x (default the first), one line per value of (default the second), figure
+  std::vector<std::string> baseline;  // a row number of the table, or AXIS=VALUE conditions naming one row
 };
 
 void add_report_options(CLI::App* cmd, ReportArgs& a);

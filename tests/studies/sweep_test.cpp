@@ -315,6 +315,39 @@ TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
   for (const auto& p : {study, db, png}) std::filesystem::remove(p);
 }
 
+TEST(Sweep, ReportSaysEachRowsChangeAgainstABaselineRow) {
+  // An ablation as one table: --baseline names a row (AXIS=VALUE, or its number) and every row gets
+  // its samples/s change against it.
+  const auto study = write_study("base", "name: b\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                         "vary:\n  - set: model.training.global_batch\n    values: [128, 256]\n");
+  const auto db = temp("base.db");
+  std::filesystem::remove(db);
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string()})), 0);
+  for (const std::string& which : {std::string("model.training.global_batch=256"), std::string("2")}) {
+    const test::CliRun r = test::run_hetsim("report " + db.string() + " --csv --baseline " + which, test::Capture::kStdout);
+    ASSERT_EQ(r.rc, 0) << r.output;
+    std::istringstream in(r.output);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line.substr(line.rfind(',') + 1), "samples_per_s_vs_baseline");
+    std::vector<std::pair<double, double>> rows;  // samples/s, change
+    while (std::getline(in, line)) {
+      std::vector<std::string> cells;
+      std::istringstream cs(line);
+      for (std::string c; std::getline(cs, c, ',');) cells.push_back(c);
+      rows.emplace_back(std::stod(cells[4]), std::stod(cells.back()));
+    }
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[1].second, 0);  // the baseline itself
+    EXPECT_DOUBLE_EQ(rows[0].second, rows[0].first / rows[1].first - 1);
+  }
+  const test::CliRun none = test::run_hetsim("report " + db.string() + " --baseline model.training.global_batch=64", test::Capture::kStderr);
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.output.find("--baseline: error: model.training.global_batch=64 names no row of this study"), std::string::npos)
+      << none.output;
+  for (const auto& p : {study, db}) std::filesystem::remove(p);
+}
+
 // A study whose scenarios each plan for about 3 s: long enough to kill the sweep mid-scenario.
 const char* kSlowStudy = R"(name: slow
 cluster: a100-8x8
