@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -25,7 +28,9 @@ namespace {
 std::vector<double> parse_sizes(const std::string& spec) {
   const size_t colon = spec.find(':');
   auto one = [&](const std::string& s) {
-    const ParsedQuantity q = parse_quantity(s, Unit::kBytes);
+    // A plain count is bytes, as nccl-tests' -b and -e take it.
+    const bool plain = !s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const ParsedQuantity q = parse_quantity(plain ? s + "B" : s, Unit::kBytes);
     if (!q.ok()) throw InputError("--size", "", q.error);
     if (q.value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
     if (q.value > kMaxCollectiveBytes) throw InputError("--size", "", "\"" + s + "\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
@@ -109,7 +114,12 @@ int run_collective(const CollectiveArgs& a) {
 
   std::cout << "hetsim collective: " << a.op << " over " << n << " GPUs of " << cluster.name << " (" << a.algorithm
             << " algorithm, " << a.fidelity << " fidelity)\n\n";
-  std::printf("%14s  %-13s %12s %13s %13s\n", "size", "algorithm", "time", "algbw (GB/s)", "busbw (GB/s)");
+  // nccl-tests' columns (one set: a simulated run has no in-place difference and no wrong values;
+  // the count is of 4-byte floats), then the algorithm hetsim ran.
+  const bool sums = task.op == CollectiveOp::kAllReduce || task.op == CollectiveOp::kReduce || task.op == CollectiveOp::kReduceScatter;
+  const bool rooted = task.op == CollectiveOp::kBroadcast || task.op == CollectiveOp::kReduce;
+  std::printf("#%13s %13s %6s %6s %6s %10s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm");
+  std::printf("#%13s %13s %6s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
   nlohmann::json results = nlohmann::json::array();
   for (size_t i = 0; i < sizes.size(); ++i) {
     task.size_bytes = sizes[i];
@@ -124,8 +134,8 @@ int run_collective(const CollectiveArgs& a) {
     const double t = r.iteration_time_s;
     const double algbw = sizes[i] / t;
     const double busbw = algbw * busbw_factor(task.op, n);
-    std::printf("%14s  %-13s %12s %13.2f %13.2f\n", format_bytes(sizes[i]).c_str(), algorithm.c_str(),
-                format_time(t).c_str(), algbw / 1e9, busbw / 1e9);
+    std::printf("%14.0f %13.0f %6s %6s %6d %10.1f %8.2f %8.2f  %s\n", sizes[i], std::floor(sizes[i] / 4), "float",
+                sums ? "sum" : "none", rooted ? task.root : -1, t * 1e6, algbw / 1e9, busbw / 1e9, algorithm.c_str());
     results.push_back({{"size_bytes", sizes[i]}, {"time_s", t}, {"algbw_Bps", algbw}, {"busbw_Bps", busbw}, {"algorithm", algorithm}});
     if (opts.record_flows) write_file(a.trace, chrome_trace(p, cluster, r).dump() + "\n", "--trace");
   }

@@ -362,7 +362,10 @@ TEST(CliCollective, SweepReportsNcclTestsFigures) {
   const CliRun r = run("collective --cluster a100-8x8 --op allgather --size 1MiB:4MiB --algorithm ring --report " +
                        report.string());
   ASSERT_EQ(r.rc, 0);
-  EXPECT_NE(r.out.find("busbw (GB/s)"), std::string::npos);
+  // nccl-tests' columns, sizes in bytes.
+  EXPECT_NE(r.out.find("#         size         count   type  redop   root       time    algbw    busbw  algorithm\n"
+                       "#          (B)    (elements)                            (us)   (GB/s)   (GB/s)\n"
+                       "       1048576        262144  float   none     -1"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(report));
   ASSERT_EQ(j["results"].size(), 3u);
   for (const auto& row : j["results"]) {
@@ -397,7 +400,9 @@ TEST(CliCollective, TraceHasLinkCounters) {
 TEST(CliCollective, BadArgumentsExitWithTwo) {
   auto err = [](const std::string& args) { return test::run_hetsim(args, test::Capture::kStderr); };
   EXPECT_EQ(err("collective --size 1GB:1MB").rc, 2);
-  EXPECT_EQ(err("collective --size 12").output, "--size: error: \"12\" has no unit; write e.g. \"12GiB\"\n");
+  EXPECT_EQ(err("collective --size 12x").rc, 2);
+  EXPECT_EQ(err("collective --size 4096").rc, 0);  // a plain count is bytes, as nccl-tests' -b takes it
+  EXPECT_EQ(err("collective --size 0").output, "--size: error: \"0\" must be at least 1 byte\n");
   EXPECT_EQ(err("collective --group 0-99").output,
             "--group: error: \"99\" is not a GPU index of this cluster (0 to 31); write e.g. \"0-7,16\"\n");
   EXPECT_EQ(err("collective --op broadcast --algorithm tree").output,
