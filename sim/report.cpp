@@ -75,6 +75,7 @@ void check_figures(const Report& r) {
 
 nlohmann::json Report::to_json() const {
   nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
   j["strategy"] = strategy;
   j["kind"] = kind;
   if (!shape.empty()) j["shape"] = shape;

@@ -23,6 +23,10 @@ struct DeviceReport {
   double memory_capacity_bytes = 0;
 };
 
+// The report JSON's schema (docs/report-schema.md): raised when a key changes meaning or goes away
+// (adding keys keeps it). Every report carries it as `schema_version`.
+inline constexpr int kReportSchemaVersion = 1;
+
 struct Report {
   std::string strategy;
   std::string kind = "spmd";  // spmd (one program over a flat list of GPUs) | hybrid (pipelines of stages)
