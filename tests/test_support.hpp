@@ -41,9 +41,10 @@ struct CliRun {
   std::string output;  // the captured stream
 };
 
-// Runs `hetsim -q ARGS_AND_REDIRECTIONS` through the shell and captures what reaches its stdout.
-inline CliRun run_hetsim_redirected(const std::string& args_and_redirections) {
-  FILE* p = popen((hetsim_binary() + " -q " + args_and_redirections).c_str(), "r");
+// Runs a shell command line and captures what reaches its stdout; rc -1 when it could not run or
+// did not exit.
+inline CliRun run_shell(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
   CliRun r;
   if (p == nullptr) return r;
   char buf[4096];
@@ -51,6 +52,11 @@ inline CliRun run_hetsim_redirected(const std::string& args_and_redirections) {
   const int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `hetsim -q ARGS_AND_REDIRECTIONS` through the shell and captures what reaches its stdout.
+inline CliRun run_hetsim_redirected(const std::string& args_and_redirections) {
+  return run_shell(hetsim_binary() + " -q " + args_and_redirections);
 }
 
 enum class Capture { kStdout, kStderr };

@@ -37,6 +37,23 @@ constexpr const char* kRestore = "restore it from a copy, or run the study into 
 constexpr const char* kColumns[] = {"scenario", "study", "position", "axes", "status", "error", "iteration_time_s",
                                     "samples_per_s", "mfu", "efficiency", "peak_memory_bytes", "report", "wall_s"};
 
+// `path` as an SQLite URI that opens it immutable (no locks, no -wal or -shm): absolute, with
+// %, ?, # and bytes outside printable ASCII percent-encoded.
+std::string immutable_uri(const std::filesystem::path& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::error_code ec;
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path, ec).string()) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '%' || c == '?' || c == '#' || u < 0x20 || u >= 0x7f) {
+      uri.append("%").append(1, hex[u >> 4]).append(1, hex[u & 0xf]);
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 // What SQLite says went wrong, with its result code ("database disk image is malformed, SQLite
 // code 11").
 std::string sqlite_error(sqlite3* db, int rc) {
@@ -86,11 +103,8 @@ void ResultsDb::fail(int rc) const {
 ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path) {
   std::error_code ec;
   const bool had[2] = {std::filesystem::exists(path.string() + "-wal", ec), std::filesystem::exists(path.string() + "-shm", ec)};
-  // A reader opens read-write where it may, with query_only on: a read-only connection to a WAL
-  // database can never remove the -wal and -shm it creates, while the last read-write connection
-  // to close checkpoints and removes them (SQLite's own rule, safe beside a running sweep).
   std::string why;
-  auto open_with = [&](const std::string& name, int flags) {
+  auto open = [&](const std::string& name, int flags) {
     const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
     if (rc == SQLITE_OK) return true;
     why = sqlite_error(db_, rc);
@@ -98,30 +112,24 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     db_ = nullptr;
     return false;
   };
-  auto open = [&](int flags) { return open_with(path.string(), flags); };
-  // Read-write only where this user may write the file and its folder. In a folder it cannot write
-  // with no -wal or -shm there, no sweep can be writing the database (a writer keeps its -wal
-  // beside it): it is read as immutable, which needs neither. Elsewhere read-only.
+  // A reader opens read-write (query_only on, below) where this user may write the file and its
+  // folder: the last read-write connection to a WAL database checkpoints and removes the -wal and
+  // -shm (SQLite's own rule, safe beside a running sweep), which a read-only one never does. In a
+  // folder it cannot write with no -wal or -shm there, no sweep can be writing the database (a
+  // writer keeps its -wal beside it): it is read as immutable, which needs neither. Elsewhere
+  // read-only.
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const bool folder_writable = ::access(folder.c_str(), W_OK) == 0;
   const bool writable = folder_writable && ::access(path.c_str(), W_OK) == 0;
-  const auto open_immutable = [&] {
-    std::string uri = "file:";
-    for (const char c : std::filesystem::absolute(path, ec).string()) {
-      static const char* hex = "0123456789ABCDEF";
-      if (c == '%' || c == '?' || c == '#' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-        uri.append("%").append(1, hex[static_cast<unsigned char>(c) >> 4]).append(1, hex[c & 0xf]);
-      } else {
-        uri += c;
-      }
-    }
-    return open_with(uri + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
-  };
+  const std::string name = path.string();
   bool opened = false;
-  if (mode == Mode::kWrite) opened = open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  else if (writable) opened = open(SQLITE_OPEN_READWRITE) || open(SQLITE_OPEN_READONLY);
-  else if (!folder_writable && !had[0] && !had[1]) opened = open_immutable() || open(SQLITE_OPEN_READONLY);
-  else opened = open(SQLITE_OPEN_READONLY);
+  if (mode == Mode::kWrite) opened = open(name, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  else if (writable) opened = open(name, SQLITE_OPEN_READWRITE) || open(name, SQLITE_OPEN_READONLY);
+  else if (!folder_writable && !had[0] && !had[1]) {
+    opened = open(immutable_uri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI) || open(name, SQLITE_OPEN_READONLY);
+  } else {
+    opened = open(name, SQLITE_OPEN_READONLY);
+  }
   if (!opened) throw InputError(path.string(), "--db", "cannot open the results database: " + why);
   sqlite3_busy_timeout(db_, 10000);
   // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it.

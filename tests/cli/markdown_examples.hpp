@@ -121,14 +121,7 @@ inline size_t run_quoted_commands(const std::filesystem::path& markdown) {
     std::string rest((std::istreambuf_iterator<char>(words)), std::istreambuf_iterator<char>());
     const bool error_shown = q.shown.find(": error: ") != std::string::npos;
     const std::string cmd = "cd " + quoted(dir.string()) + " && " + hetsim_binary() + " -q " + rest + (error_shown ? " 2>&1 >/dev/null" : " 2>&1");
-    FILE* p = popen(cmd.c_str(), "r");
-    EXPECT_NE(p, nullptr);
-    if (p == nullptr) continue;
-    std::string output;
-    char buf[4096];
-    while (size_t k = fread(buf, 1, sizeof buf, p)) output.append(buf, k);
-    const int status = pclose(p);
-    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const auto [rc, output] = run_shell(cmd);
     if (error_shown) {
       EXPECT_EQ(rc, 2) << name << ":" << q.line << ": " << q.command;
       EXPECT_EQ(output, q.shown) << name << ":" << q.line << ": " << q.command;

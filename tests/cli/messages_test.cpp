@@ -112,14 +112,9 @@ TEST(InputFiles, AHetsimDataDirWithoutDataIsRefusedNotEmpty) {
   // A mistyped HETSIM_DATA_DIR read as a folder of no shipped inputs would list nothing and exit 0.
   const test::CliRun r = test::run_hetsim("list models", test::Capture::kStdout);  // unset: the source tree's
   EXPECT_NE(r.output.find("gpt3-1.3b"), std::string::npos) << r.output;
-  FILE* p = popen(("HETSIM_DATA_DIR=/nonexistent-hetsim-data " + test::hetsim_binary() + " -q list models 2>&1").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << out;
-  EXPECT_EQ(out, "HETSIM_DATA_DIR: error: \"/nonexistent-hetsim-data\" is not a hetsim data folder (it has no "
+  const test::CliRun bad = test::run_shell("HETSIM_DATA_DIR=/nonexistent-hetsim-data " + test::hetsim_binary() + " -q list models 2>&1");
+  EXPECT_EQ(bad.rc, 2) << bad.output;
+  EXPECT_EQ(bad.output, "HETSIM_DATA_DIR: error: \"/nonexistent-hetsim-data\" is not a hetsim data folder (it has no "
                  "kernels_profile/devices/); point it at a source tree or an installed PREFIX/share/hetsim, or unset it\n");
 }
 

@@ -25,14 +25,7 @@ fs::path temp(const std::string& name) {
 // `hetsim -q ARGS` under `ulimit -v KIB` (0: none), with its stdout and stderr captured together.
 test::CliRun run_limited(long kib, const std::string& args) {
   const std::string limit = kib > 0 ? "ulimit -v " + std::to_string(kib) + "; " : "";
-  FILE* p = popen(("(" + limit + "exec " + test::hetsim_binary() + " -q " + args + ") 2>&1").c_str(), "r");
-  test::CliRun r;
-  if (p == nullptr) return r;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell("(" + limit + "exec " + test::hetsim_binary() + " -q " + args + ") 2>&1");
 }
 
 std::string iteration_time(const std::string& summary) {

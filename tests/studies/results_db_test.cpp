@@ -138,15 +138,21 @@ TEST(ResultsDb, FiguresNoRunCouldHaveWrittenAreRefused) {
   }
 }
 
-TEST(ResultsDb, AReaderLeavesNoWalOrShmAndWritesNothing) {
-  const Folder f;
-  const fs::path db = f.dir / "r.db";
-  ScenarioRow row;
+// One ok row (scenario "key" of study "s") written as a sweep writes it: in WAL mode.
+ScenarioRow put_one_row(const fs::path& db) {
+  ScenarioRow row;  // strings assigned as strings: GCC 12 warns (-Wrestrict, bug 105329) on short literals
   row.study = std::string("s");
   row.axes = std::string("{}");
   row.status = std::string("ok");
   row.scenario = std::string("key");
-  ResultsDb(db).put(row);  // a sweep's database, in WAL mode
+  ResultsDb(db).put(row);
+  return row;
+}
+
+TEST(ResultsDb, AReaderLeavesNoWalOrShmAndWritesNothing) {
+  const Folder f;
+  const fs::path db = f.dir / "r.db";
+  ScenarioRow row = put_one_row(db);  // a sweep's database, in WAL mode
   for (const char* ext : {"-wal", "-shm"}) ASSERT_FALSE(fs::exists(db.string() + ext)) << ext;
   {
     ResultsDb r(db, ResultsDb::Mode::kRead);
@@ -165,12 +171,7 @@ TEST(ResultsDb, AReportReadsADatabaseInAFolderItCannotWrite) {
   // unprivileged user (root may write anywhere): nobody, through su, when the tests run as root.
   const Folder f;
   const fs::path db = f.dir / "r.db";
-  ScenarioRow row;
-  row.study = std::string("s");
-  row.axes = std::string("{}");
-  row.status = std::string("ok");
-  row.scenario = std::string("key");
-  ResultsDb(db).put(row);
+  put_one_row(db);
   fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   // As nobody, a copy of the binary beside the database (the build tree may be where nobody cannot
   // go; `report` reads no shipped data).
@@ -183,15 +184,10 @@ TEST(ResultsDb, AReportReadsADatabaseInAFolderItCannotWrite) {
                              fs::perms::others_read | fs::perms::others_exec);
   std::string command = binary.string() + " -q report '" + db.string() + "' --csv 2>&1";
   if (::geteuid() == 0) command = "su nobody -s /bin/sh -c \"" + command + "\"";
-  FILE* p = popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
+  const test::CliRun r = test::run_shell(command);
   fs::permissions(f.dir, fs::perms::owner_all);  // for the clean-up
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
-  EXPECT_NE(out.find("\ns,ok,"), std::string::npos) << out;  // the row, read
+  EXPECT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("\ns,ok,"), std::string::npos) << r.output;  // the row, read
   for (const char* ext : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db.string() + ext)) << ext;
 }
 
