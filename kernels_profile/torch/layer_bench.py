@@ -114,6 +114,29 @@ def use_compiled_casts(sample):
               flush=True)
 
 
+def build(h, heads, ffn, seq, micro_batch, dtype):
+    """The layer's input and weights (requiring gradients), the inputs autograd differentiates, and
+    the row's attention label; fp8 adds the weights' casts and picks the cast kernels."""
+    fp8 = dtype == "fp8"
+    if fp8 and (E4M3 is None or torch.cuda.get_device_capability() < (8, 9)):
+        sys.exit("layer_bench.py: fp8 needs PyTorch with float8 and an sm_89+ GPU")
+    f, dt = ffn or 4 * h, DTYPES["bf16" if fp8 else dtype]
+    if h % heads:
+        sys.exit(f"layer_bench.py: hidden {h} is not divisible by heads {heads}")
+    shapes = {"ln1_g": (h,), "ln1_b": (h,), "qkv_w": (3 * h, h), "qkv_b": (3 * h,), "o_w": (h, h), "o_b": (h,),
+              "ln2_g": (h,), "ln2_b": (h,), "up_w": (f, h), "up_b": (f,), "down_w": (h, f), "down_b": (h,)}
+    w = {k: (0.02 * torch.randn(*v, device="cuda", dtype=dt)).requires_grad_() for k, v in shapes.items()}
+    x = torch.randn(micro_batch, seq, h, device="cuda", dtype=dt, requires_grad=True)
+    inputs = [x] + list(w.values())
+    attention = "flash"
+    if fp8:
+        add_fp8_weights(w)
+        if CAST["kind"] == "eager":
+            use_compiled_casts(torch.randn(micro_batch * seq, h, device="cuda", dtype=dt))
+        attention = f"flash+{CAST['kind']}-casts"
+    return x, w, inputs, attention
+
+
 def graphed(fn):
     """fn captured in a CUDA graph, after warm-up on a side stream (PyTorch's capture recipe)."""
     side = torch.cuda.Stream()
@@ -141,22 +164,9 @@ def main():
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("layer_bench.py: no CUDA GPU")
-    fp8 = a.dtype == "fp8"
-    if fp8 and (E4M3 is None or torch.cuda.get_device_capability() < (8, 9)):
-        sys.exit("layer_bench.py: fp8 needs PyTorch with float8 and an sm_89+ GPU")
-    h, f, dt = a.hidden, a.ffn or 4 * a.hidden, DTYPES["bf16" if fp8 else a.dtype]
-    if h % a.heads:
-        sys.exit(f"layer_bench.py: hidden {h} is not divisible by heads {a.heads}")
-    shapes = {"ln1_g": (h,), "ln1_b": (h,), "qkv_w": (3 * h, h), "qkv_b": (3 * h,), "o_w": (h, h), "o_b": (h,),
-              "ln2_g": (h,), "ln2_b": (h,), "up_w": (f, h), "up_b": (f,), "down_w": (h, f), "down_b": (h,)}
-    w = {k: (0.02 * torch.randn(*v, device="cuda", dtype=dt)).requires_grad_() for k, v in shapes.items()}
-    x = torch.randn(a.micro_batch, a.seq, h, device="cuda", dtype=dt, requires_grad=True)
-    inputs = [x] + list(w.values())
-    attention = "flash"
-    if fp8:
-        add_fp8_weights(w)
-        use_compiled_casts(torch.randn(a.micro_batch * a.seq, h, device="cuda", dtype=dt))
-        attention = f"flash+{CAST['kind']}-casts"
+    x, w, inputs, attention = build(a.hidden, a.heads, a.ffn, a.seq, a.micro_batch, a.dtype)
+    h, f = a.hidden, a.ffn or 4 * a.hidden
+    dt = x.dtype
     g = torch.randn(a.micro_batch, a.seq, h, device="cuda", dtype=dt)
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         forward = graphed(lambda: layer(x, w, a.heads))
