@@ -9,6 +9,7 @@
 #include "base/csv_reader.hpp"
 #include "base/data_dir.hpp"
 #include "base/text.hpp"
+#include "kernels_profile/layer_kernels.hpp"
 
 namespace hetsim {
 
@@ -51,88 +52,100 @@ bool has_attention_column(const std::filesystem::path& file) {
 
 }  // namespace
 
+std::optional<LayerMeasurement> LayerRowReader::read(const CsvRow& row, const LayerColumns& c) {
+  LayerMeasurement m;
+  if (c.attention) {
+    const std::string& a = row.text(*c.attention);
+    // attention path, and for an fp8 layer how its casts ran
+    static const std::vector<std::pair<std::string, std::string>> kKinds{
+        {"flash", ""}, {"unfused", ""}, {"flash+compiled-casts", "compiled"}, {"flash+eager-casts", "eager"}};
+    const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](const auto& k) { return k.first == a; });
+    if (kind == kKinds.end()) {
+      std::vector<std::string> names;
+      for (const auto& k : kKinds) names.push_back(k.first);
+      row.error(*c.attention, in_quotes(a) + " is not one of: " + join(names));
+      return std::nullopt;
+    }
+    m.flash = a.starts_with("flash");
+    m.casts = kind->second;
+  }
+  m.device = row.required(c.device);
+  // The model file's own bounds (workloads/README.md): widths and tokens 2^24, heads 2^16; a
+  // micro-batch of 2^20 samples. Beyond them a layer's predicted time is no GPU's.
+  constexpr long kMaxWidth = 1L << 24, kMaxHeads = 1L << 16, kMaxTokens = 1L << 24, kMaxSamples = 1L << 20;
+  const auto h = row.integer(c.hidden, 1, kMaxWidth), a = row.integer(c.heads, 1, kMaxHeads), f = row.integer(c.ffn, 1, kMaxWidth),
+             s = row.integer(c.seq, 1, kMaxTokens), b = row.integer(c.micro_batch, 1, kMaxSamples);
+  const std::optional<DType> t = dtype_from_name(row.text(c.dtype));
+  if (!t) row.error(c.dtype, in_quotes(row.text(c.dtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
+  m.gpu = row.required(c.gpu, "the GPU it was measured on");
+  const std::optional<std::string> date = row.date(c.date, "when it was measured");
+  if (!h || !a || !f || !s || !b || !t || m.device.empty() || m.gpu.empty() || !date) return std::nullopt;
+  m.date = *date;
+  if ((*t == DType::kFp8) != !m.casts.empty()) {
+    row.error(c.dtype, *t == DType::kFp8 ? "an fp8 layer says how its casts ran: attention flash+compiled-casts or flash+eager-casts"
+                                         : "only an fp8 layer has casts (attention " + row.text(*c.attention) + ")");
+    return std::nullopt;
+  }
+  if (*h % *a != 0) {
+    row.error(c.heads, "hidden " + std::to_string(*h) + " is not divisible by heads " + std::to_string(*a));
+    return std::nullopt;
+  }
+  // A GPU the layer could have run on: a device file, the dtype, the fused kernel (a bf16 row
+  // on V100 was dropped from the table without a word).
+  if (std::find(names_.begin(), names_.end(), m.device) == names_.end()) {
+    row.error(c.device, unknown_device_message(m.device, names_));
+    return std::nullopt;
+  }
+  auto it = loaded_.find(m.device);
+  if (it == loaded_.end()) it = loaded_.emplace(m.device, load_shipped_device(m.device, Diagnostic{file_, row.line(), 0, "device", ""})).first;
+  if (!it->second.supports(*t)) {
+    row.error(c.dtype, m.device + " has no " + std::string(dtype_name(*t)) + " peak (kernels_profile/devices/" + m.device + ".yaml)");
+    return std::nullopt;
+  }
+  if (m.flash && !it->second.flash_attention) {
+    row.error(*c.attention, m.device + " has no fused (flash) attention kernel (kernels_profile/devices/" + m.device + ".yaml: flash_attention)");
+    return std::nullopt;
+  }
+  m.hidden = *h;
+  m.heads = *a;
+  m.ffn_hidden = *f;
+  m.seq_len = *s;
+  m.micro_batch = *b;
+  m.dtype = *t;
+  return m;
+}
+
+LayerRowReader::LayerRowReader(const std::filesystem::path& file) : file_(file.string()), names_(shipped_device_names()) {}
+
+std::string layer_key(const LayerMeasurement& m) {
+  return m.device + " " + std::to_string(m.hidden) + " " + std::to_string(m.heads) + " " + std::to_string(m.ffn_hidden) + " " +
+         std::to_string(m.seq_len) + " " + std::to_string(m.micro_batch) + " " + std::string(dtype_name(m.dtype)) +
+         (m.flash ? " flash " : " unfused ") + m.casts + " " + m.date;
+}
+
 std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file) {
   std::vector<std::string> columns{"device", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "dtype",
                                    "fwd_s",  "bwd_s",  "gpu",   "driver",     "clock_mhz", "date"};
   const bool attention_column = has_attention_column(file);
   if (attention_column) columns.push_back("attention");
   enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate, kAttention };
+  const LayerColumns cols{kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kGpu, kDate,
+                          attention_column ? std::optional<size_t>(kAttention) : std::nullopt};
   std::vector<LayerMeasurement> out;
-  const std::vector<std::string> devices = shipped_device_names();
-  std::map<std::string, Device> loaded;
+  LayerRowReader reader(file);
   std::map<std::string, int> seen;  // each layer shape and run -> its line
   read_csv(file, columns, [&](const CsvRow& row) {
-    LayerMeasurement m;
-    if (attention_column) {
-      const std::string& a = row.text(kAttention);
-      // attention path, and for an fp8 layer how its casts ran
-      static const std::vector<std::pair<std::string, std::string>> kKinds{
-          {"flash", ""}, {"unfused", ""}, {"flash+compiled-casts", "compiled"}, {"flash+eager-casts", "eager"}};
-      const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](const auto& k) { return k.first == a; });
-      if (kind == kKinds.end()) {
-        std::vector<std::string> names;
-        for (const auto& k : kKinds) names.push_back(k.first);
-        row.error(kAttention, in_quotes(a) + " is not one of: " + join(names));
-        return;
-      }
-      m.flash = a.starts_with("flash");
-      m.casts = kind->second;
-    }
-    m.device = row.required(kDevice);
-    // The model file's own bounds (workloads/README.md): widths and tokens 2^24, heads 2^16; a
-    // micro-batch of 2^20 samples. Beyond them a layer's predicted time is no GPU's.
-    constexpr long kMaxWidth = 1L << 24, kMaxHeads = 1L << 16, kMaxTokens = 1L << 24, kMaxSamples = 1L << 20;
-    const auto h = row.integer(kHidden, 1, kMaxWidth), a = row.integer(kHeads, 1, kMaxHeads), f = row.integer(kFfn, 1, kMaxWidth),
-               s = row.integer(kSeq, 1, kMaxTokens), b = row.integer(kMb, 1, kMaxSamples);
+    std::optional<LayerMeasurement> m = reader.read(row, cols);
     const auto fwd = row.seconds(kFwd), bwd = row.seconds(kBwd);
-    const std::optional<DType> t = dtype_from_name(row.text(kDtype));
-    if (!t) row.error(kDtype, in_quotes(row.text(kDtype)) + " is not one of: fp32, tf32, fp16, bf16, fp8");
-    m.gpu = row.required(kGpu, "the GPU it was measured on");
-    const std::optional<std::string> date = row.date(kDate, "when it was measured");
-    if (!h || !a || !f || !s || !b || !fwd || !bwd || !t || m.device.empty() || m.gpu.empty() || !date) return;
-    m.date = *date;
-    if ((*t == DType::kFp8) != !m.casts.empty()) {
-      row.error(kDtype, *t == DType::kFp8 ? "an fp8 layer says how its casts ran: attention flash+compiled-casts or flash+eager-casts"
-                                          : "only an fp8 layer has casts (attention " + row.text(kAttention) + ")");
-      return;
-    }
-    if (*h % *a != 0) {
-      row.error(kHeads, "hidden " + std::to_string(*h) + " is not divisible by heads " + std::to_string(*a));
-      return;
-    }
-    // A GPU the layer could have run on: a device file, the dtype, the fused kernel (a bf16 row
-    // on V100 was dropped from the table without a word).
-    if (std::find(devices.begin(), devices.end(), m.device) == devices.end()) {
-      row.error(kDevice, unknown_device_message(m.device, devices));
-      return;
-    }
-    auto it = loaded.find(m.device);
-    if (it == loaded.end()) it = loaded.emplace(m.device, load_shipped_device(m.device, Diagnostic{file.string(), row.line(), 0, "device", ""})).first;
-    if (!it->second.supports(*t)) {
-      row.error(kDtype, m.device + " has no " + std::string(dtype_name(*t)) + " peak (kernels_profile/devices/" + m.device + ".yaml)");
-      return;
-    }
-    if (m.flash && !it->second.flash_attention) {
-      row.error(kAttention, m.device + " has no fused (flash) attention kernel (kernels_profile/devices/" + m.device + ".yaml: flash_attention)");
-      return;
-    }
+    if (!m || !fwd || !bwd) return;
     // One row per layer shape and run (several runs are repeats, each a row of the table).
-    const std::string key = m.device + " " + std::to_string(*h) + " " + std::to_string(*a) + " " + std::to_string(*f) + " " +
-                            std::to_string(*s) + " " + std::to_string(*b) + " " + std::string(dtype_name(*t)) +
-                            (m.flash ? " flash " : " unfused ") + m.casts + " " + m.date;
-    if (const auto [at, fresh] = seen.emplace(key, row.line()); !fresh) {
-      row.error(kDate, "a second row for this layer in the run of " + m.date + " (the first is at line " + std::to_string(at->second) + ")");
+    if (const auto [at, fresh] = seen.emplace(layer_key(*m), row.line()); !fresh) {
+      row.error(kDate, "a second row for this layer in the run of " + m->date + " (the first is at line " + std::to_string(at->second) + ")");
       return;
     }
-    m.hidden = *h;
-    m.heads = *a;
-    m.ffn_hidden = *f;
-    m.seq_len = *s;
-    m.micro_batch = *b;
-    m.dtype = *t;
-    m.fwd_s = *fwd;
-    m.bwd_s = *bwd;
-    out.push_back(m);
+    m->fwd_s = *fwd;
+    m->bwd_s = *bwd;
+    out.push_back(*m);
   });
   return out;
 }
@@ -158,10 +171,16 @@ LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, c
   LayerPrediction p;
   for (const Op& op : g.ops) {
     if (op.layer != 0) continue;  // the transformer layer only: no embedding, head or loss
+    Op uncast = op;  // the same product without its fp8 casts: the casts' share, by difference
+    uncast.cast_fwd_bytes = uncast.cast_bwd_bytes = 0;
     for (Pass pass : {Pass::kForward, Pass::kBackward}) {
       const OpCost c = cost.op_time(device, op, dtype, pass);
       (pass == Pass::kForward ? p.fwd_s : p.bwd_s) += c.seconds;
       for (int s = 0; s < kCostSources; ++s) p.sources[s] += c.by_source[s];
+      ClassSeconds& by = p.by_class[pass == Pass::kForward ? 0 : 1];
+      const double body = op.cast_fwd_bytes + op.cast_bwd_bytes > 0 ? cost.op_time(device, uncast, dtype, pass).seconds : c.seconds;
+      by[static_cast<int>(op_kernel_class(op.kind))] += body;
+      by[static_cast<int>(KernelClass::kCast)] += c.seconds - body;
     }
   }
   return p;

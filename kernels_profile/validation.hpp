@@ -6,7 +6,10 @@
 //            time `hetsim-layer-bench` measured for the whole kernel sequence.
 #pragma once
 
+#include <array>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +42,38 @@ struct LayerMeasurement {
 // column `attention`). Throws InputError naming file, line and column.
 [[nodiscard]] std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file);
 
+// The columns naming a layer and its run in a layer file (layers/*.csv, layer-kernels/*.csv), by
+// their index in that file's header.
+struct LayerColumns {
+  size_t device, hidden, heads, ffn, seq, micro_batch, dtype, gpu, date;
+  std::optional<size_t> attention;
+};
+class CsvRow;
+// Reads those columns of one row, checked as a layer that could have run: its device file, the
+// dtype's peak, the fused kernel (errors go through the row; nullopt then).
+class LayerRowReader {
+ public:
+  explicit LayerRowReader(const std::filesystem::path& file);
+  [[nodiscard]] std::optional<LayerMeasurement> read(const CsvRow& row, const LayerColumns& columns);
+
+ private:
+  std::string file_;
+  std::vector<std::string> names_;
+  std::map<std::string, Device> loaded_;
+};
+// One layer shape and run: device, sizes, dtype, attention path, casts and date.
+[[nodiscard]] std::string layer_key(const LayerMeasurement& m);
+
+// What a layer's kernels do, as hetsim costs them and as a profiler names them
+// (kernels_profile/layer_kernels.hpp classifies both).
+enum class KernelClass { kGemm, kAttention, kNorm, kActivation, kResidual, kCast, kCopy, kBiasGrad, kFill, kOther };
+inline constexpr int kKernelClasses = 10;
+using ClassSeconds = std::array<double, kKernelClasses>;
+
 struct LayerPrediction {
   double fwd_s = 0, bwd_s = 0;
   SourceSeconds sources{};
+  std::array<ClassSeconds, 2> by_class{};  // [forward, backward]
 };
 // hetsim's time for the layer's operators (a GPT layer with these sizes) on `device`.
 [[nodiscard]] LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, const CostModel& cost);

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "cli/input_files.hpp"
 #include "cli/commands/validate_runs.hpp"
 #include "kernels_profile/framework_costs.hpp"
+#include "kernels_profile/layer_kernels.hpp"
 #include "kernels_profile/validation.hpp"
 
 namespace hetsim::cli {
@@ -78,6 +80,67 @@ void print_framework_costs(const std::filesystem::path& measured, nlohmann::json
       points.push_back({{"channels", p.channels}, {"gemm_slowdown", p.gemm_slowdown}, {"reduce_slowdown", p.reduce_slowdown}});
     }
     report["interference"].push_back({{"device", c.device}, {"gpu", c.gpu}, {"measured_at", c.date}, {"points", points}});
+  }
+}
+
+// Layers kernel by kernel (`measured`/layer-kernels, torch/layer_kernels.py) beside hetsim's
+// operator costs grouped the same way: which kernels make a layer's error.
+void print_layer_kernels(const std::filesystem::path& measured, const CostModel& cost, nlohmann::json& report) {
+  report["layer_kernels"] = nlohmann::json::array();
+  std::map<std::string, std::array<ClassSeconds, 4>> totals;  // per device, dtype and timing: [fwd meas, fwd pred, bwd meas, bwd pred]
+  for (const auto& f : files_with_extension(measured / "layer-kernels", ".csv")) {
+    const std::vector<LayerKernels> layers = load_layer_kernels(f);
+    if (layers.empty()) continue;
+    std::cout << "\nlayers kernel by kernel in " << f.string() << " (us per pass, measured/predicted, classes over 1 % of the pass):\n";
+    for (const LayerKernels& lk : layers) {
+      const LayerMeasurement& m = lk.layer;
+      const Device device = load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""});
+      const LayerPrediction p = predict_layer(m, device, cost);
+      const std::string group = m.device + ", " + std::string(dtype_name(m.dtype)) + ", " + (lk.from_graphs ? "graphs" : "eager");
+      std::printf("%-16s %6ld %5ld %6ld %6ld %3ld %-5s %-6s\n", m.device.c_str(), m.hidden, m.heads, m.ffn_hidden, m.seq_len,
+                  m.micro_batch, std::string(dtype_name(m.dtype)).c_str(), lk.from_graphs ? "graphs" : "eager");
+      nlohmann::json row{{"device", m.device}, {"hidden", m.hidden}, {"heads", m.heads}, {"ffn_hidden", m.ffn_hidden}, {"seq_len", m.seq_len},
+                         {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)}, {"timing", lk.from_graphs ? "graphs" : "eager"}};
+      for (int pass = 0; pass < 2; ++pass) {
+        const double meas_total = pass == 0 ? m.fwd_s : m.bwd_s, pred_total = pass == 0 ? p.fwd_s : p.bwd_s;
+        std::string line;
+        nlohmann::json classes;
+        for (int c = 0; c < kKernelClasses; ++c) {
+          const double meas = lk.measured[pass][c], pred = p.by_class[pass][c];
+          totals[group][2 * pass][c] += meas;
+          totals[group][2 * pass + 1][c] += pred;
+          if (meas == 0 && pred == 0) continue;
+          const std::string name(kernel_class_name(static_cast<KernelClass>(c)));
+          classes[name] = {{"measured_s", meas}, {"predicted_s", pred}};
+          if (std::max(meas, pred) < 0.01 * meas_total) continue;
+          char cell[96];
+          std::snprintf(cell, sizeof cell, "  %s %.0f/%.0f", name.c_str(), meas * 1e6, pred * 1e6);
+          line += cell;
+        }
+        std::printf("  %s %8.0f/%-8.0f (%+5.1f%%):%s\n", pass == 0 ? "fwd" : "bwd", meas_total * 1e6, pred_total * 1e6,
+                    100 * (pred_total - meas_total) / meas_total, line.c_str());
+        row[pass == 0 ? "fwd" : "bwd"] = {{"measured_s", meas_total}, {"predicted_s", pred_total}, {"classes", classes}};
+      }
+      report["layer_kernels"].push_back(row);
+    }
+  }
+  if (totals.empty()) return;
+  std::cout << "\nwhere the layers' error comes from (sum over the layers above; each class's predicted - measured time, as a\n"
+               "share of the measured pass):\n";
+  for (const auto& [group, t] : totals) {
+    for (int pass = 0; pass < 2; ++pass) {
+      double meas_total = 0;
+      for (double x : t[2 * pass]) meas_total += x;
+      std::string line;
+      for (int c = 0; c < kKernelClasses; ++c) {
+        const double d = (t[2 * pass + 1][c] - t[2 * pass][c]) / meas_total;
+        if (std::fabs(d) < 0.0005) continue;
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "  %s %+.1f%%", std::string(kernel_class_name(static_cast<KernelClass>(c))).c_str(), 100 * d);
+        line += cell;
+      }
+      std::printf("  %-32s %s:%s\n", group.c_str(), pass == 0 ? "fwd" : "bwd", line.c_str());
+    }
   }
 }
 
@@ -189,6 +252,7 @@ int run_validate(const ValidateArgs& a) {
       report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
     }
   }
+  print_layer_kernels(dir, cost, report);
   print_framework_costs(dir, report);
   if (!a.report.empty()) write_file(a.report, report.dump(2) + "\n", "--report");
   return 0;

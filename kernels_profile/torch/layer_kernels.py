@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a transformer layer's time goes, kernel by kernel: runs layer_bench.py's layer (same
 operators, same flash attention, same FP8 casts) forward and backward under PyTorch's profiler and
-appends, per pass, one row per GPU kernel name with its calls and GPU seconds per layer pass.
+appends, per pass, one row per GPU kernel name with its calls and GPU seconds per layer pass
+(column timing: eager, or graphs with --from-graphs).
 
 `hetsim validate --layer-kernels FILE` compares these rows with the operators hetsim costs for the
 same layer, so a layer's error can be traced to the kernels that make it (a GEMM layout, a cast,
@@ -31,7 +32,7 @@ from layer_bench import build, graphed, layer
 from timing import DTYPES, append_rows, identity, median_seconds
 
 HEADER = ["device", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "dtype", "pass", "kernel", "calls",
-          "seconds", "gpu", "driver", "clock_mhz", "date", "attention"]
+          "seconds", "gpu", "driver", "clock_mhz", "date", "attention", "timing"]
 ITERATIONS = 5
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 
@@ -166,13 +167,12 @@ def main():
             else:
                 passes = kernels_per_pass(x, w, inputs, g, heads)
             fwd, bwd = graph_times(x, w, inputs, g, heads)
-        if a.from_graphs:
-            attention += "+graphs"
+        timing = "graphs" if a.from_graphs else "eager"
         rows = []
         for p, kernels in passes.items():
             for name, (calls, seconds) in sorted(kernels.items(), key=lambda kv: -kv[1][1]):
                 rows.append([a.device, h, heads, ffn, seq, mb, a.dtype, p, name, f"{calls:g}", f"{seconds:.9g}", gpu,
-                             driver, clock, date, attention])
+                             driver, clock, date, attention, timing])
         append_rows(a.out, HEADER, rows)
         total = {p: sum(s for _, s in k.values()) for p, k in passes.items()}
         print(f"layer h={h} heads={heads} ffn={ffn} s={seq} b={mb} {a.dtype} ({attention}): kernels forward "

@@ -12,7 +12,7 @@ ratio = sustained_s / burst_s; reasons = the NVML clock-event bits seen while su
 software power cap). A device copy (memory-bound) is measured the same way for contrast (dtype
 `copy`, m = bytes).
 
-Usage: sustained_clock.py --device H200-SXM-141GB --out sustained.csv [--seconds 4]
+Usage: sustained_clock.py --device H200-SXM-141GB --out sustained.csv [--seconds 4] [--shape M,N,K ...]
 """
 import argparse
 import statistics
@@ -87,13 +87,15 @@ def main():
     ap.add_argument("--device", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--shape", action="append", default=[], help="M,N,K instead of the default shapes (repeatable)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("sustained_clock.py: no CUDA GPU")
     lib, handle = nvml()
     gpu, driver, clock, date = identity()
     cases = []
-    for m, n, k in SHAPES:
+    shapes = [tuple(int(v) for v in spec.split(",")) for spec in a.shape] or SHAPES
+    for m, n, k in shapes:
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         cases.append(("bf16", m, n, k, lambda x=x, w=w: torch.nn.functional.linear(x, w)))
