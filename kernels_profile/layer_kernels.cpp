@@ -67,11 +67,11 @@ std::vector<LayerKernels> load_layer_kernels(const std::filesystem::path& file) 
     const std::optional<LayerMeasurement> m = reader.read(row, cols);
     const std::string& pass = row.text(kPass);
     if (pass != "fwd" && pass != "bwd") row.error(kPass, in_quotes(pass) + " is not fwd or bwd");
-    const std::string& timing = row.text(kTiming);
-    if (timing != "eager" && timing != "graphs") row.error(kTiming, in_quotes(timing) + " is not eager or graphs");
     const std::string& kernel = row.required(kKernel, "the GPU kernel's name");
     const auto calls = row.number(kCalls, 0, true, 1e6);
     const auto seconds = row.number(kSeconds, 0, true, 3600);
+    const std::string& timing = row.text(kTiming);
+    if (timing != "eager" && timing != "graphs") row.error(kTiming, in_quotes(timing) + " is not eager or graphs");
     if (!m || kernel.empty() || !calls || !seconds || (pass != "fwd" && pass != "bwd") || (timing != "eager" && timing != "graphs")) return;
     const std::string key = layer_key(*m) + " " + timing;
     if (const auto [at, fresh] = seen.emplace(key + " " + pass + " " + kernel, row.line()); !fresh) {

@@ -2,7 +2,7 @@
 // Every fixture in tests/fixtures/bad/ states, in its header, what it is and the exact message it
 // must produce:
 //   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
-//           layer-profile | layer-profile-for-run (given to gpt3-1.3b on a100-v100-2x2) | layer-measurements | plan (for gpt3-1.3b on a100-v100-2x2) |
+//           layer-profile | layer-profile-for-run (given to gpt3-1.3b on a100-v100-2x2) | layer-measurements | layer-kernels | plan (for gpt3-1.3b on a100-v100-2x2) |
 //           hybrid-plan [DTYPE] (for gpt3-1.3b, trained in DTYPE with no fallback when given, on a100-v100-2x2) |
 //           runs (a validation run file)
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
@@ -19,6 +19,7 @@
 #include "base/input_error.hpp"
 #include "cli/commands/plan_command.hpp"
 #include "kernels_profile/device.hpp"
+#include "kernels_profile/layer_kernels.hpp"
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"
 #include "planner/block_costs.hpp"
@@ -79,6 +80,7 @@ void load(const Fixture& f) {
     LayerProfiles::load(f.path).check_applies_to(model.name, model.layers, devices);
   }
   else if (f.kind == "layer-measurements") (void)load_layer_measurements(f.path);
+  else if (f.kind == "layer-kernels") (void)load_layer_kernels(f.path);
   else if (f.kind == "plan") {  // plans for the default model and cluster
     const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "gpt3-1.3b")),
                                              load_cluster(test::shipped("topologies", "a100-v100-2x2")), CostModel{});
@@ -141,6 +143,7 @@ void check_cli_on_fixtures(size_t half) {
     else if (f.kind == "model-on-cluster") args = "plan --model " + f.path.string() + " --cluster " + f.arg;
     else if (f.kind == "layer-profile" || f.kind == "layer-profile-for-run") args = "plan --layer-profile " + f.path.string();
     else if (f.kind == "layer-measurements") args = "validate --layers " + f.path.string();
+    else if (f.kind == "layer-kernels") args = "validate --layer-kernels " + f.path.string();
     else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
     else if (f.kind == "runs") args = "validate --runs " + f.path.string();
     else if (f.kind == "sizing") args = "size --dry-run " + f.path.string();

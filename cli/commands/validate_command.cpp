@@ -85,11 +85,24 @@ void print_framework_costs(const std::filesystem::path& measured, nlohmann::json
 
 // Layers kernel by kernel (`measured`/layer-kernels, torch/layer_kernels.py) beside hetsim's
 // operator costs grouped the same way: which kernels make a layer's error.
-void print_layer_kernels(const std::filesystem::path& measured, const CostModel& cost, nlohmann::json& report) {
+struct LayerKernelFile {
+  std::filesystem::path path;
+  std::vector<LayerKernels> layers;
+};
+
+// --layer-kernels FILE, else `measured`/layer-kernels/*.csv, read before anything is printed.
+std::vector<LayerKernelFile> layer_kernel_files(const ValidateArgs& a, const std::filesystem::path& measured) {
+  std::vector<LayerKernelFile> out;
+  const std::vector<std::filesystem::path> files = !a.layer_kernels.empty() ? std::vector<std::filesystem::path>{a.layer_kernels}
+                                                                            : files_with_extension(measured / "layer-kernels", ".csv");
+  for (const auto& f : files) out.push_back({f, load_layer_kernels(f)});
+  return out;
+}
+
+void print_layer_kernels(const std::vector<LayerKernelFile>& files, const CostModel& cost, nlohmann::json& report) {
   report["layer_kernels"] = nlohmann::json::array();
   std::map<std::string, std::array<ClassSeconds, 4>> totals;  // per device, dtype and timing: [fwd meas, fwd pred, bwd meas, bwd pred]
-  for (const auto& f : files_with_extension(measured / "layer-kernels", ".csv")) {
-    const std::vector<LayerKernels> layers = load_layer_kernels(f);
+  for (const auto& [f, layers] : files) {
     if (layers.empty()) continue;
     std::cout << "\nlayers kernel by kernel in " << f.string() << " (us per pass, measured/predicted, classes over 1 % of the pass):\n";
     for (const LayerKernels& lk : layers) {
@@ -149,6 +162,8 @@ void print_layer_kernels(const std::filesystem::path& measured, const CostModel&
 void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--kernels", a.kernels, "directory of measured kernel tables (default kernels_profile/measured)");
   cmd->add_option("--layers", a.layers, "hetsim-layer-bench CSV (default kernels_profile/measured/layers/*.csv)");
+  cmd->add_option("--layer-kernels", a.layer_kernels,
+                  "layers kernel by kernel (kernels_profile/torch/layer_kernels.py's CSV; default kernels_profile/measured/layer-kernels/*.csv)");
   cmd->add_option("--report", a.report, "write the error table as JSON here")->check(output_file());
   cmd->add_option("--runs", a.runs, "validation run files (docs/formats/validation-runs.md): compare these published runs instead");
   cmd->add_option("--only", a.only, "with --runs: only the runs whose name contains this text");
@@ -180,6 +195,7 @@ int run_validate(const ValidateArgs& a) {
     }
     layer_inputs.push_back(std::move(lf));
   }
+  const std::vector<LayerKernelFile> kernel_inputs = layer_kernel_files(a, dir);
   std::cout << "hetsim validate: kernel tables in " << dir.string() << "\n\n";
   if (tables->series().empty()) {
     std::cout << "no measured kernel tables: every compute time is a roofline estimate with assumed efficiencies.\n"
@@ -252,7 +268,7 @@ int run_validate(const ValidateArgs& a) {
       report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
     }
   }
-  print_layer_kernels(dir, cost, report);
+  print_layer_kernels(kernel_inputs, cost, report);
   print_framework_costs(dir, report);
   if (!a.report.empty()) write_file(a.report, report.dump(2) + "\n", "--report");
   return 0;

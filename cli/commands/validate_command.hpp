@@ -16,6 +16,7 @@ namespace hetsim::cli {
 struct ValidateArgs {
   std::string kernels;  // directory of kernel tables; default kernels_profile/measured
   std::string layers;   // hetsim-layer-bench CSV; default kernels_profile/measured/layers/*.csv
+  std::string layer_kernels;  // layer-kernels CSV; default kernels_profile/measured/layer-kernels/*.csv
   std::string report;
   std::vector<std::string> runs;  // validation run files: compare published runs instead
   std::string only;               // with runs: only runs whose name contains this
