@@ -22,8 +22,19 @@ OpCost single(double seconds, CostSource source) {
   return c;
 }
 
-// The weakest of two sources: measured < interpolated < fitted.
-CostSource weaker(CostSource a, CostSource b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+// The weakest of two sources: measured < interpolated < fitted < scaled (from another GPU) < roofline.
+int rank(CostSource s) {
+  switch (s) {
+    case CostSource::kMeasured: return 0;
+    case CostSource::kInterpolated: return 1;
+    case CostSource::kFitted: return 2;
+    case CostSource::kScaled: return 3;
+    case CostSource::kRoofline: return 4;
+    case CostSource::kLayerProfile: return 5;
+  }
+  return 5;
+}
+CostSource weaker(CostSource a, CostSource b) { return rank(a) > rank(b) ? a : b; }
 
 }  // namespace
 
@@ -89,14 +100,37 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
 
 // Measured fused kernels (batch = b x heads, m = n = s, k = d): the causal rows where the op is
 // causal and the table has them, else the full-attention rows scaled by the op's tile fraction.
+CostModel::Series CostModel::find(const Device& device, const std::string& kernel, DType dtype) const {
+  if (const KernelSeries* s = tables_->find(device.name, kernel, dtype)) return {s, 1, false};
+  const std::optional<Device::Borrowed> b = device.borrowed(dtype, is_shaped_kernel(kernel));
+  if (!b) return {};
+  const KernelSeries* s = tables_->find(device.kernels_from, kernel, b->dtype);
+  return s != nullptr ? Series{s, b->scale, true} : Series{};
+}
+
+std::optional<KernelEstimate> CostModel::Series::gemm(const GemmShape& shape) const {
+  return scaled(series != nullptr ? series->gemm(shape) : std::nullopt);
+}
+
+std::optional<KernelEstimate> CostModel::Series::by_bytes(double bytes) const {
+  return scaled(series != nullptr ? series->by_bytes(bytes) : std::nullopt);
+}
+
+std::optional<KernelEstimate> CostModel::Series::scaled(std::optional<KernelEstimate> e) const {
+  if (e && borrowed) {
+    e->seconds *= scale;
+    e->source = CostSource::kScaled;
+  }
+  return e;
+}
+
 std::optional<KernelEstimate> CostModel::flash_attention(const Device& device, const Op& op, DType dtype, Pass pass) const {
   auto lookup = [&](Pass p) -> std::optional<KernelEstimate> {
     const std::string suffix = p == Pass::kForward ? "_fwd" : "_bwd";
     if (op.causal) {
-      if (const KernelSeries* c = tables_->find(device.name, "flash_attention_causal" + suffix, dtype)) return c->gemm(op.gemm);
+      if (const Series c = find(device, "flash_attention_causal" + suffix, dtype); c.series != nullptr) return c.gemm(op.gemm);
     }
-    const KernelSeries* s = tables_->find(device.name, "flash_attention" + suffix, dtype);
-    std::optional<KernelEstimate> e = s != nullptr ? s->gemm(op.gemm) : std::nullopt;
+    std::optional<KernelEstimate> e = find(device, "flash_attention" + suffix, dtype).gemm(op.gemm);
     if (e) e->seconds *= op.tile_fraction;
     return e;
   };
@@ -127,17 +161,14 @@ std::optional<KernelEstimate> CostModel::gemm_from_tables(const Device& device, 
     if (op.kind == OpKind::kMoeExpert) {
       const long rows = g.batch * g.m;
       const GemmShape grouped[] = {{g.batch, rows, g.n, g.k}, {g.batch, rows, g.k, g.n}, {g.batch, g.n, g.k, rows}};
-      if (const KernelSeries* s = tables_->find(device.name, std::string("grouped_gemm_") + kSuffix[dir], dtype)) {
-        if (auto e = s->gemm(grouped[dir])) return e;
-      }
+      if (auto e = find(device, std::string("grouped_gemm_") + kSuffix[dir], dtype).gemm(grouped[dir])) return e;
     }
     const GemmShape framework[] = {g, {g.batch, g.m, g.k, g.n}, {g.batch, g.n, g.k, g.m}};
-    if (const KernelSeries* s = weights ? tables_->find(device.name, std::string("gemm_") + kSuffix[dir], dtype) : nullptr) {
-      if (auto e = s->gemm(framework[dir])) return e;
+    if (weights) {
+      if (auto e = find(device, std::string("gemm_") + kSuffix[dir], dtype).gemm(framework[dir])) return e;
     }
     const GemmShape nn[] = {g, {g.batch, g.m, g.k, g.n}, {g.batch, g.k, g.n, g.m}};
-    const KernelSeries* s = tables_->find(device.name, "gemm", dtype);
-    return s != nullptr ? s->gemm(nn[dir]) : std::nullopt;
+    return find(device, "gemm", dtype).gemm(nn[dir]);
   };
   std::vector<Dir> dirs;
   if (pass == Pass::kForward) {
@@ -160,12 +191,9 @@ std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const
   if (tables_ == nullptr) return std::nullopt;
   if (op.kind == OpKind::kFlashAttention) return flash_attention(device, op, dtype, pass);
   if (is_matmul(op.kind)) return gemm_from_tables(device, op, dtype, pass);
-  const KernelSeries* s = tables_->find(device.name, table_kernel(op.kind, pass), dtype);
-  if (s == nullptr) return std::nullopt;
-  std::optional<KernelEstimate> e = s->by_bytes(pass == Pass::kForward ? op.fwd_bytes : op.bwd_bytes);
+  std::optional<KernelEstimate> e = find(device, table_kernel(op.kind, pass), dtype).by_bytes(pass == Pass::kForward ? op.fwd_bytes : op.bwd_bytes);
   if (e && pass == Pass::kBackward && op.recompute_flops > 0) {
-    const KernelSeries* f = tables_->find(device.name, table_kernel(op.kind, Pass::kForward), dtype);
-    const std::optional<KernelEstimate> re = f != nullptr ? f->by_bytes(op.fwd_bytes) : std::nullopt;
+    const std::optional<KernelEstimate> re = find(device, table_kernel(op.kind, Pass::kForward), dtype).by_bytes(op.fwd_bytes);
     if (!re) return std::nullopt;
     e->seconds += re->seconds;
     e->source = weaker(e->source, re->source);

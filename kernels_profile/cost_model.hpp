@@ -1,7 +1,8 @@
 // File: kernels_profile/cost_model.hpp
 // Compute time of one operator on one device type, from the best source available:
 //   1. a per-layer profile covering the block (planner asks via layer_profile()),
-//   2. measured kernel tables: measured, interpolated, or fitted (kernel_table.hpp),
+//   2. measured kernel tables: measured, interpolated, or fitted (kernel_table.hpp); a GPU without
+//      tables of its own may borrow another's (device file: kernels_from), scaled,
 //   3. the roofline: max(FLOPs / (peak x efficiency), bytes / (bandwidth x efficiency)) + launch,
 //      with the efficiencies the device file states as assumptions.
 // Every estimate says how many of its seconds came from each source, so reports can state how
@@ -49,6 +50,17 @@ class CostModel {
   [[nodiscard]] const LayerProfiles* layer_profiles() const { return profiles_.get(); }
 
  private:
+  // A kernel's rows for `device`: its own, else (device file's kernels_from) another GPU's, whose
+  // estimates are scaled to this one and say so (CostSource::kScaled).
+  struct Series {
+    const KernelSeries* series = nullptr;
+    double scale = 1;
+    bool borrowed = false;
+    [[nodiscard]] std::optional<KernelEstimate> gemm(const GemmShape& shape) const;
+    [[nodiscard]] std::optional<KernelEstimate> by_bytes(double bytes) const;
+    [[nodiscard]] std::optional<KernelEstimate> scaled(std::optional<KernelEstimate> e) const;
+  };
+  [[nodiscard]] Series find(const Device& device, const std::string& kernel, DType dtype) const;
   [[nodiscard]] std::optional<KernelEstimate> from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const;
   [[nodiscard]] std::optional<KernelEstimate> gemm_from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const;
   [[nodiscard]] std::optional<KernelEstimate> flash_attention(const Device& device, const Op& op, DType dtype, Pass pass) const;

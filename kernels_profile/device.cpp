@@ -13,7 +13,27 @@ namespace hetsim {
 
 std::string_view vendor_name(Vendor v) { return v == Vendor::kAmd ? "amd" : "nvidia"; }
 
-Device load_device(const std::filesystem::path& path) {
+std::optional<Device::Borrowed> Device::borrowed(DType t, bool matmul) const {
+  if (kernels_from.empty() || !supports(t)) return std::nullopt;
+  if (!matmul) return Borrowed{t, donor_memory_rate / (memory_bandwidth_Bps * efficiency.memory)};
+  DType from = t;
+  if (!donor_matmul_rate.contains(from) && t == DType::kMxfp8) from = DType::kFp8;
+  const auto it = donor_matmul_rate.find(from);
+  if (it == donor_matmul_rate.end()) return std::nullopt;
+  return Borrowed{from, it->second / (peak(t) * efficiency.matmul)};
+}
+
+namespace {
+
+Device load_device_file(const std::filesystem::path& path, bool donor);
+
+}  // namespace
+
+Device load_device(const std::filesystem::path& path) { return load_device_file(path, false); }
+
+namespace {
+
+Device load_device_file(const std::filesystem::path& path, bool donor) {
   const YamlFile file = YamlFile::load(path);
   Diagnostics diags;
   FieldReader r = file.root(diags);
@@ -67,6 +87,27 @@ Device load_device(const std::filesystem::path& path) {
     d.flash_attention_source = fa->text("source");
     fa->finish();
   }
+  if (std::optional<FieldReader> kf = r.opt_child("kernels_from")) {
+    d.kernels_from = kf->name("device");
+    d.kernels_from_source = kf->text("source");
+    if (donor) {
+      kf->error("device", "a GPU that lends its kernel tables (kernels_from of another device file) borrows none itself");
+    } else if (!d.kernels_from.empty()) {
+      if (d.kernels_from == d.name) {
+        kf->error("device", "names this device itself; name a GPU with measured kernel tables");
+      } else if (const std::filesystem::path p = data_root() / "kernels_profile" / "devices" / (d.kernels_from + ".yaml");
+                 !std::filesystem::is_regular_file(p)) {
+        kf->error("device", unknown_device_message(d.kernels_from, shipped_device_names()));
+      } else {
+        const Device lender = load_device_file(p, true);
+        for (const auto& [t, peak] : lender.peak_flops) d.donor_matmul_rate[t] = peak * lender.efficiency.matmul;
+        d.donor_memory_rate = lender.memory_bandwidth_Bps * lender.efficiency.memory;
+        if (d.vendor != lender.vendor) kf->error("device", d.kernels_from + " is " + std::string(vendor_name(lender.vendor)) +
+                                                               ": a GPU borrows kernel tables from its own vendor's GPUs only");
+      }
+    }
+    kf->finish();
+  }
   r.finish();
   const std::string stem = std::filesystem::path(d.file).stem().string();
   if (!d.name.empty() && d.name != stem) {
@@ -76,6 +117,8 @@ Device load_device(const std::filesystem::path& path) {
   apply_measured_interference(d);
   return d;
 }
+
+}  // namespace
 
 std::string unknown_device_message(const std::string& name, const std::vector<std::string>& known) {
   return "unknown device " + in_quotes(name) + " (no kernels_profile/devices/" + name + ".yaml)" + did_you_mean(name, known);

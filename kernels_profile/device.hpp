@@ -42,6 +42,12 @@ struct Device {
   std::string gemm_source;
   bool flash_attention = false;       // a fused (flash) attention kernel exists for this GPU
   std::string flash_attention_source;
+  // `kernels_from`: a GPU with measured kernel tables whose per-shape times stand in for this
+  // one's where it has none, scaled by the two GPUs' achievable rates (an assumption the device
+  // file states: kernels reach the same fraction of the achievable rate at a shape). Empty: none.
+  std::string kernels_from, kernels_from_source;
+  std::map<DType, double> donor_matmul_rate;  // the donor's peak x efficiency.matmul, per dtype it has
+  double donor_memory_rate = 0;               // the donor's memory bandwidth x efficiency.memory
   std::string file;
   // Compute-time multiplier set by a cluster's degraded node type (topologies: `degraded`); never
   // read from a device file. 1: the GPU as its figures and tables say.
@@ -57,6 +63,14 @@ struct Device {
   [[nodiscard]] bool supports(DType t) const { return peak_flops.contains(t); }
   // Peak of `t`; throws std::out_of_range if unsupported (callers check supports() first).
   [[nodiscard]] double peak(DType t) const { return peak_flops.at(t); }
+  // The factor that turns the donor's (kernels_from) measured time of a kernel in `t` into this
+  // GPU's, and the dtype of the donor's rows to read: t itself, or fp8 for mxfp8 (the same bits;
+  // Blackwell applies the block scales inside the MMA). nullopt: no donor, or it lacks the format.
+  struct Borrowed {
+    DType dtype;
+    double scale;
+  };
+  [[nodiscard]] std::optional<Borrowed> borrowed(DType t, bool matmul) const;
   friend bool operator==(const Device&, const Device&) = default;
 };
 

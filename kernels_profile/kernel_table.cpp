@@ -22,6 +22,7 @@ std::string_view cost_source_name(CostSource s) {
     case CostSource::kFitted: return "fitted";
     case CostSource::kRoofline: return "roofline";
     case CostSource::kLayerProfile: return "layer_profile";
+    case CostSource::kScaled: return "scaled";
   }
   return "?";
 }

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "kernels_profile/kernel_table.hpp"
+
 namespace hetsim {
 
 // Work on one device's compute stream. The duration was resolved by the planner through the
@@ -140,8 +142,8 @@ struct Program {
   double tokens = 0;        // per iteration
   double model_flops = 0;   // per iteration, without recompute
   // Compute seconds of all tasks by where their cost came from (index: CostSource of
-  // kernels_profile/kernel_table.hpp: measured, interpolated, fitted, roofline, layer profile).
-  std::array<double, 5> compute_source_s{};
+  // kernels_profile/kernel_table.hpp: measured, interpolated, fitted, roofline, layer profile, scaled).
+  std::array<double, kCostSources> compute_source_s{};
   std::optional<RepeatedStep> repeated_step;
 
   // Appends a task; throws InputError (naming the global batch) past max_program_tasks().

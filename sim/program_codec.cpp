@@ -178,7 +178,7 @@ Program decode_program(std::string_view& in) {
   p.samples = r.pod<double>();
   p.tokens = r.pod<double>();
   p.model_flops = r.pod<double>();
-  p.compute_source_s = r.pod<std::array<double, 5>>();
+  p.compute_source_s = r.pod<std::array<double, kCostSources>>();
   if (r.pod<bool>()) p.repeated_step = r.pod<RepeatedStep>();
   const size_t n = r.size();
   if (n > in.size()) Reader::fail();  // every task takes more than a byte

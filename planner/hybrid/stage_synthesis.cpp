@@ -67,7 +67,7 @@ LayerProblem layer_problem(const OpGraph& g, const Device& device, DType dtype, 
     const OpCost bwd = cost.op_time(device, op, dtype, Pass::kBackward);
     s.time_s = {fwd.seconds + bwd.seconds};
     s.bwd_s = {bwd.seconds};
-    std::array<double, 5> src{};
+    std::array<double, kCostSources> src{};
     for (int k = 0; k < kCostSources; ++k) src[k] = fwd.by_source[k] + bwd.by_source[k];
     s.sources = {src};
     double elems = 1;

@@ -46,7 +46,7 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
       const OpCost bwd = cost.op_time(nt.gpu, op, dtype, Pass::kBackward);
       s.time_s.push_back(fwd.seconds + bwd.seconds);
       s.bwd_s.push_back(bwd.seconds);
-      std::array<double, 5> src{};
+      std::array<double, kCostSources> src{};
       for (int k = 0; k < kCostSources; ++k) src[k] = fwd.by_source[k] + bwd.by_source[k];
       s.sources.push_back(src);
     }

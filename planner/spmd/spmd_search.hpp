@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels_profile/kernel_table.hpp"
 #include "planner/spmd/sharding.hpp"
 
 namespace hetsim {
@@ -39,7 +40,7 @@ struct SpmdOp {
   std::vector<int> inputs;           // indices of producer ops
   std::vector<double> time_s;        // per device type: forward + backward of the whole batch
   std::vector<double> bwd_s;         // per device type: backward alone (the overlap window)
-  std::vector<std::array<double, 5>> sources;  // per device type: seconds by cost source (CostSource order)
+  std::vector<std::array<double, kCostSources>> sources;  // per device type: seconds by cost source (CostSource order)
   double output_bytes = 0;           // full output tensor
   double param_elems = 0;            // parameters owned
   double param_bytes = 0;            // gradient bytes (dtype)
