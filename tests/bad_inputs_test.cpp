@@ -23,6 +23,7 @@
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"
 #include "planner/block_costs.hpp"
+#include "planner/planner.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_problem.hpp"
@@ -465,13 +466,13 @@ TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
 
 TEST(BadInputs, AClusterBeyondThePlannersLimitIsRefusedUpFront) {
   // One node more than hetsim plan searches (100 000 GPUs ended in bad_alloc).
-  const int nodes = cli::kMaxPlanGpus / 8 + 1;
+  const int nodes = kMaxPlanGpus / 8 + 1;
   const std::filesystem::path c = std::filesystem::temp_directory_path() / ("hetsim_huge_" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(c) << "name: huge\nnode_types:\n  - {name: a, count: " << nodes << ", gpu: A100-SXM4-40GB, gpus_per_node: 8,\n"
                       "     intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us}, nic: {count: 8, bandwidth: 200Gbps, latency: 2us}}\n"
                       "network: {topology: fat-tree, switch_latency: 1us}\n";
   EXPECT_EQ(run_cli("plan -m bert-base -c " + c.string()),
-            std::make_pair(2, "cluster: error: hetsim plan searches clusters of at most " + std::to_string(cli::kMaxPlanGpus) +
+            std::make_pair(2, "cluster: error: hetsim plan searches clusters of at most " + std::to_string(kMaxPlanGpus) +
                                   " GPUs; this one has " + std::to_string(8 * nodes) +
                                   " (hetsim simulate runs a strategy or a plan on any number)\n"));
   std::filesystem::remove(c);

@@ -38,12 +38,6 @@ struct PlanArgs {
   std::string schedule;  // empty: the planner chooses
 };
 
-// The largest cluster `hetsim plan` searches. Measured (gpt3-1.3b, --no-upper-bound, 2-core
-// machine, 2026-11-25): 1024 GPUs 9 s, 4096 GPUs 65 s, 8192 GPUs 78 s / 449 MB, 16 384 GPUs
-// 149 s / 920 MB (README, "At thousands of GPUs"); beyond, a sweep could not afford it, and the
-// candidate simulations meet SimGrid's limits. `hetsim simulate` runs any size.
-inline constexpr int kMaxPlanGpus = 16384;
-
 void add_plan_options(CLI::App* cmd, PlanArgs& a);
 int run_plan(const PlanArgs& a);
 

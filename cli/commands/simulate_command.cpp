@@ -11,7 +11,7 @@
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/summary.hpp"
-#include "cli/commands/upper_bound.hpp"
+#include "planner/planner.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/spmd/plan_file.hpp"
@@ -61,7 +61,7 @@ int run_simulate(const SimulateArgs& a) {
   } else {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }
-  if (ev.report.feasible && !a.no_upper_bound) set_upper_bound(ev.report, upper_bound(model, cluster, cost, opts, notes));
+  if (ev.report.feasible && !a.no_upper_bound) set_upper_bound(ev.report, plan_upper_bound(model, cluster, cost, opts, notes));
   ev.report.assumptions = notes;
   print_header(std::cout, model, cluster, model.training.global_batch, micro_batch);
   std::cout << plan_text.str();

@@ -2,7 +2,7 @@
 // Scale (issue 13): one simulated iteration of gpt3-1.3b, data parallel (dp-even, 2 samples per
 // GPU), on 32 ... 16 384 mixed GPUs (the default cluster's A100 and V100 nodes, as many of each);
 // the whole `hetsim plan` (search, candidate simulations, baselines, upper bound) of gpt3-1.3b on
-// 32 ... 16 384 of those GPUs (its limit, cli::kMaxPlanGpus), of llama2-13b on 512 and of GPT-3
+// 32 ... 16 384 of those GPUs (its limit, kMaxPlanGpus), of llama2-13b on 512 and of GPT-3
 // 175B on 64 ... 16 384 A100-80GB (64: the fewest that hold it). Targets: 16 384 GPUs under 60 s; planning
 // 512 GPUs under 20 s (gpt3-1.3b) and 60 s (llama2-13b). Wall time per run, process start and
 // platform build included; counters: the simulated iteration time and SimGrid activities.

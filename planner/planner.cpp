@@ -1,0 +1,209 @@
+// File: planner/planner.cpp
+#include "planner/planner.hpp"
+
+#include <chrono>
+
+#include "base/input_error.hpp"
+#include "base/log.hpp"
+
+namespace hetsim {
+
+double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
+                        std::vector<std::string>& notes) {
+  log_info("planning and simulating homogeneous references for the upper bound ...");
+  const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
+    return hybrid_reference_samples_per_s(m, sub, cost, sim);
+  };
+  notes.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes "
+                  "(data-parallel strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever "
+                  "planner switches a run turns off)");
+  return upper_bound_samples_per_s(model, cluster, cost, sim, notes, /*synthesise=*/true, reference);
+}
+
+namespace {
+
+// The rows every plan run reports: hetsim's SPMD and hybrid candidates (or why there are none),
+// then the comparison modes and the baselines, each with the bound and the assumptions.
+void collect_rows(PlanResult& r, const PlannerOptions& o) {
+  auto not_planned = [&r](const std::string& strategy, const std::string& kind, const std::string& why) {
+    Report row;
+    row.strategy = strategy;
+    row.kind = kind;
+    row.feasible = false;
+    row.infeasible_reason = why;
+    r.rows.push_back(std::move(row));
+  };
+  for (const JudgedCandidate& j : r.spmd.judged) r.rows.push_back(j.evaluation.report);
+  if (o.spmd && !r.spmd.plan.found) {
+    not_planned("hetsim", "spmd", "no SPMD program fits the devices' memory (" + std::to_string(r.spmd.plan.search.expanded) + " states searched)");
+  } else if (o.spmd && r.spmd.judged.empty() && r.spmd.left_out > 0) {
+    not_planned("hetsim", "spmd", "not simulated: the best SPMD program by estimate: " + r.spmd.left_out_reason);
+  }
+  for (const JudgedHybrid& j : r.hybrid.judged) r.rows.push_back(j.evaluation.report);
+  if (o.pipeline && r.hybrid.judged.empty()) {
+    not_planned("hetsim hybrid", "hybrid",
+                r.hybrid.rejected_reason.empty()
+                    ? "no pipeline plan fits the devices' memory (" + std::to_string(r.hybrid.considered) + " shapes fit by estimate)"
+                    : std::to_string(r.hybrid.considered) + " pipeline plans fit memory by estimate; the best of them: " +
+                          r.hybrid.rejected_reason);
+  }
+  r.first_baseline = r.rows.size();
+  if (!r.hap.judged.empty()) {
+    r.rows.push_back(r.hap.judged.front().evaluation.report);
+  } else if (r.hap.left_out > 0) {
+    not_planned("hap-faithful", "spmd", "not simulated: the best program of this mode by estimate: " + r.hap.left_out_reason);
+  }
+  if (o.pipeline) {
+    for (const auto& [h, name] : {std::pair{&r.hethub, "hethub-faithful"}, std::pair{&r.megatron, "megatron-uniform"}}) {
+      if (!h->judged.empty()) {
+        r.rows.push_back(h->judged.front().evaluation.report);
+      } else {
+        not_planned(name, "hybrid",
+                    h->rejected_reason.empty() ? "no pipeline plan of this mode fits the devices' memory"
+                                               : "the best pipeline plan of this mode by estimate: " + h->rejected_reason);
+      }
+    }
+  }
+  for (const Evaluation& b : r.baselines) r.rows.push_back(b.report);
+  for (Report& row : r.rows) {
+    row.assumptions = r.notes;
+    if (row.feasible) set_upper_bound(row, r.bound);
+  }
+}
+
+}  // namespace
+
+PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
+                const PlannerOptions& o) {
+  // The search keeps per-GPU state for every candidate: a cluster beyond what it was built and
+  // measured for is refused before the search (100 000 GPUs ended in bad_alloc).
+  if (cluster.gpu_count() > kMaxPlanGpus) {
+    throw InputError("cluster", "", "hetsim plan searches clusters of at most " + std::to_string(kMaxPlanGpus) + " GPUs; this one has " +
+                     std::to_string(cluster.gpu_count()) + " (hetsim simulate runs a strategy or a plan on any number)");
+  }
+  PlanResult r;
+  r.notes = assumptions(model, cluster);
+  r.heuristic = o.spmd_options.search.heuristic == Heuristic::kZero ? "zero" : "admissible";
+  r.spmd_run = o.spmd;
+  r.pipeline_run = o.pipeline;
+  if (o.spmd) {
+    log_info("planning SPMD programs (A* search + sharding-ratio LP) and simulating the best " + std::to_string(o.candidates) + " ...");
+    const auto t0 = std::chrono::steady_clock::now();
+    const SpmdProblem problem = build_spmd_problem(model, cluster, cost);  // both modes plan it
+    const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.spmd = judge_spmd_problem(problem, model, cluster, cost, o.spmd_options, o.candidates, sim, "hetsim");
+    r.spmd.plan_time_s += build_s;
+    // HAP as released: uniform-cost search, barrier after every step, no memory model.
+    SpmdPlanOptions hap;
+    hap.search.heuristic = Heuristic::kZero;
+    hap.search.cost = CostMode::kBarrier;
+    hap.search.memory_limit = false;
+    log_info("planning the HAP-faithful mode ...");
+    r.hap = judge_spmd_problem(problem, model, cluster, cost, hap, 1, sim, "hap-faithful");
+    r.hap.plan_time_s += build_s;
+  }
+  if (o.pipeline) {
+    HybridPlanner planner(model, cluster, cost, sim);
+    HybridOptions ho = o.hybrid;
+    ho.simulate = o.candidates;
+    log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(o.candidates) + " ...");
+    r.hybrid = planner.search(HybridFlavour::kHetsim, ho);
+    log_info("planning the HETHUB-faithful and Megatron-uniform modes ...");
+    r.hethub = planner.search(HybridFlavour::kHethubFaithful, ho);
+    r.megatron = planner.search(HybridFlavour::kMegatronUniform, ho);
+  }
+  for (const std::string& s : strategy_names()) {
+    log_info("simulating " + s + " ...");
+    r.baselines.push_back(evaluate_strategy(s, model, cluster, cost, sim));
+  }
+  // The same bound `simulate` reports for any plan of this model on this cluster.
+  if (o.upper_bound) r.bound = plan_upper_bound(model, cluster, cost, sim, r.notes);
+  collect_rows(r, o);
+  // The chosen plan: the smallest simulated time among hetsim's own candidates.
+  if (r.spmd.chosen >= 0) r.chosen_kind = PlanResult::Chosen::kSpmd;
+  if (r.hybrid.chosen >= 0 && (r.chosen_kind == PlanResult::Chosen::kNone ||
+                               r.hybrid.judged[r.hybrid.chosen].evaluation.report.iteration_time_s <
+                                   r.spmd.judged[r.spmd.chosen].evaluation.report.iteration_time_s)) {
+    r.chosen_kind = PlanResult::Chosen::kHybrid;
+  }
+  // With --no-spmd and --no-pipeline nothing of hetsim's own was asked for, only the baselines.
+  if (r.chosen_kind == PlanResult::Chosen::kNone && (o.spmd || o.pipeline)) {
+    r.nothing_fits = "no synthesised program fits this model on this cluster" +
+                     (r.rows.empty() || r.rows.front().feasible ? std::string() : "; " + r.rows.front().strategy + ": " + r.rows.front().infeasible_reason);
+  }
+  return r;
+}
+
+const Evaluation* PlanResult::chosen() const {
+  switch (chosen_kind) {
+    case Chosen::kSpmd: return &spmd.judged[spmd.chosen].evaluation;
+    case Chosen::kHybrid: return &hybrid.judged[hybrid.chosen].evaluation;
+    case Chosen::kNone: break;
+  }
+  return nullptr;
+}
+
+const SpmdCandidate* PlanResult::chosen_spmd() const {
+  return chosen_kind == Chosen::kSpmd ? &spmd.judged[spmd.chosen].candidate : nullptr;
+}
+
+const HybridPlan* PlanResult::chosen_hybrid() const {
+  return chosen_kind == Chosen::kHybrid ? &hybrid.judged[hybrid.chosen].plan : nullptr;
+}
+
+Report PlanResult::chosen_report() const {
+  const Evaluation* c = chosen();
+  if (c == nullptr) return rows.empty() ? Report{} : rows.front();
+  Report best = c->report;
+  best.assumptions = notes;
+  set_upper_bound(best, bound);
+  return best;
+}
+
+nlohmann::json PlanResult::to_json() const {
+  const Evaluation* c = chosen();
+  nlohmann::json j = c != nullptr ? c->report.to_json() : rows.front().to_json();
+  if (c != nullptr) {
+    if (bound > 0) {
+      j["upper_bound_samples_per_s"] = bound;
+      j["efficiency"] = c->report.samples_per_s / bound;
+    }
+    j["assumptions"] = notes;
+  }
+  j["candidates"] = nlohmann::json::array();
+  auto candidate_row = [&](const Report& r, double estimate_s) {
+    nlohmann::json e{{"strategy", r.strategy}, {"kind", r.kind}, {"estimated_s", estimate_s}, {"feasible", r.feasible}};
+    if (!r.shape.empty()) e["shape"] = r.shape;
+    if (r.feasible) e["simulated_s"] = r.iteration_time_s;
+    else e["infeasible_reason"] = r.infeasible_reason;
+    j["candidates"].push_back(e);
+  };
+  for (const JudgedCandidate& jc : spmd.judged) candidate_row(jc.evaluation.report, jc.candidate.estimate_s);
+  for (const JudgedHybrid& jh : hybrid.judged) candidate_row(jh.evaluation.report, jh.plan.estimate_s);
+  j["baselines"] = nlohmann::json::array();
+  for (size_t i = first_baseline; i < rows.size(); ++i) {
+    const Report& r = rows[i];
+    nlohmann::json b{{"strategy", r.strategy}, {"kind", r.kind}, {"feasible", r.feasible}};
+    if (r.feasible) {
+      b["simulated_s"] = r.iteration_time_s;
+      b["samples_per_s"] = r.samples_per_s;
+      if (bound > 0) b["efficiency"] = r.samples_per_s / bound;
+    } else {
+      b["infeasible_reason"] = r.infeasible_reason;
+    }
+    if (r.estimated_s > 0) b["estimated_s"] = r.estimated_s;
+    if (!r.shape.empty()) b["shape"] = r.shape;
+    j["baselines"].push_back(b);
+  }
+  j["plan_time_s"] = spmd.plan_time_s + hybrid.plan_time_s;
+  if (spmd_run) {
+    j["search"] = {{"states_expanded", spmd.plan.search.expanded}, {"states_generated", spmd.plan.search.generated},
+                   {"search_s", spmd.plan.search.seconds}, {"lp_s", spmd.plan.lp_seconds}, {"rounds", spmd.plan.rounds},
+                   {"left_out", spmd.left_out}};
+    if (spmd.left_out > 0) j["search"]["left_out_reason"] = spmd.left_out_reason;
+  }
+  if (pipeline_run) j["hybrid_search"] = {{"plans_fitting", hybrid.considered}, {"simulated", hybrid.judged.size()}, {"search_s", hybrid.plan_time_s}};
+  return j;
+}
+
+}  // namespace hetsim
