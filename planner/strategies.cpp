@@ -11,6 +11,7 @@
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
 #include "planner/spmd/spmd_judge.hpp"
+#include "sim/executor.hpp"
 
 namespace hetsim {
 
@@ -34,26 +35,6 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
   DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch, options.every_step, options.every_replica);
   if (!plan.feasible) return infeasible_evaluation(strategy, model, cluster, plan.infeasible_reason);
   return simulated_evaluation(std::move(plan.program), model, cluster, options);
-}
-
-Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
-                                 std::string reason) {
-  Evaluation ev;
-  ev.report.strategy = strategy;
-  ev.report.cluster = cluster.name;
-  ev.report.model = model.name;
-  ev.report.feasible = false;
-  ev.report.infeasible_reason = std::move(reason);
-  return ev;
-}
-
-Evaluation simulated_evaluation(Program program, const ModelSpec& model, const Cluster& cluster, const SimOptions& options) {
-  Evaluation ev;
-  ev.program = std::move(program);
-  ev.result = simulate(ev.program, cluster, options);
-  ev.report = make_report(ev.program, cluster, ev.result, options);
-  ev.report.model = model.name;
-  return ev;
 }
 
 double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels_profile/cost_model.hpp"
+#include "planner/evaluation.hpp"
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
@@ -16,19 +17,6 @@ namespace hetsim {
 
 [[nodiscard]] const std::vector<std::string>& strategy_names();
 [[nodiscard]] std::string strategy_description(const std::string& name);
-
-struct Evaluation {
-  Program program;     // empty when infeasible
-  SimResult result;    // empty when infeasible
-  Report report;       // always set; report.feasible says whether the rest is
-};
-
-// A plan that does not fit: the report names the strategy, the model, the cluster and why.
-[[nodiscard]] Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
-                                               std::string reason);
-// Simulates `program` (named by its strategy) and reports it.
-[[nodiscard]] Evaluation simulated_evaluation(Program program, const ModelSpec& model, const Cluster& cluster,
-                                              const SimOptions& options);
 
 // Plans `strategy` (one of strategy_names()) and, when it fits in memory, simulates it.
 // `global_batch` overrides the model's when positive. Throws InputError on bad combinations

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/executor.hpp"
+#include "sim/program.hpp"
+#include "sim/sim_result.hpp"
+#include "topologies/cluster.hpp"
 #include "sim/program.hpp"
 
 namespace hetsim {

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "sim/executor.hpp"
+#include "sim/program.hpp"
+#include "sim/sim_result.hpp"
+#include "topologies/cluster.hpp"
 #include "sim/program.hpp"
 
 namespace hetsim {

@@ -12,21 +12,10 @@
 #include <vector>
 
 #include "sim/platform.hpp"
+#include "sim/sim_result.hpp"
 #include "sim/schedule.hpp"
 
 namespace hetsim {
-
-enum class Fidelity { kPhase, kStep };
-[[nodiscard]] std::string_view fidelity_name(Fidelity f);
-
-// One simulated transfer leg, for link-utilisation traces.
-struct FlowRecord {
-  double start_s = 0;
-  double end_s = 0;
-  double bytes = 0;
-  int src_endpoint = 0;
-  int dst_endpoint = 0;
-};
 
 // A schedule made ready to run: its flows per fidelity and the time phase fidelity adds after
 // them. Preparing costs route look-ups; a schedule run many times is prepared once.

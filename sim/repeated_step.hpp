@@ -6,7 +6,9 @@
 #include <functional>
 #include <optional>
 
-#include "sim/executor.hpp"
+#include "sim/program.hpp"
+#include "sim/sim_result.hpp"
+#include "topologies/cluster.hpp"
 #include "sim/program.hpp"
 
 namespace hetsim {

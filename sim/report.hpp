@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/executor.hpp"
+#include "sim/program.hpp"
+#include "sim/sim_result.hpp"
+#include "topologies/cluster.hpp"
 
 namespace hetsim {
 

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/executor.hpp"
+#include "sim/program.hpp"
+#include "sim/sim_result.hpp"
+#include "topologies/cluster.hpp"
 
 namespace hetsim {
 

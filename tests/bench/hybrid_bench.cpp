@@ -8,6 +8,7 @@
 
 #include "bench_inputs.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
+#include "sim/executor.hpp"
 
 namespace hetsim {
 namespace {

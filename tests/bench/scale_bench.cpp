@@ -15,6 +15,7 @@
 #include "bench_inputs.hpp"
 #include "planner/strategies.hpp"
 #include "sim/platform_server.hpp"
+#include "sim/executor.hpp"
 
 namespace hetsim {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "sim/critical_path.hpp"
 #include "test_support.hpp"
+#include "sim/executor.hpp"
 
 namespace hetsim {
 namespace {

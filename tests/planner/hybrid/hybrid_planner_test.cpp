@@ -12,6 +12,7 @@
 #include "planner/block_costs.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "test_support.hpp"
+#include "sim/executor.hpp"
 
 namespace hetsim {
 namespace {

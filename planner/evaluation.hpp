@@ -1,0 +1,30 @@
+// File: planner/evaluation.hpp
+// What every planner and strategy gives back for one plan: its Program, the simulator's result
+// and the report (or why it does not fit). Shared by the strategies, the SPMD judge, the hybrid
+// planner and the planner's facade.
+#pragma once
+
+#include <string>
+
+#include "sim/program.hpp"
+#include "sim/report.hpp"
+#include "sim/sim_result.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+struct Evaluation {
+  Program program;     // empty when infeasible
+  SimResult result;    // empty when infeasible
+  Report report;       // always set; report.feasible says whether the rest is
+};
+
+// A plan that does not fit: the report names the strategy, the model, the cluster and why.
+[[nodiscard]] Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
+                                               std::string reason);
+// Simulates `program` (named by its strategy) and reports it.
+[[nodiscard]] Evaluation simulated_evaluation(Program program, const ModelSpec& model, const Cluster& cluster,
+                                              const SimOptions& options);
+
+}  // namespace hetsim
