@@ -55,6 +55,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                 "let collectives overlap compute for free (an ablation): by default a compute task that starts while a "
                 "collective runs on its GPU is slowed as measured (kernels_profile/measured/interference; GPUs not "
                 "measured are not slowed)");
+  cmd->add_flag("--reliability", a.reliability,
+                "also give the goodput with failures and checkpoints: Llama 3's 0.173 failures per GPU-year, 122 MB/s of "
+                "checkpoint writes per GPU, an assumed 10-minute restart, the checkpoint interval that maximises it");
   cmd->add_flag("--every-replica", a.every_replica,
                 "write every data-parallel replica's compute (by default GPUs of the same type, node health and share "
                 "of the batch, which run in lockstep, are written once and mirrored on all of them: the same times)");

@@ -34,6 +34,7 @@ struct CommonArgs {
   bool every_step = false;        // --every-step (SimOptions::every_step)
   bool every_collective = false;  // --every-collective (SimOptions::every_collective)
   bool no_interference = false;   // --no-interference (SimOptions::collective_interference)
+  bool reliability = false;       // --reliability: the goodput with failures and checkpoints
   bool every_replica = false;     // --every-replica (SimOptions::every_replica)
 };
 

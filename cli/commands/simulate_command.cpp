@@ -10,6 +10,7 @@
 #include "cli/app.hpp"
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
+#include "cli/output/goodput_summary.hpp"
 #include "cli/output/summary.hpp"
 #include "planner/planner.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
@@ -66,9 +67,11 @@ int run_simulate(const SimulateArgs& a) {
   print_header(std::cout, model, cluster, model.training.global_batch, micro_batch);
   std::cout << plan_text.str();
   print_run_summary(std::cout, ev.report, cluster);
+  const nlohmann::json goodput = c.reliability ? print_goodput(std::cout, ev.report, model, cluster) : nlohmann::json();
   print_assumptions(std::cout, notes);
   nlohmann::json j = ev.report.to_json();
   j["error_bars"] = error_bars_json(ev.report, cluster);
+  if (!goodput.empty()) j["goodput"] = goodput;
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
   if (!ev.report.feasible) {

@@ -122,7 +122,7 @@ int run_size(const SizeArgs& a) {
       const SizingPoint& p = run.points[run.front[k]];
       const std::string stem = (std::filesystem::path(a.emit) / ("front-" + std::to_string(k + 1))).string();
       write_file(stem + ".cluster.yaml", planner.cluster_yaml(p.mix), "--emit");
-      write_file(stem + ".plan.yaml", p.row.report.value("plan", std::string()), "--emit");
+      write_file(stem + ".plan.yaml", p.row.report.is_object() ? p.row.report.value("plan", std::string()) : std::string(), "--emit");
     }
     std::cout << "front clusters and plans: " << a.emit << "/front-N.{cluster,plan}.yaml (hetsim simulate -c ... -m "
               << s.model << " --plan ...)\n";

@@ -25,6 +25,7 @@ ModelNeeds model_needs(const ModelSpec& model) {
   const OpGraph g = build_op_graph(model, 1, model.training.dtype);
   ModelNeeds n;
   n.state_bytes = g.params() * state_bytes_per_param(model, model.training.dtype);
+  n.checkpoint_bytes = g.params() * (state_bytes_per_param(model, model.training.dtype) - grad_bytes_per_param(model, model.training.dtype));
   n.flops_per_sample = g.model_flops();
   n.tokens_per_sample = static_cast<double>(model.seq_len);
   return n;

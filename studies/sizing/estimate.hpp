@@ -16,6 +16,7 @@ namespace hetsim {
 
 struct ModelNeeds {
   double state_bytes = 0;        // weights + gradients + optimizer state, whole model
+  double checkpoint_bytes = 0;   // what a checkpoint writes: weights + optimizer state (no gradients)
   double flops_per_sample = 0;   // forward + backward, without recompute
   double tokens_per_sample = 0;
 };

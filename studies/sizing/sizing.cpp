@@ -28,6 +28,11 @@ std::string cost_label(Objective o) {
   return "cost (USD: capex + rent over the training)";
 }
 
+Goodput mix_goodput(const Sizing& s, const Mix& m, const ModelNeeds& needs) {
+  if (!s.reliability) return Goodput{};
+  return expected_goodput(*s.reliability, m.gpus, m.nodes, needs.checkpoint_bytes);
+}
+
 SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<Mix>& mixes, const SizingOptions& o,
                      const PlanMixes& plan, const std::function<void(const std::string&)>& say) {
   const ModelNeeds needs = model_needs(model);
@@ -67,7 +72,7 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
     if (!can_hold(s, mixes[i], needs)) continue;
     est_samples[i] = estimate_samples_per_s(s, mixes[i], run.rates);
     if (!(est_samples[i] > 0)) continue;
-    const MixCosts c = costs_of(s, mixes[i], est_samples[i], needs.tokens_per_sample);
+    const MixCosts c = costs_of(s, mixes[i], est_samples[i] * mix_goodput(s, mixes[i], needs).goodput, needs.tokens_per_sample);
     held.push_back(i);
     est.push_back({cost_objective_value(s, c), c.time_to_train_s});
     uncertain.push_back(cost_objective_depends_on_time(s, mixes[i]));
@@ -92,9 +97,11 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
   auto add = [&](const Mix& m, const PlannedMix& p) {
     if (seen[m.counts]) return;
     seen[m.counts] = true;
-    SizingPoint pt{m, p, {}, 0, index.contains(m.counts)};
+    SizingPoint pt{m, p, {}, mix_goodput(s, m, needs), 0, index.contains(m.counts)};
     if (pt.valid) pt.estimate = est_samples[index.at(m.counts)];
-    if (p.status == "ok" && p.samples_per_s > 0) pt.costs = costs_of(s, m, p.samples_per_s, needs.tokens_per_sample);
+    if (p.status == "ok" && p.samples_per_s > 0) {
+      pt.costs = costs_of(s, m, p.samples_per_s * pt.goodput.goodput, needs.tokens_per_sample);
+    }
     run.points.push_back(std::move(pt));
   };
   for (size_t k = 0; k < refs.size(); ++k) add(refs[k], ref_rows[k]);
@@ -113,6 +120,10 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
 
 nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& o, const SizingRun& run) {
   const ModelNeeds needs = model_needs(model);
+  // A report field as text: "" when the plan run left no report (or not an object).
+  auto field = [](const nlohmann::json& report, const char* key) {
+    return report.is_object() ? report.value(key, std::string()) : std::string();
+  };
   auto point_json = [&](const SizingPoint& p, bool full) {
     nlohmann::json j{{"nodes", mix_nodes_json(s, p.mix)}, {"label", mix_label(s, p.mix)}, {"gpus", p.mix.gpus}, {"status", p.row.status}};
     if (!p.row.error.empty()) j["error"] = p.row.error;
@@ -126,11 +137,15 @@ nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const
                 {"iteration_time_s", p.row.iteration_time_s}, {"time_to_train_s", c.time_to_train_s}, {"cost_usd", c.cost_usd},
                 {"rent_usd", c.rent_usd}, {"energy_kwh", c.energy_kwh}, {"energy_usd", c.energy_usd},
                 {"cost_per_million_tokens_usd", c.cost_per_million_tokens_usd}, {"efficiency", p.row.efficiency},
-                {"mfu", p.row.mfu}, {"strategy", p.row.report.value("strategy", "")}, {"shape", p.row.report.value("shape", "")}});
+                {"mfu", p.row.mfu}, {"strategy", field(p.row.report, "strategy")}, {"shape", field(p.row.report, "shape")}});
+      if (s.reliability) {
+        j["goodput"] = {{"fraction", p.goodput.goodput}, {"mtbf_s", p.goodput.mtbf_s}, {"checkpoint_s", p.goodput.checkpoint_s},
+                        {"checkpoint_interval_s", p.goodput.interval_s}, {"checkpoint_bytes", p.goodput.checkpoint_bytes}};
+      }
     }
     if (full) {
       j["cluster"] = mix_cluster_yaml(s, p.mix.counts, s.name + "-" + mix_name(s, p.mix));
-      j["plan"] = p.row.report.value("plan", std::string());
+      j["plan"] = field(p.row.report, "plan");
     }
     return j;
   };
@@ -173,6 +188,9 @@ nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const
       std::string("network: ") + (s.network_given ? "the sizing file's" : "default fat-tree, oversubscription 1, 1 us switches"),
       "which mixes are planned: a fast estimate (each offer's per-GPU throughput planned alone, summed; optimistic), pruned "
       "when another mix beats it by the tolerance; mixes never planned may be missing from the front"};
+  if (s.reliability) {
+    report["assumptions"].push_back("time to train with failures: simulated rate x expected goodput; " + reliability_assumption(*s.reliability));
+  }
   report["pareto"] = nlohmann::json::array();
   for (size_t i : run.front) report["pareto"].push_back(point_json(run.points[i], true));
   report["evaluated"] = nlohmann::json::array();

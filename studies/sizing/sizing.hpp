@@ -15,6 +15,7 @@
 
 #include "studies/sizing/costs.hpp"
 #include "studies/sizing/estimate.hpp"
+#include "studies/sizing/goodput.hpp"
 #include "studies/sizing/mixes.hpp"
 #include "studies/sizing/sizing_file.hpp"
 #include "workloads/model.hpp"
@@ -38,7 +39,8 @@ struct SizingOptions {
 struct SizingPoint {
   Mix mix;
   PlannedMix row;
-  MixCosts costs;          // from the simulated rate (status ok)
+  MixCosts costs;          // from the simulated rate times the goodput (status ok)
+  Goodput goodput;         // with the sizing's reliability: failures and checkpoints (else 1)
   double estimate = 0;     // the fast estimate, samples/s
   bool valid = false;      // a mix of this sizing (within its budget)
 };
@@ -52,6 +54,9 @@ struct SizingRun {
   size_t references = 0;
   std::vector<size_t> feasible, front;  // indices into points: planned and feasible; on the Pareto front
 };
+
+// The expected goodput of a mix (1, no failures, without the sizing's `reliability:`).
+[[nodiscard]] Goodput mix_goodput(const Sizing& s, const Mix& m, const ModelNeeds& needs);
 
 // Runs the sizing on `mixes` (enumerate_mixes of the sizing: not empty). `say` gets the one line
 // that says what will be planned, before it is.

@@ -261,6 +261,19 @@ Sizing load_sizing(const std::filesystem::path& path) {
   } else if (buys) {
     r.error("amortization", "offers to buy need the time their price is spread over, e.g. 4y");
   }
+  if (std::optional<FieldReader> rel = r.opt_child("reliability")) {
+    Reliability x;
+    // Up to one failure a day per GPU: past it no run of any size gets anywhere.
+    if (auto v = rel->opt_number("gpu_failures_per_year", 0, 365)) x.gpu_failures_per_year = *v;
+    if (auto v = rel->opt_number("node_failures_per_year", 0, 365)) x.node_failures_per_year = *v;
+    x.checkpoint_write_Bps = rel->opt_quantity("checkpoint_write", Unit::kRate);
+    if (auto v = rel->opt_quantity("restart", Unit::kTime)) {
+      x.restart_s = *v;
+      x.restart_given = true;
+    }
+    rel->finish();
+    s.reliability = x;
+  }
   if (std::optional<YAML::Node> f = r.opt_node("flags")) {
     const Diagnostic at = r.locate("flags", "");
     s.flags_line = at.line;

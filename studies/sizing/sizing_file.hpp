@@ -13,6 +13,7 @@
 
 #include "base/input_error.hpp"
 #include "kernels_profile/device.hpp"
+#include "studies/sizing/goodput.hpp"
 
 namespace hetsim {
 
@@ -54,6 +55,9 @@ struct Sizing {
   double amortization_s = 0;         // needed when an offer is bought
   std::vector<std::string> flags;    // planner switches for every plan (hetsim plan --help)
   int flags_line = 0, flags_column = 0;  // where `flags` is in the file (0: not given)
+  // `reliability:` failures and checkpoints: every mix's time to train is its simulated rate times
+  // its expected goodput (studies/sizing/goodput.hpp). None: no failures, as before.
+  std::optional<Reliability> reliability;
 };
 
 [[nodiscard]] std::string_view objective_name(Objective o);  // "time_to_train", "cost", ...

@@ -509,5 +509,21 @@ TEST(Cli, ReshardRejectsBadMeshesAndSpecs) {
   }
 }
 
+TEST(CliReliability, SimulateGivesTheGoodputWithFailuresInTheSummaryAndTheReport) {
+  const auto report = std::filesystem::temp_directory_path() / ("hetsim_reliability_" + std::to_string(::getpid()) + ".json");
+  const test::CliRun r = test::run_hetsim("-q simulate -s dp-even --no-upper-bound --reliability --report " + report.string(),
+                                          test::Capture::kStdout);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("with failures (--reliability): goodput "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("restart 600 s (assumed)"), std::string::npos) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  std::filesystem::remove(report);
+  ASSERT_TRUE(j.contains("goodput"));
+  const double g = j["goodput"]["fraction"].get<double>();
+  EXPECT_GT(g, 0.9);  // 32 GPUs fail about every two months: little is lost
+  EXPECT_LT(g, 1.0);
+  EXPECT_NEAR(j["goodput"]["samples_per_s"].get<double>(), g * j["samples_per_s"].get<double>(), 1e-9 * j["samples_per_s"].get<double>());
+}
+
 }  // namespace
 }  // namespace hetsim

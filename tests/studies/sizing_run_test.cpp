@@ -66,5 +66,35 @@ TEST(SizingRun, PlansTheReferencesThenMixesNearTheFrontAndDrawsTheFrontFromThePl
   EXPECT_EQ(j["pareto"][0]["plan"], "kind: test\n");
 }
 
+TEST(SizingRun, WithReliabilityEveryTimeToTrainIsTheSimulatedRateTimesTheExpectedGoodput) {
+  Sizing s = load_sizing(test::source_dir() / "tests/fixtures/sizing/small.yaml");
+  Reliability r;
+  r.gpu_failures_per_year = 50;  // a bad year: goodput visibly under 1 on a few GPUs
+  s.reliability = r;
+  const ModelSpec model = load_model(test::shipped("workloads", s.model));
+  const PlanMixes plan = [](const std::vector<Mix>& ms, const std::string&) {
+    std::vector<PlannedMix> out;
+    for (const Mix& m : ms) {
+      PlannedMix p;
+      p.status = "ok";
+      p.samples_per_s = 10.0 * static_cast<double>(m.gpus);
+      out.push_back(p);
+    }
+    return out;
+  };
+  const SizingRun run = run_sizing(s, model, enumerate_mixes(s, 100000), SizingOptions{}, plan, [](const std::string&) {});
+  ASSERT_FALSE(run.points.empty());
+  const ModelNeeds needs = model_needs(model);
+  for (const SizingPoint& p : run.points) {
+    const Goodput g = expected_goodput(r, p.mix.gpus, p.mix.nodes, needs.checkpoint_bytes);
+    EXPECT_LT(g.goodput, 1.0);
+    EXPECT_DOUBLE_EQ(p.goodput.goodput, g.goodput);
+    EXPECT_DOUBLE_EQ(p.costs.time_to_train_s, s.train_samples / (p.row.samples_per_s * g.goodput));
+  }
+  const nlohmann::json j = sizing_report_json(s, model, SizingOptions{}, run);
+  EXPECT_TRUE(j["evaluated"][0].contains("goodput"));
+  EXPECT_NE(j["assumptions"].back().get<std::string>().find("expected goodput"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hetsim
