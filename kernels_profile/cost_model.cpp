@@ -213,12 +213,21 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   } else {
     c = single(device.slowdown * roofline_s(device, op, gemm, pass), CostSource::kRoofline);
   }
-  const double cast_bytes =
-      pass == Pass::kForward ? op.cast_fwd_bytes : op.cast_bwd_bytes + (op.recompute_flops > 0 ? op.cast_fwd_bytes : 0);
-  if (cast_bytes > 0) {
-    const double cast_s = device.slowdown * roofline(device, 0, cast_bytes, 1);
-    c.seconds += cast_s;
-    c.by_source[static_cast<size_t>(CostSource::kRoofline)] += cast_s;
+  // Each tensor's cast: from the measured FP8 casts (fp8_cast rows, by the bytes hetsim counts)
+  // for FP8 GEMM inputs where the device has them, else the roofline.
+  auto cast = [&](double bytes) {
+    if (bytes <= 0) return;
+    std::optional<KernelEstimate> e;
+    if (tables_ != nullptr && gemm == DType::kFp8) e = find(device, "fp8_cast", dtype).by_bytes(bytes);
+    const double s = device.slowdown * (e ? e->seconds : roofline(device, 0, bytes, 1));
+    c.seconds += s;
+    c.by_source[static_cast<size_t>(e ? e->source : CostSource::kRoofline)] += s;
+  };
+  if (pass == Pass::kForward) {
+    cast(op.cast_fwd_bytes);
+  } else {
+    cast(op.cast_bwd_bytes);
+    if (op.recompute_flops > 0) cast(op.cast_fwd_bytes);
   }
   return c;
 }

@@ -33,7 +33,7 @@ const std::vector<std::string>& kernel_names() {
       "flash_attention_causal_fwd", "flash_attention_causal_bwd", "layernorm_fwd", "layernorm_bwd", "softmax_fwd",
       "softmax_bwd",   "gelu_fwd",            "gelu_bwd",            "embedding_fwd",       "embedding_bwd",
       "copy",          "gemm_fwd",            "gemm_dgrad",          "gemm_wgrad",          "grouped_gemm_fwd",
-      "grouped_gemm_dgrad", "grouped_gemm_wgrad"};
+      "grouped_gemm_dgrad", "grouped_gemm_wgrad", "fp8_cast"};
   return kNames;
 }
 

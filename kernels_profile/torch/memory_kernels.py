@@ -8,6 +8,11 @@ same name on that device:
   gelu_fwd / _bwd        torch.nn.functional.gelu (tanh=none), the elementwise stand-in
   softmax_fwd / _bwd     torch.softmax over the last dimension
   copy                   Tensor.copy_ between two buffers
+  fp8_cast               (bf16 only, where the GPU has FP8) an FP8 GEMM input's cast with per-tensor
+                         current scaling, as torch/layer_bench.py runs it: amax, then the E4M3 cast and
+                         its transposed copy (torch.compile's fused kernels where it works, else eager);
+                         bytes as hetsim counts them for recipe fp8-current: read the tensor twice (amax,
+                         cast), write two 1-byte copies
 
 `bytes` counts as hetsim's operator graph does: forward 2 x the tensor (layernorm plus its
 parameters), backward 3 x (layernorm plus twice its parameters), copy 2 x. Kernels are timed from
@@ -21,7 +26,10 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from layer_bench import CAST, E4M3, use_compiled_casts
 from timing import DTYPES, append_rows, graph_median_seconds, identity, library
+
+FP8 = False  # set in main: float8 in this PyTorch and an sm_89+ GPU
 
 HEADER = ["device", "kernel", "dtype", "batch", "m", "n", "k", "bytes", "seconds", "gpu", "driver", "clock_mhz", "date",
           "library"]
@@ -48,6 +56,10 @@ def measure(rows_count, width, dtype):
     out["softmax_bwd"] = (3 * t, graph_median_seconds(lambda: torch.autograd.grad(y, (x,), dy, retain_graph=True)))
     dst = torch.empty_like(dy)
     out["copy"] = (2 * t, graph_median_seconds(lambda: dst.copy_(dy)))
+    if dtype == torch.bfloat16 and FP8:
+        xd = x.detach()
+        elements = rows_count * width
+        out["fp8_cast"] = (elements * (2 * e + 2), graph_median_seconds(lambda: CAST["fn"](xd)))
     return out
 
 
@@ -62,6 +74,11 @@ def main():
     gpu, driver, clock, date = identity()
     lib = library()
     print(f"memory_kernels.py: {gpu}, {driver}, {clock} MHz, {lib}, {date}", flush=True)
+    global FP8
+    FP8 = E4M3 is not None and torch.cuda.get_device_capability() >= (8, 9)
+    if FP8:
+        use_compiled_casts(torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16))
+        print(f"memory_kernels.py: fp8 casts {CAST['kind']}", flush=True)
     measure(256, 1024, torch.float32)  # warm-up: a process's first autograd backward took 20x longer (2026-11-27)
     # Widths of the shipped models (hidden, and an MLP's 4 x hidden), 256 to 65536 rows: tensors of
     # 0.5 MB to 1 GB.
