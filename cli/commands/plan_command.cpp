@@ -15,6 +15,7 @@
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/goodput_summary.hpp"
+#include "cli/output/mfu_ceiling.hpp"
 #include "cli/output/summary.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/megatron_args.hpp"
@@ -108,6 +109,7 @@ int run_plan(const PlanArgs& a) {
   const Evaluation* chosen = r.chosen();
   MegatronArgs exported{"", "no plan was chosen"};  // --emit megatron-args
   nlohmann::json goodput;                             // --reliability
+  nlohmann::json mfu_published;                       // the highest MFU published for these GPUs
   if (chosen != nullptr) {
     const Report best = r.chosen_report();
     std::cout << "\nchosen: " << best.strategy << " (smallest simulated time of " << r.candidates() << " candidates)\n\n";
@@ -126,6 +128,7 @@ int run_plan(const PlanArgs& a) {
     }
     std::cout << "\n";
     print_run_summary(std::cout, best, cluster);
+    mfu_published = check_mfu(std::cout, best, in.model, cluster);
     if (c.reliability) goodput = print_goodput(std::cout, best, in.model, cluster);
     if (a.emit == "megatron-args") {
       exported = r.chosen_hybrid() != nullptr ? megatron_args(*r.chosen_hybrid(), in.model, cluster)
@@ -143,6 +146,7 @@ int run_plan(const PlanArgs& a) {
   nlohmann::json j = r.to_json();
   if (chosen != nullptr) j["error_bars"] = error_bars_json(chosen->report, cluster);
   if (!goodput.is_null() && !goodput.empty()) j["goodput"] = goodput;
+  if (!mfu_published.is_null()) j["mfu_published"] = mfu_published;
   if (a.emit == "megatron-args") j[exported.args.empty() ? "megatron_args_unavailable" : "megatron_args"] =
       exported.args.empty() ? exported.why_not : exported.args;
   write_json(c.report, j, "--report");

@@ -11,6 +11,7 @@
 #include "cli/output/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/goodput_summary.hpp"
+#include "cli/output/mfu_ceiling.hpp"
 #include "cli/output/summary.hpp"
 #include "planner/planner.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
@@ -67,11 +68,13 @@ int run_simulate(const SimulateArgs& a) {
   print_header(std::cout, model, cluster, model.training.global_batch, micro_batch);
   std::cout << plan_text.str();
   print_run_summary(std::cout, ev.report, cluster);
+  const nlohmann::json mfu_published = check_mfu(std::cout, ev.report, model, cluster);
   const nlohmann::json goodput = c.reliability ? print_goodput(std::cout, ev.report, model, cluster) : nlohmann::json();
   print_assumptions(std::cout, notes);
   nlohmann::json j = ev.report.to_json();
   j["error_bars"] = error_bars_json(ev.report, cluster);
   if (!goodput.empty()) j["goodput"] = goodput;
+  if (!mfu_published.is_null()) j["mfu_published"] = mfu_published;
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
   if (!ev.report.feasible) {

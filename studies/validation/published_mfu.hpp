@@ -1,0 +1,37 @@
+// File: studies/validation/published_mfu.hpp
+// The highest MFU published for a GPU and a kind of training (studies/validation/published-mfu.yaml,
+// each figure with its source), so that a simulated MFU above anything published is said to be.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+
+namespace hetsim {
+
+struct PublishedMfu {
+  std::string gpu, setting, gemm;  // setting: dense | moe; gemm: bf16 | fp8 | mxfp8 | nvfp4
+  double mfu = 0;
+  std::string source;
+};
+
+// Reads a published-MFU file. Throws InputError naming file, line and field.
+[[nodiscard]] std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file);
+// The shipped table (data_root()/studies/validation/published-mfu.yaml), read once.
+[[nodiscard]] const std::vector<PublishedMfu>& shipped_published_mfu();
+
+// The kind of training a run of `model` is: its setting (dense or moe) and GEMM input format.
+[[nodiscard]] std::string mfu_setting(const ModelSpec& model);
+[[nodiscard]] std::string mfu_gemm(const ModelSpec& model);
+
+// The highest published MFU that applies to `model` on `cluster`: every GPU type of the cluster must
+// have a figure for the model's setting and GEMM format (the highest of them is taken); nullopt
+// when one does not (nothing published to compare with).
+[[nodiscard]] std::optional<PublishedMfu> published_mfu_ceiling(const std::vector<PublishedMfu>& table, const ModelSpec& model,
+                                                                const Cluster& cluster);
+
+}  // namespace hetsim
