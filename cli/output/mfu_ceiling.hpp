@@ -1,6 +1,6 @@
 // File: cli/output/mfu_ceiling.hpp
 // Beside a run's MFU: whether it is above the highest MFU published for its GPUs and kind of
-// training (studies/validation/published-mfu.yaml), which no published run has reached.
+// training (studies/validation/mfu/published-mfu.yaml), which no published run has reached.
 #pragma once
 
 #include <nlohmann/json.hpp>

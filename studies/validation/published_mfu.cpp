@@ -12,11 +12,14 @@
 namespace hetsim {
 
 std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) {
-  const YamlFile y = YamlFile::load_list(file);
+  const YamlFile y = YamlFile::load(file);
   Diagnostics diags;
   std::vector<PublishedMfu> out;
   const std::vector<std::string> devices = shipped_device_names();
-  for (FieldReader r : y.items(diags)) {
+  FieldReader root = y.root(diags);
+  std::vector<FieldReader> rows = root.list("published_mfu");
+  root.finish();
+  for (FieldReader& r : rows) {
     PublishedMfu m;
     m.gpu = r.text("gpu");
     if (!m.gpu.empty() && std::find(devices.begin(), devices.end(), m.gpu) == devices.end()) {
@@ -34,7 +37,7 @@ std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) 
 }
 
 const std::vector<PublishedMfu>& shipped_published_mfu() {
-  static const std::vector<PublishedMfu> table = load_published_mfu(data_root() / "studies/validation/published-mfu.yaml");
+  static const std::vector<PublishedMfu> table = load_published_mfu(data_root() / "studies/validation/mfu/published-mfu.yaml");
   return table;
 }
 

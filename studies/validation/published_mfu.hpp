@@ -1,5 +1,5 @@
 // File: studies/validation/published_mfu.hpp
-// The highest MFU published for a GPU and a kind of training (studies/validation/published-mfu.yaml,
+// The highest MFU published for a GPU and a kind of training (studies/validation/mfu/published-mfu.yaml,
 // each figure with its source), so that a simulated MFU above anything published is said to be.
 #pragma once
 
@@ -21,7 +21,7 @@ struct PublishedMfu {
 
 // Reads a published-MFU file. Throws InputError naming file, line and field.
 [[nodiscard]] std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file);
-// The shipped table (data_root()/studies/validation/published-mfu.yaml), read once.
+// The shipped table (data_root()/studies/validation/mfu/published-mfu.yaml), read once.
 [[nodiscard]] const std::vector<PublishedMfu>& shipped_published_mfu();
 
 // The kind of training a run of `model` is: its setting (dense or moe) and GEMM input format.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/input_error.hpp"
+#include "studies/validation/published_mfu.hpp"
 #include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
 #include "cli/markdown_examples.hpp"
@@ -52,6 +53,8 @@ std::string problem_of(const fs::path& file) {
         named |= e.path() != file && e.path().extension() == ".yaml" && read(e.path()).find("offers: " + file.filename().string()) != std::string::npos;
       }
       if (!named) return "an offers file that no sizing file beside it reads";
+    } else if (has("published_mfu")) {
+      (void)load_published_mfu(file);
     } else if (has("node_types")) {
       (void)load_cluster(file);
     } else if (has("family") || has("layers")) {

@@ -1,5 +1,5 @@
 // File: tests/studies/published_mfu_test.cpp
-// The highest published MFU per GPU and kind of training (studies/validation/published-mfu.yaml):
+// The highest published MFU per GPU and kind of training (studies/validation/mfu/published-mfu.yaml):
 // the shipped table loads, a run finds the figure of its GPUs, setting and GEMM format or none,
 // and `simulate` says when its MFU is above it.
 #include "studies/validation/published_mfu.hpp"
