@@ -75,6 +75,7 @@ int run_size(const SizeArgs& a) {
   if (s.budget_rent_usd_per_s) std::cout << " (rent " << format_money(*s.budget_rent_usd_per_s * 3600) << "/h)";
   if (s.budget_power_w) std::cout << " (power " << format_double("%.4g kW", *s.budget_power_w / 1e3) << ")";
   std::cout << "\n";
+  if (s.reliability) std::cout << "with " << reliability_assumption(*s.reliability) << "\n";
   if (a.dry_run) {
     std::cout << "checked; nothing planned (--dry-run)\n";
     return 0;
