@@ -21,7 +21,8 @@ struct PublishedMfu {
 
 // Reads a published-MFU file. Throws InputError naming file, line and field.
 [[nodiscard]] std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file);
-// The shipped table (data_root()/studies/validation/mfu/published-mfu.yaml), read once.
+// The shipped table (data_root()/studies/validation/mfu/published-mfu.yaml), read once; empty where
+// the data folder has none (nothing is checked then).
 [[nodiscard]] const std::vector<PublishedMfu>& shipped_published_mfu();
 
 // The kind of training a run of `model` is: its setting (dense or moe) and GEMM input format.
