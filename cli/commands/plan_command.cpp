@@ -145,7 +145,7 @@ int run_plan(const PlanArgs& a) {
 
   nlohmann::json j = r.to_json();
   if (chosen != nullptr) j["error_bars"] = error_bars_json(chosen->report, cluster);
-  if (!goodput.is_null() && !goodput.empty()) j["goodput"] = goodput;
+  if (!goodput.empty()) j["goodput"] = goodput;
   if (!mfu_published.is_null()) j["mfu_published"] = mfu_published;
   if (a.emit == "megatron-args") j[exported.args.empty() ? "megatron_args_unavailable" : "megatron_args"] =
       exported.args.empty() ? exported.why_not : exported.args;

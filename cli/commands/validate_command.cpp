@@ -102,18 +102,21 @@ std::vector<LayerKernelFile> layer_kernel_files(const ValidateArgs& a, const std
 void print_layer_kernels(const std::vector<LayerKernelFile>& files, const CostModel& cost, nlohmann::json& report) {
   report["layer_kernels"] = nlohmann::json::array();
   std::map<std::string, std::array<ClassSeconds, 4>> totals;  // per device, dtype and timing: [fwd meas, fwd pred, bwd meas, bwd pred]
+  std::map<std::string, Device> devices;                        // each device file read once
   for (const auto& [f, layers] : files) {
     if (layers.empty()) continue;
     std::cout << "\nlayers kernel by kernel in " << f.string() << " (us per pass, measured/predicted, classes over 1 % of the pass):\n";
     for (const LayerKernels& lk : layers) {
       const LayerMeasurement& m = lk.layer;
-      const Device device = load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""});
-      const LayerPrediction p = predict_layer(m, device, cost);
-      const std::string group = m.device + ", " + std::string(dtype_name(m.dtype)) + ", " + (lk.from_graphs ? "graphs" : "eager");
+      auto it = devices.find(m.device);
+      if (it == devices.end()) it = devices.emplace(m.device, load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""})).first;
+      const LayerPrediction p = predict_layer(m, it->second, cost);
+      const char* timing = lk.from_graphs ? "graphs" : "eager";
+      const std::string group = m.device + ", " + std::string(dtype_name(m.dtype)) + ", " + timing;
       std::printf("%-16s %6ld %5ld %6ld %6ld %3ld %-5s %-6s\n", m.device.c_str(), m.hidden, m.heads, m.ffn_hidden, m.seq_len,
-                  m.micro_batch, std::string(dtype_name(m.dtype)).c_str(), lk.from_graphs ? "graphs" : "eager");
+                  m.micro_batch, std::string(dtype_name(m.dtype)).c_str(), timing);
       nlohmann::json row{{"device", m.device}, {"hidden", m.hidden}, {"heads", m.heads}, {"ffn_hidden", m.ffn_hidden}, {"seq_len", m.seq_len},
-                         {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)}, {"timing", lk.from_graphs ? "graphs" : "eager"}};
+                         {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)}, {"timing", timing}};
       for (int pass = 0; pass < 2; ++pass) {
         const double meas_total = pass == 0 ? m.fwd_s : m.bwd_s, pred_total = pass == 0 ? p.fwd_s : p.bwd_s;
         std::string line;

@@ -120,7 +120,7 @@ def kernels_in_replays(graph):
 
 def kernels_per_pass_in_graphs(x, w, inputs, g, heads):
     """As kernels_per_pass, from CUDA-graph replays (backward = step's kernels less forward's), and
-    the idle time between kernels per pass (spans over ITERATIONS replays less kernel time)."""
+    the spans of one forward replay and one forward + backward replay (kernels_in_replays)."""
     forward = graphed(lambda: layer(x, w, heads))
     step = graphed(lambda: torch.autograd.grad(layer(x, w, heads), inputs, g))
     fwd, fwd_span = kernels_in_replays(forward)

@@ -35,10 +35,11 @@ Goodput mix_goodput(const Sizing& s, const Mix& m, const ModelNeeds& needs) {
 
 SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<Mix>& mixes, const SizingOptions& o,
                      const PlanMixes& plan, const std::function<void(const std::string&)>& say) {
-  const ModelNeeds needs = model_needs(model);
+  SizingRun run;
+  run.needs = model_needs(model);
+  const ModelNeeds& needs = run.needs;
   std::map<std::vector<long>, size_t> index;
   for (size_t i = 0; i < mixes.size(); ++i) index.emplace(mixes[i].counts, i);
-  SizingRun run;
   run.mixes = mixes.size();
   // References: each offer alone, at its smallest count that holds the model.
   std::vector<Mix> refs;
@@ -119,7 +120,7 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
 }
 
 nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& o, const SizingRun& run) {
-  const ModelNeeds needs = model_needs(model);
+  const ModelNeeds& needs = run.needs;
   // A report field as text: "" when the plan run left no report (or not an object).
   auto field = [](const nlohmann::json& report, const char* key) {
     return report.is_object() ? report.value(key, std::string()) : std::string();

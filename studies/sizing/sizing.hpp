@@ -46,6 +46,7 @@ struct SizingPoint {
 };
 
 struct SizingRun {
+  ModelNeeds needs;                    // the model's state, checkpoint and tokens per sample
   size_t mixes = 0;                    // within the budget
   size_t without_memory = 0;           // cannot hold the training state
   size_t promising = 0;                // not ruled off the front by the estimate
