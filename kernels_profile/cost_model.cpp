@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/data_dir.hpp"
+#include "kernels_profile/fused_attention.hpp"
 
 namespace hetsim {
 
@@ -125,7 +126,7 @@ std::optional<KernelEstimate> CostModel::Series::scaled(std::optional<KernelEsti
 }
 
 std::optional<KernelEstimate> CostModel::flash_attention(const Device& device, const Op& op, DType dtype, Pass pass) const {
-  auto lookup = [&](Pass p) -> std::optional<KernelEstimate> {
+  auto flash = [&](Pass p) -> std::optional<KernelEstimate> {
     const std::string suffix = p == Pass::kForward ? "_fwd" : "_bwd";
     if (op.causal) {
       if (const Series c = find(device, "flash_attention_causal" + suffix, dtype); c.series != nullptr) return c.gemm(op.gemm);
@@ -134,9 +135,22 @@ std::optional<KernelEstimate> CostModel::flash_attention(const Device& device, c
     if (e) e->seconds *= op.tile_fraction;
     return e;
   };
-  std::optional<KernelEstimate> e = lookup(pass);
+  // attention: fused: the FlashAttention-2 rows sped up by the published fused/flash ratio
+  // (kernels_profile/fused_attention.hpp); as flash where none is published for this GPU.
+  const FusedAttentionTable* fused = op.fused_attention ? fused_attention_for(device.name, device.kernels_from) : nullptr;
+  auto timed = [&](Pass p) -> std::optional<KernelEstimate> {
+    std::optional<KernelEstimate> e = flash(p);
+    if (!e || fused == nullptr) return e;
+    const double seq = static_cast<double>(op.gemm.m), head = static_cast<double>(op.gemm.k);
+    if (const std::optional<double> r = fused->speedup(p == Pass::kBackward, op.causal, head, seq); r && *r > 0) {
+      e->seconds /= *r;
+      e->source = weaker(e->source, CostSource::kScaled);
+    }
+    return e;
+  };
+  std::optional<KernelEstimate> e = timed(pass);
   if (e && pass == Pass::kBackward && op.recompute_flops > 0) {  // full recompute repeats the forward kernel
-    const std::optional<KernelEstimate> re = lookup(Pass::kForward);
+    const std::optional<KernelEstimate> re = timed(Pass::kForward);
     if (!re) return std::nullopt;
     e->seconds += re->seconds;
     e->source = weaker(e->source, re->source);

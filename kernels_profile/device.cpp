@@ -3,6 +3,7 @@
 
 #include "kernels_profile/framework_costs.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/data_dir.hpp"
@@ -119,6 +120,11 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
 }
 
 }  // namespace
+
+void check_shipped_device(const CsvRow& row, size_t column, const std::string& device) {
+  static const std::vector<std::string> devices = shipped_device_names();
+  if (std::find(devices.begin(), devices.end(), device) == devices.end()) row.error(column, unknown_device_message(device, devices));
+}
 
 std::string unknown_device_message(const std::string& name, const std::vector<std::string>& known) {
   return "unknown device " + in_quotes(name) + " (no kernels_profile/devices/" + name + ".yaml)" + did_you_mean(name, known);

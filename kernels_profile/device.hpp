@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/csv_reader.hpp"
 #include "kernels_profile/gemm_efficiency.hpp"
 #include "workloads/dtype.hpp"
 #include "workloads/op_graph.hpp"
@@ -86,5 +87,7 @@ struct Device {
 [[nodiscard]] std::string unknown_device_message(const std::string& name, const std::vector<std::string>& known);
 // Names of all shipped devices, sorted.
 [[nodiscard]] std::vector<std::string> shipped_device_names();
+// A CSV cell naming a device: reports an unknown name (with the nearest shipped one) on the row.
+void check_shipped_device(const CsvRow& row, size_t column, const std::string& device);
 
 }  // namespace hetsim

@@ -18,11 +18,6 @@ namespace hetsim {
 
 namespace {
 
-void check_device(const CsvRow& row, size_t column, const std::string& device) {
-  static const std::vector<std::string> devices = shipped_device_names();
-  if (std::find(devices.begin(), devices.end(), device) == devices.end()) row.error(column, unknown_device_message(device, devices));
-}
-
 struct StepRow {
   double layers, micro_batches, fwd_s, step_s;
 };
@@ -54,7 +49,7 @@ std::vector<PassOverheadFit> fit_pass_overheads(const std::filesystem::path& fil
   std::map<std::pair<std::string, std::string>, PassOverheadFit> fits;
   read_csv(file, columns, [&](const CsvRow& row) {
     const std::string& device = row.required(kDevice);
-    check_device(row, kDevice, device);
+    check_shipped_device(row, kDevice, device);
     const std::string& mode = row.text(kMode);
     if (mode != "eager" && mode != "cuda_graph") row.error(kMode, in_quotes(mode) + " is not one of: eager, cuda_graph");
     const auto layers = row.integer(kLayers, 1, 1024), mb = row.integer(kMb, 1, 1L << 20);
@@ -130,7 +125,7 @@ std::vector<InterferenceCurve> load_interference(const std::filesystem::path& fi
   std::map<std::pair<std::string, int>, std::pair<std::vector<double>, std::vector<double>>> at;
   read_csv(file, columns, [&](const CsvRow& row) {
     const std::string& device = row.required(kDevice);
-    check_device(row, kDevice, device);
+    check_shipped_device(row, kDevice, device);
     for (size_t c : {kM, kN, kK}) (void)row.integer(c, 1, 1L << 40);
     const auto channels = row.integer(kChannels, 1, 1024);
     const auto alone = row.seconds(kGemmAlone), with = row.seconds(kGemmWith), r_alone = row.seconds(kRedAlone),

@@ -64,13 +64,14 @@ namespace {
 // `attention: flash` on a GPU type without a fused kernel: that type runs the unfused path
 // (uses_flash_attention()); said once per plan, on stderr.
 void check_attention(const ModelSpec& model, const Cluster& cluster) {
-  if (model.training.attention != AttentionKernel::kFlash) return;
+  const AttentionKernel k = model.training.attention;
+  if (k != AttentionKernel::kFlash && k != AttentionKernel::kFused) return;
   for (const NodeType& nt : cluster.node_types) {
     if (nt.gpu.flash_attention) continue;
     const Diagnostic& d = model.attention_location;
     std::string msg = d.file;
     msg.append(":").append(std::to_string(d.line)).append(":").append(std::to_string(d.column));
-    msg.append(": warning: training.attention: flash is not available on ").append(nt.gpu.name);
+    msg.append(": warning: training.attention: ").append(attention_kernel_name(k)).append(" is not available on ").append(nt.gpu.name);
     msg.append(" (node type ").append(nt.name).append("); it runs the unfused attention path");
     log_info(msg);
   }

@@ -19,6 +19,7 @@
 #include "base/input_error.hpp"
 #include "cli/commands/plan_command.hpp"
 #include "kernels_profile/device.hpp"
+#include "kernels_profile/fused_attention.hpp"
 #include "kernels_profile/layer_kernels.hpp"
 #include "kernels_profile/layer_profile.hpp"
 #include "kernels_profile/validation.hpp"
@@ -82,6 +83,7 @@ void load(const Fixture& f) {
   }
   else if (f.kind == "layer-measurements") (void)load_layer_measurements(f.path);
   else if (f.kind == "layer-kernels") (void)load_layer_kernels(f.path);
+  else if (f.kind == "fused-attention") (void)load_fused_attention(f.path);
   else if (f.kind == "plan") {  // plans for the default model and cluster
     const SpmdProblem p = build_spmd_problem(load_model(test::shipped("workloads", "gpt3-1.3b")),
                                              load_cluster(test::shipped("topologies", "a100-v100-2x2")), CostModel{});

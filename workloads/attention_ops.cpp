@@ -46,6 +46,7 @@ void flash_attention(const LayerScope& sc, const std::string& p, int layer, cons
     op.causal = true;
   }
   op.gemm = {static_cast<long>(b) * m.heads, m.seq_len, m.seq_len, static_cast<long>(d.qk_dim)};
+  op.fused_attention = m.training.attention == AttentionKernel::kFused;
   op.fwd_flops = 2 * b * s * s * d.heads * (d.qk_dim + d.v_dim);
   op.bwd_flops = 2 * op.fwd_flops;
   op.bwd_recompute_flops = 2 * b * s * s * d.heads * d.qk_dim;

@@ -29,6 +29,7 @@ std::string_view attention_kernel_name(AttentionKernel k) {
     case AttentionKernel::kAuto: return "auto";
     case AttentionKernel::kStandard: return "standard";
     case AttentionKernel::kFlash: return "flash";
+    case AttentionKernel::kFused: return "fused";
   }
   return "?";
 }
@@ -230,8 +231,9 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
                                                                                      : Optimizer::kAdam;
   t.recompute = r.opt_choice("recompute", {"none", "full"}).value_or("none") == "full" ? Recompute::kFull
                                                                                       : Recompute::kNone;
-  const std::string attention = r.opt_choice("attention", {"auto", "standard", "flash"}).value_or("auto");
+  const std::string attention = r.opt_choice("attention", {"auto", "standard", "flash", "fused"}).value_or("auto");
   t.attention = attention == "flash"      ? AttentionKernel::kFlash
+                : attention == "fused"    ? AttentionKernel::kFused
                 : attention == "standard" ? AttentionKernel::kStandard
                                           : AttentionKernel::kAuto;
   // A name of a 16- or 32-bit format restates the dtype; the recipes put the layers' GEMM inputs in

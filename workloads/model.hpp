@@ -30,7 +30,7 @@ enum class Recompute { kNone, kFull };
 // `flash_attention`), the unfused path elsewhere; `flash` asks for it everywhere (a cluster with a
 // device that has none falls back to the unfused path there, with a warning from resolve_dtype());
 // `standard` is always unfused.
-enum class AttentionKernel { kAuto, kStandard, kFlash };
+enum class AttentionKernel { kAuto, kStandard, kFlash, kFused };
 
 // Mixture of experts in a gpt, llama or bert model (the `moe:` block; workloads/README.md): in MoE
 // layers the MLP becomes a router, `experts` routed experts of which each token uses `top_k`, and
@@ -124,7 +124,7 @@ struct ModelSpec {
 };
 
 [[nodiscard]] std::string_view family_name(Family f);
-[[nodiscard]] std::string_view attention_kernel_name(AttentionKernel k);  // "auto", "standard", "flash"
+[[nodiscard]] std::string_view attention_kernel_name(AttentionKernel k);  // "auto", "standard", "flash", "fused"
 // Whether a graph for a device with (`device_has_flash`) or without a fused attention kernel uses it.
 // (`flash` and `auto` both need the device's kernel; `standard` never uses one.)
 [[nodiscard]] bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash);

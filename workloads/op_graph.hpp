@@ -68,6 +68,7 @@ struct Op {
   // (executed rows / routed rows).
   double tile_fraction = 1;
   bool causal = false;  // attention under a causal mask (measured tables have causal rows)
+  bool fused_attention = false;  // flash attention by cuDNN's fused kernels (training.attention: fused)
   // Low-precision GEMM recipes (workloads/gemm_precision.hpp): the format this matmul's inputs are
   // in when it is not the graph's dtype, and the bytes of the cast kernels around it (forward: its
   // input; backward: its output gradient), memory-bound work of their own.

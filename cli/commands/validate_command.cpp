@@ -171,11 +171,15 @@ void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--runs", a.runs, "validation run files (docs/formats/validation-runs.md): compare these published runs instead");
   cmd->add_option("--only", a.only, "with --runs: only the runs whose name contains this text");
   cmd->add_option("--markdown", a.markdown, "with --runs: write the table (with sources) as Markdown here")->check(output_file());
+  cmd->add_option("--trace-dir", a.trace_dir,
+                  "with --runs: write each training run's simulated iteration as a Chrome trace (open in Perfetto) into this directory");
 }
 
 int run_validate(const ValidateArgs& a) {
-  if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report, a.markdown);
-  if (!a.only.empty() || !a.markdown.empty()) throw InputError("--only/--markdown", "", "apply to --runs; give --runs FILE");
+  if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report, a.markdown, a.trace_dir);
+  if (!a.only.empty() || !a.markdown.empty() || !a.trace_dir.empty()) {
+    throw InputError("--only/--markdown/--trace-dir", "", "apply to --runs; give --runs FILE");
+  }
   const std::filesystem::path dir = a.kernels.empty() ? data_root() / "kernels_profile/measured" : std::filesystem::path(a.kernels);
   if (std::error_code ec; !std::filesystem::is_directory(dir, ec)) {
     throw InputError("--kernels", "", in_quotes(dir.string()) + (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist") +

@@ -21,6 +21,7 @@ struct ValidateArgs {
   std::vector<std::string> runs;  // validation run files: compare published runs instead
   std::string only;               // with runs: only runs whose name contains this
   std::string markdown;           // with runs: the table as Markdown
+  std::string trace_dir;          // with runs: one Chrome trace per training run
 };
 
 void add_validate_options(CLI::App* cmd, ValidateArgs& a);

@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "studies/validation/calibration.hpp"
 
@@ -71,10 +73,23 @@ std::string markdown(const std::vector<RunResult>& results) {
   return md;
 }
 
+// NN-<name>.trace.json with every character of the run's name outside [A-Za-z0-9._-] as '_' (names
+// come from run files: no path separators or "..").
+std::string trace_file_name(size_t index, const std::string& name) {
+  std::string safe;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    safe.push_back(ok || (c == '.' && !safe.empty()) ? c : '_');
+  }
+  char prefix[24];
+  std::snprintf(prefix, sizeof prefix, "%02zu-", index + 1);
+  return prefix + safe.substr(0, 120) + ".trace.json";
+}
+
 }  // namespace
 
 int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report,
-                        const std::string& markdown_file) {
+                        const std::string& markdown_file, const std::string& trace_dir) {
   std::vector<ValidationRun> runs;
   for (const std::string& f : files) {
     std::vector<ValidationRun> r = load_runs(f);
@@ -83,6 +98,13 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
     }
   }
   if (runs.empty()) throw InputError("--only", "", "\"" + only + "\" matches no run name");
+  if (!trace_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(trace_dir, ec);
+    if (ec || !std::filesystem::is_directory(trace_dir, ec)) {
+      throw InputError("--trace-dir", "", in_quotes(trace_dir) + " cannot be made a directory" + (ec ? ": " + ec.message() : ""));
+    }
+  }
   const CostModel cost = CostModel::shipped();
   const SimOptions sim;
   std::cout << "hetsim validate: " << runs.size() << " published run" << (runs.size() == 1 ? "" : "s") << " from "
@@ -97,8 +119,12 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
     std::string progress = std::to_string(i + 1);
     progress.append("/").append(std::to_string(runs.size())).append(" ").append(runs[i].name);
     log_info(progress);
-    results.push_back(evaluate_run(runs[i], cost, sim));
-    const RunResult& r = results.back();
+    results.push_back(evaluate_run(runs[i], cost, sim, !trace_dir.empty()));
+    RunResult& r = results.back();
+    if (!r.trace.is_null()) {
+      write_json((std::filesystem::path(trace_dir) / trace_file_name(i, r.run->name)).string(), r.trace, "--trace-dir");
+      r.trace = nullptr;  // written: not kept for the whole set
+    }
     const std::string cls = r.run->class_name.empty() ? default_class_name(r) : r.run->class_name;
     for (const FigureResult& f : r.figures) {
       nlohmann::json row{{"run", r.run->name}, {"figure", f.key},      {"measured", f.measured}, {"class", cls},

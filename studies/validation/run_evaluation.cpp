@@ -14,6 +14,7 @@
 #include "planner/spmd/spmd_judge.hpp"
 #include "planner/spmd/spmd_problem.hpp"
 #include "sim/collective.hpp"
+#include "sim/trace.hpp"
 #include "studies/validation/megatron_grid.hpp"
 #include "workloads/op_graph.hpp"
 
@@ -185,7 +186,7 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   fill(out, {{"forward_s", fwd}, {"backward_s", bwd}, {"layer_time_s", fwd + bwd}, {"activation_bytes", layer.saved_bytes}});
 }
 
-void training_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim) {
+void training_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim, bool trace) {
   const Cluster cluster = run_cluster(run);
   ModelSpec model = load_model(run.training.model);
   const TrainingRun& t = run.training;
@@ -218,6 +219,7 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
     fill(out, {});
     return;
   }
+  if (trace) out.trace = chrome_trace(ev.program, cluster, ev.result);
   const Report& r = ev.report;
   double peak = 0;
   for (const DeviceReport& d : r.devices) peak = std::max(peak, d.peak_memory_bytes);
@@ -232,14 +234,14 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
 
 }  // namespace
 
-RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim) {
+RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim, bool trace) {
   RunResult out;
   out.run = &run;
   switch (run.kind) {
     case RunKind::kCollective: collective_run(run, out, sim); break;
     case RunKind::kMatmul: matmul_run(run, out, cost); break;
     case RunKind::kLayer: layer_run(run, out, cost, sim); break;
-    case RunKind::kTraining: training_run(run, out, cost, sim); break;
+    case RunKind::kTraining: training_run(run, out, cost, sim, trace); break;
   }
   return out;
 }

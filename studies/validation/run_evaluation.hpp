@@ -8,6 +8,7 @@
 //   training:   the plan, strategy or Megatron grid planned and simulated on the cluster.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,10 +40,12 @@ struct RunResult {
   std::vector<FigureResult> figures;
   std::string failure;  // non-empty: no prediction (e.g. the plan does not fit in memory), and why
   std::string note;     // how the prediction was made (algorithm, plan shape)
+  nlohmann::json trace;  // a training run's simulated iteration as a Chrome trace, when asked for
 };
 
 // Throws InputError when the run's inputs are bad (file:line:col of the run or its inputs).
-[[nodiscard]] RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim);
+// With `trace`, a training run keeps its simulated iteration as a Chrome trace (RunResult::trace).
+[[nodiscard]] RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim, bool trace = false);
 
 // Narayanan et al. 2021 eq. (3): FLOPs per iteration of a GPT model with full recompute.
 [[nodiscard]] double narayanan_flops(const ModelSpec& model);

@@ -3,7 +3,11 @@
 // error bars, and `hetsim validate --runs`.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "planner/hybrid/stage_work.hpp"
 #include "studies/validation/calibration.hpp"
@@ -258,6 +262,25 @@ TEST(ValidateCli, PrintsEveryFigureAndTheClasses) {
   EXPECT_NE(r.output.find("memory: mean |error|"), std::string::npos);
   EXPECT_EQ(r.output.find("nan"), std::string::npos);
   EXPECT_EQ(test::run_hetsim("validate --runs " + runs_file().string() + " --only nothing-like-this", test::Capture::kStdout).rc, 2);
+}
+
+TEST(ValidateCli, TraceDirHoldsOneChromeTraceForEachTrainingRunAndNoOther) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_traces_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const test::CliRun r = test::run_hetsim("validate --runs " + runs_file().string() + " --trace-dir " + (dir / "sub").string(),
+                                          test::Capture::kStdout);
+  EXPECT_EQ(r.rc, 0);
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "sub")) names.push_back(e.path().filename().string());
+  ASSERT_EQ(names, std::vector<std::string>{"04-gpt-grid-2x2x2.trace.json"});  // the fourth run, the only training one
+  std::ifstream in(dir / "sub" / names[0]);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.contains("traceEvents"));
+  const auto& ev = j["traceEvents"];
+  EXPECT_TRUE(std::any_of(ev.begin(), ev.end(), [](const nlohmann::json& e) { return e.value("cat", "") == "compute"; }));
+  // Without --runs it is refused, as --only and --markdown are.
+  EXPECT_EQ(test::run_hetsim("validate --trace-dir " + dir.string(), test::Capture::kStdout).rc, 2);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
