@@ -8,6 +8,7 @@
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "kernels_profile/fused_attention.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
 #include "planner/spmd/spmd_judge.hpp"
@@ -93,6 +94,20 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
   out.push_back("compute times: measured kernel tables (kernels_profile/measured) where they cover a GPU type, a "
                 "per-layer profile where given, else the roofline model with assumed efficiencies (efficiency blocks of "
                 "kernels_profile/devices/*.yaml); compute_time_sources gives the shares");
+  if (model.training.attention == AttentionKernel::kFused) {  // kernels_profile/fused_attention.hpp
+    std::string scaled, as_flash;
+    std::vector<std::string> seen;
+    for (const NodeType& nt : cluster.node_types) {
+      if (std::find(seen.begin(), seen.end(), nt.gpu.name) != seen.end()) continue;
+      seen.push_back(nt.gpu.name);
+      std::string& into = fused_attention_for(nt.gpu.name, nt.gpu.kernels_from) != nullptr ? scaled : as_flash;
+      into += (into.empty() ? "" : ", ") + nt.gpu.name;
+    }
+    out.push_back("attention: fused (cuDNN's kernels, as Transformer Engine runs them): " +
+                  (scaled.empty() ? std::string() : "FlashAttention-2's times over the published cuDNN/FlashAttention-2 ratio "
+                                                    "(FlashAttention-3 paper, H100; compute_time_sources: scaled) on " + scaled) +
+                  (scaled.empty() || as_flash.empty() ? "" : "; ") + (as_flash.empty() ? "" : "costed as flash on " + as_flash));
+  }
   const DType dtype = resolve_dtype(model, cluster);
   if (dtype != model.training.dtype) {
     out.push_back("all devices compute in " + std::string(dtype_name(dtype)) + ", the model's fallback: not every GPU supports " +

@@ -12,6 +12,7 @@
 
 #include "base/input_error.hpp"
 #include "kernels_profile/cost_model.hpp"
+#include "planner/strategies.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -77,6 +78,22 @@ TEST(FusedAttention, TheCostModelDividesTheMeasuredFlashTimeByTheRatioAndSaysItI
   EXPECT_EQ(flash_fwd.by_source[static_cast<int>(CostSource::kScaled)], 0);  // measured rows
   EXPECT_DOUBLE_EQ(fused_fwd.by_source[static_cast<int>(CostSource::kScaled)], fused_fwd.seconds);
   EXPECT_DOUBLE_EQ(cost.op_time(a100, op, DType::kBf16, Pass::kForward).seconds, flash_a100.seconds);
+}
+
+TEST(FusedAttention, TheAssumptionsSayWhereTheRatioAppliesAndWhereFusedCostsAsFlash) {
+  ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const Cluster cluster = test::shipped_cluster("pair-a100-h100");
+  const auto line = [&] {
+    for (const std::string& a : assumptions(model, cluster)) {
+      if (a.starts_with("attention: fused")) return a;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(line(), "");  // flash: nothing to say
+  model.training.attention = AttentionKernel::kFused;
+  const std::string said = line();
+  EXPECT_NE(said.find("on H100-SXM5-80GB"), std::string::npos) << said;
+  EXPECT_NE(said.find("costed as flash on A100-SXM4-80GB"), std::string::npos) << said;
 }
 
 TEST(FusedAttention, RowsThatAreWrongAreRefusedWithTheirLineAndColumn) {
