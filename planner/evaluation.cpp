@@ -11,6 +11,7 @@ Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& m
   ev.report.strategy = strategy;
   ev.report.cluster = cluster.name;
   ev.report.model = model.name;
+  ev.report.moe = model.moe.has_value();
   ev.report.feasible = false;
   ev.report.infeasible_reason = std::move(reason);
   return ev;
@@ -22,6 +23,7 @@ Evaluation simulated_evaluation(Program program, const ModelSpec& model, const C
   ev.result = simulate(ev.program, cluster, options);
   ev.report = make_report(ev.program, cluster, ev.result, options);
   ev.report.model = model.name;
+  ev.report.moe = model.moe.has_value();
   return ev;
 }
 

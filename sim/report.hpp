@@ -35,6 +35,7 @@ struct Report {
   std::string shape;          // hybrid: "2 pipelines x 4 stages, tp 8, 1f1b"
   std::string cluster;
   std::string model;
+  bool moe = false;  // the model has mixture-of-experts layers (which calibration class applies; not in the JSON)
   bool feasible = true;
   std::string infeasible_reason;  // when !feasible: which device, by how much
 

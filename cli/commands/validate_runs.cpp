@@ -145,10 +145,10 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
   }
   const std::vector<CalibrationClass> classes = calibration_classes(results);
   std::cout << "\ncalibration classes:\n";
-  std::printf("  %-44s %-7s %5s %13s %13s\n", "class", "of", "rows", "mean |error|", "max |error|");
+  std::printf("  %-44s %-7s %5s %13s %13s %13s\n", "class", "of", "rows", "mean |error|", "p90 |error|", "max |error|");
   for (const CalibrationClass& c : classes) {
-    std::printf("  %-44s %-7s %5d %13s %13s\n", c.name.c_str(), std::string(quantity_name(c.quantity)).c_str(), c.rows,
-                pct(c.mean_abs_error, false).c_str(), pct(c.max_abs_error, false).c_str());
+    std::printf("  %-44s %-7s %5d %13s %13s %13s\n", c.name.c_str(), std::string(quantity_name(c.quantity)).c_str(), c.rows,
+                pct(c.mean_abs_error, false).c_str(), pct(c.p90_abs_error, false).c_str(), pct(c.max_abs_error, false).c_str());
   }
   int failed = 0;
   for (const RunResult& r : results) failed += r.failure.empty() ? 0 : 1;

@@ -27,7 +27,7 @@ RunScope scope_of(const Report& r, const Cluster& cluster) {
 std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
   static const std::vector<CalibrationClass> classes = shipped_calibration();
   const RunScope s = scope_of(r, cluster);
-  return nearest_error_bar(classes, q, RunKind::kTraining, s.gpus, s.name());
+  return nearest_error_bar(classes, q, RunKind::kTraining, s.gpus, s.name(), r.moe);
 }
 
 nlohmann::json to_json(const std::optional<ErrorBar>& b) {
@@ -36,6 +36,7 @@ nlohmann::json to_json(const std::optional<ErrorBar>& b) {
           {"rows", b->of.rows},
           {"mean_abs_error", b->of.mean_abs_error},
           {"max_abs_error", b->of.max_abs_error},
+          {"p90_abs_error", b->of.p90_abs_error},
           {"exact_match", b->exact},
           {"text", b->text()}};
 }
@@ -49,13 +50,16 @@ nlohmann::json error_bars_json(const Report& r, const Cluster& cluster) {
 
 void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster) {
   if (!r.feasible) return;
-  const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
-  if (!t && !m) {
+  static const bool shipped = !shipped_calibration().empty();
+  if (!shipped) {
     out << "prediction error: unknown (no shipped calibration: studies/validation/calibration.json)\n";
     return;
   }
-  out << "prediction error on published runs: time " << (t ? t->text() : "not calibrated") << "; memory "
-      << (m ? m->text() : "not calibrated") << "\n";
+  const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
+  // No class covers these GPU types: said, not borrowed from another GPU's runs.
+  const std::string none = "no calibration for these GPU types in training runs";
+  out << "prediction error on published runs: time " << (t ? t->text() : none) << "; memory "
+      << (m ? m->text() : none) << "\n";
 }
 
 }  // namespace hetsim::cli

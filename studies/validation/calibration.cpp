@@ -45,7 +45,7 @@ std::string default_class_name(const RunResult& r) {
 
 std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& results) {
   std::map<std::pair<std::string, Quantity>, CalibrationClass> by;
-  std::map<std::pair<std::string, Quantity>, double> sum;
+  std::map<std::pair<std::string, Quantity>, std::vector<double>> errors;
   for (const RunResult& r : results) {
     if (!r.failure.empty()) continue;
     const std::string name = r.run->class_name.empty() ? default_class_name(r) : r.run->class_name;
@@ -63,13 +63,20 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
       c.gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
       const double e = std::fabs(f.error());
       ++c.rows;
+      c.moe = c.moe || r.scope.moe;
       c.max_abs_error = std::max(c.max_abs_error, e);
-      sum[{name, q}] += e;
+      errors[{name, q}].push_back(e);
     }
   }
   std::vector<CalibrationClass> out;
   for (auto& [k, c] : by) {
-    c.mean_abs_error = sum[k] / c.rows;
+    std::vector<double>& e = errors[k];
+    double sum = 0;
+    for (double x : e) sum += x;
+    c.mean_abs_error = sum / c.rows;
+    std::sort(e.begin(), e.end());
+    const size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(e.size())));  // nearest rank, 1-based
+    c.p90_abs_error = e[std::max<size_t>(rank, 1) - 1];
     out.push_back(c);
   }
   return out;
@@ -85,7 +92,9 @@ nlohmann::json to_json(const std::vector<CalibrationClass>& classes) {
                    {"scope", c.scope},
                    {"rows", c.rows},
                    {"mean_abs_error", c.mean_abs_error},
-                   {"max_abs_error", c.max_abs_error}});
+                   {"max_abs_error", c.max_abs_error},
+                   {"p90_abs_error", c.p90_abs_error},
+                   {"moe", c.moe}});
   }
   return out;
 }
@@ -108,7 +117,11 @@ std::vector<CalibrationClass> load_calibration(const std::filesystem::path& repo
       x.rows = c.at("rows").get<int>();
       x.mean_abs_error = c.at("mean_abs_error").get<double>();
       x.max_abs_error = c.at("max_abs_error").get<double>();
-      if (x.rows <= 0 || !std::isfinite(x.mean_abs_error) || !std::isfinite(x.max_abs_error)) {
+      // Reports written before these keys: the max stands for the percentile, dense for the setting.
+      x.p90_abs_error = c.contains("p90_abs_error") ? c.at("p90_abs_error").get<double>() : x.max_abs_error;
+      x.moe = c.contains("moe") && c.at("moe").get<bool>();
+      if (x.rows <= 0 || !std::isfinite(x.mean_abs_error) || !std::isfinite(x.max_abs_error) || !std::isfinite(x.p90_abs_error) ||
+          x.mean_abs_error < 0 || x.max_abs_error < 0 || x.p90_abs_error < 0) {
         throw InputError(report.string(), "classes[" + std::to_string(i) + "]", "rows and errors must be positive and finite");
       }
       out.push_back(std::move(x));
@@ -128,33 +141,31 @@ std::vector<CalibrationClass> shipped_calibration() {
 
 std::string ErrorBar::text() const {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "±%.1f %%", 100 * of.mean_abs_error);
+  std::snprintf(buf, sizeof buf, "±%.1f %%", 100 * of.p90_abs_error);
   std::string s(buf);
-  s.append(" (").append(of.name).append(", ").append(std::to_string(of.rows)).append(" calibration row");
+  s.append(" (90th percentile of |error| over ").append(std::to_string(of.rows)).append(" calibration row");
   if (of.rows != 1) s.append("s");
+  s.append(": ").append(of.name);
   if (!exact) s.append("; nearest class, not this setting");
   s.append(")");
   return s;
 }
 
 std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
-                                          const std::set<std::string>& gpus, const std::string& scope) {
+                                          const std::set<std::string>& gpus, const std::string& scope, bool moe) {
   const CalibrationClass* best = nullptr;
   int best_score = -1;
-  bool best_exact = false;
   for (const CalibrationClass& c : classes) {
-    if (c.quantity != quantity) continue;
-    const bool same_gpus = c.gpus == gpus;
-    const bool overlap = std::any_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); });
-    const int score = (c.kind == kind ? 4 : 0) + (same_gpus ? 2 : overlap ? 1 : 0) + (c.scope == scope ? 1 : 0);
-    if (score > best_score || (score == best_score && best != nullptr && c.rows > best->rows)) {
+    if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
+    if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
+    const int score = (c.moe == moe ? 2 : 0) + (c.scope == scope ? 1 : 0);
+    if (score > best_score || (score == best_score && c.rows > best->rows)) {
       best = &c;
       best_score = score;
-      best_exact = c.kind == kind && same_gpus && c.scope == scope;
     }
   }
   if (best == nullptr) return std::nullopt;
-  return ErrorBar{*best, best_exact};
+  return ErrorBar{*best, best->gpus == gpus && best->scope == scope && best->moe == moe};
 }
 
 }  // namespace hetsim

@@ -1,8 +1,10 @@
 // File: studies/validation/calibration.hpp
 // Calibration classes and error bars. Every compared figure of a validation run falls in a class
 // (the run's `class`, or "<kind> <GPU types> <scope>") and a quantity (time-like or memory); a class
-// states its rows and mean and max |error|. A later prediction is given the error bar of the
-// nearest class: the same kind of run, the same GPU types, the same scope, in that order of weight.
+// states its rows, mean, max and 90th-percentile |error|. A later prediction is given the 90th
+// percentile of a class of the same quantity and kind of run whose GPU types include all of the
+// prediction's (mixture of experts or not, then scope, then rows decide among them); none such:
+// no error bar, and the prediction says it has no calibration rather than borrowing another GPU's.
 #pragma once
 
 #include <filesystem>
@@ -29,6 +31,10 @@ struct CalibrationClass {
   int rows = 0;       // compared figures
   double mean_abs_error = 0;
   double max_abs_error = 0;
+  // The 90th percentile of its rows' |error| (nearest rank: the max below 10 rows): the error bar.
+  // hetsim fits nothing to these rows, so each row's error is an out-of-sample error.
+  double p90_abs_error = 0;
+  bool moe = false;  // its training runs are of mixture-of-experts models
 };
 
 // The class a run's figures belong to when the run names none.
@@ -47,12 +53,14 @@ struct CalibrationClass {
 
 struct ErrorBar {
   CalibrationClass of;
-  bool exact = false;  // the class matches the prediction's kind, GPU types and scope
-  [[nodiscard]] std::string text() const;  // "±4.1 % (A100 NVSwitch, 8 calibration rows)"
+  bool exact = false;  // the class matches the prediction's GPU types, scope and MoE or dense
+  // "±4.1 % (90th percentile of |error| over 8 calibration rows: A100 NVSwitch)"
+  [[nodiscard]] std::string text() const;
 };
-// The nearest class for a prediction of `quantity` by a run of `kind` over `gpus` at `scope`.
+// The class for a prediction of `quantity` by a run of `kind` over `gpus` at `scope` (`moe`: of a
+// mixture-of-experts model); nullopt when no class of that quantity and kind covers every GPU type.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
-                                                        const std::string& scope);
+                                                        const std::string& scope, bool moe = false);
 
 }  // namespace hetsim

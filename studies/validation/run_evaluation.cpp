@@ -214,6 +214,7 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
     out.note = t.strategy;
   }
   out.scope = scope_of(cluster, all_gpus(cluster));
+  out.scope.moe = model.moe.has_value();
   if (!ev.report.feasible) {
     out.failure = ev.report.infeasible_reason;
     fill(out, {});

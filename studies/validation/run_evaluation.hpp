@@ -31,6 +31,7 @@ struct RunScope {
   std::set<std::string> gpus;
   int gpu_count = 1;
   int nodes = 1;
+  bool moe = false;  // a training run of a mixture-of-experts model
   [[nodiscard]] std::string name() const;  // "1 GPU", "1 node", "multi-node"
 };
 

@@ -218,26 +218,51 @@ TEST(Calibration, ClassesSplitTimeFromMemoryAndStateMeanAndMax) {
   EXPECT_EQ(classes[2].name, "collective H100 1 node");
 }
 
-TEST(Calibration, NearestClassPrefersKindThenGpusThenScope) {
-  CalibrationClass coll{"coll A100", Quantity::kTime, RunKind::kCollective, {"A100"}, "1 node", 9, 0.02, 0.05};
-  CalibrationClass train_h{"train H100", Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", 3, 0.08, 0.1};
-  CalibrationClass train_a{"train A100", Quantity::kTime, RunKind::kTraining, {"A100"}, "multi-node", 4, 0.04, 0.07};
-  const std::vector<CalibrationClass> all{coll, train_h, train_a};
+TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
+  CalibrationClass coll{"coll A100", Quantity::kTime, RunKind::kCollective, {"A100"}, "1 node", 9, 0.02, 0.05, 0.04};
+  CalibrationClass train_h{"train H100", Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", 3, 0.08, 0.1, 0.1};
+  CalibrationClass moe_h{"train H100 MoE", Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", 6, 0.15, 0.6, 0.6, true};
+  CalibrationClass train_a{"train A100", Quantity::kTime, RunKind::kTraining, {"A100"}, "multi-node", 4, 0.04, 0.07, 0.07};
+  const std::vector<CalibrationClass> all{coll, train_h, moe_h, train_a};
   const auto a = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100"}, "multi-node");
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->of.name, "train A100");
   EXPECT_TRUE(a->exact);
-  EXPECT_EQ(a->text(), "±4.0 % (train A100, 4 calibration rows)");
-  const auto v = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node");
-  ASSERT_TRUE(v.has_value());
-  EXPECT_FALSE(v->exact);
-  EXPECT_EQ(v->of.name, "train A100");  // no V100 class: the training class with the most rows
+  EXPECT_EQ(a->text(), "±7.0 % (90th percentile of |error| over 4 calibration rows: train A100)");
+  // Another scope of the same GPUs: that class, said to be not this setting.
+  const auto one_node = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100"}, "1 node");
+  ASSERT_TRUE(one_node.has_value());
+  EXPECT_FALSE(one_node->exact);
+  // An H100 plan: an H100 class, dense or MoE as the model is (not the one with more rows).
+  EXPECT_EQ(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", false)->of.name, "train H100");
+  EXPECT_EQ(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", true)->of.name, "train H100 MoE");
+  // No V100 class, and no class with both A100 and H100: none, rather than another GPU's bar.
+  EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node").has_value());
+  EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100", "H100"}, "multi-node").has_value());
+  // Collectives' classes never give a training run its bar; no memory class, no memory bar.
+  EXPECT_FALSE(nearest_error_bar({coll}, Quantity::kTime, RunKind::kTraining, {"A100"}, "1 node").has_value());
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kMemory, RunKind::kTraining, {"A100"}, "1 node").has_value());
+}
+
+TEST(Calibration, The90thPercentileIsTheNearestRankOfTheRowsErrors) {
+  ValidationRun run;
+  run.kind = RunKind::kTraining;
+  run.class_name = "A";
+  std::vector<RunResult> results;
+  // |errors| 1 % .. 20 %: the 18th of 20 sorted (ceil(0.9 x 20)) is 18 %.
+  for (int i = 1; i <= 20; ++i) results.push_back(synthetic(run, {"A100"}, 2, {{"iteration_time_s", 1.0, 1.0 + 0.01 * i}}));
+  const std::vector<CalibrationClass> c = calibration_classes(results);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NEAR(c[0].p90_abs_error, 0.18, 1e-12);
+  EXPECT_NEAR(c[0].max_abs_error, 0.20, 1e-12);
+  // Below ten rows the percentile is the largest error.
+  results.resize(5);
+  EXPECT_NEAR(calibration_classes(results)[0].p90_abs_error, 0.05, 1e-12);
 }
 
 TEST(Calibration, ReportClassesReadBack) {
   const std::vector<CalibrationClass> classes{
-      {"x", Quantity::kMemory, RunKind::kLayer, {"A100", "V100"}, "1 node", 5, 0.03, 0.09}};
+      {"x", Quantity::kMemory, RunKind::kLayer, {"A100", "V100"}, "1 node", 5, 0.03, 0.09, 0.08, true}};
   const std::filesystem::path f = std::filesystem::temp_directory_path() / "hetsim_calibration_test.json";
   std::ofstream(f) << nlohmann::json{{"classes", to_json(classes)}}.dump();
   const std::vector<CalibrationClass> back = load_calibration(f);
@@ -248,6 +273,15 @@ TEST(Calibration, ReportClassesReadBack) {
   EXPECT_EQ(back[0].gpus, (std::set<std::string>{"A100", "V100"}));
   EXPECT_EQ(back[0].rows, 5);
   EXPECT_DOUBLE_EQ(back[0].max_abs_error, 0.09);
+  EXPECT_DOUBLE_EQ(back[0].p90_abs_error, 0.08);
+  EXPECT_TRUE(back[0].moe);
+  // A report written before the percentile and the MoE flag: the max stands for it, dense.
+  std::ofstream(f) << R"({"classes": [{"name": "y", "quantity": "time", "kind": "training", "gpus": ["A100"], "scope": "1 node",
+                          "rows": 3, "mean_abs_error": 0.05, "max_abs_error": 0.12}]})";
+  const std::vector<CalibrationClass> old = load_calibration(f);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_DOUBLE_EQ(old[0].p90_abs_error, 0.12);
+  EXPECT_FALSE(old[0].moe);
   std::ofstream(f) << "{\"classes\": [{\"name\": 3}]}";
   EXPECT_THROW((void)load_calibration(f), InputError);
   std::filesystem::remove(f);
@@ -262,6 +296,23 @@ TEST(ValidateCli, PrintsEveryFigureAndTheClasses) {
   EXPECT_NE(r.output.find("memory: mean |error|"), std::string::npos);
   EXPECT_EQ(r.output.find("nan"), std::string::npos);
   EXPECT_EQ(test::run_hetsim("validate --runs " + runs_file().string() + " --only nothing-like-this", test::Capture::kStdout).rc, 2);
+}
+
+TEST(ErrorBarsCli, AnH100PredictionTakesAnH100ClassAndAMixWithoutOneSaysSo) {
+  const std::string h100 = (test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml").string();
+  const test::CliRun r = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c " + h100, test::Capture::kStdout);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const size_t at = r.output.find("prediction error on published runs: time ±");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+  EXPECT_NE(line.find("H100 dense"), std::string::npos) << line;  // a dense model: the dense H100 class
+  EXPECT_NE(line.find("90th percentile of |error|"), std::string::npos) << line;
+  // The demo's A100 + V100 mix: no published run used it.
+  const test::CliRun mix = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-v100-2x2", test::Capture::kStdout);
+  ASSERT_EQ(mix.rc, 0);
+  EXPECT_NE(mix.output.find("prediction error on published runs: time no calibration for these GPU types in training runs"),
+            std::string::npos)
+      << mix.output;
 }
 
 TEST(ValidateCli, TraceDirHoldsOneChromeTraceForEachTrainingRunAndNoOther) {
