@@ -12,6 +12,7 @@ Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& m
   ev.report.cluster = cluster.name;
   ev.report.model = model.name;
   ev.report.moe = model.moe.has_value();
+  ev.report.low_precision_gemms = model.training.gemm_precision != GemmPrecision::kDtype;
   ev.report.feasible = false;
   ev.report.infeasible_reason = std::move(reason);
   return ev;
@@ -24,6 +25,7 @@ Evaluation simulated_evaluation(Program program, const ModelSpec& model, const C
   ev.report = make_report(ev.program, cluster, ev.result, options);
   ev.report.model = model.name;
   ev.report.moe = model.moe.has_value();
+  ev.report.low_precision_gemms = model.training.gemm_precision != GemmPrecision::kDtype;
   return ev;
 }
 

@@ -35,7 +35,10 @@ struct Report {
   std::string shape;          // hybrid: "2 pipelines x 4 stages, tp 8, 1f1b"
   std::string cluster;
   std::string model;
-  bool moe = false;  // the model has mixture-of-experts layers (which calibration class applies; not in the JSON)
+  // Which calibration class applies (not in the JSON): mixture-of-experts layers; GEMMs in a
+  // low-precision recipe (fp8, mxfp8, nvfp4).
+  bool moe = false;
+  bool low_precision_gemms = false;
   bool feasible = true;
   std::string infeasible_reason;  // when !feasible: which device, by how much
 

@@ -27,7 +27,7 @@ RunScope scope_of(const Report& r, const Cluster& cluster) {
 std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
   static const std::vector<CalibrationClass> classes = shipped_calibration();
   const RunScope s = scope_of(r, cluster);
-  return nearest_error_bar(classes, q, RunKind::kTraining, s.gpus, s.name(), r.moe);
+  return nearest_error_bar(classes, q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms);
 }
 
 nlohmann::json to_json(const std::optional<ErrorBar>& b) {

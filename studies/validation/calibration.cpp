@@ -64,6 +64,7 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
       const double e = std::fabs(f.error());
       ++c.rows;
       c.moe = c.moe || r.scope.moe;
+      c.low_precision_gemms = c.low_precision_gemms || r.scope.low_precision_gemms;
       c.max_abs_error = std::max(c.max_abs_error, e);
       errors[{name, q}].push_back(e);
     }
@@ -94,7 +95,8 @@ nlohmann::json to_json(const std::vector<CalibrationClass>& classes) {
                    {"mean_abs_error", c.mean_abs_error},
                    {"max_abs_error", c.max_abs_error},
                    {"p90_abs_error", c.p90_abs_error},
-                   {"moe", c.moe}});
+                   {"moe", c.moe},
+                   {"low_precision_gemms", c.low_precision_gemms}});
   }
   return out;
 }
@@ -120,6 +122,7 @@ std::vector<CalibrationClass> load_calibration(const std::filesystem::path& repo
       // Reports written before these keys: the max stands for the percentile, dense for the setting.
       x.p90_abs_error = c.contains("p90_abs_error") ? c.at("p90_abs_error").get<double>() : x.max_abs_error;
       x.moe = c.contains("moe") && c.at("moe").get<bool>();
+      x.low_precision_gemms = c.contains("low_precision_gemms") && c.at("low_precision_gemms").get<bool>();
       if (x.rows <= 0 || !std::isfinite(x.mean_abs_error) || !std::isfinite(x.max_abs_error) || !std::isfinite(x.p90_abs_error) ||
           x.mean_abs_error < 0 || x.max_abs_error < 0 || x.p90_abs_error < 0) {
         throw InputError(report.string(), "classes[" + std::to_string(i) + "]", "rows and errors must be positive and finite");
@@ -152,20 +155,21 @@ std::string ErrorBar::text() const {
 }
 
 std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
-                                          const std::set<std::string>& gpus, const std::string& scope, bool moe) {
+                                          const std::set<std::string>& gpus, const std::string& scope, bool moe,
+                                          bool low_precision) {
   const CalibrationClass* best = nullptr;
   int best_score = -1;
   for (const CalibrationClass& c : classes) {
     if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
-    const int score = (c.moe == moe ? 2 : 0) + (c.scope == scope ? 1 : 0);
+    const int score = (c.moe == moe ? 4 : 0) + (c.low_precision_gemms == low_precision ? 2 : 0) + (c.scope == scope ? 1 : 0);
     if (score > best_score || (score == best_score && c.rows > best->rows)) {
       best = &c;
       best_score = score;
     }
   }
   if (best == nullptr) return std::nullopt;
-  return ErrorBar{*best, best->gpus == gpus && best->scope == scope && best->moe == moe};
+  return ErrorBar{*best, best->gpus == gpus && best->scope == scope && best->moe == moe && best->low_precision_gemms == low_precision};
 }
 
 }  // namespace hetsim

@@ -3,7 +3,7 @@
 // (the run's `class`, or "<kind> <GPU types> <scope>") and a quantity (time-like or memory); a class
 // states its rows, mean, max and 90th-percentile |error|. A later prediction is given the 90th
 // percentile of a class of the same quantity and kind of run whose GPU types include all of the
-// prediction's (mixture of experts or not, then scope, then rows decide among them); none such:
+// prediction's (mixture of experts or not, then GEMM precision, then scope, then rows decide); none:
 // no error bar, and the prediction says it has no calibration rather than borrowing another GPU's.
 #pragma once
 
@@ -34,7 +34,8 @@ struct CalibrationClass {
   // The 90th percentile of its rows' |error| (nearest rank: the max below 10 rows): the error bar.
   // hetsim fits nothing to these rows, so each row's error is an out-of-sample error.
   double p90_abs_error = 0;
-  bool moe = false;  // its training runs are of mixture-of-experts models
+  bool moe = false;                  // its training runs are of mixture-of-experts models
+  bool low_precision_gemms = false;  // ... with GEMMs in a low-precision recipe
 };
 
 // The class a run's figures belong to when the run names none.
@@ -53,14 +54,15 @@ struct CalibrationClass {
 
 struct ErrorBar {
   CalibrationClass of;
-  bool exact = false;  // the class matches the prediction's GPU types, scope and MoE or dense
+  bool exact = false;  // the class matches the prediction's GPU types, scope, MoE or dense and GEMM precision
   // "±4.1 % (90th percentile of |error| over 8 calibration rows: A100 NVSwitch)"
   [[nodiscard]] std::string text() const;
 };
 // The class for a prediction of `quantity` by a run of `kind` over `gpus` at `scope` (`moe`: of a
-// mixture-of-experts model); nullopt when no class of that quantity and kind covers every GPU type.
+// mixture-of-experts model; `low_precision`: GEMMs in fp8, mxfp8 or nvfp4); nullopt when no class
+// of that quantity and kind covers every GPU type.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
-                                                        const std::string& scope, bool moe = false);
+                                                        const std::string& scope, bool moe = false, bool low_precision = false);
 
 }  // namespace hetsim

@@ -31,7 +31,8 @@ struct RunScope {
   std::set<std::string> gpus;
   int gpu_count = 1;
   int nodes = 1;
-  bool moe = false;  // a training run of a mixture-of-experts model
+  bool moe = false;                  // a training run of a mixture-of-experts model
+  bool low_precision_gemms = false;  // ... whose GEMMs run a low-precision recipe (fp8, mxfp8, nvfp4)
   [[nodiscard]] std::string name() const;  // "1 GPU", "1 node", "multi-node"
 };
 

@@ -236,6 +236,12 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   // An H100 plan: an H100 class, dense or MoE as the model is (not the one with more rows).
   EXPECT_EQ(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", false)->of.name, "train H100");
   EXPECT_EQ(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", true)->of.name, "train H100 MoE");
+  // FP8 GEMMs where the only dense H100 class trained in bf16: that class, not an exact match.
+  const auto fp8 = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", false, true);
+  ASSERT_TRUE(fp8.has_value());
+  EXPECT_EQ(fp8->of.name, "train H100");
+  EXPECT_FALSE(fp8->exact);
+  EXPECT_NE(fp8->text().find("nearest class, not this setting"), std::string::npos);
   // No V100 class, and no class with both A100 and H100: none, rather than another GPU's bar.
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node").has_value());
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100", "H100"}, "multi-node").has_value());
@@ -262,7 +268,7 @@ TEST(Calibration, The90thPercentileIsTheNearestRankOfTheRowsErrors) {
 
 TEST(Calibration, ReportClassesReadBack) {
   const std::vector<CalibrationClass> classes{
-      {"x", Quantity::kMemory, RunKind::kLayer, {"A100", "V100"}, "1 node", 5, 0.03, 0.09, 0.08, true}};
+      {"x", Quantity::kMemory, RunKind::kLayer, {"A100", "V100"}, "1 node", 5, 0.03, 0.09, 0.08, true, true}};
   const std::filesystem::path f = std::filesystem::temp_directory_path() / "hetsim_calibration_test.json";
   std::ofstream(f) << nlohmann::json{{"classes", to_json(classes)}}.dump();
   const std::vector<CalibrationClass> back = load_calibration(f);
@@ -275,6 +281,7 @@ TEST(Calibration, ReportClassesReadBack) {
   EXPECT_DOUBLE_EQ(back[0].max_abs_error, 0.09);
   EXPECT_DOUBLE_EQ(back[0].p90_abs_error, 0.08);
   EXPECT_TRUE(back[0].moe);
+  EXPECT_TRUE(back[0].low_precision_gemms);
   // A report written before the percentile and the MoE flag: the max stands for it, dense.
   std::ofstream(f) << R"({"classes": [{"name": "y", "quantity": "time", "kind": "training", "gpus": ["A100"], "scope": "1 node",
                           "rows": 3, "mean_abs_error": 0.05, "max_abs_error": 0.12}]})";
@@ -282,6 +289,7 @@ TEST(Calibration, ReportClassesReadBack) {
   ASSERT_EQ(old.size(), 1u);
   EXPECT_DOUBLE_EQ(old[0].p90_abs_error, 0.12);
   EXPECT_FALSE(old[0].moe);
+  EXPECT_FALSE(old[0].low_precision_gemms);
   std::ofstream(f) << "{\"classes\": [{\"name\": 3}]}";
   EXPECT_THROW((void)load_calibration(f), InputError);
   std::filesystem::remove(f);
@@ -306,6 +314,7 @@ TEST(ErrorBarsCli, AnH100PredictionTakesAnH100ClassAndAMixWithoutOneSaysSo) {
   ASSERT_NE(at, std::string::npos) << r.output;
   const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
   EXPECT_NE(line.find("H100 dense"), std::string::npos) << line;  // a dense model: the dense H100 class
+  EXPECT_NE(line.find("not this setting"), std::string::npos) << line;  // whose runs had FP8 GEMMs; this one bf16
   EXPECT_NE(line.find("90th percentile of |error|"), std::string::npos) << line;
   // The demo's A100 + V100 mix: no published run used it.
   const test::CliRun mix = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-v100-2x2", test::Capture::kStdout);
