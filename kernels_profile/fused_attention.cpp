@@ -30,7 +30,8 @@ std::optional<double> FusedAttentionTable::speedup(bool backward, bool causal, d
   auto rows_for = [&](bool c) {
     std::map<double, std::vector<std::pair<double, double>>> by_head;  // head_dim -> (seq, ratio)
     for (const FusedAttentionPoint& p : points) {
-      if (p.backward == backward && p.causal == c) by_head[p.head_dim].push_back({p.seq_len, p.flash_tflops > 0 ? p.fused_tflops / p.flash_tflops : 1});
+      if (p.backward != backward || p.causal != c) continue;
+      by_head[p.head_dim].push_back({p.seq_len, p.fused_tflops / p.flash_tflops});  // both > 0 (the loader)
     }
     return by_head;
   };
@@ -78,7 +79,8 @@ std::vector<FusedAttentionTable> load_fused_attention(const std::filesystem::pat
       row.error(kAppliesTo, "differs from this GPU's first row's (" + join(t.applies_to) + ")");
       return;
     }
-    const FusedAttentionPoint p{pass == "backward", causal == "true", static_cast<double>(*head), static_cast<double>(*seq), *flash, *fused};
+    const FusedAttentionPoint p{pass == "backward", causal == "true", static_cast<double>(*head), static_cast<double>(*seq),
+                                *flash, *fused};
     for (const FusedAttentionPoint& q : t.points) {
       if (q.backward == p.backward && q.causal == p.causal && q.head_dim == p.head_dim && q.seq_len == p.seq_len) {
         row.error(kSeq, "a second row for this GPU, pass, mask, head dimension and sequence length");

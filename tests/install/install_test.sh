@@ -19,6 +19,8 @@ check() {  # check PREFIX: the installed hetsim under PREFIX/bin and PREFIX/shar
   "$bin" -q plan --model installed-only --global-batch 128 --no-upper-bound --report "$work/report.json" > "$work/plan.txt"
   grep -q '^chosen: ' "$work/plan.txt" || { echo "FAIL: $bin plan chose nothing"; cat "$work/plan.txt"; exit 1; }
   [ -s "$prefix/share/doc/hetsim/README.md" ] || { echo "FAIL: no guide under $prefix/share/doc/hetsim"; exit 1; }
+  # Data the cost model reads besides the tables: the published kernel comparisons (attention: fused).
+  [ -s "$prefix/share/hetsim/kernels_profile/published/fused-attention.csv" ] || { echo "FAIL: no published/ under $prefix"; exit 1; }
   echo "ok: $bin"
 }
 
