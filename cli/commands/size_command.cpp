@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,7 @@
 #include "cli/app.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
+#include "cli/output/error_bars.hpp"
 #include "cli/output/python_plot.hpp"
 #include "cli/commands/mix_planner.hpp"
 #include "studies/sizing/sizing.hpp"
@@ -100,6 +102,18 @@ int run_size(const SizeArgs& a) {
                 100 * p.row.efficiency);
   }
   if (run.front.empty()) std::cout << "(empty: no planned mix was feasible)\n";
+  // Each front mix's error bar: a calibration class of its GPU types, or none.
+  for (size_t k = 0; k < run.front.size(); ++k) {
+    const Mix& mix = run.points[run.front[k]].mix;
+    std::set<std::string> gpus;
+    for (size_t o = 0; o < mix.counts.size(); ++o) {
+      if (mix.counts[o] > 0) gpus.insert(s.offers[o].gpu.name);
+    }
+    std::cout << (k == 0 ? "error on published runs: " : "                         ") << mix_label(s, mix) << ": "
+              << training_time_error_bar(gpus, mix.gpus, mix.nodes, model.moe.has_value(),
+                                         model.training.gemm_precision != GemmPrecision::kDtype)
+              << "\n";
+  }
   size_t infeasible = 0, failed = 0;
   for (const SizingPoint& p : run.points) {
     infeasible += p.row.status == "infeasible";

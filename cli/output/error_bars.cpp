@@ -24,11 +24,17 @@ RunScope scope_of(const Report& r, const Cluster& cluster) {
   return s;
 }
 
-std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
-  static const std::vector<CalibrationClass> classes = shipped_calibration();
-  const RunScope s = scope_of(r, cluster);
-  return nearest_error_bar(classes, q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms);
+const std::vector<CalibrationClass>& classes() {
+  static const std::vector<CalibrationClass> shipped = shipped_calibration();
+  return shipped;
 }
+
+std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
+  const RunScope s = scope_of(r, cluster);
+  return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms);
+}
+
+const char* const kNoClass = "no calibration for these GPU types in training runs";
 
 nlohmann::json to_json(const std::optional<ErrorBar>& b) {
   if (!b) return nullptr;
@@ -50,16 +56,24 @@ nlohmann::json error_bars_json(const Report& r, const Cluster& cluster) {
 
 void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster) {
   if (!r.feasible) return;
-  static const bool shipped = !shipped_calibration().empty();
-  if (!shipped) {
+  if (classes().empty()) {
     out << "prediction error: unknown (no shipped calibration: studies/validation/calibration.json)\n";
     return;
   }
   const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
   // No class covers these GPU types: said, not borrowed from another GPU's runs.
-  const std::string none = "no calibration for these GPU types in training runs";
-  out << "prediction error on published runs: time " << (t ? t->text() : none) << "; memory "
-      << (m ? m->text() : none) << "\n";
+  out << "prediction error on published runs: time " << (t ? t->text() : kNoClass) << "; memory " << (m ? m->text() : kNoClass)
+      << "\n";
+}
+
+std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe, bool low_precision) {
+  if (classes().empty()) return "unknown (no shipped calibration: studies/validation/calibration.json)";
+  RunScope s;
+  s.gpus = gpus;
+  s.gpu_count = static_cast<int>(gpu_count);
+  s.nodes = static_cast<int>(nodes);
+  const std::optional<ErrorBar> b = nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), moe, low_precision);
+  return b ? b->text() : kNoClass;
 }
 
 }  // namespace hetsim::cli

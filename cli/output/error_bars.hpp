@@ -1,21 +1,29 @@
 // File: cli/output/error_bars.hpp
 // Every prediction states how far off hetsim was on the published runs closest to it: the error
-// bar of the nearest calibration class (studies/validation/calibration.hpp) for its iteration time
-// and its peak memory, from the shipped calibration (studies/validation/calibration.json).
+// bar (90th percentile of |error|) of a calibration class of its GPU types
+// (studies/validation/calibration.hpp) for its iteration time and its peak memory, from the shipped
+// calibration (studies/validation/calibration.json), or that none covers its GPU types.
 #pragma once
 
 #include <iosfwd>
 #include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
 
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
 
 namespace hetsim::cli {
 
-// {"time": {...}, "memory": {...}}: each the class, its rows, mean and max |error|, and whether it
-// matches this run exactly; null members when nothing is calibrated.
+// {"time": {...}, "memory": {...}}: each the class, its rows, mean, 90th-percentile and max |error|,
+// and whether it matches this run exactly; null members when no class covers the GPU types.
 [[nodiscard]] nlohmann::json error_bars_json(const Report& report, const Cluster& cluster);
 // "prediction error: time ±…, memory ±…" (one line).
 void print_error_bars(std::ostream& out, const Report& report, const Cluster& cluster);
+// The time bar's text for a training run on `gpus` (`gpu_count` of them on `nodes` nodes) of a
+// dense or MoE model with GEMMs in the training dtype or a low-precision recipe (sizing's mixes).
+[[nodiscard]] std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe,
+                                                  bool low_precision);
 
 }  // namespace hetsim::cli

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -127,6 +128,19 @@ TEST(Sizing, SizeGivesAMonotoneFrontWithinBudgetWhosePlansResimulateToTheirTimes
   const nlohmann::json r = nlohmann::json::parse(std::ifstream(report));
   const nlohmann::json& front = r["pareto"];
   ASSERT_GE(front.size(), 3u) << run.output;
+  // Every front mix states its error bar on published runs, or that none covers its GPU types: one
+  // line each, from the "error on published runs:" line on.
+  const size_t bars = run.output.find("error on published runs: ");
+  ASSERT_NE(bars, std::string::npos) << run.output;
+  std::istringstream lines(run.output.substr(bars));
+  size_t said = 0;
+  std::string line;
+  for (size_t k = 0; k < front.size() && std::getline(lines, line); ++k) {
+    if (line.find("90th percentile of |error|") != std::string::npos || line.find("no calibration for these GPU types") != std::string::npos) {
+      ++said;
+    }
+  }
+  EXPECT_EQ(said, front.size()) << run.output;
   EXPECT_EQ(r["mixes_planned"], 6);  // 2 references + --max-plans 4
   for (size_t k = 0; k < front.size(); ++k) {
     const nlohmann::json& p = front[k];
