@@ -73,7 +73,6 @@ std::vector<FusedAttentionTable> load_fused_attention(const std::filesystem::pat
     FusedAttentionTable& t = tables[on];
     if (t.measured_on.empty()) {
       t.measured_on = on;
-      t.source = source;
       t.applies_to = devices;
     } else if (t.applies_to != devices) {
       row.error(kAppliesTo, "differs from this GPU's first row's (" + join(t.applies_to) + ")");

@@ -24,8 +24,7 @@ struct FusedAttentionPoint {
 
 struct FusedAttentionTable {
   std::string measured_on;              // the GPU the figures were measured on
-  std::vector<std::string> applies_to;  // devices whose flash rows the ratio scales
-  std::string source;                   // of the first row (every row names its own)
+  std::vector<std::string> applies_to;  // devices whose flash rows the ratio scales (every row names its source)
   std::vector<FusedAttentionPoint> points;
   // flash time / fused time at this shape; nullopt without points for the pass.
   [[nodiscard]] std::optional<double> speedup(bool backward, bool causal, double head_dim, double seq_len) const;

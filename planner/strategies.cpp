@@ -89,6 +89,20 @@ double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster,
   return total;
 }
 
+namespace {
+
+// Each GPU type of the cluster once, in node-type order.
+std::vector<const Device*> distinct_gpus(const Cluster& cluster) {
+  std::vector<const Device*> out;
+  for (const NodeType& nt : cluster.node_types) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Device* d) { return d->name == nt.gpu.name; });
+    if (!seen) out.push_back(&nt.gpu);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster) {
   std::vector<std::string> out;
   out.push_back("compute times: measured kernel tables (kernels_profile/measured) where they cover a GPU type, a "
@@ -96,12 +110,9 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
                 "kernels_profile/devices/*.yaml); compute_time_sources gives the shares");
   if (model.training.attention == AttentionKernel::kFused) {  // kernels_profile/fused_attention.hpp
     std::string scaled, as_flash;
-    std::vector<std::string> seen;
-    for (const NodeType& nt : cluster.node_types) {
-      if (std::find(seen.begin(), seen.end(), nt.gpu.name) != seen.end()) continue;
-      seen.push_back(nt.gpu.name);
-      std::string& into = fused_attention_for(nt.gpu.name, nt.gpu.kernels_from) != nullptr ? scaled : as_flash;
-      into += (into.empty() ? "" : ", ") + nt.gpu.name;
+    for (const Device* gpu : distinct_gpus(cluster)) {
+      std::string& into = fused_attention_for(gpu->name, gpu->kernels_from) != nullptr ? scaled : as_flash;
+      into += (into.empty() ? "" : ", ") + gpu->name;
     }
     out.push_back("attention: fused (cuDNN's kernels, as Transformer Engine runs them): " +
                   (scaled.empty() ? std::string() : "FlashAttention-2's times over the published cuDNN/FlashAttention-2 ratio "
@@ -118,14 +129,11 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
                 "cluster's links; phase fidelity adds per-step latencies and pipeline fill analytically");
   {  // compute beside a collective (sim/executor: SimOptions::collective_interference)
     std::string measured, unmeasured;
-    std::vector<std::string> seen;
-    for (const NodeType& nt : cluster.node_types) {
-      if (std::find(seen.begin(), seen.end(), nt.gpu.name) != seen.end()) continue;
-      seen.push_back(nt.gpu.name);
-      if (nt.gpu.collective_interference > 1) {
-        measured += (measured.empty() ? "" : ", ") + nt.gpu.name + " " + format_double("%.2f", nt.gpu.collective_interference) + "x";
+    for (const Device* gpu : distinct_gpus(cluster)) {
+      if (gpu->collective_interference > 1) {
+        measured += (measured.empty() ? "" : ", ") + gpu->name + " " + format_double("%.2f", gpu->collective_interference) + "x";
       } else {
-        unmeasured += (unmeasured.empty() ? "" : ", ") + nt.gpu.name;
+        unmeasured += (unmeasured.empty() ? "" : ", ") + gpu->name;
       }
     }
     out.push_back("compute beside a collective on its GPU: " +

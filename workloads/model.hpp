@@ -78,6 +78,7 @@ struct TrainingSpec {
   // GEMM inputs of the transformer layers in FP8 or a block-scaled format (training.gemm_precision,
   // workloads/gemm_precision.hpp); kDtype: in `dtype`.
   GemmPrecision gemm_precision = GemmPrecision::kDtype;
+  [[nodiscard]] bool low_precision_gemms() const { return gemm_precision != GemmPrecision::kDtype; }
 };
 
 struct ModelSpec {

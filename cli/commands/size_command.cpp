@@ -111,7 +111,7 @@ int run_size(const SizeArgs& a) {
     }
     std::cout << (k == 0 ? "error on published runs: " : "                         ") << mix_label(s, mix) << ": "
               << training_time_error_bar(gpus, mix.gpus, mix.nodes, model.moe.has_value(),
-                                         model.training.gemm_precision != GemmPrecision::kDtype)
+                                         model.training.low_precision_gemms())
               << "\n";
   }
   size_t infeasible = 0, failed = 0;

@@ -35,6 +35,7 @@ std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q)
 }
 
 const char* const kNoClass = "no calibration for these GPU types in training runs";
+const char* const kNoCalibration = "unknown (no shipped calibration: studies/validation/calibration.json)";
 
 nlohmann::json to_json(const std::optional<ErrorBar>& b) {
   if (!b) return nullptr;
@@ -57,7 +58,7 @@ nlohmann::json error_bars_json(const Report& r, const Cluster& cluster) {
 void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster) {
   if (!r.feasible) return;
   if (classes().empty()) {
-    out << "prediction error: unknown (no shipped calibration: studies/validation/calibration.json)\n";
+    out << "prediction error: " << kNoCalibration << "\n";
     return;
   }
   const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
@@ -67,7 +68,7 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
 }
 
 std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe, bool low_precision) {
-  if (classes().empty()) return "unknown (no shipped calibration: studies/validation/calibration.json)";
+  if (classes().empty()) return kNoCalibration;
   RunScope s;
   s.gpus = gpus;
   s.gpu_count = static_cast<int>(gpu_count);
