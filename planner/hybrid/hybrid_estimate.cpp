@@ -5,6 +5,7 @@
 #include <map>
 
 #include "base/units.hpp"
+#include "planner/hybrid/moe_dispatch.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "sim/collective.hpp"
 #include "sim/schedule.hpp"
@@ -132,8 +133,19 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   for (int i = 0; st.expert_tp > 1 && i < st.expert_tp && i < static_cast<int>(st.devices.size()); ++i) etp_group.push_back(st.devices[i]);
   std::sort(ep_group.begin(), ep_group.end());
   std::sort(etp_group.begin(), etp_group.end());
-  const auto ep_time = [&](const TpBytes& ep, const TpBytes& etp) {
-    return fit_time(ep_group, ep.all_to_all, CollectiveOp::kAllToAll) + fit_time(etp_group, etp.all_gather, CollectiveOp::kAllGather) +
+  // The flex dispatcher: its in-node all-to-all over the group's GPUs on its first node, beside
+  // the inter-node one over its first rail (moe_dispatch.hpp).
+  std::vector<int> ep_node = ep_group, ep_rail;
+  if (plan.moe_dispatcher == MoeDispatcher::kFlex && !ep_group.empty()) {
+    FlexGroups f = flex_groups(ep_group, cluster_);
+    ep_node = f.nodes.front();
+    if (!f.rails.empty()) ep_rail = f.rails.front();
+  }
+  const auto ep_time = [&](const TpBytes& ep, const TpBytes& etp, double rail) {
+    return std::max(fit_time(ep_node, ep.all_to_all, CollectiveOp::kAllToAll), fit_time(ep_rail, rail, CollectiveOp::kAllToAll)) +
+           fit_time(ep_group, ep.all_gather, CollectiveOp::kAllGather) +
+           fit_time(ep_group, ep.reduce_scatter, CollectiveOp::kReduceScatter) +
+           fit_time(etp_group, etp.all_gather, CollectiveOp::kAllGather) +
            fit_time(etp_group, etp.reduce_scatter, CollectiveOp::kReduceScatter);
   };
   // One block's compute and exposed collectives, costed once per kind of block (BlockWork::same_as).
@@ -155,7 +167,8 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
       const double sync = tp_time(node_type, st.tp, part.tp_bwd);
       const double b = part.bwd_input_s + part.bwd_weight_s + sync - (overlap ? std::min(sync, part.bwd_overlap_s) : 0) +
                        cp_time(part.cp_bwd) + ring_exposed(part.cp_ring_bwd, part.cp_hide_bwd_s);
-      const PassUnit f_unit{f, ep_time(part.ep_fwd, part.etp_fwd)}, b_unit{b, ep_time(part.ep_bwd, part.etp_bwd)};
+      const PassUnit f_unit{f, ep_time(part.ep_fwd, part.etp_fwd, part.ep_rail_fwd)},
+          b_unit{b, ep_time(part.ep_bwd, part.etp_bwd, part.ep_rail_bwd)};
       x.f += f;
       x.b += b;
       x.w += part.bwd_weight_s;

@@ -94,6 +94,7 @@ class Checker {
                                   "gradient_sync: zero-1, not " + std::string(gradient_sync_name(plan_.gradient_sync)));
     }
     if (plan_.overlap_moe_expert_parallel_comm) moe_overlap();
+    if (plan_.moe_dispatcher != MoeDispatcher::kAllToAll) moe_dispatcher();
     if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
@@ -119,6 +120,20 @@ class Checker {
       add("overlap_moe_expert_parallel_comm", what + " by pairing forward and backward passes; schedule " +
                                                   std::string(schedule_name(plan_.schedule)) +
                                                   " splits the backward (use 1f1b or interleaved-1f1b)");
+    }
+  }
+
+  void moe_dispatcher() {
+    const auto has_ep = [](const PipelinePlan& p) {
+      return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.ep > 1; });
+    };
+    const std::string name(moe_dispatcher_name(plan_.moe_dispatcher));
+    if (!model_.moe || std::none_of(plan_.pipelines.begin(), plan_.pipelines.end(), has_ep)) {
+      add("moe_dispatcher", name + " dispatches tokens to the GPUs of their experts; it needs a mixture-of-experts model "
+                                   "and a stage with ep > 1");
+    } else if (plan_.moe_dispatcher == MoeDispatcher::kAllGather && plan_.overlap_moe_expert_parallel_comm) {
+      add("moe_dispatcher", "overlap_moe_expert_parallel_comm needs the alltoall or flex dispatcher (as Megatron-Core "
+                            "requires), not allgather");
     }
   }
 
@@ -557,6 +572,7 @@ std::string HybridPlan::shape() const {
   if (cp_comm == CpComm::kAllToAll && out.find(", cp ") != std::string::npos) out += " (all-to-all)";
   widths("ep", [](const StagePlan& st) { return st.ep; }, false);
   widths("expert tp", [](const StagePlan& st) { return st.expert_tp; }, false);
+  if (moe_dispatcher != MoeDispatcher::kAllToAll) out += ", " + std::string(moe_dispatcher_name(moe_dispatcher)) + " dispatcher";
   widths("dp", [](const StagePlan& st) { return st.dp(); }, false);
   size_t chunks = 0;
   int dp = 0;

@@ -29,6 +29,16 @@ enum class StageProgram { kMegatron, kSynthesised };
 // redistributed from sequence shards to head shards before attention and the output back after).
 enum class CpComm { kRing, kAllToAll };
 [[nodiscard]] std::string_view cp_comm_name(CpComm c);  // "ring", "all-to-all"
+// How a mixture-of-experts layer's tokens reach the GPUs of their experts and come back (Megatron-
+// Core's --moe-token-dispatcher-type; planner/hybrid/moe_dispatch.hpp has the traffic of each):
+//   alltoall  each (token, expert) copy to its expert's GPU in one all-to-all over the EP group;
+//   allgather every token to every GPU of the EP group (all-gather), outputs summed back
+//             (reduce-scatter): bytes that do not grow with top-k;
+//   flex      DeepEP / HybridEP: each token once to every GPU holding one of its experts, and across
+//             nodes once per node (to the GPU of the same local rank), forwarded inside the node
+//             over NVLink: an inter-node all-to-all per rail beside an intra-node one.
+enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
+[[nodiscard]] std::string_view moe_dispatcher_name(MoeDispatcher d);  // "alltoall", "allgather", "flex"
 
 [[nodiscard]] std::string_view schedule_name(PipelineSchedule s);        // "gpipe", "1f1b", ...
 [[nodiscard]] std::string_view gradient_sync_name(GradientSync g);       // "all-reduce", "zero-1", "zero-3"
@@ -139,6 +149,9 @@ struct HybridPlan {
   // reduce-scatters are cut into chunks pipelined with their GEMMs (stage_work.hpp,
   // WorkPart::tp_fwd_exposed). Needs sequence parallelism; implies tp_comm_overlap.
   bool tp_comm_userbuffers = false;
+  // Stages with ep > 1: how tokens are dispatched and combined (MoeDispatcher). Plans written before
+  // the field existed meant alltoall.
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 
   [[nodiscard]] long samples() const;  // sum over pipelines of micro_batches x micro_batch
   // "2 pipelines x 4 stages, tp 8/4, 1f1b[, micro-batch 2][, recompute full]" style description.

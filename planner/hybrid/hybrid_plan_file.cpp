@@ -111,6 +111,10 @@ class HybridPlanReader {
     plan.grad_sync_overlap = r.opt_flag("grad_sync_overlap").value_or(true);
     plan.overlap_param_gather = r.opt_flag("overlap_param_gather").value_or(false);
     plan.overlap_moe_expert_parallel_comm = r.opt_flag("overlap_moe_expert_parallel_comm").value_or(false);
+    const std::string dispatcher = r.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall");
+    plan.moe_dispatcher = dispatcher == "flex"        ? MoeDispatcher::kFlex
+                          : dispatcher == "allgather" ? MoeDispatcher::kAllGather
+                                                      : MoeDispatcher::kAllToAll;
     plan.cp_comm = r.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised
@@ -131,7 +135,7 @@ class HybridPlanReader {
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
     for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel",
                             "tp_comm_overlap", "overlap_param_gather", "overlap_moe_expert_parallel_comm", "cp_comm",
-                            "pipelines"}) {
+                            "moe_dispatcher", "pipelines"}) {
       remember(r, key);
     }
     std::vector<FieldReader> pipelines = r.list("pipelines");
@@ -324,8 +328,9 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       << "grad_sync_overlap: " << (plan.grad_sync_overlap ? "true" : "false") << "\n"
       << "overlap_param_gather: " << (plan.overlap_param_gather ? "true" : "false") << "\n"
       << "overlap_moe_expert_parallel_comm: " << (plan.overlap_moe_expert_parallel_comm ? "true" : "false") << "\n"
-      << "cp_comm: " << cp_comm_name(plan.cp_comm) << "\n"
-      << "resharding: {method: " << method_name(plan.resharding.method)
+      << "cp_comm: " << cp_comm_name(plan.cp_comm) << "\n";
+  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll) out << "moe_dispatcher: " << moe_dispatcher_name(plan.moe_dispatcher) << "\n";
+  out << "resharding: {method: " << method_name(plan.resharding.method)
       << ", load_balance: " << load_balance_name(plan.resharding.load_balance)
       << ", overlap: " << (plan.resharding.overlap ? "true" : "false") << ", seed: " << plan.resharding.seed << "}\n"
       << "estimate_s: " << exact(plan.estimate_s) << "\n"

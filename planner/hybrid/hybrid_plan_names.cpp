@@ -18,6 +18,15 @@ std::string_view schedule_name(PipelineSchedule s) {
 
 std::string_view cp_comm_name(CpComm c) { return c == CpComm::kAllToAll ? "all-to-all" : "ring"; }
 
+std::string_view moe_dispatcher_name(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::kAllToAll: return "alltoall";
+    case MoeDispatcher::kAllGather: return "allgather";
+    case MoeDispatcher::kFlex: return "flex";
+  }
+  return "?";
+}
+
 std::string_view gradient_sync_name(GradientSync g) {
   switch (g) {
     case GradientSync::kAllReduce: return "all-reduce";

@@ -237,6 +237,9 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       const bool has_ep = std::any_of(plan.pipelines[0].stages.begin(), plan.pipelines[0].stages.end(),
                                       [](const StagePlan& st) { return st.ep > 1; });
       std::vector<bool> sps{false}, a2a_overlaps{false};
+      // Megatron-Core's token dispatchers where experts are split: the closed form keeps the fastest.
+      std::vector<MoeDispatcher> dispatchers{MoeDispatcher::kAllToAll};
+      if (hetsim && has_ep) dispatchers = {MoeDispatcher::kAllToAll, MoeDispatcher::kAllGather, MoeDispatcher::kFlex};
       std::vector<int> overlaps{0};  // TP overlap: none, the backward's (1), userbuffers (2: with SP)
       std::vector<GradientSync> syncs{GradientSync::kAllReduce};
       if (hetsim && options.sequence_parallel && has_tp) sps.push_back(true);
@@ -248,13 +251,16 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       HybridEstimate e;
       for (bool sp : sps) {
         for (GradientSync sync : syncs) {
-          for (size_t k = 0; k < overlaps.size() * a2a_overlaps.size(); ++k) {
+          for (size_t k = 0; k < overlaps.size() * a2a_overlaps.size() * dispatchers.size(); ++k) {
             if (overlaps[k % overlaps.size()] == 2 && !sp) continue;
+            const size_t rest = k / overlaps.size();
+            plan.moe_dispatcher = dispatchers[rest / a2a_overlaps.size()];
+            if (plan.moe_dispatcher == MoeDispatcher::kAllGather && a2a_overlaps[rest % a2a_overlaps.size()]) continue;
             plan.sequence_parallel = sp;
             plan.gradient_sync = sync;
             plan.tp_comm_overlap = overlaps[k % overlaps.size()] > 0;
             plan.tp_comm_userbuffers = overlaps[k % overlaps.size()] == 2;
-            plan.overlap_moe_expert_parallel_comm = a2a_overlaps[k / overlaps.size()];
+            plan.overlap_moe_expert_parallel_comm = a2a_overlaps[rest % a2a_overlaps.size()];
             // Megatron-Core's overlaps where the plan has them (--overlap-grad-reduce and
             // --overlap-param-gather in its performance recipes), unless the ablation turns them off.
             plan.grad_sync_overlap = options.overlap;

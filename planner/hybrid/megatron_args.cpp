@@ -108,6 +108,7 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   if (st.cp > 1) arg("context-parallel-size", st.cp);
   if (st.ep > 1) arg("expert-model-parallel-size", st.ep);
   if (st.ep > 1 || st.expert_tp > 1) arg("expert-tensor-parallel-size", st.expert_tp);
+  if (st.ep > 1) out.args.append(" --moe-token-dispatcher-type ").append(moe_dispatcher_name(plan.moe_dispatcher));
   const size_t chunks = st.chunks.size();
   if (uniform && chunks > 1) arg("num-virtual-stages-per-pipeline-rank", static_cast<long>(chunks));
   if (!uniform) out.args.append(" --pipeline-model-parallel-layout \"").append(stages).append("\"");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "planner/hybrid/moe_dispatch.hpp"
 #include "planner/hybrid/tp_collectives.hpp"
 
 namespace hetsim {
@@ -65,6 +66,18 @@ class PassWriter {
         add(ep_groups_, std::move(g));
       }
       for (int i = 0; etp > 1 && i < ep; ++i) add(etp_groups_, {devices_.begin() + blk + i * etp, devices_.begin() + blk + (i + 1) * etp});
+    }
+    // The flex dispatcher: each EP group's GPUs on each node (its in-node all-to-all), and its rails.
+    ep_node_groups_ = ep_groups_;
+    if (spec.dispatcher == MoeDispatcher::kFlex && spec.cluster != nullptr) {
+      ep_node_groups_.clear();
+      for (const std::vector<int>& g : ep_groups_) {
+        FlexGroups f = flex_groups(g, *spec.cluster);
+        for (std::vector<int>& n : f.nodes) {
+          if (n.size() > 1) ep_node_groups_.push_back(std::move(n));
+        }
+        for (std::vector<int>& r : f.rails) rail_groups_.push_back(std::move(r));
+      }
     }
   }
 
@@ -188,19 +201,28 @@ class PassWriter {
   // Expert parallelism after a span, on the expert stream: forward, the all-to-all then expert TP's
   // collective (dispatch: all-gather; combine: reduce-scatter after it); their backward duals in the
   // reverse order. Blocking, or (defer_expert) pending: only this pass's next kernel waits for them.
-  void ep_sync(const TpBytes& ep, const TpBytes& etp, bool backward, const std::string& label) {
-    const auto sync = [&](const std::vector<std::vector<int>>& groups, const TpBytes& bytes, const std::string& name) {
-      if (groups.empty() || !bytes.any()) return;
-      std::vector<int> ends = collectives(groups, bytes, false, last_, name, CommStream::kExpert);
+  // The flex dispatcher's in-node all-to-all (over each node's GPUs of the EP group, in `ep`) and
+  // its inter-node one (`rail` over each rail) run side by side.
+  void ep_sync(const TpBytes& ep, const TpBytes& etp, double rail, bool backward, const std::string& label) {
+    const auto issue = [&](const std::vector<std::vector<int>>& groups, const TpBytes& bytes, const std::string& name) {
+      return groups.empty() || !bytes.any() ? std::vector<int>{} : collectives(groups, bytes, false, last_, name, CommStream::kExpert);
+    };
+    const auto wait = [&](std::vector<int> ends, const std::string& name) {
+      if (ends.empty()) return;
       if (spec_.defer_expert) {
         pending_ = std::move(ends);
       } else {
         join(ends, name);
       }
     };
-    if (backward) sync(etp_groups_, etp, label + ".etp");
-    sync(ep_groups_, ep, label + ".ep");
-    if (!backward) sync(etp_groups_, etp, label + ".etp");
+    if (backward) wait(issue(etp_groups_, etp, label + ".etp"), label + ".etp");
+    std::vector<int> ends = issue(ep_node_groups_, ep, label + ".ep");
+    TpBytes rails;
+    rails.all_to_all = rail;
+    const std::vector<int> rail_ends = issue(rail_groups_, rails, label + ".ep_rail");
+    ends.insert(ends.end(), rail_ends.begin(), rail_ends.end());
+    wait(std::move(ends), label + ".ep");
+    if (!backward) wait(issue(etp_groups_, etp, label + ".etp"), label + ".etp");
   }
 
   // A span of `secs` whose last `hide` seconds (the attention) run beside ring attention's exchange
@@ -258,7 +280,7 @@ class PassWriter {
               label + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
     forward_tp_sync(part.tp_fwd_exposed, part.tp_fwd, part.tp_fwd_hide_s, label + std::to_string(pp));
     cp_sync(part.cp_fwd, label + std::to_string(pp));
-    ep_sync(part.ep_fwd, part.etp_fwd, false, label + std::to_string(pp));
+    ep_sync(part.ep_fwd, part.etp_fwd, part.ep_rail_fwd, false, label + std::to_string(pp));
   }
 
   void backward_recompute(int b) {
@@ -279,7 +301,7 @@ class PassWriter {
     const int c = backward_span(part.bwd_input_s - ring_s + (split_w ? 0 : part.bwd_weight_s), part.bwd_overlap_s,
                                 pp == 0 && !split_w ? bw.model_flops : 0, pp == 0 ? -block_freed : 0, part.tp_bwd, label);
     cp_sync(part.cp_bwd, label);
-    ep_sync(part.ep_bwd, part.etp_bwd, true, label);
+    ep_sync(part.ep_bwd, part.etp_bwd, part.ep_rail_bwd, true, label);
     if (!split_w) set_last_grad({b}, c);
   }
 
@@ -317,7 +339,7 @@ class PassWriter {
   }
 
   void forward_span(const std::vector<int>& blocks, const std::string& suffix) {
-    double secs = 0, saved = 0, ring = 0, hide = 0, tp_hide = 0;
+    double secs = 0, saved = 0, ring = 0, hide = 0, tp_hide = 0, rail = 0;
     TpBytes bytes, exposed, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
@@ -334,19 +356,20 @@ class PassWriter {
         hide += part.cp_hide_fwd_s;
         cp_bytes += part.cp_fwd;
         ep_bytes += part.ep_fwd;
+        rail += part.ep_rail_fwd;
         etp_bytes += part.etp_fwd;
       }
     }
     ring_span(secs - tp_hide + merged_latency(collectives, bytes), hide, ring, 0, saved, spec_.tag + suffix + ".fwd");
     forward_tp_sync(exposed, bytes, tp_hide, spec_.tag + suffix + ".fwd");
     cp_sync(cp_bytes, spec_.tag + suffix + ".fwd");
-    ep_sync(ep_bytes, etp_bytes, false, spec_.tag + suffix + ".fwd");
+    ep_sync(ep_bytes, etp_bytes, rail, false, spec_.tag + suffix + ".fwd");
   }
 
   // `blocks` in backward order; `suffix` names them when the pass is split per block.
   void backward(const std::vector<int>& blocks, const std::string& suffix) {
     const bool split_w = spec_.split_weight;
-    double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0;
+    double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0, rail = 0;
     TpBytes bytes, recompute_tp, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
@@ -365,6 +388,7 @@ class PassWriter {
         if (!cp_groups_.empty() && part.cp_ring_bwd > 0) ring_s += std::min(part.cp_hide_bwd_s, part.bwd_input_s);
         cp_bytes += part.cp_bwd;
         ep_bytes += part.ep_bwd;
+        rail += part.ep_rail_bwd;
         etp_bytes += part.etp_bwd;
       }
     }
@@ -378,7 +402,7 @@ class PassWriter {
     const int c = backward_span(secs - ring_s + merged_latency(collectives, bytes), hidden, flops, -(freed + recompute_bytes),
                                 bytes, name);
     cp_sync(cp_bytes, name);
-    ep_sync(ep_bytes, etp_bytes, true, name);
+    ep_sync(ep_bytes, etp_bytes, rail, true, name);
     if (!split_w) set_last_grad(blocks, c);
   }
 
@@ -398,7 +422,9 @@ class PassWriter {
   const std::vector<int>& devices_;  // TP ranks in order, TP group after TP group (cp of them)
   std::vector<std::vector<int>> tp_groups_;  // each sorted (collectives)
   std::vector<std::vector<int>> cp_groups_;  // cp > 1: one per TP rank of each copy, sorted
-  std::vector<std::vector<int>> ep_groups_;  // ep > 1: one per expert-TP rank of each expert group, sorted
+  std::vector<std::vector<int>> ep_groups_;
+  std::vector<std::vector<int>> ep_node_groups_;  // where the EP all-to-alls run: ep_groups_, or flex's node parts of them
+  std::vector<std::vector<int>> rail_groups_;     // flex over several nodes: each EP group's rails  // ep > 1: one per expert-TP rank of each expert group, sorted
   std::vector<std::vector<int>> etp_groups_; // expert_tp > 1: consecutive runs of expert_tp, sorted
   const std::vector<BlockWork>& w_;
   std::vector<int> deps_;            // what the next task waits for

@@ -75,6 +75,10 @@ struct PassSpec {
   // Expert-parallel collectives (on the expert stream) hold only this pass's next kernel, not the
   // compute stream: another pass's kernels emitted in between run under them.
   bool defer_expert = false;
+  // ep > 1: how tokens reach their experts; flex runs its in-node all-to-all over each node's GPUs
+  // of an EP group and its inter-node one over the group's rails, which the cluster's nodes give.
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
+  const Cluster* cluster = nullptr;
 };
 
 // Emits the pass after `deps` and records, per device and block, the task producing its weight

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "planner/block_costs.hpp"
+#include "planner/hybrid/moe_dispatch.hpp"
 #include "sim/collective.hpp"
 #include "topologies/fabric.hpp"
 
@@ -53,11 +54,14 @@ DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
   return all || !model_.training.dtype_fallback ? model_.training.dtype : *model_.training.dtype_fallback;
 }
 
-const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& key) {
+const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& stage_key) {
+  StageWorkKey key = stage_key;
+  key.ep_nodes = ep_nodes(key.ep, key.expert_tp, cluster_.node_types[node_type].gpus_per_node);
   const bool synthesised = key.program == StageProgram::kSynthesised && key.tp > 1;
   const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
                                  static_cast<int>(ctx_.dtype), synthesised ? 1 : 0, key.vocab_parallel, key.cp,
-                                 static_cast<int>(key.cp_comm), key.ep, key.expert_tp, key.userbuffers);
+                                 static_cast<int>(key.cp_comm), key.ep, key.expert_tp, key.userbuffers,
+                                 static_cast<int>(key.dispatcher));
   auto it = cache_.find(k);
   if (it == cache_.end()) {
     const LayerProgram layer = synthesised ? synthesis(node_type, key).program : LayerProgram{};

@@ -387,6 +387,8 @@ class Emitter {
     spec.cp = r.cp;
     spec.ep = r.ep;
     spec.expert_tp = r.expert_tp;
+    spec.dispatcher = plan_.moe_dispatcher;
+    spec.cluster = &cluster_;
     spec.work = u.w;
     spec.blocks = &blocks;
     spec.tag = tag + (info.replicas.size() > 1 ? (u.members > 1 ? ".u" : ".r") + std::to_string(j0 / unit) : "");

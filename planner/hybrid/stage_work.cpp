@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "planner/hybrid/moe_dispatch.hpp"
+
 namespace hetsim {
 
 int TpBytes::count() const {
@@ -19,7 +21,8 @@ TpBytes& TpBytes::operator+=(const TpBytes& o) {
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp, int ep, int expert_tp) {
   return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
-                      plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1};
+                      plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1,
+                      plan.moe_dispatcher};
 }
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePlan& st) {
@@ -253,10 +256,11 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   const bool ring = cp > 1 && key.cp_comm == CpComm::kRing, ulysses = cp > 1 && key.cp_comm == CpComm::kAllToAll;
   const double qkv_a2a = tokens * (q + 2 * kv) / tp * e;
   const double out_a2a = tokens * q / tp * e;
-  // Expert parallelism, per MoE layer and GPU: it dispatches its T/tp tokens' token copies (top_k
-  // each, or the padded slots under a capacity), (ep - 1)/ep of them to other GPUs, and gets as many
-  // back in the combine; expert TP all-gathers the received rows over its expert_tp GPUs and
-  // reduce-scatters the outputs. The busiest GPU moves router_imbalance times the mean.
+  // Expert parallelism, per MoE layer and GPU: it dispatches its T/tp tokens to the GPUs of their
+  // experts and gets as many back in the combine, as the plan's dispatcher moves them
+  // (moe_dispatch.hpp: the token copies, top_k each or the padded slots under a capacity, for
+  // alltoall); expert TP all-gathers the received rows over its expert_tp GPUs and reduce-scatters
+  // the outputs. The busiest GPU moves router_imbalance times the mean.
   const int ep = std::max(1, key.ep), etp = std::max(1, key.expert_tp);
   const double imbalance = model.moe ? model.moe->router_imbalance : 1.0;
   double moe_rows = 0;  // token copies one GPU dispatches
@@ -266,8 +270,12 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                                  static_cast<double>(expert_rows(*model.moe, routed))
                                            : routed) / tp;
   }
-  const double moe_bytes = moe_rows * static_cast<double>(model.hidden) * e * imbalance;
-  const double dispatch_a2a = ep > 1 ? moe_bytes : 0;  // the buffer; (ep - 1)/ep of it leaves the GPU
+  const double token_bytes = static_cast<double>(model.hidden) * e;
+  const double moe_bytes = moe_rows * token_bytes * imbalance;
+  const DispatchTraffic dispatch = model.moe ? dispatch_traffic(key.dispatcher, *model.moe, tokens / tp, moe_rows, token_bytes,
+                                                                {ep, key.ep_nodes})
+                                             : DispatchTraffic{};
+  const bool dispatches = dispatch.all_to_all > 0 || dispatch.all_gather > 0 || dispatch.rail_all_to_all > 0;
   const double expert_gather = etp > 1 ? moe_bytes * etp : 0;
 
   std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
@@ -281,7 +289,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   auto close_part = [&](int b) {
     const bool empty = part.fwd_s == 0 && part.bwd_input_s == 0 && part.bwd_weight_s == 0 && !part.tp_fwd.any() &&
                        !part.tp_bwd.any() && !part.cp_fwd.any() && !part.cp_bwd.any() && part.cp_ring_fwd == 0 &&
-                       !part.ep_fwd.any() && !part.ep_bwd.any() && !part.etp_fwd.any() && !part.etp_bwd.any();
+                       !part.ep_fwd.any() && !part.ep_bwd.any() && !part.etp_fwd.any() && !part.etp_bwd.any() &&
+                       part.ep_rail_fwd == 0 && part.ep_rail_bwd == 0;
     if (empty && !blocks[b].parts.empty()) return;
     blocks[b].parts.push_back(part);
     part = WorkPart{};
@@ -332,13 +341,18 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.cp_ring_fwd += cp * kv_local;
       part.cp_ring_bwd += 2 * cp * kv_local;
     }
-    if (in_layer && op.kind == OpKind::kMoeCombine && (dispatch_a2a > 0 || expert_gather > 0)) {
-      // The experts' outputs go back: reduce-scattered over expert TP, then the combine all-to-all.
+    if (in_layer && op.kind == OpKind::kMoeCombine && (dispatches || expert_gather > 0)) {
+      // The experts' outputs go back: reduce-scattered over expert TP, then the combine (the
+      // dispatch's all-to-alls again, or the reduce-scatter summing what the all-gather spread).
       part.etp_fwd.reduce_scatter += expert_gather;
-      part.ep_fwd.all_to_all += dispatch_a2a;
+      part.ep_fwd.all_to_all += dispatch.all_to_all;
+      part.ep_fwd.reduce_scatter += dispatch.all_gather;
+      part.ep_rail_fwd += dispatch.rail_all_to_all;
       close_part(b);
       part.etp_bwd.all_gather += expert_gather;
-      part.ep_bwd.all_to_all += dispatch_a2a;
+      part.ep_bwd.all_to_all += dispatch.all_to_all;
+      part.ep_bwd.all_gather += dispatch.all_gather;
+      part.ep_rail_bwd += dispatch.rail_all_to_all;
     }
     const TpSplit split = pl.split;
     // A sequence split is a context split by another name: 1/tp of the tokens, the weights whole.
@@ -376,12 +390,16 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.cp_hide_fwd_s += fwd.seconds;
       part.cp_hide_bwd_s += bwd.seconds;
     }
-    if (in_layer && op.kind == OpKind::kMoeDispatch && (dispatch_a2a > 0 || expert_gather > 0)) {
-      // The permuted token copies go to their experts' GPUs, then are gathered over expert TP.
-      part.ep_fwd.all_to_all += dispatch_a2a;
+    if (in_layer && op.kind == OpKind::kMoeDispatch && (dispatches || expert_gather > 0)) {
+      // The tokens go to their experts' GPUs, then are gathered over expert TP.
+      part.ep_fwd.all_to_all += dispatch.all_to_all;
+      part.ep_fwd.all_gather += dispatch.all_gather;
+      part.ep_rail_fwd += dispatch.rail_all_to_all;
       part.etp_fwd.all_gather += expert_gather;
       close_part(b);
-      part.ep_bwd.all_to_all += dispatch_a2a;
+      part.ep_bwd.all_to_all += dispatch.all_to_all;
+      part.ep_bwd.reduce_scatter += dispatch.all_gather;
+      part.ep_rail_bwd += dispatch.rail_all_to_all;
       part.etp_bwd.reduce_scatter += expert_gather;
     }
     if (ulysses && closes_attention) {  // head shards -> sequence shards

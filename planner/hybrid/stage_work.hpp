@@ -53,6 +53,9 @@ struct WorkPart {
   // expert-TP rank across an expert group), and the all-gather / reduce-scatter of the routed tokens
   // over each expert-TP group, after this part's compute (forward) or its backward (their duals).
   TpBytes ep_fwd, ep_bwd, etp_fwd, etp_bwd;
+  // The flex dispatcher across nodes: the all-to-all over each rail of an EP group (its GPUs of one
+  // local rank), beside the one over each node's GPUs of it in ep_fwd / ep_bwd (moe_dispatch.hpp).
+  double ep_rail_fwd = 0, ep_rail_bwd = 0;
   // Userbuffers (tp_comm_overlap: userbuffers): the forward TP collectives after this part's span are
   // cut into chunks pipelined with the GEMM beside them (Transformer Engine's defaults: the
   // all-gather before a column-parallel GEMM as a ring exchange of tp chunks, the reduce-scatter
@@ -113,6 +116,8 @@ struct StageWorkKey {
   int ep = 1;        // expert parallelism: each GPU holds experts / ep of every MoE layer ...
   int expert_tp = 1; // ... each split expert_tp ways
   bool userbuffers = false;  // forward TP collectives chunked with their GEMMs (WorkPart::tp_fwd_exposed)
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;  // ep > 1: how tokens reach their experts
+  int ep_nodes = 1;  // nodes an EP group spans (PipelineProgramBuilder::work sets it from the node type)
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.

@@ -49,6 +49,7 @@ HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cl
   plan.grad_sync_overlap = g.grad_sync_overlap;
   plan.overlap_param_gather = g.overlap_param_gather;
   plan.overlap_moe_expert_parallel_comm = g.overlap_moe_expert_parallel_comm;
+  plan.moe_dispatcher = g.moe_dispatcher;
   plan.tp_comm_userbuffers = g.tp_comm_userbuffers;
   plan.cp_comm = g.cp_comm;
   const int per_chunk = static_cast<int>(counted / slices);

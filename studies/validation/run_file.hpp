@@ -65,6 +65,7 @@ struct MegatronGrid {
   bool loss_in_split = false;
   int ep = 1;         // expert parallelism (models with a moe: block), expert ranks ordered expert TP, EP, DP
   int expert_tp = 1;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // Megatron-Core --moe-token-dispatcher-type (ep > 1)
 };
 
 struct LayerRun {
