@@ -124,72 +124,101 @@ size_t Network::relay_pairs(size_t transfers) const {
   // what counts is all of them, not this set alone (a pipeline of MoE stages runs dozens of
   // all-to-alls of a few hundred flows each at once).
   if (records_ != nullptr || transfers < kRelaysAtLeast || transfers + live_direct_ < relays_from_) return 0;
-  const size_t free_pairs = actors_free() / 2;
+  const size_t free_pairs = idle_relays_.size() + actors_free() / 2;
   const size_t wanted = (transfers + kFlowsPerRelay - 1) / kFlowsPerRelay;
   return std::min(wanted, free_pairs);
 }
 
-void Network::run_relays(const std::vector<Legs>& direct, size_t pairs, const std::vector<Legs>& rest) {
-  int call = next_call_;
-  if (free_calls_.empty()) {
-    ++next_call_;
-  } else {
-    call = free_calls_.back();
-    free_calls_.pop_back();
+// A relay pair: its receiver posts one receive per transfer of its job on the pair's mailbox, then
+// its sender, for each transfer, moves itself to the source host and the receiver to the
+// destination host and sends. SimGrid starts a mailbox transfer between the hosts its two actors
+// are on when it is matched, which happens in the send: the transfer runs between the right hosts
+// from the same moment (no simulated time passes). Between jobs both wait on their semaphores.
+struct Network::RelayPair {
+  sg4::Mailbox* box = nullptr;
+  sg4::SemaphorePtr receive = sg4::Semaphore::create(0);  // a job for the receiver
+  sg4::SemaphorePtr send = sg4::Semaphore::create(0);     // the same job for the sender
+  sg4::SemaphorePtr posted = sg4::Semaphore::create(0);   // the receiver has posted its receives
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);     // every transfer of the job has arrived
+  const std::vector<Legs>* flows = nullptr;               // the job: flows[first, last), one leg each
+  size_t first = 0, last = 0;
+  sg4::ActorPtr in;
+};
+
+Network::Network(const Platform& platform, std::vector<FlowRecord>* records) : platform_(platform), records_(records) {}
+
+Network::~Network() = default;
+
+Network::RelayPair& Network::idle_relay(int src, int dst) {
+  if (!idle_relays_.empty()) {
+    RelayPair* r = idle_relays_.back();
+    idle_relays_.pop_back();
+    return *r;
   }
-  // Pair k carries transfers [k * per, (k + 1) * per): its receiver posts one receive per
-  // transfer on the pair's mailbox, then its sender, for each transfer, moves itself to the source
-  // host and the receiver to the destination host and sends. SimGrid starts a mailbox transfer
-  // between the hosts its two actors are on when it is matched, which happens in the send: the
-  // transfer runs between the right hosts from the same moment (no simulated time passes).
-  const size_t per = (direct.size() + pairs - 1) / pairs;
-  live_actors_ += 2 * ((direct.size() + per - 1) / per);  // the pairs started: at most `pairs`
-  std::vector<sg4::ActorPtr> actors;
-  for (size_t first = 0; first < direct.size(); first += per) {
-    const size_t last = std::min(direct.size(), first + per);
-    char name[32];
-    std::snprintf(name, sizeof name, "r%d.%zu", call, first / per);
-    sg4::Mailbox* box = sg4::Mailbox::by_name(name);
-    sg4::SemaphorePtr posted = sg4::Semaphore::create(0);
-    sg4::ActorPtr in = sg4::Actor::create("relay-in", platform_.endpoint(direct[first].legs[0].second), [box, posted, n = last - first] {
-      std::vector<void*> received(n);
+  relays_.push_back(std::make_unique<RelayPair>());
+  RelayPair* r = relays_.back().get();
+  live_actors_ += 2;
+  char name[32];
+  std::snprintf(name, sizeof name, "relay%zu", relays_.size() - 1);
+  r->box = sg4::Mailbox::by_name(name);
+  r->in = sg4::Actor::create("relay-in", platform_.endpoint(dst), [r] {
+    while (true) {
+      r->receive->acquire();
+      std::vector<void*> received(r->last - r->first);
       std::vector<sg4::CommPtr> comms;
-      comms.reserve(n);
-      for (void*& r : received) comms.push_back(box->get_async<void>(&r));
-      posted->release();
+      comms.reserve(received.size());
+      for (void*& got : received) comms.push_back(r->box->get_async<void>(&got));
+      r->posted->release();
       sg4::Comm::wait_all(comms);
-    });
-    actors.push_back(in);
-    actors.push_back(sg4::Actor::create("relay-out", platform_.endpoint(direct[first].legs[0].first), [this, &direct, box, posted, in, first, last] {
-      static char payload;
-      posted->acquire();
+    }
+  });
+  r->in->daemonize();
+  sg4::Actor::create("relay-out", platform_.endpoint(src), [this, r] {
+    static char payload;
+    while (true) {
+      r->send->acquire();
+      r->posted->acquire();
       std::vector<sg4::CommPtr> comms;
-      comms.reserve(last - first);
-      for (size_t i = first; i < last; ++i) {
-        const auto [src, dst] = direct[i].legs[0];
-        sg4::Host* from = platform_.endpoint(src);
-        sg4::Host* to = platform_.endpoint(dst);
+      comms.reserve(r->last - r->first);
+      for (size_t i = r->first; i < r->last; ++i) {
+        const auto [from_gpu, to_gpu] = (*r->flows)[i].legs[0];
+        sg4::Host* from = platform_.endpoint(from_gpu);
+        sg4::Host* to = platform_.endpoint(to_gpu);
         if (sg4::this_actor::get_host() != from) sg4::this_actor::set_host(from);
-        if (in->get_host() != to) in->set_host(to);
-        comms.push_back(box->put_async(&payload, amount(direct[i].bytes)));
+        if (r->in->get_host() != to) r->in->set_host(to);
+        comms.push_back(r->box->put_async(&payload, amount((*r->flows)[i].bytes)));
       }
       sg4::Comm::wait_all(comms);
-    }));
+      r->done->release();
+    }
+  })->daemonize();
+  return *r;
+}
+
+void Network::run_relays(const std::vector<Legs>& direct, size_t pairs, const std::vector<Legs>& rest) {
+  // Pair k carries transfers [k * per, (k + 1) * per).
+  const size_t per = (direct.size() + pairs - 1) / pairs;
+  std::vector<RelayPair*> used;
+  for (size_t first = 0; first < direct.size(); first += per) {
+    RelayPair& r = idle_relay(direct[first].legs[0].first, direct[first].legs[0].second);
+    r.flows = &direct;
+    r.first = first;
+    r.last = std::min(direct.size(), first + per);
+    r.receive->release();
+    r.send->release();
+    used.push_back(&r);
   }
   run_batch(rest, 0, rest.size());  // starts at the same moment: no simulated time passes before
-  for (const sg4::ActorPtr& a : actors) a->join();
-  live_actors_ -= actors.size();
-  free_calls_.push_back(call);
+  for (RelayPair* r : used) {
+    r->done->acquire();
+    idle_relays_.push_back(r);
+  }
 }
 
 uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   const std::vector<Legs> legs = legs_of(flows);
   uint64_t started = 0;
   for (const Legs& l : legs) started += static_cast<uint64_t>(l.count);
-  if (legs.size() <= kFlowsPerActor) {
-    run_batch(legs, 0, legs.size());
-    return started;
-  }
   // SimGrid 3.32 keeps every host-to-host transfer (Comm::sendto) in one engine-wide list that each
   // completion searches end to end: F concurrent flows cost O(F^2) (90 % of a 512-GPU plan, whose
   // all-to-all starts 261 632 flows; 72 % of a 2048-GPU MoE plan whose many sets of a few hundred
@@ -205,6 +234,10 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
       run_relays(direct, std::min(pairs, direct.size()), rest);
       return started;
     }
+  }
+  if (legs.size() <= kFlowsPerActor) {
+    run_batch(legs, 0, legs.size());
+    return started;
   }
   // Otherwise batches of kFlowsPerActor flows, each started and awaited by an actor of its own,
   // keep each actor's list short, and a staged transfer's legs run in its batch's actor, not one

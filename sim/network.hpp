@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <string_view>
 #include <vector>
@@ -29,7 +30,10 @@ struct PreparedSchedule {
 
 class Network {
  public:
-  Network(const Platform& platform, std::vector<FlowRecord>* records) : platform_(platform), records_(records) {}
+  Network(const Platform& platform, std::vector<FlowRecord>* records);
+  ~Network();
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
 
   // Runs a schedule to completion:
   //   step:  every round's flows start together; the next round starts when all are done.
@@ -46,17 +50,21 @@ class Network {
   // Flows one actor starts and awaits at most (see concurrent()).
   static constexpr size_t kFlowsPerActor = 128;
   // Host-to-host flows in flight, this set included, from which relays (mailbox transfers, see
-  // run_relays) pay for their actors and
-  // the three context switches each transfer costs them, and the transfers a relay pair carries
-  // where the budget allows (each migration scans the pair's list of transfers). Measured on 1 GiB
-  // rings: host-to-host 196 ms against relays 147 ms at 4096 flows, 33 against 43 ms at 1024; 32
-  // per pair 3.7 s at 65 536 flows, 16 per pair 3.8 s, 64 4.0 s, 128 4.8 s, 256 12.1 s.
-  static constexpr size_t kRelaysFromFlows = 4096;
+  // run_relays) pay for their migrations and the context switches each transfer costs them, and
+  // the transfers a relay pair carries where the budget allows (each migration scans the pair's
+  // list of transfers). With pairs started anew for each set, measured on 1 GiB rings: host-to-host
+  // 196 ms against relays 147 ms at 4096 flows, 33 against 43 ms at 1024; 32 per pair 3.7 s at
+  // 65 536 flows, 16 per pair 3.8 s, 64 4.0 s, 128 4.8 s, 256 12.1 s. With pairs kept for the run
+  // (2-core box, 2026-11-27, tests/bench/results/README.md): relaying from 512 flows in flight took
+  // a DeepSeek-V3 iteration on 2048 H100 from 13.7-14.2 s (4096) to 8.8-9.3 s, GPT-3 on 4096 GPUs
+  // from 12.0-12.2 s to 11.6-12.5 s; sets from 16 flows instead of 32 were slower (9.9 s, 12.4-13.5 s).
+  static constexpr size_t kRelaysFromFlows = 512;
   static constexpr size_t kFlowsPerRelay = 32;
-  // Sets smaller than this stay host to host whatever else is in flight: for them two relay actors
-  // and their migrations cost more than the list (2-core box, 2026-11-26: GPT-3 on 4096 GPUs
-  // 12.8 s host to host, 14.6-15.2 s with sets of 129-511 flows relayed, 13.2-14.4 s with this).
-  static constexpr size_t kRelaysAtLeast = 512;
+  // Sets smaller than this stay host to host whatever else is in flight. Relay pairs are kept for
+  // the run once started (RelayPair), so a small set pays their migrations and context switches,
+  // not two new actors (which made relaying sets of 129-511 flows cost more than the list: GPT-3 on
+  // 4096 GPUs 12.8 s host to host, 14.6-15.2 s relayed, 2-core box, 2026-11-26).
+  static constexpr size_t kRelaysAtLeast = 32;
   // Actors started inside one simulation (the executor's communication workers, batches of flows,
   // relay pairs of mailbox transfers) share one budget: each stack is two memory mappings under
   // the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 actors with
@@ -109,8 +117,12 @@ class Network {
   size_t relays_from_ = kRelaysFromFlows;
   size_t live_actors_ = 0;            // relay and batch actors running now
   size_t live_direct_ = 0;            // host-to-host transfers in flight (SimGrid's engine-wide list)
-  int next_call_ = 0;                 // mailbox name prefixes: the next new one, and those free again
-  std::vector<int> free_calls_;
+  // Relay pairs kept for the run (daemon actors: SimGrid ends them with it), the idle ones ready
+  // for the next set of transfers.
+  struct RelayPair;
+  RelayPair& idle_relay(int src, int dst);
+  std::vector<std::unique_ptr<RelayPair>> relays_;
+  std::vector<RelayPair*> idle_relays_;
 };
 
 }  // namespace hetsim

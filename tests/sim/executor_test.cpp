@@ -208,6 +208,40 @@ TEST(ExecutorScale, RelayedTransfersTakeTheTimesOfHostToHostOnes) {
   }
 }
 
+TEST(ExecutorScale, RelayPairsKeptForTheRunCarrySetAfterSetAtTheTimesOfHostToHostOnes) {
+  // Relay pairs outlive their set of transfers: four all-to-alls of 56 flows over a node's 8 GPUs
+  // each run at once, then again after a compute, then four more over two nodes' GPU 0-3 (a mix of
+  // NVLink and network flows). With relays from the first flow in flight, every set of 32 flows or
+  // more takes pairs, the later ones those the earlier ones left idle. Same flows: the same times,
+  // task by task, as the traced run's host-to-host transfers.
+  Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
+  Program p;
+  p.devices.resize(c.gpu_count());
+  std::vector<int> firsts, seconds;
+  for (int n = 0; n < 4; ++n) {
+    std::vector<int> node;
+    for (int g = 0; g < 8; ++g) node.push_back(8 * n + g);
+    firsts.push_back(p.add({"a" + std::to_string(n), collective(CollectiveOp::kAllToAll, node, 3e8 * (n + 1)), {}}));
+  }
+  const int mid = p.add({"mid", ComputeTask{0, 1e-3, 0, 0}, firsts});
+  for (int n = 0; n < 4; ++n) {
+    std::vector<int> pair_of_nodes;
+    for (int g = 0; g < 4; ++g) pair_of_nodes.push_back(16 * n + g);
+    for (int g = 0; g < 4; ++g) pair_of_nodes.push_back(16 * n + 8 + g);
+    seconds.push_back(p.add({"b" + std::to_string(n), collective(CollectiveOp::kAllToAll, pair_of_nodes, 2e8), {mid}}));
+  }
+  SimOptions traced;
+  traced.record_flows = true;
+  SimOptions relays;
+  relays.relays_from_flows = 1;
+  const SimResult host_to_host = simulate(p, c, traced), relayed = simulate(p, c, relays);
+  ASSERT_EQ(relayed.tasks.size(), host_to_host.tasks.size());
+  for (size_t t = 0; t < p.tasks.size(); ++t) {
+    EXPECT_NEAR(relayed.tasks[t].end_s, host_to_host.tasks[t].end_s, 1e-12 * host_to_host.tasks[t].end_s) << p.tasks[t].label;
+  }
+  EXPECT_GT(relayed.tasks[seconds.back()].end_s, relayed.tasks[mid].end_s);
+}
+
 }  // namespace
 }  // namespace hetsim
 
