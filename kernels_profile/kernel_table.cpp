@@ -107,6 +107,7 @@ double KernelSeries::gemm_bytes(const GemmShape& g) const {
 }
 
 void KernelSeries::prepare() {
+  forget();
   if (std::any_of(samples_.begin(), samples_.end(), [](const KernelSample& s) { return s.framework; })) {
     std::erase_if(samples_, [](const KernelSample& s) { return !s.framework; });
   }
@@ -142,7 +143,22 @@ std::optional<double> KernelSeries::fitted(const KernelSample& s) const {
 }
 
 std::optional<KernelEstimate> KernelSeries::gemm(const GemmShape& g) const {
+  const std::array<long, 4> key{g.batch, g.m, g.n, g.k};
+  if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (memo_.size() >= kMemo) memo_.clear();
+  return memo_[key] = interpolate(g);
+}
+
+std::optional<KernelEstimate> KernelSeries::interpolate(const GemmShape& g) const {
   if (samples_.empty()) return std::nullopt;
+  if (coords_.size() != samples_.size()) {
+    coords_.clear();
+    log_rates_.clear();
+    for (const KernelSample& s : samples_) {
+      coords_.push_back(log_coords(s.shape));
+      log_rates_.push_back(std::log(gemm_flops(s.shape) / s.seconds));
+    }
+  }
   const std::array<double, 4> q = log_coords(g);
   std::array<double, 4> lo, hi;
   lo.fill(1e300);
@@ -152,16 +168,17 @@ std::optional<KernelEstimate> KernelSeries::gemm(const GemmShape& g) const {
     double log_rate;
   };
   std::vector<Near> near;
-  for (const KernelSample& s : samples_) {
-    const std::array<double, 4> p = log_coords(s.shape);
+  near.reserve(samples_.size());
+  for (size_t j = 0; j < samples_.size(); ++j) {
+    const std::array<double, 4>& p = coords_[j];
     double d2 = 0;
     for (int i = 0; i < 4; ++i) {
       lo[i] = std::min(lo[i], p[i]);
       hi[i] = std::max(hi[i], p[i]);
       d2 += (p[i] - q[i]) * (p[i] - q[i]);
     }
-    if (d2 < kRelTolerance) return KernelEstimate{s.seconds, CostSource::kMeasured};
-    near.push_back({d2, std::log(gemm_flops(s.shape) / s.seconds)});
+    if (d2 < kRelTolerance) return KernelEstimate{samples_[j].seconds, CostSource::kMeasured};
+    near.push_back({d2, log_rates_[j]});
   }
   bool inside = near.size() >= 2;
   for (int i = 0; i < 4; ++i) inside = inside && q[i] >= lo[i] - kRelTolerance && q[i] <= hi[i] + kRelTolerance;

@@ -9,6 +9,7 @@
 // Column format in kernels_profile/README.md.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -57,8 +58,14 @@ struct KernelEstimate {
 class KernelSeries {
  public:
   KernelSeries(std::string kernel, DType dtype) : kernel_(std::move(kernel)), dtype_(dtype) {}
-  void add(const KernelSample& s) { samples_.push_back(s); }
-  void set_seconds(size_t sample, double seconds) { samples_[sample].seconds = seconds; }
+  void add(const KernelSample& s) {
+    samples_.push_back(s);
+    forget();
+  }
+  void set_seconds(size_t sample, double seconds) {
+    samples_[sample].seconds = seconds;
+    forget();
+  }
   void prepare();  // drops other samples where framework ones exist, sorts and fits; call after the last add()
 
   [[nodiscard]] bool is_gemm() const { return is_shaped_kernel(kernel_); }
@@ -74,11 +81,24 @@ class KernelSeries {
  private:
   [[nodiscard]] double gemm_flops(const GemmShape& g) const;
   [[nodiscard]] double gemm_bytes(const GemmShape& g) const;
+  [[nodiscard]] std::optional<KernelEstimate> interpolate(const GemmShape& g) const;
+  void forget() {
+    coords_.clear();
+    log_rates_.clear();
+    memo_.clear();
+  }
 
   std::string kernel_;
   DType dtype_;
   std::vector<KernelSample> samples_;
   std::vector<double> fit_;  // coefficients; empty when not enough samples
+  // What gemm() derives once (a planner asks the same shapes again and again): each sample's log
+  // coordinates and log throughput, and its answer for each shape asked (at most kMemo of them).
+  // Forgotten whenever the samples change.
+  static constexpr size_t kMemo = 1 << 16;
+  mutable std::vector<std::array<double, 4>> coords_;
+  mutable std::vector<double> log_rates_;
+  mutable std::map<std::array<long, 4>, std::optional<KernelEstimate>> memo_;
 };
 
 class KernelTables {

@@ -43,6 +43,21 @@ TEST_F(KernelTable, ShapesInsideTheTableAreInterpolatedInLogSpace) {
   }
 }
 
+TEST_F(KernelTable, AShapeAskedAgainGetsTheSameAnswerAndChangedSamplesAreNotRemembered) {
+  // gemm() remembers its answers (a planner asks the same shapes many times) and what it derives
+  // from the samples, until they change.
+  KernelSeries s = gemm();
+  const GemmShape g{1, 3000, 5000, 6000};
+  const std::optional<KernelEstimate> first = s.gemm(g), again = s.gemm(g);
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(first->seconds, again->seconds);  // bit for bit
+  EXPECT_EQ(first->source, again->source);
+  for (size_t i = 0; i < s.samples().size(); ++i) s.set_seconds(i, 2 * s.samples()[i].seconds);
+  const std::optional<KernelEstimate> slower = s.gemm(g);
+  ASSERT_TRUE(slower);
+  EXPECT_NEAR(slower->seconds / first->seconds, 2, 1e-9);
+}
+
 TEST_F(KernelTable, ShapesOutsideAreFitted) {
   // Large GEMMs: the efficiency has saturated, so t = c0 + c1 FLOPs fits them closely.
   const auto e = gemm().gemm({1, 65536, 16384, 16384});
