@@ -19,12 +19,7 @@
 namespace hetsim {
 namespace {
 
-Cluster h100_nodes(int nodes) {
-  Cluster c = test::fixture_cluster("dgx-h100-16");
-  c.node_types.front().count = nodes;
-  index_gpus(c);
-  return c;
-}
+using test::h100_nodes;
 
 std::vector<BlockWork> moe_work(const ModelSpec& m, long samples, int tp, int ep, int etp) {
   const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));

@@ -21,12 +21,7 @@
 namespace hetsim {
 namespace {
 
-Cluster h100_nodes(int nodes) {
-  Cluster c = test::fixture_cluster("dgx-h100-16");
-  c.node_types.front().count = nodes;
-  index_gpus(c);
-  return c;
-}
+using test::h100_nodes;
 
 TEST(MoeDispatch, RoutingMissesAreTheHypergeometricZero) {
   EXPECT_DOUBLE_EQ(routing_misses(4, 2, 2), 1.0 / 6);         // C(2,2) / C(4,2)
