@@ -93,8 +93,7 @@ class Checker {
       add("overlap_param_gather", "overlaps the parameter all-gather of the distributed optimizer; it needs "
                                   "gradient_sync: zero-1, not " + std::string(gradient_sync_name(plan_.gradient_sync)));
     }
-    if (plan_.overlap_moe_expert_parallel_comm) moe_overlap();
-    if (plan_.moe_dispatcher != MoeDispatcher::kAllToAll) moe_dispatcher();
+    moe_choices();
     if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
@@ -109,28 +108,27 @@ class Checker {
  private:
   void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
 
-  void moe_overlap() {
-    const auto has_ep = [](const PipelinePlan& p) {
-      return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.ep > 1; });
-    };
-    const std::string what = "overlaps the experts' all-to-alls with another micro-batch's compute";
-    if (!model_.moe || std::none_of(plan_.pipelines.begin(), plan_.pipelines.end(), has_ep)) {
-      add("overlap_moe_expert_parallel_comm", what + "; it needs a mixture-of-experts model and a stage with ep > 1");
-    } else if (splits_weight_gradient(plan_.schedule)) {
-      add("overlap_moe_expert_parallel_comm", what + " by pairing forward and backward passes; schedule " +
-                                                  std::string(schedule_name(plan_.schedule)) +
-                                                  " splits the backward (use 1f1b or interleaved-1f1b)");
+  // Megatron-Core's MoE choices need experts split: combined 1F1B (with the weight gradients in the
+  // backward) and a dispatcher other than alltoall (allgather not with combined 1F1B).
+  void moe_choices() {
+    const bool split = model_.moe && std::any_of(plan_.pipelines.begin(), plan_.pipelines.end(), [](const PipelinePlan& p) {
+                         return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.ep > 1; });
+                       });
+    const std::string needs = "; it needs a mixture-of-experts model and a stage with ep > 1";
+    if (plan_.overlap_moe_expert_parallel_comm) {
+      const std::string what = "overlaps the experts' all-to-alls with another micro-batch's compute";
+      if (!split) {
+        add("overlap_moe_expert_parallel_comm", what + needs);
+      } else if (splits_weight_gradient(plan_.schedule)) {
+        add("overlap_moe_expert_parallel_comm", what + " by pairing forward and backward passes; schedule " +
+                                                    std::string(schedule_name(plan_.schedule)) +
+                                                    " splits the backward (use 1f1b or interleaved-1f1b)");
+      }
     }
-  }
-
-  void moe_dispatcher() {
-    const auto has_ep = [](const PipelinePlan& p) {
-      return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.ep > 1; });
-    };
-    const std::string name(moe_dispatcher_name(plan_.moe_dispatcher));
-    if (!model_.moe || std::none_of(plan_.pipelines.begin(), plan_.pipelines.end(), has_ep)) {
-      add("moe_dispatcher", name + " dispatches tokens to the GPUs of their experts; it needs a mixture-of-experts model "
-                                   "and a stage with ep > 1");
+    if (plan_.moe_dispatcher == MoeDispatcher::kAllToAll) return;
+    if (!split) {
+      add("moe_dispatcher", std::string(moe_dispatcher_name(plan_.moe_dispatcher)) +
+                                " dispatches tokens to the GPUs of their experts" + needs);
     } else if (plan_.moe_dispatcher == MoeDispatcher::kAllGather && plan_.overlap_moe_expert_parallel_comm) {
       add("moe_dispatcher", "overlap_moe_expert_parallel_comm needs the alltoall or flex dispatcher (as Megatron-Core "
                             "requires), not allgather");
