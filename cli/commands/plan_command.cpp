@@ -63,6 +63,9 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
                 "hybrid plans: none of Megatron-Core's communication overlaps (gradient buckets sync after the last "
                 "backward, ZeRO-1's parameter all-gather after the step, no TP overlap, no combined 1F1B for experts)");
   cmd->add_option("--schedule", a.schedule, "hybrid plans: only this pipeline schedule")->check(CLI::IsMember(schedule_names()));
+  cmd->add_option("--moe-dispatcher", a.moe_dispatcher,
+                  "hybrid plans with experts split: only this token dispatcher (alltoall, allgather, flex)")
+      ->check(CLI::IsMember(moe_dispatcher_names()));
 }
 
 namespace {
@@ -89,6 +92,7 @@ PlannerOptions planner_options(const PlanArgs& a) {
   ho.context_parallel = !a.no_context_parallel;
   ho.moe_parallel = !a.no_moe_parallel;
   if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
+  if (!a.moe_dispatcher.empty()) ho.moe_dispatcher = moe_dispatcher_from_name(a.moe_dispatcher);
   o.candidates = a.candidates;
   o.upper_bound = !a.no_upper_bound;
   return o;

@@ -36,6 +36,7 @@ struct PlanArgs {
   bool no_context_parallel = false;
   bool no_moe_parallel = false;
   std::string schedule;  // empty: the planner chooses
+  std::string moe_dispatcher;  // empty: the planner chooses
 };
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a);

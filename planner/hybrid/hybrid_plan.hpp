@@ -39,6 +39,9 @@ enum class CpComm { kRing, kAllToAll };
 //             over NVLink: an inter-node all-to-all per rail beside an intra-node one.
 enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
 [[nodiscard]] std::string_view moe_dispatcher_name(MoeDispatcher d);  // "alltoall", "allgather", "flex"
+[[nodiscard]] const std::vector<std::string>& moe_dispatcher_names();
+// The dispatcher named `name` (one of moe_dispatcher_names()); alltoall for any other name.
+[[nodiscard]] MoeDispatcher moe_dispatcher_from_name(std::string_view name);
 
 [[nodiscard]] std::string_view schedule_name(PipelineSchedule s);        // "gpipe", "1f1b", ...
 [[nodiscard]] std::string_view gradient_sync_name(GradientSync g);       // "all-reduce", "zero-1", "zero-3"

@@ -111,10 +111,8 @@ class HybridPlanReader {
     plan.grad_sync_overlap = r.opt_flag("grad_sync_overlap").value_or(true);
     plan.overlap_param_gather = r.opt_flag("overlap_param_gather").value_or(false);
     plan.overlap_moe_expert_parallel_comm = r.opt_flag("overlap_moe_expert_parallel_comm").value_or(false);
-    const std::string dispatcher = r.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall");
-    plan.moe_dispatcher = dispatcher == "flex"        ? MoeDispatcher::kFlex
-                          : dispatcher == "allgather" ? MoeDispatcher::kAllGather
-                                                      : MoeDispatcher::kAllToAll;
+    plan.moe_dispatcher =
+        moe_dispatcher_from_name(r.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall"));
     plan.cp_comm = r.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised

@@ -27,6 +27,18 @@ std::string_view moe_dispatcher_name(MoeDispatcher d) {
   return "?";
 }
 
+const std::vector<std::string>& moe_dispatcher_names() {
+  static const std::vector<std::string> names = {"alltoall", "allgather", "flex"};
+  return names;
+}
+
+MoeDispatcher moe_dispatcher_from_name(std::string_view name) {
+  for (MoeDispatcher d : {MoeDispatcher::kAllGather, MoeDispatcher::kFlex}) {
+    if (name == moe_dispatcher_name(d)) return d;
+  }
+  return MoeDispatcher::kAllToAll;
+}
+
 std::string_view gradient_sync_name(GradientSync g) {
   switch (g) {
     case GradientSync::kAllReduce: return "all-reduce";

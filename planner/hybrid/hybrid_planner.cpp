@@ -240,6 +240,7 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       // Megatron-Core's token dispatchers where experts are split: the closed form keeps the fastest.
       std::vector<MoeDispatcher> dispatchers{MoeDispatcher::kAllToAll};
       if (hetsim && has_ep) dispatchers = {MoeDispatcher::kAllToAll, MoeDispatcher::kAllGather, MoeDispatcher::kFlex};
+      if (has_ep && options.moe_dispatcher) dispatchers = {*options.moe_dispatcher};
       std::vector<int> overlaps{0};  // TP overlap: none, the backward's (1), userbuffers (2: with SP)
       std::vector<GradientSync> syncs{GradientSync::kAllReduce};
       if (hetsim && options.sequence_parallel && has_tp) sps.push_back(true);

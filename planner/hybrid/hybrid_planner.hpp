@@ -23,6 +23,7 @@ enum class HybridFlavour { kHetsim, kHethubFaithful, kMegatronUniform };
 struct HybridOptions {
   bool uniform_layers = false;                 // --uniform-layers: equal layers per stage
   std::optional<PipelineSchedule> schedule;    // --schedule S: only this schedule
+  std::optional<MoeDispatcher> moe_dispatcher;  // --moe-dispatcher D: only this token dispatcher (ep > 1)
   bool mixed_stages = true;                    // --no-mixed-stages: every stage one GPU type
   bool stage_synthesis = true;                 // --no-stage-synthesis: Megatron's TP in every stage
   bool cross_mesh = true;                      // --no-cross-mesh: Megatron's scatter-gather between stages,

@@ -130,10 +130,8 @@ MegatronGrid read_megatron(FieldReader c) {
   g.loss_in_split = c.opt_flag("loss_in_split").value_or(false);
   g.ep = static_cast<int>(c.opt_integer("ep", 1, 1 << 20).value_or(1));
   g.expert_tp = static_cast<int>(c.opt_integer("expert_tp", 1, 1024).value_or(1));
-  const std::string dispatcher = c.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall");
-  g.moe_dispatcher = dispatcher == "flex"        ? MoeDispatcher::kFlex
-                     : dispatcher == "allgather" ? MoeDispatcher::kAllGather
-                                                 : MoeDispatcher::kAllToAll;
+  g.moe_dispatcher =
+      moe_dispatcher_from_name(c.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall"));
   c.finish();
   return g;
 }

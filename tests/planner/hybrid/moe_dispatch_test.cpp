@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,31 @@ TEST(MoeDispatch, FlexRunsARailAllToAllBesideAnInNodeOneAndBeatsAllToAllAcrossNo
   EXPECT_EQ(allgather.a2a.size(), 0u);
   EXPECT_EQ(allgather.reduce_scatter.size(), allgather.all_gather.size());
   EXPECT_TRUE(g.report.feasible);
+}
+
+TEST(MoeDispatch, ThePlannerTriesEveryDispatcherAndAnAblationKeepsOne) {
+  // Mixtral 8x7B-like (2 layers, 16 experts) on two DGX H100: the search estimates each plan with
+  // experts split under every dispatcher; --moe-dispatcher D keeps D alone.
+  ModelSpec m = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  m.layers = 2;
+  m.moe->experts = 16;
+  m.training.global_batch = 64;
+  const Cluster c = h100_nodes(2);
+  HybridOptions o;
+  o.simulate = 1;
+  for (MoeDispatcher d : {MoeDispatcher::kAllToAll, MoeDispatcher::kFlex}) {
+    o.moe_dispatcher = d;
+    HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+    const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
+    ASSERT_GE(s.chosen, 0);
+    const HybridPlan& p = s.judged[s.chosen].plan;
+    const bool split = std::any_of(p.pipelines[0].stages.begin(), p.pipelines[0].stages.end(), [](const StagePlan& st) { return st.ep > 1; });
+    EXPECT_TRUE(split);
+    EXPECT_EQ(p.moe_dispatcher, d);
+  }
+  EXPECT_EQ(moe_dispatcher_from_name("flex"), MoeDispatcher::kFlex);
+  EXPECT_EQ(moe_dispatcher_from_name("allgather"), MoeDispatcher::kAllGather);
+  EXPECT_EQ(moe_dispatcher_names().size(), 3u);
 }
 
 TEST(MoeDispatch, RoundTripsThroughThePlanFileAndMegatronArgsAndRefusesWhatCannotRun) {
