@@ -276,6 +276,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                                                 {ep, key.ep_nodes})
                                              : DispatchTraffic{};
   const bool dispatches = dispatch.all_to_all > 0 || dispatch.all_gather > 0 || dispatch.rail_all_to_all > 0;
+  const double gathered_tokens = dispatch.all_gather > 0 ? dispatch.all_gather - tokens / tp * token_bytes : 0;  // other ranks'
+
   const double expert_gather = etp > 1 ? moe_bytes * etp : 0;
 
   std::vector<BlockWork> blocks(static_cast<size_t>(g.layers) + 2);
@@ -356,9 +358,15 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     }
     const TpSplit split = pl.split;
     // A sequence split is a context split by another name: 1/tp of the tokens, the weights whole.
-    const Op s = op.expert                      ? expert_shard(context_shard(op, cp, dtype), tp, ep, etp, imbalance, dtype)
-                 : split == TpSplit::kSequence ? context_shard(context_shard(op, cp, dtype), tp, dtype)
-                                               : shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
+    Op s = op.expert                      ? expert_shard(context_shard(op, cp, dtype), tp, ep, etp, imbalance, dtype)
+           : split == TpSplit::kSequence ? context_shard(context_shard(op, cp, dtype), tp, dtype)
+                                         : shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
+    if (gathered_tokens > 0 && (op.kind == OpKind::kMoeDispatch || op.kind == OpKind::kMoeCombine)) {
+      // allgather: the permutation picks this GPU's rows out of every EP rank's gathered tokens, and
+      // the unpermutation writes them back into that whole buffer for the reduce-scatter.
+      s.fwd_bytes += gathered_tokens;
+      s.bwd_bytes += gathered_tokens;
+    }
     const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
     const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
     // A matrix product with weights spends half its backward on the weight gradient.

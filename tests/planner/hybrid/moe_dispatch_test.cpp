@@ -63,6 +63,27 @@ TEST(MoeDispatch, EachDispatcherSendsWhatItsClosedFormSays) {
   EXPECT_EQ(ep_nodes(4, 1, 8), 1);
 }
 
+TEST(MoeDispatch, AllGathersPermutationReadsEveryRanksTokens) {
+  // Under allgather a GPU picks its experts' rows out of all ep ranks' gathered tokens and writes
+  // its outputs back into that whole buffer: its permutations move (ep - 1) x T more hidden
+  // vectors each way than under alltoall (memory-bound copies), the rest of the layer is the same.
+  ModelSpec m = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  m.layers = 1;
+  m.seq_len = 4096;
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const auto layer_fwd = [&](MoeDispatcher d, int ep) {
+    StageWorkKey key{1, 1, false, RecomputeMode::kNone, StageProgram::kMegatron, true, 1, CpComm::kRing, ep, 1, false, d};
+    double secs = 0;
+    for (const WorkPart& part : stage_block_work(m, h100, DType::kBf16, CostModel{}, key)[1].parts) secs += part.fwd_s;
+    return secs;
+  };
+  const double extra8 = layer_fwd(MoeDispatcher::kAllGather, 8) - layer_fwd(MoeDispatcher::kAllToAll, 8);
+  const double extra2 = layer_fwd(MoeDispatcher::kAllGather, 2) - layer_fwd(MoeDispatcher::kAllToAll, 2);
+  EXPECT_GT(extra2, 0);
+  EXPECT_GT(extra8, 3 * extra2);  // 7 other ranks' tokens against 1 (copies of a few hundred MB: near linear)
+  EXPECT_LT(extra8, 9 * extra2);
+}
+
 struct Collectives {
   std::vector<const CollectiveTask*> a2a, all_gather, reduce_scatter;
 };
