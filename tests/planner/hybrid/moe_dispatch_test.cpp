@@ -73,8 +73,9 @@ TEST(MoeDispatch, AllGathersPermutationReadsEveryRanksTokens) {
   const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
   const auto layer_fwd = [&](MoeDispatcher d, int ep) {
     StageWorkKey key{1, 1, false, RecomputeMode::kNone, StageProgram::kMegatron, true, 1, CpComm::kRing, ep, 1, false, d};
+    const std::vector<BlockWork> work = stage_block_work(m, h100, DType::kBf16, CostModel{}, key);
     double secs = 0;
-    for (const WorkPart& part : stage_block_work(m, h100, DType::kBf16, CostModel{}, key)[1].parts) secs += part.fwd_s;
+    for (const WorkPart& part : work[1].parts) secs += part.fwd_s;
     return secs;
   };
   const double extra8 = layer_fwd(MoeDispatcher::kAllGather, 8) - layer_fwd(MoeDispatcher::kAllToAll, 8);
