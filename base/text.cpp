@@ -23,6 +23,8 @@ std::string indexed_name(std::string_view prefix, size_t i) {
   return out;
 }
 
+std::string counted(size_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) {

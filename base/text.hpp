@@ -16,6 +16,8 @@ namespace hetsim {
 [[nodiscard]] std::string indexed_name(std::string_view prefix, size_t i);
 // Items separated by ", ".
 [[nodiscard]] std::string join(const std::vector<std::string>& items);
+// "1 stage", "3 stages": a count and its noun, plural with an s.
+[[nodiscard]] std::string counted(size_t n, const std::string& noun);
 // One number through a printf format ("%.1f%%", "%.4g").
 [[nodiscard]] std::string format_double(const char* format, double v);
 // Edit distance, for suggestions.

@@ -112,7 +112,7 @@ class HybridPlanReader {
     plan.overlap_param_gather = r.opt_flag("overlap_param_gather").value_or(false);
     plan.overlap_moe_expert_parallel_comm = r.opt_flag("overlap_moe_expert_parallel_comm").value_or(false);
     plan.moe_dispatcher =
-        moe_dispatcher_from_name(r.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall"));
+        moe_dispatcher_from_name(r.opt_choice("moe_dispatcher", moe_dispatcher_names()).value_or("alltoall"));
     plan.cp_comm = r.opt_choice("cp_comm", {"ring", "all-to-all"}).value_or("ring") == "all-to-all" ? CpComm::kAllToAll : CpComm::kRing;
     plan.stage_program = r.opt_choice("stage_program", {"megatron", "synthesised"}).value_or("megatron") == "synthesised"
                              ? StageProgram::kSynthesised

@@ -131,7 +131,7 @@ MegatronGrid read_megatron(FieldReader c) {
   g.ep = static_cast<int>(c.opt_integer("ep", 1, 1 << 20).value_or(1));
   g.expert_tp = static_cast<int>(c.opt_integer("expert_tp", 1, 1024).value_or(1));
   g.moe_dispatcher =
-      moe_dispatcher_from_name(c.opt_choice("moe_dispatcher", {"alltoall", "allgather", "flex"}).value_or("alltoall"));
+      moe_dispatcher_from_name(c.opt_choice("moe_dispatcher", moe_dispatcher_names()).value_or("alltoall"));
   c.finish();
   return g;
 }
