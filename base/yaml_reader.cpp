@@ -275,6 +275,27 @@ std::vector<double> FieldReader::numbers(std::string_view key, double min, doubl
   return out;
 }
 
+std::vector<std::string> FieldReader::names(std::string_view key) {
+  std::vector<std::string> out;
+  std::optional<YAML::Node> n = lookup(key, true);
+  if (!n) return out;
+  if (!n->IsSequence() || n->size() == 0) {
+    diags_->add(at(*n, field(key), "expected a non-empty list of names"));
+    return out;
+  }
+  for (size_t i = 0; i < n->size(); ++i) {
+    const YAML::Node x = (*n)[i];
+    const std::string item = field(key) + "[" + std::to_string(i) + "]";
+    const std::string v = x.IsScalar() ? x.Scalar() : "";
+    if (!x.IsScalar() || v.empty() || v.size() > 256 || printable(v) != v) {
+      diags_->add(at(x, item, "is not a name (1 to 256 printable characters)"));
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
 std::optional<std::vector<double>> FieldReader::opt_numbers(std::string_view key, double min, double max) {
   if (!lookup(key, false)) return std::nullopt;
   return numbers(key, min, max);

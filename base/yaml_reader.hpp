@@ -64,6 +64,8 @@ class FieldReader {
   [[nodiscard]] std::vector<double> numbers(std::string_view key, double min, double max);
   // The same list when the key is present (with the same checks); nothing when it is absent.
   [[nodiscard]] std::optional<std::vector<double>> opt_numbers(std::string_view key, double min, double max);
+  // A required, non-empty list of names (each as name() checks it: 1 to 256 printable characters).
+  [[nodiscard]] std::vector<std::string> names(std::string_view key);
 
   // Nested mapping; a missing required child yields an empty reader (after a diagnostic).
   [[nodiscard]] FieldReader child(std::string_view key);

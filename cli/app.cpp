@@ -18,6 +18,7 @@
 #include "cli/commands/size_command.hpp"
 #include "cli/commands/sweep_command.hpp"
 #include "cli/commands/validate_command.hpp"
+#include "cli/commands/calibrate_command.hpp"
 #include "kernels_profile/device.hpp"
 #include "planner/strategies.hpp"
 #include "topologies/cluster.hpp"
@@ -74,6 +75,10 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   CLI::App* val = app.add_subcommand("validate", "compare predictions with measurements: kernel tables, layers, or published runs (--runs)");
   add_validate_options(val, val_args);
 
+  CalibrateArgs cal_args;
+  CLI::App* cal = app.add_subcommand("calibrate", "fit a calibration profile to measured runs, with leave-one-source-out errors");
+  add_calibrate_options(cal, cal_args);
+
   CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");
   std::string what;
   list->add_option("what", what, "devices | clusters | models | strategies")
@@ -128,6 +133,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   if (*list) return run_list(what);
   if (*coll) return run_collective(coll_args);
   if (*val) return run_validate(val_args);
+  if (*cal) return run_calibrate(cal_args);
   if (*reshard) return run_reshard(reshard_args);
   if (*sweep) return run_sweep(sweep_args);
   if (*report) return run_report(report_args);

@@ -1,6 +1,8 @@
 // File: cli/common_args.cpp
 #include "cli/common_args.hpp"
 
+#include "kernels_profile/calibration_profile.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "base/text.hpp"
 
 #include "cli/input_files.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "planner/block_costs.hpp"
 
 namespace hetsim::cli {
@@ -61,8 +64,17 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_flag("--every-replica", a.every_replica,
                 "write every data-parallel replica's compute (by default GPUs of the same type, node health and share "
                 "of the batch, which run in lockstep, are written once and mirrored on all of them: the same times)");
+  add_calibration_option(cmd, a.calibration);
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");
+}
+
+void add_calibration_option(CLI::App* cmd, std::string& into) {
+  cmd->add_option("--calibration", into,
+                  "calibration profile in force (docs/formats/calibration-profile.md): shipped (each GPU type's most recently "
+                  "fitted profile in kernels_profile/calibrations), none (the raw model), or a profile file that "
+                  "hetsim calibrate wrote")
+      ->capture_default_str();
 }
 
 namespace {
@@ -127,6 +139,7 @@ Inputs load_inputs(const CommonArgs& a) {
     }
     sets.push_back(parse_override("model.training.gemm_precision=" + a.precision));
   }
+  use_calibration(a.calibration);  // before the cluster's devices are loaded
   Inputs in{load_model_arg(a.model, sets), load_cluster_arg(a.cluster, sets), CostModel::shipped(a.layer_profile), sim_options(a)};
   TrainingSpec& t = in.model.training;
   if (a.global_batch > 0) t.global_batch = a.global_batch;

@@ -36,9 +36,12 @@ struct CommonArgs {
   bool no_interference = false;   // --no-interference (SimOptions::collective_interference)
   bool reliability = false;       // --reliability: the goodput with failures and checkpoints
   bool every_replica = false;     // --every-replica (SimOptions::every_replica)
+  std::string calibration = "shipped";  // --calibration: shipped | none | a profile file
 };
 
 void add_common(CLI::App* cmd, CommonArgs& a);
+// --calibration PROFILE (kernels_profile/calibration_profile.hpp), for every command that predicts.
+void add_calibration_option(CLI::App* cmd, std::string& into);
 
 // The model (with the batch overrides applied and experts sized for the cluster), the cluster,
 // the cost model and the simulation options these arguments name.

@@ -32,8 +32,9 @@ int rank(CostSource s) {
     case CostSource::kScaled: return 3;
     case CostSource::kRoofline: return 4;
     case CostSource::kLayerProfile: return 5;
+    case CostSource::kCalibrated: return 6;
   }
-  return 5;
+  return 6;
 }
 CostSource weaker(CostSource a, CostSource b) { return rank(a) > rank(b) ? a : b; }
 
@@ -243,7 +244,22 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     cast(op.cast_bwd_bytes);
     if (op.recompute_flops > 0) cast(op.cast_fwd_bytes);
   }
+  // Host time the GPU waits for (the calibration profile in force): the operator takes the longer
+  // of its kernels and the host's issuing them, the excess said as calibrated.
+  const double host = host_time(device.host, op, pass);
+  if (host > c.seconds) {
+    c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += host - c.seconds;
+    c.seconds = host;
+  }
   return c;
+}
+
+double host_time(const HostCosts& host, const Op& op, Pass pass) {
+  // Forward once, backward twice (data and weight gradients), once more with the forward recomputed.
+  const double passes = pass == Pass::kForward ? 1 : op.recompute_flops > 0 ? 3 : 2;
+  if (op.kind == OpKind::kMoeExpert) return static_cast<double>(std::max(1L, op.gemm.batch)) * host.expert_gemm_s * passes;
+  if (op.kind == OpKind::kMoeDispatch) return host.moe_layer_s * passes / 3;
+  return 0;
 }
 
 OpCost CostModel::optimizer_time(const Device& device, double params, double traffic_per_param) const {

@@ -73,4 +73,9 @@ class CostModel {
 // The memory-bound kernel of the tables that stands for `kind` in `pass` (e.g. "layernorm_bwd").
 [[nodiscard]] std::string table_kernel(OpKind kind, Pass pass);
 
+// Host time `op` makes the GPU wait for in `pass` under `host` (a calibration profile's costs):
+// an expert GEMM's issue per local expert, an MoE layer's bookkeeping on its permutation. Zero for
+// other operators and without a profile.
+[[nodiscard]] double host_time(const HostCosts& host, const Op& op, Pass pass);
+
 }  // namespace hetsim

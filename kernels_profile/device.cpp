@@ -116,6 +116,7 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
   }
   diags.throw_if_any();
   apply_measured_interference(d);
+  apply_calibration(d);
   return d;
 }
 

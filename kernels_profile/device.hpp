@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/csv_reader.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/gemm_efficiency.hpp"
 #include "workloads/dtype.hpp"
 #include "workloads/op_graph.hpp"
@@ -58,6 +59,10 @@ struct Device {
   // channel count, kNcclChannels; 1 where no measurement exists, which the source says.
   double collective_interference = 1;
   std::string collective_interference_source;
+  // Host time the GPU waits for, from the calibration profile in force (calibration_profile.hpp);
+  // zero without one. `calibration` names that profile (empty: the raw model).
+  HostCosts host;
+  std::string calibration;
 
   [[nodiscard]] KernelSupport kernel_support() const { return KernelSupport{flash_attention}; }
 

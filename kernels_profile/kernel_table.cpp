@@ -23,6 +23,7 @@ std::string_view cost_source_name(CostSource s) {
     case CostSource::kRoofline: return "roofline";
     case CostSource::kLayerProfile: return "layer_profile";
     case CostSource::kScaled: return "scaled";
+    case CostSource::kCalibrated: return "calibrated";
   }
   return "?";
 }

@@ -22,9 +22,10 @@
 namespace hetsim {
 
 // kScaled: another GPU's measured, interpolated or fitted time scaled to this one (a device file's
-// kernels_from); weaker than this GPU's own fits, stronger than the roofline.
-enum class CostSource { kMeasured, kInterpolated, kFitted, kRoofline, kLayerProfile, kScaled };
-inline constexpr int kCostSources = 6;
+// kernels_from); weaker than this GPU's own fits, stronger than the roofline. kCalibrated: host time
+// the GPU waits for beyond its kernels, from a calibration profile (calibration_profile.hpp).
+enum class CostSource { kMeasured, kInterpolated, kFitted, kRoofline, kLayerProfile, kScaled, kCalibrated };
+inline constexpr int kCostSources = 7;
 [[nodiscard]] std::string_view cost_source_name(CostSource s);
 
 // GEMMs and attention kernels (unfused and flash) are keyed by shape (batch, m, n, k); the

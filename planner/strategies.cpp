@@ -142,6 +142,16 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
                   (measured.empty() || unmeasured.empty() ? "" : "; not slowed on " + unmeasured + " (not measured)") +
                   "; --no-interference turns it off");
   }
+  {  // host time from a calibration profile (kernels_profile/calibration_profile.hpp)
+    std::string with, without;
+    for (const Device* gpu : distinct_gpus(cluster)) {
+      if (!gpu->calibration.empty()) with += (with.empty() ? "" : "; ") + gpu->name + ": " + gpu->calibration;
+      else without += (without.empty() ? "" : ", ") + gpu->name;
+    }
+    out.push_back("calibration: " + (with.empty() ? std::string("none (the raw model") : "profile in force on " + with) +
+                  (with.empty() ? ")" : without.empty() ? "" : "; none on " + without) +
+                  "; --calibration none gives the raw model (compute_time_sources: calibrated is its share)");
+  }
   bool nvidia = false, amd = false;
   for (const NodeType& nt : cluster.node_types) (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;
   if (nvidia && amd && !cluster.network.cross_vendor_rdma) {

@@ -549,6 +549,8 @@ SimResult simulate_program(const Program& program, const Cluster& cluster, const
 
 }  // namespace
 
+void prepare_simulations(const Cluster& cluster, size_t concurrent) { prepare_platform_servers(cluster, simulation_job, concurrent); }
+
 SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options) {
   if (std::string err = validate(program); !err.empty()) throw std::logic_error("malformed program: " + err);
   if (static_cast<int>(program.devices.size()) != cluster.gpu_count()) {

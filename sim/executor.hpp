@@ -22,5 +22,8 @@ namespace hetsim {
 // Throws std::logic_error when the program is malformed (a planner bug), InputError when its
 // repeated step must be written out (every_step, or not periodic) and that is too large.
 [[nodiscard]] SimResult simulate(const Program& program, const Cluster& cluster, const SimOptions& options = {});
+// Threads may call simulate() at once (each simulation runs in a process of its own). Called from
+// the main thread before `concurrent` of them do, on `cluster`.
+void prepare_simulations(const Cluster& cluster, size_t concurrent);
 
 }  // namespace hetsim

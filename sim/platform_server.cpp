@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
+#include <list>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -42,7 +45,13 @@ struct Server {
   pid_t pid = -1;
   int fd = -1;  // our end of the socket to it
   uint64_t used = 0;
+  bool busy = false;  // a request of one of our threads is in flight: no other may use or stop it
+  // Started by a thread other than the main one: it dies with that thread (the parent-death signal
+  // follows the forking thread), so it serves that one request and stops.
+  bool transient = false;
 };
+
+bool on_main_thread() { return ::syscall(SYS_gettid) == ::getpid(); }
 
 std::string death_of(int wstatus) {
   return WIFSIGNALED(wstatus) ? "signal " + std::to_string(WTERMSIG(wstatus)) : "exit status " + std::to_string(WEXITSTATUS(wstatus));
@@ -203,31 +212,54 @@ class Registry {
  public:
   ~Registry() {
     if (owner_ == ::getpid()) {
-      while (!servers_.empty()) stop(servers_.size() - 1);  // none left behind
+      while (!servers_.empty()) stop(std::prev(servers_.end()));  // none left behind
     }
   }
 
+  // Threads may call it at once: each takes an idle server of the cluster (starting one more when
+  // all are busy) and talks to it without the lock.
   std::string run(const Cluster& cluster, PlatformJob job, std::string_view request) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    adopt();
-    Server& s = server_for(cluster, job);
-    s.used = ++clock_;
+    std::list<Server>::iterator s;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      adopt();
+      s = server_for(cluster, job);
+      s->used = ++clock_;
+      s->busy = true;
+    }
     const uint64_t len = request.size();
     uint64_t n = 0;
     std::string reply;
-    bool ok = send_all(s.fd, &len, sizeof len) && send_all(s.fd, request.data(), request.size()) && read_all(s.fd, &n, sizeof n);
+    bool ok = send_all(s->fd, &len, sizeof len) && send_all(s->fd, request.data(), request.size()) && read_all(s->fd, &n, sizeof n);
     if (ok) {
       reply.resize(n);
-      ok = read_all(s.fd, reply.data(), n);
+      ok = read_all(s->fd, reply.data(), n);
     }
+    const std::lock_guard<std::mutex> lock(mutex_);
     if (!ok || reply.empty()) {
-      ::close(s.fd);
+      ::close(s->fd);
       int wstatus = 0;
-      reap(s.pid, &wstatus);
-      servers_.erase(servers_.begin() + (&s - servers_.data()));
+      reap(s->pid, &wstatus);
+      servers_.erase(s);
       throw std::runtime_error("simulation server died (" + death_of(wstatus) + ")");
     }
+    s->busy = false;
+    if (s->transient) stop(s);
     return result_of(reply);
+  }
+
+  // At least `count` servers of `cluster` idle for `job`, started from this (the main) thread so
+  // they last: threads that then run at once find one each.
+  void prepare(const Cluster& cluster, PlatformJob job, size_t count) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    adopt();
+    std::vector<std::list<Server>::iterator> taken;
+    for (size_t i = 0; i < count; ++i) {
+      const auto s = server_for(cluster, job);
+      s->busy = true;  // so the next round finds or starts another
+      taken.push_back(s);
+    }
+    for (const auto& s : taken) s->busy = false;
   }
 
   int started() {
@@ -244,7 +276,7 @@ class Registry {
   void stop_all() {
     const std::lock_guard<std::mutex> lock(mutex_);
     adopt();
-    while (!servers_.empty()) stop(servers_.size() - 1);
+    while (!servers_.empty()) stop(std::prev(servers_.end()));
   }
 
  private:
@@ -258,28 +290,30 @@ class Registry {
     owner_ = me;
   }
 
-  void stop(size_t i) {
-    const Server& s = servers_[i];
-    if (!send_all(s.fd, &kStop, sizeof kStop)) ::kill(s.pid, SIGKILL);
-    ::close(s.fd);
-    reap(s.pid);
-    servers_.erase(servers_.begin() + static_cast<std::ptrdiff_t>(i));
+  void stop(std::list<Server>::iterator s) {
+    if (!send_all(s->fd, &kStop, sizeof kStop)) ::kill(s->pid, SIGKILL);
+    ::close(s->fd);
+    reap(s->pid);
+    servers_.erase(s);
   }
 
-  Server& server_for(const Cluster& cluster, PlatformJob job) {
-    for (Server& s : servers_) {
-      if (s.job == job && s.cluster == cluster) return s;
+  std::list<Server>::iterator server_for(const Cluster& cluster, PlatformJob job) {
+    for (auto s = servers_.begin(); s != servers_.end(); ++s) {
+      if (!s->busy && s->job == job && s->cluster == cluster) return s;
     }
     const auto gpus_held = [&] {
       size_t n = cluster.gpus.size();
       for (const Server& s : servers_) n += s.cluster.gpus.size();
       return n;
     };
-    while (!servers_.empty() && (servers_.size() >= max_servers_ || gpus_held() > max_gpus_)) {
-      size_t oldest = 0;
-      for (size_t i = 1; i < servers_.size(); ++i) {
-        if (servers_[i].used < servers_[oldest].used) oldest = i;
+    // The least recently used idle servers stop while over the limits (busy ones are kept: the
+    // limits hold again once their requests end).
+    while (servers_.size() >= max_servers_ || gpus_held() > max_gpus_) {
+      auto oldest = servers_.end();
+      for (auto s = servers_.begin(); s != servers_.end(); ++s) {
+        if (!s->busy && (oldest == servers_.end() || s->used < oldest->used)) oldest = s;
       }
+      if (oldest == servers_.end()) break;
       stop(oldest);
     }
     int fds[2];
@@ -293,14 +327,14 @@ class Registry {
       serve(fds[1], cluster, job);
     }
     ::close(fds[1]);
-    servers_.push_back(Server{cluster, job, pid, fds[0], 0});
+    servers_.push_back(Server{cluster, job, pid, fds[0], 0, false, !on_main_thread()});
     ++started_;
-    return servers_.back();
+    return std::prev(servers_.end());
   }
 
   std::mutex mutex_;
   pid_t owner_ = ::getpid();
-  std::vector<Server> servers_;
+  std::list<Server> servers_;  // stable: a thread holds its server across the unlocked request
   uint64_t clock_ = 0;
   int started_ = 0;
   size_t max_servers_ = kMaxServers, max_gpus_ = kMaxServedGpus;
@@ -319,6 +353,10 @@ std::string run_on_fresh_platform(const Cluster& cluster, const std::function<st
 
 std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request) {
   return registry().run(cluster, job, request);
+}
+
+void prepare_platform_servers(const Cluster& cluster, PlatformJob job, size_t count) {
+  if (on_main_thread()) registry().prepare(cluster, job, count);
 }
 
 int platform_servers_started() { return registry().started(); }

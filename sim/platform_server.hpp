@@ -25,7 +25,13 @@ using PlatformJob = std::string (*)(const Cluster& cluster, const Platform& plat
 // least recently used stopping first. A job's exception comes back as std::runtime_error carrying its message ("simulation
 // failed: ..."), as does the death of the job's process or of the server. Servers belong to the
 // process that started them: a fork of it starts its own.
+// Threads may call it at once: each request takes an idle server of its cluster, and one more
+// starts when all are busy (one started by a thread other than the main one serves that request
+// only: it would die with its thread).
 [[nodiscard]] std::string run_on_platform(const Cluster& cluster, PlatformJob job, std::string_view request);
+// Called from the main thread before `count` threads run `job` on `cluster` at once: that many
+// servers, started now, so that none of them is started by (and dies with) a passing thread.
+void prepare_platform_servers(const Cluster& cluster, PlatformJob job, size_t count);
 
 // Returns work(platform) run in a fork of this process that builds `cluster`'s platform for it
 // alone (no server: for work that outweighs building the platform, where sending its input to a

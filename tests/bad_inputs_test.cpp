@@ -4,7 +4,7 @@
 //   # kind: cluster | model | device | model-on-cluster <cluster name> | kernel-table |
 //           layer-profile | layer-profile-for-run (given to gpt3-1.3b on a100-v100-2x2) | layer-measurements | layer-kernels | plan (for gpt3-1.3b on a100-v100-2x2) |
 //           hybrid-plan [DTYPE] (for gpt3-1.3b, trained in DTYPE with no fallback when given, on a100-v100-2x2) |
-//           runs (a validation run file)
+//           runs (a validation run file) | calibration (a calibration profile)
 //   # expect: {file}:LINE:COL: error: FIELD: MESSAGE      (one line per expected diagnostic)
 // The library must throw exactly that; the CLI must print it and exit with code 2.
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 
 #include "base/input_error.hpp"
 #include "cli/commands/plan_command.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/device.hpp"
 #include "kernels_profile/fused_attention.hpp"
 #include "kernels_profile/layer_kernels.hpp"
@@ -101,6 +102,7 @@ void load(const Fixture& f) {
   }
   else if (f.kind == "runs") (void)load_runs(f.path);
   else if (f.kind == "sizing") (void)load_sizing(f.path);
+  else if (f.kind == "calibration") (void)load_calibration_profile(f.path);
   else if (f.kind == "model-on-cluster") {
     (void)resolve_dtype(load_model(f.path), load_cluster(test::shipped("topologies", f.arg)));
   } else FAIL() << f.path << ": unknown kind " << f.kind;
@@ -150,6 +152,7 @@ void check_cli_on_fixtures(size_t half) {
     else if (f.kind == "plan") args = "simulate --plan " + f.path.string();
     else if (f.kind == "runs") args = "validate --runs " + f.path.string();
     else if (f.kind == "sizing") args = "size --dry-run " + f.path.string();
+    else if (f.kind == "calibration") args = "simulate --calibration " + f.path.string();
     else if (f.kind == "hybrid-plan" && f.arg.empty()) args = "simulate --plan " + f.path.string();
     else if (f.kind == "hybrid-plan") continue;  // a dtype the shipped model does not train in
     else continue;  // devices are looked up by name from the data directory

@@ -173,10 +173,14 @@ void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
   cmd->add_option("--markdown", a.markdown, "with --runs: write the table (with sources) as Markdown here")->check(output_file());
   cmd->add_option("--trace-dir", a.trace_dir,
                   "with --runs: write each training run's simulated iteration as a Chrome trace (open in Perfetto) into this directory");
+  add_calibration_option(cmd, a.calibration);
 }
 
 int run_validate(const ValidateArgs& a) {
-  if (!a.runs.empty()) return run_validation_runs(a.runs, a.only, a.report, a.markdown, a.trace_dir);
+  if (!a.runs.empty()) {
+    use_calibration(a.calibration);
+    return run_validation_runs(a.runs, a.only, a.report, a.markdown, a.trace_dir);
+  }
   if (!a.only.empty() || !a.markdown.empty() || !a.trace_dir.empty()) {
     throw InputError("--only/--markdown/--trace-dir", "", "apply to --runs; give --runs FILE");
   }

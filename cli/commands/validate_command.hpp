@@ -22,6 +22,7 @@ struct ValidateArgs {
   std::string only;               // with runs: only runs whose name contains this
   std::string markdown;           // with runs: the table as Markdown
   std::string trace_dir;          // with runs: one Chrome trace per training run
+  std::string calibration = "shipped";  // with runs: the calibration profile in force
 };
 
 void add_validate_options(CLI::App* cmd, ValidateArgs& a);

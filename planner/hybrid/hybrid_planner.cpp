@@ -1,16 +1,23 @@
 // File: planner/hybrid/hybrid_planner.cpp
 #include "planner/hybrid/hybrid_planner.hpp"
+
 #include "planner/hybrid/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "base/input_error.hpp"
+#include "base/log.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
+#include "sim/executor.hpp"
 
 namespace hetsim {
 
@@ -395,15 +402,53 @@ bool HybridPlanner::split_layers(HybridPlan& plan, bool uniform, int chunks) {
 }
 
 Evaluation HybridPlanner::evaluate(const HybridPlan& plan, const std::string& strategy) {
-  PipelineProgram built = builder_.build(plan);
-  // Beyond what hetsim simulates: a limit of the simulator, refused as the task cap of data-parallel
-  // and SPMD programs is (the search takes it for an infeasible candidate and goes on).
-  if (built.too_large) throw InputError("training.global_batch", "", built.infeasible_reason);
-  built.program.strategy = strategy;
-  Evaluation ev = built.feasible ? simulated_evaluation(std::move(built.program), model_, cluster_, sim_)
-                                 : infeasible_evaluation(strategy, model_, cluster_, built.infeasible_reason);
-  label_hybrid_report(ev.report, plan);
-  return ev;
+  return evaluate_side_by_side({&plan}, strategy).front();
+}
+
+std::vector<Evaluation> HybridPlanner::evaluate_side_by_side(const std::vector<const HybridPlan*>& plans, const std::string& strategy) {
+  // Built here one by one (the builder remembers stage work), simulated side by side: each
+  // simulation runs in a process of its own (sim/platform_server.hpp), so up to one per core at
+  // once. Only the first thread shows its progress. The results are those of one at a time.
+  std::vector<Evaluation> out(plans.size());
+  std::vector<std::optional<Program>> programs(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    PipelineProgram built = builder_.build(*plans[i]);
+    // Beyond what hetsim simulates: a limit of the simulator, refused as the task cap of
+    // data-parallel and SPMD programs is (the search takes it for an infeasible candidate and goes on).
+    if (built.too_large) throw InputError("training.global_batch", "", built.infeasible_reason);
+    built.program.strategy = strategy;
+    if (built.feasible) programs[i] = std::move(built.program);
+    else out[i] = infeasible_evaluation(strategy, model_, cluster_, built.infeasible_reason);
+  }
+  std::vector<size_t> to_simulate;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (programs[i]) to_simulate.push_back(i);
+  }
+  std::vector<std::exception_ptr> failed(plans.size());
+  std::atomic<size_t> next{0};
+  auto work = [&](bool quiet) {
+    std::optional<QuietThread> hush;
+    if (quiet) hush.emplace();
+    for (size_t j = next++; j < to_simulate.size(); j = next++) {
+      const size_t i = to_simulate[j];
+      try {
+        out[i] = simulated_evaluation(std::move(*programs[i]), model_, cluster_, sim_);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(to_simulate.size(), std::max(1U, std::thread::hardware_concurrency()));
+  if (threads > 1) prepare_simulations(cluster_, threads);
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work, true);
+  work(false);
+  for (std::thread& t : helpers) t.join();
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    label_hybrid_report(out[i].report, *plans[i]);
+  }
+  return out;
 }
 
 HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& options) {
@@ -417,31 +462,59 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
                                                                                                             : static_cast<size_t>(std::max(1, options.simulate));
   const std::string name = flavour == HybridFlavour::kHetsim ? "hetsim hybrid #" :
                            flavour == HybridFlavour::kHethubFaithful ? "hethub-faithful" : "megatron-uniform";
+  // The best k distinct plans by estimate, each batch as many as are still wanted, simulated side
+  // by side; a plan whose program does not fit is skipped for the next best (a few times at most).
+  // The same plans as one at a time, in the same order.
   std::set<std::string> seen;
-  for (const HybridPlan& plan : plans) {
-    if (out.judged.size() >= k) break;
-    if (!seen.insert(hybrid_plan_to_yaml(plan)).second) continue;
-    if (std::vector<PlanProblem> bad = check_hybrid_plan(plan, model_, cluster_); !bad.empty()) {
-      throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
+  size_t next = 0;
+  bool stop = false;
+  while (!stop && out.judged.size() < k && next < plans.size()) {
+    std::vector<const HybridPlan*> batch;
+    while (batch.size() < k - out.judged.size() && next < plans.size()) {
+      const HybridPlan& plan = plans[next++];
+      if (!seen.insert(hybrid_plan_to_yaml(plan)).second) continue;
+      if (std::vector<PlanProblem> bad = check_hybrid_plan(plan, model_, cluster_); !bad.empty()) {
+        throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
+      }
+      batch.push_back(&plan);
     }
-    const std::string row = flavour == HybridFlavour::kHetsim ? name + std::to_string(out.judged.size() + 1) : name;
-    Evaluation ev;
+    if (batch.empty()) break;
+    std::vector<Evaluation> evs;
     try {
-      ev = evaluate(plan, row);
+      evs = evaluate_side_by_side(batch, name);
     } catch (const InputError& e) {
       // A limit of this machine (its memory, ulimit -v) would make the plan depend on where it
-      // runs: reported, never taken for a candidate that does not fit.
-      if (e.machine_limit()) throw;
-      ev = infeasible_evaluation(row, model_, cluster_, e.diagnostics().front().message);
+      // runs: reported, never taken for a candidate that does not fit. Otherwise each plan again
+      // alone, to tell which one the error is about.
+      if (e.machine_limit() || batch.size() == 1) {
+        if (e.machine_limit()) throw;
+        evs = {infeasible_evaluation(name, model_, cluster_, e.diagnostics().front().message)};
+      } else {
+        for (const HybridPlan* plan : batch) {
+          try {
+            evs.push_back(evaluate(*plan, name));
+          } catch (const InputError& one) {
+            if (one.machine_limit()) throw;
+            evs.push_back(infeasible_evaluation(name, model_, cluster_, one.diagnostics().front().message));
+          }
+        }
+      }
     }
-    if (!ev.report.feasible) {
-      // The estimate's memory is approximate: a plan the program does not fit is skipped for the
-      // next best (a few times at most).
-      if (out.rejected_reason.empty()) out.rejected_reason = ev.report.infeasible_reason;
-      if (++out.rejected > 2 * static_cast<long>(k) + 2) break;
-      continue;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Evaluation& ev = evs[i];
+      if (!ev.report.feasible) {
+        if (out.rejected_reason.empty()) out.rejected_reason = ev.report.infeasible_reason;
+        if (++out.rejected > 2 * static_cast<long>(k) + 2) {
+          stop = true;
+          break;
+        }
+        continue;
+      }
+      const std::string row = flavour == HybridFlavour::kHetsim ? name + std::to_string(out.judged.size() + 1) : name;
+      ev.report.strategy = row;
+      ev.program.strategy = row;
+      out.judged.push_back({*batch[i], std::move(ev)});
     }
-    out.judged.push_back({plan, std::move(ev)});
   }
   for (size_t i = 0; i < out.judged.size(); ++i) {
     const Report& r = out.judged[i].evaluation.report;

@@ -66,6 +66,10 @@ class HybridPlanner {
   [[nodiscard]] HybridSearch search(HybridFlavour flavour, const HybridOptions& options);
   // Builds, checks memory and simulates one plan; `strategy` names the row.
   [[nodiscard]] Evaluation evaluate(const HybridPlan& plan, const std::string& strategy);
+  // Builds each plan and simulates them side by side (up to a simulation per core); the same
+  // evaluations as evaluate() one by one.
+  [[nodiscard]] std::vector<Evaluation> evaluate_side_by_side(const std::vector<const HybridPlan*>& plans,
+                                                              const std::string& strategy);
   [[nodiscard]] HybridEstimate estimate(const HybridPlan& plan) { return estimator_.estimate(plan); }
 
  private:

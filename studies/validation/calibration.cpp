@@ -49,7 +49,8 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
   for (const RunResult& r : results) {
     if (!r.failure.empty()) continue;
     const std::string name = r.run->class_name.empty() ? default_class_name(r) : r.run->class_name;
-    for (const FigureResult& f : r.figures) {
+    for (size_t i = 0; i < r.figures.size(); ++i) {
+      const FigureResult& f = r.figures[i];
       const Quantity q = quantity_of(f.key);
       CalibrationClass& c = by[{name, q}];
       if (c.rows == 0) {
@@ -61,7 +62,7 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
         c.scope = "mixed";
       }
       c.gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
-      const double e = std::fabs(f.error());
+      const double e = std::fabs(r.honest_error(i));  // a fitted row's left-out error
       ++c.rows;
       c.moe = c.moe || r.scope.moe;
       c.low_precision_gemms = c.low_precision_gemms || r.scope.low_precision_gemms;

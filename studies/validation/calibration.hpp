@@ -32,7 +32,8 @@ struct CalibrationClass {
   double mean_abs_error = 0;
   double max_abs_error = 0;
   // The 90th percentile of its rows' |error| (nearest rank: the max below 10 rows): the error bar.
-  // hetsim fits nothing to these rows, so each row's error is an out-of-sample error.
+  // Each row's error is out of sample: a row a calibration profile in force was fitted on counts
+  // with its error when its source was left out of the fit (RunResult::honest_error).
   double p90_abs_error = 0;
   bool moe = false;                  // its training runs are of mixture-of-experts models
   bool low_precision_gemms = false;  // ... with GEMMs in a low-precision recipe

@@ -1,6 +1,9 @@
 // File: studies/validation/run_evaluation.cpp
 #include "studies/validation/run_evaluation.hpp"
 
+#include "kernels_profile/calibration_profile.hpp"
+#include "studies/validation/calibration.hpp"
+
 #include <algorithm>
 
 #include "base/device_list.hpp"
@@ -244,6 +247,21 @@ RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const Si
     case RunKind::kMatmul: matmul_run(run, out, cost); break;
     case RunKind::kLayer: layer_run(run, out, cost, sim); break;
     case RunKind::kTraining: training_run(run, out, cost, sim, trace); break;
+  }
+  // A run a calibration profile in force was fitted on: its time-like figure (the one fitted) takes
+  // the leave-one-source-out error the profile records.
+  if (!out.failure.empty()) return out;
+  for (const std::string& gpu : out.scope.gpus) {
+    const std::optional<CalibrationProfile> p = calibration_for(gpu);
+    if (!p) continue;
+    for (const CrossValidatedRun& c : p->runs) {
+      if (c.run != run.name) continue;
+      for (size_t f = 0; f < out.figures.size(); ++f) {
+        if (quantity_of(out.figures[f].key) != Quantity::kTime) continue;
+        out.held_out = RunResult::HeldOut{f, c.loso_error, p->name};
+        return out;
+      }
+    }
   }
   return out;
 }

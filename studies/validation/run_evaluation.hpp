@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +44,19 @@ struct RunResult {
   std::string failure;  // non-empty: no prediction (e.g. the plan does not fit in memory), and why
   std::string note;     // how the prediction was made (algorithm, plan shape)
   nlohmann::json trace;  // a training run's simulated iteration as a Chrome trace, when asked for
+  // A run a calibration profile in force was fitted on: the error of its fitted (time-like) figure
+  // predicted by the fit that left its source out (the profile's runs list), which classes and
+  // totals count instead of error().
+  struct HeldOut {
+    size_t figure = 0;
+    double error = 0;
+    std::string by;  // the profile's name
+  };
+  std::optional<HeldOut> held_out;
+  [[nodiscard]] std::optional<double> held_out_error(size_t figure) const {
+    return held_out && held_out->figure == figure ? std::optional(held_out->error) : std::nullopt;
+  }
+  [[nodiscard]] double honest_error(size_t figure) const { return held_out_error(figure).value_or(figures[figure].error()); }
 };
 
 // Throws InputError when the run's inputs are bad (file:line:col of the run or its inputs).

@@ -144,6 +144,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.name = r.name("name");
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");
+  run.source_group = r.opt_text("source_group").value_or(run.source);
   const std::optional<std::string> cluster = r.opt_text("cluster");
   std::optional<FieldReader> coll = r.opt_child("collective"), mm = r.opt_child("matmul"), lay = r.opt_child("layer");
   const bool has_collective = coll.has_value(), has_matmul = mm.has_value(), has_layer = lay.has_value();

@@ -100,6 +100,9 @@ struct ValidationRun {
   std::string name;
   std::string source;
   std::string class_name;        // calibration class; empty: derived from the run (calibration.hpp)
+  // The measurement campaign it came from, which leave-one-source-out cross-validation leaves out
+  // as a whole (hetsim calibrate): `source_group`, else the whole `source` text.
+  std::string source_group;
   std::filesystem::path cluster;  // resolved file; empty for matmul runs
   int nodes = 0;                  // > 0: the cluster's (single) node type has this many nodes
   RunKind kind = RunKind::kTraining;

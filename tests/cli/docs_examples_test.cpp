@@ -14,6 +14,7 @@
 
 #include "base/input_error.hpp"
 #include "cli/markdown_examples.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/device.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "studies/sizing/sizing_file.hpp"
@@ -45,7 +46,7 @@ TEST(DocsExamples, EveryPageOfTheGuideIsThere) {
   for (const char* page : {"README.md", "what-if.md", "ablations.md", "sizing.md", "validation.md", "planner.md", "cli.md", "install.md",
                            "report-schema.md", "formats/cluster.md", "formats/device.md", "formats/model.md",
                            "formats/spmd-plan.md", "formats/hybrid-plan.md", "formats/study.md", "formats/sizing.md",
-                           "formats/validation-runs.md"}) {
+                           "formats/validation-runs.md", "formats/calibration-profile.md"}) {
     EXPECT_TRUE(fs::is_regular_file(test::source_dir() / "docs" / page)) << "docs/" << page << " is missing";
   }
 }
@@ -93,6 +94,7 @@ std::string load_as(const std::string& kind, const fs::path& file) {
     else if (kind == "device") (void)load_device(file);
     else if (kind == "runs") (void)load_runs(file);
     else if (kind == "sizing") (void)load_sizing(file);
+    else if (kind == "calibration") (void)load_calibration_profile(file);
     else if (kind == "hybrid-plan") {  // for the model and cluster the plan names
       const YAML::Node root = YAML::LoadFile(file.string());
       const ModelSpec model = load_model(test::shipped("workloads", root["model"].as<std::string>()));
@@ -101,7 +103,7 @@ std::string load_as(const std::string& kind, const fs::path& file) {
       const test::CliRun r = test::run_hetsim_redirected("sweep '" + file.string() + "' --dry-run --db '" + file.string() + ".db' 2>&1");
       if (r.rc != 0) return "sweep --dry-run exited " + std::to_string(r.rc) + ": " + r.output;
     } else {
-      return "unknown kind \"" + kind + "\" (cluster, model, device, study, sizing, hybrid-plan, runs)";
+      return "unknown kind \"" + kind + "\" (cluster, model, device, study, sizing, hybrid-plan, runs, calibration)";
     }
   } catch (const InputError& e) {
     return e.what();

@@ -1,0 +1,30 @@
+// File: cli/commands/calibrate_command.hpp
+// `hetsim calibrate --runs FILE... --out PROFILE`: fits a calibration profile to measured runs
+// (studies/validation/calibration_fit.hpp), prints each parameter with its uncertainty, the
+// parameters the runs leave unconstrained, and the in-sample and leave-one-source-out error per
+// class, and writes the profile that simulate, plan and validate take with --calibration.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace hetsim::cli {
+
+struct CalibrateArgs {
+  std::vector<std::string> runs;
+  std::string only;
+  std::string out;
+  std::vector<std::string> parameters;
+  std::string name = "calibrated";
+  std::string software;
+  std::string date;  // empty: today (UTC)
+};
+
+void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a);
+int run_calibrate(const CalibrateArgs& a);
+
+}  // namespace hetsim::cli

@@ -1,0 +1,254 @@
+// File: kernels_profile/calibration_profile.cpp
+#include "kernels_profile/calibration_profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "base/data_dir.hpp"
+#include "base/iso_date.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "base/yaml_reader.hpp"
+#include "kernels_profile/device.hpp"
+
+namespace hetsim {
+
+const std::vector<ParameterInfo>& calibration_parameters() {
+  static const std::vector<ParameterInfo> params = {
+      {"moe_layer_host", &HostCosts::moe_layer_s, 1e-3, 0.05,
+       "host time of one MoE layer's router, permutation and token-dispatch bookkeeping per micro-batch (forward and "
+       "backward together, a third in the forward); dropless routing copies the tokens per expert to the host, so the "
+       "host cannot run ahead of the GPU there",
+       "training runs of mixture-of-experts models with dropless routing whose MoE layers are short enough for the host "
+       "to show (small hidden sizes, one sample per micro-batch)"},
+      {"expert_gemm_host", &HostCosts::expert_gemm_s, 3e-5, 1e-3,
+       "host time to issue one expert GEMM: Transformer Engine's grouped linear layers issue one GEMM per local expert "
+       "(forward one per linear layer, backward two)",
+       "training runs of mixture-of-experts models with several experts per GPU, at more than one count of experts per "
+       "GPU to tell it from moe_layer_host"},
+  };
+  return params;
+}
+
+const ParameterInfo* find_calibration_parameter(std::string_view name) {
+  for (const ParameterInfo& p : calibration_parameters()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+HostCosts CalibrationProfile::host_costs() const {
+  HostCosts h;
+  for (const FittedParameter& p : parameters) {
+    if (const ParameterInfo* info = find_calibration_parameter(p.name)) h.*(info->field) = p.value;
+  }
+  return h;
+}
+
+bool CalibrationProfile::covers(std::string_view device) const {
+  return std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
+std::string CalibrationProfile::describe() const {
+  std::string s = name + " (";
+  if (!file.empty()) {
+    const std::filesystem::path rel = std::filesystem::path(file).lexically_relative(data_root());
+    s += (rel.empty() || rel.string().starts_with("..") ? file : rel.string()) + ", ";
+  }
+  s += "fitted " + fitted + " on " + counted(fitted_on.size(), "run") + ": ";
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    s += (i ? ", " : "") + parameters[i].name + " " + format_time(parameters[i].value) + " ± " +
+         format_time(parameters[i].uncertainty);
+  }
+  return s + ")";
+}
+
+namespace {
+
+// An |error| share as a profile writes it: "0.0412".
+double read_share(FieldReader& r, std::string_view key) { return r.number(key, 0, 100); }
+
+// A YAML double-quoted scalar (the text is printable: names and sources were checked when read).
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : printable(s)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
+  const YamlFile file = YamlFile::load(path);
+  Diagnostics diags;
+  FieldReader r = file.root(diags);
+  CalibrationProfile p;
+  p.file = file.name();
+  p.name = r.name("name");
+  p.software = r.text("software");
+  p.fitted = r.text("fitted");
+  if (const std::string why = p.fitted.empty() ? "" : iso_date_problem(p.fitted); !why.empty()) {
+    r.error("fitted", in_quotes(p.fitted) + why);
+  }
+  p.devices = r.names("devices");
+  const std::vector<std::string> known = shipped_device_names();
+  for (const std::string& d : p.devices) {
+    if (std::find(known.begin(), known.end(), d) == known.end()) r.error("devices", unknown_device_message(d, known));
+  }
+  FieldReader params = r.child("parameters");
+  for (const ParameterInfo& info : calibration_parameters()) {
+    std::optional<FieldReader> one = params.opt_child(info.name);
+    if (!one) continue;
+    FittedParameter f;
+    f.name = std::string(info.name);
+    f.value = one->quantity("value", Unit::kTime, Bound::kNonNegative);
+    f.uncertainty = one->quantity("uncertainty", Unit::kTime, Bound::kNonNegative);
+    if (f.value > info.max_s) {
+      one->error("value", format_time(f.value) + " is over " + format_time(info.max_s) + ", more host time than any framework spends here");
+    }
+    one->finish();
+    p.parameters.push_back(std::move(f));
+  }
+  params.finish();  // names an unknown parameter, with the known ones
+  p.fitted_on = r.names("fitted_on");
+  if (r.opt_node("cross_validation")) {
+    for (FieldReader c : r.list("cross_validation")) {
+      CrossValidatedClass k;
+      k.name = c.text("class");
+      k.rows = static_cast<int>(c.integer("rows", 1, 1000000));
+      k.in_sample_mean = read_share(c, "in_sample_mean");
+      k.in_sample_max = read_share(c, "in_sample_max");
+      k.loso_mean = read_share(c, "loso_mean");
+      k.loso_max = read_share(c, "loso_max");
+      c.finish();
+      p.classes.push_back(std::move(k));
+    }
+  }
+  if (r.opt_node("runs")) {
+    for (FieldReader c : r.list("runs")) {
+      CrossValidatedRun k;
+      k.run = c.name("run");
+      k.source = c.text("source");
+      k.in_sample_error = c.number("in_sample_error", -100, 100);
+      k.loso_error = c.number("loso_error", -100, 100);
+      c.finish();
+      p.runs.push_back(std::move(k));
+    }
+  }
+  r.finish();
+  if (const std::optional<YAML::Node> n = r.opt_node("parameters"); n && n->IsMap() && n->size() == 0) {
+    r.error("parameters", "holds no parameter; a profile sets at least one");
+  }
+  diags.throw_if_any();
+  return p;
+}
+
+std::string calibration_profile_text(const CalibrationProfile& p) {
+  std::ostringstream o;
+  auto time = [](double s) { return format_double("%.6g", s * 1e6) + "us"; };
+  o << "# Calibration profile (docs/formats/calibration-profile.md), written by hetsim calibrate.\n";
+  o << "name: " << quoted(p.name) << "\n";
+  o << "software: " << quoted(p.software) << "\n";
+  o << "fitted: " << p.fitted << "\n";
+  o << "devices: [";
+  for (size_t i = 0; i < p.devices.size(); ++i) o << (i ? ", " : "") << quoted(p.devices[i]);
+  o << "]\n";
+  o << "parameters:\n";
+  for (const FittedParameter& f : p.parameters) {
+    o << "  " << f.name << ": {value: " << time(f.value) << ", uncertainty: " << time(f.uncertainty) << "}\n";
+  }
+  o << "fitted_on:\n";
+  for (const std::string& run : p.fitted_on) o << "  - " << quoted(run) << "\n";
+  if (!p.classes.empty()) {
+    o << "# |error| per class: with the parameters fitted on every run (in sample), and with each source's runs\n"
+         "# left out of the fit that predicts them (loso: the honest figure).\n";
+    o << "cross_validation:\n";
+    for (const CrossValidatedClass& c : p.classes) {
+      o << "  - {class: " << quoted(c.name) << ", rows: " << c.rows << ", in_sample_mean: " << format_double("%.4f", c.in_sample_mean)
+        << ", in_sample_max: " << format_double("%.4f", c.in_sample_max) << ", loso_mean: " << format_double("%.4f", c.loso_mean)
+        << ", loso_max: " << format_double("%.4f", c.loso_max) << "}\n";
+    }
+  }
+  if (!p.runs.empty()) {
+    o << "runs:\n";
+    for (const CrossValidatedRun& c : p.runs) {
+      o << "  - {run: " << quoted(c.run) << ", source: " << quoted(c.source) << ", in_sample_error: "
+        << format_double("%.4f", c.in_sample_error) << ", loso_error: " << format_double("%.4f", c.loso_error) << "}\n";
+    }
+  }
+  return o.str();
+}
+
+const std::vector<CalibrationProfile>& shipped_calibration_profiles() {
+  static const std::vector<CalibrationProfile> profiles = [] {
+    std::vector<CalibrationProfile> all;
+    for (const auto& f : files_with_extension(data_root() / "kernels_profile/calibrations", ".yaml")) {
+      all.push_back(load_calibration_profile(f));
+    }
+    return all;
+  }();
+  return profiles;
+}
+
+namespace {
+
+enum class Choice { kShipped, kNone, kOne };
+struct InForce {
+  std::mutex mutex;
+  Choice choice = Choice::kShipped;
+  CalibrationProfile one;
+};
+InForce& in_force() {
+  static InForce s;
+  return s;
+}
+
+}  // namespace
+
+void use_shipped_calibrations() {
+  std::lock_guard lock(in_force().mutex);
+  in_force().choice = Choice::kShipped;
+}
+
+void use_no_calibration() {
+  std::lock_guard lock(in_force().mutex);
+  in_force().choice = Choice::kNone;
+}
+
+void use_calibration_profile(CalibrationProfile profile) {
+  std::lock_guard lock(in_force().mutex);
+  in_force().choice = Choice::kOne;
+  in_force().one = std::move(profile);
+}
+
+void use_calibration(const std::string& arg) {
+  if (arg == "none") return use_no_calibration();
+  if (arg == "shipped" || arg.empty()) return use_shipped_calibrations();
+  use_calibration_profile(load_calibration_profile(resolve_input(arg, "kernels_profile/calibrations", "calibration profile")));
+}
+
+std::optional<CalibrationProfile> calibration_for(std::string_view device) {
+  InForce& s = in_force();
+  std::unique_lock lock(s.mutex);
+  if (s.choice == Choice::kNone) return std::nullopt;
+  if (s.choice == Choice::kOne) return s.one.covers(device) ? std::optional(s.one) : std::nullopt;
+  lock.unlock();
+  const CalibrationProfile* best = nullptr;  // the most recently fitted profile that lists it
+  for (const CalibrationProfile& p : shipped_calibration_profiles()) {
+    if (p.covers(device) && (best == nullptr || p.fitted > best->fitted)) best = &p;
+  }
+  return best ? std::optional(*best) : std::nullopt;
+}
+
+void apply_calibration(Device& device) {
+  const std::optional<CalibrationProfile> p = calibration_for(device.name);
+  device.host = p ? p->host_costs() : HostCosts{};
+  device.calibration = p ? p->describe() : "";
+}
+
+}  // namespace hetsim

@@ -1,0 +1,100 @@
+// File: kernels_profile/calibration_profile.hpp
+// Calibration profiles (kernels_profile/calibrations/*.yaml, docs/formats/calibration-profile.md):
+// a few physically meaningful parameters of a software stack on some GPU types, each fitted by
+// `hetsim calibrate` on named published or measured runs, with its uncertainty, the fit's date and
+// the leave-one-source-out error that says how well it predicts runs it was not fitted on.
+//
+// Which profile is in force is chosen once per process, before devices are loaded (the CLI's
+// --calibration): the shipped profiles (default: for each GPU type the most recently fitted profile
+// that lists it), one profile file, or none (the raw model). Loading a device applies it.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetsim {
+
+struct Device;
+
+// What a profile may set. Each is host time that the GPU waits for where a framework cannot run
+// ahead of it; the cost model takes max(kernels' time, host time) per operator (cost_model.cpp).
+struct HostCosts {
+  // One mixture-of-experts layer's router, permutation and token-dispatch bookkeeping per
+  // micro-batch, forward and backward together (a third in the forward): dropless routing copies
+  // the tokens per expert to the host, so the host cannot run ahead of the GPU here.
+  double moe_layer_s = 0;
+  // Issuing one expert GEMM: Transformer Engine's grouped linear layers issue one GEMM per local
+  // expert (forward one per linear layer, backward two: data and weight gradients).
+  double expert_gemm_s = 0;
+  friend bool operator==(const HostCosts&, const HostCosts&) = default;
+};
+
+struct ParameterInfo {
+  std::string_view name;          // as in profile files
+  double HostCosts::*field;
+  double scale_s;                 // a typical value: the fit's unit and its first guess
+  double max_s;                   // the physical bound the fit stays under
+  std::string_view meaning;
+  std::string_view constrained_by;  // runs that constrain it (said when none do)
+};
+// Every parameter a profile may hold, in file order.
+[[nodiscard]] const std::vector<ParameterInfo>& calibration_parameters();
+[[nodiscard]] const ParameterInfo* find_calibration_parameter(std::string_view name);
+
+struct FittedParameter {
+  std::string name;
+  double value = 0;
+  double uncertainty = 0;  // one standard deviation
+};
+
+// Leave-one-source-out cross-validation of one class of runs (studies/validation classes).
+struct CrossValidatedClass {
+  std::string name;
+  int rows = 0;
+  double in_sample_mean = 0, in_sample_max = 0;  // |error| with the parameters fitted on every run
+  double loso_mean = 0, loso_max = 0;            // |error| with each source's runs left out of the fit
+};
+struct CrossValidatedRun {
+  std::string run, source;
+  double in_sample_error = 0, loso_error = 0;  // signed (predicted - measured) / measured
+};
+
+struct CalibrationProfile {
+  std::string name;
+  std::string software;  // the stack it stands for: "Megatron-Core ..., NGC 26.04"
+  std::string fitted;    // ISO date of the fit
+  std::vector<std::string> devices;
+  std::vector<FittedParameter> parameters;
+  std::vector<std::string> fitted_on;  // run names
+  std::vector<CrossValidatedClass> classes;
+  std::vector<CrossValidatedRun> runs;
+  std::string file;  // where it was read from (empty: made in memory)
+
+  [[nodiscard]] HostCosts host_costs() const;
+  [[nodiscard]] bool covers(std::string_view device) const;
+  // "megatron-core-2026 (kernels_profile/calibrations/megatron-core-2026.yaml, fitted 2026-11-28 on 9 runs)"
+  [[nodiscard]] std::string describe() const;
+};
+
+// Reads and checks one profile. Throws InputError naming file, line, column and field.
+[[nodiscard]] CalibrationProfile load_calibration_profile(const std::filesystem::path& path);
+// The profile as a file load_calibration_profile reads back.
+[[nodiscard]] std::string calibration_profile_text(const CalibrationProfile& profile);
+// kernels_profile/calibrations/*.yaml under the data root, read once per process.
+[[nodiscard]] const std::vector<CalibrationProfile>& shipped_calibration_profiles();
+
+// The profile in force for devices loaded from now on.
+void use_shipped_calibrations();                             // the default
+void use_no_calibration();                                   // --calibration none
+void use_calibration_profile(CalibrationProfile profile);    // this one, for the devices it lists
+// --calibration's argument: "none", "shipped", or a profile file (throws InputError).
+void use_calibration(const std::string& arg);
+// The profile in force for `device` (nullopt: the raw model).
+[[nodiscard]] std::optional<CalibrationProfile> calibration_for(std::string_view device);
+// Sets device.host and device.calibration from the profile in force (device loading calls it).
+void apply_calibration(Device& device);
+
+}  // namespace hetsim

@@ -1,0 +1,371 @@
+// File: studies/validation/calibration_fit.cpp
+#include "studies/validation/calibration_fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "base/input_error.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "studies/validation/calibration.hpp"
+#include "studies/validation/run_evaluation.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Multiples of a parameter's typical value the grid holds.
+const std::vector<double> kAxis = {0, 1, 2, 4};
+// A parameter no run's prediction moves by this much (in log) over its range is unconstrained.
+constexpr double kLeastEffect = 1e-3;
+
+size_t grid_size(size_t params, size_t axis) {
+  size_t n = 1;
+  for (size_t j = 0; j < params; ++j) n *= axis;
+  return n;
+}
+
+// Grid point `g` as parameter values (row-major, the last parameter fastest).
+std::vector<double> grid_point(size_t g, const std::vector<double>& scales, const std::vector<double>& axis) {
+  std::vector<double> theta(scales.size());
+  for (size_t j = scales.size(); j-- > 0;) {
+    theta[j] = axis[g % axis.size()] * scales[j];
+    g /= axis.size();
+  }
+  return theta;
+}
+
+double objective(const std::vector<std::vector<double>>& logp, const std::vector<double>& logm, const std::vector<double>& scales,
+                 const std::vector<double>& axis, const std::vector<size_t>& rows, const std::vector<double>& theta) {
+  double f = 0;
+  for (const size_t i : rows) {
+    const double r = interpolate(logp[i], scales, axis, theta) - logm[i];
+    f += r * r;
+  }
+  return f;
+}
+
+// How far `run`'s log-prediction moves as parameter j goes over its range, the others at 0 or at
+// their largest value.
+double effect(const std::vector<double>& on_grid, const std::vector<double>& scales, const std::vector<double>& axis, size_t j) {
+  double most = 0;
+  for (const double others : {0.0, axis.back()}) {
+    std::vector<double> lo(scales.size()), hi(scales.size());
+    for (size_t k = 0; k < scales.size(); ++k) lo[k] = hi[k] = others * scales[k];
+    lo[j] = 0;
+    hi[j] = axis.back() * scales[j];
+    most = std::max(most, std::fabs(interpolate(on_grid, scales, axis, hi) - interpolate(on_grid, scales, axis, lo)));
+  }
+  return most;
+}
+
+}  // namespace
+
+double interpolate(const std::vector<double>& on_grid, const std::vector<double>& scales, const std::vector<double>& axis,
+                   const std::vector<double>& theta) {
+  const size_t p = scales.size();
+  std::vector<size_t> cell(p);
+  std::vector<double> t(p);
+  for (size_t j = 0; j < p; ++j) {
+    const double x = std::clamp(theta[j] / scales[j], axis.front(), axis.back());
+    size_t k = 0;
+    while (k + 2 < axis.size() && x > axis[k + 1]) ++k;
+    cell[j] = k;
+    t[j] = (x - axis[k]) / (axis[k + 1] - axis[k]);
+  }
+  double v = 0;
+  for (size_t corner = 0; corner < (size_t{1} << p); ++corner) {
+    double w = 1;
+    size_t g = 0;
+    for (size_t j = 0; j < p; ++j) {
+      const bool up = (corner >> j) & 1;
+      w *= up ? t[j] : 1 - t[j];
+      g = g * axis.size() + cell[j] + (up ? 1 : 0);
+    }
+    if (w > 0) v += w * on_grid[g];
+  }
+  return v;
+}
+
+GridFit fit_on_grid(const std::vector<std::vector<double>>& logp, const std::vector<double>& logm, const std::vector<double>& scales,
+                    const std::vector<double>& axis, const std::vector<bool>& used, const std::vector<size_t>& rows) {
+  const size_t p = scales.size();
+  std::vector<size_t> free;
+  for (size_t j = 0; j < p; ++j) {
+    if (used[j]) free.push_back(j);
+  }
+  GridFit fit;
+  fit.values.assign(p, 0);
+  fit.uncertainties.assign(p, 0);
+  // A search on a fine grid of the box (64 steps a parameter), then Gauss-Newton from its best point.
+  constexpr size_t kSteps = 64;
+  std::vector<double> best(p, 0);
+  double best_f = objective(logp, logm, scales, axis, rows, best);
+  const size_t points = grid_size(free.size(), kSteps + 1);
+  for (size_t g = 0; g < points; ++g) {
+    std::vector<double> theta(p, 0);
+    size_t rest = g;
+    for (size_t k = free.size(); k-- > 0;) {
+      theta[free[k]] = axis.back() * scales[free[k]] * static_cast<double>(rest % (kSteps + 1)) / kSteps;
+      rest /= kSteps + 1;
+    }
+    if (const double f = objective(logp, logm, scales, axis, rows, theta); f < best_f) {
+      best_f = f;
+      best = theta;
+    }
+  }
+  // Jacobian of the residuals in units of each parameter's scale (central differences, one-sided at the box's edges).
+  auto jacobian = [&](const std::vector<double>& theta) {
+    Eigen::MatrixXd J(rows.size(), free.size());
+    for (size_t k = 0; k < free.size(); ++k) {
+      const size_t j = free[k];
+      const double h = 0.02 * scales[j];
+      std::vector<double> lo = theta, hi = theta;
+      lo[j] = std::max(0.0, theta[j] - h);
+      hi[j] = std::min(axis.back() * scales[j], theta[j] + h);
+      const double span = (hi[j] - lo[j]) / scales[j];
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const auto& g = logp[rows[r]];
+        J(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(k)) =
+            span > 0 ? (interpolate(g, scales, axis, hi) - interpolate(g, scales, axis, lo)) / span : 0;
+      }
+    }
+    return J;
+  };
+  for (int it = 0; it < 30 && !free.empty(); ++it) {
+    const Eigen::MatrixXd J = jacobian(best);
+    Eigen::VectorXd res(static_cast<Eigen::Index>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      res(static_cast<Eigen::Index>(r)) = interpolate(logp[rows[r]], scales, axis, best) - logm[rows[r]];
+    }
+    Eigen::MatrixXd A = J.transpose() * J;
+    A.diagonal().array() += 1e-9;
+    const Eigen::VectorXd step = A.ldlt().solve(-J.transpose() * res);
+    std::vector<double> next = best;
+    for (size_t k = 0; k < free.size(); ++k) {
+      const size_t j = free[k];
+      next[j] = std::clamp(best[j] + step(static_cast<Eigen::Index>(k)) * scales[j], 0.0, axis.back() * scales[j]);
+    }
+    const double f = objective(logp, logm, scales, axis, rows, next);
+    if (!(f < best_f - 1e-15)) break;
+    best_f = f;
+    best = next;
+  }
+  fit.values = best;
+  fit.rss = best_f;
+  if (!free.empty()) {
+    const Eigen::MatrixXd J = jacobian(best);
+    fit.column_norms.assign(p, 0);
+    for (size_t k = 0; k < free.size(); ++k) fit.column_norms[free[k]] = J.col(static_cast<Eigen::Index>(k)).norm();
+  }
+  // One standard deviation: the residuals' variance times (JᵀJ)⁻¹, in each parameter's units.
+  if (!free.empty() && rows.size() > free.size()) {
+    const Eigen::MatrixXd J = jacobian(best);
+    const Eigen::MatrixXd A = J.transpose() * J;
+    const double sigma2 = best_f / static_cast<double>(rows.size() - free.size());
+    Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
+    lu.setThreshold(1e-8);
+    fit.separable = lu.isInvertible();
+    if (fit.separable) {
+      const Eigen::MatrixXd cov = sigma2 * lu.inverse();
+      for (size_t k = 0; k < free.size(); ++k) {
+        const double var = cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k));
+        fit.uncertainties[free[k]] = var > 0 && std::isfinite(var) ? std::sqrt(var) * scales[free[k]] : 0;
+      }
+    }
+  }
+  return fit;
+}
+
+namespace {
+
+struct Row {
+  const ValidationRun* run = nullptr;
+  size_t figure = 0;  // index of its time-like figure
+  double measured = 0;
+  std::string cls;
+};
+
+class Fitter {
+ public:
+  Fitter(const CostModel& cost, const SimOptions& sim, std::vector<std::string> devices, std::vector<const ParameterInfo*> params)
+      : cost_(cost), sim_(sim), devices_(std::move(devices)), params_(std::move(params)) {}
+
+  // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered.
+  double predict(const Row& row, const std::vector<double>& theta) {
+    auto key = std::make_pair(row.run, theta);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    CalibrationProfile trial;
+    trial.name = "trial";
+    trial.devices = devices_;
+    for (size_t j = 0; j < params_.size(); ++j) trial.parameters.push_back({std::string(params_[j]->name), theta[j], 0});
+    use_calibration_profile(std::move(trial));
+    const RunResult r = evaluate_run(*row.run, cost_, sim_);
+    const double v = r.failure.empty() && row.figure < r.figures.size() ? r.figures[row.figure].predicted : 0;
+    memo_.emplace(std::move(key), v);
+    return v;
+  }
+
+ private:
+  const CostModel& cost_;
+  const SimOptions& sim_;
+  std::vector<std::string> devices_;
+  std::vector<const ParameterInfo*> params_;
+  std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
+};
+
+std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
+  std::vector<const ParameterInfo*> out;
+  std::vector<std::string> known;
+  for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
+  for (const ParameterInfo& p : calibration_parameters()) {
+    if (o.parameters.empty() || std::find(o.parameters.begin(), o.parameters.end(), p.name) != o.parameters.end()) out.push_back(&p);
+  }
+  for (const std::string& name : o.parameters) {
+    if (!find_calibration_parameter(name)) {
+      throw InputError("--parameters", "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const CostModel& cost, const SimOptions& sim,
+                               const CalibrateOptions& options, const std::function<void(size_t, size_t)>& progress) {
+  const std::vector<const ParameterInfo*> params = chosen_parameters(options);
+  const size_t p = params.size();
+  std::vector<double> scales;
+  for (const ParameterInfo* info : params) scales.push_back(info->scale_s);
+  // The runs it can fit on, and the GPU types they run (the profile's devices): at the grid's origin.
+  std::vector<Row> rows;
+  std::set<std::string> gpus;
+  use_no_calibration();
+  for (const ValidationRun& run : runs) {
+    if (run.kind != RunKind::kTraining) continue;
+    const RunResult r = evaluate_run(run, cost, sim);
+    if (!r.failure.empty()) continue;
+    for (size_t f = 0; f < r.figures.size(); ++f) {
+      if (quantity_of(r.figures[f].key) != Quantity::kTime || !(r.figures[f].measured > 0)) continue;
+      rows.push_back({&run, f, r.figures[f].measured, run.class_name.empty() ? default_class_name(r) : run.class_name});
+      gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
+      break;
+    }
+  }
+  if (rows.empty()) throw InputError("--runs", "", "no training run with a measured time or throughput predicts: nothing to fit on");
+  Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params);
+  const size_t points = grid_size(p, kAxis.size());
+  const size_t total = points * rows.size() + 2 * rows.size();
+  size_t done = 0;
+  std::vector<std::vector<double>> logp(rows.size(), std::vector<double>(points, 0));
+  std::vector<double> logm(rows.size());
+  std::vector<bool> predicts(rows.size(), true);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    logm[i] = std::log(rows[i].measured);
+    for (size_t g = 0; g < points; ++g) {
+      const double v = fitter.predict(rows[i], grid_point(g, scales, kAxis));
+      if (progress) progress(++done, total);
+      if (!(v > 0)) predicts[i] = false;
+      else logp[i][g] = std::log(v);
+    }
+  }
+  std::vector<size_t> all;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (predicts[i]) all.push_back(i);
+  }
+  // Which parameters these rows constrain: some run moves, and the runs tell it from the others.
+  auto constrained = [&](const std::vector<size_t>& on) {
+    std::vector<bool> used(p, false);
+    for (size_t j = 0; j < p; ++j) {
+      for (const size_t i : on) used[j] = used[j] || effect(logp[i], scales, kAxis, j) >= kLeastEffect;
+    }
+    return used;
+  };
+  CalibrationFit out;
+  std::vector<bool> used = constrained(all);
+  for (size_t j = 0; j < p; ++j) {
+    if (!used[j]) {
+      out.refused.push_back(std::string(params[j]->name) + ": no run's prediction moves by " + format_double("%.1f", 100 * kLeastEffect) +
+                            " % over 0-" + format_double("%g", kAxis.back()) + " x " + format_time(params[j]->scale_s) +
+                            ", so these runs do not constrain it; it needs " + std::string(params[j]->constrained_by));
+    }
+  }
+  GridFit fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
+  // Parameters the runs cannot tell apart (their effects on every run proportional): the weaker goes.
+  while (!fit.separable && std::count(used.begin(), used.end(), true) > 1) {
+    size_t weakest = p;
+    for (size_t j = 0; j < p; ++j) {
+      if (used[j] && (weakest == p || fit.column_norms[j] < fit.column_norms[weakest])) weakest = j;
+    }
+    used[weakest] = false;
+    out.refused.push_back(std::string(params[weakest]->name) + ": these runs cannot tell it from the other parameters (their "
+                          "effects on every run are in proportion); it needs " + std::string(params[weakest]->constrained_by));
+    fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
+  }
+  size_t free = static_cast<size_t>(std::count(used.begin(), used.end(), true));
+  if (free > 0 && all.size() <= free) {
+    throw InputError("--runs", "", "fitting " + counted(free, "parameter") + " needs more than " + counted(free, "run") + "; " +
+                                       std::to_string(all.size()) + " predict");
+  }
+  if (free == 0) {
+    std::string why;
+    for (const std::string& r : out.refused) why += "\n  " + r;
+    throw InputError("--runs", "", "the runs constrain no parameter:" + why);
+  }
+  CalibrationProfile& prof = out.profile;
+  prof.name = options.name;
+  prof.software = options.software;
+  prof.fitted = options.date;
+  prof.devices = {gpus.begin(), gpus.end()};
+  for (size_t j = 0; j < p; ++j) {
+    if (used[j]) prof.parameters.push_back({std::string(params[j]->name), fit.values[j], fit.uncertainties[j]});
+  }
+  // In sample: every run simulated at the fitted values; leave one source out: each source's runs at
+  // the values fitted without them.
+  std::map<std::string, std::vector<size_t>> by_source;
+  for (const size_t i : all) by_source[rows[i].run->source_group].push_back(i);
+  std::vector<double> in_sample(rows.size(), 0), loso(rows.size(), 0);
+  for (const size_t i : all) {
+    in_sample[i] = fitter.predict(rows[i], fit.values) / rows[i].measured - 1;
+    if (progress) progress(++done, total);
+  }
+  for (const auto& [source, held_out] : by_source) {
+    std::vector<size_t> rest;
+    for (const size_t i : all) {
+      if (rows[i].run->source_group != source) rest.push_back(i);
+    }
+    std::vector<bool> fold_used = rest.empty() ? std::vector<bool>(p, false) : constrained(rest);
+    for (size_t j = 0; j < p; ++j) fold_used[j] = fold_used[j] && used[j];
+    GridFit f;
+    f.values.assign(p, 0);  // no other source: every parameter held at 0
+    if (!rest.empty()) f = fit_on_grid(logp, logm, scales, kAxis, fold_used, rest);
+    for (const size_t i : held_out) {
+      loso[i] = fitter.predict(rows[i], f.values) / rows[i].measured - 1;
+      if (progress) progress(++done, total);
+    }
+  }
+  std::map<std::string, CrossValidatedClass> classes;
+  for (const size_t i : all) {
+    prof.fitted_on.push_back(rows[i].run->name);
+    prof.runs.push_back({rows[i].run->name, rows[i].run->source_group, in_sample[i], loso[i]});
+    CrossValidatedClass& c = classes[rows[i].cls];
+    c.name = rows[i].cls;
+    ++c.rows;
+    c.in_sample_mean += std::fabs(in_sample[i]);
+    c.loso_mean += std::fabs(loso[i]);
+    c.in_sample_max = std::max(c.in_sample_max, std::fabs(in_sample[i]));
+    c.loso_max = std::max(c.loso_max, std::fabs(loso[i]));
+  }
+  for (auto& [name, c] : classes) {
+    c.in_sample_mean /= c.rows;
+    c.loso_mean /= c.rows;
+    prof.classes.push_back(c);
+  }
+  use_no_calibration();
+  return out;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,65 @@
+// File: studies/validation/calibration_fit.hpp
+// `hetsim calibrate`: fits a calibration profile's parameters (kernels_profile/calibration_profile.hpp)
+// to measured training runs, and says how well it predicts runs it was not fitted on.
+//
+// Each run is simulated on a grid of parameter values (0, 1, 2 and 4 times each parameter's typical
+// value, every combination); the log of its predicted time is interpolated multilinearly between
+// the grid's points. The fit minimises the sum of squared log errors over the runs (each run weighs
+// one) inside the grid's box: a search on a fine grid, then Gauss-Newton steps (Eigen). A
+// parameter whose every run's prediction moves by less than 0.1 % over its range, or that the runs
+// cannot tell from another, is refused by name. Uncertainties are one standard deviation from the
+// residuals and the Jacobian. The fitted values are then checked by simulating every run at them
+// (in-sample errors), and leave-one-source-out: for each source (ValidationRun::source_group), the
+// parameters are fitted on the other sources' runs (a parameter they leave unconstrained held at 0)
+// and that source's runs simulated at them: the honest error.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "sim/executor.hpp"
+#include "studies/validation/run_file.hpp"
+
+namespace hetsim {
+
+struct CalibrateOptions {
+  std::vector<std::string> parameters;  // names to fit (empty: every parameter)
+  std::string name = "calibrated";      // the profile's name
+  std::string software;                 // the stack the runs ran
+  std::string date;                     // ISO date of the fit
+};
+
+// A fitted profile, its parameters refused (one message each) and the predictions it made.
+struct CalibrationFit {
+  CalibrationProfile profile;
+  std::vector<std::string> refused;
+};
+
+// Fits on the training runs of `runs` with a time-like measured figure (others are left out, and
+// so are runs that fail to predict at the grid's origin). Throws InputError when no run is left or
+// no parameter is constrained. `progress`(done, total) after each simulation.
+[[nodiscard]] CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const CostModel& cost,
+                                             const SimOptions& sim, const CalibrateOptions& options,
+                                             const std::function<void(size_t, size_t)>& progress = {});
+
+// The surrogate and fit alone, for tests: log-predictions of each run on the grid (run-major, grid
+// points in row-major order over the parameters, each axis `axis` x its scale) fitted to the runs'
+// log-measurements. Returns the values; `used` marks the parameters fitted (others held at 0).
+struct GridFit {
+  std::vector<double> values;
+  std::vector<double> uncertainties;
+  double rss = 0;
+  bool separable = true;              // the fitted parameters' effects are not in proportion on these runs
+  std::vector<double> column_norms;   // each parameter's effect on the runs (0 where not fitted)
+};
+[[nodiscard]] GridFit fit_on_grid(const std::vector<std::vector<double>>& log_predicted, const std::vector<double>& log_measured,
+                                  const std::vector<double>& scales, const std::vector<double>& axis,
+                                  const std::vector<bool>& used, const std::vector<size_t>& rows);
+// Multilinear interpolation of one run's grid values at `theta`.
+[[nodiscard]] double interpolate(const std::vector<double>& on_grid, const std::vector<double>& scales,
+                                 const std::vector<double>& axis, const std::vector<double>& theta);
+
+}  // namespace hetsim

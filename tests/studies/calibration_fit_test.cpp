@@ -1,0 +1,196 @@
+// File: tests/studies/calibration_fit_test.cpp
+// Calibration profiles and `hetsim calibrate`'s fit: the surrogate's fit recovers known values and
+// leaves sources out as stated, a fit on runs synthesised at known parameters recovers them, an
+// unconstrained parameter is refused, a profile changes predictions and none restores the raw model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <unistd.h>
+
+#include "base/input_error.hpp"
+#include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/device.hpp"
+#include "studies/validation/calibration_fit.hpp"
+#include "studies/validation/run_evaluation.hpp"
+#include "test_support.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+namespace {
+
+const std::vector<double> kAxis = {0, 1, 2, 4};
+
+// One run's log-prediction on the grid from a function of the parameters.
+template <typename F>
+std::vector<double> on_grid(const std::vector<double>& scales, F f) {
+  std::vector<double> g;
+  for (const double a : kAxis) {
+    if (scales.size() == 1) {
+      g.push_back(f(a * scales[0], 0.0));
+      continue;
+    }
+    for (const double b : kAxis) g.push_back(f(a * scales[0], b * scales[1]));
+  }
+  return g;
+}
+
+TEST(CalibrationFit, TheSurrogateFitRecoversParametersThatMoveEachRunLinearly) {
+  const std::vector<double> scales = {1e-3, 3e-5};
+  const double x = 1.3e-3, y = 4.5e-5;  // the truth
+  std::vector<std::vector<double>> logp;
+  std::vector<double> logm;
+  const double a[] = {10, 40, 5, 80, 20}, b[] = {300, 100, 900, 50, 600}, c[] = {1, 2, 3, 4, 5};
+  for (int i = 0; i < 5; ++i) {
+    auto f = [&](double u, double v) { return c[i] + a[i] * u + b[i] * v; };
+    logp.push_back(on_grid(scales, f));
+    logm.push_back(f(x, y));
+  }
+  const GridFit fit = fit_on_grid(logp, logm, scales, kAxis, {true, true}, {0, 1, 2, 3, 4});
+  EXPECT_NEAR(fit.values[0], x, 1e-9);
+  EXPECT_NEAR(fit.values[1], y, 1e-11);
+  EXPECT_LT(fit.rss, 1e-16);
+  EXPECT_TRUE(fit.separable);
+}
+
+TEST(CalibrationFit, EachFoldFitsOnTheOtherSourcesOnly) {
+  // A hand case with three sources of one run each, one parameter: log p_i = c_i + a_i x. Fitted on
+  // runs j and k alone, least squares gives x = sum a (m - c) / sum a^2 over j and k.
+  const std::vector<double> scales = {1e-3};
+  const double a[] = {100, 300, 50}, c[] = {0, 0.1, -0.2}, m[] = {0.15, 0.5, -0.1};
+  std::vector<std::vector<double>> logp;
+  for (int i = 0; i < 3; ++i) logp.push_back(on_grid(scales, [&](double u, double) { return c[i] + a[i] * u; }));
+  const std::vector<double> logm(m, m + 3);
+  for (size_t out = 0; out < 3; ++out) {
+    std::vector<size_t> rest;
+    double num = 0, den = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      if (i == out) continue;
+      rest.push_back(i);
+      num += a[i] * (m[i] - c[i]);
+      den += a[i] * a[i];
+    }
+    const GridFit f = fit_on_grid(logp, logm, scales, kAxis, {true}, rest);
+    EXPECT_NEAR(f.values[0], num / den, 1e-9) << "source " << out << " left out";
+  }
+}
+
+TEST(CalibrationFit, ParametersWhoseEffectsAreInProportionAreNotSeparable) {
+  const std::vector<double> scales = {1e-3, 3e-5};
+  std::vector<std::vector<double>> logp;
+  std::vector<double> logm;
+  for (int i = 1; i <= 4; ++i) {
+    auto f = [&](double u, double v) { return i * (u / 1e-3 + v / 3e-5); };  // only u/scale + v/scale matters
+    logp.push_back(on_grid(scales, f));
+    logm.push_back(f(1e-3, 3e-5) + 0.01 * (i % 2));
+  }
+  EXPECT_FALSE(fit_on_grid(logp, logm, scales, kAxis, {true, true}, {0, 1, 2, 3}).separable);
+}
+
+std::vector<ValidationRun> synthetic_runs() {
+  return load_runs(test::source_dir() / "tests/fixtures/validation/calibration-synthetic.yaml");
+}
+
+CalibrationProfile profile_at(double layer_s, double gemm_s) {
+  CalibrationProfile p;
+  p.name = "truth";
+  p.devices = {"B200"};
+  p.parameters = {{"moe_layer_host", layer_s, 0}, {"expert_gemm_host", gemm_s, 0}};
+  return p;
+}
+
+double predicted(const ValidationRun& run, const CostModel& cost) {
+  const RunResult r = evaluate_run(run, cost, SimOptions{});
+  EXPECT_TRUE(r.failure.empty()) << run.name << ": " << r.failure;
+  return r.figures.empty() ? 0 : r.figures.front().predicted;
+}
+
+TEST(CalibrationFit, AFitRecoversTheParametersItsRunsWereSynthesisedWith) {
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  const double layer = 1.5e-3, gemm = 6e-5;  // on grid cells' insides, not on their points
+  use_calibration_profile(profile_at(layer, gemm));
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = "2026-11-28";
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  EXPECT_TRUE(fit.refused.empty());
+  ASSERT_EQ(fit.profile.parameters.size(), 2u);
+  // The surrogate interpolates each run's prediction linearly between grid points 1x and 2x a
+  // parameter's scale; a run's time is piecewise linear in the host times (a max per operator), so
+  // the recovered values stand within a tenth of the truth, and every run is predicted within 1 %.
+  EXPECT_NEAR(fit.profile.parameters[0].value, layer, 0.1 * layer);
+  EXPECT_NEAR(fit.profile.parameters[1].value, gemm, 0.1 * gemm);
+  ASSERT_EQ(fit.profile.runs.size(), runs.size());
+  for (const CrossValidatedRun& r : fit.profile.runs) {
+    EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+    EXPECT_LT(std::fabs(r.loso_error), 0.03) << r.run;
+  }
+  EXPECT_EQ(fit.profile.devices, std::vector<std::string>{"B200"});
+  // The profile reads back as written.
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-profile-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << calibration_profile_text(fit.profile);
+  const CalibrationProfile back = load_calibration_profile(file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(back.parameters.size(), 2u);
+  EXPECT_NEAR(back.parameters[1].value, fit.profile.parameters[1].value, 1e-6 * gemm);
+  EXPECT_EQ(back.fitted_on, fit.profile.fitted_on);
+  EXPECT_EQ(back.runs.size(), fit.profile.runs.size());
+}
+
+TEST(CalibrationFit, AParameterNoRunMovesIsRefusedByName) {
+  const CostModel cost = CostModel::shipped();
+  // Dense training runs (tests/fixtures/validation/runs.yaml): no expert GEMM to issue.
+  const std::vector<ValidationRun> runs = load_runs(test::source_dir() / "tests/fixtures/validation/runs.yaml");
+  CalibrateOptions o;
+  o.parameters = {"expert_gemm_host"};
+  o.date = "2026-11-28";
+  struct Restore {
+    ~Restore() { use_shipped_calibrations(); }
+  } restore;
+  try {
+    (void)fit_calibration(runs, cost, SimOptions{}, o);
+    FAIL() << "fitted a parameter no run constrains";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the runs constrain no parameter"), std::string::npos) << what;
+    EXPECT_NE(what.find("expert_gemm_host: no run's prediction moves"), std::string::npos) << what;
+    EXPECT_NE(what.find("mixture-of-experts"), std::string::npos) << what;
+  }
+}
+
+TEST(CalibrationProfiles, AProfileChangesAnExpertGemmAndNoneRestoresTheRawModel) {
+  Op op = Op::make("l0.expert_fc1", OpKind::kMoeExpert, 0);
+  op.gemm = {16, 8, 1536, 2048};  // 16 local experts, a few rows each: microseconds of GPU work
+  op.fwd_flops = 2.0 * 16 * 8 * 1536 * 2048;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.fwd_bytes = op.bwd_bytes = 1e6;
+  const CostModel cost = CostModel::shipped();
+  auto device = [](const std::string& name) { return load_device(test::shipped("kernels_profile/devices", name)); };
+  Device d = device("B200");
+  const double raw_fwd = cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds;
+  const double raw_bwd = cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds;
+  d.host.expert_gemm_s = 50e-6;
+  const OpCost fwd = cost.op_time(d, op, DType::kBf16, Pass::kForward);
+  EXPECT_DOUBLE_EQ(fwd.seconds, 16 * 50e-6);  // one issue per local expert, longer than the kernels
+  EXPECT_DOUBLE_EQ(fwd.by_source[static_cast<size_t>(CostSource::kCalibrated)], 16 * 50e-6 - raw_fwd);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds, 2 * 16 * 50e-6);
+  d.host = HostCosts{};
+  EXPECT_DOUBLE_EQ(cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds, raw_fwd);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds, raw_bwd);
+  // Loaded devices take the profile in force.
+  use_calibration_profile(profile_at(1e-3, 40e-6));
+  EXPECT_DOUBLE_EQ(device("B200").host.expert_gemm_s, 40e-6);
+  EXPECT_NE(device("B200").calibration.find("truth"), std::string::npos);
+  EXPECT_DOUBLE_EQ(device("H100-SXM5-80GB").host.expert_gemm_s, 0);  // not listed
+  use_no_calibration();
+  EXPECT_EQ(device("B200").host, HostCosts{});
+  EXPECT_EQ(device("B200").calibration, "");
+  use_shipped_calibrations();
+}
+
+}  // namespace
+}  // namespace hetsim
