@@ -189,14 +189,35 @@ struct Row {
   std::string cls;
 };
 
+// Runs whose predictions are the same: a training run on the same cluster and nodes, with the same
+// model, plan and settings, the same kinds of figures measured in the same order.
+bool same_setting(const ValidationRun& a, const ValidationRun& b) {
+  const auto keys = [](const ValidationRun& r) {
+    std::vector<std::string> k;
+    for (const MeasuredFigure& f : r.measured) k.push_back(f.key);
+    return k;
+  };
+  return a.kind == RunKind::kTraining && b.kind == RunKind::kTraining && a.cluster == b.cluster && a.nodes == b.nodes &&
+         a.training == b.training && keys(a) == keys(b);
+}
+
 class Fitter {
  public:
   Fitter(const CostModel& cost, const SimOptions& sim, std::vector<std::string> devices, std::vector<const ParameterInfo*> params)
       : cost_(cost), sim_(sim), devices_(std::move(devices)), params_(std::move(params)) {}
 
-  // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered.
+  // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered, and
+  // shared by runs of the same setting (published tables repeat a configuration across releases).
   double predict(const Row& row, const std::vector<double>& theta) {
-    auto key = std::make_pair(row.run, theta);
+    const ValidationRun* same = row.run;
+    for (const ValidationRun* r : seen_) {
+      if (same_setting(*r, *row.run)) {
+        same = r;
+        break;
+      }
+    }
+    if (same == row.run && std::find(seen_.begin(), seen_.end(), row.run) == seen_.end()) seen_.push_back(row.run);
+    auto key = std::make_pair(same, theta);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     CalibrationProfile trial;
     trial.name = "trial";
@@ -206,6 +227,7 @@ class Fitter {
     const RunResult r = evaluate_run(*row.run, cost_, sim_);
     const double v = r.failure.empty() && row.figure < r.figures.size() ? r.figures[row.figure].predicted : 0;
     memo_.emplace(std::move(key), v);
+    if (on_simulation_) on_simulation_();
     return v;
   }
 
@@ -215,6 +237,10 @@ class Fitter {
   std::vector<std::string> devices_;
   std::vector<const ParameterInfo*> params_;
   std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
+  std::vector<const ValidationRun*> seen_;  // one run of each setting
+
+ public:
+  std::function<void()> on_simulation_;  // called after each simulation (not for a remembered one)
 };
 
 std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
@@ -258,8 +284,24 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   if (rows.empty()) throw InputError("--runs", "", "no training run with a measured time or throughput predicts: nothing to fit on");
   Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params);
   const size_t points = grid_size(p, kAxis.size());
-  const size_t total = points * rows.size() + 2 * rows.size();
+  // Simulations to run: each distinct setting on the grid, at the fit, and at each fold's fit that
+  // leaves its source out.
+  const auto distinct = [&](const std::function<bool(const Row&)>& in) {
+    std::vector<const ValidationRun*> kept;
+    for (const Row& r : rows) {
+      if (!in(r)) continue;
+      if (std::none_of(kept.begin(), kept.end(), [&](const ValidationRun* k) { return same_setting(*k, *r.run); })) kept.push_back(r.run);
+    }
+    return kept.size();
+  };
+  std::set<std::string> sources;
+  for (const Row& r : rows) sources.insert(r.run->source_group);
+  size_t total = (points + 1) * distinct([](const Row&) { return true; });
+  for (const std::string& g : sources) total += distinct([&](const Row& r) { return r.run->source_group == g; });
   size_t done = 0;
+  fitter.on_simulation_ = [&] {
+    if (progress) progress(++done, std::max(total, done));
+  };
   std::vector<std::vector<double>> logp(rows.size(), std::vector<double>(points, 0));
   std::vector<double> logm(rows.size());
   std::vector<bool> predicts(rows.size(), true);
@@ -267,7 +309,6 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
     logm[i] = std::log(rows[i].measured);
     for (size_t g = 0; g < points; ++g) {
       const double v = fitter.predict(rows[i], grid_point(g, scales, kAxis));
-      if (progress) progress(++done, total);
       if (!(v > 0)) predicts[i] = false;
       else logp[i][g] = std::log(v);
     }
@@ -330,7 +371,6 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   std::vector<double> in_sample(rows.size(), 0), loso(rows.size(), 0);
   for (const size_t i : all) {
     in_sample[i] = fitter.predict(rows[i], fit.values) / rows[i].measured - 1;
-    if (progress) progress(++done, total);
   }
   for (const auto& [source, held_out] : by_source) {
     std::vector<size_t> rest;
@@ -344,7 +384,6 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
     if (!rest.empty()) f = fit_on_grid(logp, logm, scales, kAxis, fold_used, rest);
     for (const size_t i : held_out) {
       loso[i] = fitter.predict(rows[i], f.values) / rows[i].measured - 1;
-      if (progress) progress(++done, total);
     }
   }
   std::map<std::string, CrossValidatedClass> classes;

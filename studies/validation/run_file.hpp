@@ -66,6 +66,7 @@ struct MegatronGrid {
   int ep = 1;         // expert parallelism (models with a moe: block), expert ranks ordered expert TP, EP, DP
   int expert_tp = 1;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // Megatron-Core --moe-token-dispatcher-type (ep > 1)
+  friend bool operator==(const MegatronGrid&, const MegatronGrid&) = default;
 };
 
 struct LayerRun {
@@ -89,6 +90,7 @@ struct TrainingRun {
   std::optional<MegatronGrid> megatron;
   FlopsFormula flops = FlopsFormula::kModel;
   long global_batch = 0;  // > 0: replaces the model file's
+  friend bool operator==(const TrainingRun&, const TrainingRun&) = default;
 };
 
 struct MeasuredFigure {
