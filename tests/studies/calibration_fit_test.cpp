@@ -171,6 +171,8 @@ TEST(CalibrationProfiles, AProfileChangesAnExpertGemmAndNoneRestoresTheRawModel)
   const CostModel cost = CostModel::shipped();
   auto device = [](const std::string& name) { return load_device(test::shipped("kernels_profile/devices", name)); };
   Device d = device("B200");
+  EXPECT_GT(d.host.expert_gemm_s, 0);  // the shipped profile, in force by default
+  d.host = HostCosts{};                // the raw model
   const double raw_fwd = cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds;
   const double raw_bwd = cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds;
   d.host.expert_gemm_s = 50e-6;
@@ -190,6 +192,22 @@ TEST(CalibrationProfiles, AProfileChangesAnExpertGemmAndNoneRestoresTheRawModel)
   EXPECT_EQ(device("B200").host, HostCosts{});
   EXPECT_EQ(device("B200").calibration, "");
   use_shipped_calibrations();
+}
+
+TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawModel) {
+  const std::string run = "validate --runs '" + (test::source_dir() / "studies/validation/megatron-bridge.yaml").string() +
+                          "' --only 26.04-qwen3-30b-a3b-b200";
+  const test::CliRun shipped = test::run_hetsim(run, test::Capture::kStdout);
+  const test::CliRun none = test::run_hetsim(run + " --calibration none", test::Capture::kStdout);
+  ASSERT_EQ(shipped.rc, 0) << shipped.output;
+  ASSERT_EQ(none.rc, 0) << none.output;
+  // The row the shipped profile was fitted on says so, and counts with its left-out error.
+  EXPECT_NE(shipped.output.find("[fitted on by megatron-core-2026; source left out:"), std::string::npos) << shipped.output;
+  EXPECT_EQ(none.output.find("fitted on by"), std::string::npos) << none.output;
+  EXPECT_NE(shipped.output, none.output);
+  const test::CliRun bad = test::run_hetsim(run + " --calibration no-such-profile", test::Capture::kStderr);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.output.find("calibration profile"), std::string::npos) << bad.output;
 }
 
 }  // namespace
