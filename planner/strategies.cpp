@@ -148,9 +148,9 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
       if (!gpu->calibration.empty()) with += (with.empty() ? "" : "; ") + gpu->name + ": " + gpu->calibration;
       else without += (without.empty() ? "" : ", ") + gpu->name;
     }
-    out.push_back("calibration: " + (with.empty() ? std::string("none (the raw model") : "profile in force on " + with) +
-                  (with.empty() ? ")" : without.empty() ? "" : "; none on " + without) +
-                  "; --calibration none gives the raw model (compute_time_sources: calibrated is its share)");
+    out.push_back(with.empty() ? "calibration: none on these GPU types (the raw model; --calibration chooses a profile)"
+                               : "calibration: profile in force on " + with + (without.empty() ? "" : "; none on " + without) +
+                                     "; compute_time_sources.calibrated is the time it added, --calibration none gives the raw model");
   }
   bool nvidia = false, amd = false;
   for (const NodeType& nt : cluster.node_types) (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;
