@@ -74,6 +74,7 @@ int run_calibrate(const CalibrateArgs& a) {
     std::printf("  %-18s %12s ± %s\n", f.name.c_str(), format_time(f.value).c_str(), format_time(f.uncertainty).c_str());
   }
   for (const std::string& r : fit.refused) std::cout << "  refused " << r << "\n";
+  for (const std::string& r : fit.left_out) std::cout << "  left out " << r << "\n";
   std::cout << "\n|error| per class (in sample: fitted on every run; leave one source out: each source's runs predicted by\n"
                "a fit without them, the honest figure):\n";
   std::printf("  %-40s %5s %10s %10s %10s %10s\n", "class", "rows", "in mean", "in max", "loso mean", "loso max");

@@ -209,15 +209,7 @@ class Fitter {
   // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered, and
   // shared by runs of the same setting (published tables repeat a configuration across releases).
   double predict(const Row& row, const std::vector<double>& theta) {
-    const ValidationRun* same = row.run;
-    for (const ValidationRun* r : seen_) {
-      if (same_setting(*r, *row.run)) {
-        same = r;
-        break;
-      }
-    }
-    if (same == row.run && std::find(seen_.begin(), seen_.end(), row.run) == seen_.end()) seen_.push_back(row.run);
-    auto key = std::make_pair(same, theta);
+    auto key = std::make_pair(canonical(row), theta);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     CalibrationProfile trial;
     trial.name = "trial";
@@ -231,16 +223,27 @@ class Fitter {
     return v;
   }
 
+  // A prediction made elsewhere, by the same simulation.
+  void remember(const Row& row, const std::vector<double>& theta, double v) { memo_.emplace(std::make_pair(canonical(row), theta), v); }
+
+  std::function<void()> on_simulation_;  // called after each simulation (not for a remembered one)
+
  private:
+  // The first run seen of the row's setting.
+  const ValidationRun* canonical(const Row& row) {
+    for (const ValidationRun* r : seen_) {
+      if (same_setting(*r, *row.run)) return r;
+    }
+    seen_.push_back(row.run);
+    return row.run;
+  }
+
   const CostModel& cost_;
   const SimOptions& sim_;
   std::vector<std::string> devices_;
   std::vector<const ParameterInfo*> params_;
   std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
   std::vector<const ValidationRun*> seen_;  // one run of each setting
-
- public:
-  std::function<void()> on_simulation_;  // called after each simulation (not for a remembered one)
 };
 
 std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
@@ -267,22 +270,32 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   std::vector<double> scales;
   for (const ParameterInfo* info : params) scales.push_back(info->scale_s);
   // The runs it can fit on, and the GPU types they run (the profile's devices): at the grid's origin.
+  struct Restore {  // trial profiles are put in force while it runs; none is left after
+    ~Restore() { use_no_calibration(); }
+  } restore;
+  CalibrationFit out;
   std::vector<Row> rows;
+  std::vector<double> at_origin;  // each row's prediction without a profile
   std::set<std::string> gpus;
   use_no_calibration();
   for (const ValidationRun& run : runs) {
     if (run.kind != RunKind::kTraining) continue;
     const RunResult r = evaluate_run(run, cost, sim);
-    if (!r.failure.empty()) continue;
+    if (!r.failure.empty()) {
+      out.left_out.push_back(run.name + ": no prediction (" + r.failure + ")");
+      continue;
+    }
     for (size_t f = 0; f < r.figures.size(); ++f) {
       if (quantity_of(r.figures[f].key) != Quantity::kTime || !(r.figures[f].measured > 0)) continue;
       rows.push_back({&run, f, r.figures[f].measured, run.class_name.empty() ? default_class_name(r) : run.class_name});
+      at_origin.push_back(r.figures[f].predicted);
       gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
       break;
     }
   }
   if (rows.empty()) throw InputError("--runs", "", "no training run with a measured time or throughput predicts: nothing to fit on");
   Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params);
+  for (size_t i = 0; i < rows.size(); ++i) fitter.remember(rows[i], std::vector<double>(p, 0), at_origin[i]);
   const size_t points = grid_size(p, kAxis.size());
   // Simulations to run: each distinct setting on the grid, at the fit, and at each fold's fit that
   // leaves its source out.
@@ -296,7 +309,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   };
   std::set<std::string> sources;
   for (const Row& r : rows) sources.insert(r.run->source_group);
-  size_t total = (points + 1) * distinct([](const Row&) { return true; });
+  size_t total = points * distinct([](const Row&) { return true; });  // the origin is known already
   for (const std::string& g : sources) total += distinct([&](const Row& r) { return r.run->source_group == g; });
   size_t done = 0;
   fitter.on_simulation_ = [&] {
@@ -312,6 +325,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
       if (!(v > 0)) predicts[i] = false;
       else logp[i][g] = std::log(v);
     }
+    if (!predicts[i]) out.left_out.push_back(rows[i].run->name + ": no prediction at some of the grid's parameter values");
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -325,7 +339,6 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
     }
     return used;
   };
-  CalibrationFit out;
   std::vector<bool> used = constrained(all);
   for (size_t j = 0; j < p; ++j) {
     if (!used[j]) {
@@ -403,7 +416,6 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
     c.loso_mean /= c.rows;
     prof.classes.push_back(c);
   }
-  use_no_calibration();
   return out;
 }
 

@@ -36,6 +36,7 @@ struct CalibrateOptions {
 struct CalibrationFit {
   CalibrationProfile profile;
   std::vector<std::string> refused;
+  std::vector<std::string> left_out;  // runs not fitted on, and why
 };
 
 // Fits on the training runs of `runs` with a time-like measured figure (others are left out, and
