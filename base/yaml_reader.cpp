@@ -103,14 +103,24 @@ std::optional<std::string> FieldReader::scalar(std::string_view key, bool requir
 
 std::string FieldReader::text(std::string_view key) { return scalar(key, true).value_or(""); }
 
+namespace {
+
+// Why `v` is not a name (1 to 256 printable characters), or empty when it is one.
+std::string name_problem(const std::string& v) {
+  const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override
+  if (!v.empty() && v.size() <= 256 && !control) return {};
+  return std::string(v.empty() ? "is empty" : v.size() > 256 ? "has " + std::to_string(v.size()) + " characters" : "has a control character") +
+         "; a name is 1 to 256 printable characters";
+}
+
+}  // namespace
+
 std::string FieldReader::name(std::string_view key) {
   const size_t problems = diags_->size();
   std::string v = text(key);
   if (diags_->size() != problems) return v;  // missing or not text: already reported
-  const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override
-  if (v.empty() || v.size() > 256 || control) {
-    error(key, std::string(v.empty() ? "is empty" : v.size() > 256 ? "has " + std::to_string(v.size()) + " characters" : "has a control character") +
-                   "; a name is 1 to 256 printable characters");
+  if (const std::string why = name_problem(v); !why.empty()) {
+    error(key, why);
     return "";
   }
   return v;
@@ -286,11 +296,12 @@ std::vector<std::string> FieldReader::names(std::string_view key) {
   for (size_t i = 0; i < n->size(); ++i) {
     const YAML::Node x = (*n)[i];
     const std::string item = field(key) + "[" + std::to_string(i) + "]";
-    const std::string v = x.IsScalar() ? x.Scalar() : "";
-    if (!x.IsScalar() || v.empty() || v.size() > 256 || printable(v) != v) {
+    if (!x.IsScalar()) {
       diags_->add(at(x, item, "is not a name (1 to 256 printable characters)"));
+    } else if (const std::string why = name_problem(x.Scalar()); !why.empty()) {
+      diags_->add(at(x, item, why));
     } else {
-      out.push_back(v);
+      out.push_back(x.Scalar());
     }
   }
   return out;

@@ -486,8 +486,8 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
       // A limit of this machine (its memory, ulimit -v) would make the plan depend on where it
       // runs: reported, never taken for a candidate that does not fit. Otherwise each plan again
       // alone, to tell which one the error is about.
-      if (e.machine_limit() || batch.size() == 1) {
-        if (e.machine_limit()) throw;
+      if (e.machine_limit()) throw;
+      if (batch.size() == 1) {
         evs = {infeasible_evaluation(name, model_, cluster_, e.diagnostics().front().message)};
       } else {
         for (const HybridPlan* plan : batch) {

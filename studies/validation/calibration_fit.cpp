@@ -187,6 +187,7 @@ struct Row {
   size_t figure = 0;  // index of its time-like figure
   double measured = 0;
   std::string cls;
+  const ValidationRun* setting = nullptr;  // the first run of its setting (same_setting), which predicts for it
 };
 
 // Runs whose predictions are the same: a training run on the same cluster and nodes, with the same
@@ -206,10 +207,10 @@ class Fitter {
   Fitter(const CostModel& cost, const SimOptions& sim, std::vector<std::string> devices, std::vector<const ParameterInfo*> params)
       : cost_(cost), sim_(sim), devices_(std::move(devices)), params_(std::move(params)) {}
 
-  // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered, and
-  // shared by runs of the same setting (published tables repeat a configuration across releases).
+  // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered per
+  // setting: runs of one setting share it (published tables repeat a layout across releases).
   double predict(const Row& row, const std::vector<double>& theta) {
-    auto key = std::make_pair(canonical(row), theta);
+    auto key = std::make_pair(row.setting, theta);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     CalibrationProfile trial;
     trial.name = "trial";
@@ -224,26 +225,16 @@ class Fitter {
   }
 
   // A prediction made elsewhere, by the same simulation.
-  void remember(const Row& row, const std::vector<double>& theta, double v) { memo_.emplace(std::make_pair(canonical(row), theta), v); }
+  void remember(const Row& row, const std::vector<double>& theta, double v) { memo_.emplace(std::make_pair(row.setting, theta), v); }
 
   std::function<void()> on_simulation_;  // called after each simulation (not for a remembered one)
 
  private:
-  // The first run seen of the row's setting.
-  const ValidationRun* canonical(const Row& row) {
-    for (const ValidationRun* r : seen_) {
-      if (same_setting(*r, *row.run)) return r;
-    }
-    seen_.push_back(row.run);
-    return row.run;
-  }
-
   const CostModel& cost_;
   const SimOptions& sim_;
   std::vector<std::string> devices_;
   std::vector<const ParameterInfo*> params_;
   std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
-  std::vector<const ValidationRun*> seen_;  // one run of each setting
 };
 
 std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
@@ -287,7 +278,9 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
     }
     for (size_t f = 0; f < r.figures.size(); ++f) {
       if (quantity_of(r.figures[f].key) != Quantity::kTime || !(r.figures[f].measured > 0)) continue;
-      rows.push_back({&run, f, r.figures[f].measured, run.class_name.empty() ? default_class_name(r) : run.class_name});
+      const auto same = std::find_if(rows.begin(), rows.end(), [&](const Row& x) { return same_setting(*x.run, run); });
+      rows.push_back({&run, f, r.figures[f].measured, run.class_name.empty() ? default_class_name(r) : run.class_name,
+                      same == rows.end() ? &run : same->setting});
       at_origin.push_back(r.figures[f].predicted);
       gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
       break;
@@ -300,12 +293,11 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   // Simulations to run: each distinct setting on the grid, at the fit, and at each fold's fit that
   // leaves its source out.
   const auto distinct = [&](const std::function<bool(const Row&)>& in) {
-    std::vector<const ValidationRun*> kept;
+    std::set<const ValidationRun*> settings;
     for (const Row& r : rows) {
-      if (!in(r)) continue;
-      if (std::none_of(kept.begin(), kept.end(), [&](const ValidationRun* k) { return same_setting(*k, *r.run); })) kept.push_back(r.run);
+      if (in(r)) settings.insert(r.setting);
     }
-    return kept.size();
+    return settings.size();
   };
   std::set<std::string> sources;
   for (const Row& r : rows) sources.insert(r.run->source_group);
