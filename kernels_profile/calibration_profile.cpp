@@ -18,19 +18,29 @@ namespace hetsim {
 
 const std::vector<ParameterInfo>& calibration_parameters() {
   static const std::vector<ParameterInfo> params = {
-      {"moe_layer_host", &HostCosts::moe_layer_s, 1e-3, 0.05,
+      {"moe_layer_host", &FittedCosts::moe_layer_s, ParameterUnit::kTime, 1e-3, 0.05, "more host time than any framework spends here",
        "host time of one MoE layer's router, permutation and token-dispatch bookkeeping per micro-batch (forward and "
        "backward together, a third in the forward); dropless routing copies the tokens per expert to the host, so the "
        "host cannot run ahead of the GPU there",
        "training runs of mixture-of-experts models with dropless routing whose MoE layers are short enough for the host "
        "to show (small hidden sizes, one sample per micro-batch)"},
-      {"expert_gemm_host", &HostCosts::expert_gemm_s, 3e-5, 1e-3,
+      {"expert_gemm_host", &FittedCosts::expert_gemm_s, ParameterUnit::kTime, 3e-5, 1e-3, "more host time than any framework spends here",
        "host time to issue one expert GEMM: Transformer Engine's grouped linear layers issue one GEMM per local expert "
        "(forward one per linear layer, backward two)",
        "training runs of mixture-of-experts models with several experts per GPU, at more than one count of experts per "
        "GPU to tell it from moe_layer_host"},
+      {"gemm_time_excess", &FittedCosts::gemm_time_excess, ParameterUnit::kShare, 0.15, 1.0,
+       "GEMMs over twice the kernel model's time: the model is wrong there, not the framework",
+       "how much longer the framework's GEMM and attention kernels take on this GPU than the kernel model says (measured "
+       "rows, a donor GPU's rows scaled, or the roofline at the stated efficiency): each takes (1 + this) times it",
+       "training runs whose time is mostly GEMMs (dense models at large micro-batches or hidden sizes), on GPU types whose "
+       "kernel times are scaled or assumed rather than measured"},
   };
   return params;
+}
+
+std::string ParameterInfo::format(double value) const {
+  return unit == ParameterUnit::kTime ? format_time(value) : format_double("%.3g", value);
 }
 
 const ParameterInfo* find_calibration_parameter(std::string_view name) {
@@ -40,8 +50,8 @@ const ParameterInfo* find_calibration_parameter(std::string_view name) {
   return nullptr;
 }
 
-HostCosts CalibrationProfile::host_costs() const {
-  HostCosts h;
+FittedCosts CalibrationProfile::fitted_costs() const {
+  FittedCosts h;
   for (const FittedParameter& p : parameters) {
     if (const ParameterInfo* info = find_calibration_parameter(p.name)) h.*(info->field) = p.value;
   }
@@ -60,8 +70,9 @@ std::string CalibrationProfile::describe() const {
   }
   s += "fitted " + fitted + " on " + counted(fitted_on.size(), "run") + ": ";
   for (size_t i = 0; i < parameters.size(); ++i) {
-    s += (i ? ", " : "") + parameters[i].name + " " + format_time(parameters[i].value) + " ± " +
-         format_time(parameters[i].uncertainty);
+    const ParameterInfo* info = find_calibration_parameter(parameters[i].name);
+    const auto value = [&](double v) { return info != nullptr ? info->format(v) : format_time(v); };
+    s += (i ? ", " : "") + parameters[i].name + " " + value(parameters[i].value) + " ± " + value(parameters[i].uncertainty);
   }
   return s + ")";
 }
@@ -106,11 +117,14 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
     if (!one) continue;
     FittedParameter f;
     f.name = std::string(info.name);
-    f.value = one->quantity("value", Unit::kTime, Bound::kNonNegative);
-    f.uncertainty = one->quantity("uncertainty", Unit::kTime, Bound::kNonNegative);
-    if (f.value > info.max_s) {
-      one->error("value", format_time(f.value) + " is over " + format_time(info.max_s) + ", more host time than any framework spends here");
+    if (info.unit == ParameterUnit::kTime) {
+      f.value = one->quantity("value", Unit::kTime, Bound::kNonNegative);
+      f.uncertainty = one->quantity("uncertainty", Unit::kTime, Bound::kNonNegative);
+    } else {
+      f.value = one->number("value", 0, 1e6);
+      f.uncertainty = one->number("uncertainty", 0, 1e6);
     }
+    if (f.value > info.max) one->error("value", info.format(f.value) + " is over " + info.format(info.max) + ", " + std::string(info.beyond));
     one->finish();
     p.parameters.push_back(std::move(f));
   }
@@ -150,7 +164,10 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
 
 std::string calibration_profile_text(const CalibrationProfile& p) {
   std::ostringstream o;
-  auto time = [](double s) { return format_double("%.6g", s * 1e6) + "us"; };
+  auto value = [](const FittedParameter& f, double v) {
+    const ParameterInfo* info = find_calibration_parameter(f.name);
+    return info != nullptr && info->unit == ParameterUnit::kShare ? format_double("%.6g", v) : format_double("%.6g", v * 1e6) + "us";
+  };
   o << "# Calibration profile (docs/formats/calibration-profile.md), written by hetsim calibrate.\n";
   o << "name: " << quoted(p.name) << "\n";
   o << "software: " << quoted(p.software) << "\n";
@@ -160,7 +177,7 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   o << "]\n";
   o << "parameters:\n";
   for (const FittedParameter& f : p.parameters) {
-    o << "  " << f.name << ": {value: " << time(f.value) << ", uncertainty: " << time(f.uncertainty) << "}\n";
+    o << "  " << f.name << ": {value: " << value(f, f.value) << ", uncertainty: " << value(f, f.uncertainty) << "}\n";
   }
   o << "fitted_on:\n";
   for (const std::string& run : p.fitted_on) o << "  - " << quoted(run) << "\n";
@@ -238,16 +255,23 @@ std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   if (s.choice == Choice::kNone) return std::nullopt;
   if (s.choice == Choice::kOne) return s.one.covers(device) ? std::optional(s.one) : std::nullopt;
   lock.unlock();
-  const CalibrationProfile* best = nullptr;  // the most recently fitted profile that lists it
+  // The most recently fitted profile that lists it; of two fitted the same day, the one for fewer
+  // GPU types (the more specific), then the first by name.
+  const auto before = [](const CalibrationProfile& x, const CalibrationProfile& y) {
+    if (x.fitted != y.fitted) return x.fitted > y.fitted;
+    if (x.devices.size() != y.devices.size()) return x.devices.size() < y.devices.size();
+    return x.name < y.name;
+  };
+  const CalibrationProfile* best = nullptr;
   for (const CalibrationProfile& p : shipped_calibration_profiles()) {
-    if (p.covers(device) && (best == nullptr || p.fitted > best->fitted)) best = &p;
+    if (p.covers(device) && (best == nullptr || before(p, *best))) best = &p;
   }
   return best ? std::optional(*best) : std::nullopt;
 }
 
 void apply_calibration(Device& device) {
   const std::optional<CalibrationProfile> p = calibration_for(device.name);
-  device.host = p ? p->host_costs() : HostCosts{};
+  device.fitted = p ? p->fitted_costs() : FittedCosts{};
   device.calibration = p ? p->describe() : "";
 }
 

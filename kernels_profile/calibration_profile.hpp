@@ -19,9 +19,10 @@ namespace hetsim {
 
 struct Device;
 
-// What a profile may set. Each is host time that the GPU waits for where a framework cannot run
-// ahead of it; the cost model takes max(kernels' time, host time) per operator (cost_model.cpp).
-struct HostCosts {
+// What a profile may set: host time the GPU waits for where a framework cannot run ahead of it
+// (the cost model takes max(kernels' time, host time) per operator), and how much longer the
+// framework's GEMMs take than the kernel model says (cost_model.cpp).
+struct FittedCosts {
   // One mixture-of-experts layer's router, permutation and token-dispatch bookkeeping per
   // micro-batch, forward and backward together (a third in the forward): dropless routing copies
   // the tokens per expert to the host, so the host cannot run ahead of the GPU here.
@@ -29,16 +30,26 @@ struct HostCosts {
   // Issuing one expert GEMM: Transformer Engine's grouped linear layers issue one GEMM per local
   // expert (forward one per linear layer, backward two: data and weight gradients).
   double expert_gemm_s = 0;
-  friend bool operator==(const HostCosts&, const HostCosts&) = default;
+  // GEMM and attention kernels take (1 + this) times the kernel model's time (measured rows, a
+  // donor GPU's rows scaled, or the roofline at the stated efficiency): a dimensionless share.
+  double gemm_time_excess = 0;
+  friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
+
+// A parameter's kind: a time (files write "40us") or a dimensionless share (files write 0.18).
+enum class ParameterUnit { kTime, kShare };
 
 struct ParameterInfo {
   std::string_view name;          // as in profile files
-  double HostCosts::*field;
-  double scale_s;                 // a typical value: the fit's unit and its first guess
-  double max_s;                   // the physical bound the fit stays under
+  double FittedCosts::*field;
+  ParameterUnit unit;
+  double scale;                   // a typical value (seconds or a share): the fit's unit and its first guess
+  double max;                     // the physical bound the fit stays under
+  std::string_view beyond;        // why a value over it is refused: "more host time than any framework spends here"
   std::string_view meaning;
   std::string_view constrained_by;  // runs that constrain it (said when none do)
+  // A value as reports write it: "2.437 ms", or "0.182" for a share.
+  [[nodiscard]] std::string format(double value) const;
 };
 // Every parameter a profile may hold, in file order.
 [[nodiscard]] const std::vector<ParameterInfo>& calibration_parameters();
@@ -73,7 +84,7 @@ struct CalibrationProfile {
   std::vector<CrossValidatedRun> runs;
   std::string file;  // where it was read from (empty: made in memory)
 
-  [[nodiscard]] HostCosts host_costs() const;
+  [[nodiscard]] FittedCosts fitted_costs() const;
   [[nodiscard]] bool covers(std::string_view device) const;
   // "megatron-core-2026 (kernels_profile/calibrations/megatron-core-2026.yaml, fitted 2026-11-28 on 9 runs)"
   [[nodiscard]] std::string describe() const;
@@ -87,14 +98,14 @@ struct CalibrationProfile {
 [[nodiscard]] const std::vector<CalibrationProfile>& shipped_calibration_profiles();
 
 // The profile in force for devices loaded from now on.
-void use_shipped_calibrations();                             // the default
+void use_shipped_calibrations();  // the default: per GPU type the most recently fitted (the same day: the more specific)
 void use_no_calibration();                                   // --calibration none
 void use_calibration_profile(CalibrationProfile profile);    // this one, for the devices it lists
 // --calibration's argument: "none", "shipped", or a profile file (throws InputError).
 void use_calibration(const std::string& arg);
 // The profile in force for `device` (nullopt: the raw model).
 [[nodiscard]] std::optional<CalibrationProfile> calibration_for(std::string_view device);
-// Sets device.host and device.calibration from the profile in force (device loading calls it).
+// Sets device.fitted and device.calibration from the profile in force (device loading calls it).
 void apply_calibration(Device& device);
 
 }  // namespace hetsim

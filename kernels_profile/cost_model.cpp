@@ -228,6 +228,13 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   } else {
     c = single(device.slowdown * roofline_s(device, op, gemm, pass), CostSource::kRoofline);
   }
+  // The framework's GEMMs against the kernel model (the calibration profile in force): the excess
+  // said as calibrated.
+  if (is_matmul(op.kind) && device.fitted.gemm_time_excess > 0) {
+    const double excess = c.seconds * device.fitted.gemm_time_excess;
+    c.seconds += excess;
+    c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;
+  }
   // Each tensor's cast: from the measured FP8 casts (fp8_cast rows, by the bytes hetsim counts)
   // for FP8 GEMM inputs where the device has them, else the roofline.
   auto cast = [&](double bytes) {
@@ -246,7 +253,7 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   }
   // Host time the GPU waits for (the calibration profile in force): the operator takes the longer
   // of its kernels and the host's issuing them, the excess said as calibrated.
-  const double host = host_time(device.host, op, pass);
+  const double host = host_time(device.fitted, op, pass);
   if (host > c.seconds) {
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += host - c.seconds;
     c.seconds = host;
@@ -254,7 +261,7 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   return c;
 }
 
-double host_time(const HostCosts& host, const Op& op, Pass pass) {
+double host_time(const FittedCosts& host, const Op& op, Pass pass) {
   // Forward once, backward twice (data and weight gradients), once more with the forward recomputed.
   const double passes = pass == Pass::kForward ? 1 : op.recompute_flops > 0 ? 3 : 2;
   if (op.kind == OpKind::kMoeExpert) return static_cast<double>(std::max(1L, op.gemm.batch)) * host.expert_gemm_s * passes;

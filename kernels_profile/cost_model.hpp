@@ -76,6 +76,6 @@ class CostModel {
 // Host time `op` makes the GPU wait for in `pass` under `host` (a calibration profile's costs):
 // an expert GEMM's issue per local expert, an MoE layer's bookkeeping on its permutation. Zero for
 // other operators and without a profile.
-[[nodiscard]] double host_time(const HostCosts& host, const Op& op, Pass pass);
+[[nodiscard]] double host_time(const FittedCosts& host, const Op& op, Pass pass);
 
 }  // namespace hetsim

@@ -61,7 +61,7 @@ struct Device {
   std::string collective_interference_source;
   // Host time the GPU waits for, from the calibration profile in force (calibration_profile.hpp);
   // zero without one. `calibration` names that profile (empty: the raw model).
-  HostCosts host;
+  FittedCosts fitted;
   std::string calibration;
 
   [[nodiscard]] KernelSupport kernel_support() const { return KernelSupport{flash_attention}; }

@@ -164,17 +164,16 @@ bool next_copy_agrees(const Program& p, const SimResult& r, const SimResult& nex
   return true;
 }
 
-bool extend_by_repeats(const Program& p, SimResult& r) {
+namespace {
+
+// Each left-out copy takes `period`: what follows moves by them all, and every device adds what the
+// second copy's intervals add once a copy one period later joins them (a copy overlaps only its
+// neighbours: streams run in order).
+void add_copies(const Program& p, SimResult& r, double period) {
   const RepeatedStep rs = *p.repeated_step;
   const size_t size = static_cast<size_t>(rs.size);
-  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
-  if (size == 0 || rs.more == 0) return true;
-  const std::optional<double> found = copy_period(p, r);
-  if (!found) return false;
-  const double period = *found;
+  const size_t b = static_cast<size_t>(rs.first) + size, c = b + size;
   const double more = static_cast<double>(rs.more);
-  // A copy overlaps only its neighbours (streams run in order): each left-out copy adds what the
-  // second copy's intervals add once a copy one period later joins them.
   const std::vector<StreamIntervals> second = stream_intervals(p, r.tasks, b, c);
   const std::vector<StreamIntervals> third = stream_intervals(p, r.tasks, b, c, period);
   for (size_t d = 0; d < r.devices.size(); ++d) {
@@ -188,6 +187,46 @@ bool extend_by_repeats(const Program& p, SimResult& r) {
     r.devices[d].busy_s += more * (two.busy_s - one.busy_s);
   }
   shift_after_copies(p, r, more * period);
+}
+
+// The last end of a copy's tasks [from, to).
+double last_end(const SimResult& r, size_t from, size_t to) {
+  double end = 0;
+  for (size_t i = from; i < to; ++i) end = std::max(end, r.tasks[i].end_s);
+  return end;
+}
+
+}  // namespace
+
+bool extend_by_repeats(const Program& p, SimResult& r) {
+  const RepeatedStep rs = *p.repeated_step;
+  if (rs.size == 0 || rs.more == 0) return true;
+  const std::optional<double> period = copy_period(p, r);
+  if (!period) return false;
+  add_copies(p, r, *period);
+  return true;
+}
+
+bool extrapolate_repeats(const Program& p, SimResult& r) {
+  const RepeatedStep rs = *p.repeated_step;
+  const size_t size = static_cast<size_t>(rs.size);
+  const size_t a = static_cast<size_t>(rs.first), b = a + size, c = b + size;
+  // Worth it only where the copies left out are more work than the program simulated.
+  if (size == 0 || rs.more == 0 || static_cast<double>(rs.more) * rs.size <= static_cast<double>(p.tasks.size())) return false;
+  if (!copies_cut_the_iteration(p, r)) return false;
+  const double period = last_end(r, b, c) - last_end(r, a, b);
+  if (!(period > 0)) return false;
+  double jitter = 0;
+  for (size_t i = 0; i < size; ++i) {
+    jitter = std::max({jitter, std::abs(r.tasks[b + i].start_s - r.tasks[a + i].start_s - period),
+                       std::abs(r.tasks[b + i].end_s - r.tasks[a + i].end_s - period)});
+  }
+  const double more = static_cast<double>(rs.more);
+  const double bound = more * jitter;
+  if (bound > kMostExtrapolated * (r.iteration_time_s + more * period)) return false;
+  add_copies(p, r, period);
+  r.extrapolated_copies = rs.more;
+  r.extrapolation_bound_s = bound;
   return true;
 }
 
@@ -223,6 +262,9 @@ SimResult simulate_folded(const Program& program, const std::function<SimResult(
     SimResult u = run(later);
     if (extended(later, u)) return folded_result(program, u, copies);
   }
+  // Never exactly periodic (flows that share links drift against each other by a little each
+  // copy): the copies left out at the second one's period, with a bound, where that bound is small.
+  if (extrapolate_repeats(program, r)) return r;
   return folded_result(program, run(unrolled(program)));
 }
 

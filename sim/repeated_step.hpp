@@ -9,12 +9,12 @@
 #include "sim/program.hpp"
 #include "sim/sim_result.hpp"
 #include "topologies/cluster.hpp"
-#include "sim/program.hpp"
 
 namespace hetsim {
 
 // A simulation (by `run`) of `program`, whose repeated step has copies left out, extended by them:
-// the two copies as written where they repeat, else more written out until they do, else all.
+// the two copies as written where they repeat, else more written out until they do, else
+// extrapolated where they nearly repeat (extrapolate_repeats), else all written out.
 [[nodiscard]] SimResult simulate_folded(const Program& program, const std::function<SimResult(const Program&)>& run);
 
 // `p` with `copies` more copies of its repeated step written out (all 2 + more with -1, and then
@@ -48,6 +48,19 @@ namespace hetsim {
 // takes a period, later tasks move by them all, and every device adds a copy's busy time per copy.
 // False, `r` untouched, when the copies are not periodic (the iteration must be written out).
 [[nodiscard]] bool extend_by_repeats(const Program& p, SimResult& r);
+
+// The largest share of the iteration time an extrapolation's bound may reach (0.5 %).
+inline constexpr double kMostExtrapolated = 0.005;
+
+// Extends `r` by the copies `p` leaves out when the two simulated ones are nearly periodic but not
+// exactly (flows sharing links drift against each other a little each copy, so no later copy
+// repeats either): each left-out copy takes the second's period (from the last end of the first to
+// the last end of the second), and the iteration time holds within more x the largest deviation of
+// a task of the second copy from its twin one period on (an estimate: each copy left out is assumed
+// to deviate no more than the two simulated did), which must stay under kMostExtrapolated of it.
+// Only where the copies cut the iteration and leave out more tasks than `p` has. Sets
+// r.extrapolated_copies and r.extrapolation_bound_s; false, `r` untouched, where it does not apply.
+[[nodiscard]] bool extrapolate_repeats(const Program& p, SimResult& r);
 
 // Copies that are not periodic only where the last one meets the work after it: every task of the
 // second copy that did not run one period after its twin in the first ended after work following

@@ -17,6 +17,8 @@ Report make_report(const Program& program, const Cluster& cluster, const SimResu
   r.iteration_time_s = result.iteration_time_s;
   r.fidelity = std::string(fidelity_name(options.fidelity));
   r.sim_activities = result.activities;
+  r.extrapolated_copies = result.extrapolated_copies;
+  r.extrapolation_bound_s = result.extrapolation_bound_s;
   if (result.iteration_time_s > 0) {
     r.samples_per_s = program.samples / result.iteration_time_s;
     r.tokens_per_s = program.tokens / result.iteration_time_s;
@@ -57,7 +59,8 @@ void check_figures(const Report& r) {
   std::vector<std::pair<const char*, double>> figures{{"iteration_time_s", r.iteration_time_s}, {"samples_per_s", r.samples_per_s},
                                                       {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
                                                       {"upper_bound_samples_per_s", r.upper_bound_samples_per_s},
-                                                      {"efficiency", r.efficiency}, {"estimated_s", r.estimated_s}};
+                                                      {"efficiency", r.efficiency}, {"estimated_s", r.estimated_s},
+                                                      {"extrapolation_bound_s", r.extrapolation_bound_s}};
   for (const DeviceReport& d : r.devices) {
     figures.insert(figures.end(), {{"compute_s", d.compute_s}, {"comm_s", d.comm_s}, {"idle_s", d.idle_s},
                                    {"peak_memory_bytes", d.peak_memory_bytes}});
@@ -96,6 +99,9 @@ nlohmann::json Report::to_json() const {
     }
     j["collective_fidelity"] = fidelity;
     j["simulated_activities"] = sim_activities;
+    if (extrapolated_copies > 0) {
+      j["extrapolation"] = {{"copies", extrapolated_copies}, {"bound_s", extrapolation_bound_s}};
+    }
     j["compute_time_sources"] = nlohmann::json::object();
     for (const auto& [name, share] : compute_time_sources) j["compute_time_sources"][name] = share;
     j["critical_path"] = nlohmann::json::array();

@@ -51,6 +51,10 @@ struct Report {
   double efficiency = 0;                 // samples_per_s / upper bound
   std::string fidelity;
   uint64_t sim_activities = 0;
+  // Copies of a pipeline's steady state added at a period rather than simulated (SimResult), and
+  // the estimated bound on the iteration time for it; 0 when none.
+  long extrapolated_copies = 0;
+  double extrapolation_bound_s = 0;
   std::vector<DeviceReport> devices;
   std::vector<std::pair<std::string, double>> compute_time_sources;  // share of compute time per source
   std::vector<std::pair<std::string, double>> critical_path;  // seconds on the critical path by kind of task (critical_path.hpp)

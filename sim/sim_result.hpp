@@ -77,6 +77,11 @@ struct SimResult {
   // Program::repeated_step: how much later the tasks after its two copies ran than the program's
   // order shows (the copies it leaves out); those tasks carry their real times.
   double repeat_gap_s = 0;
+  // Copies of the repeated step added at a period rather than simulated, where the simulated two
+  // were nearly but not exactly periodic (extrapolate_repeats), and how far the iteration time may
+  // be off for it (an estimate). Both 0 when every copy was simulated or repeated exactly.
+  long extrapolated_copies = 0;
+  double extrapolation_bound_s = 0;
   double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
 };
 

@@ -2,6 +2,7 @@
 #include "cli/commands/calibrate_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -22,7 +23,7 @@ namespace hetsim::cli {
 
 void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
   cmd->add_option("--runs", a.runs, "measured runs to fit on (validation run files, docs/formats/validation-runs.md)")->required();
-  cmd->add_option("--only", a.only, "only the runs whose name contains this text");
+  cmd->add_option("--only", a.only, "only the runs whose name contains this text (repeatable: every one of them)");
   cmd->add_option("--out", a.out, "write the profile here (docs/formats/calibration-profile.md)")->required()->check(output_file());
   cmd->add_option("--parameters", a.parameters, "fit only these parameters (default: every one the runs constrain)")->delimiter(',');
   cmd->add_option("--name", a.name, "the profile's name")->capture_default_str();
@@ -55,10 +56,16 @@ int run_calibrate(const CalibrateArgs& a) {
   std::vector<ValidationRun> runs;
   for (const std::string& f : a.runs) {
     for (ValidationRun& x : load_runs(f)) {
-      if (a.only.empty() || x.name.find(a.only) != std::string::npos) runs.push_back(std::move(x));
+      const bool all = std::all_of(a.only.begin(), a.only.end(), [&](const std::string& t) { return x.name.find(t) != std::string::npos; });
+      if (all) runs.push_back(std::move(x));
     }
   }
-  if (runs.empty()) throw InputError("--only", "", in_quotes(a.only) + " matches no run name");
+  if (runs.empty() && a.only.empty()) throw InputError("--runs", "", "the run files hold no run");
+  if (runs.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& t : a.only) quoted.push_back(in_quotes(t));
+    throw InputError("--only", "", "no run name contains all of " + join(quoted));
+  }
   std::cout << "hetsim calibrate: " << counted(runs.size(), "run") << ", fitted " << o.date << " (--date sets it)\n";
   const CostModel cost = CostModel::shipped();
   const SimOptions sim;
@@ -71,7 +78,8 @@ int run_calibrate(const CalibrateArgs& a) {
   const CalibrationProfile& p = fit.profile;
   std::cout << "\nfitted on " << counted(p.fitted_on.size(), "run") << " of " << join(p.devices) << ":\n";
   for (const FittedParameter& f : p.parameters) {
-    std::printf("  %-18s %12s ± %s\n", f.name.c_str(), format_time(f.value).c_str(), format_time(f.uncertainty).c_str());
+    const ParameterInfo* info = find_calibration_parameter(f.name);
+    std::printf("  %-18s %12s ± %s\n", f.name.c_str(), info->format(f.value).c_str(), info->format(f.uncertainty).c_str());
   }
   for (const std::string& r : fit.refused) std::cout << "  refused " << r << "\n";
   for (const std::string& r : fit.left_out) std::cout << "  left out " << r << "\n";

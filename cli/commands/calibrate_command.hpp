@@ -16,7 +16,7 @@ namespace hetsim::cli {
 
 struct CalibrateArgs {
   std::vector<std::string> runs;
-  std::string only;
+  std::vector<std::string> only;  // every text in the run's name
   std::string out;
   std::vector<std::string> parameters;
   std::string name = "calibrated";

@@ -115,7 +115,13 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
     out << "infeasible: " << r.infeasible_reason << "\n";
     return;
   }
-  out << "iteration time: " << format_time(r.iteration_time_s) << "\n"
+  out << "iteration time: " << format_time(r.iteration_time_s);
+  if (r.extrapolated_copies > 0) {
+    out << " ± " << format_time(r.extrapolation_bound_s) << " (an estimate: " << r.extrapolated_copies
+        << " copies of the pipeline's steady state, never exactly periodic, added at the simulated one's period, not simulated; "
+           "--every-step simulates them)";
+  }
+  out << "\n"
       << "throughput: " << format_double("%.2f", r.samples_per_s) << " samples/s, " << format_double("%.0f", r.tokens_per_s) << " tokens/s\n"
       << "MFU: " << format_double("%.1f%%", 100 * r.mfu);
   if (r.upper_bound_samples_per_s > 0) {

@@ -259,7 +259,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   const std::vector<const ParameterInfo*> params = chosen_parameters(options);
   const size_t p = params.size();
   std::vector<double> scales;
-  for (const ParameterInfo* info : params) scales.push_back(info->scale_s);
+  for (const ParameterInfo* info : params) scales.push_back(info->scale);
   // The runs it can fit on, and the GPU types they run (the profile's devices): at the grid's origin.
   struct Restore {  // trial profiles are put in force while it runs; none is left after
     ~Restore() { use_no_calibration(); }
@@ -335,7 +335,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   for (size_t j = 0; j < p; ++j) {
     if (!used[j]) {
       out.refused.push_back(std::string(params[j]->name) + ": no run's prediction moves by " + format_double("%.1f", 100 * kLeastEffect) +
-                            " % over 0-" + format_double("%g", kAxis.back()) + " x " + format_time(params[j]->scale_s) +
+                            " % over 0-" + format_double("%g", kAxis.back()) + " x " + params[j]->format(params[j]->scale) +
                             ", so these runs do not constrain it; it needs " + std::string(params[j]->constrained_by));
     }
   }

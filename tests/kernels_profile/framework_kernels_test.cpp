@@ -97,7 +97,7 @@ TEST_F(FrameworkRows, ExpertGemmsRunAsOneGroupedKernelOverAllLocalExperts) {
   for (size_t at = 0; (at = fp8.find(",bf16,", at)) != std::string::npos;) fp8.replace(at, 6, ",fp8,");
   const CostModel cost(std::make_shared<KernelTables>(load("", fw + fp8)), nullptr);
   Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
-  h100.host = HostCosts{};  // the kernels alone: no calibration profile's host time
+  h100.fitted = FittedCosts{};  // the kernels alone: no calibration profile's host time
   Op fc1 = Op::make("expert_fc1", OpKind::kMoeExpert, 0);
   fc1.expert = true;
   fc1.gemm = {16, 1024, 1536, 4096};

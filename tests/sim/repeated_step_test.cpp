@@ -233,3 +233,56 @@ TEST_F(RepeatedSteps, ARepeatedStepOutOfRangeIsAPlannerBug) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// Copies that nearly repeat: the two simulated copies of steps_program with the second's tasks
+// moved by a little (as flows drifting against each other do), the rest extrapolated with a bound.
+TEST_F(RepeatedSteps, NearlyPeriodicCopiesAreExtrapolatedWithABound) {
+  const Program folded = steps_program(cluster_, 10, true);  // 6 copies left out, 7 tasks each
+  Program two = folded;
+  two.repeated_step.reset();
+  const SimResult exact = simulate(two, cluster_);
+  const RepeatedStep rs = *folded.repeated_step;
+  const size_t a = static_cast<size_t>(rs.first), b = a + static_cast<size_t>(rs.size), c = b + static_cast<size_t>(rs.size);
+  auto last_end = [](const SimResult& r, size_t from, size_t to) {
+    double e = 0;
+    for (size_t i = from; i < to; ++i) e = std::max(e, r.tasks[i].end_s);
+    return e;
+  };
+  auto jittered = [&](double shift) {
+    SimResult r = exact;
+    r.tasks[b + 1].start_s += shift;  // one task of the second copy, off its period
+    r.tasks[b + 1].end_s += shift;
+    return r;
+  };
+  const double jitter = 2e-6;
+  SimResult r = jittered(jitter);
+  const double period = last_end(r, b, c) - last_end(r, a, b);
+  const double after = r.tasks.back().end_s;
+  ASSERT_TRUE(extrapolate_repeats(folded, r));
+  EXPECT_EQ(r.extrapolated_copies, rs.more);
+  EXPECT_NEAR(r.extrapolation_bound_s, static_cast<double>(rs.more) * jitter, 1e-12);
+  EXPECT_DOUBLE_EQ(r.repeat_gap_s, static_cast<double>(rs.more) * period);
+  EXPECT_DOUBLE_EQ(r.tasks.back().end_s, after + static_cast<double>(rs.more) * period);  // what follows moves
+  // The bound would pass 0.5 % of the iteration: written out instead, the result untouched.
+  SimResult far = jittered(kMostExtrapolated * exact.iteration_time_s);
+  const double far_end = far.iteration_time_s;
+  EXPECT_FALSE(extrapolate_repeats(folded, far));
+  EXPECT_EQ(far.iteration_time_s, far_end);
+  EXPECT_EQ(far.extrapolated_copies, 0);
+  // Fewer tasks left out than simulated: cheaper to write them out exactly.
+  const Program few = steps_program(cluster_, 5, true);  // 1 copy left out
+  Program few_two = few;
+  few_two.repeated_step.reset();
+  SimResult f = simulate(few_two, cluster_);
+  const size_t fb = static_cast<size_t>(few.repeated_step->first + few.repeated_step->size);
+  f.tasks[fb + 1].end_s += jitter;
+  EXPECT_FALSE(extrapolate_repeats(few, f));
+  // A program whose copies repeat exactly is never extrapolated.
+  EXPECT_EQ(simulate(folded, cluster_).extrapolated_copies, 0);
+}
+
+}  // namespace
+}  // namespace hetsim

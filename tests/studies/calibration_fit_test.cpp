@@ -115,6 +115,7 @@ TEST(CalibrationFit, AFitRecoversTheParametersItsRunsWereSynthesisedWith) {
   CalibrateOptions o;
   o.software = "test";
   o.date = "2026-11-28";
+  o.parameters = {"moe_layer_host", "expert_gemm_host"};
   const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
   use_shipped_calibrations();
   EXPECT_TRUE(fit.refused.empty());
@@ -139,6 +140,57 @@ TEST(CalibrationFit, AFitRecoversTheParametersItsRunsWereSynthesisedWith) {
   EXPECT_NEAR(back.parameters[1].value, fit.profile.parameters[1].value, 1e-6 * gemm);
   EXPECT_EQ(back.fitted_on, fit.profile.fitted_on);
   EXPECT_EQ(back.runs.size(), fit.profile.runs.size());
+}
+
+TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  const double excess = 0.22;  // inside the grid cell 0.15-0.3
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", excess, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = "2026-11-28";
+  o.parameters = {"gemm_time_excess"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  ASSERT_EQ(fit.profile.parameters.size(), 1u);
+  EXPECT_NEAR(fit.profile.parameters[0].value, excess, 0.1 * excess);
+  for (const CrossValidatedRun& r : fit.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+  // A share, not a time: written as a plain number and read back as one.
+  const std::string text = calibration_profile_text(fit.profile);
+  EXPECT_NE(text.find("gemm_time_excess: {value: 0."), std::string::npos) << text;
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-share-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << text;
+  const CalibrationProfile back = load_calibration_profile(file);
+  std::filesystem::remove(file);
+  ASSERT_EQ(back.parameters.size(), 1u);
+  EXPECT_NEAR(back.parameters[0].value, fit.profile.parameters[0].value, 1e-6);
+  EXPECT_NE(back.describe().find("gemm_time_excess 0.2"), std::string::npos) << back.describe();
+}
+
+TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated) {
+  Op gemm = Op::make("l0.fc1", OpKind::kLinear, 0);
+  gemm.gemm = {1, 8192, 14336, 4096};
+  gemm.fwd_flops = 2.0 * 8192 * 14336 * 4096;
+  gemm.bwd_flops = 2 * gemm.fwd_flops;
+  gemm.fwd_bytes = gemm.bwd_bytes = 2.0 * (8192 * 4096 + 4096 * 14336 + 8192 * 14336);
+  Op norm = Op::make("l0.norm", OpKind::kLayerNorm, 0);
+  norm.fwd_bytes = norm.bwd_bytes = 2.0 * 8192 * 4096 * 2;
+  const CostModel cost = CostModel::shipped();
+  Device d = load_device(test::shipped("kernels_profile/devices", "B200"));
+  d.fitted = FittedCosts{};
+  const double raw = cost.op_time(d, gemm, DType::kBf16, Pass::kBackward).seconds;
+  const double raw_norm = cost.op_time(d, norm, DType::kBf16, Pass::kForward).seconds;
+  d.fitted.gemm_time_excess = 0.25;
+  const OpCost c = cost.op_time(d, gemm, DType::kBf16, Pass::kBackward);
+  EXPECT_DOUBLE_EQ(c.seconds, 1.25 * raw);
+  EXPECT_DOUBLE_EQ(c.by_source[static_cast<size_t>(CostSource::kCalibrated)], 0.25 * raw);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, norm, DType::kBf16, Pass::kForward).seconds, raw_norm);  // not a GEMM
 }
 
 TEST(CalibrationFit, AParameterNoRunMovesIsRefusedByName) {
@@ -170,26 +222,26 @@ TEST(CalibrationProfiles, AProfileChangesAnExpertGemmAndNoneRestoresTheRawModel)
   op.fwd_bytes = op.bwd_bytes = 1e6;
   const CostModel cost = CostModel::shipped();
   auto device = [](const std::string& name) { return load_device(test::shipped("kernels_profile/devices", name)); };
-  Device d = device("B200");
-  EXPECT_GT(d.host.expert_gemm_s, 0);  // the shipped profile, in force by default
-  d.host = HostCosts{};                // the raw model
+  Device d = device("H100-SXM5-80GB");
+  EXPECT_GT(d.fitted.expert_gemm_s, 0);  // the shipped profile, in force by default
+  d.fitted = FittedCosts{};                // the raw model
   const double raw_fwd = cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds;
   const double raw_bwd = cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds;
-  d.host.expert_gemm_s = 50e-6;
+  d.fitted.expert_gemm_s = 50e-6;
   const OpCost fwd = cost.op_time(d, op, DType::kBf16, Pass::kForward);
   EXPECT_DOUBLE_EQ(fwd.seconds, 16 * 50e-6);  // one issue per local expert, longer than the kernels
   EXPECT_DOUBLE_EQ(fwd.by_source[static_cast<size_t>(CostSource::kCalibrated)], 16 * 50e-6 - raw_fwd);
   EXPECT_DOUBLE_EQ(cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds, 2 * 16 * 50e-6);
-  d.host = HostCosts{};
+  d.fitted = FittedCosts{};
   EXPECT_DOUBLE_EQ(cost.op_time(d, op, DType::kBf16, Pass::kForward).seconds, raw_fwd);
   EXPECT_DOUBLE_EQ(cost.op_time(d, op, DType::kBf16, Pass::kBackward).seconds, raw_bwd);
   // Loaded devices take the profile in force.
   use_calibration_profile(profile_at(1e-3, 40e-6));
-  EXPECT_DOUBLE_EQ(device("B200").host.expert_gemm_s, 40e-6);
+  EXPECT_DOUBLE_EQ(device("B200").fitted.expert_gemm_s, 40e-6);
   EXPECT_NE(device("B200").calibration.find("truth"), std::string::npos);
-  EXPECT_DOUBLE_EQ(device("H100-SXM5-80GB").host.expert_gemm_s, 0);  // not listed
+  EXPECT_DOUBLE_EQ(device("H100-SXM5-80GB").fitted.expert_gemm_s, 0);  // not listed
   use_no_calibration();
-  EXPECT_EQ(device("B200").host, HostCosts{});
+  EXPECT_EQ(device("B200").fitted, FittedCosts{});
   EXPECT_EQ(device("B200").calibration, "");
   use_shipped_calibrations();
 }
@@ -202,7 +254,7 @@ TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawM
   ASSERT_EQ(shipped.rc, 0) << shipped.output;
   ASSERT_EQ(none.rc, 0) << none.output;
   // The row the shipped profile was fitted on says so, and counts with its left-out error.
-  EXPECT_NE(shipped.output.find("[fitted on by megatron-core-2026; source left out:"), std::string::npos) << shipped.output;
+  EXPECT_NE(shipped.output.find("[fitted on by megatron-core-2026-b200; source left out:"), std::string::npos) << shipped.output;
   EXPECT_EQ(none.output.find("fitted on by"), std::string::npos) << none.output;
   EXPECT_NE(shipped.output, none.output);
   const test::CliRun bad = test::run_hetsim(run + " --calibration no-such-profile", test::Capture::kStderr);
