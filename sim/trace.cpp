@@ -107,7 +107,10 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
     const RepeatedStep& rs = *program.repeated_step;
     double at = 0;
     for (int i = rs.first + rs.size; i < rs.first + 2 * rs.size; ++i) at = std::max(at, result.tasks[i].end_s);
-    events.push_back({{"name", std::to_string(rs.more) + " more identical steps, not drawn (" + format_duration(result.repeat_gap_s) + ")"},
+    const std::string what = result.extrapolated_copies > 0
+                                 ? " more steps, nearly identical, extrapolated (± " + format_duration(result.extrapolation_bound_s) + ") and not drawn ("
+                                 : " more identical steps, not drawn (";
+    events.push_back({{"name", std::to_string(rs.more) + what + format_duration(result.repeat_gap_s) + ")"},
                       {"cat", "repeated"}, {"ph", "i"}, {"s", "g"}, {"pid", 0}, {"tid", 0}, {"ts", at * 1e6}});
   }
   if (!result.flows.empty()) add_link_counters(events, cluster, result);
