@@ -43,6 +43,10 @@ std::string ParameterInfo::format(double value) const {
   return unit == ParameterUnit::kTime ? format_time(value) : format_double("%.3g", value);
 }
 
+std::string ParameterInfo::file_value(double value) const {
+  return unit == ParameterUnit::kTime ? format_double("%.6g", value * 1e6) + "us" : format_double("%.6g", value);
+}
+
 const ParameterInfo* find_calibration_parameter(std::string_view name) {
   for (const ParameterInfo& p : calibration_parameters()) {
     if (p.name == name) return &p;
@@ -164,9 +168,10 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
 
 std::string calibration_profile_text(const CalibrationProfile& p) {
   std::ostringstream o;
+  // A value of `f` in the file's syntax (a name no parameter has: a time, as before shares existed).
   auto value = [](const FittedParameter& f, double v) {
     const ParameterInfo* info = find_calibration_parameter(f.name);
-    return info != nullptr && info->unit == ParameterUnit::kShare ? format_double("%.6g", v) : format_double("%.6g", v * 1e6) + "us";
+    return info != nullptr ? info->file_value(v) : format_double("%.6g", v * 1e6) + "us";
   };
   o << "# Calibration profile (docs/formats/calibration-profile.md), written by hetsim calibrate.\n";
   o << "name: " << quoted(p.name) << "\n";

@@ -50,6 +50,8 @@ struct ParameterInfo {
   std::string_view constrained_by;  // runs that constrain it (said when none do)
   // A value as reports write it: "2.437 ms", or "0.182" for a share.
   [[nodiscard]] std::string format(double value) const;
+  // A value as profile files write it: "2436.61us", or "0.27816" for a share.
+  [[nodiscard]] std::string file_value(double value) const;
 };
 // Every parameter a profile may hold, in file order.
 [[nodiscard]] const std::vector<ParameterInfo>& calibration_parameters();

@@ -59,8 +59,9 @@ struct Device {
   // channel count, kNcclChannels; 1 where no measurement exists, which the source says.
   double collective_interference = 1;
   std::string collective_interference_source;
-  // Host time the GPU waits for, from the calibration profile in force (calibration_profile.hpp);
-  // zero without one. `calibration` names that profile (empty: the raw model).
+  // The calibration profile in force's fitted costs (calibration_profile.hpp): host time the GPU
+  // waits for and the GEMMs' time excess; zero without one. `calibration` names that profile
+  // (empty: the raw model).
   FittedCosts fitted;
   std::string calibration;
 
