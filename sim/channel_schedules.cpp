@@ -9,10 +9,10 @@
 
 namespace hetsim {
 
-std::vector<std::vector<int>> members_by_node(const std::vector<int>& ordered, const Cluster& c) {
+std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered, const Cluster& c) {
   std::vector<std::vector<int>> nodes;
   for (int g : ordered) {
-    if (nodes.empty() || c.gpus[nodes.back().front()].node != c.gpus[g].node) nodes.emplace_back();
+    if (nodes.empty() || !c.same_domain(nodes.back().front(), g)) nodes.emplace_back();
     nodes.back().push_back(g);
   }
   for (const auto& n : nodes) {
@@ -40,22 +40,21 @@ void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes
 
 bool nvls_capable(const std::vector<int>& members, const Cluster& c) {
   if (members.size() < 2) return false;
-  const int node = c.gpus[members.front()].node;
   for (int g : members) {
-    if (c.gpus[g].node != node) return false;
+    if (!c.same_domain(g, members.front())) return false;
   }
   return switch_reduction(c.node_type_of_gpu(members.front())).bandwidth_Bps > 0;
 }
 
 namespace {
-// Endpoint numbering of topologies/fabric.hpp: switch ports after the GPUs and staging buffers,
-// then the reduction engines.
-int switch_port(const Cluster& c, int node) { return 2 * c.gpu_count() + node; }
-int switch_reduce(const Cluster& c, int node) { return 2 * c.gpu_count() + c.node_count() + node; }
+// Endpoint numbering of topologies/fabric.hpp: the NVLink domains' switch ports after the GPUs and
+// staging buffers, then their reduction engines.
+int switch_port(const Cluster& c, int domain) { return 2 * c.gpu_count() + domain; }
+int switch_reduce(const Cluster& c, int domain) { return 2 * c.gpu_count() + c.domain_count() + domain; }
 }  // namespace
 
 void add_nvls_reduce_scatter(Schedule& s, const std::vector<int>& members, double bytes, const Cluster& c) {
-  const int node = c.gpus[members.front()].node;
+  const int node = c.gpus[members.front()].domain;
   const double m = static_cast<double>(members.size());
   for (int g : members) {
     s.edges.push_back({g, switch_port(c, node), 0, 1, bytes});          // the switch reads every slice
@@ -64,7 +63,7 @@ void add_nvls_reduce_scatter(Schedule& s, const std::vector<int>& members, doubl
 }
 
 void add_nvls_all_gather(Schedule& s, const std::vector<int>& members, double bytes, const Cluster& c) {
-  const int node = c.gpus[members.front()].node;
+  const int node = c.gpus[members.front()].domain;
   const double m = static_cast<double>(members.size());
   for (int g : members) {
     s.edges.push_back({g, switch_port(c, node), 0, 1, bytes / m});  // each GPU stores its slice once

@@ -19,8 +19,10 @@
 
 namespace hetsim {
 
-// Members grouped by node, in the given order; empty when nodes hold different member counts.
-[[nodiscard]] std::vector<std::vector<int>> members_by_node(const std::vector<int>& ordered, const Cluster& c);
+// Members grouped by NVLink domain (a node, or the nodes of a rack-scale domain such as NVL72: the
+// GPUs that reach each other without a NIC), in the given order; empty when domains hold
+// different member counts. The schedules below say "node" for such a group.
+[[nodiscard]] std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered, const Cluster& c);
 
 // `nodes.front().size()` channel rings over whole nodes (see above). Requires >= 2 nodes.
 [[nodiscard]] std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes);
@@ -28,8 +30,8 @@ namespace hetsim {
 // Adds each ring (visiting members in order, wrapping) with `steps` chunks of `bytes`.
 void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes);
 
-// True when every member of `node_members` (all on one node) can use NVLS: an NVSwitch node
-// whose switch reduces (topologies/link_class.hpp: switch_reduction).
+// True when every member of `node_members` (all in one NVLink domain) can use NVLS: NVSwitches
+// that reduce (topologies/link_class.hpp: switch_reduction).
 [[nodiscard]] bool nvls_capable(const std::vector<int>& node_members, const Cluster& c);
 
 // NVLS inside one node over `members`, on a buffer of `bytes` per member:

@@ -29,8 +29,8 @@ void add_chain(Schedule& s, const std::vector<int>& chain, double bytes, bool to
   }
 }
 
-std::vector<std::vector<int>> per_node(const std::vector<int>& ordered, const Cluster& c) {
-  return members_by_node(ordered, c);
+std::vector<std::vector<int>> per_domain(const std::vector<int>& ordered, const Cluster& c) {
+  return members_by_domain(ordered, c);
 }
 
 // Whole nodes of at least 2 members each, at least 2 nodes: where channel rings apply.
@@ -162,7 +162,7 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
     case Algorithm::kHierarchical:
       if (t.op != CollectiveOp::kAllReduce && !is_gather_or_scatter(t.op)) return "hierarchical runs allreduce, allgather and reducescatter";
       if (uneven) return "hierarchical needs even shards";
-      if (per_node(topology_order(t.group, c), c).empty()) return "hierarchical needs the same number of members on every node";
+      if (per_domain(topology_order(t.group, c), c).empty()) return "hierarchical needs the same number of members on every node";
       return "";
     case Algorithm::kChain:
       return t.op == CollectiveOp::kBroadcast || t.op == CollectiveOp::kReduce ? "" : "chain runs broadcast and reduce";
@@ -172,7 +172,7 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
       return is_gather_or_scatter(t.op) ? "" : "grouped (one broadcast or reduce per member) runs allgather and reducescatter";
     case Algorithm::kNvls: {
       if (t.op != CollectiveOp::kAllReduce) return "nvls (NVLink SHARP) runs allreduce only";
-      const std::vector<std::vector<int>> nodes = per_node(topology_order(t.group, c), c);
+      const std::vector<std::vector<int>> nodes = per_domain(topology_order(t.group, c), c);
       if (nodes.empty()) return "nvls needs the same number of members on every node";
       for (const auto& n : nodes) {
         if (!nvls_capable(n, c)) {
@@ -185,13 +185,13 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
     case Algorithm::kPxn: {
       if (t.op != CollectiveOp::kAllToAll) return "pxn runs alltoall only";
       if (uneven) return "pxn needs even shards";
-      const std::vector<std::vector<int>> nodes = per_node(topology_order(t.group, c), c);
+      const std::vector<std::vector<int>> nodes = per_domain(topology_order(t.group, c), c);
       if (nodes.size() < 2 || nodes.front().size() < 2) {
         return "pxn needs at least 2 members on each of at least 2 nodes, the same number on every node";
       }
       for (const auto& n : nodes) {
         for (size_t j = 0; j < n.size(); ++j) {
-          if (c.gpus[n[j]].local != c.gpus[nodes.front()[j]].local) return "pxn needs every node's members at the same local positions (rails)";
+          if (c.gpus[n[j]].in_domain != c.gpus[nodes.front()[j]].in_domain) return "pxn needs every node's members at the same local positions (rails)";
         }
         const IntraFabric f = c.node_type_of_gpu(n.front()).intra.fabric;
         if (c.device_of(n.front()).vendor != Vendor::kNvidia || (f != IntraFabric::kNvswitch && f != IntraFabric::kNvlinkMesh)) {
@@ -221,7 +221,7 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
     case Algorithm::kRing: {
       // Over whole nodes, one channel per member of a node (each leaving through its own NIC);
       // else one ring in topology order.
-      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const std::vector<std::vector<int>> nodes = per_domain(ring, c);
       const std::vector<std::vector<int>> rings = spans_whole_nodes(nodes) ? channel_rings(nodes) : std::vector<std::vector<int>>{ring};
       const double k = static_cast<double>(rings.size());
       for (const auto& r : rings) {
@@ -237,7 +237,7 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       out.push_back(std::move(one));
       break;
     case Algorithm::kHierarchical: {
-      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const std::vector<std::vector<int>> nodes = per_domain(ring, c);
       const int m = static_cast<int>(nodes.front().size());
       const int nn = static_cast<int>(nodes.size());
       Schedule intra, inter;
@@ -267,7 +267,7 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
     case Algorithm::kNvls: {
       // NVLS inside each node; across nodes a double binary tree on each rail all-reduces each
       // GPU's reduced slice (NCCL's NVLSTree), all pipelined.
-      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const std::vector<std::vector<int>> nodes = per_domain(ring, c);
       const int m = static_cast<int>(nodes.front().size());
       const int nn = static_cast<int>(nodes.size());
       Schedule rs, inter, ag;
@@ -322,7 +322,7 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       // no transfer crosses rails. Inside each node every GPU sends every other m pair shares
       // (its own and the m - 1 remote nodes' on that rail); on each rail every node sends every
       // other node g pair shares. The two phases run as one pipeline on pieces of the buffer.
-      const std::vector<std::vector<int>> nodes = per_node(ring, c);
+      const std::vector<std::vector<int>> nodes = per_domain(ring, c);
       const double pair = s / n;
       const auto m = static_cast<double>(nodes.size());
       const auto g = static_cast<double>(nodes.front().size());

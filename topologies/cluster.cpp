@@ -73,6 +73,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   n.count = static_cast<int>(r.integer("count", 1, 100000));
   const std::string gpu = r.text("gpu");
   n.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 64));
+  const std::optional<long> domain = r.opt_integer("nvlink_domain", 1, kMaxNvlinkDomain);
   FieldReader intra = r.child("intra_node");
   n.intra.fabric = fabric_from(intra.choice("fabric", {"nvswitch", "nvlink-mesh", "xgmi-mesh", "pcie"}));
   n.intra.bandwidth_Bps = intra.quantity("bandwidth", Unit::kRate, Bound::kLinkRate);
@@ -157,6 +158,19 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
       intra.error("fabric", "xgmi-mesh needs AMD GPUs, but " + n.gpu.name + " is NVIDIA; use nvswitch, nvlink-mesh or pcie");
     }
   }
+  if (domain && *domain != n.gpus_per_node) {
+    if (*domain % n.gpus_per_node != 0) {
+      r.error("nvlink_domain", std::to_string(*domain) + " GPUs is not a whole number of nodes of " +
+                                   std::to_string(n.gpus_per_node) + " GPUs");
+    } else if (*domain < n.gpus_per_node) {
+      r.error("nvlink_domain", "smaller than a node (" + std::to_string(n.gpus_per_node) + " GPUs)");
+    } else if (n.intra.fabric != IntraFabric::kNvswitch) {
+      r.error("nvlink_domain", "a domain of several nodes is an NVLink switch fabric: it needs fabric: nvswitch, not " +
+                                   std::string(fabric_name(n.intra.fabric)));
+    }
+  }
+  n.nvlink_domain = domain && *domain % n.gpus_per_node == 0 && *domain >= n.gpus_per_node ? static_cast<int>(*domain)
+                                                                                            : n.gpus_per_node;
   if (n.nic.count > n.gpus_per_node) {
     nic.error("count", std::to_string(n.nic.count) + " NICs for " + std::to_string(n.gpus_per_node) +
                            " GPUs per node; at most one NIC per GPU is modelled");
@@ -169,16 +183,23 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
 void index_gpus(Cluster& c) {
   c.gpus.clear();
   c.node_type_of.clear();
+  c.domain_of.clear();
   c.node_health.clear();
+  int domain = -1;
   for (int t = 0; t < static_cast<int>(c.node_types.size()); ++t) {
-    for (int k = 0; k < c.node_types[t].count; ++k) {
+    const NodeType& nt = c.node_types[t];
+    const int per_domain = nt.nodes_per_domain();
+    for (int k = 0; k < nt.count; ++k) {
       const int node = static_cast<int>(c.node_type_of.size());
+      if (k % per_domain == 0) ++domain;  // domains never mix node types
       c.node_type_of.push_back(t);
+      c.domain_of.push_back(domain);
       c.node_health.emplace_back();
-      for (const auto& [index, d] : c.node_types[t].degraded_nodes) {
+      for (const auto& [index, d] : nt.degraded_nodes) {
         if (index == k) c.node_health.back() = d;
       }
-      for (int g = 0; g < c.node_types[t].gpus_per_node; ++g) c.gpus.push_back(GpuSlot{node, t, g});
+      const int first_in_domain = (k % per_domain) * nt.gpus_per_node;
+      for (int g = 0; g < nt.gpus_per_node; ++g) c.gpus.push_back(GpuSlot{node, t, g, domain, first_in_domain + g});
     }
   }
 }

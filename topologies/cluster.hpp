@@ -4,6 +4,7 @@
 // list of GPUs numbered node by node.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -61,6 +62,11 @@ struct NodeType {
   int count = 0;
   Device gpu;  // gpu.slowdown = degraded.compute_slowdown
   int gpus_per_node = 0;
+  // `nvlink_domain`: GPUs that share one NVLink switch fabric across nodes (GB200 NVL72: 72, of
+  // nodes of 4); a multiple of gpus_per_node, nvswitch nodes only. Absent: gpus_per_node (each
+  // node its own domain). Consecutive nodes of the type form a domain; the last may be partial.
+  int nvlink_domain = 0;
+  [[nodiscard]] int nodes_per_domain() const { return gpus_per_node > 0 ? std::max(1, nvlink_domain / gpus_per_node) : 1; }
   IntraNodeSpec intra;  // bandwidths already x degraded.intra_node_bandwidth
   NicSpec nic;          // bandwidth already x degraded.nic_bandwidth
   Degradation degraded;  // `degraded`: every node of the type (the planner sees it)
@@ -82,6 +88,8 @@ struct GpuSlot {
   int node = 0;       // global node index
   int node_type = 0;  // index into Cluster::node_types
   int local = 0;      // index within its node
+  int domain = 0;     // global NVLink domain index (the node's own index where nodes are their own domains)
+  int in_domain = 0;  // index within its NVLink domain
   friend bool operator==(const GpuSlot&, const GpuSlot&) = default;
 };
 
@@ -93,10 +101,15 @@ struct Cluster {
 
   std::vector<GpuSlot> gpus;       // filled by the loader
   std::vector<int> node_type_of;   // node index -> node type index
+  std::vector<int> domain_of;      // node index -> NVLink domain index (domains numbered like nodes)
   std::vector<Degradation> node_health;  // node index -> its own degraded_nodes entry (on top of its type's)
 
   [[nodiscard]] int gpu_count() const { return static_cast<int>(gpus.size()); }
   [[nodiscard]] int node_count() const { return static_cast<int>(node_type_of.size()); }
+  [[nodiscard]] int domain_count() const { return domain_of.empty() ? 0 : domain_of.back() + 1; }
+  // True when GPUs a and b reach each other over NVLink/xGMI without a NIC: the same node, or the
+  // same rack-scale NVLink domain.
+  [[nodiscard]] bool same_domain(int a, int b) const { return gpus[a].domain == gpus[b].domain; }
   [[nodiscard]] const Device& device_of(int gpu) const { return node_types[gpus[gpu].node_type].gpu; }
   [[nodiscard]] const NodeType& node_type_of_gpu(int gpu) const { return node_types[gpus[gpu].node_type]; }
   // The cluster restricted to node type `t` (same network), e.g. for homogeneous references.
@@ -108,6 +121,10 @@ struct Cluster {
 // cluster file is small whatever it describes (a few lines may claim 256 million GPUs), and what
 // hetsim holds per GPU is not: past this, a load or a run would end for want of memory.
 inline constexpr long kMaxClusterGpus = 131072;
+
+// The largest NVLink domain a cluster file may state: NVIDIA's largest announced NVLink switch
+// system joins 576 GPUs (Vera Rubin NVL576); twice that leaves room without admitting nonsense.
+inline constexpr long kMaxNvlinkDomain = 1152;
 
 // Reads and checks a cluster file (and the devices it names). Throws InputError, also for more
 // than kMaxClusterGpus GPUs (naming the count that goes over).

@@ -1,6 +1,7 @@
 // File: topologies/fabric.cpp
 // How each fabric routes:
-//   inside a node:  nvswitch    GPU port up -> GPU port down (a star through the switch)
+//   inside a node:  nvswitch    GPU port up -> GPU port down (a star through the switch); also
+//                               between the nodes of one rack-scale NVLink domain (NVL72)
 //                   nvlink-mesh the direct NVLinks of the pair (DGX-1 hybrid cube mesh), else
 //                               PCIe -> host -> PCIe
 //                   xgmi-mesh   the pair's own point-to-point link (bandwidth / (GPUs - 1))
@@ -71,7 +72,7 @@ int Fabric::add(std::string name, LinkKind kind, double bw, double lat, bool sha
   return static_cast<int>(links_.size()) - 1;
 }
 
-Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.node_count()) {
+Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.node_count()), domains_(c.domain_count()) {
   constexpr double kCrossbar = 1e15;  // a switch crossbar: only its latency matters
   const NetworkSpec& net = c.network;
   port_up_.assign(gpus_, -1);
@@ -83,7 +84,7 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
   bridge_.assign(c.node_count(), -1);
   host_hop_.assign(c.node_count(), -1);
   mesh_.resize(c.node_count());
-  reduce_.assign(c.node_count(), -1);
+  reduce_.assign(static_cast<size_t>(domains_), -1);
   int gpu = 0;
   for (int node = 0; node < c.node_count(); ++node) {
     const NodeType& nt = c.node_types[c.node_type_of[node]];
@@ -133,8 +134,13 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
       pcie_up_[gpu] = add(q + "pcie.tx", LinkKind::kPcie, pcie, 0);
       pcie_down_[gpu] = add(q + "pcie.rx", LinkKind::kPcie, pcie, 0);
     }
-    if (const SwitchReduction red = switch_reduction(nt); red.bandwidth_Bps > 0) {
-      reduce_[node] = add(p + "nvswitch.reduce", LinkKind::kSwitchReduce, red.bandwidth_Bps, red.latency_s);
+    // One reduction engine per NVLink domain, made with the domain's first node: the node's
+    // figure times the nodes of the domain (NVSwitch capacity grows with the GPUs it joins).
+    const int domain = c.domain_of[node];
+    if (const SwitchReduction red = switch_reduction(nt); red.bandwidth_Bps > 0 && (node == 0 || c.domain_of[node - 1] != domain)) {
+      const auto nodes = std::count(c.domain_of.begin() + node, c.domain_of.end(), domain);  // a last domain may be partial
+      const std::string name = nt.nodes_per_domain() > 1 ? "domain" + std::to_string(domain) + ".nvswitch.reduce" : p + "nvswitch.reduce";
+      reduce_[domain] = add(name, LinkKind::kSwitchReduce, red.bandwidth_Bps * static_cast<double>(nodes), red.latency_s);
     }
     for (size_t l = first_link; l < links_.size(); ++l) {
       FabricLink& fl = links_[l];
@@ -277,9 +283,9 @@ void Fabric::between_nodes(int a, int b, Route& r) const {
 }
 
 void Fabric::switch_route(int sw, int gpu, bool to_switch, Route& r) const {
-  const bool reduce = sw >= 2 * gpus_ + nodes_;
-  const int node = reduce ? sw - 2 * gpus_ - nodes_ : sw - 2 * gpus_;
-  if (gpu >= gpus_ || node_of(gpu) != node || port_up_[gpu] < 0 || (to_switch && reduce) || reduce_[node] < 0) {
+  const bool reduce = sw >= 2 * gpus_ + domains_;
+  const int domain = reduce ? sw - 2 * gpus_ - domains_ : sw - 2 * gpus_;
+  if (gpu >= gpus_ || cluster_.gpus[gpu].domain != domain || port_up_[gpu] < 0 || (to_switch && reduce) || reduce_[domain] < 0) {
     throw std::logic_error("Fabric: no route between switch endpoint " + std::to_string(sw) + " and endpoint " +
                            std::to_string(gpu));
   }
@@ -287,7 +293,7 @@ void Fabric::switch_route(int sw, int gpu, bool to_switch, Route& r) const {
     append(r, port_up_[gpu]);
     return;
   }
-  if (reduce) append(r, reduce_[node]);
+  if (reduce) append(r, reduce_[domain]);
   append(r, port_down_[gpu]);
 }
 
@@ -311,6 +317,11 @@ void Fabric::route(int src, int dst, Route& r) const {
   }
   if (src_gpu && dst_gpu && node_of(a) == node_of(b)) {
     intra_node(a, b, r);
+    return;
+  }
+  if (src_gpu && dst_gpu && cluster_.same_domain(a, b)) {  // across the nodes of a rack-scale domain: NVLink
+    append(r, port_up_[a]);
+    append(r, port_down_[b]);
     return;
   }
   to_network(a, src_gpu, r);

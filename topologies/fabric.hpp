@@ -4,9 +4,10 @@
 // (one direction); a physical full-duplex link is two of them.
 //
 // Endpoints: GPU g is endpoint g; the pinned host buffer that stages GPU g's cross-vendor
-// traffic is endpoint staging(g) = gpu_count + g; on NVSwitch nodes, the switch itself as the
-// target of GPU stores and the source of multicasts is switch_port(node) = 2 gpu_count + node,
-// and its reduction engine (NVLink SHARP) is switch_reduce(node) = 2 gpu_count + nodes + node.
+// traffic is endpoint staging(g) = gpu_count + g; on NVSwitch nodes, the switches of an NVLink
+// domain (a node, or the nodes of a rack-scale domain such as NVL72) as the target of GPU stores
+// and the source of multicasts are switch_port(domain) = 2 gpu_count + domain, and their
+// reduction engine (NVLink SHARP) is switch_reduce(domain) = 2 gpu_count + domains + domain.
 //
 // Link bandwidths are what collectives achieve: the wire rate times the link class's achievable
 // fraction (topologies/link_class.hpp); each link keeps its wire rate and fraction for reports.
@@ -44,17 +45,18 @@ class Fabric {
 
   [[nodiscard]] const std::vector<FabricLink>& links() const { return links_; }
   [[nodiscard]] int gpu_count() const { return gpus_; }
-  [[nodiscard]] int endpoint_count() const { return 2 * gpus_ + 2 * nodes_; }
+  [[nodiscard]] int endpoint_count() const { return 2 * gpus_ + 2 * domains_; }
   [[nodiscard]] int staging(int gpu) const { return gpus_ + gpu; }
-  [[nodiscard]] int switch_port(int node) const { return 2 * gpus_ + node; }
-  [[nodiscard]] int switch_reduce(int node) const { return 2 * gpus_ + nodes_ + node; }
+  [[nodiscard]] int switch_port(int domain) const { return 2 * gpus_ + domain; }
+  [[nodiscard]] int switch_reduce(int domain) const { return 2 * gpus_ + domains_ + domain; }
   [[nodiscard]] bool is_switch(int endpoint) const { return endpoint >= 2 * gpus_; }
-  // True when `node` reduces in its switch (NVLS): its switch endpoints have routes.
-  [[nodiscard]] bool has_switch_reduction(int node) const { return reduce_[node] >= 0; }
+  // True when NVLink domain `domain` reduces in its switches (NVLS): its switch endpoints have routes.
+  [[nodiscard]] bool has_switch_reduction(int domain) const { return reduce_[domain] >= 0; }
 
   // The links from endpoint `src` to endpoint `dst` (src != dst). GPU-to-GPU routes between
-  // vendors without RDMA are not direct: use staged() and route the three legs. Switch
-  // endpoints route only to and from the GPUs of their node: GPU -> switch_port (GPU port up),
+  // vendors without RDMA are not direct: use staged() and route the three legs. GPUs of one
+  // NVLink domain on different nodes route as inside a node (GPU port up, port down). Switch
+  // endpoints route only to and from the GPUs of their domain: GPU -> switch_port (GPU port up),
   // switch_port -> GPU (port down), switch_reduce -> GPU (reduction engine, port down).
   void route(int src, int dst, Route& out) const;
   [[nodiscard]] Route route(int src, int dst) const;
@@ -80,7 +82,8 @@ class Fabric {
   const Cluster& cluster_;
   int gpus_ = 0;
   int nodes_ = 0;
-  std::vector<int> reduce_;  // per node: NVLS reduction engine link, -1: none
+  int domains_ = 0;
+  std::vector<int> reduce_;  // per NVLink domain: NVLS reduction engine link, -1: none
   std::vector<FabricLink> links_;
   // Per GPU: intra-node port (nvswitch) and PCIe link, each direction.
   std::vector<int> port_up_, port_down_, pcie_up_, pcie_down_;

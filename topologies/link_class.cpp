@@ -11,6 +11,7 @@ std::string_view link_class_name(LinkClass c) {
     case LinkClass::kNvlink2: return "nvlink2";
     case LinkClass::kNvlink3: return "nvlink3";
     case LinkClass::kNvlink4: return "nvlink4";
+    case LinkClass::kNvlink5: return "nvlink5";
     case LinkClass::kXgmi: return "xgmi";
     case LinkClass::kPcie: return "pcie";
     case LinkClass::kNic: return "nic";
@@ -28,6 +29,10 @@ const std::vector<AchievableDefault>& achievable_table() {
       {LinkClass::kNvlink4, 370.0 / 450,
        "NCCL maintainer: 'effective NVLink bandwidth of 370GB/s' of the 450 GB/s line rate, seen as busbw of "
        "non-allreduce operations (NVIDIA/nccl-tests issue #212; NVIDIA/nccl issue #1442)"},
+      {LinkClass::kNvlink5, 721.8 / 900,
+       "NCCL's topology model for Blackwell (sm100): SM100_NVLINK_BW 40.1 GB/s per link x 18 NVLink5 links = 721.8 GB/s "
+       "of the 900 GB/s line rate (NVIDIA/nccl src/graph/topo.h v2.27, quoted with its 'maxBw 721.8' log in NVIDIA/nccl "
+       "issue #1807, 2025-08-13); the same issue reports 830 GB/s all-reduce busbw on 8 x B200, with NVLS"},
       {LinkClass::kXgmi, 46.5 / 64,
        "TransferBench on MI300X: 45-48 GB/s per xGMI link of 64 GB/s (ROCm/rocm-blogs, mi300x-rccl-xgmi); midpoint"},
       {LinkClass::kPcie, 0.80, "assumed: PCIe TLP/DLLP overhead, typical host-device copy rate (~26 of 32 GB/s on Gen4 x16)"},
@@ -59,6 +64,7 @@ int nvlink_generation(const Device& gpu) {
   if (n.starts_with("V100")) return 2;
   if (n.starts_with("A100") || n.starts_with("A800")) return 3;
   if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("H800") || n.starts_with("H20")) return 4;
+  if (n.starts_with("B200") || n.starts_with("B300") || n.starts_with("GB200") || n.starts_with("GB300")) return 5;
   return 0;
 }
 
@@ -70,7 +76,7 @@ Achievable intra_achievable(const NodeType& node) {
     case IntraFabric::kNvswitch:
     case IntraFabric::kNvlinkMesh: {
       const int gen = nvlink_generation(node.gpu);
-      c = gen == 1 ? LinkClass::kNvlink1 : gen == 2 ? LinkClass::kNvlink2 : gen == 4 ? LinkClass::kNvlink4 : LinkClass::kNvlink3;
+      c = gen == 1 ? LinkClass::kNvlink1 : gen == 2 ? LinkClass::kNvlink2 : gen == 4 ? LinkClass::kNvlink4 : gen == 5 ? LinkClass::kNvlink5 : LinkClass::kNvlink3;
       break;
     }
   }

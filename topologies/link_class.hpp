@@ -2,7 +2,7 @@
 // What fraction of a link's wire rate collectives achieve, per link class, with the source of
 // every figure: the one table of defaults (link_class.cpp), and how a cluster file's optional
 // `achievable` fields override it. NVLink generation follows the GPU model (A100: NVLink3,
-// H100/H200: NVLink4, V100: NVLink2, P100: NVLink1).
+// H100/H200: NVLink4, B200/B300/GB200/GB300: NVLink5, V100: NVLink2, P100: NVLink1).
 #pragma once
 
 #include <string>
@@ -13,7 +13,7 @@
 
 namespace hetsim {
 
-enum class LinkClass { kNvlink1, kNvlink2, kNvlink3, kNvlink4, kXgmi, kPcie, kNic };
+enum class LinkClass { kNvlink1, kNvlink2, kNvlink3, kNvlink4, kNvlink5, kXgmi, kPcie, kNic };
 [[nodiscard]] std::string_view link_class_name(LinkClass c);
 
 // One row of the defaults table.
@@ -40,7 +40,8 @@ struct Achievable {
 [[nodiscard]] Achievable pcie_achievable(const NodeType& node);   // each GPU's host link
 
 // NVLink SHARP (NVLS): the throughput at which a node's NVSwitches deliver reduced data (bytes of
-// reduced result per second, the whole node), or 0 when the node has no in-switch reduction.
+// reduced result per second, the whole node), or 0 when the node has no in-switch reduction. A
+// rack-scale NVLink domain of k such nodes reduces at k times it (topologies/fabric.cpp).
 struct SwitchReduction {
   double bandwidth_Bps = 0;
   double latency_s = 0;

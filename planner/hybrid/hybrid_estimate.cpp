@@ -87,7 +87,7 @@ double HybridEstimator::send_time(int src, int dst, double bytes) {
 double HybridEstimator::boundary_time(const HybridPlan& plan, const StagePlan& st, const StagePlan& next, double copy) {
   const int from = st.devices.back(), to = next.devices.front();
   const int nics_from = cluster_.node_type_of_gpu(from).nic.count, nics_to = cluster_.node_type_of_gpu(to).nic.count;
-  const bool same_node = cluster_.gpus[from].node == cluster_.gpus[to].node;
+  const bool same_node = cluster_.same_domain(from, to);  // NVLink all the way
   // Transfers from one TP group to another run on as many NICs as both ends have, at most.
   const int nics = same_node ? std::min(st.tp, next.tp) : std::min({st.tp, next.tp, nics_from, nics_to});
   const double one = send_time(from, to, copy);

@@ -304,18 +304,22 @@ class Checker {
     }
   }
 
-  // Each run of `tp` consecutive devices must sit in one node (TP traffic stays on NVLink).
+  // Each run of `tp` consecutive devices must sit in one NVLink domain (TP traffic stays on
+  // NVLink): a node, or the nodes of a rack-scale domain.
   void tp_groups(const StagePlan& st, const std::string& field) {
     for (size_t g = 0; g + st.tp <= st.devices.size(); g += st.tp) {
       std::vector<int> group(st.devices.begin() + g, st.devices.begin() + g + st.tp);
       if (!std::all_of(group.begin(), group.end(), [&](int d) { return in_cluster(d); })) continue;
-      const int first = cluster_.gpus[group[0]].node;
       for (int d : group) {
-        const int node = cluster_.gpus[d].node;
-        if (node == first) continue;
+        if (cluster_.same_domain(d, group[0])) continue;
         std::sort(group.begin(), group.end());
-        add(field, "TP group " + format_devices(group) + " spans nodes " + std::to_string(first) + " and " +
-                       std::to_string(node) + " (a TP group must stay inside one node)");
+        const GpuSlot &a = cluster_.gpus[group[0]], &b = cluster_.gpus[d];
+        const bool racks = cluster_.node_types[a.node_type].nodes_per_domain() > 1 || cluster_.node_types[b.node_type].nodes_per_domain() > 1;
+        add(field, "TP group " + format_devices(group) +
+                       (racks ? " spans NVLink domains " + std::to_string(a.domain) + " and " + std::to_string(b.domain) +
+                                    " (a TP group must stay inside one NVLink domain)"
+                              : " spans nodes " + std::to_string(a.node) + " and " + std::to_string(b.node) +
+                                    " (a TP group must stay inside one node)"));
         break;
       }
     }

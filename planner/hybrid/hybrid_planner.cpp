@@ -57,11 +57,14 @@ HybridPlanner::HybridPlanner(const ModelSpec& model, const Cluster& cluster, con
 
 namespace {
 
-// TP widths a node type can use: divisors of its GPUs per node that divide the attention heads.
+// TP widths a node type can use: powers of two that tile its NVLink domains (a node, or a
+// rack-scale domain: every domain of the type, the last one too, splits into whole TP groups) and
+// divide the attention heads.
 std::vector<int> tp_widths(const NodeType& nt, const ModelSpec& m) {
   std::vector<int> out;
-  for (int tp = 1; tp <= nt.gpus_per_node; tp *= 2) {
-    if (nt.gpus_per_node % tp != 0) continue;
+  const long type_gpus = static_cast<long>(nt.count) * nt.gpus_per_node;
+  for (int tp = 1; tp <= nt.nvlink_domain; tp *= 2) {
+    if (nt.nvlink_domain % tp != 0 || type_gpus % tp != 0) continue;
     if (m.heads > 0 && m.heads % tp != 0) continue;
     if (m.kv_heads > 0 && m.kv_heads % tp != 0) continue;
     out.push_back(tp);
@@ -69,7 +72,7 @@ std::vector<int> tp_widths(const NodeType& nt, const ModelSpec& m) {
   return out;
 }
 
-// TP groups of node type t: consecutive runs of `tp` GPUs inside each of its nodes.
+// TP groups of node type t: consecutive runs of `tp` GPUs inside each of its NVLink domains.
 std::vector<std::vector<int>> tp_groups(const Cluster& c, int t, int tp) {
   std::vector<std::vector<int>> out;
   for (int g = 0; g < c.gpu_count(); g += tp) {

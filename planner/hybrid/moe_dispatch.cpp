@@ -42,14 +42,14 @@ DispatchTraffic dispatch_traffic(MoeDispatcher d, const MoeSpec& moe, double tok
   return t;
 }
 
-int ep_nodes(int ep, int expert_tp, int gpus_per_node) {
+int ep_nodes(int ep, int expert_tp, int gpus_per_domain) {
   const int span = std::max(1, ep) * std::max(1, expert_tp);
-  return gpus_per_node > 0 && span > gpus_per_node ? (span + gpus_per_node - 1) / gpus_per_node : 1;
+  return gpus_per_domain > 0 && span > gpus_per_domain ? (span + gpus_per_domain - 1) / gpus_per_domain : 1;
 }
 
 FlexGroups flex_groups(const std::vector<int>& ep_group, const Cluster& cluster) {
   std::map<int, std::vector<int>> by_node;
-  for (int d : ep_group) by_node[cluster.gpus[d].node].push_back(d);
+  for (int d : ep_group) by_node[cluster.gpus[d].domain].push_back(d);
   FlexGroups g;
   size_t rails = SIZE_MAX;
   for (auto& [node, members] : by_node) {

@@ -43,12 +43,13 @@ struct EpSpan {
 [[nodiscard]] DispatchTraffic dispatch_traffic(MoeDispatcher d, const MoeSpec& moe, double tokens, double copies,
                                                double token_bytes, EpSpan span);
 
-// The nodes an EP group of ep GPUs (each expert_tp apart) starting at a node boundary spans on
-// nodes of `gpus_per_node` GPUs.
-[[nodiscard]] int ep_nodes(int ep, int expert_tp, int gpus_per_node);
+// The NVLink domains (nodes, or rack-scale domains) an EP group of ep GPUs (each expert_tp apart)
+// starting at a domain boundary spans on domains of `gpus_per_domain` GPUs. Dispatch says "node"
+// for a domain: the GPUs a token reaches without a NIC.
+[[nodiscard]] int ep_nodes(int ep, int expert_tp, int gpus_per_domain);
 
-// The flex dispatcher's groups of an EP group (sorted devices): its GPUs on each node, and its
-// rails (the k-th GPU of the group on every node, for each k). One node: no rails.
+// The flex dispatcher's groups of an EP group (sorted devices): its GPUs in each NVLink domain, and
+// its rails (the k-th GPU of the group in every domain, for each k). One domain: no rails.
 struct FlexGroups {
   std::vector<std::vector<int>> nodes;
   std::vector<std::vector<int>> rails;

@@ -56,7 +56,7 @@ DType PipelineProgramBuilder::dtype_for(const HybridPlan& plan) const {
 
 const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const StageWorkKey& stage_key) {
   StageWorkKey key = stage_key;
-  key.ep_nodes = ep_nodes(key.ep, key.expert_tp, cluster_.node_types[node_type].gpus_per_node);
+  key.ep_nodes = ep_nodes(key.ep, key.expert_tp, cluster_.node_types[node_type].nvlink_domain);
   const bool synthesised = key.program == StageProgram::kSynthesised && key.tp > 1;
   const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
                                  static_cast<int>(ctx_.dtype), synthesised ? 1 : 0, key.vocab_parallel, key.cp,

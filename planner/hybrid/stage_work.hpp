@@ -117,7 +117,7 @@ struct StageWorkKey {
   int expert_tp = 1; // ... each split expert_tp ways
   bool userbuffers = false;  // forward TP collectives chunked with their GEMMs (WorkPart::tp_fwd_exposed)
   MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;  // ep > 1: how tokens reach their experts
-  int ep_nodes = 1;  // nodes an EP group spans (PipelineProgramBuilder::work sets it from the node type)
+  int ep_nodes = 1;  // NVLink domains (nodes) an EP group spans (PipelineProgramBuilder::work sets it from the node type)
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.

@@ -115,10 +115,10 @@ ReshardWorks make_works(const MeshLayout& src, const MeshLayout& dst, ReshardMet
 double network_bytes(const ReshardWorks& w, const std::vector<int>& sender, const Cluster& cluster) {
   double total = 0;
   for (size_t i = 0; i < w.works.size(); ++i) {
-    const int from = cluster.gpus[sender[i]].node;
+    const int from = cluster.gpus[sender[i]].domain;  // NVLink inside a domain: no network bytes
     std::set<int> hosts;
     for (int r : w.works[i].receivers) {
-      if (cluster.gpus[r].node != from) hosts.insert(cluster.gpus[r].node);
+      if (cluster.gpus[r].domain != from) hosts.insert(cluster.gpus[r].domain);
     }
     total += w.works[i].bytes * static_cast<double>(hosts.size());
   }

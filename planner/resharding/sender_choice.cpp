@@ -39,11 +39,11 @@ NicModel build_model(const ReshardWorks& w, const Cluster& cluster) {
     for (int s : work.senders) {
       Option o;
       o.sender = s;
-      const int node = cluster.gpus[s].node;
+      const int node = cluster.gpus[s].domain;  // receivers in its NVLink domain need no NIC
       double bw = cluster.node_type_of_gpu(s).nic.bandwidth_Bps;
       std::vector<int> hosts;
       for (int r : work.receivers) {
-        const int rn = cluster.gpus[r].node;
+        const int rn = cluster.gpus[r].domain;
         if (rn == node || std::find(hosts.begin(), hosts.end(), rn) != hosts.end()) continue;
         hosts.push_back(rn);
         o.workers.push_back(m.worker(nic_of(cluster, r)));

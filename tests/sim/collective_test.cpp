@@ -252,7 +252,7 @@ TEST(Channels, EveryGpuLeavesItsNodeThroughItsOwnNic) {
   // c-1, so each GPU sends across nodes in exactly one ring and every NIC carries traffic.
   const Cluster c = shipped_cluster("a100-8x8");
   const std::vector<int> all = range(0, 16);
-  const auto rings = channel_rings(members_by_node(all, c));
+  const auto rings = channel_rings(members_by_domain(all, c));
   ASSERT_EQ(rings.size(), 8u);
   std::vector<int> leaves(16, 0);
   for (const auto& r : rings) {
