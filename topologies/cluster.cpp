@@ -22,6 +22,7 @@ std::string_view topology_name(NetTopology t) {
     case NetTopology::kSingleSwitch: return "single-switch";
     case NetTopology::kFatTree: return "fat-tree";
     case NetTopology::kRailOptimized: return "rail-optimized";
+    case NetTopology::kClos3: return "clos3";
   }
   return "?";
 }
@@ -38,6 +39,7 @@ IntraFabric fabric_from(const std::string& s) {
 NetTopology topology_from(const std::string& s) {
   if (s == "fat-tree") return NetTopology::kFatTree;
   if (s == "rail-optimized") return NetTopology::kRailOptimized;
+  if (s == "clos3") return NetTopology::kClos3;
   return NetTopology::kSingleSwitch;
 }
 
@@ -236,9 +238,21 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     }
   }
   FieldReader net = r.child("network");
-  c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized"}));
-  c.network.oversubscription = net.opt_number("oversubscription", 1.0, 64.0).value_or(1.0);
+  c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized", "clos3"}));
+  if (c.network.topology == NetTopology::kClos3) {  // one ratio per tier, leaf first
+    if (const std::optional<std::vector<double>> tiers = net.opt_numbers("oversubscription", 1.0, 64.0)) {
+      if (tiers->size() != 3) {
+        net.error("oversubscription", "clos3 takes one ratio per tier, leaf first: [leaf, spine, core], e.g. [1, 1, 7]; got " +
+                                          std::to_string(tiers->size()));
+      } else {
+        std::copy(tiers->begin(), tiers->end(), c.network.tier_oversubscription.begin());
+      }
+    }
+  } else {
+    c.network.oversubscription = net.opt_number("oversubscription", 1.0, 64.0).value_or(1.0);
+  }
   c.network.nodes_per_leaf = static_cast<int>(net.opt_integer("nodes_per_leaf", 1, 100000).value_or(0));
+  c.network.leaves_per_pod = static_cast<int>(net.opt_integer("leaves_per_pod", 1, 100000).value_or(0));
   c.network.switch_latency_s = net.quantity("switch_latency", Unit::kTime, Bound::kLatency);
   c.network.cross_vendor_rdma = net.opt_flag("cross_vendor_rdma").value_or(false);
   net.finish();
@@ -248,8 +262,12 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     if (n.topology == NetTopology::kSingleSwitch && n.oversubscription != 1) {
       net.error("oversubscription", "a single switch is non-blocking; use fat-tree or rail-optimized to oversubscribe");
     }
-    if (n.topology != NetTopology::kFatTree && n.nodes_per_leaf > 0) {
-      net.error("nodes_per_leaf", "only a fat-tree has leaf switches");
+    const bool leaves = n.topology == NetTopology::kFatTree || n.topology == NetTopology::kClos3;
+    if (!leaves && n.nodes_per_leaf > 0) net.error("nodes_per_leaf", "only a fat-tree or clos3 has leaf switches");
+    if (n.topology != NetTopology::kClos3 && n.leaves_per_pod > 0) net.error("leaves_per_pod", "only clos3 has pods");
+    if (n.topology == NetTopology::kClos3) {
+      if (n.nodes_per_leaf == 0) net.error("topology", "clos3 needs nodes_per_leaf (how many nodes share a leaf switch)");
+      if (n.leaves_per_pod == 0) net.error("topology", "clos3 needs leaves_per_pod (how many leaves share a pod's spine switches)");
     }
     if (n.topology == NetTopology::kFatTree && n.oversubscription != 1 && n.nodes_per_leaf == 0) {
       net.error("oversubscription", "an oversubscribed fat-tree needs nodes_per_leaf (how many nodes share a leaf)");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,7 +17,7 @@
 namespace hetsim {
 
 enum class IntraFabric { kNvswitch, kNvlinkMesh, kXgmiMesh, kPcie };
-enum class NetTopology { kSingleSwitch, kFatTree, kRailOptimized };
+enum class NetTopology { kSingleSwitch, kFatTree, kRailOptimized, kClos3 };
 
 [[nodiscard]] std::string_view fabric_name(IntraFabric f);
 [[nodiscard]] std::string_view topology_name(NetTopology t);
@@ -77,7 +78,12 @@ struct NodeType {
 struct NetworkSpec {
   NetTopology topology = NetTopology::kSingleSwitch;
   double oversubscription = 1;  // fat-tree / rail-optimized: leaf (rail) down / up bandwidth ratio
-  int nodes_per_leaf = 0;       // fat-tree: nodes under one leaf switch; 0 = all under one
+  int nodes_per_leaf = 0;       // fat-tree, clos3: nodes under one leaf switch; 0 = all under one
+  // clos3: leaves under one pod's spine switches, and the oversubscription of each tier, leaf
+  // first: [0] leaf down / up, [1] pod spine down / up, [2] what the pods send up / what the core
+  // carries between them.
+  int leaves_per_pod = 0;
+  std::array<double, 3> tier_oversubscription{1, 1, 1};
   double switch_latency_s = 0;
   bool cross_vendor_rdma = false;  // NVIDIA <-> AMD traffic goes NIC to NIC without host staging
   friend bool operator==(const NetworkSpec&, const NetworkSpec&) = default;

@@ -10,6 +10,9 @@
 //   between nodes:  single-switch one crossbar hop
 //                   fat-tree      same leaf: leaf crossbar; else leaf uplink -> spine -> leaf downlink
 //                   rail-optimized same NIC index: rail crossbar; else rail uplink -> spine -> rail downlink
+//                   clos3         same leaf: leaf crossbar; same pod: leaf uplink -> pod spine -> leaf
+//                                 downlink; else leaf up -> pod up -> core -> pod down -> leaf down,
+//                                 the core one shared link of the pods' uplinks over its ratio
 #include "topologies/fabric.hpp"
 
 #include <algorithm>
@@ -32,11 +35,14 @@ std::string_view link_kind_name(LinkKind k) {
     case LinkKind::kSpine: return "spine";
     case LinkKind::kRailUplink: return "rail-uplink";
     case LinkKind::kSwitchReduce: return "switch-reduce";
+    case LinkKind::kPodUplink: return "pod-uplink";
+    case LinkKind::kCore: return "core";
   }
   return "?";
 }
 
 namespace {
+constexpr double kCrossbar = 1e15;  // a switch crossbar: only its latency matters
 // DGX-1 with V100 (6 NVLinks per GPU), as `nvidia-smi topo -m` shows it: NV1/NV2 per pair.
 constexpr int kDgx1V100[8][8] = {
     {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0}, {2, 1, 2, 0, 0, 0, 0, 1},
@@ -73,7 +79,6 @@ int Fabric::add(std::string name, LinkKind kind, double bw, double lat, bool sha
 }
 
 Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.node_count()), domains_(c.domain_count()) {
-  constexpr double kCrossbar = 1e15;  // a switch crossbar: only its latency matters
   const NetworkSpec& net = c.network;
   port_up_.assign(gpus_, -1);
   port_down_.assign(gpus_, -1);
@@ -161,21 +166,25 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
   const double sw = net.switch_latency_s;
   switch (net.topology) {
     case NetTopology::kSingleSwitch: switch_ = add("switch", LinkKind::kSwitch, kCrossbar, sw, false); break;
-    case NetTopology::kFatTree: {
-      nodes_per_leaf_ = net.nodes_per_leaf > 0 ? net.nodes_per_leaf : c.node_count();
-      const int leaves = (c.node_count() + nodes_per_leaf_ - 1) / nodes_per_leaf_;
+    case NetTopology::kFatTree:
       spine_ = add("spine", LinkKind::kSpine, kCrossbar, sw, false);
-      for (int l = 0; l < leaves; ++l) {
-        double down = 0;  // what the leaf's nodes can inject
-        for (int node = l * nodes_per_leaf_; node < std::min(c.node_count(), (l + 1) * nodes_per_leaf_); ++node) {
-          const NodeType& nt = c.node_types[c.node_type_of[node]];  // uplinks are links of the NICs' class
-          down += nt.nic.count * nt.nic.bandwidth_Bps * nic_achievable(nt).fraction;
-        }
-        const std::string p = "leaf" + std::to_string(l);
-        leaf_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, sw, false));
-        leaf_up_.push_back(add(p + ".up", LinkKind::kLeafUplink, down / net.oversubscription, sw));
-        leaf_down_.push_back(add(p + ".down", LinkKind::kLeafUplink, down / net.oversubscription, sw));
+      add_leaves(c, net.oversubscription, sw);
+      break;
+    case NetTopology::kClos3: {
+      add_leaves(c, net.tier_oversubscription[0], sw);
+      leaves_per_pod_ = net.leaves_per_pod;
+      const int leaves = static_cast<int>(leaf_up_.size());
+      double pods_up = 0;
+      for (int q = 0; q * leaves_per_pod_ < leaves; ++q) {
+        double down = 0;  // what the pod's leaves send up
+        for (int l = q * leaves_per_pod_; l < std::min(leaves, (q + 1) * leaves_per_pod_); ++l) down += links_[leaf_up_[l]].bandwidth_Bps;
+        const std::string p = "pod" + std::to_string(q);
+        pod_switch_.push_back(add(p + ".spine", LinkKind::kSpine, kCrossbar, sw, false));
+        pod_up_.push_back(add(p + ".up", LinkKind::kPodUplink, down / net.tier_oversubscription[1], sw));
+        pod_down_.push_back(add(p + ".down", LinkKind::kPodUplink, down / net.tier_oversubscription[1], sw));
+        pods_up += down / net.tier_oversubscription[1];
       }
+      core_ = add("core", LinkKind::kCore, pods_up / net.tier_oversubscription[2], sw);
       break;
     }
     case NetTopology::kRailOptimized: {
@@ -195,6 +204,22 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
       }
       break;
     }
+  }
+}
+
+void Fabric::add_leaves(const Cluster& c, double over, double switch_latency) {
+  nodes_per_leaf_ = c.network.nodes_per_leaf > 0 ? c.network.nodes_per_leaf : c.node_count();
+  const int leaves = (c.node_count() + nodes_per_leaf_ - 1) / nodes_per_leaf_;
+  for (int l = 0; l < leaves; ++l) {
+    double down = 0;  // what the leaf's nodes can inject
+    for (int node = l * nodes_per_leaf_; node < std::min(c.node_count(), (l + 1) * nodes_per_leaf_); ++node) {
+      const NodeType& nt = c.node_types[c.node_type_of[node]];  // uplinks are links of the NICs' class
+      down += nt.nic.count * nt.nic.bandwidth_Bps * nic_achievable(nt).fraction;
+    }
+    const std::string p = "leaf" + std::to_string(l);
+    leaf_switch_.push_back(add(p, LinkKind::kSwitch, kCrossbar, switch_latency, false));
+    leaf_up_.push_back(add(p + ".up", LinkKind::kLeafUplink, down / over, switch_latency));
+    leaf_down_.push_back(add(p + ".down", LinkKind::kLeafUplink, down / over, switch_latency));
   }
 }
 
@@ -266,6 +291,24 @@ void Fabric::between_nodes(int a, int b, Route& r) const {
         append(r, spine_);
         append(r, leaf_down_[lb]);
       }
+      return;
+    }
+    case NetTopology::kClos3: {
+      const int la = node_of(a) / nodes_per_leaf_, lb = node_of(b) / nodes_per_leaf_;
+      const int pa = la / leaves_per_pod_, pb = lb / leaves_per_pod_;
+      if (la == lb) {
+        append(r, leaf_switch_[la]);
+        return;
+      }
+      append(r, leaf_up_[la]);
+      if (pa == pb) {
+        append(r, pod_switch_[pa]);
+      } else {
+        append(r, pod_up_[pa]);
+        append(r, core_);
+        append(r, pod_down_[pb]);
+      }
+      append(r, leaf_down_[lb]);
       return;
     }
     case NetTopology::kRailOptimized: {

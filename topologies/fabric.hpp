@@ -21,7 +21,7 @@
 
 namespace hetsim {
 
-enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink, kSwitchReduce };
+enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink, kSwitchReduce, kPodUplink, kCore };
 [[nodiscard]] std::string_view link_kind_name(LinkKind k);
 
 struct FabricLink {
@@ -91,10 +91,14 @@ class Fabric {
   // GPUs without a direct link (nvlink-mesh), and mesh links by local pair (a * gpus + b; -1: none).
   std::vector<std::vector<int>> nic_up_, nic_down_, mesh_;
   std::vector<int> bridge_, host_hop_;
-  // Network: single switch / leaf switches / rail switches, their uplinks, the spine.
-  int switch_ = -1, spine_ = -1;
+  // Network: single switch / leaf switches / rail switches, their uplinks, the spine; clos3's
+  // pods (their spine crossbar and uplinks) and the core.
+  int switch_ = -1, spine_ = -1, core_ = -1;
   std::vector<int> leaf_switch_, leaf_up_, leaf_down_, rail_switch_, rail_up_, rail_down_;
-  int nodes_per_leaf_ = 1;
+  std::vector<int> pod_switch_, pod_up_, pod_down_;
+  int nodes_per_leaf_ = 1, leaves_per_pod_ = 1;
+  // The leaves of a fat-tree or clos3: a crossbar and an uplink pair each, over `over`.
+  void add_leaves(const Cluster& c, double over, double switch_latency);
 };
 
 // NVLinks between GPU a and GPU b (local indices) in a DGX-1 hybrid cube mesh with `links`
