@@ -16,7 +16,7 @@ namespace {
 TEST(Cluster, EveryShippedClusterLoads) {
   const std::vector<std::string> names = shipped_names("topologies");
   EXPECT_EQ(names, (std::vector<std::string>{"a100-8x8", "a100-mi250x", "a100-v100-2x2", "gb200-nvl72-16", "h100-mi300x", "hap-v100-p100",
-                                            "hethub-768", "meta-h100-24k", "p3-8xlarge-5", "pair-a100-h100", "pair-a100-mi250x", "pair-a100-mi300x",
+                                            "hethub-768", "meta-h100-24k", "mi300x-mi355x", "p3-8xlarge-5", "pair-a100-h100", "pair-a100-mi250x", "pair-a100-mi300x",
                                             "pair-h100-mi250x", "pair-h100-mi300x", "pair-mi250x-mi300x", "selene-64"}));
   for (const std::string& n : names) {
     const Cluster c = load_cluster(test::shipped("topologies", n));
