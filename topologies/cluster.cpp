@@ -253,6 +253,7 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
   }
   c.network.nodes_per_leaf = static_cast<int>(net.opt_integer("nodes_per_leaf", 1, 100000).value_or(0));
   c.network.leaves_per_pod = static_cast<int>(net.opt_integer("leaves_per_pod", 1, 100000).value_or(0));
+  c.network.planes = static_cast<int>(net.opt_integer("planes", 1, 64).value_or(1));
   c.network.switch_latency_s = net.quantity("switch_latency", Unit::kTime, Bound::kLatency);
   c.network.cross_vendor_rdma = net.opt_flag("cross_vendor_rdma").value_or(false);
   net.finish();
@@ -265,6 +266,16 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     const bool leaves = n.topology == NetTopology::kFatTree || n.topology == NetTopology::kClos3;
     if (!leaves && n.nodes_per_leaf > 0) net.error("nodes_per_leaf", "only a fat-tree or clos3 has leaf switches");
     if (n.topology != NetTopology::kClos3 && n.leaves_per_pod > 0) net.error("leaves_per_pod", "only clos3 has pods");
+    if (n.planes > 1 && n.topology != NetTopology::kRailOptimized) net.error("planes", "only a rail-optimized network has planes");
+    if (n.planes > 1 && n.topology == NetTopology::kRailOptimized) {
+      for (const NodeType& t : c.node_types) {
+        if (t.nic.count % n.planes != 0 || t.nic.count != c.node_types.front().nic.count) {
+          net.error("planes", std::to_string(n.planes) + " planes need every node type to have the same number of NICs, a multiple of "
+                                  "the planes; " + t.name + " has " + std::to_string(t.nic.count));
+          break;
+        }
+      }
+    }
     if (n.topology == NetTopology::kClos3) {
       if (n.nodes_per_leaf == 0) net.error("topology", "clos3 needs nodes_per_leaf (how many nodes share a leaf switch)");
       if (n.leaves_per_pod == 0) net.error("topology", "clos3 needs leaves_per_pod (how many leaves share a pod's spine switches)");

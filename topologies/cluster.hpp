@@ -84,6 +84,9 @@ struct NetworkSpec {
   // carries between them.
   int leaves_per_pod = 0;
   std::array<double, 3> tier_oversubscription{1, 1, 1};
+  // rail-optimized: network planes the rails split into, consecutive NIC indices each, with no
+  // link between planes (DeepSeek-V3's multi-plane fat-tree: 8 NICs, 8 planes).
+  int planes = 1;
   double switch_latency_s = 0;
   bool cross_vendor_rdma = false;  // NVIDIA <-> AMD traffic goes NIC to NIC without host staging
   friend bool operator==(const NetworkSpec&, const NetworkSpec&) = default;

@@ -9,7 +9,10 @@
 //   to the network: GPU PCIe (and the host bridge on pcie nodes) -> NIC (local index mod count)
 //   between nodes:  single-switch one crossbar hop
 //                   fat-tree      same leaf: leaf crossbar; else leaf uplink -> spine -> leaf downlink
-//                   rail-optimized same NIC index: rail crossbar; else rail uplink -> spine -> rail downlink
+//                   rail-optimized same NIC index: rail crossbar; else rail uplink -> spine -> rail downlink;
+//                                 with planes, a spine per plane and none between them: a flow to
+//                                 another plane first crosses NVLink to the GPU of its node on the
+//                                 destination's rail (PXN), then that rail
 //                   clos3         same leaf: leaf crossbar; same pod: leaf uplink -> pod spine -> leaf
 //                                 downlink; else leaf up -> pod up -> core -> pod down -> leaf down,
 //                                 the core one shared link of the pods' uplinks over its ratio
@@ -190,7 +193,12 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
     case NetTopology::kRailOptimized: {
       int rails = 0;
       for (const NodeType& nt : c.node_types) rails = std::max(rails, nt.nic.count);
-      spine_ = add("spine", LinkKind::kSpine, kCrossbar, sw, false);
+      if (net.planes > 1) {  // the loader checked that every node has `rails` NICs, a multiple of planes
+        rails_per_plane_ = rails / net.planes;
+        for (int q = 0; q < net.planes; ++q) plane_spine_.push_back(add("plane" + std::to_string(q) + ".spine", LinkKind::kSpine, kCrossbar, sw, false));
+      } else {
+        spine_ = add("spine", LinkKind::kSpine, kCrossbar, sw, false);
+      }
       for (int k = 0; k < rails; ++k) {
         double down = 0;
         for (int node = 0; node < c.node_count(); ++node) {
@@ -265,11 +273,11 @@ void Fabric::intra_node(int a, int b, Route& r) const {
   }
 }
 
-void Fabric::to_network(int gpu, bool from_gpu, Route& r) const {
+void Fabric::to_network(int gpu, bool from_gpu, Route& r, int nic) const {
   const int node = node_of(gpu);
   if (from_gpu) append(r, pcie_up_[gpu]);
   if (bridge_[node] >= 0) append(r, bridge_[node]);
-  append(r, nic_up_[node][nic_index(gpu)]);
+  append(r, nic_up_[node][nic >= 0 ? nic : nic_index(gpu)]);
 }
 
 void Fabric::from_network(int gpu, bool to_gpu, Route& r) const {
@@ -279,7 +287,7 @@ void Fabric::from_network(int gpu, bool to_gpu, Route& r) const {
   if (to_gpu) append(r, pcie_down_[gpu]);
 }
 
-void Fabric::between_nodes(int a, int b, Route& r) const {
+void Fabric::between_nodes(int a, int b, Route& r, int nic_a) const {
   switch (cluster_.network.topology) {
     case NetTopology::kSingleSwitch: append(r, switch_); return;
     case NetTopology::kFatTree: {
@@ -312,12 +320,12 @@ void Fabric::between_nodes(int a, int b, Route& r) const {
       return;
     }
     case NetTopology::kRailOptimized: {
-      const int ka = nic_index(a), kb = nic_index(b);
+      const int ka = nic_a >= 0 ? nic_a : nic_index(a), kb = nic_index(b);
       if (ka == kb) {
         append(r, rail_switch_[ka]);
       } else {
         append(r, rail_up_[ka]);
-        append(r, spine_);
+        append(r, rails_per_plane_ > 0 ? plane_spine_[ka / rails_per_plane_] : spine_);  // route() keeps planes apart
         append(r, rail_down_[kb]);
       }
       return;
@@ -365,6 +373,21 @@ void Fabric::route(int src, int dst, Route& r) const {
   if (src_gpu && dst_gpu && cluster_.same_domain(a, b)) {  // across the nodes of a rack-scale domain: NVLink
     append(r, port_up_[a]);
     append(r, port_down_[b]);
+    return;
+  }
+  if (rails_per_plane_ > 0 && node_of(a) != node_of(b) && nic_index(a) / rails_per_plane_ != nic_index(b) / rails_per_plane_) {
+    // No link between planes: leave by the NIC on the destination's rail, reached over NVLink from
+    // the GPU of this node that owns it (a staging buffer reaches any NIC of its host directly).
+    const int rail = nic_index(b);
+    const int forwarder = a - cluster_.gpus[a].local + rail;
+    if (src_gpu && forwarder != a) {
+      intra_node(a, forwarder, r);
+      to_network(forwarder, true, r);
+    } else {
+      to_network(a, src_gpu, r, rail);
+    }
+    between_nodes(a, b, r, rail);
+    from_network(b, dst_gpu, r);
     return;
   }
   to_network(a, src_gpu, r);

@@ -72,9 +72,11 @@ class Fabric {
   int add(std::string name, LinkKind kind, double bw, double lat, bool shared = true);
   void append(Route& r, int link) const;
   void intra_node(int a, int b, Route& r) const;
-  void to_network(int gpu, bool from_gpu, Route& r) const;   // GPU or its staging buffer -> NIC
+  // GPU or its staging buffer -> its NIC, or NIC `nic` of its node when given.
+  void to_network(int gpu, bool from_gpu, Route& r, int nic = -1) const;
   void from_network(int gpu, bool to_gpu, Route& r) const;   // NIC -> GPU or its staging buffer
-  void between_nodes(int a, int b, Route& r) const;          // switch fabric, NIC of a to NIC of b
+  // Switch fabric, NIC of a (or NIC `nic_a` of a's node) to NIC of b.
+  void between_nodes(int a, int b, Route& r, int nic_a = -1) const;
   [[nodiscard]] int nic_index(int gpu) const;
 
   void switch_route(int sw, int gpu, bool to_switch, Route& r) const;
@@ -97,6 +99,9 @@ class Fabric {
   std::vector<int> leaf_switch_, leaf_up_, leaf_down_, rail_switch_, rail_up_, rail_down_;
   std::vector<int> pod_switch_, pod_up_, pod_down_;
   int nodes_per_leaf_ = 1, leaves_per_pod_ = 1;
+  // Multi-plane rails: rails_per_plane_ consecutive rails share a plane's spine (0: one plane).
+  int rails_per_plane_ = 0;
+  std::vector<int> plane_spine_;
   // The leaves of a fat-tree or clos3: a crossbar and an uplink pair each, over `over`.
   void add_leaves(const Cluster& c, double over, double switch_latency);
 };

@@ -168,5 +168,23 @@ TEST(Fabric, SwitchEndpointsExistOnlyWhereTheSwitchReduces) {
   EXPECT_FALSE(a100.has_switch_reduction(0));  // NVSwitch gen2 has no NVLink SHARP
 }
 
+TEST(Fabric, MultiPlaneRailsForwardOverNvlinkToTheDestinationsPlane) {
+  const Cluster c = fixture_cluster("multi-plane-h100");
+  const Fabric f(c);
+  // GPU 0 (rail 0, plane 0) to GPU 9 (node 1, rail 1, plane 1): no link between the planes, so the
+  // data crosses NVLink to GPU 1, whose NIC is on rail 1, and takes rail 1's switch.
+  EXPECT_EQ(kinds(f, f.route(0, 9)), (std::vector<LinkKind>{LinkKind::kGpuPort, LinkKind::kGpuPort, LinkKind::kPcie, LinkKind::kNic,
+                                                            LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
+  EXPECT_EQ(f.route(0, 9).links[2], f.route(1, 9).links[0]);  // GPU 1's PCIe link: GPU 1 sends it on
+  // The same rail needs no forwarding.
+  EXPECT_EQ(kinds(f, f.route(1, 9)), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
+  // One plane (the default): rails meet at the spine.
+  Cluster one = c;
+  one.network.planes = 1;
+  const Fabric g(one);
+  EXPECT_EQ(kinds(g, g.route(0, 9)), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kRailUplink, LinkKind::kSpine,
+                                                            LinkKind::kRailUplink, LinkKind::kNic, LinkKind::kPcie}));
+}
+
 }  // namespace
 }  // namespace hetsim
