@@ -145,15 +145,24 @@ int run_size(const SizeArgs& a) {
   if (!a.plot.empty() && run.feasible.empty()) {
     std::cerr << "hetsim size --plot: no feasible planned mix to plot; " << a.plot << " not written\n";
   } else if (!a.plot.empty()) {
-    std::string table = "label,cost,time_to_train_days,on_front\n";
+    // Each point with its time error bar (the plan report's: a share of the time, empty where none
+    // applies), and the offers' price dates under the plot.
+    std::string table = "label,cost,time_to_train_days,on_front,time_error\n";
     for (size_t i : run.feasible) {
       const SizingPoint& p = run.points[i];
+      const nlohmann::json* bar = p.row.report.is_object() ? &p.row.report : nullptr;
+      for (const char* key : {"error_bars", "time", "p90_abs_error"}) bar = bar && bar->is_object() && bar->contains(key) ? &(*bar)[key] : nullptr;
       table += csv_field(mix_label(s, p.mix)) + "," + format_double("%.17g", cost_objective_value(s, p.costs)) + "," +
                format_double("%.17g", p.costs.time_to_train_s / 86400) + "," +
-               (std::find(run.front.begin(), run.front.end(), i) != run.front.end() ? "1" : "0") + "\n";
+               (std::find(run.front.begin(), run.front.end(), i) != run.front.end() ? "1" : "0") + "," +
+               (bar && bar->is_number() ? format_double("%.6g", bar->get<double>()) : "") + "\n";
+    }
+    std::string dates = "prices as of: ";
+    for (size_t i = 0; i < s.offers.size(); ++i) {
+      dates += (i > 0 ? "; " : "") + s.offers[i].name + " " + (s.offers[i].date.empty() ? "(no date)" : s.offers[i].date);
     }
     const int rc = run_plot_script("studies/sizing/plot_front.py", table, a.plot,
-                                   {"--xlabel", cost_label(s.cost_objective), "--title", s.name + ": " + model.name},
+                                   {"--xlabel", cost_label(s.cost_objective), "--title", s.name + ": " + model.name, "--note", dates},
                                    "hetsim size --plot", "the front itself (hetsim size without --plot)");
     if (rc != 0) return rc;
     std::cout << "plot: " << a.plot << "\n";
