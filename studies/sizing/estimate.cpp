@@ -39,7 +39,7 @@ bool can_hold(const Sizing& s, const Mix& m, const ModelNeeds& needs) {
 
 long reference_count(const Sizing& s, size_t i, const ModelNeeds& needs) {
   const Offer& o = s.offers[i];
-  for (long n = std::max(1L, o.min_count); n <= o.max_count; ++n) {
+  for (long n = std::max(o.count_step, o.first_count()); n <= o.max_count; n += o.count_step) {
     if (static_cast<double>(n) * usable_bytes(o) >= kActivationHeadroom * needs.state_bytes) return n;
   }
   return -1;

@@ -54,7 +54,7 @@ std::vector<Mix> enumerate_mixes(const Sizing& s, size_t limit) {
       return;
     }
     const Offer& o = s.offers[i];
-    for (long n = o.min_count; n <= o.max_count; ++n) {
+    for (long n = o.first_count(); n <= o.max_count; n += o.count_step) {
       counts[i] = n;
       const double k = static_cast<double>(n);
       self(self, i + 1, capex + k * o.price_usd.value_or(0), rent + k * o.rent_usd_per_s.value_or(0), power + k * o.power_w);

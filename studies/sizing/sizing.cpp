@@ -171,7 +171,7 @@ nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const
   for (size_t i = 0; i < s.offers.size(); ++i) {
     const Offer& of = s.offers[i];
     nlohmann::json j{{"name", of.name}, {"gpu", of.gpu.name}, {"gpus_per_node", of.gpus_per_node}, {"power_kw", of.power_w / 1e3},
-                     {"source", of.source}, {"max_count", of.max_count},
+                     {"source", of.source}, {"max_count", of.max_count}, {"count_step", of.count_step},
                      {"estimate", {{"samples_per_s_per_gpu", run.rates[i].samples_per_s_per_gpu}, {"source", run.rates[i].source}}}};
     if (of.price_usd) j["price_usd"] = *of.price_usd;
     if (of.rent_usd_per_s) j["rent_usd_per_hour"] = *of.rent_usd_per_s * 3600;

@@ -83,6 +83,7 @@ Offer read_offer(FieldReader& o) {
   if (std::string why = offer.date.empty() ? "" : iso_date_problem(offer.date); !why.empty()) o.error("date", in_quotes(offer.date) + why);
   offer.min_count = o.opt_integer("min_count", 0, kMaxNodesPerOffer).value_or(0);
   offer.max_count = o.opt_integer("max_count", 1, kMaxNodesPerOffer).value_or(-1);  // 0: an offer never taken
+  offer.count_step = o.opt_integer("count_step", 1, kMaxNodesPerOffer).value_or(1);
   o.finish();
   return offer;
 }
@@ -177,6 +178,10 @@ void bound_counts(Sizing& s, Diagnostics& diags) {
     if (o.min_count > o.max_count) {
       d.message = "min_count " + std::to_string(o.min_count) + " is more than the " + std::to_string(o.max_count) +
                   " nodes that max_count and the budget allow";
+      diags.add(d);
+    } else if (o.max_count < o.count_step) {
+      d.message = "count_step " + std::to_string(o.count_step) + " nodes is more than the " + std::to_string(o.max_count) +
+                  " that max_count and the budget allow: no mix can take this offer";
       diags.add(d);
     }
   }

@@ -28,6 +28,9 @@ struct Offer {
   std::string date;             // optional
   long min_count = 0;
   long max_count = 0;           // the file's max_count, else what the budget allows
+  long count_step = 1;          // nodes come in multiples of this (GB200 NVL72: racks of 18 trays)
+  // The counts a mix may take: multiples of count_step from min_count (rounded up) to max_count.
+  [[nodiscard]] long first_count() const { return (min_count + count_step - 1) / count_step * count_step; }
   // Filled by the loader from the node's GPU: one device, GPUs per node.
   Device gpu;
   int gpus_per_node = 0;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,22 @@ TEST(Sizing, MixesAreEveryCountWithinTheBudgetAndNoMore) {
     EXPECT_EQ(m.gpus, 2 * m.nodes);
   }
   EXPECT_THROW((void)enumerate_mixes(s, 3), InputError);
+}
+
+TEST(Sizing, CountStepTakesWholeRacksOnly) {
+  // Offer 0 comes in racks of 3 nodes from 2 up (so 3 and 6 within its budget of 7), offer 1 by the node.
+  Sizing s = load_sizing(fixture());
+  s.offers[0].count_step = 3;
+  s.offers[0].min_count = 2;
+  s.offers[0].max_count = 7;
+  s.offers[0].price_usd = 1;
+  s.budget_power_w.reset();
+  s.budget_capex_usd.reset();
+  const std::vector<Mix> mixes = enumerate_mixes(s, 1000);
+  std::set<long> counts;
+  for (const Mix& m : mixes) counts.insert(m.counts[0]);
+  EXPECT_EQ(counts, (std::set<long>{3, 6}));
+  EXPECT_EQ(mixes.size(), 2u * 5u);  // offer 1: 0 to its max_count 4
 }
 
 TEST(Sizing, AMixOverTheClusterGpuCapIsRefusedNamingIt) {
