@@ -72,12 +72,17 @@ std::vector<int> tp_widths(const NodeType& nt, const ModelSpec& m) {
   return out;
 }
 
-// TP groups of node type t: consecutive runs of `tp` GPUs inside each of its NVLink domains.
-std::vector<std::vector<int>> tp_groups(const Cluster& c, int t, int tp) {
+// Groups of `size` GPUs of node type t (a TP group, or a stage of TP groups): consecutive runs from
+// the type's first GPU, inside its GPUs only (a remainder that makes no whole group is left out).
+// Types start at a node and an NVLink domain, and TP widths divide the domain: the TP groups inside
+// never straddle one.
+std::vector<std::vector<int>> tp_groups(const Cluster& c, int t, int size) {
   std::vector<std::vector<int>> out;
-  for (int g = 0; g < c.gpu_count(); g += tp) {
-    if (c.gpus[g].node_type != t) continue;
-    std::vector<int> group(tp);
+  int first = 0;
+  while (first < c.gpu_count() && c.gpus[first].node_type != t) ++first;
+  const int end = first + c.node_types[t].count * c.node_types[t].gpus_per_node;
+  for (int g = first; g + size <= end; g += size) {
+    std::vector<int> group(size);
     std::iota(group.begin(), group.end(), g);
     out.push_back(group);
   }
@@ -207,6 +212,16 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
         StagePlan st{groups[k], shape.tp[t], {}, shape.cp};
         if (shape.copies > 1) st.ep = static_cast<int>(groups[k].size());
         pipes[k % d].push_back(st);
+      }
+    }
+  }
+  for (const std::vector<StagePlan>& pipe : pipes) {  // every stage inside the cluster, on one type unless mixed
+    for (const StagePlan& st : pipe) {
+      for (int g : st.devices) {
+        if (g >= cluster_.gpu_count() || (!shape.mixed && cluster_.gpus[g].node_type != cluster_.gpus[st.devices.front()].node_type)) {
+          throw std::logic_error("HybridPlanner: a stage of " + std::to_string(st.devices.size()) + " GPUs from GPU " +
+                                 std::to_string(st.devices.front()) + " leaves its node type");
+        }
       }
     }
   }

@@ -121,6 +121,33 @@ TEST(HybridPlanner, LongSequencesAreSplitByContextParallelism) {
   EXPECT_LT(a.judged[a.chosen].evaluation.report.iteration_time_s, b.judged[b.chosen].evaluation.report.iteration_time_s);
 }
 
+TEST(HybridPlanner, StagesWiderThanATypesRemainderStayInsideTheirType) {
+  // 3 H100 nodes (24 GPUs) before 2 H200 nodes: stages of 16 GPUs (TP x CP) fit once in the H100s;
+  // the 8 left over make no stage, rather than one that runs into the H200s (or past the cluster).
+  ModelSpec m = model("llama2-7b", 32);
+  m.seq_len = 32768;
+  Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml");
+  c.node_types.front().count = 3;
+  NodeType h200 = c.node_types.front();
+  h200.name = "dgx-h200";
+  h200.count = 2;
+  h200.gpu = load_shipped_device("H200-SXM-141GB", Diagnostic{});
+  c.node_types.push_back(h200);
+  index_gpus(c);
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions o;
+  o.simulate = 1;
+  const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
+  ASSERT_GE(s.chosen, 0);
+  for (const JudgedHybrid& j : s.judged) {
+    for (const PipelinePlan& pl : j.plan.pipelines) {
+      for (const StagePlan& st : pl.stages) {
+        for (int g : st.devices) EXPECT_LT(g, c.gpu_count()) << j.plan.shape();
+      }
+    }
+  }
+}
+
 TEST(HybridPlanner, Gpt3OnSixtyFourA100sFitsOnlyWithPipelines) {
   const ModelSpec m = model("gpt3-175b", 32);
   const Cluster c = test::shipped_cluster("selene-64");
