@@ -87,6 +87,8 @@ std::vector<size_t> spread_over_times(const std::vector<size_t>& promising, cons
       return est[x].cost != est[y].cost ? est[x].cost < est[y].cost : est[x].time < est[y].time;
     });
   }
+  // The fastest band gives its fastest mix first: the front's end, what the budget buys at most.
+  std::stable_sort(bands.front().begin(), bands.front().end(), [&](size_t x, size_t y) { return est[x].time < est[y].time; });
   std::vector<size_t> out;
   for (size_t round = 0; out.size() < room; ++round) {
     for (const std::vector<size_t>& b : bands) {

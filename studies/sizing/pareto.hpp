@@ -24,8 +24,9 @@ struct CostTime {
                                                        const std::vector<bool>& cost_uncertain, double tolerance);
 
 // At most `room` of `which` (indices into `est`), spread along the times: the estimated times, on
-// a log scale, cut into `room` equal bands; each band offers its cheapest point first, then its
-// next cheapest, band after band, until `room` are chosen. So plans sample the estimated front over
+// a log scale, cut into `room` equal bands; each band offers its cheapest point first (the fastest
+// band its fastest: the front's end, what the budget buys at most), then its next, band after band,
+// until `room` are chosen. So plans sample the estimated front over
 // its whole range of times, however flat its cost (with rents, linear scaling costs the same).
 [[nodiscard]] std::vector<size_t> spread_over_times(const std::vector<size_t>& which, const std::vector<CostTime>& est, size_t room);
 
