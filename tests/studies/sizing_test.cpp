@@ -125,11 +125,12 @@ TEST(Sizing, FrontIsCheapestFirstWithTimeStrictlyFalling) {
 }
 
 TEST(Sizing, PlansSpreadOverTheEstimatedTimesCheapestFirstInEachBand) {
-  // Times 1 ... 1000 on a log scale; three bands: [1, 10), [10, 100), [100, 1000].
+  // Times 1 ... 1000 on a log scale; three bands: [1, 10), [10, 100), [100, 1000]; the fastest band
+  // gives its fastest mix first (the budget's end of the front), the others their cheapest.
   const std::vector<CostTime> est{{5, 1}, {4, 2}, {9, 30}, {3, 40}, {8, 500}, {7, 1000}, {1, 900}};
   const std::vector<size_t> all{0, 1, 2, 3, 4, 5, 6};
-  EXPECT_EQ(spread_over_times(all, est, 3), (std::vector<size_t>{1, 3, 6}));
-  EXPECT_EQ(spread_over_times(all, est, 5), (std::vector<size_t>{1, 3, 6, 0, 2}));
+  EXPECT_EQ(spread_over_times(all, est, 3), (std::vector<size_t>{0, 3, 6}));
+  EXPECT_EQ(spread_over_times(all, est, 5), (std::vector<size_t>{0, 3, 6, 1, 2}));
   EXPECT_EQ(spread_over_times({2, 3}, est, 5), (std::vector<size_t>{2, 3}));
   // Equal costs (rents under linear scaling): still spread from fastest to slowest.
   const std::vector<CostTime> flat{{1, 1}, {1, 2}, {1, 4}, {1, 8}, {1, 16}};
