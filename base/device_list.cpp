@@ -10,22 +10,28 @@
 namespace hetsim {
 
 std::vector<int> parse_device_list(const std::string& spec, int gpus, const std::string& option) {
+  return parse_index_list(spec, gpus, "GPU", option);
+}
+
+std::vector<int> parse_index_list(const std::string& spec, int count, const std::string& noun, const std::string& option) {
   std::vector<int> out;
   if (spec == "all") {
-    for (int g = 0; g < gpus; ++g) out.push_back(g);
+    for (int g = 0; g < count; ++g) out.push_back(g);
     return out;
   }
   auto number = [&](std::string_view s) {
     int v = -1;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v >= gpus) {
-      throw InputError(option, "", "\"" + std::string(s) + "\" is not a GPU index of this cluster (0 to " +
-                                       std::to_string(gpus - 1) + "); write e.g. \"0-7,16\"");
+    if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v >= count) {
+      throw InputError(option, "", "\"" + std::string(s) + "\" is not a " + noun + " index of this cluster: it has " +
+                                       std::to_string(count) + " " + noun + (count == 1 ? "" : "s") + " (0 to " +
+                                       std::to_string(count - 1) + "); write e.g. \"0-7,16\"");
     }
     return v;
   };
+  std::vector<char> listed(static_cast<size_t>(std::max(count, 0)), 0);  // a flag per index, not a search per index
   std::string_view rest = spec;
-  if (rest.empty()) throw InputError(option, "", "no GPUs given; write e.g. \"0-7,16\"");
+  if (rest.empty()) throw InputError(option, "", "no " + noun + "s given; write e.g. \"0-7,16\"");
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
@@ -35,11 +41,27 @@ std::vector<int> parse_device_list(const std::string& spec, int gpus, const std:
     const int hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
     if (hi < lo) throw InputError(option, "", "\"" + std::string(item) + "\": the range runs backwards");
     for (int g = lo; g <= hi; ++g) {
-      if (std::find(out.begin(), out.end(), g) != out.end()) {
-        throw InputError(option, "", "GPU " + std::to_string(g) + " is listed twice");
+      if (listed[g] != 0) {
+        throw InputError(option, "", noun + " " + std::to_string(g) + " is listed twice");
       }
+      listed[g] = 1;
       out.push_back(g);
     }
+  }
+  return out;
+}
+
+std::string format_index_list(std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(indices[i]);
+    if (j > i) out += '-' + std::to_string(indices[j]);
+    i = j + 1;
   }
   return out;
 }

@@ -404,7 +404,7 @@ TEST(CliCollective, BadArgumentsExitWithTwo) {
   EXPECT_EQ(err("collective --size 4096").rc, 0);  // a plain count is bytes, as nccl-tests' -b takes it
   EXPECT_EQ(err("collective --size 0").output, "--size: error: \"0\" must be at least 1 byte\n");
   EXPECT_EQ(err("collective --group 0-99").output,
-            "--group: error: \"99\" is not a GPU index of this cluster (0 to 31); write e.g. \"0-7,16\"\n");
+            "--group: error: \"99\" is not a GPU index of this cluster: it has 32 GPUs (0 to 31); write e.g. \"0-7,16\"\n");
   EXPECT_EQ(err("collective --op broadcast --algorithm tree").output,
             "--algorithm: error: tree cannot run broadcast here: tree runs allreduce only\n");
   EXPECT_EQ(err("collective --op reduce --group 0-3 --root 9").rc, 2);
