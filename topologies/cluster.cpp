@@ -2,6 +2,7 @@
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "base/yaml_reader.hpp"
 
@@ -23,6 +24,7 @@ std::string_view topology_name(NetTopology t) {
     case NetTopology::kFatTree: return "fat-tree";
     case NetTopology::kRailOptimized: return "rail-optimized";
     case NetTopology::kClos3: return "clos3";
+    case NetTopology::kGraph: return "graph";
   }
   return "?";
 }
@@ -40,6 +42,7 @@ NetTopology topology_from(const std::string& s) {
   if (s == "fat-tree") return NetTopology::kFatTree;
   if (s == "rail-optimized") return NetTopology::kRailOptimized;
   if (s == "clos3") return NetTopology::kClos3;
+  if (s == "graph") return NetTopology::kGraph;
   return NetTopology::kSingleSwitch;
 }
 
@@ -211,6 +214,12 @@ Cluster Cluster::only_node_type(int t) const {
   c.name = name + "/" + node_types[t].name;
   c.node_types = {node_types[t]};
   index_gpus(c);
+  if (network.graph) {  // the type's nodes keep their places in the graph
+    c.network.graph_nodes.clear();
+    for (int node = 0; node < node_count(); ++node) {
+      if (node_type_of[node] == t) c.network.graph_nodes.push_back(network.graph_nodes[static_cast<size_t>(node)]);
+    }
+  }
   return c;
 }
 
@@ -238,7 +247,8 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     }
   }
   FieldReader net = r.child("network");
-  c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized", "clos3"}));
+  c.network.topology = topology_from(net.choice("topology", {"single-switch", "fat-tree", "rail-optimized", "clos3", "graph"}));
+  c.network.graph_file = net.opt_text("graph").value_or("");
   if (c.network.topology == NetTopology::kClos3) {  // one ratio per tier, leaf first
     if (const std::optional<std::vector<double>> tiers = net.opt_numbers("oversubscription", 1.0, 64.0)) {
       if (tiers->size() != 3) {
@@ -267,6 +277,12 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     if (!leaves && n.nodes_per_leaf > 0) net.error("nodes_per_leaf", "only a fat-tree or clos3 has leaf switches");
     if (n.topology != NetTopology::kClos3 && n.leaves_per_pod > 0) net.error("leaves_per_pod", "only clos3 has pods");
     if (n.planes > 1 && n.topology != NetTopology::kRailOptimized) net.error("planes", "only a rail-optimized network has planes");
+    if (n.topology == NetTopology::kGraph) {
+      if (n.graph_file.empty()) net.error("topology", "a graph network needs graph: FILE (its switches, links and where the NICs plug in)");
+      if (n.oversubscription != 1) net.error("oversubscription", "a graph states its links' bandwidths; oversubscribe by giving fewer or slower links");
+    } else if (!n.graph_file.empty()) {
+      net.error("graph", "only topology: graph reads a graph file");
+    }
     if (n.planes > 1 && n.topology == NetTopology::kRailOptimized) {
       for (const NodeType& t : c.node_types) {
         if (t.nic.count % n.planes != 0 || t.nic.count != c.node_types.front().nic.count) {
@@ -286,6 +302,19 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
   }
   diags.throw_if_any();
   index_gpus(c);
+  if (c.network.topology == NetTopology::kGraph) {  // relative to the cluster file's folder
+    std::filesystem::path graph = c.network.graph_file;
+    if (graph.is_relative()) graph = path.parent_path() / graph;
+    std::vector<GraphNodeInfo> nodes;
+    for (int node = 0, gpu = 0; node < c.node_count(); ++node) {
+      const NodeType& nt = c.node_types[c.node_type_of[node]];
+      nodes.push_back(GraphNodeInfo{nt.nic.count, gpu, nt.gpus_per_node});
+      gpu += nt.gpus_per_node;
+    }
+    c.network.graph = std::make_shared<const NetworkGraph>(load_network_graph(graph, nodes));
+    c.network.graph_nodes.resize(static_cast<size_t>(c.node_count()));
+    std::iota(c.network.graph_nodes.begin(), c.network.graph_nodes.end(), 0);
+  }
   return c;
 }
 

@@ -7,17 +7,19 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/field_override.hpp"
 #include "kernels_profile/device.hpp"
+#include "topologies/network_graph.hpp"
 
 namespace hetsim {
 
 enum class IntraFabric { kNvswitch, kNvlinkMesh, kXgmiMesh, kPcie };
-enum class NetTopology { kSingleSwitch, kFatTree, kRailOptimized, kClos3 };
+enum class NetTopology { kSingleSwitch, kFatTree, kRailOptimized, kClos3, kGraph };
 
 [[nodiscard]] std::string_view fabric_name(IntraFabric f);
 [[nodiscard]] std::string_view topology_name(NetTopology t);
@@ -87,6 +89,12 @@ struct NetworkSpec {
   // rail-optimized: network planes the rails split into, consecutive NIC indices each, with no
   // link between planes (DeepSeek-V3's multi-plane fat-tree: 8 NICs, 8 planes).
   int planes = 1;
+  // graph: the graph file as written, what was read from it (topologies/network_graph.hpp), and
+  // the graph's node index of each of this cluster's nodes (the identity, except in a cluster
+  // restricted to some node types: its nodes keep their places in the graph).
+  std::string graph_file;
+  std::shared_ptr<const NetworkGraph> graph;
+  std::vector<int> graph_nodes;
   double switch_latency_s = 0;
   bool cross_vendor_rdma = false;  // NVIDIA <-> AMD traffic goes NIC to NIC without host staging
   friend bool operator==(const NetworkSpec&, const NetworkSpec&) = default;

@@ -16,9 +16,12 @@
 //                   clos3         same leaf: leaf crossbar; same pod: leaf uplink -> pod spine -> leaf
 //                                 downlink; else leaf up -> pod up -> core -> pod down -> leaf down,
 //                                 the core one shared link of the pods' uplinks over its ratio
+//                   graph         NIC's switch -> cables of a shortest path (ECMP by the GPU pair)
+//                                 -> the destination NIC's switch, a crossbar at every switch
 #include "topologies/fabric.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "topologies/link_class.hpp"
@@ -40,6 +43,7 @@ std::string_view link_kind_name(LinkKind k) {
     case LinkKind::kSwitchReduce: return "switch-reduce";
     case LinkKind::kPodUplink: return "pod-uplink";
     case LinkKind::kCore: return "core";
+    case LinkKind::kCable: return "cable";
   }
   return "?";
 }
@@ -190,6 +194,7 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
       core_ = add("core", LinkKind::kCore, pods_up / net.tier_oversubscription[2], sw);
       break;
     }
+    case NetTopology::kGraph: add_graph(c, sw); break;
     case NetTopology::kRailOptimized: {
       int rails = 0;
       for (const NodeType& nt : c.node_types) rails = std::max(rails, nt.nic.count);
@@ -212,6 +217,39 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.n
       }
       break;
     }
+  }
+}
+
+void Fabric::add_graph(const Cluster& c, double switch_latency) {
+  const NetworkGraph& g = *c.network.graph;
+  if (c.network.graph_nodes.size() != static_cast<size_t>(c.node_count())) {
+    throw std::logic_error("Fabric: the graph's node map does not match the cluster's nodes");
+  }
+  graph_switch_ = static_cast<int>(links_.size());
+  for (const std::string& s : g.switches()) add("switch." + s, LinkKind::kSwitch, kCrossbar, switch_latency, false);
+  // Cables run at the NICs' class fraction of their rate, as leaf and rail uplinks do (the lowest
+  // of the node types' where they differ).
+  double fraction = 1;
+  for (const NodeType& nt : c.node_types) fraction = std::min(fraction, nic_achievable(nt).fraction);
+  graph_cable_ = static_cast<int>(links_.size());
+  for (const NetworkGraph::Link& l : g.links()) {
+    const int k = add("cable." + l.name, LinkKind::kCable, l.bandwidth_Bps * fraction, l.latency_s);
+    links_[static_cast<size_t>(k)].wire_Bps = l.bandwidth_Bps;
+    links_[static_cast<size_t>(k)].achievable = fraction;
+  }
+}
+
+void Fabric::graph_route(int a, int b, int nic_a, Route& r) const {
+  const NetworkGraph& g = *cluster_.network.graph;
+  const std::vector<int>& at = cluster_.network.graph_nodes;
+  const int from = g.attached(at[static_cast<size_t>(node_of(a))], nic_a >= 0 ? nic_a : nic_index(a));
+  const int to = g.attached(at[static_cast<size_t>(node_of(b))], nic_index(b));
+  // ECMP: one path per GPU pair (its flows hash alike), spread over the equal-cost paths.
+  const NetworkGraph::Path p = g.path(from, to, (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b));
+  append(r, graph_switch_ + p.switches.front());
+  for (size_t k = 0; k < p.links.size(); ++k) {
+    append(r, graph_cable_ + p.links[k]);
+    append(r, graph_switch_ + p.switches[k + 1]);
   }
 }
 
@@ -319,6 +357,7 @@ void Fabric::between_nodes(int a, int b, Route& r, int nic_a) const {
       append(r, leaf_down_[lb]);
       return;
     }
+    case NetTopology::kGraph: graph_route(a, b, nic_a, r); return;
     case NetTopology::kRailOptimized: {
       const int ka = nic_a >= 0 ? nic_a : nic_index(a), kb = nic_index(b);
       if (ka == kb) {

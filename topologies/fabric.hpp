@@ -21,7 +21,7 @@
 
 namespace hetsim {
 
-enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink, kSwitchReduce, kPodUplink, kCore };
+enum class LinkKind { kGpuPort, kNvlink, kXgmi, kPcie, kHostBridge, kNic, kSwitch, kLeafUplink, kSpine, kRailUplink, kSwitchReduce, kPodUplink, kCore, kCable };
 [[nodiscard]] std::string_view link_kind_name(LinkKind k);
 
 struct FabricLink {
@@ -102,6 +102,10 @@ class Fabric {
   // Multi-plane rails: rails_per_plane_ consecutive rails share a plane's spine (0: one plane).
   int rails_per_plane_ = 0;
   std::vector<int> plane_spine_;
+  // Graph networks: the graph's switches (crossbars) and cables start at these links.
+  int graph_switch_ = -1, graph_cable_ = -1;
+  void add_graph(const Cluster& c, double switch_latency);
+  void graph_route(int a, int b, int nic_a, Route& r) const;
   // The leaves of a fat-tree or clos3: a crossbar and an uplink pair each, over `over`.
   void add_leaves(const Cluster& c, double over, double switch_latency);
 };

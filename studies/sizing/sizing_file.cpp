@@ -249,6 +249,10 @@ Sizing load_sizing(const std::filesystem::path& path) {
   if (std::optional<YAML::Node> n = r.opt_node("network")) {
     s.network = YAML::Clone(*n);
     s.network_given = true;
+    if (n->IsMap() && (*n)["topology"] && (*n)["topology"].IsScalar() && (*n)["topology"].Scalar() == "graph") {
+      r.error("network", "a graph network names nodes by index, and a sizing varies how many there are: give a topology "
+                         "of rules (fat-tree, clos3, rail-optimized, single-switch)");
+    }
   } else {
     s.network = YAML::Load("{topology: fat-tree, oversubscription: 1, switch_latency: 1us}");
   }

@@ -343,7 +343,7 @@ TEST(Cli, ReportHasTheContractFields) {
 
 TEST(Cli, ListsShippedThings) {
   EXPECT_EQ(run("list clusters").out,
-            "a100-8x8\na100-mi250x\na100-v100-2x2\ngb200-nvl72-16\nh100-mi300x\nhap-v100-p100\nhethub-768\nmeta-h100-24k\nmi300x-mi355x\np3-8xlarge-5\npair-a100-h100\npair-a100-mi250x\n"
+            "a100-8x8\na100-mi250x\na100-v100-2x2\ngb200-nvl72-16\ngraph-h100-4\nh100-mi300x\nhap-v100-p100\nhethub-768\nmeta-h100-24k\nmi300x-mi355x\np3-8xlarge-5\npair-a100-h100\npair-a100-mi250x\n"
             "pair-a100-mi300x\npair-h100-mi250x\npair-h100-mi300x\npair-mi250x-mi300x\nselene-64\n");
   EXPECT_NE(run("list devices").out.find("MI300X\n"), std::string::npos);
   EXPECT_NE(run("list models").out.find("llama2-13b\n"), std::string::npos);

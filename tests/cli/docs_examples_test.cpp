@@ -95,6 +95,12 @@ std::string load_as(const std::string& kind, const fs::path& file) {
     else if (kind == "runs") (void)load_runs(file);
     else if (kind == "sizing") (void)load_sizing(file);
     else if (kind == "calibration") (void)load_calibration_profile(file);
+    else if (kind == "graph") {  // a network graph, for the nodes of the shipped graph-h100-4 (4 nodes of 8 GPUs and NICs)
+      const Cluster c = test::shipped_cluster("graph-h100-4");
+      std::vector<GraphNodeInfo> nodes;
+      for (int n = 0; n < c.node_count(); ++n) nodes.push_back(GraphNodeInfo{8, 8 * n, 8});
+      (void)load_network_graph(file, nodes);
+    }
     else if (kind == "hybrid-plan") {  // for the model and cluster the plan names
       const YAML::Node root = YAML::LoadFile(file.string());
       const ModelSpec model = load_model(test::shipped("workloads", root["model"].as<std::string>()));
@@ -103,7 +109,7 @@ std::string load_as(const std::string& kind, const fs::path& file) {
       const test::CliRun r = test::run_hetsim_redirected("sweep '" + file.string() + "' --dry-run --db '" + file.string() + ".db' 2>&1");
       if (r.rc != 0) return "sweep --dry-run exited " + std::to_string(r.rc) + ": " + r.output;
     } else {
-      return "unknown kind \"" + kind + "\" (cluster, model, device, study, sizing, hybrid-plan, runs, calibration)";
+      return "unknown kind \"" + kind + "\" (cluster, graph, model, device, study, sizing, hybrid-plan, runs, calibration)";
     }
   } catch (const InputError& e) {
     return e.what();

@@ -53,6 +53,16 @@ std::string problem_of(const fs::path& file) {
         named |= e.path() != file && e.path().extension() == ".yaml" && read(e.path()).find("offers: " + file.filename().string()) != std::string::npos;
       }
       if (!named) return "an offers file that no sizing file beside it reads";
+    } else if (has("switches")) {  // a network graph: read through a cluster file beside it or one folder up
+      bool read_by_a_cluster = false;
+      for (const fs::path& dir : {file.parent_path(), file.parent_path().parent_path()}) {
+        for (const auto& e : fs::directory_iterator(dir)) {
+          if (e.path().extension() != ".yaml" || read(e.path()).find(file.filename().string()) == std::string::npos) continue;
+          (void)load_cluster(e.path());
+          read_by_a_cluster = true;
+        }
+      }
+      if (!read_by_a_cluster) return "a network graph that no cluster file beside it (or one folder up) reads";
     } else if (has("published_mfu")) {
       (void)load_published_mfu(file);
     } else if (has("node_types")) {

@@ -2,11 +2,13 @@
 #include "topologies/cluster.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "base/data_dir.hpp"
+#include "base/input_error.hpp"
 #include "test_support.hpp"
 #include "topologies/link_class.hpp"
 
@@ -15,7 +17,7 @@ namespace {
 
 TEST(Cluster, EveryShippedClusterLoads) {
   const std::vector<std::string> names = shipped_names("topologies");
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-8x8", "a100-mi250x", "a100-v100-2x2", "gb200-nvl72-16", "h100-mi300x", "hap-v100-p100",
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-8x8", "a100-mi250x", "a100-v100-2x2", "gb200-nvl72-16", "graph-h100-4", "h100-mi300x", "hap-v100-p100",
                                             "hethub-768", "meta-h100-24k", "mi300x-mi355x", "p3-8xlarge-5", "pair-a100-h100", "pair-a100-mi250x", "pair-a100-mi300x",
                                             "pair-h100-mi250x", "pair-h100-mi300x", "pair-mi250x-mi300x", "selene-64"}));
   for (const std::string& n : names) {
@@ -81,6 +83,35 @@ TEST(Cluster, StatedAchievableOverridesTheDefaultAndNamesItsSource) {
   EXPECT_NE(intra_achievable(c.node_types[0]).source.find(":7"), std::string::npos);  // file:line
   EXPECT_EQ(nic_achievable(c.node_types[0]).source, "ib_write_bw, our lab");
   EXPECT_DOUBLE_EQ(switch_reduction(c.node_types[0]).bandwidth_Bps, 200e9);
+}
+
+TEST(Cluster, AGraphNetworkIsReadBesideTheClusterAndADisconnectedOneNamesTheGpusApart) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_graph_cluster_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "nets");
+  std::ofstream(dir / "nets" / "split.yaml") << "switches: [a, b, c]\n"
+                                               "links:\n"
+                                               "  - {between: [a, c], bandwidth: 400Gbps, latency: 1us}\n"
+                                               "attach:\n"
+                                               "  - {nodes: 0, switch: a}\n"
+                                               "  - {nodes: 1, switch: b}\n";
+  std::ofstream(dir / "cluster.yaml") << "name: split\n"
+                                         "node_types:\n"
+                                         "  - name: n\n"
+                                         "    count: 2\n"
+                                         "    gpu: H100-SXM5-80GB\n"
+                                         "    gpus_per_node: 8\n"
+                                         "    intra_node: {fabric: nvswitch, bandwidth: 450GBps, latency: 1us}\n"
+                                         "    nic: {count: 8, bandwidth: 400Gbps, latency: 2us}\n"
+                                         "network: {topology: graph, graph: nets/split.yaml, switch_latency: 1us}\n";
+  try {
+    (void)load_cluster(dir / "cluster.yaml");
+    ADD_FAILURE() << "a disconnected graph loaded";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("split.yaml"), std::string::npos) << m;
+    EXPECT_NE(m.find("GPUs 0-7 (node 0, switch a) cannot reach GPUs 8-15 (node 1, switch b)"), std::string::npos) << m;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -186,5 +186,43 @@ TEST(Fabric, MultiPlaneRailsForwardOverNvlinkToTheDestinationsPlane) {
                                                             LinkKind::kRailUplink, LinkKind::kNic, LinkKind::kPcie}));
 }
 
+TEST(Fabric, GraphNetworksRouteByShortestPathsAndSpreadPairsOverEqualOnes) {
+  const Cluster c = shipped_cluster("graph-h100-4");  // leaves 0, 1 under spines 0, 1
+  const Fabric f(c);
+  // Inside a leaf: NIC, the leaf, NIC.
+  EXPECT_EQ(kinds(f, f.route(0, 8)), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
+  // Across leaves: leaf, cable, a spine, cable, leaf: 3 switches and 2 cables of 8 x 400 Gb/s.
+  const Route across = f.route(0, 16);
+  EXPECT_EQ(kinds(f, across), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kCable, LinkKind::kSwitch,
+                                                     LinkKind::kCable, LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
+  EXPECT_DOUBLE_EQ(f.links()[across.links[3]].wire_Bps, 8 * 400e9 / 8);
+  EXPECT_NEAR(across.latency_s, 2e-6 + 3e-6 + 2e-6 + 2e-6, 1e-15);  // NICs, switches, cables
+  // ECMP: the 256 GPU pairs from node 0 and 1 to nodes 2 and 3 take both spines, about half each;
+  // a pair always takes the same.
+  std::map<std::string, int> spine;
+  for (int a = 0; a < 16; ++a) {
+    for (int b = 16; b < 32; ++b) {
+      const Route r = f.route(a, b);
+      ++spine[f.links()[r.links[4]].name];
+      EXPECT_EQ(f.route(a, b).links, r.links);
+    }
+  }
+  ASSERT_EQ(spine.size(), 2u);
+  for (const auto& [name, n] : spine) EXPECT_NEAR(n, 128, 32) << name;
+}
+
+TEST(Fabric, AGraphRestrictedToOneNodeTypeKeepsItsNodesPlaces) {
+  Cluster c = shipped_cluster("graph-h100-4");
+  c.node_types.front().count = 2;
+  NodeType second = c.node_types.front();
+  second.name = "second";
+  c.node_types.push_back(second);
+  index_gpus(c);
+  const Cluster later = c.only_node_type(1);  // nodes 2 and 3 of the graph, now nodes 0 and 1
+  EXPECT_EQ(later.network.graph_nodes, (std::vector<int>{2, 3}));
+  const Fabric f(later);
+  EXPECT_EQ(kinds(f, f.route(0, 8)), (std::vector<LinkKind>{LinkKind::kPcie, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kNic, LinkKind::kPcie}));
+}
+
 }  // namespace
 }  // namespace hetsim
