@@ -85,7 +85,7 @@ int Fabric::add(std::string name, LinkKind kind, double bw, double lat, bool sha
   return static_cast<int>(links_.size()) - 1;
 }
 
-Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), nodes_(c.node_count()), domains_(c.domain_count()) {
+Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), domains_(c.domain_count()) {
   const NetworkSpec& net = c.network;
   port_up_.assign(gpus_, -1);
   port_down_.assign(gpus_, -1);

@@ -83,7 +83,6 @@ class Fabric {
 
   const Cluster& cluster_;
   int gpus_ = 0;
-  int nodes_ = 0;
   int domains_ = 0;
   std::vector<int> reduce_;  // per NVLink domain: NVLS reduction engine link, -1: none
   std::vector<FabricLink> links_;
