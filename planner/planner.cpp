@@ -1,12 +1,20 @@
 // File: planner/planner.cpp
 #include "planner/planner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 
 namespace hetsim {
+
+namespace {
+const char* const kUpperBoundNote =
+    "upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes (data-parallel "
+    "strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever planner switches a run turns off)";
+}  // namespace
 
 double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
                         std::vector<std::string>& notes) {
@@ -14,9 +22,7 @@ double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const Co
   const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
     return hybrid_reference_samples_per_s(m, sub, cost, sim);
   };
-  notes.push_back("upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes "
-                  "(data-parallel strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever "
-                  "planner switches a run turns off)");
+  notes.push_back(kUpperBoundNote);
   return upper_bound_samples_per_s(model, cluster, cost, sim, notes, /*synthesise=*/true, reference);
 }
 
@@ -73,6 +79,38 @@ void collect_rows(PlanResult& r, const PlannerOptions& o) {
 
 }  // namespace
 
+// On one node type with every planner switch at its default, the upper bound's references
+// (upper_bound_samples_per_s: the data-parallel strategies, SPMD synthesis and the hybrid planner,
+// each simulating its best candidate by estimate, on a cluster of that type alone) are this run's
+// own: the same searches on the same GPUs, whose first judged candidates are the ones the
+// references would simulate again. The same bound, computed as it does; empty where a switch, a
+// batch, a rejection or no feasible reference could make them differ (then they are planned).
+std::optional<double> own_references_bound(const PlanResult& r, const PlannerOptions& o, const ModelSpec& model,
+                                           const Cluster& cluster) {
+  HybridOptions hybrid = o.hybrid;
+  hybrid.simulate = HybridOptions{}.simulate;
+  // The reference's hybrid search simulates one candidate: it gives up after 2 x 1 + 2 rejections.
+  constexpr long kReferenceRejections = 4;
+  if (cluster.node_types.size() != 1 || !o.spmd || !o.pipeline || o.candidates < 1 || !(o.spmd_options == SpmdPlanOptions{}) ||
+      !(hybrid == HybridOptions{}) || model.training.micro_batch > model.training.global_batch ||
+      r.hybrid.rejected > kReferenceRejections) {
+    return std::nullopt;
+  }
+  const int nt = cluster.gpu_count();
+  double best = 0;
+  for (const Evaluation& b : r.baselines) {
+    if (b.report.feasible) best = std::max(best, b.report.samples_per_s / nt);
+  }
+  if (!r.spmd.judged.empty() && r.spmd.judged.front().evaluation.report.feasible) {
+    best = std::max(best, r.spmd.judged.front().evaluation.report.samples_per_s / nt);
+  }
+  if (!r.hybrid.judged.empty()) best = std::max(best, r.hybrid.judged.front().evaluation.report.samples_per_s / nt);
+  if (best == 0) return std::nullopt;  // the compute-only fallback, with its note: as planned
+  double total = 0;
+  total += best * nt;
+  return total;
+}
+
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
                 const PlannerOptions& o) {
   // The search keeps per-GPU state for every candidate: a cluster beyond what it was built and
@@ -117,7 +155,14 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
     r.baselines.push_back(evaluate_strategy(s, model, cluster, cost, sim));
   }
   // The same bound `simulate` reports for any plan of this model on this cluster.
-  if (o.upper_bound) r.bound = plan_upper_bound(model, cluster, cost, sim, r.notes);
+  if (o.upper_bound) {
+    if (const std::optional<double> own = own_references_bound(r, o, model, cluster)) {
+      r.bound = *own;
+      r.notes.push_back(kUpperBoundNote);
+    } else {
+      r.bound = plan_upper_bound(model, cluster, cost, sim, r.notes);
+    }
+  }
   collect_rows(r, o);
   // The chosen plan: the smallest simulated time among hetsim's own candidates.
   if (r.spmd.chosen >= 0) r.chosen_kind = PlanResult::Chosen::kSpmd;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,5 +75,11 @@ struct PlanResult {
 // off: ablations share one denominator). Samples/s; adds the assumptions it rests on to `notes`.
 [[nodiscard]] double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                       const SimOptions& sim, std::vector<std::string>& notes);
+
+// The same bound from a plan run's own searches, where they are the references (one node type,
+// every planner switch at its default, the run planned with `o`); empty where they might not be
+// (then plan() plans the references). plan() takes it when it can.
+[[nodiscard]] std::optional<double> own_references_bound(const PlanResult& r, const PlannerOptions& o, const ModelSpec& model,
+                                                         const Cluster& cluster);
 
 }  // namespace hetsim

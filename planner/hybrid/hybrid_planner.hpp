@@ -41,6 +41,7 @@ struct HybridOptions {
                                                // overlapped, and overlap_param_gather with ZeRO-1;
                                                // overlap_moe_expert_parallel_comm tried with ep > 1)
   int simulate = 3;                            // candidates judged by the simulator
+  friend bool operator==(const HybridOptions&, const HybridOptions&) = default;
 };
 
 struct JudgedHybrid {

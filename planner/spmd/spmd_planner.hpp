@@ -15,6 +15,7 @@ struct SpmdPlanOptions {
   SearchOptions search;
   bool lp = true;  // false: shares stay proportional to device speed
   int max_rounds = 6;
+  friend bool operator==(const SpmdPlanOptions&, const SpmdPlanOptions&) = default;
 };
 
 struct SpmdCandidate {

@@ -79,6 +79,7 @@ struct SearchOptions {
   bool memory_limit = true;
   bool sfb = true;                   // sufficient factor broadcasting for data-parallel linear layers
   bool grouped_collectives = true;   // grouped broadcasts vs padded all-gather for uneven shards
+  friend bool operator==(const SearchOptions&, const SearchOptions&) = default;
 };
 
 // What the search chose for one operator.

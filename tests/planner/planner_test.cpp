@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 
@@ -42,6 +43,30 @@ TEST(Planner, ChoosesTheSmallestSimulatedTimeAmongItsOwnCandidates) {
   EXPECT_EQ(j["iteration_time_s"], best);
   EXPECT_FALSE(j.contains("upper_bound_samples_per_s"));  // not asked for
   EXPECT_TRUE(j.contains("search") && j.contains("hybrid_search"));
+}
+
+TEST(Planner, OnOneGpuTypeTheUpperBoundTakesItsOwnSearchesAndEqualsThePlannedOne) {
+  // One node type, every switch at its default: the bound comes from the run's own first
+  // candidates instead of planning the same cluster again, bit for bit what planning it gives.
+  const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const Cluster cluster = test::shipped_cluster("a100-v100-2x2").only_node_type(0);
+  const PlanResult r = plan(model, cluster, CostModel::shipped(), SimOptions{}, PlannerOptions{});
+  std::vector<std::string> notes;
+  const double planned = plan_upper_bound(model, cluster, CostModel::shipped(), SimOptions{}, notes);
+  ASSERT_GT(planned, 0);
+  const std::optional<double> own = own_references_bound(r, PlannerOptions{}, model, cluster);
+  ASSERT_TRUE(own.has_value());
+  EXPECT_EQ(*own, planned);
+  EXPECT_EQ(r.bound, planned);
+  EXPECT_EQ(std::count(r.notes.begin(), r.notes.end(), notes.back()), 1);
+  // A switch turned off: the references are planned as the bound says (whatever a run turns off).
+  PlannerOptions no_zero1;
+  no_zero1.hybrid.zero1 = false;
+  const PlanResult ablated = plan(model, cluster, CostModel::shipped(), SimOptions{}, no_zero1);
+  EXPECT_FALSE(own_references_bound(ablated, no_zero1, model, cluster).has_value());
+  EXPECT_EQ(ablated.bound, planned);
+  // Two GPU types: planned.
+  EXPECT_FALSE(own_references_bound(r, PlannerOptions{}, model, test::shipped_cluster("a100-v100-2x2")).has_value());
 }
 
 TEST(Planner, NothingOfItsOwnAskedForChoosesNothingAndSaysNothingIsMissing) {
