@@ -106,9 +106,7 @@ std::optional<double> own_references_bound(const PlanResult& r, const PlannerOpt
   }
   if (!r.hybrid.judged.empty()) best = std::max(best, r.hybrid.judged.front().evaluation.report.samples_per_s / nt);
   if (best == 0) return std::nullopt;  // the compute-only fallback, with its note: as planned
-  double total = 0;
-  total += best * nt;
-  return total;
+  return best * nt;
 }
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,

@@ -173,9 +173,10 @@ Fabric::Fabric(const Cluster& c) : cluster_(c), gpus_(c.gpu_count()), domains_(c
   const double sw = net.switch_latency_s;
   switch (net.topology) {
     case NetTopology::kSingleSwitch: switch_ = add("switch", LinkKind::kSwitch, kCrossbar, sw, false); break;
-    case NetTopology::kFatTree:
-      spine_ = add("spine", LinkKind::kSpine, kCrossbar, sw, false);
+    case NetTopology::kFatTree:  // clos3's first two tiers: every leaf in one pod, under one spine
+      pod_switch_.push_back(add("spine", LinkKind::kSpine, kCrossbar, sw, false));
       add_leaves(c, net.oversubscription, sw);
+      leaves_per_pod_ = static_cast<int>(leaf_up_.size());
       break;
     case NetTopology::kClos3: {
       add_leaves(c, net.tier_oversubscription[0], sw);
@@ -328,17 +329,7 @@ void Fabric::from_network(int gpu, bool to_gpu, Route& r) const {
 void Fabric::between_nodes(int a, int b, Route& r, int nic_a) const {
   switch (cluster_.network.topology) {
     case NetTopology::kSingleSwitch: append(r, switch_); return;
-    case NetTopology::kFatTree: {
-      const int la = node_of(a) / nodes_per_leaf_, lb = node_of(b) / nodes_per_leaf_;
-      if (la == lb) {
-        append(r, leaf_switch_[la]);
-      } else {
-        append(r, leaf_up_[la]);
-        append(r, spine_);
-        append(r, leaf_down_[lb]);
-      }
-      return;
-    }
+    case NetTopology::kFatTree:  // one pod: no core
     case NetTopology::kClos3: {
       const int la = node_of(a) / nodes_per_leaf_, lb = node_of(b) / nodes_per_leaf_;
       const int pa = la / leaves_per_pod_, pb = lb / leaves_per_pod_;

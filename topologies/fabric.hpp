@@ -92,8 +92,8 @@ class Fabric {
   // GPUs without a direct link (nvlink-mesh), and mesh links by local pair (a * gpus + b; -1: none).
   std::vector<std::vector<int>> nic_up_, nic_down_, mesh_;
   std::vector<int> bridge_, host_hop_;
-  // Network: single switch / leaf switches / rail switches, their uplinks, the spine; clos3's
-  // pods (their spine crossbar and uplinks) and the core.
+  // Network: single switch / leaf switches / rail switches, their uplinks, the rails' spine; the
+  // pods of clos3 (their spine crossbar and uplinks; a fat-tree is one pod) and the core.
   int switch_ = -1, spine_ = -1, core_ = -1;
   std::vector<int> leaf_switch_, leaf_up_, leaf_down_, rail_switch_, rail_up_, rail_down_;
   std::vector<int> pod_switch_, pod_up_, pod_down_;
