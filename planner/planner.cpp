@@ -7,6 +7,8 @@
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/spmd/plan_file.hpp"
 
 namespace hetsim {
 
@@ -77,6 +79,43 @@ void collect_rows(PlanResult& r, const PlannerOptions& o) {
   }
 }
 
+// The kept plan simulated on this cluster as one more of hetsim's candidates ("kept plan"), after
+// the searches' own. A plan that does not load here (made for other GPUs or another model) is said
+// in the report and left out; the search's candidates compete alone.
+void keep_plan(PlanResult& r, const std::string& file, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+               const SimOptions& sim) {
+  KeptPlan k;
+  k.file = file;
+  log_info("simulating the kept plan " + file + " ...");
+  try {
+    PlanFileRun run = run_plan_file(file, model, cluster, cost, sim, "kept plan", r.spmd_run ? &r.spmd.problem : nullptr,
+                                  /*estimate_here=*/true);
+    const Report& kept = run.evaluation.report;
+    const auto faster = [&](const auto& judged, int chosen) {
+      return kept.feasible && (chosen < 0 || kept.iteration_time_s < judged[static_cast<size_t>(chosen)].evaluation.report.iteration_time_s);
+    };
+    k.applies = kept.feasible;
+    k.why_not = kept.feasible ? "" : kept.infeasible_reason;
+    k.iteration_time_s = kept.iteration_time_s;
+    k.samples_per_s = kept.samples_per_s;
+    if (run.hybrid) {
+      const bool best = faster(r.hybrid.judged, r.hybrid.chosen);
+      r.hybrid.judged.push_back({std::move(*run.hybrid), std::move(run.evaluation)});
+      if (best) r.hybrid.chosen = static_cast<int>(r.hybrid.judged.size() - 1);
+    } else {
+      const bool best = faster(r.spmd.judged, r.spmd.chosen);
+      if (!r.spmd_run) r.spmd.problem = std::move(run.problem);
+      r.spmd.judged.push_back({std::move(*run.spmd), std::move(run.evaluation)});
+      if (best) r.spmd.chosen = static_cast<int>(r.spmd.judged.size() - 1);
+    }
+  } catch (const InputError& e) {
+    k.why_not = e.diagnostics().front().message;
+  }
+  r.notes.push_back(k.applies ? "kept plan: " + file + " simulated beside the search's candidates (a what-if keeps its baseline's plan)"
+                              : "kept plan: " + file + " does not apply here (" + k.why_not + "); the search's candidates compete alone");
+  r.kept = std::move(k);
+}
+
 }  // namespace
 
 // On one node type with every planner switch at its default, the upper bound's references
@@ -107,6 +146,24 @@ std::optional<double> own_references_bound(const PlanResult& r, const PlannerOpt
   if (!r.hybrid.judged.empty()) best = std::max(best, r.hybrid.judged.front().evaluation.report.samples_per_s / nt);
   if (best == 0) return std::nullopt;  // the compute-only fallback, with its note: as planned
   return best * nt;
+}
+
+PlanFileRun run_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                          const SimOptions& sim, const std::string& strategy, const SpmdProblem* problem, bool estimate_here) {
+  PlanFileRun run;
+  if (plan_file_kind(path) == "hybrid") {
+    HybridPlan plan = load_hybrid_plan(path, model, cluster);
+    HybridPlanner planner(model, cluster, cost, sim);
+    if (estimate_here) plan.estimate_s = planner.estimate(plan).time_s;
+    run.evaluation = planner.evaluate(plan, strategy);
+    run.hybrid = std::move(plan);
+    return run;
+  }
+  run.problem = problem != nullptr ? *problem : build_spmd_problem(model, cluster, cost);
+  const PlanFile plan = load_plan(path, run.problem, model.name, cluster.name);
+  run.evaluation = evaluate_candidate(run.problem, plan.candidate, model, cluster, cost, plan.options, sim, strategy);
+  run.spmd = plan.candidate;
+  return run;
 }
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
@@ -161,6 +218,7 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
       r.bound = plan_upper_bound(model, cluster, cost, sim, r.notes);
     }
   }
+  if (!o.keep_plan.empty()) keep_plan(r, o.keep_plan, model, cluster, cost, sim);
   collect_rows(r, o);
   // The chosen plan: the smallest simulated time among hetsim's own candidates.
   if (r.spmd.chosen >= 0) r.chosen_kind = PlanResult::Chosen::kSpmd;
@@ -168,6 +226,10 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
                                r.hybrid.judged[r.hybrid.chosen].evaluation.report.iteration_time_s <
                                    r.spmd.judged[r.spmd.chosen].evaluation.report.iteration_time_s)) {
     r.chosen_kind = PlanResult::Chosen::kHybrid;
+  }
+  if (r.kept && r.kept->applies) {
+    const Evaluation* c = r.chosen();
+    r.kept->chosen = c != nullptr && c->report.strategy == "kept plan";
   }
   // With --no-spmd and --no-pipeline nothing of hetsim's own was asked for, only the baselines.
   if (r.chosen_kind == PlanResult::Chosen::kNone && (o.spmd || o.pipeline)) {
@@ -237,6 +299,17 @@ nlohmann::json PlanResult::to_json() const {
     if (r.estimated_s > 0) b["estimated_s"] = r.estimated_s;
     if (!r.shape.empty()) b["shape"] = r.shape;
     j["baselines"].push_back(b);
+  }
+  if (kept) {
+    nlohmann::json k{{"file", kept->file}, {"applies", kept->applies}};
+    if (kept->applies) {
+      k["iteration_time_s"] = kept->iteration_time_s;
+      k["samples_per_s"] = kept->samples_per_s;
+      k["chosen"] = kept->chosen;
+    } else {
+      k["reason"] = kept->why_not;
+    }
+    j["kept_plan"] = k;
   }
   j["plan_time_s"] = spmd.plan_time_s + hybrid.plan_time_s;
   if (spmd_run) {

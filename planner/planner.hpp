@@ -37,6 +37,34 @@ struct PlannerOptions {
   HybridOptions hybrid;        // hybrid.simulate is set from `candidates`
   int candidates = 3;          // of each planner, the best by estimate simulated
   bool upper_bound = true;     // --no-upper-bound: no efficiency
+  // --keep-plan: a plan file (hetsim plan --emit-plan) simulated beside the candidates and chosen
+  // where it is the fastest: a what-if that re-plans never loses its baseline's plan to the search.
+  std::string keep_plan;
+};
+
+// A plan file (hetsim plan --emit-plan) loaded for this model and cluster, built and simulated
+// (`strategy` names its row), as `simulate --plan` and --keep-plan run it. Throws InputError where
+// it does not load here (another GPU count or type, another model).
+struct PlanFileRun {
+  Evaluation evaluation;
+  std::optional<HybridPlan> hybrid;  // the plan, where it is a hybrid plan
+  std::optional<SpmdCandidate> spmd; // else the SPMD program, on `problem`
+  SpmdProblem problem;
+};
+// `problem`: the SPMD problem of this model and cluster where one is built already (else built here).
+// `estimate_here`: a hybrid plan's estimate made on this cluster (else the file's, made where it was planned).
+[[nodiscard]] PlanFileRun run_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                        const SimOptions& sim, const std::string& strategy, const SpmdProblem* problem = nullptr,
+                                        bool estimate_here = false);
+
+// The kept plan (PlannerOptions::keep_plan) on this cluster: its simulated figures, or why it does
+// not apply here (another GPU count or type, a model it was not made for).
+struct KeptPlan {
+  std::string file;
+  bool applies = false;
+  std::string why_not;
+  double iteration_time_s = 0, samples_per_s = 0;
+  bool chosen = false;  // it was the fastest
 };
 
 struct PlanResult {
@@ -51,6 +79,7 @@ struct PlanResult {
   std::string nothing_fits;                  // why nothing of hetsim's own fits (empty: a plan was chosen, or none asked for)
   std::string heuristic;                     // the SPMD search's heuristic, as named in reports
   bool spmd_run = false, pipeline_run = false;  // which planners were asked for
+  std::optional<KeptPlan> kept;              // with keep_plan
 
   [[nodiscard]] const Evaluation* chosen() const;
   [[nodiscard]] const SpmdCandidate* chosen_spmd() const;

@@ -66,6 +66,10 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--moe-dispatcher", a.moe_dispatcher,
                   "hybrid plans with experts split: only this token dispatcher (alltoall, allgather, flex)")
       ->check(CLI::IsMember(moe_dispatcher_names()));
+  cmd->add_option("--keep-plan", a.keep_plan,
+                  "a plan (hetsim plan --emit-plan) simulated beside the candidates and chosen where it is the fastest, so "
+                  "a what-if that re-plans never loses it to the search; one that does not apply here is said and left out")
+      ->check(CLI::ExistingFile);
 }
 
 namespace {
@@ -95,6 +99,7 @@ PlannerOptions planner_options(const PlanArgs& a) {
   if (!a.moe_dispatcher.empty()) ho.moe_dispatcher = moe_dispatcher_from_name(a.moe_dispatcher);
   o.candidates = a.candidates;
   o.upper_bound = !a.no_upper_bound;
+  o.keep_plan = a.keep_plan;
   return o;
 }
 
@@ -103,7 +108,7 @@ PlannerOptions planner_options(const PlanArgs& a) {
 int run_plan(const PlanArgs& a) {
   const CommonArgs& c = a.common;
   const Inputs in = load_inputs(c);
-  check_outputs_apart(c, {{"--report", c.report}, {"--trace", c.trace}, {"--emit-plan", a.emit_plan}});
+  check_outputs_apart(c, {{"--report", c.report}, {"--trace", c.trace}, {"--emit-plan", a.emit_plan}}, {{"--keep-plan", a.keep_plan}});
   const Cluster& cluster = in.cluster;
   const PlannerOptions options = planner_options(a);
   const PlanResult r = plan(in.model, cluster, in.cost, in.sim, options);
@@ -129,6 +134,14 @@ int run_plan(const PlanArgs& a) {
     if (r.pipeline_run) {
       std::cout << "hybrid search: " << r.hybrid.considered << " plans fit memory by estimate, " << r.hybrid.judged.size()
                 << " simulated; took " << format_time(r.hybrid.plan_time_s) << "\n";
+    }
+    if (r.kept) {
+      std::cout << "kept plan " << printable(r.kept->file) << ": "
+                << (!r.kept->applies ? "does not apply here (" + printable(r.kept->why_not) + ")"
+                    : r.kept->chosen ? "the fastest, chosen"
+                    : format_double("%.4g", r.kept->samples_per_s) + " samples/s, " +
+                          (r.kept->iteration_time_s > best.iteration_time_s ? "slower than" : "as fast as") + " the chosen plan")
+                << "\n";
     }
     std::cout << "\n";
     print_run_summary(std::cout, best, cluster);

@@ -37,6 +37,7 @@ struct PlanArgs {
   bool no_moe_parallel = false;
   std::string schedule;  // empty: the planner chooses
   std::string moe_dispatcher;  // empty: the planner chooses
+  std::string keep_plan;       // a plan simulated beside the candidates (what-if sweeps: the baseline's)
 };
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a);

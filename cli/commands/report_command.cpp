@@ -56,6 +56,31 @@ int plot(const ReportArgs& a, const std::vector<std::string>& axes, const std::v
   return rc;
 }
 
+// What a plan study's scenario did with plans (its report's `plans`, written by the sweep): held
+// (the baseline's plan on every scenario), or re-planned with the baseline's plan kept among the
+// candidates, and then that plan's samples/s where the search found a faster one. Empty cells for
+// rows of other studies.
+struct PlanCells {
+  std::string plans, baseline_plan;
+};
+PlanCells plan_cells(const ScenarioRow& r, bool full) {
+  const nlohmann::json j = nlohmann::json::parse(r.report, nullptr, false);
+  if (!j.is_object() || !j.contains("plans") || !j["plans"].is_string()) return {};
+  PlanCells c{j["plans"].get<std::string>(), ""};
+  if (!j.contains("kept_plan") || !j["kept_plan"].is_object()) return c;
+  const nlohmann::json& k = j["kept_plan"];
+  if (!k.value("applies", false)) {
+    c.baseline_plan = "does not apply";
+  } else if (k.value("chosen", false)) {
+    c.baseline_plan = "chosen";
+  } else if (k.value("iteration_time_s", 0.0) <= r.iteration_time_s) {
+    c.baseline_plan = "as fast";
+  } else {
+    c.baseline_plan = format_double(full ? "%.17g" : "%.4g", k.value("samples_per_s", 0.0));
+  }
+  return c;
+}
+
 // The row --baseline names (an index into `rows`), or -1 without --baseline. A number is a row of
 // the printed table (1 = the first); AXIS=VALUE conditions must all hold for exactly one row.
 long baseline_row(const std::vector<std::string>& spec, const std::vector<ScenarioRow>& rows,
@@ -140,6 +165,13 @@ int run_report(const ReportArgs& a) {
     });
   }
   const long base = baseline_row(a.baseline, rows, parsed, order);
+  const bool full_figures = a.csv || !a.plot.empty();
+  std::vector<PlanCells> plans;
+  bool plan_study = false;
+  for (const ScenarioRow& r : rows) {
+    plans.push_back(plan_cells(r, full_figures));
+    plan_study = plan_study || !plans.back().plans.empty();
+  }
   std::vector<std::string> header{"study"};
   header.insert(header.end(), axes.begin(), axes.end());
   for (const char* h : {"status", "iteration_time_s", "samples_per_s", "mfu", "efficiency", "peak_memory", "wall_s", "error"}) header.push_back(h);
@@ -162,6 +194,10 @@ int run_report(const ReportArgs& a) {
     if (!full && err.size() > 80) err = err.substr(0, 77) + "...";
     std::replace(err.begin(), err.end(), '\n', ' ');
     cells.push_back(err);
+    if (plan_study) {
+      cells.push_back(plans[i].plans);
+      cells.push_back(ok ? plans[i].baseline_plan : "");
+    }
     if (base >= 0) {
       const ScenarioRow& b = rows[static_cast<size_t>(base)];
       const double change = ok && b.samples_per_s > 0 ? r.samples_per_s / b.samples_per_s - 1 : 0;
@@ -169,8 +205,9 @@ int run_report(const ReportArgs& a) {
     }
     table.push_back(std::move(cells));
   }
+  if (plan_study) header.insert(header.end(), {"plans", "baseline_plan_samples_per_s"});
   if (base >= 0) header.push_back("samples_per_s_vs_baseline");
-  if (a.csv || !a.plot.empty()) header[header.size() - (base >= 0 ? 4 : 3)] = "peak_memory_bytes";
+  if (a.csv || !a.plot.empty()) header[header.size() - (base >= 0 ? 4 : 3) - (plan_study ? 2 : 0)] = "peak_memory_bytes";
   if (!a.plot.empty()) return plot(a, axes, figures, header, table);
   if (a.csv) {
     std::cout << csv_line(header);

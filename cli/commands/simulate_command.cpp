@@ -47,19 +47,16 @@ int run_simulate(const SimulateArgs& a) {
   std::ostringstream plan_text;
   Evaluation ev;
   long micro_batch = model.training.micro_batch;  // a hybrid plan's own micro-batch replaces the model's
-  if (!a.plan.empty() && plan_file_kind(a.plan) == "hybrid") {
-    const HybridPlan plan = load_hybrid_plan(a.plan, model, cluster);
-    micro_batch = plan.micro_batch;
-    HybridPlanner planner(model, cluster, cost, opts);
-    ev = planner.evaluate(plan, "plan " + a.plan);
-    print_hybrid_plan(plan_text, plan, cluster);
+  if (!a.plan.empty()) {
+    PlanFileRun run = run_plan_file(a.plan, model, cluster, cost, opts, "plan " + a.plan);
+    if (run.hybrid) {
+      micro_batch = run.hybrid->micro_batch;
+      print_hybrid_plan(plan_text, *run.hybrid, cluster);
+    } else {
+      print_spmd_plan(plan_text, run.problem, *run.spmd, cluster);
+    }
     plan_text << "\n";
-  } else if (!a.plan.empty()) {
-    const SpmdProblem p = build_spmd_problem(model, cluster, cost);
-    const PlanFile plan = load_plan(a.plan, p, model.name, cluster.name);
-    ev = evaluate_candidate(p, plan.candidate, model, cluster, cost, plan.options, opts, "plan " + a.plan);
-    print_spmd_plan(plan_text, p, plan.candidate, cluster);
-    plan_text << "\n";
+    ev = std::move(run.evaluation);
   } else {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }

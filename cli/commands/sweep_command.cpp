@@ -15,6 +15,7 @@
 #include "base/log.hpp"
 #include "base/progress.hpp"
 #include "base/temp_dir.hpp"
+#include "base/text.hpp"
 #include "cli/app.hpp"
 #include "cli/commands/scenario_run.hpp"
 #include "cli/input_files.hpp"
@@ -140,6 +141,7 @@ std::string scenario_key(const Study& study, const Scenario& s) {
     }
   }
   for (const std::string& a : scenario_args(study, s)) text += a + "\n";
+  if (study.run == "plan") text += study.hold_plan ? "plans: held\n" : "plans: re-planned, the baseline's kept\n";
   text += "--- cluster\n" + resolved_yaml(study.cluster, "topologies", "cluster", overrides_for(sets, "cluster"));
   text += "\n--- model\n" + resolved_yaml(study.model, "workloads", "model", overrides_for(sets, "model"));
   if (!study.plan.empty()) text += "\n--- plan\n" + slurp(study.plan);
@@ -147,8 +149,48 @@ std::string scenario_key(const Study& study, const Scenario& s) {
 }
 
 // Runs one scenario in this (worker) process; returns its row as JSON.
-std::string run_scenario(const Study& study, const Scenario& s, const TempDir& scratch) {
-  return run_scenario_here(scenario_args(study, s), scratch);
+// A plan study's report says what the scenario did with plans (`plans`: held, or re-planned).
+std::string run_scenario(const Study& study, const Scenario& s, const TempDir& scratch, const std::string& baseline_plan) {
+  std::string out = run_scenario_here(scenario_args(study, s, baseline_plan), scratch);
+  if (study.run != "plan") return out;
+  nlohmann::json row = nlohmann::json::parse(out, nullptr, false);
+  if (!row.is_object() || !row.contains("report")) return out;
+  nlohmann::json report = nlohmann::json::parse(row.value("report", std::string()), nullptr, false);
+  if (!report.is_object()) return out;
+  report["plans"] = study.hold_plan ? "held" : "re-planned";
+  std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // The baseline's plan by name, not by its file in this sweep's scratch folder: the same study
+  // gives the same rows, bit for bit, whatever folder it ran in.
+  if (!baseline_plan.empty()) {
+    const std::string path = nlohmann::json(baseline_plan).dump();  // as the JSON text spells it
+    const std::string name = path.substr(1, path.size() - 2);
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
+      text.replace(at, name.size(), "the baseline's plan");
+    }
+  }
+  row["report"] = std::move(text);
+  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The baseline's plan (run: plan): the study's cluster and model as written, planned once, its plan
+// written into `scratch`. Returns the file, or empty with `why` set where the baseline has none.
+// `here`: plan in this process (an MPI rank's own, whose output is silenced); else in a worker.
+std::string baseline_plan(const Study& study, const TempDir& scratch, bool here, std::string& why) {
+  if (study.run != "plan") return "";
+  const auto plan_it = [&] { return run_scenario_here(scenario_args(study, Scenario{}), scratch, /*with_plan=*/true); };
+  std::string out;
+  if (here) {
+    out = plan_it();
+  } else {
+    run_in_workers(1, 1, [&](size_t) { return plan_it(); }, [&](const JobOutcome& o) { out = o.died ? std::string() : o.output; });
+  }
+  const nlohmann::json row = nlohmann::json::parse(out, nullptr, false);
+  const nlohmann::json report = row.is_object() ? nlohmann::json::parse(row.value("report", std::string()), nullptr, false) : nlohmann::json();
+  if (!report.is_object() || !report.contains("plan") || !report["plan"].is_string()) {
+    why = row.is_object() ? row.value("error", std::string("no plan was chosen")) : "the baseline's planning failed";
+    return "";
+  }
+  return scratch.new_file("baseline", ".plan.yaml", report["plan"].get<std::string>()).string();
 }
 
 }  // namespace
@@ -179,11 +221,20 @@ int run_sweep(const SweepArgs& a) {
   if (a.dry_run) {
     std::cout << "study " << study.name << ": " << total << " scenario(s), checked; nothing run (--dry-run)\n";
     for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
+    if (study.run == "plan") std::cout << plans_policy(study) << "\n";
     return 0;
   }
   const TempDir scratch("sweep");  // the workers' reports; a TMPDIR that cannot hold it stops the sweep here
-  if (mpi && mpi->rank() != 0) {
-    mpi->run({}, [&](size_t position) { return run_scenario(study, scenario_at(study, position), scratch); }, {});
+  std::string no_baseline;
+  if (mpi && mpi->rank() != 0) {  // each rank plans the baseline itself (the same plan: deterministic)
+    const std::string held = baseline_plan(study, scratch, /*here=*/true, no_baseline);
+    mpi->run({}, [&](size_t position) {
+      if (study.hold_plan && held.empty()) {  // nothing to hold: each scenario says so, none silently re-planned
+        return nlohmann::json{{"status", "error"}, {"error", "hold_plan: the baseline has no plan to hold: " + no_baseline}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      }
+      return run_scenario(study, scenario_at(study, position), scratch, held);
+    }, {});
     return 0;
   }
   const std::filesystem::path db_path = a.db.empty() ? std::filesystem::path(a.study).replace_extension(".db") : std::filesystem::path(a.db);
@@ -206,7 +257,17 @@ int run_sweep(const SweepArgs& a) {
             << " already in " << db_path.string() << ", " << pending.size() << " to run on "
             << (mpi ? std::to_string(mpi->size() - 1) + " MPI rank(s)" : std::to_string(a.jobs) + " worker(s)") << "\n";
   for (const std::string& note : study.notes) std::cout << "note: " << note << "\n";
+  if (study.run == "plan") std::cout << plans_policy(study) << "\n";
   std::cout.flush();
+  std::string held;  // the baseline's plan, where there is something to run (MPI ranks plan their own)
+  if (!pending.empty() && study.run == "plan" && !mpi) {
+    log_info("planning the baseline (the study's cluster and model as written) ...");
+    held = baseline_plan(study, scratch, /*here=*/false, no_baseline);
+    if (held.empty() && study.hold_plan) {
+      throw InputError(study.file, "", "hold_plan: the baseline (the study's cluster and model as written) has no plan to hold: " + no_baseline);
+    }
+    if (held.empty()) std::cout << "note: the baseline has no plan (" << printable(no_baseline) << "); scenarios are re-planned without it\n";
+  }
   Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0, limited = 0;
   std::string first_limit;
@@ -232,7 +293,7 @@ int run_sweep(const SweepArgs& a) {
   if (mpi) {
     mpi->run(pending, {}, record);
   } else {
-    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, scenario_at(study, pending[i]), scratch); }, record);
+    run_in_workers(pending.size(), a.jobs, [&](size_t i) { return run_scenario(study, scenario_at(study, pending[i]), scratch, held); }, record);
   }
   bar.finish();
   std::cout << "ran " << finished << ": " << finished - failed - infeasible - limited << " ok, " << infeasible << " infeasible, " << failed

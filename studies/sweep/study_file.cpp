@@ -98,6 +98,10 @@ Study load_study(const std::filesystem::path& path) {
   if (s.run == "simulate" && s.strategy.empty() && s.plan.empty()) r.error("run", "simulate needs strategy: NAME or plan: FILE");
   if (s.run == "plan" && (!s.strategy.empty() || !s.plan.empty())) r.error("run", "strategy and plan go with run: simulate");
   if (!s.strategy.empty() && !s.plan.empty()) r.error("plan", "give strategy or plan, not both");
+  s.hold_plan = r.opt_flag("hold_plan").value_or(false);
+  if (s.hold_plan && s.run != "plan") {
+    r.error("hold_plan", "hold_plan goes with run: plan (a simulate study runs its strategy or plan on every scenario already)");
+  }
   if (r.opt_node("vary")) {
     double product = 1;
     for (FieldReader& a : r.list("vary")) {
@@ -210,6 +214,9 @@ Study load_study(const std::filesystem::path& path) {
       s.axes.push_back(std::move(axis));
     }
     if (product > kMaxScenarios) r.error("vary", "the axes make " + std::to_string(static_cast<long long>(product)) + " scenarios; at most 1000000");
+    if (s.hold_plan && std::any_of(s.axes.begin(), s.axes.end(), [](const StudyAxis& a) { return a.is_flags(); })) {
+      r.error("hold_plan", "a held plan is never re-planned, so planner flags would change nothing: drop the flags axis or hold_plan");
+    }
   }
   r.finish();
   diags.throw_if_any();
@@ -245,13 +252,30 @@ Scenario scenario_at(const Study& study, size_t index) {
   return sc;
 }
 
-std::vector<std::string> scenario_args(const Study& study, const Scenario& s) {
-  std::vector<std::string> args{study.run, "--cluster", study.cluster, "--model", study.model};
+std::vector<std::string> scenario_args(const Study& study, const Scenario& s, const std::string& baseline_plan) {
+  const bool held = study.run == "plan" && study.hold_plan && !baseline_plan.empty();
+  std::vector<std::string> args{held ? "simulate" : study.run, "--cluster", study.cluster, "--model", study.model};
   if (!study.strategy.empty()) args.insert(args.end(), {"--strategy", study.strategy});
   if (!study.plan.empty()) args.insert(args.end(), {"--plan", study.plan});
+  if (held) args.insert(args.end(), {"--plan", baseline_plan});
+  if (study.run == "plan" && !study.hold_plan && !baseline_plan.empty() && s.flags.empty()) {
+    args.insert(args.end(), {"--keep-plan", baseline_plan});
+  }
   for (const std::string& set : s.sets) args.insert(args.end(), {"--set", set});
   args.insert(args.end(), s.flags.begin(), s.flags.end());
   return args;
+}
+
+std::string plans_policy(const Study& study) {
+  if (study.run != "plan") return "plans: none made (run: simulate runs the study's own strategy or plan on every scenario)";
+  if (study.hold_plan) {
+    return "plans: held (hold_plan: true): the baseline's plan (the study's cluster and model as written, planned once) simulated on "
+           "every scenario, never re-planned: what the hardware alone is worth";
+  }
+  const bool flags = std::any_of(study.axes.begin(), study.axes.end(), [](const StudyAxis& a) { return a.is_flags(); });
+  return std::string("plans: re-planned per scenario, the baseline's plan (the study's cluster and model as written, planned once) "
+                     "simulated beside each scenario's candidates, so a change never looks worse because the search missed") +
+         (flags ? "; scenarios with planner flags plan without it (their point is the search)" : "") + " (hold_plan: true holds it instead)";
 }
 
 }  // namespace hetsim

@@ -29,6 +29,11 @@ struct Study {
   std::string run = "plan";  // plan | simulate
   std::string strategy;      // simulate: a strategy, or
   std::string plan;          // a plan file (resolved against the study's folder)
+  // run: plan. true: the baseline's plan (the study's cluster and model as written, planned once)
+  // is simulated on every scenario, never re-planned: what the hardware alone is worth. false (the
+  // default): each scenario is re-planned, with the baseline's plan kept among its candidates
+  // (plan --keep-plan; not in scenarios with planner flags, whose point is the search).
+  bool hold_plan = false;
   std::vector<StudyAxis> axes;
   // What the sweep says before it runs: how axes that edit one node type combine.
   std::vector<std::string> notes;
@@ -55,7 +60,10 @@ struct Scenario {
 // time, when needed: a study of a million holds its axes, not a million lists of edits.
 [[nodiscard]] size_t scenario_count(const Study& study);
 [[nodiscard]] Scenario scenario_at(const Study& study, size_t index);
-// The arguments of `hetsim plan|simulate` for a scenario (without --report).
-[[nodiscard]] std::vector<std::string> scenario_args(const Study& study, const Scenario& s);
+// The arguments of `hetsim plan|simulate` for a scenario (without --report). `baseline_plan`: the
+// baseline's plan file (run: plan), simulated held (hold_plan) or kept among the candidates.
+[[nodiscard]] std::vector<std::string> scenario_args(const Study& study, const Scenario& s, const std::string& baseline_plan = "");
+// What a study does with plans across its scenarios, as the sweep says it before it runs.
+[[nodiscard]] std::string plans_policy(const Study& study);
 
 }  // namespace hetsim

@@ -1,0 +1,137 @@
+// File: tests/planner/kept_plan_test.cpp
+// What-ifs that separate the hardware from the planner: a plan file run on another cluster
+// (run_plan_file, as a held what-if runs the baseline's plan), and a plan kept among a re-planned
+// scenario's candidates (PlannerOptions::keep_plan), so an upgrade never looks worse because the
+// search missed.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "base/field_override.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/planner.hpp"
+#include "planner/spmd/plan_file.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+// The chosen plan of `r` as `hetsim plan --emit-plan` writes it, in a file of its own.
+std::filesystem::path emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const std::string& name) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("hetsim-kept-plan-" + std::to_string(::getpid()) + "-" + name + ".yaml");
+  std::ofstream out(file);
+  if (r.chosen_hybrid() != nullptr) {
+    out << hybrid_plan_to_yaml(*r.chosen_hybrid());
+  } else {
+    out << plan_to_yaml(PlanFile{model.name, cluster.name, SearchOptions{}, *r.chosen_spmd()}, r.spmd.problem);
+  }
+  return file;
+}
+
+PlannerOptions quick() {
+  PlannerOptions o;
+  o.candidates = 1;
+  o.upper_bound = false;
+  return o;
+}
+
+TEST(KeptPlan, IsSimulatedBesideTheCandidatesAndChosenOnlyWhereFastest) {
+  const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
+  const PlanResult base = plan(model, cluster, CostModel::shipped(), SimOptions{}, quick());
+  ASSERT_NE(base.chosen(), nullptr);
+  const std::filesystem::path file = emitted_plan(base, model, cluster, "base");
+  // Kept on its own cluster: the same plan, the same time, bit for bit; nothing faster than the search's best.
+  PlannerOptions keep = quick();
+  keep.keep_plan = file.string();
+  const PlanResult again = plan(model, cluster, CostModel::shipped(), SimOptions{}, keep);
+  ASSERT_TRUE(again.kept.has_value());
+  EXPECT_TRUE(again.kept->applies) << again.kept->why_not;
+  EXPECT_EQ(again.kept->iteration_time_s, base.chosen()->report.iteration_time_s);
+  EXPECT_LE(again.chosen()->report.iteration_time_s, again.kept->iteration_time_s);
+  EXPECT_EQ(again.candidates(), base.candidates() + 1);
+  const nlohmann::json j = again.to_json();
+  ASSERT_TRUE(j.contains("kept_plan"));
+  EXPECT_EQ(j["kept_plan"]["iteration_time_s"], again.kept->iteration_time_s);
+  // With the search told to miss (one stage type, no pipelines), the kept plan wins where it is faster.
+  PlannerOptions narrow = keep;
+  narrow.pipeline = base.chosen_hybrid() == nullptr;
+  narrow.spmd = base.chosen_hybrid() != nullptr;
+  const PlanResult missed = plan(model, cluster, CostModel::shipped(), SimOptions{}, narrow);
+  ASSERT_NE(missed.chosen(), nullptr);
+  EXPECT_LE(missed.chosen()->report.iteration_time_s, base.chosen()->report.iteration_time_s);
+  EXPECT_EQ(missed.kept->chosen, missed.chosen()->report.strategy == "kept plan");
+  // A plan made for other GPUs does not apply, and says why; the search's candidates compete alone.
+  const PlanResult other = plan(model, cluster.only_node_type(0), CostModel::shipped(), SimOptions{}, keep);
+  ASSERT_TRUE(other.kept.has_value());
+  EXPECT_FALSE(other.kept->applies);
+  EXPECT_FALSE(other.kept->why_not.empty());
+  EXPECT_NE(other.chosen(), nullptr);
+  EXPECT_FALSE(other.to_json()["kept_plan"]["applies"].get<bool>());
+  std::filesystem::remove(file);
+}
+
+// One random upgrade of a node type: its NICs or its intra-node links 1-4x as fast, or its GPU
+// swapped for a faster one with at least its memory. The --set that makes it.
+std::string random_upgrade(const Cluster& c, std::mt19937_64& rng, std::string& what) {
+  static const std::map<std::string, std::string> faster = {
+      {"A100-SXM4-40GB", "A100-SXM4-80GB"}, {"A100-SXM4-80GB", "H100-SXM5-80GB"}, {"V100-SXM2-16GB", "V100-SXM2-32GB"},
+      {"V100-SXM2-32GB", "A100-SXM4-40GB"}, {"H100-SXM5-80GB", "H200-SXM-141GB"}, {"MI250X", "MI300X"},
+      {"MI300X", "MI325X"},
+  };
+  const size_t t = std::uniform_int_distribution<size_t>(0, c.node_types.size() - 1)(rng);
+  const NodeType& n = c.node_types[t];
+  const std::string at = "cluster.node_types[" + std::to_string(t) + "].";
+  const double factor = std::uniform_real_distribution<double>(1.0, 4.0)(rng);
+  char value[64];
+  switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+    case 0:
+      std::snprintf(value, sizeof value, "%.6gGBps", n.nic.bandwidth_Bps * factor / 1e9);
+      what = n.name + " NICs x" + std::to_string(factor);
+      return at + "nic.bandwidth=" + value;
+    case 1:
+      std::snprintf(value, sizeof value, "%.6gGBps", n.intra.bandwidth_Bps * factor / 1e9);
+      what = n.name + " intra-node links x" + std::to_string(factor);
+      return at + "intra_node.bandwidth=" + value;
+    default: {
+      const auto up = faster.find(n.gpu.name);
+      if (up == faster.end()) return random_upgrade(c, rng, what);
+      what = n.name + " GPUs " + n.gpu.name + " -> " + up->second;
+      return at + "gpu=" + up->second;
+    }
+  }
+}
+
+TEST(HoldPlan, NoNicLinkOrGpuUpgradeSlowsAHeldPlanOnTheShippedClusters) {
+  // Property: the baseline's plan, held fixed, runs no slower on upgraded hardware. Random
+  // upgrades, seeded (the seed is in every failure's message).
+  constexpr uint64_t kSeed = 20261128;
+  std::mt19937_64 rng(kSeed);
+  const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  for (const std::string name : {"a100-v100-2x2", "a100-mi250x", "h100-mi300x", "pair-a100-h100"}) {
+    const Cluster cluster = test::shipped_cluster(name);
+    const PlanResult base = plan(model, cluster, CostModel::shipped(), SimOptions{}, quick());
+    ASSERT_NE(base.chosen(), nullptr) << name;
+    const std::filesystem::path file = emitted_plan(base, model, cluster, name);
+    const double before = run_plan_file(file.string(), model, cluster, CostModel::shipped(), SimOptions{}, "held").evaluation.report.iteration_time_s;
+    EXPECT_EQ(before, base.chosen()->report.iteration_time_s) << name;
+    for (int k = 0; k < 4; ++k) {
+      std::string what;
+      const std::string set = random_upgrade(cluster, rng, what);
+      const Cluster upgraded = load_cluster(test::shipped("topologies", name), overrides_for({parse_override(set)}, "cluster"));
+      const PlanFileRun held = run_plan_file(file.string(), model, upgraded, CostModel::shipped(), SimOptions{}, "held");
+      ASSERT_TRUE(held.evaluation.report.feasible) << name << ", " << what << " (seed " << kSeed << "): " << held.evaluation.report.infeasible_reason;
+      EXPECT_LE(held.evaluation.report.iteration_time_s, before * (1 + 1e-12))
+          << name << ": " << what << " (--set " << set << ", seed " << kSeed << ") made the held plan slower";
+    }
+    std::filesystem::remove(file);
+  }
+}
+
+}  // namespace
+}  // namespace hetsim
