@@ -254,6 +254,21 @@ void use_calibration(const std::string& arg) {
   use_calibration_profile(load_calibration_profile(resolve_input(arg, "kernels_profile/calibrations", "calibration profile")));
 }
 
+CalibrationScope::CalibrationScope(const std::string& arg) {
+  {
+    std::lock_guard lock(in_force().mutex);
+    choice_ = static_cast<int>(in_force().choice);
+    one_ = in_force().one;
+  }
+  use_calibration(arg);
+}
+
+CalibrationScope::~CalibrationScope() {
+  std::lock_guard lock(in_force().mutex);
+  in_force().choice = static_cast<Choice>(choice_);
+  in_force().one = std::move(one_);
+}
+
 std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   InForce& s = in_force();
   std::unique_lock lock(s.mutex);

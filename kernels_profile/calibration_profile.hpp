@@ -105,6 +105,21 @@ void use_no_calibration();                                   // --calibration no
 void use_calibration_profile(CalibrationProfile profile);    // this one, for the devices it lists
 // --calibration's argument: "none", "shipped", or a profile file (throws InputError).
 void use_calibration(const std::string& arg);
+// Puts `arg` (as use_calibration takes it) in force for as long as it lives, then what was in force
+// before: a validation run that measured another software stack than the profile in force stands
+// for (a bare cuBLAS benchmark of 2025 against a profile of 2021's Megatron-LM) names its own.
+class CalibrationScope {
+ public:
+  explicit CalibrationScope(const std::string& arg);
+  ~CalibrationScope();
+  CalibrationScope(const CalibrationScope&) = delete;
+  CalibrationScope& operator=(const CalibrationScope&) = delete;
+
+ private:
+  int choice_;
+  CalibrationProfile one_;
+};
+
 // The profile in force for `device` (nullopt: the raw model).
 [[nodiscard]] std::optional<CalibrationProfile> calibration_for(std::string_view device);
 // Sets device.fitted and device.calibration from the profile in force (device loading calls it).

@@ -242,6 +242,8 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
 RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim, bool trace) {
   RunResult out;
   out.run = &run;
+  std::optional<CalibrationScope> stack;  // the run's own software stack, where it names one
+  if (!run.calibration.empty()) stack.emplace(run.calibration);
   switch (run.kind) {
     case RunKind::kCollective: collective_run(run, out, sim); break;
     case RunKind::kMatmul: matmul_run(run, out, cost); break;

@@ -7,6 +7,7 @@
 #include "base/data_dir.hpp"
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "sim/collective.hpp"
 
 namespace hetsim {
@@ -145,6 +146,14 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");
   run.source_group = r.opt_text("source_group").value_or(run.source);
+  if (const std::optional<std::string> cal = r.opt_text("calibration")) {
+    run.calibration = *cal;
+    try {
+      const CalibrationScope check(*cal);  // a profile that does not load is this field's error
+    } catch (const InputError& e) {
+      r.error("calibration", e.diagnostics().front().message);
+    }
+  }
   const std::optional<std::string> cluster = r.opt_text("cluster");
   std::optional<FieldReader> coll = r.opt_child("collective"), mm = r.opt_child("matmul"), lay = r.opt_child("layer");
   const bool has_collective = coll.has_value(), has_matmul = mm.has_value(), has_layer = lay.has_value();

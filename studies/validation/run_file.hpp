@@ -105,6 +105,9 @@ struct ValidationRun {
   // The measurement campaign it came from, which leave-one-source-out cross-validation leaves out
   // as a whole (hetsim calibrate): `source_group`, else the whole `source` text.
   std::string source_group;
+  // The calibration its software stack takes (--calibration's values: none, shipped, a profile);
+  // empty: the one in force. A run of another era than the shipped profile of its GPU says so.
+  std::string calibration;
   std::filesystem::path cluster;  // resolved file; empty for matmul runs
   int nodes = 0;                  // > 0: the cluster's (single) node type has this many nodes
   RunKind kind = RunKind::kTraining;

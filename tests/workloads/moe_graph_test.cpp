@@ -4,6 +4,8 @@
 // family (family: moe) unchanged.
 #include <gtest/gtest.h>
 
+#include "kernels_profile/calibration_profile.hpp"
+
 #include <cmath>
 
 #include "kernels_profile/cost_model.hpp"
@@ -248,6 +250,7 @@ TEST(MoeOps, CapacityFactorPadsExpertRowsWithoutCountingThePadding) {
   EXPECT_DOUBLE_EQ(fc1.fwd_bytes, (320 * h + E * h * 2 * f + 320 * 2 * f) * 2);
   EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.moe_permute").fwd_bytes, (128 * h + 320 * h) * 2 + routed * 4);
   // The cost model runs the padding: 1.25 x the dropless kernel's time where compute-bound.
+  const CalibrationScope raw("none");  // the kernel model alone
   const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
   Op big = fc1;
   big.gemm.m *= 64;

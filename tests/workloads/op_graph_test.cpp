@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels_profile/calibration_profile.hpp"
+
 #include "base/data_dir.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
@@ -110,6 +112,7 @@ TEST(OpGraph, CausalFlashAttentionComputesTheTilesOnAndBelowTheDiagonal) {
   EXPECT_DOUBLE_EQ(attn->tile_fraction, 136.0 / 256.0);
   EXPECT_DOUBLE_EQ(attn->fwd_flops, 4.0 * 2 * 2048 * 2048 * 2048);
   // The cost model times it at that share of the full kernel (compute-bound at this size).
+  const CalibrationScope raw("none");  // the kernel model alone
   const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
   Op full = *attn;
   full.tile_fraction = 1;
