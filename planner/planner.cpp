@@ -281,6 +281,7 @@ nlohmann::json PlanResult::to_json() const {
     if (!r.shape.empty()) e["shape"] = r.shape;
     if (r.feasible) e["simulated_s"] = r.iteration_time_s;
     else e["infeasible_reason"] = r.infeasible_reason;
+    if (r.extrapolated_copies > 0) e["extrapolation"] = {{"copies", r.extrapolated_copies}, {"bound_s", r.extrapolation_bound_s}};
     j["candidates"].push_back(e);
   };
   for (const JudgedCandidate& jc : spmd.judged) candidate_row(jc.evaluation.report, jc.candidate.estimate_s);

@@ -3,6 +3,8 @@
 #include "kernels_profile/kernel_table.hpp"
 
 #include <gtest/gtest.h>
+
+#include "kernels_profile/calibration_profile.hpp"
 #include <unistd.h>
 
 #include <fstream>
@@ -22,6 +24,7 @@ class KernelTable : public ::testing::Test {
     tables_ = KernelTables::load_dir(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+  const CalibrationScope raw_{"none"};  // the tables and the kernel model alone (A100s carry a framework profile by default)
   const KernelSeries& gemm() const { return *tables_.find("A100-SXM4-40GB", "gemm", DType::kFp16); }
   std::filesystem::path dir_;
   KernelTables tables_;
