@@ -154,6 +154,20 @@ FieldOverride parse_override(std::string_view arg, const std::vector<std::string
   return o;
 }
 
+std::vector<FieldOverride> parse_overrides(const std::vector<std::string>& args, const std::vector<std::string>& inputs) {
+  std::vector<FieldOverride> sets;
+  for (const std::string& s : args) {
+    sets.push_back(parse_override(s, inputs));
+    const FieldOverride& o = sets.back();
+    for (size_t j = 0; j + 1 < sets.size(); ++j) {
+      if (sets[j].input == o.input && sets[j].path == o.path) {
+        throw InputError("--set", "", o.input + "." + o.path + " is edited twice (" + sets[j].shown_value() + ", then " + o.shown_value() + "); give one value");
+      }
+    }
+  }
+  return sets;
+}
+
 std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, std::string_view input) {
   std::vector<FieldOverride> out;
   for (const FieldOverride& o : all) {

@@ -38,6 +38,10 @@ struct FieldOverride {
 // Parses "PATH=VALUE"; `inputs` are the accepted first components. Throws InputError, also for
 // an argument over kMaxSetBytes or a path over kMaxSetPathBytes.
 [[nodiscard]] FieldOverride parse_override(std::string_view arg, const std::vector<std::string>& inputs = {"cluster", "model"});
+// Parses every "PATH=VALUE" in order (parse_override) and refuses a field edited twice: of two
+// edits, the later silently won. Throws InputError.
+[[nodiscard]] std::vector<FieldOverride> parse_overrides(const std::vector<std::string>& args,
+                                                         const std::vector<std::string>& inputs = {"cluster", "model"});
 // The overrides of one input, in order.
 [[nodiscard]] std::vector<FieldOverride> overrides_for(const std::vector<FieldOverride>& all, std::string_view input);
 

@@ -13,7 +13,6 @@
 
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
-#include "base/log.hpp"
 #include "base/text.hpp"
 
 #include "cli/input_files.hpp"
@@ -116,16 +115,9 @@ void check_layer_profile(const LayerProfiles& profiles, const std::string& file,
 }  // namespace
 
 Inputs load_inputs(const CommonArgs& a) {
-  std::vector<FieldOverride> sets;
-  for (const std::string& s : a.sets) {
-    sets.push_back(parse_override(s));
-    // One edit per field: of two, the later silently won (and --global-batch over any --set).
-    const FieldOverride& o = sets.back();
-    for (size_t j = 0; j + 1 < sets.size(); ++j) {
-      if (sets[j].input == o.input && sets[j].path == o.path) {
-        throw InputError("--set", "", o.input + "." + o.path + " is edited twice (" + sets[j].shown_value() + ", then " + o.shown_value() + "); give one value");
-      }
-    }
+  std::vector<FieldOverride> sets = parse_overrides(a.sets);
+  for (const FieldOverride& o : sets) {
+    // One edit per field: --global-batch would silently win over a --set of the same field.
     if (o.input == "model" && ((o.path == "training.global_batch" && a.global_batch > 0) || (o.path == "training.micro_batch" && a.micro_batch > 0))) {
       throw InputError("--set", "", o.text() + " and --" + (o.path == "training.global_batch" ? "global" : "micro") +
                                         "-batch set one field; give one of them");
@@ -144,15 +136,11 @@ Inputs load_inputs(const CommonArgs& a) {
   TrainingSpec& t = in.model.training;
   if (a.global_batch > 0) t.global_batch = a.global_batch;
   if (a.micro_batch > 0) t.micro_batch = a.micro_batch;
-  if (t.micro_batch > t.global_batch) {
-    if (a.micro_batch > 0) {
-      throw InputError("--micro-batch", "", std::to_string(t.micro_batch) + " is larger than the global batch (" +
-                                                std::to_string(t.global_batch) + " samples per iteration)");
-    }
-    log_info("the model's micro-batch " + std::to_string(t.micro_batch) + " is larger than the global batch " +
-             std::to_string(t.global_batch) + ": using " + std::to_string(t.global_batch));
-    t.micro_batch = t.global_batch;
+  if (t.micro_batch > t.global_batch && a.micro_batch > 0) {
+    throw InputError("--micro-batch", "", std::to_string(t.micro_batch) + " is larger than the global batch (" +
+                                              std::to_string(t.global_batch) + " samples per iteration)");
   }
+  clamp_micro_batch(in.model);
   resolve_experts(in.model, in.cluster.gpu_count());
   if (const LayerProfiles* profiles = in.cost.layer_profiles()) check_layer_profile(*profiles, a.layer_profile, in);
   return in;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "base/log.hpp"
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 #include "workloads/unet_graph.hpp"
@@ -298,6 +299,14 @@ long attention_head_dim(const ModelSpec& m) {
 
 void resolve_experts(ModelSpec& m, int devices) {
   if (m.family == Family::kMoe) m.experts = m.experts_per_device * devices;
+}
+
+void clamp_micro_batch(ModelSpec& m) {
+  TrainingSpec& t = m.training;
+  if (t.micro_batch <= t.global_batch) return;
+  log_info("the model's micro-batch " + std::to_string(t.micro_batch) + " is larger than the global batch " +
+           std::to_string(t.global_batch) + ": using " + std::to_string(t.global_batch));
+  t.micro_batch = t.global_batch;
 }
 
 ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldOverride>& sets) {

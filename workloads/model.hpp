@@ -148,4 +148,8 @@ struct ModelSpec {
 // cluster of `devices` GPUs (no effect on other families).
 void resolve_experts(ModelSpec& m, int devices);
 
+// A micro-batch larger than the global batch becomes the global batch, said on stderr: the model
+// file's micro-batch is a default that a smaller global batch (an edit of it) may undercut.
+void clamp_micro_batch(ModelSpec& m);
+
 }  // namespace hetsim

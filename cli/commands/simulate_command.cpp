@@ -8,10 +8,10 @@
 
 #include "base/text.hpp"
 #include "cli/app.hpp"
-#include "cli/output/error_bars.hpp"
+#include "studies/validation/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/goodput_summary.hpp"
-#include "cli/output/mfu_ceiling.hpp"
+#include "studies/validation/mfu_ceiling.hpp"
 #include "cli/output/summary.hpp"
 #include "planner/planner.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"

@@ -16,7 +16,7 @@
 #include "cli/app.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
-#include "cli/output/error_bars.hpp"
+#include "studies/validation/error_bars.hpp"
 #include "cli/output/python_plot.hpp"
 #include "cli/commands/mix_planner.hpp"
 #include "studies/sizing/sizing.hpp"

@@ -10,7 +10,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "cli/output/error_bars.hpp"
+#include "studies/validation/error_bars.hpp"
 
 namespace hetsim::cli {
 namespace {

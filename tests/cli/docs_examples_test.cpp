@@ -44,7 +44,7 @@ std::vector<fs::path> doc_pages() {
 
 TEST(DocsExamples, EveryPageOfTheGuideIsThere) {
   for (const char* page : {"README.md", "what-if.md", "ablations.md", "sizing.md", "validation.md", "planner.md", "cli.md", "install.md",
-                           "report-schema.md", "formats/cluster.md", "formats/device.md", "formats/model.md",
+                           "python.md", "report-schema.md", "formats/cluster.md", "formats/device.md", "formats/model.md",
                            "formats/spmd-plan.md", "formats/hybrid-plan.md", "formats/study.md", "formats/sizing.md",
                            "formats/validation-runs.md", "formats/calibration-profile.md"}) {
     EXPECT_TRUE(fs::is_regular_file(test::source_dir() / "docs" / page)) << "docs/" << page << " is missing";

@@ -1,10 +1,10 @@
-// File: cli/output/mfu_ceiling.cpp
-#include "cli/output/mfu_ceiling.hpp"
+// File: studies/validation/mfu_ceiling.cpp
+#include "studies/validation/mfu_ceiling.hpp"
 
 #include "base/text.hpp"
 #include "studies/validation/published_mfu.hpp"
 
-namespace hetsim::cli {
+namespace hetsim {
 
 nlohmann::json check_mfu(std::ostream& out, const Report& report, const ModelSpec& model, const Cluster& cluster) {
   if (!report.feasible || !(report.mfu > 0)) return nullptr;
@@ -20,4 +20,4 @@ nlohmann::json check_mfu(std::ostream& out, const Report& report, const ModelSpe
           {"above", above}};
 }
 
-}  // namespace hetsim::cli
+}  // namespace hetsim

@@ -1,4 +1,4 @@
-// File: cli/output/error_bars.hpp
+// File: studies/validation/error_bars.hpp
 // Every prediction states how far off hetsim was on the published runs closest to it: the error
 // bar (90th percentile of |error|) of a calibration class of its GPU types
 // (studies/validation/calibration.hpp) for its iteration time and its peak memory, from the shipped
@@ -14,7 +14,7 @@
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
 
-namespace hetsim::cli {
+namespace hetsim {
 
 // {"time": {...}, "memory": {...}}: each the class, its rows, mean, 90th-percentile and max |error|,
 // and whether it matches this run exactly; null members when no class covers the GPU types.
@@ -26,4 +26,4 @@ void print_error_bars(std::ostream& out, const Report& report, const Cluster& cl
 [[nodiscard]] std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe,
                                                   bool low_precision);
 
-}  // namespace hetsim::cli
+}  // namespace hetsim

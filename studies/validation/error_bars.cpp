@@ -1,12 +1,12 @@
-// File: cli/output/error_bars.cpp
-#include "cli/output/error_bars.hpp"
+// File: studies/validation/error_bars.cpp
+#include "studies/validation/error_bars.hpp"
 
 #include <ostream>
 #include <set>
 
 #include "studies/validation/calibration.hpp"
 
-namespace hetsim::cli {
+namespace hetsim {
 namespace {
 
 // The GPU types that work in this report, and how many nodes the cluster has.
@@ -77,4 +77,4 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   return b ? b->text() : kNoClass;
 }
 
-}  // namespace hetsim::cli
+}  // namespace hetsim
