@@ -2,6 +2,7 @@
 #include "cli/commands/sweep_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <tuple>
 #include <iostream>
@@ -260,7 +261,11 @@ int run_sweep(const SweepArgs& a) {
   if (study.run == "plan") std::cout << plans_policy(study) << "\n";
   std::cout.flush();
   std::string held;  // the baseline's plan, where there is something to run (MPI ranks plan their own)
-  if (!pending.empty() && study.run == "plan" && !mpi) {
+  // Planned only where a scenario runs it: held, or re-planned without planner flags.
+  const bool needs_baseline = study.run == "plan" && (study.hold_plan || std::any_of(pending.begin(), pending.end(), [&](size_t i) {
+                                return scenario_at(study, i).flags.empty();
+                              }));
+  if (needs_baseline && !mpi) {
     log_info("planning the baseline (the study's cluster and model as written) ...");
     held = baseline_plan(study, scratch, /*here=*/false, no_baseline);
     if (held.empty() && study.hold_plan) {

@@ -402,11 +402,14 @@ TEST(Sweep, ReportSaysEachRowsChangeAgainstABaselineRow) {
 }
 
 // A study whose scenarios each plan for about 3 s: long enough to kill the sweep mid-scenario.
+// Scenarios of a few seconds each, so a kill lands inside one; each with a planner flag, so no
+// baseline plan is planned before the scenarios' workers start (it keeps to scenarios without).
 const char* kSlowStudy = R"(name: slow
 cluster: a100-8x8
 model: gpt3-6.7b
 run: plan
 vary:
+  - flags: [[--candidates=3]]
   - set: model.training.global_batch
     values: [256, 512, 1024, 2048, 4096, 8192]
 )";
@@ -440,8 +443,10 @@ bool running(pid_t pid) {
 }
 
 std::vector<pid_t> wait_for_workers(pid_t sweep, size_t n) {
+  // Up to a minute: a plan study plans its baseline first, in one worker, before the scenarios'
+  // workers start (seconds here, tens of seconds under the sanitizers).
   std::vector<pid_t> workers;
-  for (int i = 0; i < 1000 && workers.size() < n; ++i) {
+  for (int i = 0; i < 6000 && workers.size() < n; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     workers = children_of(sweep);
   }
@@ -455,6 +460,10 @@ TEST(Sweep, WorkersDieWithTheSweepWhenItIsKilled) {
   std::filesystem::remove(db);
   const pid_t pid = start_sweep({study.string(), "--db", db.string(), "--jobs", "2"});
   const std::vector<pid_t> workers = wait_for_workers(pid, 2);
+  if (workers.size() != 2u) {  // never leave the sweep running past the test
+    ::kill(pid, SIGKILL);
+    (void)wait_for(pid);
+  }
   ASSERT_EQ(workers.size(), 2u);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into their first scenario (about 3 s each)
   ::kill(pid, SIGKILL);
