@@ -64,15 +64,18 @@ TEST(Study, AxesExpandToTheirProductLastAxisFastest) {
   EXPECT_EQ(all[23].axes["flags"], "--no-lp");
 }
 
+// What loading the study `text` throws (empty: it loads).
+std::string study_error(const std::string& text) {
+  try {
+    (void)load_study(write_study("bad", text));
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string();
+}
+
 TEST(Study, BadStudiesNameFileLineAndField) {
-  auto error = [](const std::string& text) {
-    try {
-      (void)load_study(write_study("bad", text));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto error = study_error;
   EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nrun: simulate\n").find("simulate needs strategy"), std::string::npos);
   EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nvary:\n  - set: nodes.x\n    values: [1]\n").find(":5:10: error: vary[0].set: a field path starts with cluster. or model."),
             std::string::npos)
@@ -351,14 +354,7 @@ TEST(Sweep, AHeldPlanRunsTheBaselinesPlanAndAReplannedOneKeepsIt) {
     for (const auto& p : {study, db}) std::filesystem::remove(p);
   }
   // A held plan with planner flags, or in a simulate study, is refused at its line.
-  auto error = [](const std::string& text) {
-    try {
-      (void)load_study(write_study("bad-hold", text));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto error = study_error;
   EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nhold_plan: true\nvary:\n  - flags: [[], [--no-lp]]\n")
                 .find(":4:12: error: hold_plan: a held plan is never re-planned, so planner flags would change nothing"),
             std::string::npos);
