@@ -127,6 +127,10 @@ void print_run_summary(std::ostream& out, const Report& r, const Cluster& cluste
   if (r.upper_bound_samples_per_s > 0) {
     out << ", efficiency " << format_double("%.1f%%", 100 * r.efficiency) << " of the upper bound ("
         << format_double("%.2f", r.upper_bound_samples_per_s) << " samples/s)";
+    if (r.efficiency > 1) {
+      out << "\n(above 100 %: faster than the references, each the planner's best plan by estimate on one GPU type alone, "
+             "simulated: the bound understates what these GPUs reach)";
+    }
   }
   out << "\n\n" << pad("GPU type", 18) << pad("count", 7) << pad("compute", 12) << pad("comm", 12) << pad("idle", 12)
       << "peak memory / capacity\n";

@@ -269,8 +269,9 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       std::vector<int> overlaps{0};  // TP overlap: none, the backward's (1), userbuffers (2: with SP)
       std::vector<GradientSync> syncs{GradientSync::kAllReduce};
       if (hetsim && options.sequence_parallel && has_tp) sps.push_back(true);
-      // Megatron-Core's combined 1F1B where experts are split (it holds one more micro-batch).
-      if (hetsim && options.overlap && has_ep && !splits_weight_gradient(s)) a2a_overlaps.push_back(true);
+      // Megatron-Core's combined 1F1B where experts are split (it holds one more micro-batch): with
+      // more than one stage only interleaved (check_hybrid_plan says why), and never with full recompute.
+      if (hetsim && options.overlap && has_ep && !splits_weight_gradient(s) && (P == 1 || interleaved)) a2a_overlaps.push_back(true);
       if (hetsim && options.zero1 && copies) syncs.push_back(GradientSync::kZero1);
       if (hetsim && options.tp_comm_overlap && has_tp && !splits_weight_gradient(s)) overlaps = {0, 1, 2};
       std::optional<HybridPlan> best;
@@ -292,6 +293,7 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
             plan.grad_sync_overlap = options.overlap;
             plan.overlap_param_gather = hetsim && options.overlap && sync == GradientSync::kZero1;
             for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+              if (r == RecomputeMode::kFull && plan.overlap_moe_expert_parallel_comm) continue;
               plan.recompute = r;
               if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
               const HybridEstimate pe = estimator_.estimate(plan);

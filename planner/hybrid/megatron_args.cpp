@@ -41,6 +41,13 @@ std::string not_one_shape(const HybridPlan& plan, const Cluster& cluster) {
     return "Megatron has no " + std::string(schedule_name(plan.schedule)) + " schedule (1f1b and interleaved-1f1b only)";
   }
   if (plan.micro_batch % s0.dp() != 0) return "its micro-batch does not split evenly over a stage's data-parallel copies";
+  if (plan.overlap_moe_expert_parallel_comm && plan.recompute == RecomputeMode::kFull) {
+    return "Megatron-Core refuses the experts' all-to-all overlap (combined 1F1B) with full recomputation";
+  }
+  if (plan.overlap_moe_expert_parallel_comm && first.stages.size() > 1 && plan.schedule != PipelineSchedule::kInterleaved) {
+    return "Megatron-Core runs the experts' all-to-all overlap (combined 1F1B) over pipeline stages only with virtual "
+           "pipeline stages (interleaved-1f1b)";
+  }
   return "";
 }
 

@@ -10,6 +10,7 @@
 
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/megatron_args.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "one_stage_plan.hpp"
 #include "test_support.hpp"
@@ -117,6 +118,23 @@ TEST(CombinedOneFOneB, RoundTripsThroughThePlanFileAndRefusesWhatCannotRun) {
   zb.schedule = PipelineSchedule::kZeroBubble;
   ASSERT_EQ(check_hybrid_plan(zb, m, c).size(), 1u);
   EXPECT_EQ(check_hybrid_plan(zb, m, c)[0].field, "overlap_moe_expert_parallel_comm");
+  // Megatron-Core refuses it with full recomputation, and over pipeline stages without interleaving
+  // (a stage's paired backward would be the one its next stage runs in the same step): hetsim
+  // simulates such a file as written, and the Megatron export says why it has none.
+  EXPECT_FALSE(megatron_args(p, m, c).args.empty()) << megatron_args(p, m, c).why_not;
+  HybridPlan full = p;
+  full.recompute = RecomputeMode::kFull;
+  EXPECT_EQ(check_hybrid_plan(full, m, c).size(), 0u);
+  EXPECT_NE(megatron_args(full, m, c).why_not.find("full recomputation"), std::string::npos);
+  HybridPlan deep = p;
+  deep.pipelines[0].stages = {deep.pipelines[0].stages[0], deep.pipelines[0].stages[0]};
+  deep.pipelines[0].stages[0].chunks = {{0, 1}};
+  deep.pipelines[0].stages[1].chunks = {{2, 3}};
+  for (int g = 0; g < 8; ++g) deep.pipelines[0].stages[1].devices[g] = 8 + g;
+  EXPECT_EQ(check_hybrid_plan(deep, m, c).size(), 0u);
+  EXPECT_NE(megatron_args(deep, m, c).why_not.find("interleaved"), std::string::npos);
+  deep.overlap_moe_expert_parallel_comm = false;
+  EXPECT_TRUE(megatron_args(deep, m, c).why_not.empty()) << megatron_args(deep, m, c).why_not;
   HybridPlan dense = p;
   dense.pipelines[0].stages[0].ep = 1;
   ASSERT_EQ(check_hybrid_plan(dense, m, c).size(), 1u);
