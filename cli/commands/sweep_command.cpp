@@ -143,6 +143,10 @@ std::string scenario_key(const Study& study, const Scenario& s) {
   }
   for (const std::string& a : scenario_args(study, s)) text += a + "\n";
   if (study.run == "plan") text += study.hold_plan ? "plans: held\n" : "plans: re-planned, the baseline's kept\n";
+  // Named alternatives: their names are the rows' axes (a study without names keys as before).
+  if (std::any_of(study.axes.begin(), study.axes.end(), [](const StudyAxis& x) { return !x.names.empty(); })) {
+    text += "axes: " + s.axes.dump() + "\n";
+  }
   text += "--- cluster\n" + resolved_yaml(study.cluster, "topologies", "cluster", overrides_for(sets, "cluster"));
   text += "\n--- model\n" + resolved_yaml(study.model, "workloads", "model", overrides_for(sets, "model"));
   if (!study.plan.empty()) text += "\n--- plan\n" + slurp(study.plan);

@@ -25,6 +25,7 @@ std::string flow_text(const YAML::Node& n) {
 }
 
 nlohmann::json axis_value(const StudyAxis& a, size_t i) {
+  if (!a.names.empty()) return a.names[i];
   if (!a.is_flags()) return a.values[i];
   std::string joined;
   for (const std::string& f : a.flags[i]) joined += (joined.empty() ? "" : " ") + f;
@@ -39,6 +40,29 @@ std::string value_meaning(const std::string& text) {
     if (q.ok()) return std::to_string(u == static_cast<int>(Unit::kCount) ? -1 : u) + ":" + format_double("%.17g", q.value);
   }
   return "text:" + text;
+}
+
+// An axis's alternatives: the items of a list, or the values of a mapping whose keys name them
+// (`names`, in file order). A name is a short printable word.
+std::vector<YAML::Node> alternatives(const YAML::Node& node, const char* field, FieldReader& a, std::vector<std::string>& names) {
+  std::vector<YAML::Node> out;
+  if (node.IsSequence()) {
+    for (const YAML::Node& v : node) out.push_back(v);
+    return out;
+  }
+  for (const auto& kv : node) {  // (keys are plain scalars, each once: the reader refuses others)
+    const std::string name = kv.first.Scalar();
+    constexpr size_t kMaxName = 64;
+    if (name.empty() || name.size() > kMaxName || printable(name) != name || name.find_first_of("\n\r\t") != std::string::npos) {
+      const YAML::Mark m = kv.first.Mark();
+      a.diagnostics().add(Diagnostic{a.file(), m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, a.path() + "." + field,
+                                     "a name of an alternative is a word of 1 to " + std::to_string(kMaxName) +
+                                         " printable characters, not " + in_quotes(printable(name.substr(0, kMaxName)))});
+    }
+    names.push_back(name);
+    out.push_back(kv.second);
+  }
+  return out;
 }
 
 // Whether two field paths can name one field: equal, one inside the other
@@ -119,10 +143,10 @@ Study load_study(const std::filesystem::path& path) {
         if (axis.path.rfind("cluster.", 0) != 0 && axis.path.rfind("model.", 0) != 0) {
           a.error("set", "a field path starts with cluster. or model.");
         }
-        if (!values || !values->IsSequence() || values->size() == 0) {
-          a.error("values", "expected a non-empty list of values");
+        if (!values || !(values->IsSequence() || values->IsMap()) || values->size() == 0) {
+          a.error("values", "expected a non-empty list of values, or a mapping of names to values");
         } else {
-          for (const YAML::Node& v : *values) {
+          for (const YAML::Node& v : alternatives(*values, "values", a, axis.names)) {
             axis.values.push_back(flow_text(v));
             // Each value becomes the --set PATH=VALUE of its scenarios: the same cap, said here.
             const size_t bytes = axis.path.size() + 1 + axis.values.back().size();
@@ -141,10 +165,10 @@ Study load_study(const std::filesystem::path& path) {
         axis.line = at.line;
         axis.column = at.column;
         if (values) a.error("values", "a flags axis lists its alternatives under flags");
-        if (!flags->IsSequence() || flags->size() == 0) {
-          a.error("flags", "expected a non-empty list of flag lists, e.g. [[], [--no-lp]]");
+        if (!(flags->IsSequence() || flags->IsMap()) || flags->size() == 0) {
+          a.error("flags", "expected a non-empty list of flag lists, e.g. [[], [--no-lp]], or a mapping of names to them");
         } else {
-          for (const YAML::Node& alt : *flags) {
+          for (const YAML::Node& alt : alternatives(*flags, "flags", a, axis.names)) {
             std::vector<std::string> one;
             if (alt.IsSequence()) {
               for (const YAML::Node& f : alt) {

@@ -16,6 +16,8 @@ struct StudyAxis {
   std::string path;                             // "cluster.node_types[*].nic.bandwidth"; empty for flags
   std::vector<std::string> values;              // YAML text of each value
   std::vector<std::vector<std::string>> flags;  // each alternative's command-line flags
+  std::vector<std::string> names;               // each alternative's name where values or flags is a
+                                                // mapping of names to them (tables and plots show it); else empty
   int line = 0, column = 0;                     // of `set` or `flags` in the study file (1-based; 0: unknown)
   [[nodiscard]] bool is_flags() const { return path.empty(); }
   [[nodiscard]] size_t size() const { return is_flags() ? flags.size() : values.size(); }

@@ -84,6 +84,35 @@ TEST(Study, BadStudiesNameFileLineAndField) {
   EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nvray: []\n").find("did you mean \"vary\""), std::string::npos);
 }
 
+TEST(Study, NamedAlternativesAreTheRowsAxesAndTheirValuesTheEdits) {
+  // Issue 36: a node type replaced whole printed the whole mapping in every row and plot label.
+  const Study s = load_study(write_study("named", "name: n\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nvary:\n"
+                                                  "  - set: cluster.node_types[*].nic.bandwidth\n"
+                                                  "    values: {slow: 100Gbps, fast: 400Gbps}\n"
+                                                  "  - flags: {search: [], no-lp: [--no-lp]}\n"));
+  ASSERT_EQ(scenario_count(s), 4u);
+  EXPECT_EQ(s.axes[0].names, (std::vector<std::string>{"slow", "fast"}));  // file order
+  const Scenario last = scenario_at(s, 3);
+  EXPECT_EQ(last.sets, std::vector<std::string>{"cluster.node_types[*].nic.bandwidth=400Gbps"});
+  EXPECT_EQ(last.flags, std::vector<std::string>{"--no-lp"});
+  EXPECT_EQ(last.axes["cluster.node_types[*].nic.bandwidth"], "fast");
+  EXPECT_EQ(last.axes["flags"], "no-lp");
+  // The shipped what-if names its node types.
+  const Study what_if = load_study(test::source_dir() / "studies/what-if/what-if.yaml");
+  EXPECT_EQ(scenario_at(what_if, 5).axes["cluster.node_types[1]"], "mi250x");
+  // A name twice, an empty or unprintable one, a mapping as a name, and a value twice under two names.
+  const std::string head = "name: n\ncluster: c\nmodel: m\nvary:\n  - set: model.training.global_batch\n";
+  EXPECT_NE(study_error(head + "    values: {a: 128, a: 256}\n").find(":6:22: error: vary[0].values.a: written twice (first on line 6)"),
+            std::string::npos)
+      << study_error(head + "    values: {a: 128, a: 256}\n");
+  EXPECT_NE(study_error(head + "    values: {\"\": 128}\n").find("vary[0].values: a name of an alternative is a word of 1 to 64"),
+            std::string::npos);
+  EXPECT_NE(study_error(head + "    values: {\"a\\x1b[31m\": 128}\n").find("a name of an alternative"), std::string::npos);
+  EXPECT_NE(study_error(head + "    values: {[x]: 128}\n").find("a key must be a plain name"), std::string::npos);
+  EXPECT_NE(study_error(head + "    values: {a: 128, b: 128}\n").find("is listed twice"), std::string::npos);
+  EXPECT_NE(study_error(head + "    values: {}\n").find("a mapping of names to values"), std::string::npos);
+}
+
 TEST(WorkerPool, AJobThatKillsItsWorkerIsReportedAndTheRestRun) {
   std::map<size_t, JobOutcome> got;
   run_in_workers(
