@@ -1,6 +1,8 @@
 // File: base/data_dir.cpp
 #include "base/data_dir.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -25,12 +27,21 @@ std::filesystem::path data_root() {
     }
     return env;
   }
-  // An installed hetsim (cmake --install, the .deb): PREFIX/bin/hetsim beside PREFIX/share/hetsim.
+  // An installed hetsim (cmake --install, the .deb): PREFIX/share/hetsim beside the file that holds
+  // this code: the binary, PREFIX/bin/hetsim, or the Python module, PREFIX/lib/python3/dist-packages/hetsim*.so.
   static const std::filesystem::path installed = [] {
     std::error_code ec;
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) return std::filesystem::path();
-    const std::filesystem::path share = exe.parent_path().parent_path() / "share" / "hetsim";
+    Dl_info info{};
+    std::filesystem::path self = exe;
+    if (dladdr(reinterpret_cast<const void*>(&data_root), &info) != 0 && info.dli_fname != nullptr && *info.dli_fname != '\0') {
+      self = std::filesystem::weakly_canonical(info.dli_fname, ec);
+    }
+    if (self.empty()) return std::filesystem::path();
+    const bool module = !exe.empty() && self != exe;  // a library loaded into another program (python3)
+    const std::filesystem::path prefix =
+        module ? self.parent_path().parent_path().parent_path().parent_path() : self.parent_path().parent_path();
+    const std::filesystem::path share = prefix / "share" / "hetsim";
     return std::filesystem::is_directory(share / "kernels_profile" / "devices", ec) ? share : std::filesystem::path();
   }();
   if (!installed.empty()) return installed;

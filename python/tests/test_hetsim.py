@@ -134,7 +134,18 @@ vary:
             run = run_cli("sweep", "tiny.yaml", "--db", "tiny.db", cwd=tmp)
             self.assertEqual(run.returncode, 0, run.stderr)
             table = hetsim.results(pathlib.Path(tmp) / "tiny.db")
-        rows = table.to_dict("records") if hasattr(table, "to_dict") else table
+        try:
+            import pandas
+        except ImportError:
+            pandas = None
+        # A DataFrame where pandas imports (scripts/setup-deps installs python3-pandas), else a list of dicts.
+        if pandas is not None:
+            self.assertIsInstance(table, pandas.DataFrame)
+            self.assertEqual(list(table.columns[:3]), ["study", "position", "cluster.node_types[*].nic.bandwidth"])
+            rows = table.to_dict("records")
+        else:
+            self.assertIsInstance(table, list)
+            rows = table
         axis = "cluster.node_types[*].nic.bandwidth"
         self.assertEqual([r[axis] for r in rows], ["100Gbps", "400Gbps"])
         self.assertEqual([r["status"] for r in rows], ["ok", "ok"])

@@ -21,6 +21,20 @@ check() {  # check PREFIX: the installed hetsim under PREFIX/bin and PREFIX/shar
   [ -s "$prefix/share/doc/hetsim/README.md" ] || { echo "FAIL: no guide under $prefix/share/doc/hetsim"; exit 1; }
   # Data the cost model reads besides the tables: the published kernel comparisons (attention: fused).
   [ -s "$prefix/share/hetsim/kernels_profile/published/fused-attention.csv" ] || { echo "FAIL: no published/ under $prefix"; exit 1; }
+  # The Python module, where it was built: imported from / with the installed tree's data.
+  if [ -d "$build/python" ] && ls "$build"/python/hetsim*.so > /dev/null 2>&1; then
+    local site=$prefix/lib/python3/dist-packages
+    ls "$site"/hetsim*.so > /dev/null 2>&1 || { echo "FAIL: no Python module under $site"; exit 1; }
+    PYTHONPATH=$site PYTHONDONTWRITEBYTECODE=1 "${HETSIM_PYTHON:-python3}" -c "
+import hetsim, sys
+hetsim.set_progress(False)
+m = hetsim.load_model('installed-only')
+assert m.file.startswith('$prefix/share/hetsim/'), m.file
+r = hetsim.plan(hetsim.load_cluster('a100-v100-2x2'), hetsim.load_model('installed-only', sets=['model.training.global_batch=128']), upper_bound=False)
+assert r['chosen'], r.get('chosen')
+print('ok: python module under $site, chose', r['chosen'])
+" || { echo "FAIL: the Python module under $site"; exit 1; }
+  fi
   echo "ok: $bin"
 }
 
