@@ -6,6 +6,7 @@
 #include "base/progress.hpp"
 #include "base/text.hpp"
 #include "cli/commands/scenario_run.hpp"
+#include "studies/sweep/scenario_rows.hpp"
 #include "studies/sweep/worker_pool.hpp"
 
 namespace hetsim::cli {

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -17,20 +15,6 @@
 #include "cli/app.hpp"
 
 namespace hetsim::cli {
-
-std::string digest(const std::string& text) {
-  auto fnv = [&](uint64_t h) {
-    for (unsigned char c : text) {
-      h ^= c;
-      h *= 1099511628211ULL;
-    }
-    return h;
-  };
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv(14695981039346656037ULL)),
-                static_cast<unsigned long long>(fnv(0x9e3779b97f4a7c15ULL)));
-  return buf;
-}
 
 std::string run_scenario_here(std::vector<std::string> args, const TempDir& scratch, bool with_plan) {
   static const bool silenced = [] {  // a worker's own output would garble the progress bar
@@ -93,29 +77,6 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
   std::filesystem::remove(report, ec);
   if (with_plan) std::filesystem::remove(plan, ec);
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // text that is not UTF-8 never ends a sweep
-}
-
-bool fill_row(ScenarioRow& row, const JobOutcome& o) {
-  row.status = "error";
-  if (o.died) {
-    row.error = o.output;
-    return false;
-  }
-  const nlohmann::json j = nlohmann::json::parse(o.output, nullptr, false);
-  if (!j.is_object()) {
-    row.error = "the worker returned no result: " + printable(o.output.substr(0, 200));
-    return false;
-  }
-  row.status = j.value("status", "error");
-  row.error = j.value("error", "");
-  row.iteration_time_s = j.value("iteration_time_s", 0.0);
-  row.samples_per_s = j.value("samples_per_s", 0.0);
-  row.mfu = j.value("mfu", 0.0);
-  row.efficiency = j.value("efficiency", 0.0);
-  row.peak_memory_bytes = j.value("peak_memory_bytes", 0.0);
-  row.report = j.value("report", "");
-  const nlohmann::json& limit = j.contains("machine_limit") ? j["machine_limit"] : nlohmann::json(false);
-  return row.status == "error" && limit.is_boolean() && limit.get<bool>();
 }
 
 }  // namespace hetsim::cli
