@@ -3,10 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cmath>
-#include <cstdio>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -16,79 +13,15 @@
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/commands/validate_runs.hpp"
-#include "kernels_profile/framework_costs.hpp"
-#include "kernels_profile/layer_kernels.hpp"
-#include "kernels_profile/validation.hpp"
+#include "cli/output/kernel_validation.hpp"
 
 namespace hetsim::cli {
 namespace {
-
-// Accuracy targets of the kernel-profile issue (median relative error).
-constexpr double kFitTarget = 0.05;
-constexpr double kInterpTarget = 0.10;
-constexpr double kLayerTarget = 0.05;
-
-const char* verdict(double err, double target, size_t n) { return n == 0 ? "no data" : (err <= target ? "PASS" : "FAIL"); }
-
-std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-  return buf;
-}
 
 std::vector<std::filesystem::path> layer_files(const ValidateArgs& a) {
   if (!a.layers.empty()) return {a.layers};
   return files_with_extension(data_root() / "kernels_profile/measured/layers", ".csv");
 }
-
-// The framework's own costs (kernels_profile/framework_costs.hpp), as measured: `measured`/steps
-// and `measured`/interference beside the kernel tables.
-void print_framework_costs(const std::filesystem::path& measured, nlohmann::json& report) {
-  std::vector<PassOverheadFit> fits;
-  for (const auto& f : files_with_extension(measured / "steps", ".csv")) {
-    for (PassOverheadFit& x : fit_pass_overheads(f)) fits.push_back(std::move(x));
-  }
-  std::vector<InterferenceCurve> curves;
-  for (const auto& f : files_with_extension(measured / "interference", ".csv")) {
-    for (InterferenceCurve& c : load_interference(f)) curves.push_back(std::move(c));
-  }
-  report["pass_overhead"] = nlohmann::json::array();
-  if (!fits.empty()) {
-    std::cout << "\nfixed cost per pass (a tiny model's training step, kernels_profile/measured/steps; fit\n"
-                 "forwards = f0 + micro-batches x (f1 + layers x f2), step likewise):\n";
-    std::printf("%-16s %-10s %4s %11s %11s %11s %11s %11s %6s\n", "device", "mode", "rows", "fwd/pass", "fwd/layer", "bwd/pass",
-                "bwd/layer", "step fixed", "error");
-  }
-  for (const PassOverheadFit& f : fits) {
-    std::printf("%-16s %-10s %4d %8.1f us %8.1f us %8.1f us %8.1f us %8.1f us %5.1f%%\n", f.device.c_str(), f.mode.c_str(), f.rows,
-                f.fwd_fixed_s * 1e6, f.fwd_per_layer_s * 1e6, f.bwd_fixed_s * 1e6, f.bwd_per_layer_s * 1e6, f.step_fixed_s * 1e6,
-                100 * f.median_error);
-    report["pass_overhead"].push_back({{"device", f.device}, {"mode", f.mode}, {"rows", f.rows}, {"fwd_fixed_s", f.fwd_fixed_s},
-                                       {"fwd_per_layer_s", f.fwd_per_layer_s}, {"bwd_fixed_s", f.bwd_fixed_s},
-                                       {"bwd_per_layer_s", f.bwd_per_layer_s}, {"step_fixed_s", f.step_fixed_s},
-                                       {"median_fit_error", f.median_error}, {"gpu", f.gpu}, {"measured_at", f.date},
-                                       {"library", f.library}});
-  }
-  report["interference"] = nlohmann::json::array();
-  for (const InterferenceCurve& c : curves) {
-    std::cout << "\nGEMM beside a reduction kernel on k SMs (" << c.device << ", " << c.gpu << ", " << c.date
-              << "; median over the shapes measured):\n";
-    std::printf("%8s %14s %19s %7s\n", "channels", "GEMM slowdown", "reduction slowdown", "shapes");
-    nlohmann::json points = nlohmann::json::array();
-    for (const InterferencePoint& p : c.points) {
-      std::printf("%8d %13.3fx %18.3fx %7d\n", p.channels, p.gemm_slowdown, p.reduce_slowdown, p.shapes);
-      points.push_back({{"channels", p.channels}, {"gemm_slowdown", p.gemm_slowdown}, {"reduce_slowdown", p.reduce_slowdown}});
-    }
-    report["interference"].push_back({{"device", c.device}, {"gpu", c.gpu}, {"measured_at", c.date}, {"points", points}});
-  }
-}
-
-// Layers kernel by kernel (`measured`/layer-kernels, torch/layer_kernels.py) beside hetsim's
-// operator costs grouped the same way: which kernels make a layer's error.
-struct LayerKernelFile {
-  std::filesystem::path path;
-  std::vector<LayerKernels> layers;
-};
 
 // --layer-kernels FILE, else `measured`/layer-kernels/*.csv, read before anything is printed.
 std::vector<LayerKernelFile> layer_kernel_files(const ValidateArgs& a, const std::filesystem::path& measured) {
@@ -97,67 +30,6 @@ std::vector<LayerKernelFile> layer_kernel_files(const ValidateArgs& a, const std
                                                                             : files_with_extension(measured / "layer-kernels", ".csv");
   for (const auto& f : files) out.push_back({f, load_layer_kernels(f)});
   return out;
-}
-
-void print_layer_kernels(const std::vector<LayerKernelFile>& files, const CostModel& cost, nlohmann::json& report) {
-  report["layer_kernels"] = nlohmann::json::array();
-  std::map<std::string, std::array<ClassSeconds, 4>> totals;  // per device, dtype and timing: [fwd meas, fwd pred, bwd meas, bwd pred]
-  std::map<std::string, Device> devices;                        // each device file read once
-  for (const auto& [f, layers] : files) {
-    if (layers.empty()) continue;
-    std::cout << "\nlayers kernel by kernel in " << f.string() << " (us per pass, measured/predicted, classes over 1 % of the pass):\n";
-    for (const LayerKernels& lk : layers) {
-      const LayerMeasurement& m = lk.layer;
-      auto it = devices.find(m.device);
-      if (it == devices.end()) it = devices.emplace(m.device, load_shipped_device(m.device, Diagnostic{f.string(), 0, 0, "device", ""})).first;
-      const LayerPrediction p = predict_layer(m, it->second, cost);
-      const char* timing = lk.from_graphs ? "graphs" : "eager";
-      const std::string group = m.device + ", " + std::string(dtype_name(m.dtype)) + ", " + timing;
-      std::printf("%-16s %6ld %5ld %6ld %6ld %3ld %-5s %-6s\n", m.device.c_str(), m.hidden, m.heads, m.ffn_hidden, m.seq_len,
-                  m.micro_batch, std::string(dtype_name(m.dtype)).c_str(), timing);
-      nlohmann::json row{{"device", m.device}, {"hidden", m.hidden}, {"heads", m.heads}, {"ffn_hidden", m.ffn_hidden}, {"seq_len", m.seq_len},
-                         {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)}, {"timing", timing}};
-      for (int pass = 0; pass < 2; ++pass) {
-        const double meas_total = pass == 0 ? m.fwd_s : m.bwd_s, pred_total = pass == 0 ? p.fwd_s : p.bwd_s;
-        std::string line;
-        nlohmann::json classes;
-        for (int c = 0; c < kKernelClasses; ++c) {
-          const double meas = lk.measured[pass][c], pred = p.by_class[pass][c];
-          totals[group][2 * pass][c] += meas;
-          totals[group][2 * pass + 1][c] += pred;
-          if (meas == 0 && pred == 0) continue;
-          const std::string name(kernel_class_name(static_cast<KernelClass>(c)));
-          classes[name] = {{"measured_s", meas}, {"predicted_s", pred}};
-          if (std::max(meas, pred) < 0.01 * meas_total) continue;
-          char cell[96];
-          std::snprintf(cell, sizeof cell, "  %s %.0f/%.0f", name.c_str(), meas * 1e6, pred * 1e6);
-          line += cell;
-        }
-        std::printf("  %s %8.0f/%-8.0f (%+5.1f%%):%s\n", pass == 0 ? "fwd" : "bwd", meas_total * 1e6, pred_total * 1e6,
-                    100 * (pred_total - meas_total) / meas_total, line.c_str());
-        row[pass == 0 ? "fwd" : "bwd"] = {{"measured_s", meas_total}, {"predicted_s", pred_total}, {"classes", classes}};
-      }
-      report["layer_kernels"].push_back(row);
-    }
-  }
-  if (totals.empty()) return;
-  std::cout << "\nwhere the layers' error comes from (sum over the layers above; each class's predicted - measured time, as a\n"
-               "share of the measured pass):\n";
-  for (const auto& [group, t] : totals) {
-    for (int pass = 0; pass < 2; ++pass) {
-      double meas_total = 0;
-      for (double x : t[2 * pass]) meas_total += x;
-      std::string line;
-      for (int c = 0; c < kKernelClasses; ++c) {
-        const double d = (t[2 * pass + 1][c] - t[2 * pass][c]) / meas_total;
-        if (std::fabs(d) < 0.0005) continue;
-        char cell[64];
-        std::snprintf(cell, sizeof cell, "  %s %+.1f%%", std::string(kernel_class_name(static_cast<KernelClass>(c))).c_str(), 100 * d);
-        line += cell;
-      }
-      std::printf("  %-32s %s:%s\n", group.c_str(), pass == 0 ? "fwd" : "bwd", line.c_str());
-    }
-  }
 }
 
 }  // namespace
@@ -194,10 +66,6 @@ int run_validate(const ValidateArgs& a) {
   nlohmann::json report{{"kernels", nlohmann::json::array()}, {"layers", nlohmann::json::array()}};
 
   // Every input read before anything is printed: a rejected one prints its message alone.
-  struct LayerFile {
-    std::filesystem::path path;
-    std::vector<std::pair<LayerMeasurement, Device>> rows;
-  };
   std::vector<LayerFile> layer_inputs;
   for (const auto& f : layer_files(a)) {
     LayerFile lf{f, {}};
@@ -208,77 +76,8 @@ int run_validate(const ValidateArgs& a) {
   }
   const std::vector<LayerKernelFile> kernel_inputs = layer_kernel_files(a, dir);
   std::cout << "hetsim validate: kernel tables in " << dir.string() << "\n\n";
-  if (tables->series().empty()) {
-    std::cout << "no measured kernel tables: every compute time is a roofline estimate with assumed efficiencies.\n"
-                 "Measure a GPU with kernels_profile/cuda/hetsim-kernels (see kernels_profile/README.md).\n";
-  } else {
-    std::printf("%-16s %-14s %-5s %8s %18s %22s\n", "device", "kernel", "dtype", "samples", "fit error (median)",
-                "interpolation (median)");
-    std::vector<double> all_fit, all_interp;
-    for (const KernelValidation& v : validate_kernels(*tables)) {
-      std::printf("%-16s %-14s %-5s %8d %18s %15s (%3zu)\n", v.device.c_str(), v.kernel.c_str(),
-                  std::string(dtype_name(v.dtype)).c_str(), v.samples, pct(median(v.fit_errors)).c_str(),
-                  v.interp_errors.empty() ? "-" : pct(median(v.interp_errors)).c_str(), v.interp_errors.size());
-      all_fit.insert(all_fit.end(), v.fit_errors.begin(), v.fit_errors.end());
-      all_interp.insert(all_interp.end(), v.interp_errors.begin(), v.interp_errors.end());
-      report["kernels"].push_back({{"device", v.device}, {"kernel", v.kernel}, {"dtype", dtype_name(v.dtype)},
-                                   {"samples", v.samples}, {"fit_median_error", median(v.fit_errors)},
-                                   {"interpolated_samples", v.interp_errors.size()},
-                                   {"interpolation_median_error", median(v.interp_errors)}});
-    }
-    std::cout << "\nmedian over all samples: fitted curves " << pct(median(all_fit)) << " on measured shapes (target "
-              << pct(kFitTarget) << ": " << verdict(median(all_fit), kFitTarget, all_fit.size()) << "), interpolation "
-              << pct(median(all_interp)) << " on left-out shapes (target " << pct(kInterpTarget) << ": "
-              << verdict(median(all_interp), kInterpTarget, all_interp.size()) << ")\n";
-    report["fit_median_error"] = median(all_fit);
-    report["interpolation_median_error"] = median(all_interp);
-  }
-
-  std::cout << "\n";
-  if (layer_inputs.empty()) {
-    std::cout << "no layer measurements: run kernels_profile/cuda/hetsim-layer-bench on a GPU and pass --layers FILE.\n";
-  }
-  std::vector<double> layer_err;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // |fwd|, |bwd| errors per device and layer kind
-  for (const LayerFile& lf : layer_inputs) {
-    std::cout << "layers measured in " << lf.path.string() << ":\n";
-    std::printf("%-16s %6s %5s %6s %3s %-5s %-7s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype", "attn",
-                "fwd meas.", "fwd pred.", "error", "bwd meas.", "bwd pred.", "error", "prediction from");
-    for (const auto& [m, device] : lf.rows) {
-      if (!device.supports(m.dtype)) continue;
-      const LayerPrediction p = predict_layer(m, device, cost);
-      const double ef = (p.fwd_s - m.fwd_s) / m.fwd_s, eb = (p.bwd_s - m.bwd_s) / m.bwd_s;
-      layer_err.push_back(std::fabs((p.fwd_s + p.bwd_s) - (m.fwd_s + m.bwd_s)) / (m.fwd_s + m.bwd_s));
-      auto& [kf, kb] = by_kind[m.device + ", " + (m.flash ? "flash" : "unfused") + (m.casts.empty() ? "" : ", fp8 GEMMs")];
-      kf.push_back(std::fabs(ef));
-      kb.push_back(std::fabs(eb));
-      std::string from;
-      double total = 0;
-      for (double x : p.sources) total += x;
-      for (int s = 0; s < kCostSources; ++s) {
-        if (p.sources[s] > 0) from += (from.empty() ? "" : ", ") + pct(p.sources[s] / total) + " " + std::string(cost_source_name(static_cast<CostSource>(s)));
-      }
-      std::printf("%-16s %6ld %5ld %6ld %3ld %-5s %-7s %10.3f ms %9.3f ms %+6.1f%% %9.3f ms %9.3f ms %+6.1f%%  %s\n",
-                  m.device.c_str(), m.hidden, m.heads, m.seq_len, m.micro_batch, std::string(dtype_name(m.dtype)).c_str(),
-                  m.flash ? "flash" : "unfused", m.fwd_s * 1e3, p.fwd_s * 1e3, 100 * ef, m.bwd_s * 1e3, p.bwd_s * 1e3, 100 * eb, from.c_str());
-      report["layers"].push_back({{"device", m.device}, {"hidden", m.hidden}, {"heads", m.heads}, {"seq_len", m.seq_len},
-                                  {"micro_batch", m.micro_batch}, {"dtype", dtype_name(m.dtype)},
-                                  {"attention", m.flash ? "flash" : "unfused"},
-                                  {"measured_fwd_s", m.fwd_s}, {"predicted_fwd_s", p.fwd_s},
-                                  {"measured_bwd_s", m.bwd_s}, {"predicted_bwd_s", p.bwd_s},
-                                  {"gpu", m.gpu}, {"measured_at", m.date}});
-    }
-  }
-  if (!layer_err.empty()) {
-    std::cout << "\nmedian layer error (forward + backward): " << pct(median(layer_err)) << " (target " << pct(kLayerTarget)
-              << ": " << verdict(median(layer_err), kLayerTarget, layer_err.size()) << ")\n";
-    report["layer_median_error"] = median(layer_err);
-    for (const auto& [kind, e] : by_kind) {
-      std::cout << "median |error| of layers on " << kind << " (" << e.first.size() << "): forward " << pct(median(e.first))
-                << ", backward " << pct(median(e.second)) << "\n";
-      report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
-    }
-  }
+  print_kernel_tables(*tables, report);
+  print_layers(layer_inputs, cost, report);
   print_layer_kernels(kernel_inputs, cost, report);
   print_framework_costs(dir, report);
   if (!a.report.empty()) write_file(a.report, report.dump(2) + "\n", "--report");
