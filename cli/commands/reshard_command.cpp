@@ -4,16 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
-#include <cstdio>
-#include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
 #include "base/text.hpp"
-#include "base/units.hpp"
 #include "base/device_list.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
+#include "cli/output/reshard_summary.hpp"
 #include "planner/resharding/reshard_case.hpp"
 #include "sim/executor.hpp"
 #include "sim/trace.hpp"
@@ -132,71 +129,8 @@ int run_reshard(const ReshardArgs& a) {
   opts.record_flows = !a.trace.empty();
   const SimResult sim = simulate(r.program, cluster, opts);
   const double t = sim.iteration_time_s;
-  const double bits = r.tensor_bytes * 8;
-  const double bw = t > 0 ? bits / t : 0;
-  const ReshardSchedule& s = r.schedule;
-
-  std::cout << "hetsim reshard: " << format_bytes(r.tensor_bytes) << " " << a.dtype << " tensor " << a.tensor << " on "
-            << cluster.name << "\n"
-            << "  from " << a.src_shape << " mesh [" << a.src << "] as " << spec_string(c.src_spec) << " ("
-            << r.src.tiles.size() << " tiles)\n"
-            << "  to   " << a.dst_shape << " mesh [" << a.dst << "] as " << spec_string(c.dst_spec) << " ("
-            << r.dst.tiles.size() << " tiles)\n"
-            << "  " << r.works.slices.size() << " slices, " << r.works.works.size() << " works by "
-            << method_name(r.works.method);
-  if (!r.works.gathers.empty()) std::cout << " + " << r.works.gathers.size() << " local all-gathers";
-  std::cout << "\n";
-  if (!r.works.note.empty()) std::cout << "  (local all-gather does not apply: " << r.works.note << "; ran as send/recv)\n";
-  std::cout << "  senders: " << a.load_balance;
-  if (c.balance == LoadBalance::kOrder) {
-    std::cout << " (seed " << a.seed << ": greedy " << c.order.greedy_rounds << " rounds, model makespan "
-              << format_time(s.greedy_makespan_s) << "; search " << s.expansions << " nodes, "
-              << (s.search_exhausted ? "complete" : s.stopped_by_time ? "stopped by the time budget" : "stopped by the node budget")
-              << ", kept the " << s.solver << " schedule)";
-  }
-  std::cout << "\n\n"
-            << "  time                 " << format_time(t) << "\n"
-            << "  effective bandwidth  " << format_double("%.3f", bw / 1e9) << " Gbit/s  (tensor bits / time)\n"
-            << "  network bytes        " << format_bytes(r.network_bytes) << "  (bytes crossing NICs)\n";
-  if (c.method == ReshardMethod::kSignal) {
-    std::cout << "  (signal mode: a 1-byte message per work, the latency and dependencies only: an upper bound)\n";
-  }
-
-  if (!a.report.empty()) {
-    nlohmann::json works = nlohmann::json::array();
-    for (int i : s.order) {
-      works.push_back({{"bytes", r.works.works[i].bytes}, {"sender", s.sender[i]}, {"receivers", r.works.works[i].receivers}});
-    }
-    nlohmann::json j{{"cluster", cluster.name},
-                     {"tensor", c.tensor},
-                     {"dtype", a.dtype},
-                     {"tensor_bytes", r.tensor_bytes},
-                     {"src", {{"devices", c.src.devices}, {"shape", a.src_shape}, {"spec", spec_string(c.src_spec)}}},
-                     {"dst", {{"devices", c.dst.devices}, {"shape", a.dst_shape}, {"spec", spec_string(c.dst_spec)}}},
-                     {"method_requested", a.method},
-                     {"method", method_name(r.works.method)},
-                     {"method_note", r.works.note},
-                     {"load_balance", a.load_balance},
-                     {"seed", a.seed},
-                     {"slices", r.works.slices.size()},
-                     {"local_all_gathers", r.works.gathers.size()},
-                     {"time_s", t},
-                     {"effective_bandwidth_bps", bw},
-                     {"network_bytes", r.network_bytes},
-                     {"model_makespan_s", s.model_makespan_s},
-                     {"works", works}};
-    if (c.balance == LoadBalance::kOrder) {
-      j["order_search"] = {{"greedy_rounds", c.order.greedy_rounds},
-                           {"greedy_makespan_s", s.greedy_makespan_s},
-                           {"expansions", s.expansions},
-                           {"max_expansions", c.order.max_expansions},
-                           {"budget_s", c.order.budget_s},
-                           {"complete", s.search_exhausted},
-                           {"stopped_by_time", s.stopped_by_time},
-                           {"kept", s.solver}};
-    }
-    write_file(a.report, j.dump(2) + "\n", "--report");
-  }
+  print_reshard(a, c, r, cluster, t);
+  if (!a.report.empty()) write_file(a.report, reshard_json(a, c, r, cluster, t).dump(2) + "\n", "--report");
   if (!a.trace.empty()) write_file(a.trace, chrome_trace(r.program, cluster, sim).dump() + "\n", "--trace");
   return 0;
 }
