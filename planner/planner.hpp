@@ -98,6 +98,10 @@ struct PlanResult {
 [[nodiscard]] PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
                               const PlannerOptions& options);
 
+// The chosen plan as a plan file (--emit-plan; hetsim simulate --plan reads it): SPMD or hybrid
+// YAML, or empty where nothing was chosen. `o`: the options `r` was planned with.
+[[nodiscard]] std::string emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const PlannerOptions& o);
+
 // The upper bound every command reports efficiency against (docs/planner.md): each GPU type at the
 // best per-GPU throughput hetsim finds on a homogeneous cluster of its own nodes (data-parallel
 // strategies, SPMD synthesis and the hybrid planner, whatever a planner switch of the run turns

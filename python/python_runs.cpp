@@ -6,8 +6,6 @@
 
 #include "base/input_error.hpp"
 #include "kernels_profile/cost_model.hpp"
-#include "planner/hybrid/hybrid_plan_file.hpp"
-#include "planner/spmd/plan_file.hpp"
 #include "planner/strategies.hpp"
 #include "sim/executor.hpp"
 #include "studies/validation/error_bars.hpp"
@@ -46,9 +44,7 @@ nlohmann::json plan_report(const ModelSpec& spec, const Cluster& cluster, const 
     j["error_bars"] = error_bars_json(chosen->report, cluster);
     if (nlohmann::json m = mfu_published(best, model, cluster); !m.is_null()) j["mfu_published"] = std::move(m);
     j["chosen"] = best.strategy;
-    j["plan"] = r.chosen_spmd() != nullptr
-                    ? plan_to_yaml(PlanFile{model.name, cluster.name, options.spmd_options.search, *r.chosen_spmd()}, r.spmd.problem)
-                    : hybrid_plan_to_yaml(*r.chosen_hybrid());
+    j["plan"] = emitted_plan(r, model, cluster, options);
   }
   return j;
 }

@@ -17,10 +17,8 @@
 #include "cli/output/goodput_summary.hpp"
 #include "studies/validation/mfu_ceiling.hpp"
 #include "cli/output/summary.hpp"
-#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/megatron_args.hpp"
 #include "planner/planner.hpp"
-#include "planner/spmd/plan_file.hpp"
 #include "sim/trace.hpp"
 
 namespace hetsim::cli {
@@ -121,28 +119,7 @@ int run_plan(const PlanArgs& a) {
   nlohmann::json mfu_published;                       // the highest MFU published for these GPUs
   if (chosen != nullptr) {
     const Report best = r.chosen_report();
-    std::cout << "\nchosen: " << best.strategy << " (smallest simulated time of " << r.candidates() << " candidates)\n\n";
-    if (r.chosen_spmd() != nullptr) {
-      print_spmd_plan(std::cout, r.spmd.problem, *r.chosen_spmd(), cluster);
-    } else {
-      print_hybrid_plan(std::cout, *r.chosen_hybrid(), cluster);
-    }
-    if (r.spmd_run) print_search_stats(std::cout, r.spmd.plan, r.spmd.plan_time_s, r.heuristic);
-    if (r.spmd_run && r.spmd.left_out > 0) {
-      std::cout << "SPMD candidates left out, too large to simulate: " << r.spmd.left_out << " (the best: " << r.spmd.left_out_reason << ")\n";
-    }
-    if (r.pipeline_run) {
-      std::cout << "hybrid search: " << r.hybrid.considered << " plans fit memory by estimate, " << r.hybrid.judged.size()
-                << " simulated; took " << format_time(r.hybrid.plan_time_s) << "\n";
-    }
-    if (r.kept) {
-      std::cout << "kept plan " << printable(r.kept->file) << ": "
-                << (!r.kept->applies ? "does not apply here (" + printable(r.kept->why_not) + ")"
-                    : r.kept->chosen ? "the fastest, chosen"
-                    : format_double("%.4g", r.kept->samples_per_s) + " samples/s, " +
-                          (r.kept->iteration_time_s > best.iteration_time_s ? "slower than" : "as fast as") + " the chosen plan")
-                << "\n";
-    }
+    print_plan_choice(std::cout, r, cluster);
     std::cout << "\n";
     print_run_summary(std::cout, best, cluster);
     mfu_published = check_mfu(std::cout, best, in.model, cluster);
@@ -169,10 +146,7 @@ int run_plan(const PlanArgs& a) {
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && chosen != nullptr) write_json(c.trace, chrome_trace(chosen->program, cluster, chosen->result), "--trace");
   if (!a.emit_plan.empty() && chosen != nullptr) {
-    write_file(a.emit_plan,
-               r.chosen_spmd() != nullptr ? plan_to_yaml(PlanFile{in.model.name, cluster.name, options.spmd_options.search, *r.chosen_spmd()}, r.spmd.problem)
-                                          : hybrid_plan_to_yaml(*r.chosen_hybrid()),
-               "--emit-plan");
+    write_file(a.emit_plan, emitted_plan(r, in.model, cluster, options), "--emit-plan");
   }
   if (!r.nothing_fits.empty()) {  // said on stderr too, after the report is written
     std::cout.flush();

@@ -331,4 +331,30 @@ void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster&
   if (!idle.empty()) out << "  idle (in no stage): gpus " << format_devices(idle) << "\n";
 }
 
+void print_plan_choice(std::ostream& out, const PlanResult& r, const Cluster& cluster) {
+  const Report best = r.chosen_report();
+  out << "\nchosen: " << best.strategy << " (smallest simulated time of " << r.candidates() << " candidates)\n\n";
+  if (r.chosen_spmd() != nullptr) {
+    print_spmd_plan(out, r.spmd.problem, *r.chosen_spmd(), cluster);
+  } else {
+    print_hybrid_plan(out, *r.chosen_hybrid(), cluster);
+  }
+  if (r.spmd_run) print_search_stats(out, r.spmd.plan, r.spmd.plan_time_s, r.heuristic);
+  if (r.spmd_run && r.spmd.left_out > 0) {
+    out << "SPMD candidates left out, too large to simulate: " << r.spmd.left_out << " (the best: " << r.spmd.left_out_reason << ")\n";
+  }
+  if (r.pipeline_run) {
+    out << "hybrid search: " << r.hybrid.considered << " plans fit memory by estimate, " << r.hybrid.judged.size()
+              << " simulated; took " << format_time(r.hybrid.plan_time_s) << "\n";
+  }
+  if (r.kept) {
+    out << "kept plan " << printable(r.kept->file) << ": "
+              << (!r.kept->applies ? "does not apply here (" + printable(r.kept->why_not) + ")"
+                  : r.kept->chosen ? "the fastest, chosen"
+                  : format_double("%.4g", r.kept->samples_per_s) + " samples/s, " +
+                        (r.kept->iteration_time_s > best.iteration_time_s ? "slower than" : "as fast as") + " the chosen plan")
+              << "\n";
+  }
+}
+
 }  // namespace hetsim::cli

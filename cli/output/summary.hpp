@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "planner/hybrid/hybrid_plan.hpp"
+#include "planner/planner.hpp"
 #include "planner/spmd/spmd_planner.hpp"
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
@@ -22,5 +23,7 @@ void print_spmd_plan(std::ostream& out, const SpmdProblem& p, const SpmdCandidat
 // A hybrid plan: its shape, then every stage of each distinct pipeline (GPUs, type, tp, layers).
 void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster& cluster);
 void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_time_s, const std::string& heuristic);
+// What a plan run chose (r.chosen() set): the chosen row, its plan, the searches' figures and the kept plan's outcome.
+void print_plan_choice(std::ostream& out, const PlanResult& r, const Cluster& cluster);
 
 }  // namespace hetsim::cli
