@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <iostream>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -16,9 +15,9 @@
 #include "cli/app.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
-#include "studies/validation/error_bars.hpp"
 #include "cli/output/python_plot.hpp"
 #include "cli/commands/mix_planner.hpp"
+#include "cli/output/sizing_summary.hpp"
 #include "studies/sizing/sizing.hpp"
 
 namespace hetsim::cli {
@@ -90,42 +89,7 @@ int run_size(const SizeArgs& a) {
       s, model, mixes, options, [&](const std::vector<Mix>& m, const std::string& what) { return planner.plan(m, what); },
       [](const std::string& line) { std::cout << line << "\n" << std::flush; });
 
-  // Terminal: the front.
-  std::cout << "\nPareto front: time to train against " << cost_label(s.cost_objective) << "\n";
-  std::printf("%-34s %6s %12s %11s %12s %11s %10s %6s\n", "nodes", "GPUs", "cost", "samples/s", "time to train", "energy",
-              "USD/Mtok", "eff.");
-  for (size_t i : run.front) {
-    const SizingPoint& p = run.points[i];
-    std::printf("%-34s %6ld %12s %11.4g %12s %11s %10.4g %5.1f%%\n", mix_label(s, p.mix).c_str(), p.mix.gpus,
-                format_money(p.costs.cost_usd).c_str(), p.row.samples_per_s, format_duration(p.costs.time_to_train_s).c_str(),
-                (p.costs.energy_kwh >= 1e3 ? format_double("%.4g MWh", p.costs.energy_kwh / 1e3) : format_double("%.4g kWh", p.costs.energy_kwh)).c_str(), p.costs.cost_per_million_tokens_usd,
-                100 * p.row.efficiency);
-  }
-  if (run.front.empty()) std::cout << "(empty: no planned mix was feasible)\n";
-  // Each front mix's error bar: a calibration class of its GPU types, or none.
-  for (size_t k = 0; k < run.front.size(); ++k) {
-    const Mix& mix = run.points[run.front[k]].mix;
-    std::set<std::string> gpus;
-    for (size_t o = 0; o < mix.counts.size(); ++o) {
-      if (mix.counts[o] > 0) gpus.insert(s.offers[o].gpu.name);
-    }
-    std::cout << (k == 0 ? "error on published runs: " : "                         ") << mix_label(s, mix) << ": "
-              << training_time_error_bar(gpus, mix.gpus, mix.nodes, model.moe.has_value(),
-                                         model.training.low_precision_gemms())
-              << "\n";
-  }
-  size_t infeasible = 0, failed = 0;
-  for (const SizingPoint& p : run.points) {
-    infeasible += p.row.status == "infeasible";
-    failed += p.row.status == "error";
-  }
-  std::cout << run.points.size() << " mix(es) planned and simulated: " << run.feasible.size() << " feasible, " << infeasible
-            << " infeasible, " << failed << " error(s); plans kept in " << planner.db_path() << "\n";
-  std::cout << "estimates (to choose what to plan, never reported as results):\n";
-  for (size_t i = 0; i < s.offers.size(); ++i) {
-    std::cout << "  " << s.offers[i].name << ": " << format_double("%.4g", run.rates[i].samples_per_s_per_gpu) << " samples/s per GPU, "
-              << run.rates[i].source << "\n";
-  }
+  print_sizing_front(s, model, run, planner.db_path());
   if (!a.report.empty()) {
     write_file(a.report, sizing_report_json(s, model, options, run).dump(2) + "\n", "--report");
     std::cout << "report: " << a.report << "\n";
@@ -147,16 +111,7 @@ int run_size(const SizeArgs& a) {
   } else if (!a.plot.empty()) {
     // Each point with its time error bar (the plan report's: a share of the time, empty where none
     // applies), and the offers' price dates under the plot.
-    std::string table = "label,cost,time_to_train_days,on_front,time_error\n";
-    for (size_t i : run.feasible) {
-      const SizingPoint& p = run.points[i];
-      const nlohmann::json* bar = p.row.report.is_object() ? &p.row.report : nullptr;
-      for (const char* key : {"error_bars", "time", "p90_abs_error"}) bar = bar && bar->is_object() && bar->contains(key) ? &(*bar)[key] : nullptr;
-      table += csv_field(mix_label(s, p.mix)) + "," + format_double("%.17g", cost_objective_value(s, p.costs)) + "," +
-               format_double("%.17g", p.costs.time_to_train_s / 86400) + "," +
-               (std::find(run.front.begin(), run.front.end(), i) != run.front.end() ? "1" : "0") + "," +
-               (bar && bar->is_number() ? format_double("%.6g", bar->get<double>()) : "") + "\n";
-    }
+    const std::string table = sizing_plot_table(s, run);
     std::string dates = "prices as of: ";
     for (size_t i = 0; i < s.offers.size(); ++i) {
       dates += (i > 0 ? "; " : "") + s.offers[i].name + " " + (s.offers[i].date.empty() ? "(no date)" : s.offers[i].date);
