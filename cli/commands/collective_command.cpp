@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -17,10 +16,10 @@
 #include "base/device_list.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
+#include "cli/output/link_fractions.hpp"
 #include "sim/collective.hpp"
 #include "sim/executor.hpp"
 #include "sim/trace.hpp"
-#include "topologies/link_class.hpp"
 
 namespace hetsim::cli {
 namespace {
@@ -47,33 +46,6 @@ std::vector<double> parse_sizes(const std::string& spec) {
 std::vector<int> parse_group(const std::string& spec, int gpus) {
   std::vector<int> out = parse_device_list(spec, gpus, "--group");
   if (out.size() < 2) throw InputError("--group", "", "a collective needs at least 2 GPUs");
-  return out;
-}
-
-
-// The achievable fractions (and switch reduction) of the node types the group spans, for the
-// summary and the report.
-nlohmann::json link_fractions(const Cluster& cluster, const std::vector<int>& group) {
-  nlohmann::json out = nlohmann::json::array();
-  std::vector<int> types;
-  for (int g : group) {
-    if (std::find(types.begin(), types.end(), cluster.gpus[g].node_type) == types.end()) types.push_back(cluster.gpus[g].node_type);
-  }
-  std::sort(types.begin(), types.end());
-  for (int t : types) {
-    const NodeType& nt = cluster.node_types[t];
-    nlohmann::json links = nlohmann::json::array();
-    for (const auto& [what, a] : {std::pair<std::string, Achievable>{"intra_node", intra_achievable(nt)},
-                                  {"nic", nic_achievable(nt)}, {"pcie", pcie_achievable(nt)}}) {
-      links.push_back({{"link", what}, {"class", std::string(link_class_name(a.link_class))}, {"achievable", a.fraction}, {"source", a.source}});
-    }
-    nlohmann::json j{{"node_type", nt.name}, {"links", links}};
-    if (const SwitchReduction r = switch_reduction(nt); r.bandwidth_Bps > 0) {
-      j["switch_reduction_Bps"] = r.bandwidth_Bps;
-      j["switch_reduction_source"] = r.source;
-    }
-    out.push_back(j);
-  }
   return out;
 }
 
@@ -142,19 +114,7 @@ int run_collective(const CollectiveArgs& a) {
   std::cout << "\n(algbw = size / time; busbw = algbw x " << format_double("%.4g", busbw_factor(task.op, n))
             << ", the nccl-tests bus bandwidth factor for " << a.op << " over " << n << " ranks)\n";
   const nlohmann::json fractions = link_fractions(cluster, group);
-  std::cout << "\nLinks run at a fraction of their wire rate:\n";
-  for (const nlohmann::json& nt : fractions) {
-    for (const nlohmann::json& l : nt["links"]) {
-      std::cout << "  " << nt["node_type"].get<std::string>() << " " << l["link"].get<std::string>() << " ("
-                << l["class"].get<std::string>() << "): " << format_double("%.3f", l["achievable"].get<double>()) << " -- "
-                << l["source"].get<std::string>() << "\n";
-    }
-    if (nt.contains("switch_reduction_Bps")) {
-      std::cout << "  " << nt["node_type"].get<std::string>() << " NVLS switch reduction: "
-                << format_double("%.0f", nt["switch_reduction_Bps"].get<double>() / 1e9) << " GB/s -- "
-                << nt["switch_reduction_source"].get<std::string>() << "\n";
-    }
-  }
+  print_link_fractions(fractions);
   if (!a.report.empty()) {
     const nlohmann::json j{{"op", a.op},
                            {"cluster", cluster.name},
