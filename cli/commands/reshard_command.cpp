@@ -129,8 +129,9 @@ int run_reshard(const ReshardArgs& a) {
   opts.record_flows = !a.trace.empty();
   const SimResult sim = simulate(r.program, cluster, opts);
   const double t = sim.iteration_time_s;
-  print_reshard(a, c, r, cluster, t);
-  if (!a.report.empty()) write_file(a.report, reshard_json(a, c, r, cluster, t).dump(2) + "\n", "--report");
+  const ReshardLabels labels{a.dtype, a.tensor, a.src, a.src_shape, a.dst, a.dst_shape, a.method, a.load_balance, a.seed};
+  print_reshard(labels, c, r, cluster, t);
+  if (!a.report.empty()) write_file(a.report, reshard_json(labels, c, r, cluster, t).dump(2) + "\n", "--report");
   if (!a.trace.empty()) write_file(a.trace, chrome_trace(r.program, cluster, sim).dump() + "\n", "--trace");
   return 0;
 }

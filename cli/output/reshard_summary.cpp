@@ -8,7 +8,7 @@
 
 namespace hetsim::cli {
 
-void print_reshard(const ReshardArgs& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster, double t) {
+void print_reshard(const ReshardLabels& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster, double t) {
   const double bw = t > 0 ? r.tensor_bytes * 8 / t : 0;
   const ReshardSchedule& s = r.schedule;
   std::cout << "hetsim reshard: " << format_bytes(r.tensor_bytes) << " " << a.dtype << " tensor " << a.tensor << " on "
@@ -38,7 +38,7 @@ void print_reshard(const ReshardArgs& a, const ReshardCase& c, const ReshardOutc
   }
 }
 
-nlohmann::json reshard_json(const ReshardArgs& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster, double t) {
+nlohmann::json reshard_json(const ReshardLabels& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster, double t) {
   const double bw = t > 0 ? r.tensor_bytes * 8 / t : 0;
   const ReshardSchedule& s = r.schedule;
   nlohmann::json works = nlohmann::json::array();

@@ -3,17 +3,24 @@
 // --report JSON.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
-#include "cli/commands/reshard_command.hpp"
 #include "planner/resharding/reshard_case.hpp"
 #include "topologies/cluster.hpp"
 
 namespace hetsim::cli {
 
-// `a`: the command line as given (its texts are echoed); `t`: the simulated time.
-void print_reshard(const ReshardArgs& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster, double t);
-[[nodiscard]] nlohmann::json reshard_json(const ReshardArgs& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster,
+// The command line's texts, echoed as given.
+struct ReshardLabels {
+  std::string dtype, tensor, src, src_shape, dst, dst_shape, method, load_balance;
+  unsigned long long seed = 0;
+};
+
+// `t`: the simulated time.
+void print_reshard(const ReshardLabels& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster, double t);
+[[nodiscard]] nlohmann::json reshard_json(const ReshardLabels& a, const ReshardCase& c, const ReshardOutcome& r, const Cluster& cluster,
                                           double t);
 
 }  // namespace hetsim::cli
