@@ -32,13 +32,13 @@ std::filesystem::path data_root() {
   static const std::filesystem::path installed = [] {
     std::error_code ec;
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    // The Python module is a shared object (hetsim.cpython-*.so) loaded into python3; for the binary,
+    // dladdr gives the name it was started by, so /proc/self/exe is the one to trust.
     Dl_info info{};
-    std::filesystem::path self = exe;
-    if (dladdr(reinterpret_cast<const void*>(&data_root), &info) != 0 && info.dli_fname != nullptr && *info.dli_fname != '\0') {
-      self = std::filesystem::weakly_canonical(info.dli_fname, ec);
-    }
+    const bool module = dladdr(reinterpret_cast<const void*>(&data_root), &info) != 0 && info.dli_fname != nullptr &&
+                        std::filesystem::path(info.dli_fname).extension() == ".so";
+    const std::filesystem::path self = module ? std::filesystem::weakly_canonical(info.dli_fname, ec) : exe;
     if (self.empty()) return std::filesystem::path();
-    const bool module = !exe.empty() && self != exe;  // a library loaded into another program (python3)
     const std::filesystem::path prefix =
         module ? self.parent_path().parent_path().parent_path().parent_path() : self.parent_path().parent_path();
     const std::filesystem::path share = prefix / "share" / "hetsim";

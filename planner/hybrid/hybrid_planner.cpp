@@ -270,7 +270,8 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       std::vector<GradientSync> syncs{GradientSync::kAllReduce};
       if (hetsim && options.sequence_parallel && has_tp) sps.push_back(true);
       // Megatron-Core's combined 1F1B where experts are split (it holds one more micro-batch): with
-      // more than one stage only interleaved (check_hybrid_plan says why), and never with full recompute.
+      // more than one stage only interleaved, and never with full recompute, as Megatron-Core runs it
+      // (docs/planner.md: without interleaving the stages' paired steps run one after another).
       if (hetsim && options.overlap && has_ep && !splits_weight_gradient(s) && (P == 1 || interleaved)) a2a_overlaps.push_back(true);
       if (hetsim && options.zero1 && copies) syncs.push_back(GradientSync::kZero1);
       if (hetsim && options.tp_comm_overlap && has_tp && !splits_weight_gradient(s)) overlaps = {0, 1, 2};

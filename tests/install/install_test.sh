@@ -16,6 +16,10 @@ check() {  # check PREFIX: the installed hetsim under PREFIX/bin and PREFIX/shar
   sed 's/^name: gpt3-1.3b$/name: installed-only/' "$prefix/share/hetsim/workloads/gpt3-1.3b.yaml" \
     > "$prefix/share/hetsim/workloads/installed-only.yaml"
   "$bin" list models | grep -qx installed-only || { echo "FAIL: $bin does not read $prefix/share/hetsim"; exit 1; }
+  # Started by name through PATH, and through a symlink elsewhere: the same data.
+  PATH="$prefix/bin:$PATH" hetsim list models | grep -qx installed-only || { echo "FAIL: hetsim on PATH does not read $prefix/share/hetsim"; exit 1; }
+  ln -sf "$bin" "$work/hetsim-link"
+  "$work/hetsim-link" list models | grep -qx installed-only || { echo "FAIL: a symlink to $bin does not read $prefix/share/hetsim"; exit 1; }
   "$bin" -q plan --model installed-only --global-batch 128 --no-upper-bound --report "$work/report.json" > "$work/plan.txt"
   grep -q '^chosen: ' "$work/plan.txt" || { echo "FAIL: $bin plan chose nothing"; cat "$work/plan.txt"; exit 1; }
   [ -s "$prefix/share/doc/hetsim/README.md" ] || { echo "FAIL: no guide under $prefix/share/doc/hetsim"; exit 1; }
