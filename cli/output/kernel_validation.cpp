@@ -22,11 +22,7 @@ constexpr double kLayerTarget = 0.05;
 
 const char* verdict(double err, double target, size_t n) { return n == 0 ? "no data" : (err <= target ? "PASS" : "FAIL"); }
 
-std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-  return buf;
-}
+std::string pct(double x) { return format_double("%.1f%%", 100 * x); }
 
 }  // namespace
 

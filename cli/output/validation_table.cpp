@@ -27,11 +27,7 @@ std::string shown(const std::string& key, double v) {
   return buf;
 }
 
-std::string pct(double x, bool sign) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, sign ? "%+.1f %%" : "%.1f %%", 100 * x);
-  return buf;
-}
+std::string pct(double x, bool sign) { return format_double(sign ? "%+.1f %%" : "%.1f %%", 100 * x); }
 
 // The table as Markdown: run, figure, measured, predicted, error, class, source.
 std::string markdown(const std::vector<RunResult>& results) {

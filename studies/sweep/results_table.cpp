@@ -111,17 +111,20 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
     });
   }
   const long base = baseline_row(o.baseline, rows, parsed, order);
-  const bool full_figures = o.full;
+  const bool full = o.full;
   std::vector<PlanCells> plans;
   bool plan_study = false;
   for (const ScenarioRow& r : rows) {
-    plans.push_back(plan_cells(r, full_figures));
+    plans.push_back(plan_cells(r, full));
     plan_study = plan_study || !plans.back().plans.empty();
   }
   std::vector<std::string>& header = out.header;
   header = {"study"};
   header.insert(header.end(), axes.begin(), axes.end());
-  for (const char* h : {"status", "iteration_time_s", "samples_per_s", "mfu", "efficiency", "peak_memory", "wall_s", "error"}) header.push_back(h);
+  for (const char* h : {"status", "iteration_time_s", "samples_per_s", "mfu", "efficiency", full ? "peak_memory_bytes" : "peak_memory",
+                        "wall_s", "error"}) {
+    header.push_back(h);
+  }
   std::vector<std::vector<std::string>>& table = out.rows;
   for (size_t i : order) {
     const ScenarioRow& r = rows[i];
@@ -129,7 +132,6 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
     for (const std::string& ax : axes) cells.push_back(parsed[i].contains(ax) ? axis_text(parsed[i][ax]) : "");
     cells.push_back(r.status);
     const bool ok = r.status == "ok";
-    const bool full = o.full;
     const char* f = full ? "%.17g" : "%.4g";
     cells.push_back(ok ? format_double(f, r.iteration_time_s) : "");
     cells.push_back(ok ? format_double(f, r.samples_per_s) : "");
@@ -154,7 +156,6 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   }
   if (plan_study) header.insert(header.end(), {"plans", "baseline_plan_samples_per_s"});
   if (base >= 0) header.push_back("samples_per_s_vs_baseline");
-  if (o.full) header[header.size() - (base >= 0 ? 4 : 3) - (plan_study ? 2 : 0)] = "peak_memory_bytes";
   out.scenarios = rows.size();
   return out;
 }
