@@ -15,6 +15,8 @@
 namespace hetsim {
 namespace {
 
+constexpr int kBusyMs = 10000;  // how long a connection waits for another's lock before failing
+
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS scenarios (
   scenario TEXT PRIMARY KEY,
@@ -95,6 +97,7 @@ class ResultsDb::Statement {
 
 void ResultsDb::fail(int rc) const {
   if ((rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+    damaged_ = true;
     throw InputError(path_.string(), "", "the results database is damaged (" + sqlite_error(db_, rc) + "); " + kRestore);
   }
   throw InputError(path_.string(), "", "the results database cannot be used: " + sqlite_error(db_, rc));
@@ -131,25 +134,29 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     opened = open(name, SQLITE_OPEN_READONLY);
   }
   if (!opened) throw InputError(path.string(), "--db", "cannot open the results database: " + why);
-  sqlite3_busy_timeout(db_, 10000);
-  // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it.
-  auto close = [&] {
+  sqlite3_busy_timeout(db_, kBusyMs);
+  // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it. SQLite
+  // removes them itself when the last connection closes a sound database, and keeps them while a
+  // sweep still has it open (a report refusing the table-less database a starting sweep is
+  // setting up must not take that sweep's log away: a CI run lost rows so). Only a damaged file,
+  // which SQLite cannot checkpoint, is cleaned up by hand.
+  auto close = [&](bool damaged) {
     sqlite3_close(db_);
     db_ = nullptr;
-    if (mode == Mode::kRead) {
+    if (mode == Mode::kRead && damaged) {
       for (const char* suffix : {"-wal", "-shm"}) {
         if (!had[suffix[1] == 'w' ? 0 : 1]) std::filesystem::remove(path.string() + suffix, ec);
       }
     }
   };
-  auto refuse = [&](const std::string& why) {
-    close();
+  auto refuse = [&](const std::string& why, bool damaged) {
+    close(damaged);
     throw InputError(path.string(), "", why);
   };
   try {
     if (mode == Mode::kRead) exec("PRAGMA query_only=1");
     if (const int rc = sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr); rc == SQLITE_NOTADB) {
-      refuse("not a hetsim results database (" + std::string(sqlite3_errmsg(db_)) + "); hetsim sweep or hetsim size writes one");
+      refuse("not a hetsim results database (" + std::string(sqlite3_errmsg(db_)) + "); hetsim sweep or hetsim size writes one", true);
     }
     // Damaged pages would otherwise read as fewer rows (a report of 0 scenarios, a sweep that
     // thinks everything is done): the whole file is checked first (a results database is small).
@@ -161,7 +168,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     if (problems != std::vector<std::string>{"ok"}) {
       std::string text;
       for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
-      refuse("the results database is damaged (PRAGMA quick_check: " + text + "); " + kRestore);
+      refuse("the results database is damaged (PRAGMA quick_check: " + text + "); " + kRestore, true);
     }
     std::vector<std::string> tables;
     {
@@ -173,10 +180,18 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
       std::string names;
       for (const std::string& t : tables) names += (names.empty() ? "" : ", ") + t;
       refuse("not a hetsim results database (no scenarios table" + (tables.empty() ? std::string() : "; it holds " + names) +
-             "); hetsim sweep or hetsim size writes one");
+             "); hetsim sweep or hetsim size writes one", false);
     }
     if (mode == Mode::kWrite) {
-      exec("PRAGMA journal_mode=WAL");
+      // While another connection sets the same fresh file up (two sweeps started at once), SQLite
+      // can answer this SQLITE_BUSY at once, without its busy handler: retried as long as that
+      // handler would wait (a CI run's sweep failed so on "database is locked").
+      for (int waited_ms = 0;; waited_ms += 5) {
+        const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+        if (rc == SQLITE_OK) break;
+        if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= kBusyMs) fail(rc);
+        ::usleep(5000);
+      }
       exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: a committed row survives a crash of hetsim
       exec(kSchema);
     }
@@ -188,10 +203,10 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     if (!std::equal(columns.begin(), columns.end(), std::begin(kColumns), std::end(kColumns))) {
       std::string names;
       for (const std::string& c : columns) names += (names.empty() ? "" : ", ") + c;
-      refuse("its scenarios table is not hetsim's (columns: " + names + "); hetsim sweep or hetsim size writes one");
+      refuse("its scenarios table is not hetsim's (columns: " + names + "); hetsim sweep or hetsim size writes one", false);
     }
   } catch (const InputError&) {
-    if (db_ != nullptr) close();
+    if (db_ != nullptr) close(damaged_);
     throw;
   }
 }

@@ -56,6 +56,7 @@ class ResultsDb {
   void exec(const char* sql) const;
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  mutable bool damaged_ = false;  // fail() saw a damaged file: refusing it removes its -wal and -shm
 };
 
 }  // namespace hetsim

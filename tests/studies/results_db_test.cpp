@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -189,6 +190,53 @@ TEST(ResultsDb, AReportReadsADatabaseInAFolderItCannotWrite) {
   EXPECT_EQ(r.rc, 0) << r.output;
   EXPECT_NE(r.output.find("\ns,ok,"), std::string::npos) << r.output;  // the row, read
   for (const char* ext : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db.string() + ext)) << ext;
+}
+
+TEST(ResultsDb, WritersAndReadersOpeningAFreshDatabaseAtOnceAllGetIn) {
+  // A CI run failed on "database is locked": a sweep creating its database while another
+  // connection opened it too. Writers that start together (two sweeps on one file) and readers
+  // polling beside them wait their turn; none is refused.
+  const Folder f;
+  for (int round = 0; round < 20; ++round) {
+    const fs::path db = f.dir / ("race-" + std::to_string(round) + ".db");
+    std::vector<pid_t> children;
+    for (int c = 0; c < 6; ++c) {
+      const pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        int code = 0;
+        try {
+          if (c % 2 == 0) {
+            ResultsDb w(db);
+            ScenarioRow row;
+            row.study = std::string("s");
+            row.axes = std::string("{}");
+            row.status = std::string("ok");
+            row.scenario = "key-" + std::to_string(c);
+            w.put(row);
+          } else {
+            for (int i = 0; i < 200 && !fs::exists(db); ++i) ::usleep(200);
+            try {
+              (void)ResultsDb(db, ResultsDb::Mode::kRead).rows();
+            } catch (const InputError& e) {  // a reader may come before the table: that refusal only
+              if (std::string(e.what()).find("no scenarios table") == std::string::npos) throw;
+            }
+          }
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "child %d: %s\n", c, e.what());
+          code = 1;
+        }
+        std::_Exit(code);
+      }
+      children.push_back(pid);
+    }
+    for (const pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    EXPECT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 3u) << "round " << round;
+  }
 }
 
 }  // namespace
