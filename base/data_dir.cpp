@@ -18,6 +18,25 @@
 
 namespace hetsim {
 
+std::filesystem::path install_prefix() {
+  // An installed hetsim (cmake --install, the .deb): PREFIX/share/hetsim beside the file that holds
+  // this code: the binary, PREFIX/bin/hetsim, or the Python module, PREFIX/lib/python3/dist-packages/hetsim*.so.
+  static const std::filesystem::path prefix = [] {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    // The Python module is a shared object (hetsim.cpython-*.so) loaded into python3; for the binary,
+    // dladdr gives the name it was started by, so /proc/self/exe is the one to trust.
+    Dl_info info{};
+    const bool module = dladdr(reinterpret_cast<const void*>(&install_prefix), &info) != 0 && info.dli_fname != nullptr &&
+                        std::filesystem::path(info.dli_fname).extension() == ".so";
+    const std::filesystem::path self = module ? std::filesystem::weakly_canonical(info.dli_fname, ec) : exe;
+    if (self.empty()) return std::filesystem::path();
+    const std::filesystem::path p = module ? self.parent_path().parent_path().parent_path().parent_path() : self.parent_path().parent_path();
+    return std::filesystem::is_directory(p / "share" / "hetsim" / "kernels_profile" / "devices", ec) ? p : std::filesystem::path();
+  }();
+  return prefix;
+}
+
 std::filesystem::path data_root() {
   if (const char* env = std::getenv("HETSIM_DATA_DIR"); env != nullptr && *env != '\0') {
     std::error_code ec;  // a mistyped folder would otherwise be a cluster of no shipped inputs
@@ -27,24 +46,7 @@ std::filesystem::path data_root() {
     }
     return env;
   }
-  // An installed hetsim (cmake --install, the .deb): PREFIX/share/hetsim beside the file that holds
-  // this code: the binary, PREFIX/bin/hetsim, or the Python module, PREFIX/lib/python3/dist-packages/hetsim*.so.
-  static const std::filesystem::path installed = [] {
-    std::error_code ec;
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    // The Python module is a shared object (hetsim.cpython-*.so) loaded into python3; for the binary,
-    // dladdr gives the name it was started by, so /proc/self/exe is the one to trust.
-    Dl_info info{};
-    const bool module = dladdr(reinterpret_cast<const void*>(&data_root), &info) != 0 && info.dli_fname != nullptr &&
-                        std::filesystem::path(info.dli_fname).extension() == ".so";
-    const std::filesystem::path self = module ? std::filesystem::weakly_canonical(info.dli_fname, ec) : exe;
-    if (self.empty()) return std::filesystem::path();
-    const std::filesystem::path prefix =
-        module ? self.parent_path().parent_path().parent_path().parent_path() : self.parent_path().parent_path();
-    const std::filesystem::path share = prefix / "share" / "hetsim";
-    return std::filesystem::is_directory(share / "kernels_profile" / "devices", ec) ? share : std::filesystem::path();
-  }();
-  if (!installed.empty()) return installed;
+  if (const std::filesystem::path installed = install_prefix(); !installed.empty()) return installed / "share" / "hetsim";
   return HETSIM_SOURCE_DIR;
 }
 

@@ -14,6 +14,10 @@ namespace hetsim {
 // else PREFIX/share/hetsim beside an installed PREFIX/bin/hetsim, else the source tree this binary
 // was built from.
 [[nodiscard]] std::filesystem::path data_root();
+// PREFIX of an installed hetsim (cmake --install, the .deb) whose code is running: the binary's
+// PREFIX/bin/hetsim or the Python module's PREFIX/lib/python3/dist-packages, with PREFIX/share/hetsim
+// beside; empty for a build tree.
+[[nodiscard]] std::filesystem::path install_prefix();
 
 // The files in `dir` whose name ends in `extension` (".csv", in any case), sorted; none when `dir` is missing.
 [[nodiscard]] std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir,

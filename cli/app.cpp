@@ -14,6 +14,7 @@
 #include "cli/commands/plan_command.hpp"
 #include "cli/commands/report_command.hpp"
 #include "cli/commands/reshard_command.hpp"
+#include "cli/commands/scenario_run.hpp"
 #include "cli/commands/simulate_command.hpp"
 #include "cli/commands/size_command.hpp"
 #include "cli/commands/sweep_command.hpp"
@@ -101,6 +102,10 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   CLI::App* report = app.add_subcommand("report", "print (or plot) the results of a study's database");
   add_report_options(report, report_args);
 
+  ScenarioArgs scenario_args;
+  CLI::App* scenario = app.add_subcommand("scenario", "one scenario of a study, for programs (python/python_sweep.hpp)");
+  add_scenario_options(scenario, scenario_args);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -139,6 +144,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   if (*report) return run_report(report_args);
   if (*size) return run_size(size_args);
   if (*compare) return run_compare(compare_args, compare->remaining());
+  if (*scenario) return run_scenario_command(scenario_args);
   return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
 }
 

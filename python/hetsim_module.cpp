@@ -1,12 +1,14 @@
 // File: python/hetsim_module.cpp
 // The `hetsim` Python module (docs/python.md): load clusters and models, plan, simulate, read a
 // sweep's results, all through the library as the CLI calls it; bad input raises hetsim.InputError.
+#include <pybind11/iostream.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +20,9 @@
 #include "kernels_profile/calibration_profile.hpp"
 #include "planner/planner.hpp"
 #include "python/python_runs.hpp"
+#include "python/python_sweep.hpp"
 #include "studies/sweep/results_db.hpp"
+#include "studies/sweep/worker_pool.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
 
@@ -130,8 +134,9 @@ PlannerOptions planner_options(int candidates, bool upper_bound, const std::opti
 }
 
 // A sweep's rows: the study and position, each axis as a column, the status, the figures (None
-// where the scenario did not run to the end) and the error.
-py::object results(const std::filesystem::path& db) {
+// where the scenario did not run to the end) and the error. A DataFrame where pandas imports and
+// `frame`; else a list of dicts.
+py::object results(const std::filesystem::path& db, bool frame) {
   const std::vector<ScenarioRow> rows = ResultsDb(db, ResultsDb::Mode::kRead).rows();
   const py::object loads = py::module_::import("json").attr("loads");
   py::list table;
@@ -159,6 +164,7 @@ py::object results(const std::filesystem::path& db) {
   }
   columns.insert(columns.end(), axes.begin(), axes.end());
   for (const char* c : {"status", "iteration_time_s", "samples_per_s", "mfu", "efficiency", "peak_memory_bytes", "error"}) columns.push_back(c);
+  if (!frame) return py::object(std::move(table));
   py::object pandas;
   try {
     pandas = py::module_::import("pandas");
@@ -167,6 +173,34 @@ py::object results(const std::filesystem::path& db) {
     return py::object(std::move(table));
   }
   return pandas.attr("DataFrame")(table, py::arg("columns") = columns);
+}
+
+// hetsim sweep STUDY: what it says goes to sys.stdout (a notebook shows it), the progress bar to
+// stderr; Ctrl-C stops the workers and keeps every finished row, then raises KeyboardInterrupt.
+py::dict sweep_py(const std::filesystem::path& study, const std::optional<std::filesystem::path>& db, int jobs, bool retry_errors,
+                  bool dry_run) {
+  if (jobs < 1 || jobs > 4096) throw InputError("jobs", "", std::to_string(jobs) + " is outside 1 to 4096");
+  const ScenarioRunner runner = program_scenario_runner();
+  SweepOutcome o;
+  {
+    const py::scoped_ostream_redirect to_python(std::cout, py::module_::import("sys").attr("stdout"));
+    try {
+      o = sweep(study, SweepOptions{db.value_or(std::filesystem::path()), jobs, retry_errors, dry_run}, runner, std::cout);
+    } catch (const Interrupted&) {
+      std::cout.flush();
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
+  }
+  py::dict d;
+  d["study"] = o.study;
+  d["scenarios"] = o.scenarios;
+  d["already"] = o.already;
+  d["ok"] = o.ok;
+  d["infeasible"] = o.infeasible;
+  d["errors"] = o.errors;
+  d["db"] = o.db.empty() ? py::object(py::none()) : py::object(py::str(o.db.string()));
+  return d;
 }
 
 }  // namespace
@@ -228,8 +262,12 @@ PYBIND11_MODULE(hetsim, m) {
       },
       py::arg("cluster"), py::arg("model"), py::arg("strategy") = py::none(), py::arg("plan") = py::none(),
       py::arg("upper_bound") = true, "hetsim simulate: the --report JSON as a dict (strategy default dp-proportional).");
-  m.def("results", &results, py::arg("db_path"),
-        "A sweep's results database as a pandas DataFrame (a list of dicts where pandas is absent).");
+  m.def("sweep", &sweep_py, py::arg("study"), py::arg("db") = py::none(), py::arg("jobs") = 1, py::arg("retry_errors") = false,
+        py::arg("dry_run") = false,
+        "hetsim sweep: every scenario of a study file the database lacks, run in `jobs` worker processes; returns the counts "
+        "(study, scenarios, already, ok, infeasible, errors) and db, the database's path (None after a dry run).");
+  m.def("results", &results, py::arg("db_path"), py::arg("frame") = true,
+        "A sweep's results database as a pandas DataFrame (a list of dicts where pandas is absent, or with frame=False).");
   m.def(
       "set_progress", [](bool on) { set_log_level(on ? LogLevel::kInfo : LogLevel::kQuiet); }, py::arg("on"),
       "Progress lines on stderr (\"hetsim: planning ...\"), on by default as in the CLI; False silences them (--quiet).");

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +79,33 @@ std::string run_scenario_here(std::vector<std::string> args, const TempDir& scra
   std::filesystem::remove(report, ec);
   if (with_plan) std::filesystem::remove(plan, ec);
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // text that is not UTF-8 never ends a sweep
+}
+
+void add_scenario_options(CLI::App* cmd, ScenarioArgs& a) {
+  cmd->group("");  // for programs, not people: left out of --help
+  cmd->add_flag("--check", a.check, "check the command line and run nothing");
+  cmd->add_flag("--with-plan", a.with_plan, "the report also holds the chosen plan");
+  cmd->add_option("--row", a.row, "file the row JSON goes to");
+  cmd->add_option("args", a.args, "the scenario's command line, after --")->required();
+}
+
+int run_scenario_command(const ScenarioArgs& a) {
+  if (a.check) {
+    try {
+      check_command_line(a.args);
+    } catch (const InputError& e) {  // the words `hetsim sweep` gives a bad flags alternative, for the caller to quote
+      if (!a.row.empty()) std::ofstream(a.row, std::ios::trunc) << e.diagnostics().front().message << "\n";
+      throw;
+    }
+    return 0;
+  }
+  if (a.row.empty()) throw InputError("--row", "", "hetsim scenario runs a scenario into the file --row names (or --check checks it)");
+  std::ofstream out(a.row, std::ios::trunc);  // opened before the run: an unwritable --row is said at once
+  if (!out) throw InputError(a.row, "--row", "cannot be written");
+  const TempDir scratch("scenario");
+  out << run_scenario_here(a.args, scratch, a.with_plan) << "\n";
+  out.flush();
+  return out ? 0 : 1;
 }
 
 }  // namespace hetsim::cli

@@ -118,17 +118,15 @@ class Runs(unittest.TestCase):
             hetsim.plan(self.cluster, self.model, candidates=0)
 
 
+def nic_study(name, values):
+    """A study of BERT-base, data parallel on the default cluster, over the NICs' bandwidth."""
+    return (f"name: {name}\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n"
+            f"vary:\n  - set: cluster.node_types[*].nic.bandwidth\n    values: {values}\n")
+
+
 class Results(unittest.TestCase):
     def test_a_sweeps_rows(self):
-        study = """name: tiny
-cluster: a100-v100-2x2
-model: bert-base
-run: simulate
-strategy: dp-even
-vary:
-  - set: cluster.node_types[*].nic.bandwidth
-    values: [100Gbps, 400Gbps]
-"""
+        study = nic_study("tiny", "[100Gbps, 400Gbps]")
         with tempfile.TemporaryDirectory() as tmp:
             (pathlib.Path(tmp) / "tiny.yaml").write_text(study)
             run = run_cli("sweep", "tiny.yaml", "--db", "tiny.db", cwd=tmp)
@@ -150,6 +148,58 @@ vary:
         self.assertEqual([r[axis] for r in rows], ["100Gbps", "400Gbps"])
         self.assertEqual([r["status"] for r in rows], ["ok", "ok"])
         self.assertTrue(all(r["iteration_time_s"] > 0 and r["error"] == "" for r in rows))
+
+    def test_sweep_writes_the_rows_the_cli_writes(self):
+        study = nic_study("both", "{slow: 25Gbps, fast: 400Gbps}") + "  - set: model.training.global_batch\n    values: [64, 128]\n"
+        import contextlib
+        import io
+        import sqlite3
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "both.yaml"
+            path.write_text(study)
+            said = io.StringIO()
+            with contextlib.redirect_stdout(said):  # what it says goes to sys.stdout, as print's
+                outcome = hetsim.sweep(path, db=pathlib.Path(tmp) / "module.db", jobs=2)
+            self.assertIn("study both: 4 scenario(s), 0 already in", said.getvalue())
+            self.assertEqual(outcome, {"study": "both", "scenarios": 4, "already": 0, "ok": 4, "infeasible": 0,
+                                       "errors": 0, "db": str(pathlib.Path(tmp) / "module.db")})
+            run = run_cli("-q", "sweep", "both.yaml", "--db", "cli.db", cwd=tmp)
+            self.assertEqual(run.returncode, 0, run.stderr)
+
+            def rows(name):
+                with contextlib.closing(sqlite3.connect(pathlib.Path(tmp) / name)) as db:
+                    return db.execute("SELECT scenario, position, axes, status, report FROM scenarios ORDER BY position").fetchall()
+            # The same keys and reports, bit for bit (wall-clock time aside): the CLI resumes the
+            # module's database with nothing left to run, and the module the CLI's.
+            self.assertEqual(rows("module.db"), rows("cli.db"))
+            again = run_cli("sweep", "both.yaml", "--db", "module.db", cwd=tmp)
+            self.assertIn("4 already in", again.stdout)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(hetsim.sweep(path, db=pathlib.Path(tmp) / "cli.db")["already"], 4)
+            table = hetsim.results(pathlib.Path(tmp) / "module.db")
+            records = table.to_dict("records") if hasattr(table, "to_dict") else table
+            self.assertEqual([r["cluster.node_types[*].nic.bandwidth"] for r in records], ["slow", "slow", "fast", "fast"])
+
+    def test_a_bad_study_raises_the_clis_message_and_a_dry_run_writes_nothing(self):
+        import contextlib
+        import io
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "bad.yaml"
+            path.write_text("name: bad\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: plan\nvary:\n"
+                            "  - flags: {a: [--no-such-flag], b: [--no-spmd]}\n")
+            with self.assertRaises(hetsim.InputError) as raised:
+                hetsim.sweep(path, dry_run=True)
+            cli = run_cli("sweep", str(path), "--dry-run")
+            self.assertEqual(cli.returncode, 2)
+            self.assertEqual(str(raised.exception), cli.stderr.strip())
+            path.write_text("name: good\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: plan\nvary:\n"
+                            "  - flags: {a: [--no-spmd], b: [--no-pipeline]}\n")
+            with contextlib.redirect_stdout(io.StringIO()):
+                outcome = hetsim.sweep(path, dry_run=True)
+            self.assertEqual((outcome["scenarios"], outcome["db"]), (2, None))
+            self.assertEqual(sorted(p.name for p in pathlib.Path(tmp).iterdir()), ["bad.yaml"])
+            with self.assertRaises(hetsim.InputError):
+                hetsim.sweep(path, jobs=0)
 
     def test_a_file_that_is_no_database_raises_input_error(self):
         with self.assertRaises(hetsim.InputError):

@@ -2,7 +2,8 @@
 # tests/install/install_test.sh BUILD_DIR: installs the build into a temporary prefix with
 # `cmake --install`, and builds and unpacks the Debian package (`cpack -G DEB`), then runs each
 # from / as a user would: --version, the shipped inputs found beside the binary (a model put only
-# into the installed tree is listed and planned), and a plan of the default cluster and model.
+# into the installed tree is listed and planned), and a plan of the default cluster and model;
+# the Python module's plan and sweep likewise.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 work=$(mktemp -d)
@@ -37,6 +38,15 @@ assert m.file.startswith('$prefix/share/hetsim/'), m.file
 r = hetsim.plan(hetsim.load_cluster('a100-v100-2x2'), hetsim.load_model('installed-only', sets=['model.training.global_batch=128']), upper_bound=False)
 assert r['chosen'], r.get('chosen')
 print('ok: python module under $site, chose', r['chosen'])
+# hetsim.sweep runs each scenario with the program beside the module: the installed one (a model
+# only the installed tree holds would be unknown to the build tree's).
+import pathlib, tempfile
+study = pathlib.Path(tempfile.mkdtemp(dir='$work'), 'installed.yaml')
+study.write_text('name: installed\ncluster: a100-v100-2x2\nmodel: installed-only\nrun: simulate\nstrategy: dp-even\n'
+                 'vary:\n  - set: model.training.global_batch\n    values: [64, 128]\n')
+o = hetsim.sweep(study)
+assert (o['ok'], o['errors']) == (2, 0), o
+print('ok: hetsim.sweep under $site ran', o['ok'], 'scenarios')
 " || { echo "FAIL: the Python module under $site"; exit 1; }
   fi
   echo "ok: $bin"
