@@ -138,7 +138,8 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
   // Refusing leaves the file as it was: a report never leaves a -wal or -shm beside it. SQLite
   // removes them itself when the last connection closes a sound database, and keeps them while a
   // sweep still has it open (a report refusing the table-less database a starting sweep is
-  // setting up must not take that sweep's log away: a CI run lost rows so). Only a damaged file,
+  // setting up, or finding it locked, must not take that sweep's log away: committed rows were
+  // lost so, ResultsDb.WritersAndReadersOpeningAFreshDatabaseAtOnceAllGetIn). Only a damaged file,
   // which SQLite cannot checkpoint, is cleaned up by hand.
   auto close = [&](bool damaged) {
     sqlite3_close(db_);
