@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "planner/hybrid/hybrid_estimate.hpp"
-#include "planner/strategies.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "planner/evaluation.hpp"
 
 namespace hetsim {
 

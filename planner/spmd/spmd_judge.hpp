@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "planner/spmd/spmd_planner.hpp"
-#include "planner/strategies.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "planner/evaluation.hpp"
 
 namespace hetsim {
 

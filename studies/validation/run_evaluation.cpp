@@ -16,6 +16,7 @@
 #include "planner/spmd/plan_file.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "planner/spmd/spmd_problem.hpp"
+#include "planner/strategies.hpp"
 #include "sim/collective.hpp"
 #include "sim/trace.hpp"
 #include "studies/validation/megatron_grid.hpp"
