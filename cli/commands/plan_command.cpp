@@ -3,23 +3,19 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <iostream>
 
-#include "base/log.hpp"
 #include "base/text.hpp"
-#include "base/units.hpp"
 #include "cli/app.hpp"
 #include "cli/common_args.hpp"
-#include "studies/validation/error_bars.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/goodput_summary.hpp"
-#include "studies/validation/mfu_ceiling.hpp"
 #include "cli/output/summary.hpp"
 #include "planner/hybrid/megatron_args.hpp"
 #include "planner/planner.hpp"
 #include "sim/trace.hpp"
+#include "studies/validation/error_bars.hpp"
+#include "studies/validation/mfu_ceiling.hpp"
 
 namespace hetsim::cli {
 
@@ -127,10 +123,7 @@ int run_plan(const PlanArgs& a) {
     if (a.emit == "megatron-args") {
       exported = r.chosen_hybrid() != nullptr ? megatron_args(*r.chosen_hybrid(), in.model, cluster)
                                               : MegatronArgs{"", "it is an SPMD program, not a pipeline of Megatron stages"};
-      std::cout << "\nmegatron-lm arguments of the chosen plan: "
-                << (exported.args.empty() ? "none: " + exported.why_not
-                                          : "\n  " + exported.args + "\n  (the model's own arguments, its architecture and tokenizer, come from its recipe)")
-                << "\n";
+      print_megatron_args(std::cout, exported);
     }
   } else {
     std::cout << "\nno synthesised program fits this model on this cluster\n";

@@ -357,4 +357,11 @@ void print_plan_choice(std::ostream& out, const PlanResult& r, const Cluster& cl
   }
 }
 
+void print_megatron_args(std::ostream& out, const MegatronArgs& exported) {
+  out << "\nmegatron-lm arguments of the chosen plan: "
+      << (exported.args.empty() ? "none: " + exported.why_not
+                                : "\n  " + exported.args + "\n  (the model's own arguments, its architecture and tokenizer, come from its recipe)")
+      << "\n";
+}
+
 }  // namespace hetsim::cli

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "planner/hybrid/hybrid_plan.hpp"
+#include "planner/hybrid/megatron_args.hpp"
 #include "planner/planner.hpp"
 #include "planner/spmd/spmd_planner.hpp"
 #include "sim/report.hpp"
@@ -25,5 +26,7 @@ void print_hybrid_plan(std::ostream& out, const HybridPlan& plan, const Cluster&
 void print_search_stats(std::ostream& out, const SpmdPlan& plan, double plan_time_s, const std::string& heuristic);
 // What a plan run chose (r.chosen() set): the chosen row, its plan, the searches' figures and the kept plan's outcome.
 void print_plan_choice(std::ostream& out, const PlanResult& r, const Cluster& cluster);
+// `plan --emit megatron-args`: the arguments that run the chosen plan, or why there are none.
+void print_megatron_args(std::ostream& out, const MegatronArgs& exported);
 
 }  // namespace hetsim::cli
