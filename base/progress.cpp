@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -25,28 +26,50 @@ std::string duration(double s) {
 
 }  // namespace
 
-Progress::Progress(size_t total, std::string unit)
-    : total_(total), unit_(std::move(unit)), start_(std::chrono::steady_clock::now()), tty_(::isatty(STDERR_FILENO) != 0) {}
+Progress::Progress(size_t total, std::string unit, double quiet_s)
+    : total_(total),
+      unit_(std::move(unit)),
+      quiet_s_(quiet_s),
+      start_(std::chrono::steady_clock::now()),
+      tty_(::isatty(STDERR_FILENO) != 0) {}
 
 void Progress::update(size_t done, const std::string& note) {
   if (log_level() < LogLevel::kInfo || total_ == 0) return;
-  const size_t decile = done * 10 / total_;
-  if (!tty_ && decile == last_decile_ && done != total_) return;
-  last_decile_ = decile;
+  done_ = done;
+  note_ = note;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  held_ = true;
+  if (elapsed < quiet_s_) return;
+  if (tty_) {
+    if (drawn_at_s_ >= 0 && elapsed - drawn_at_s_ < 0.25 && done != total_) return;
+  } else {
+    const size_t decile = done * 10 / total_;
+    if (decile == last_decile_ && done != total_) return;
+    last_decile_ = decile;
+  }
+  draw(elapsed);
+}
+
+void Progress::draw(double elapsed) {
   constexpr int kWidth = 30;
+  const size_t done = std::min(done_, total_);
   const int filled = static_cast<int>(kWidth * done / total_);
-  std::string line = "hetsim: [" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " + std::to_string(done) +
+  std::string line = "hetsim: [" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] " + std::to_string(done_) +
                      "/" + std::to_string(total_) + " " + unit_;
-  if (!note.empty()) line += ", " + note;
+  if (!note_.empty()) line += ", " + note_;
   line += ", " + duration(elapsed);
   if (done > 0 && done < total_) line += ", ETA " + duration(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
   std::fputs(tty_ ? ("\r" + line + "\033[K").c_str() : (line + "\n").c_str(), stderr);
   std::fflush(stderr);
   drawn_ = true;
+  drawn_at_s_ = elapsed;
+  held_ = false;
 }
 
 void Progress::finish() {
+  if (drawn_ && held_ && log_level() >= LogLevel::kInfo) {
+    draw(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
   if (tty_ && drawn_ && log_level() >= LogLevel::kInfo) std::fputs("\n", stderr);
   drawn_ = false;
 }

@@ -1,6 +1,6 @@
 // File: base/progress.hpp
 // A progress bar with ETA on stderr for long runs (quiet under -q): redrawn in place on a
-// terminal, a line every tenth of the way otherwise.
+// terminal, at most four times a second; a line every tenth of the way otherwise.
 #pragma once
 
 #include <chrono>
@@ -8,21 +8,34 @@
 
 namespace hetsim {
 
+// How long work that may be short (a simulation, a planner's search) runs before it shows a bar:
+// the CLI shows one on everything that runs longer than this.
+inline constexpr double kProgressAfterS = 3;
+
 class Progress {
  public:
-  Progress(size_t total, std::string unit);
+  // `quiet_s`: nothing is drawn before the run has taken that long, so work that may be short
+  // (a simulation, a planner's search) shows a bar only when it is not.
+  Progress(size_t total, std::string unit, double quiet_s = 0);
   // `done` of the total have finished; `note` is shown after the counts (e.g. "2 failed").
   void update(size_t done, const std::string& note = "");
-  // Ends the bar's line.
+  // Where a bar was drawn: draws the last update if it was held back, and ends the bar's line.
   void finish();
 
  private:
+  void draw(double elapsed);
+
   size_t total_;
   std::string unit_;
+  double quiet_s_;
   std::chrono::steady_clock::time_point start_;
   bool tty_ = false;
   size_t last_decile_ = 0;
   bool drawn_ = false;
+  double drawn_at_s_ = -1;  // elapsed time of the last draw
+  size_t done_ = 0;         // the last update's
+  std::string note_;
+  bool held_ = false;  // the last update was not drawn (too soon after the one before)
 };
 
 }  // namespace hetsim

@@ -172,10 +172,8 @@ class Run {
       start_ready();
       show_progress();
     }
-    if (shown_) {
-      if (shown_at_ != completed_) progress_.update(completed_);
-      progress_.finish();
-    }
+    progress_.update(completed_);
+    progress_.finish();
   }
 
   std::vector<TaskTiming>& timing() { return timing_; }
@@ -207,16 +205,11 @@ class Run {
     }
   }
 
-  // A bar with ETA once a run has taken more than a few seconds (100 000 GPUs take minutes), redrawn
-  // at most four times a second.
+  // A bar with ETA once a run has taken more than a few seconds (100 000 GPUs take minutes; the
+  // bar waits kProgressAfterS and redraws at most four times a second), told every 4096 tasks.
   void show_progress() {
     if (completed_ < next_check_) return;
     next_check_ = completed_ + 4096;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - began_ < std::chrono::seconds(3) || now - drawn_ < std::chrono::milliseconds(250)) return;
-    drawn_ = now;
-    shown_ = true;
-    shown_at_ = completed_;
     progress_.update(completed_);
   }
 
@@ -446,10 +439,8 @@ class Run {
   int in_flight_ = 0;           // communications running in actors
   std::vector<double> mem_now_, mem_peak_;
   uint64_t activities_ = 0;
-  size_t completed_ = 0, next_check_ = 0, shown_at_ = 0;
-  Progress progress_{prog_.tasks.size(), "tasks simulated"};
-  std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now(), drawn_;
-  bool shown_ = false;
+  size_t completed_ = 0, next_check_ = 0;
+  Progress progress_{prog_.tasks.size(), "tasks simulated", kProgressAfterS};
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr wake_;
   bool reuse_collectives_;

@@ -16,6 +16,7 @@
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/progress.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "sim/executor.hpp"
 
@@ -141,7 +142,9 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
     }
     tps = std::move(next);
   }
-  std::vector<HybridPlan> out;
+  // The shapes first, then their plans estimated shape by shape (in the same order), with a bar
+  // where the search takes long (DeepSeek-V3 on 1024 GPUs: about 10 s).
+  std::vector<Shape> shapes;
   for (const std::vector<int>& tp : tps) {
     std::vector<int> groups;
     for (int t : types) groups.push_back(cluster_.node_types[t].count * cluster_.node_types[t].gpus_per_node / tp[t]);
@@ -149,7 +152,7 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
       const int total = std::accumulate(groups.begin(), groups.end(), 0);
       for (int d : divisors(total)) {
         if (total / d > model_.layers) continue;
-        add_plans(Shape{types, tp, d, false, true}, flavour, options, out);
+        shapes.push_back(Shape{types, tp, d, false, true});
       }
       continue;
     }
@@ -166,7 +169,7 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
           for (int d : divisors(g)) {
             int stages = 0;
             for (int n : groups) stages += n / cp / k / d;
-            if (stages <= model_.layers) add_plans(Shape{order, tp, d, false, false, cp, k}, flavour, options, out);
+            if (stages <= model_.layers) shapes.push_back(Shape{order, tp, d, false, false, cp, k});
           }
         } while (std::next_permutation(order.begin(), order.end()));
       }
@@ -176,10 +179,17 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
                       std::all_of(types.begin(), types.end(), [&](int t) { return tp[t] == tp[types[0]]; });
     if (flavour == HybridFlavour::kHetsim && options.mixed_stages && types.size() > 1 && same) {
       for (int d : divisors(groups[0])) {
-        if (groups[0] / d <= model_.layers) add_plans(Shape{types, tp, d, true, false}, flavour, options, out);
+        if (groups[0] / d <= model_.layers) shapes.push_back(Shape{types, tp, d, true, false});
       }
     }
   }
+  std::vector<HybridPlan> out;
+  Progress bar(shapes.size(), "pipeline shapes estimated", kProgressAfterS);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    add_plans(shapes[i], flavour, options, out);
+    bar.update(i + 1);
+  }
+  bar.finish();
   return out;
 }
 

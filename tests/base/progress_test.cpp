@@ -1,0 +1,87 @@
+// File: tests/base/progress_test.cpp
+// The progress bar: nothing before its quiet period, a line each tenth of the way off a terminal,
+// the ETA from the pace so far, and the last count drawn by finish() where it was held back.
+#include "base/progress.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "base/log.hpp"
+
+namespace hetsim {
+namespace {
+
+// Each test draws at the info level and leaves the level as it found it.
+struct AtInfoLevel {
+  LogLevel before = log_level();
+  AtInfoLevel() { set_log_level(LogLevel::kInfo); }
+  ~AtInfoLevel() { set_log_level(before); }
+};
+
+// The line of `text` that holds `what` ("" when none).
+std::string line_with(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', at), end = text.find('\n', at);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The tests run with stderr captured (a file, not a terminal): the line-per-tenth form.
+TEST(Progress, OffATerminalALineEachTenthAndTheEnd) {
+  const AtInfoLevel info;
+  testing::internal::CaptureStderr();
+  Progress bar(100, "things");
+  for (size_t i = 1; i <= 100; ++i) bar.update(i);
+  bar.finish();
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count(out, "\n"), 10u) << out;  // 10/100, 20/100, ..., 100/100
+  EXPECT_EQ(line_with(out, "10/100").rfind("hetsim: [===                           ] 10/100 things, ", 0), 0u) << out;
+  EXPECT_NE(line_with(out, "10/100").find(", ETA "), std::string::npos) << out;
+  EXPECT_EQ(line_with(out, "100/100").find("ETA"), std::string::npos) << out;  // done: no ETA
+}
+
+TEST(Progress, NothingBeforeItsQuietPeriodThenTheBarAndItsLastCount) {
+  const AtInfoLevel info;
+  testing::internal::CaptureStderr();
+  {
+    Progress quick(10, "steps", 60);  // done long before a minute: never shown
+    for (size_t i = 1; i <= 10; ++i) quick.update(i);
+    quick.finish();
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  testing::internal::CaptureStderr();
+  Progress slow(10, "steps", 0.2);
+  slow.update(1);  // within the quiet period: held
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  slow.update(5, "1 failed");  // past it: drawn, with its ETA from the pace so far
+  slow.update(5, "1 failed");  // the same tenth again: not drawn twice
+  slow.update(6);              // a tenth further on
+  slow.finish();               // the last count was drawn: nothing more
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count(out, "\n"), 2u) << out;
+  EXPECT_EQ(out.find("1/10"), std::string::npos) << out;
+  EXPECT_NE(line_with(out, "] 5/10 steps, 1 failed, ").find(", ETA "), std::string::npos) << out;
+  EXPECT_NE(line_with(out, "] 6/10 steps, ").find(", ETA "), std::string::npos) << out;
+}
+
+TEST(Progress, QuietUnderDashQ) {
+  const AtInfoLevel info;
+  set_log_level(LogLevel::kQuiet);
+  testing::internal::CaptureStderr();
+  Progress bar(4, "things");
+  for (size_t i = 1; i <= 4; ++i) bar.update(i);
+  bar.finish();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+}  // namespace
+}  // namespace hetsim
