@@ -59,9 +59,9 @@ TEST(Progress, NothingBeforeItsQuietPeriodThenTheBarAndItsLastCount) {
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   testing::internal::CaptureStderr();
-  Progress slow(10, "steps", 0.2);
+  Progress slow(10, "steps", 1);
   slow.update(1);  // within the quiet period: held
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));
   slow.update(5, "1 failed");  // past it: drawn, with its ETA from the pace so far
   slow.update(5, "1 failed");  // the same tenth again: not drawn twice
   slow.update(6);              // a tenth further on
