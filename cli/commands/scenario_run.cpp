@@ -103,9 +103,15 @@ int run_scenario_command(const ScenarioArgs& a) {
   std::ofstream out(a.row, std::ios::trunc);  // opened before the run: an unwritable --row is said at once
   if (!out) throw InputError(a.row, "--row", "cannot be written");
   const TempDir scratch("scenario");
+  const int said = ::dup(STDERR_FILENO);  // the run silences stderr for good: what this command says comes back
   out << run_scenario_here(a.args, scratch, a.with_plan) << "\n";
   out.flush();
-  return out ? 0 : 1;
+  if (said >= 0) {
+    ::dup2(said, STDERR_FILENO);
+    ::close(said);
+  }
+  if (!out) throw InputError(a.row, "--row", "could not be written whole (is its disk full?)");
+  return 0;
 }
 
 }  // namespace hetsim::cli

@@ -39,6 +39,10 @@ TEST(ScenarioCommand, RunsAScenarioIntoItsRowAndChecksWithoutRunning) {
   const test::CliRun bad = test::run_hetsim("scenario --check --row " + row.string() + " -- simulate --no-such-flag", test::Capture::kStderr);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_EQ(text_of(row), "The following argument was not expected: --no-such-flag\n");
+  // A row that cannot be written whole (a full disk): exit 2, said on stderr (the run had silenced it).
+  const test::CliRun full = test::run_hetsim("scenario --row /dev/full -- " + args, test::Capture::kStderr);
+  EXPECT_EQ(full.rc, 2);
+  EXPECT_NE(full.output.find("/dev/full: error: --row: could not be written whole"), std::string::npos) << full.output;
   // Without a row file, or without a command line: exit 2. Not in --help.
   EXPECT_EQ(test::run_hetsim("scenario -- " + args, test::Capture::kStderr).rc, 2);
   EXPECT_EQ(test::run_hetsim("scenario --row " + row.string(), test::Capture::kStderr).rc, 2);
