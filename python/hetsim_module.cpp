@@ -1,6 +1,7 @@
 // File: python/hetsim_module.cpp
-// The `hetsim` Python module (docs/python.md): load clusters and models, plan, simulate, read a
-// sweep's results, all through the library as the CLI calls it; bad input raises hetsim.InputError.
+// The `hetsim` Python module (docs/python.md): load clusters and models, plan, simulate, sweep a
+// study and read its results, through the library as the CLI calls it (a study's scenarios through
+// the hetsim program: python_sweep.hpp); bad input raises hetsim.InputError.
 #include <pybind11/iostream.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "planner/hybrid/hybrid_estimate.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "planner/evaluation.hpp"
+#include "planner/hybrid/hybrid_estimate.hpp"
 
 namespace hetsim {
 

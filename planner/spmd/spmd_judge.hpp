@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "planner/spmd/spmd_planner.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "planner/evaluation.hpp"
+#include "planner/spmd/spmd_planner.hpp"
 
 namespace hetsim {
 
