@@ -345,15 +345,15 @@ void print_plan_choice(std::ostream& out, const PlanResult& r, const Cluster& cl
   }
   if (r.pipeline_run) {
     out << "hybrid search: " << r.hybrid.considered << " plans fit memory by estimate, " << r.hybrid.judged.size()
-              << " simulated; took " << format_time(r.hybrid.plan_time_s) << "\n";
+        << " simulated; took " << format_time(r.hybrid.plan_time_s) << "\n";
   }
   if (r.kept) {
     out << "kept plan " << printable(r.kept->file) << ": "
-              << (!r.kept->applies ? "does not apply here (" + printable(r.kept->why_not) + ")"
-                  : r.kept->chosen ? "the fastest, chosen"
-                  : format_double("%.4g", r.kept->samples_per_s) + " samples/s, " +
-                        (r.kept->iteration_time_s > best.iteration_time_s ? "slower than" : "as fast as") + " the chosen plan")
-              << "\n";
+        << (!r.kept->applies ? "does not apply here (" + printable(r.kept->why_not) + ")"
+            : r.kept->chosen ? "the fastest, chosen"
+            : format_double("%.4g", r.kept->samples_per_s) + " samples/s, " +
+                  (r.kept->iteration_time_s > best.iteration_time_s ? "slower than" : "as fast as") + " the chosen plan")
+        << "\n";
   }
 }
 

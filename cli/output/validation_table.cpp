@@ -10,21 +10,12 @@
 namespace hetsim::cli {
 
 std::string shown(const std::string& key, double v) {
-  char buf[64];
-  if (key.ends_with("_Bps")) {
-    std::snprintf(buf, sizeof buf, "%.1f GB/s", v / 1e9);
-  } else if (key.ends_with("_bytes")) {
-    return format_bytes(v);
-  } else if (key.ends_with("_s") && key != "samples_per_s" && key != "tokens_per_s") {
-    return format_time(v);
-  } else if (key == "mfu") {
-    std::snprintf(buf, sizeof buf, "%.1f %%", 100 * v);
-  } else if (key == "tflops" || key == "tflops_per_gpu") {
-    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g /s", v);
-  }
-  return buf;
+  if (key.ends_with("_Bps")) return format_double("%.1f GB/s", v / 1e9);
+  if (key.ends_with("_bytes")) return format_bytes(v);
+  if (key.ends_with("_s") && key != "samples_per_s" && key != "tokens_per_s") return format_time(v);
+  if (key == "mfu") return format_double("%.1f %%", 100 * v);
+  if (key == "tflops" || key == "tflops_per_gpu") return format_double("%.1f TFLOP/s", v);
+  return format_double("%.4g /s", v);
 }
 
 std::string pct(double x, bool sign) { return format_double(sign ? "%+.1f %%" : "%.1f %%", 100 * x); }
