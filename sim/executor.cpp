@@ -124,19 +124,25 @@ class Run {
         .set_machine_limit();
   }
 
-  // At most how many communications run at once, so many workers: each holds its streams alone,
-  // so no more than the communication streams with work over the fewest streams a task holds.
+  // At most how many communications run at once, so many workers. Each holds its streams alone:
+  // a communication holding n streams takes at least 1/n of each, and a stream whose tasks hold
+  // at least f streams each can give no communication more than 1/f of itself; so at most the
+  // sum over communication streams of 1 / (the fewest streams one of its tasks holds). (A pipeline
+  // of TP 8 stages whose sends are mirrored on the group's first rank counts 1/8 per TP stream and
+  // one per sending stream, not one per stream of every GPU: relays keep the actors this leaves.)
   static size_t most_workers(const Program& p, const Streams& streams) {
-    size_t tasks = 0, fewest = 0, busy = 0;
-    for (const Task& t : p.tasks) {
-      if (std::holds_alternative<ComputeTask>(t.body)) continue;
-      size_t n = 0;
-      for_each_stream(t, [&](size_t) { ++n; });
-      fewest = tasks == 0 ? n : std::min(fewest, n);
-      ++tasks;
+    size_t tasks = 0;
+    for (const Task& t : p.tasks) tasks += !std::holds_alternative<ComputeTask>(t.body);
+    std::vector<size_t> held(p.tasks.size(), 0);
+    for (size_t i = 0; i < p.tasks.size(); ++i) for_each_stream(p.tasks[i], [&](size_t) { ++held[i]; });
+    double bound = 0;
+    for (size_t s = 0; s < streams.tasks.size(); ++s) {
+      if (s % kStreamsPerDevice == 0 || streams.tasks[s].empty()) continue;
+      size_t fewest = SIZE_MAX;
+      for (int t : streams.tasks[s]) fewest = std::min(fewest, held[static_cast<size_t>(t)]);
+      bound += 1.0 / static_cast<double>(fewest);
     }
-    for (size_t s = 0; s < streams.tasks.size(); ++s) busy += s % kStreamsPerDevice != 0 && !streams.tasks[s].empty();
-    return tasks == 0 ? 0 : std::min(tasks, busy / std::max<size_t>(1, fewest));
+    return std::min(tasks, static_cast<size_t>(bound) + 1);  // + 1: rounding of the sum
   }
 
   // The loop: starts every task that is ready, then waits for the next kernel to end or a

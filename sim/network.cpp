@@ -123,7 +123,7 @@ size_t Network::relay_pairs(size_t transfers) const {
   // The engine-wide list holds every host-to-host transfer in flight, from every collective:
   // what counts is all of them, not this set alone (a pipeline of MoE stages runs dozens of
   // all-to-alls of a few hundred flows each at once).
-  if (records_ != nullptr || transfers < kRelaysAtLeast || transfers + live_direct_ < relays_from_) return 0;
+  if (records_ != nullptr || transfers + live_direct_ < relays_from_) return 0;
   const size_t free_pairs = idle_relays_.size() + actors_free() / 2;
   const size_t wanted = (transfers + kFlowsPerRelay - 1) / kFlowsPerRelay;
   return std::min(wanted, free_pairs);

@@ -57,14 +57,12 @@ class Network {
   // 65 536 flows, 16 per pair 3.8 s, 64 4.0 s, 128 4.8 s, 256 12.1 s. With pairs kept for the run
   // (2-core box, 2026-11-27, tests/bench/results/README.md): relaying from 512 flows in flight took
   // a DeepSeek-V3 iteration on 2048 H100 from 13.7-14.2 s (4096) to 8.8-9.3 s, GPT-3 on 4096 GPUs
-  // from 12.0-12.2 s to 11.6-12.5 s; sets from 16 flows instead of 32 were slower (9.9 s, 12.4-13.5 s).
+  // from 12.0-12.2 s to 11.6-12.5 s. Every set is relayed from there, however small: sets of fewer
+  // than 32 flows staying host to host left Llama 3.1 405B as TP 8 x PP 16 x DP 128 on 16 384 H100
+  // (thousands of pipeline sends of 8 transfers in flight) at 358 s against 38 s, and GPT-3 on 4096
+  // GPUs at 11.6 s against 7.5 s; from 256 in flight, no faster (2026-11-28).
   static constexpr size_t kRelaysFromFlows = 512;
   static constexpr size_t kFlowsPerRelay = 32;
-  // Sets smaller than this stay host to host whatever else is in flight. Relay pairs are kept for
-  // the run once started (RelayPair), so a small set pays their migrations and context switches,
-  // not two new actors (which made relaying sets of 129-511 flows cost more than the list: GPT-3 on
-  // 4096 GPUs 12.8 s host to host, 14.6-15.2 s relayed, 2-core box, 2026-11-26).
-  static constexpr size_t kRelaysAtLeast = 32;
   // Actors started inside one simulation (the executor's communication workers, batches of flows,
   // relay pairs of mailbox transfers) share one budget: each stack is two memory mappings under
   // the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 actors with

@@ -4,6 +4,7 @@
 // 512 mixed GPUs (< 20 s) and for the 140B model on HETHUB's 768-GPU cluster (< 60 s).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "bench_inputs.hpp"
@@ -16,11 +17,13 @@ namespace {
 using bench::scaled;
 using bench::shipped;
 
-// Megatron's layout: TP groups innermost, then data-parallel copies, then stages.
+// Megatron's layout: TP groups innermost, then data-parallel copies, then stages; layers split
+// as evenly as they go (the first stages take one more where they do not divide).
 HybridPlan megatron_layout(const ModelSpec& m, int tp, int pp, int dp) {
   HybridPlan p;
   p.recompute = RecomputeMode::kFull;
-  const int per_stage = static_cast<int>(m.layers) / pp;
+  const int layers = static_cast<int>(m.layers);
+  const auto first_layer = [&](int s) { return s * (layers / pp) + std::min(s, layers % pp); };
   for (int d = 0; d < dp; ++d) {
     PipelinePlan pl;
     pl.micro_batches = m.training.global_batch / dp;
@@ -29,7 +32,7 @@ HybridPlan megatron_layout(const ModelSpec& m, int tp, int pp, int dp) {
       st.tp = tp;
       const int group = s * dp + d;
       for (int k = 0; k < tp; ++k) st.devices.push_back(group * tp + k);
-      st.chunks = {{s * per_stage, (s + 1) * per_stage - 1}};
+      st.chunks = {{first_layer(s), first_layer(s + 1) - 1}};
       pl.stages.push_back(st);
     }
     p.pipelines.push_back(pl);
@@ -102,6 +105,30 @@ void BM_Hybrid_SimulateManyMicroBatches(benchmark::State& state) {
 BENCHMARK(BM_Hybrid_SimulateManyMicroBatches)
     ->Args({64, 0})->Args({512, 0})->Args({4096, 0})->Args({64, 1})->Args({512, 1})->Args({4096, 1})
     ->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// Deep pipelines (issue 37's targets): arg 0 = Megatron's 1T model (Korthikanti et al. 2022,
+// Table 3) as TP 8 x PP 64 on 512 A100-80GB, 512 micro-batches of 1 (target 3 s); arg 1 =
+// Llama 3.1 405B as TP 8 x PP 16 x DP 128 on 16 384 H100 (Meta's 24k cluster cut to 2048 nodes;
+// target 30 s). Program build and simulation, one run each.
+void BM_Hybrid_SimulateDeepPipelines(benchmark::State& state) {
+  const bool llama = state.range(0) == 1;
+  const ModelSpec m = load_model(llama ? shipped("workloads", "llama3.1-405b")
+                                       : shipped("studies/validation/models", "korthikanti-1t"));
+  const Cluster c = scaled(llama ? "meta-h100-24k" : "selene-64", llama ? 2048 : 64);
+  const HybridPlan plan = megatron_layout(m, 8, llama ? 16 : 64, llama ? 128 : 1);
+  PipelineProgramBuilder builder(m, c, CostModel{});
+  double iteration_s = 0, tasks = 0;
+  for (auto _ : state) {
+    const PipelineProgram p = builder.build(plan);
+    const SimResult r = simulate(p.program, c);
+    iteration_s = r.iteration_time_s;
+    tasks = static_cast<double>(p.program.tasks.size());
+  }
+  state.counters["gpus"] = static_cast<double>(c.gpus.size());
+  state.counters["tasks_held"] = tasks;
+  state.counters["simulated_s"] = iteration_s;
+}
+BENCHMARK(BM_Hybrid_SimulateDeepPipelines)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 void BM_Hybrid_PlanLlama13bOn512MixedGpus(benchmark::State& state) {
   const ModelSpec m = load_model(shipped("workloads", "llama2-13b"));

@@ -211,9 +211,10 @@ TEST(ExecutorScale, RelayedTransfersTakeTheTimesOfHostToHostOnes) {
 TEST(ExecutorScale, RelayPairsKeptForTheRunCarrySetAfterSetAtTheTimesOfHostToHostOnes) {
   // Relay pairs outlive their set of transfers: four all-to-alls of 56 flows over a node's 8 GPUs
   // each run at once, then again after a compute, then four more over two nodes' GPU 0-3 (a mix of
-  // NVLink and network flows). With relays from the first flow in flight, every set of 32 flows or
-  // more takes pairs, the later ones those the earlier ones left idle. Same flows: the same times,
-  // task by task, as the traced run's host-to-host transfers.
+  // NVLink and network flows) beside small sets: a TP group's pipeline send (8 transfers between
+  // nodes, one task) and all-reduces of 2 and 4 GPUs. With relays from the first flow in flight,
+  // every set takes pairs, however small, the later ones those the earlier ones left idle. Same
+  // flows: the same times, task by task, as the traced run's host-to-host transfers.
   Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
   Program p;
   p.devices.resize(c.gpu_count());
@@ -230,6 +231,11 @@ TEST(ExecutorScale, RelayPairsKeptForTheRunCarrySetAfterSetAtTheTimesOfHostToHos
     for (int g = 0; g < 4; ++g) pair_of_nodes.push_back(16 * n + 8 + g);
     seconds.push_back(p.add({"b" + std::to_string(n), collective(CollectiveOp::kAllToAll, pair_of_nodes, 2e8), {mid}}));
   }
+  SendTask tp_send{32, 48, 5e7, CommStream::kPipeline, {}};
+  for (int k = 1; k < 8; ++k) tp_send.mirrors.emplace_back(32 + k, 48 + k);
+  seconds.push_back(p.add({"send", tp_send, {mid}}));
+  seconds.push_back(p.add({"ar2", collective(CollectiveOp::kAllReduce, {56, 57}, 1e8), {mid}}));
+  seconds.push_back(p.add({"ar4", collective(CollectiveOp::kAllReduce, {58, 59, 60, 61}, 1e8), {mid}}));
   SimOptions traced;
   traced.record_flows = true;
   SimOptions relays;
