@@ -20,12 +20,13 @@ const char* const kUpperBoundNote =
 
 double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
                         std::vector<std::string>& notes) {
-  log_info("planning and simulating homogeneous references for the upper bound ...");
   const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
     return hybrid_reference_samples_per_s(m, sub, cost, sim);
   };
   notes.push_back(kUpperBoundNote);
-  return upper_bound_samples_per_s(model, cluster, cost, sim, notes, /*synthesise=*/true, reference);
+  // Each reference once per machine and build: the user's cache keeps them (base/disk_cache.hpp).
+  const DiskCache cache = DiskCache::user("upper-bound");
+  return upper_bound_samples_per_s(model, cluster, cost, sim, notes, /*synthesise=*/true, reference, &cache, "the hybrid planner");
 }
 
 namespace {

@@ -3,14 +3,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "base/input_error.hpp"
+#include "base/log.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "kernels_profile/fused_attention.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
+#include "planner/reference_key.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "sim/executor.hpp"
 
@@ -38,53 +43,109 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
   return simulated_evaluation(std::move(plan.program), model, cluster, options);
 }
 
+namespace {
+
+// One homogeneous reference: the best per-GPU samples/s of `sub` and the notes on how it was had.
+struct Reference {
+  double per_gpu = 0;
+  std::vector<std::string> notes;
+};
+
+Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long batch, const CostModel& cost,
+                                const SimOptions& options, bool synthesise, const ReferencePlanner& reference) {
+  Reference out;
+  const int nt = sub.gpu_count();
+  double& best = out.per_gpu;
+  for (const std::string& s : strategy_names()) {
+    const Evaluation ev = evaluate_strategy(s, model, sub, cost, options, batch);
+    if (ev.report.feasible) best = std::max(best, ev.report.samples_per_s / nt);
+  }
+  ModelSpec scaled = model;
+  scaled.training.global_batch = batch;
+  scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
+  // A reference whose program is too large for this machine (a huge global batch: SPMD and
+  // pipeline programs still hold every accumulation step) is left out, and the note says so.
+  auto left_out = [&](const char* what, const InputError& e) {
+    std::string note = "upper bound for " + sub.node_types[0].gpu.name + ": ";
+    note.append(what).append(" left out: ").append(e.diagnostics().front().message);
+    out.notes.push_back(std::move(note));
+  };
+  if (synthesise) {
+    try {
+      const JudgedPlan plan = plan_and_judge(scaled, sub, cost, SpmdPlanOptions{}, 1, options, "reference");
+      if (plan.chosen >= 0) best = std::max(best, plan.judged[plan.chosen].evaluation.report.samples_per_s / nt);
+    } catch (const InputError& e) {
+      left_out("SPMD synthesis", e);
+    }
+  }
+  if (reference) {
+    try {
+      best = std::max(best, reference(scaled, sub) / nt);
+    } catch (const InputError& e) {
+      left_out("the hybrid planner", e);
+    }
+  }
+  if (best == 0) {
+    // No known strategy fits this type alone: bound it by its compute-only speed.
+    const DataParallelPlan p = plan_data_parallel(model, sub, cost, BatchSplit::kEven, batch);
+    best = p.speed_samples_per_s.empty() ? 0 : p.speed_samples_per_s.front();
+    out.notes.push_back("upper bound for " + sub.node_types[0].gpu.name +
+                        ": no strategy fits a homogeneous cluster of it, so its compute-only speed is used");
+  }
+  return out;
+}
+
+// A cache entry: the per-GPU figure exactly (hex float) and the notes.
+std::string encode(const Reference& r) {
+  return nlohmann::json{{"per_gpu_samples_per_s", format_double("%a", r.per_gpu)}, {"notes", r.notes}}.dump();
+}
+
+std::optional<Reference> decode(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("per_gpu_samples_per_s") || !j["per_gpu_samples_per_s"].is_string() || !j.contains("notes") ||
+      !j["notes"].is_array()) {
+    return std::nullopt;
+  }
+  Reference r;
+  const std::string figure = j["per_gpu_samples_per_s"].get<std::string>();
+  char* end = nullptr;
+  r.per_gpu = std::strtod(figure.c_str(), &end);
+  if (figure.empty() || end != figure.c_str() + figure.size() || !std::isfinite(r.per_gpu) || r.per_gpu < 0) return std::nullopt;
+  for (const nlohmann::json& n : j["notes"]) {
+    if (!n.is_string()) return std::nullopt;
+    r.notes.push_back(n.get<std::string>());
+  }
+  return r;
+}
+
+}  // namespace
+
 double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                  const SimOptions& options, std::vector<std::string>& notes, bool synthesise,
-                                 const ReferencePlanner& reference) {
+                                 const ReferencePlanner& reference, const DiskCache* cache, const std::string& reference_name) {
   const int n = cluster.gpu_count();
   double total = 0;
   for (int t = 0; t < static_cast<int>(cluster.node_types.size()); ++t) {
     const Cluster sub = cluster.only_node_type(t);
     const int nt = sub.gpu_count();
     const long batch = std::max<long>(1, std::lround(static_cast<double>(model.training.global_batch) * nt / n));
-    double best = 0;
-    for (const std::string& s : strategy_names()) {
-      const Evaluation ev = evaluate_strategy(s, model, sub, cost, options, batch);
-      if (ev.report.feasible) best = std::max(best, ev.report.samples_per_s / nt);
+    const bool cached = cache != nullptr && cache->enabled();
+    std::string key;
+    std::optional<Reference> r;
+    if (cached) {
+      key = reference_key(sub, model, batch, cost, options,
+                          std::string("data-parallel strategies") + (synthesise ? ", SPMD synthesis" : "") +
+                              (reference ? ", " + reference_name : ""));
+      if (const std::optional<std::string> hit = cache->get(key)) r = decode(*hit);
+      if (r) log_info("upper bound for " + sub.node_types[0].gpu.name + ": its reference from the cache (" + cache->dir().string() + ")");
     }
-    ModelSpec scaled = model;
-    scaled.training.global_batch = batch;
-    scaled.training.micro_batch = std::min(scaled.training.micro_batch, batch);
-    // A reference whose program is too large for this machine (a huge global batch: SPMD and
-    // pipeline programs still hold every accumulation step) is left out, and the note says so.
-    auto left_out = [&](const char* what, const InputError& e) {
-      std::string note = "upper bound for " + sub.node_types[0].gpu.name + ": ";
-      note.append(what).append(" left out: ").append(e.diagnostics().front().message);
-      notes.push_back(std::move(note));
-    };
-    if (synthesise) {
-      try {
-        const JudgedPlan plan = plan_and_judge(scaled, sub, cost, SpmdPlanOptions{}, 1, options, "reference");
-        if (plan.chosen >= 0) best = std::max(best, plan.judged[plan.chosen].evaluation.report.samples_per_s / nt);
-      } catch (const InputError& e) {
-        left_out("SPMD synthesis", e);
-      }
+    if (!r) {
+      if (reference) log_info("planning and simulating the homogeneous reference of " + sub.node_types[0].gpu.name + " for the upper bound ...");
+      r = homogeneous_reference(model, sub, batch, cost, options, synthesise, reference);
+      if (cached) (void)cache->put(key, encode(*r));
     }
-    if (reference) {
-      try {
-        best = std::max(best, reference(scaled, sub) / nt);
-      } catch (const InputError& e) {
-        left_out("the hybrid planner", e);
-      }
-    }
-    if (best == 0) {
-      // No known strategy fits this type alone: bound it by its compute-only speed.
-      const DataParallelPlan p = plan_data_parallel(model, sub, cost, BatchSplit::kEven, batch);
-      best = p.speed_samples_per_s.empty() ? 0 : p.speed_samples_per_s.front();
-      notes.push_back("upper bound for " + sub.node_types[0].gpu.name +
-                      ": no strategy fits a homogeneous cluster of it, so its compute-only speed is used");
-    }
-    total += best * nt;
+    notes.insert(notes.end(), r->notes.begin(), r->notes.end());
+    total += r->per_gpu * nt;
   }
   return total;
 }

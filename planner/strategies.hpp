@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/disk_cache.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "planner/evaluation.hpp"
 #include "sim/report.hpp"
@@ -29,10 +30,14 @@ namespace hetsim {
 // The best is over the data-parallel strategies and, with `synthesise`, the planner's own
 // program for that homogeneous cluster, and `reference` (another planner's samples/s on it, e.g.
 // the hybrid planner's) when given. Notes on how it was obtained are appended to `notes`.
+// With `cache` (enabled), each node type's reference is looked up there first, keyed by
+// reference_key (`reference_name` names `reference` in it), and stored once computed: the same
+// figure and notes, bit for bit.
 using ReferencePlanner = std::function<double(const ModelSpec& model, const Cluster& homogeneous)>;
 [[nodiscard]] double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                                const SimOptions& options, std::vector<std::string>& notes,
-                                               bool synthesise = false, const ReferencePlanner& reference = nullptr);
+                                               bool synthesise = false, const ReferencePlanner& reference = nullptr,
+                                               const DiskCache* cache = nullptr, const std::string& reference_name = "");
 
 // The modelling assumptions behind every report of this model on this cluster.
 [[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster);

@@ -2,6 +2,7 @@
 #include "cli/commands/mix_planner.hpp"
 
 #include "base/data_dir.hpp"
+#include "base/digest.hpp"
 #include "base/log.hpp"
 #include "base/progress.hpp"
 #include "base/text.hpp"

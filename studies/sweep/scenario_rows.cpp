@@ -1,28 +1,11 @@
 // File: studies/sweep/scenario_rows.cpp
 #include "studies/sweep/scenario_rows.hpp"
 
-#include <cstdint>
-#include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
 
 namespace hetsim {
-
-std::string digest(const std::string& text) {
-  auto fnv = [&](uint64_t h) {
-    for (unsigned char c : text) {
-      h ^= c;
-      h *= 1099511628211ULL;
-    }
-    return h;
-  };
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv(14695981039346656037ULL)),
-                static_cast<unsigned long long>(fnv(0x9e3779b97f4a7c15ULL)));
-  return buf;
-}
 
 bool fill_row(ScenarioRow& row, const JobOutcome& o) {
   row.status = "error";

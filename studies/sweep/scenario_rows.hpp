@@ -1,6 +1,6 @@
 // File: studies/sweep/scenario_rows.hpp
-// What a worker returns for a scenario (a sweep's point, a sizing's mix), made into a results row,
-// and the key that identifies a scenario's inputs in a results database.
+// What a worker returns for a scenario (a sweep's point, a sizing's mix), made into a results row.
+// (A scenario's key in a results database is base/digest.hpp's digest of its resolved inputs.)
 #pragma once
 
 #include <string>
@@ -9,9 +9,6 @@
 #include "studies/sweep/worker_pool.hpp"
 
 namespace hetsim {
-
-// 128-bit hex digest (two FNV-1a passes) of `text`: a scenario's key in a results database.
-[[nodiscard]] std::string digest(const std::string& text);
 
 // Fills `row`'s status, error, figures and report from what a worker returned for it (the JSON a
 // scenario run returns, or how the worker died). Output that is not that JSON (a worker that

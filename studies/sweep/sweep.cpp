@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/data_dir.hpp"
+#include "base/digest.hpp"
 #include "base/field_override.hpp"
 #include "base/yaml_reader.hpp"
 #include "base/input_error.hpp"

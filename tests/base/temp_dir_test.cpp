@@ -12,32 +12,12 @@
 #include <sstream>
 
 #include "base/input_error.hpp"
+#include "test_support.hpp"
 
 namespace hetsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Sets TMPDIR while it lives (tests run one per process under ctest).
-class ScopedTmpdir {
- public:
-  explicit ScopedTmpdir(const std::string& value) {
-    if (const char* old = std::getenv("TMPDIR")) old_ = old;
-    ::setenv("TMPDIR", value.c_str(), 1);
-  }
-  ~ScopedTmpdir() {
-    if (old_) {
-      ::setenv("TMPDIR", old_->c_str(), 1);
-    } else {
-      ::unsetenv("TMPDIR");
-    }
-  }
-  ScopedTmpdir(const ScopedTmpdir&) = delete;
-  ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
 
 mode_t mode_of(const fs::path& p) {
   struct stat st {};
@@ -48,7 +28,7 @@ mode_t mode_of(const fs::path& p) {
 TEST(TempDir, IsPrivateUnderTmpdirAndGoesWithItsFiles) {
   const fs::path root = fs::temp_directory_path() / ("hetsim-tempdir-test-" + std::to_string(::getpid()));
   fs::create_directories(root);
-  const ScopedTmpdir env(root.string());
+  const test::ScopedEnv env("TMPDIR", root.string());
   fs::path dir, a, b;
   {
     const TempDir t("unit");
@@ -73,7 +53,7 @@ TEST(TempDir, IsPrivateUnderTmpdirAndGoesWithItsFiles) {
 }
 
 TEST(TempDir, AMissingOrUnwritableTmpdirIsAnInputErrorNamingIt) {
-  const ScopedTmpdir env("/nonexistent-hetsim-tmpdir");
+  const test::ScopedEnv env("TMPDIR", "/nonexistent-hetsim-tmpdir");
   try {
     const TempDir t("unit");
     FAIL() << "made " << t.path();
