@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <tuple>
 
+#include "base/progress.hpp"
+
 namespace hetsim {
 
 namespace {
@@ -271,6 +273,9 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   };
   double best = kInf;
   int goal = -1;
+  // A long search shows how deep its states reach: operators placed of all, and states expanded.
+  Progress bar(p.ops.size(), "operators placed by the SPMD search's deepest state", kProgressAfterS);
+  int deepest = 0;
   while (!open.empty()) {
     const auto [f, g, k] = open.top();
     open.pop();
@@ -281,6 +286,8 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
       break;  // the first goal popped is optimal: h is admissible
     }
     ++out.stats.expanded;
+    deepest = std::max(deepest, nodes[k].pos);
+    if (out.stats.expanded % 1024 == 0) bar.update(static_cast<size_t>(deepest), std::to_string(out.stats.expanded) + " states expanded");
     const Node parent = nodes[k];
     expand(p, m, options, parent, k, [&](Node c) {
       ++out.stats.generated;
@@ -290,6 +297,8 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
       open.push({added.g + m.h(added.pos), added.g, static_cast<int>(nodes.size()) - 1});
     });
   }
+  bar.update(goal >= 0 ? p.ops.size() : static_cast<size_t>(deepest), std::to_string(out.stats.expanded) + " states expanded");
+  bar.finish();
   out.stats.seconds = seconds_since(t0);
   if (goal < 0) return out;
   out.found = true;
