@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "sim/rail_exchange.hpp"
+
 namespace hetsim {
 
 namespace {
@@ -17,9 +19,12 @@ bool has_chains(const RingChains& c) {
 
 bool has_shifts(const RingShifts& s) { return s.ring.size() >= 2; }
 
+bool has_rails(const RailExchange& x) { return !x.nodes.empty(); }
+
 void check_one_form(const Schedule& s) {
-  if (static_cast<int>(!s.edges.empty()) + static_cast<int>(has_chains(s.chains)) + static_cast<int>(has_shifts(s.shifts)) > 1) {
-    throw std::logic_error("Schedule: holds more than one of edges, ring chains and ring shifts");
+  if (static_cast<int>(!s.edges.empty()) + static_cast<int>(has_chains(s.chains)) + static_cast<int>(has_shifts(s.shifts)) +
+          static_cast<int>(has_rails(s.rails)) > 1) {
+    throw std::logic_error("Schedule: holds more than one of edges, ring chains, ring shifts and a rail exchange");
   }
 }
 
@@ -135,6 +140,9 @@ int Schedule::rounds() const {
     for (int k : chains.chunks) r = std::max(r, static_cast<int>(chains.ring.size()) - 2 + k);
   }
   if (has_shifts(shifts)) r = std::max(r, static_cast<int>(shifts.ring.size()) - 1);
+  if (has_rails(rails)) {  // the intra phase in rounds [0, pieces), the inter phase one round later
+    r = std::max(r, rails.nodes.size() >= 2 && rails.nodes.front().size() >= 2 ? std::max(1, rails.pieces) + 1 : expanded(rails).rounds());
+  }
   return r;
 }
 
@@ -146,6 +154,10 @@ void for_each_round_group(const Schedule& s, const std::function<void(const Roun
   }
   if (has_shifts(s.shifts)) {
     shift_round_groups(s.shifts, visit);
+    return;
+  }
+  if (has_rails(s.rails)) {  // a simulation of it holds its edges (an estimate does not: step_estimate)
+    for_each_round_group(expanded(s.rails), visit);
     return;
   }
   // The active edge set only changes where an edge starts or stops: a sweep over those rounds,
@@ -238,6 +250,7 @@ std::vector<RoundGroup> round_groups(const Schedule& s) {
 
 std::vector<Flow> merged_flows(const Schedule& s) {
   check_one_form(s);
+  if (has_rails(s.rails)) return merged_flows(expanded(s.rails));
   if (has_chains(s.chains)) {
     // Every chain but one crosses each ring pair; summed in chain order, as the edges would be.
     const RingChains& c = s.chains;
@@ -345,6 +358,15 @@ double concurrent_time(const std::vector<Flow>& flows, const Fabric& fabric) {
 }
 
 double step_estimate(const Schedule& s, const Fabric& fabric) {
+  if (has_rails(s.rails)) {  // without its edges where that is exact (sim/rail_exchange.hpp)
+    check_one_form(s);
+    if (s.setup_s == 0) {
+      if (const std::optional<double> t = rail_exchange_step_estimate(s.rails, fabric)) return *t;
+    }
+    Schedule e = expanded(s.rails);
+    e.setup_s = std::max(e.setup_s, s.setup_s);
+    return step_estimate(e, fabric);
+  }
   // Rounds in turn, each priced once however many rounds in a row carry the same flows (ring
   // chains in their steady state: every pair carries the same chunks).
   double t = s.setup_s;

@@ -42,10 +42,23 @@ struct RingShifts {
   double chunk_bytes = 0;
 };
 
+// NCCL's all-to-all with PXN (sim/collective.cpp): inside each node every member sends every
+// other one pair_bytes x (nodes) (its own share and what it relays), and on each rail every node's
+// member sends every other node's pair_bytes x (members per node); the two phases run as one
+// pipeline of `pieces` pieces, exactly the edges pipelined({intra, inter}, pieces) would hold
+// (sim/rail_exchange.hpp). Held as this, not as those g·m·(m−1) + m·g·(g−1) edges (33.5 M over
+// 16 384 GPUs): an estimate is made from it without them.
+struct RailExchange {
+  std::vector<std::vector<int>> nodes;  // members by node, each at the same local positions (rails)
+  double pair_bytes = 0;                // what one member sends each other member
+  int pieces = 1;
+};
+
 struct Schedule {
   std::vector<PipeEdge> edges;
-  RingChains chains;   // a schedule has one of edges, chains and shifts
+  RingChains chains;   // a schedule has one of edges, chains, shifts and rails
   RingShifts shifts;
+  RailExchange rails;
   double setup_s = 0;  // a fixed cost paid once before the first round (NVLS synchronisation)
   [[nodiscard]] int rounds() const;  // rounds until the last chunk has crossed its last edge
 };
