@@ -131,6 +131,44 @@ void chain_round_groups(const RingChains& c, const std::function<void(const Roun
   }
 }
 
+// Ring chains that all carry the same chunks (an even all-gather or reduce-scatter): in every round
+// each ring pair gains one edge and loses one exactly as every other pair does, so every round
+// group holds all n pairs with the same bytes. Visits (first round, rounds, bytes) of each group
+// as chain_round_groups gives them, from one pair's edges: O(rounds), not O(n x rounds). False
+// (nothing visited) when the chains are not all alike.
+bool uniform_chain_groups(const RingChains& c, const std::function<void(int, int, double)>& visit) {
+  const int n = static_cast<int>(c.ring.size());
+  const int k = c.chunks.front();
+  const double chunk = c.chunk_bytes.front();
+  for (int i = 0; i < n; ++i) {
+    if (c.chunks[static_cast<size_t>(i)] != k || c.chunk_bytes[static_cast<size_t>(i)] != chunk) return false;
+  }
+  if (k <= 0) return false;
+  const int rounds = n - 2 + k;
+  int edges = 0;
+  double bytes = 0;
+  int open = -1;
+  for (int r = 0; r <= rounds; ++r) {
+    const bool starts = r <= n - 2;
+    const bool stops = r - k >= 0 && r - k <= n - 2;  // every chain stops one edge: one on each pair
+    if (!starts && !stops) continue;
+    if (open >= 0 && edges > 0) visit(open, r - open, bytes);
+    if (stops) {
+      if (--edges == 0) {
+        bytes = 0;
+      } else {
+        bytes -= chunk;
+      }
+    }
+    if (starts) {
+      ++edges;
+      bytes += chunk;
+    }
+    open = r;
+  }
+  return true;
+}
+
 }  // namespace
 
 int Schedule::rounds() const {
@@ -373,6 +411,22 @@ double step_estimate(const Schedule& s, const Fabric& fabric) {
   std::vector<Flow> last;
   double last_s = 0;
   bool priced = false;
+  if (has_chains(s.chains)) {  // alike chains: the same sums from one pair's bytes per round
+    check_one_form(s);
+    const RingPairs pairs{s.chains, static_cast<int>(s.chains.ring.size())};
+    const bool alike = uniform_chain_groups(s.chains, [&](int /*first*/, int count, double bytes) {
+      if (!priced || bytes != last.front().bytes) {
+        if (!priced) {
+          for (int q : pairs.sorted()) last.push_back({pairs.src(q), pairs.dst(q), 0.0});
+        }
+        for (Flow& f : last) f.bytes = bytes;
+        last_s = concurrent_time(last, fabric);
+        priced = true;
+      }
+      t += count * last_s;
+    });
+    if (alike) return t;
+  }
   for_each_round_group(s, [&](const RoundGroup& g) {
     const bool same = priced && g.flows.size() == last.size() &&
                       std::equal(g.flows.begin(), g.flows.end(), last.begin(), [](const Flow& a, const Flow& b) {
