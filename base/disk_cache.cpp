@@ -1,6 +1,7 @@
 // File: base/disk_cache.cpp
 #include "base/disk_cache.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,9 +39,8 @@ bool make_dirs(const std::filesystem::path& dir) {
 }
 
 void note_once(const std::string& why) {
-  static bool noted = false;
-  if (noted) return;
-  noted = true;
+  static std::atomic<bool> noted{false};
+  if (noted.exchange(true)) return;
   log_info("cache: " + why + "; results are computed again on every run");
 }
 

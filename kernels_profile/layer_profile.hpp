@@ -41,7 +41,6 @@ class LayerProfiles {
   [[nodiscard]] std::optional<LayerTimes> lookup(const std::string& model, const std::string& device,
                                                  const std::string& block, long micro_batch) const;
   [[nodiscard]] const std::vector<LayerProfileRow>& rows() const { return rows_; }
-  [[nodiscard]] const std::string& file() const { return file_; }  // where it was read from
 
   // Checks the profile against the run it is given to: rows of `model` naming a layer past its
   // `layers` (layer0 .. layerN-1) are errors, and so is a profile of which no row would be used

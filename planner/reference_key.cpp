@@ -29,6 +29,8 @@ static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 64, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(ModelSpec) == 816, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
+static_assert(sizeof(LayerProfileRow) == 184, "LayerProfileRow changed: update reference_key");
+static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
 #endif
 
 class Text {
@@ -107,6 +109,24 @@ void put_degradation(Text& t, const std::string& prefix, const Degradation& d) {
   t.put((prefix + ".intra_node_bandwidth").c_str(), d.intra_node_bandwidth);
 }
 
+// What routes through a graph network depend on: its switches, its links, and the switch each
+// NIC of the cluster's nodes plugs into (ECMP picks among equal paths by the graph alone).
+std::string graph_text(const NetworkGraph& g, const Cluster& c) {
+  Text t;
+  t.put("switches", g.switches().size());
+  for (const NetworkGraph::Link& l : g.links()) {
+    t.put("link.from", l.from);
+    t.put("link.to", l.to);
+    t.put("link.bandwidth_Bps", l.bandwidth_Bps);
+    t.put("link.latency_s", l.latency_s);
+  }
+  for (int node = 0; node < c.node_count(); ++node) {
+    const int nics = c.node_types[static_cast<size_t>(c.node_type_of[static_cast<size_t>(node)])].nic.count;
+    for (int nic = 0; nic < nics; ++nic) t.put("attached", g.attached(c.network.graph_nodes[static_cast<size_t>(node)], nic));
+  }
+  return t.take();
+}
+
 void put_cluster(Text& t, const Cluster& c) {
   for (const NodeType& n : c.node_types) {
     t.section("node type");
@@ -137,10 +157,7 @@ void put_cluster(Text& t, const Cluster& c) {
   t.put("leaves_per_pod", net.leaves_per_pod);
   for (double x : net.tier_oversubscription) t.put("tier_oversubscription", x);
   t.put("planes", net.planes);
-  t.put("graph", net.graph ? digest(slurp(net.graph_file)) : std::string("none"));
-  std::string nodes;
-  for (int g : net.graph_nodes) nodes += std::to_string(g) + ",";
-  t.put("graph_nodes", nodes);
+  t.put("graph", net.graph ? digest(graph_text(*net.graph, c)) : std::string("none"));
   t.put("switch_latency_s", net.switch_latency_s);
   t.put("cross_vendor_rdma", net.cross_vendor_rdma);
 }
@@ -242,7 +259,22 @@ std::string reference_key(const Cluster& homogeneous, const ModelSpec& model, lo
   t.section("costs");
   t.put("kernel_tables", cost.tables() != nullptr);
   t.put("data", data_digest());
-  t.put("layer_profile", cost.layer_profiles() != nullptr ? digest(slurp(cost.layer_profiles()->file())) : std::string("none"));
+  t.put("layer_profile", cost.layer_profiles() != nullptr);
+  if (cost.layer_profiles() != nullptr) {
+    Text rows;  // every row as read (its source and line say only where it came from)
+    for (const LayerProfileRow& r : cost.layer_profiles()->rows()) {
+      rows.put("model", r.model);
+      rows.put("device", r.device);
+      rows.put("layer", r.layer);
+      rows.put("micro_batch", r.micro_batch);
+      rows.put("tp", r.tp);
+      rows.put("fwd_s", r.times.fwd_s);
+      rows.put("bwd_s", r.times.bwd_s);
+      rows.put("optimizer_s", r.times.optimizer_s);
+      rows.put("interpolated", r.times.interpolated);
+    }
+    t.put("layer_profile.rows", digest(rows.take()));
+  }
   t.section("simulation");
   t.put("fidelity", sim.fidelity);
   t.put("collective_interference", sim.collective_interference);

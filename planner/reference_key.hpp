@@ -1,8 +1,9 @@
 // File: planner/reference_key.hpp
 // The text that identifies what one homogeneous reference of the upper bound is computed from:
 // the sub-cluster (its node type whole: GPU figures, calibration, links, NICs, health; the
-// network), the model and the batch it runs, the cost model's data (the bytes of every data file
-// under kernels_profile/ and of the layer profile) and the simulation options. Equal texts mean
+// network, a graph network's switches, links and attachments), the model and the batch it runs,
+// the cost model's data (the bytes of every data file under kernels_profile/, the layer profile's
+// rows) and the simulation options. Equal texts mean
 // the same reference; the disk cache (base/disk_cache.hpp) adds the build ID of the code.
 // Names and file paths are left out: they change nothing that is computed.
 #pragma once

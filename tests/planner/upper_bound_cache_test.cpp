@@ -120,6 +120,14 @@ TEST(UpperBoundCache, EveryInputOfAReferenceIsInItsKeyAndNamesAreNot) {
   EXPECT_TRUE(changed([](Cluster&, ModelSpec&, SimOptions&, long& b, auto&...) { b = 128; }));
   EXPECT_TRUE(changed([](Cluster&, ModelSpec&, SimOptions&, long&, std::string& r, auto&) { r = "dp, spmd"; }));
   EXPECT_TRUE(changed([](Cluster&, ModelSpec&, SimOptions&, long&, std::string&, CostModel& k) { k = CostModel{}; }));
+  // A graph network: its switches, links and attachments, read from memory, not from the file
+  // (whose path is relative to the cluster file's folder).
+  const Cluster graph = test::shipped_cluster("graph-h100-4");
+  const std::string graph_key = reference_key(graph, model, 64, cost, SimOptions{}, "dp");
+  EXPECT_NE(graph_key.find("graph="), std::string::npos);
+  Cluster regraphed = graph;
+  regraphed.network.graph_nodes = {3, 2, 1, 0};  // the nodes plugged in elsewhere
+  EXPECT_NE(reference_key(regraphed, model, 64, cost, SimOptions{}, "dp"), graph_key);
   // Where inputs came from changes nothing computed.
   EXPECT_FALSE(changed([](Cluster& c, auto&...) { c.name = "renamed"; c.file = "/elsewhere.yaml"; }));
   EXPECT_FALSE(changed([](Cluster& c, ModelSpec& m, auto&...) { c.node_types[0].gpu.source = "another datasheet"; m.file = "/x.yaml"; }));
