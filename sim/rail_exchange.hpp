@@ -13,11 +13,12 @@ namespace hetsim {
 // The schedule of edges it stands for: pipelined({intra, inter}, pieces).
 [[nodiscard]] Schedule expanded(const RailExchange& x);
 
-// step_estimate of expanded(x), bit for bit, from two passes over its transfers' routes and no
-// edge held: per link, how many transfers of each phase cross it; then per transfer its time on
-// those loads. Exact where no shared link carries transfers of both phases (the load of such a
-// link would be a sum whose order matters) and none is staged through hosts; nullopt otherwise
-// (the caller expands it).
+// step_estimate of expanded(x), bit for bit, from passes over its transfers' routes and no edge
+// held: per link, how many transfers of each phase cross it (where links carry both phases, as
+// NVLink-mesh nodes make them, one more pass adds their load in the order the round group where
+// both run lists its transfers: by source, then destination GPU); then per transfer its time
+// under each round group's loads. nullopt where a transfer is staged through hosts (the caller
+// expands it).
 [[nodiscard]] std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const Fabric& fabric);
 
 }  // namespace hetsim

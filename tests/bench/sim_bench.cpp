@@ -62,13 +62,19 @@ void BM_Sim_TreeAllReducePhase(benchmark::State& s) { run_allreduce(s, Fidelity:
 // The alpha-beta fits of the collectives over every GPU that SPMD synthesis prices its steps with
 // (planner/spmd/spmd_problem.cpp), each from the algorithm chosen at two sizes among those that
 // apply: arg 0 the op (0 all-gather, 1 reduce-scatter, 2 all-reduce, 3 all-to-all: NCCL's PXN on
-// these nodes, g·m·(m−1) = 33.5 M rail transfers at 16 384 GPUs), arg 1 the GPUs. Reports the
+// these nodes, g·m·(m−1) = 33.5 M rail transfers at 16 384 GPUs; 4 all-to-all on NVLink-mesh
+// nodes: pairwise, n − 1 rounds of n transfers), arg 1 the GPUs. Reports the
 // fitted alpha and beta (unchanged by speed work).
 void BM_Sim_AlphaBetaFit(benchmark::State& state) {
-  const CollectiveOp ops[] = {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllReduce, CollectiveOp::kAllToAll};
+  const CollectiveOp ops[] = {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllReduce, CollectiveOp::kAllToAll,
+                              CollectiveOp::kAllToAll};
   const CollectiveOp op = ops[state.range(0)];
   const int n = static_cast<int>(state.range(1));
-  const Cluster c = a100_cluster(n);
+  Cluster c = a100_cluster(n);
+  if (state.range(0) == 4) {  // NVLink-mesh nodes (DGX-1): no PXN, NCCL's pairwise exchange (ring shifts)
+    c.node_types[0].intra.fabric = IntraFabric::kNvlinkMesh;
+    c.node_types[0].intra.links = 6;
+  }
   const Fabric fabric(c);
   std::vector<int> all(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
@@ -77,7 +83,7 @@ void BM_Sim_AlphaBetaFit(benchmark::State& state) {
   state.counters["alpha_s"] = f.alpha_s;
   state.counters["beta_s_per_byte"] = f.beta_s_per_byte;
 }
-BENCHMARK(BM_Sim_AlphaBetaFit)->ArgsProduct({{0, 1, 2, 3}, {1024, 4096, 16384}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sim_AlphaBetaFit)->ArgsProduct({{0, 1, 2, 3, 4}, {1024, 4096, 16384}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK(BM_Sim_RingAllReducePhase)->RangeMultiplier(2)->Range(16, 65536)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Sim_AutoAllReducePhase)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -190,6 +190,26 @@ TEST(RingShifts, GiveTheRoundsFlowsAndEstimatesOfTheirEdges) {
   }
 }
 
+TEST(RingShifts, ManyMembersArePricedOnAllCoresToTheSameSum) {
+  // From 256 members the rounds are priced on the machine's cores at once and added in order:
+  // the estimate of the edges they stand for, bit for bit (a ring out of GPU order, 320 GPUs).
+  Cluster cluster = test::shipped_cluster("a100-8x8");
+  cluster.node_types[0].count = 40;
+  index_gpus(cluster);
+  const Fabric fabric(cluster);
+  std::vector<int> ring(320);
+  for (int i = 0; i < 320; ++i) ring[static_cast<size_t>(i)] = (i * 37) % 320;
+  const int n = static_cast<int>(ring.size());
+  Schedule shifts;
+  shifts.shifts = {ring, 7.3e6 / n};
+  Schedule edges;
+  for (int step = 1; step < n; ++step) {
+    for (int r = 0; r < n; ++r) edges.edges.push_back({ring[r], ring[(r + step) % n], step - 1, 1, 7.3e6 / n});
+  }
+  EXPECT_EQ(step_estimate(shifts, fabric), step_estimate(edges, fabric));
+  EXPECT_EQ(step_estimate(shifts, fabric), step_estimate(shifts, fabric));
+}
+
 TEST(Schedule, HoldsOneOfEdgesChainsAndShifts) {
   Schedule s;
   s.chains = {{0, 1, 2}, {1, 1, 1}, {1e6, 1e6, 1e6}, false};
