@@ -49,6 +49,7 @@ namespace {
 struct Reference {
   double per_gpu = 0;
   std::vector<std::string> notes;
+  bool machine_limited = false;  // a planner was left out for this machine's limits: not kept
 };
 
 Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long batch, const CostModel& cost,
@@ -69,6 +70,7 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
     std::string note = "upper bound for " + sub.node_types[0].gpu.name + ": ";
     note.append(what).append(" left out: ").append(e.diagnostics().front().message);
     out.notes.push_back(std::move(note));
+    out.machine_limited = true;
   };
   if (synthesise) {
     try {
@@ -142,7 +144,8 @@ double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster,
     if (!r) {
       if (reference) log_info("planning and simulating the homogeneous reference of " + sub.node_types[0].gpu.name + " for the upper bound ...");
       r = homogeneous_reference(model, sub, batch, cost, options, synthesise, reference);
-      if (cached) (void)cache->put(key, encode(*r));
+      // One left out for this machine's limits (its memory, ulimit -v) may fit the next run: not kept.
+      if (cached && !r->machine_limited) (void)cache->put(key, encode(*r));
     }
     notes.insert(notes.end(), r->notes.begin(), r->notes.end());
     total += r->per_gpu * nt;
