@@ -47,6 +47,9 @@ Schedule expanded(const RailExchange& x) {
 
 std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const Fabric& fabric) {
   if (x.nodes.size() < 2 || x.nodes.front().size() < 2) return std::nullopt;  // a phase without edges
+  for (const auto& node : x.nodes) {
+    if (node.size() != x.nodes.front().size()) return std::nullopt;  // not rails (PXN never makes one)
+  }
   // The bytes of one edge of each phase per round, as pipelined() divides them.
   const int pieces = std::max(1, x.pieces);
   const auto m = static_cast<double>(x.nodes.size());
