@@ -34,6 +34,48 @@ void for_each_inter(const RailExchange& x, Visit&& visit) {
   }
 }
 
+// Every transfer of both phases by source GPU, then destination GPU (`visit(src, dst, phase)`):
+// the order of the round group where both phases run, in which concurrent_time adds their bytes
+// onto each link. A source's destinations are its node's members and its rail's members but
+// itself, merged.
+template <class Visit>
+void for_each_by_source(const RailExchange& x, Visit&& visit) {
+  struct Member {
+    int node, rail;
+  };
+  std::vector<std::pair<int, Member>> sources;
+  for (size_t a = 0; a < x.nodes.size(); ++a) {
+    for (size_t r = 0; r < x.nodes[a].size(); ++r) sources.push_back({x.nodes[a][r], {static_cast<int>(a), static_cast<int>(r)}});
+  }
+  std::sort(sources.begin(), sources.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+  auto sorted = [](std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::vector<std::vector<int>> node_members, rail_members(x.nodes.front().size());
+  for (const auto& node : x.nodes) {
+    node_members.push_back(sorted(node));
+    for (size_t r = 0; r < node.size(); ++r) rail_members[r].push_back(node[r]);
+  }
+  for (auto& rail : rail_members) rail = sorted(std::move(rail));
+  for (const auto& [src, at] : sources) {
+    const std::vector<int>& inside = node_members[static_cast<size_t>(at.node)];
+    const std::vector<int>& across = rail_members[static_cast<size_t>(at.rail)];
+    size_t i = 0, j = 0;
+    while (i < inside.size() || j < across.size()) {
+      if (i < inside.size() && inside[i] == src) {
+        ++i;
+      } else if (j < across.size() && across[j] == src) {
+        ++j;
+      } else if (j == across.size() || (i < inside.size() && inside[i] < across[j])) {
+        visit(src, inside[i++], 0);
+      } else {
+        visit(src, across[j++], 1);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Schedule expanded(const RailExchange& x) {
@@ -56,46 +98,6 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   const auto g = static_cast<double>(x.nodes.front().size());
   const double bytes[2] = {x.pair_bytes * m * 1 / pieces, x.pair_bytes * g * 1 / pieces};
   const std::vector<FabricLink>& links = fabric.links();
-  // Every transfer of both phases by source GPU, then destination GPU: the order of the round
-  // group where both phases run, in which concurrent_time adds their bytes onto each link.
-  struct Member {
-    int node, rail;
-  };
-  std::vector<std::pair<int, Member>> sources;
-  for (size_t a = 0; a < x.nodes.size(); ++a) {
-    for (size_t r = 0; r < x.nodes[a].size(); ++r) sources.push_back({x.nodes[a][r], {static_cast<int>(a), static_cast<int>(r)}});
-  }
-  std::sort(sources.begin(), sources.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
-  // Each node's members and each rail's members in GPU order; a source's destinations are its
-  // node's members and its rail's members but itself, merged.
-  auto sorted = [](std::vector<int> v) {
-    std::sort(v.begin(), v.end());
-    return v;
-  };
-  std::vector<std::vector<int>> node_members, rail_members(x.nodes.front().size());
-  for (const auto& node : x.nodes) {
-    node_members.push_back(sorted(node));
-    for (size_t r = 0; r < node.size(); ++r) rail_members[r].push_back(node[r]);
-  }
-  for (auto& rail : rail_members) rail = sorted(std::move(rail));
-  auto for_each_sorted = [&](auto&& visit) {
-    for (const auto& [src, at] : sources) {
-      const std::vector<int>& inside = node_members[static_cast<size_t>(at.node)];
-      const std::vector<int>& across = rail_members[static_cast<size_t>(at.rail)];
-      size_t i = 0, j = 0;
-      while (i < inside.size() || j < across.size()) {
-        if (i < inside.size() && inside[i] == src) {
-          ++i;
-        } else if (j < across.size() && across[j] == src) {
-          ++j;
-        } else if (j == across.size() || (i < inside.size() && inside[i] < across[j])) {
-          visit(src, inside[i++], 0);
-        } else {
-          visit(src, across[j++], 1);
-        }
-      }
-    }
-  };
   // Pass 1: per shared link, the transfers of each phase that cross it (a route crossing a link
   // twice counts twice, as its bytes are added twice).
   std::vector<uint32_t> count[2] = {std::vector<uint32_t>(links.size(), 0), std::vector<uint32_t>(links.size(), 0)};
@@ -120,7 +122,7 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   std::vector<double> both;
   if (mixed) {
     both.assign(links.size(), 0.0);
-    for_each_sorted([&](int a, int b, int phase) {
+    for_each_by_source(x, [&](int a, int b, int phase) {
       fabric.route(a, b, route);
       for (int l : route.links) {
         if (links[static_cast<size_t>(l)].shared) both[static_cast<size_t>(l)] += bytes[phase];

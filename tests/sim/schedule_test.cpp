@@ -98,14 +98,17 @@ TEST(PipeEdges, RoundGroupsAreThoseOfTheDefinitionBitForBit) {
   }
 }
 
+// Rings of 2 to 32 of the a100-v100-2x2 GPUs, out of GPU order (so that pair order differs from
+// ring order) but the last.
+const std::vector<std::vector<int>> kRings = {{3, 17}, {5, 0, 9}, {12, 3, 30, 8, 21}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                                                                    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}};
+
 TEST(RingChains, GiveTheRoundsFlowsAndEstimatesOfTheirEdges) {
   const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
   const Fabric fabric(cluster);
   // Rings out of GPU order (so that pair order differs from ring order), chunk counts that differ
   // between chains (uneven shards), an absent chain, both directions.
-  const std::vector<std::vector<int>> rings = {{3, 17}, {5, 0, 9}, {12, 3, 30, 8, 21}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                                                                      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}};
-  for (const std::vector<int>& ring : rings) {
+  for (const std::vector<int>& ring : kRings) {
     for (bool towards_root : {false, true}) {
       const int n = static_cast<int>(ring.size());
       RingChains c;
@@ -144,9 +147,7 @@ TEST(RingChains, AlikeChainsGiveTheEstimateOfTheirEdgesFromOnePairsRounds) {
   // than the ring, bytes whose adding and removing round (3e6 / 7 per chunk).
   const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
   const Fabric fabric(cluster);
-  const std::vector<std::vector<int>> rings = {{3, 17}, {5, 0, 9}, {12, 3, 30, 8, 21}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                                                                      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}};
-  for (const std::vector<int>& ring : rings) {
+  for (const std::vector<int>& ring : kRings) {
     for (int k : {1, 2, 5, 40}) {
       for (bool towards_root : {false, true}) {
         RingChains c;
