@@ -8,6 +8,7 @@
 #include "base/input_error.hpp"
 #include "base/log.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/hybrid/hybrid_reference.hpp"
 #include "planner/spmd/plan_file.hpp"
 
 namespace hetsim {
@@ -19,14 +20,22 @@ const char* const kUpperBoundNote =
 }  // namespace
 
 double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
-                        std::vector<std::string>& notes) {
+                        std::vector<std::string>& notes, int direct_max_gpus) {
   const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
-    return hybrid_reference_samples_per_s(m, sub, cost, sim);
+    HybridReference h = hybrid_reference(m, sub, cost, sim);
+    PlannerReference r{h.samples_per_s, nullptr};
+    if (h.plan) {
+      r.weak_scaling = [m, &sub, plan = std::move(*h.plan), &cost, &sim](const Cluster& larger) {
+        return hybrid_weak_scaling(m, sub, plan, larger, cost, sim);
+      };
+    }
+    return r;
   };
   notes.push_back(kUpperBoundNote);
   // Each reference once per machine and build: the user's cache keeps them (base/disk_cache.hpp).
   const DiskCache cache = DiskCache::user("upper-bound");
-  return upper_bound_samples_per_s(model, cluster, cost, sim, notes, /*synthesise=*/true, reference, &cache, "the hybrid planner");
+  return upper_bound_samples_per_s(model, cluster, cost, sim, notes, /*synthesise=*/true, reference, &cache, "the hybrid planner",
+                                   direct_max_gpus);
 }
 
 namespace {

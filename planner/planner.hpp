@@ -106,8 +106,11 @@ struct PlanResult {
 // best per-GPU throughput hetsim finds on a homogeneous cluster of its own nodes (data-parallel
 // strategies, SPMD synthesis and the hybrid planner, whatever a planner switch of the run turns
 // off: ablations share one denominator). Samples/s; adds the assumptions it rests on to `notes`.
+// A GPU type of more than `direct_max_gpus` GPUs has its reference derived from a stand-in of
+// fewer nodes, scaled by the hybrid planner's closed form (upper_bound_samples_per_s).
 [[nodiscard]] double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                      const SimOptions& sim, std::vector<std::string>& notes);
+                                      const SimOptions& sim, std::vector<std::string>& notes,
+                                      int direct_max_gpus = kReferenceDirectMaxGpus);
 
 // The same bound from a plan run's own searches, where they are the references (one node type,
 // every planner switch at its default, the run planned with `o`); empty where they might not be

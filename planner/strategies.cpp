@@ -52,9 +52,13 @@ struct Reference {
   bool machine_limited = false;  // a planner was left out for this machine's limits: not kept
 };
 
+// With `scale_to`, `sub` is its stand-in (reference_stand_in) and the figure is scaled to it by
+// the reference planner's weak scaling.
 Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long batch, const CostModel& cost,
-                                const SimOptions& options, bool synthesise, const ReferencePlanner& reference) {
+                                const SimOptions& options, bool synthesise, const ReferencePlanner& reference,
+                                const Cluster* scale_to = nullptr) {
   Reference out;
+  std::function<double(const Cluster&)> weak_scaling;
   const int nt = sub.gpu_count();
   double& best = out.per_gpu;
   for (const std::string& s : strategy_names()) {
@@ -82,7 +86,9 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
   }
   if (reference) {
     try {
-      best = std::max(best, reference(scaled, sub) / nt);
+      PlannerReference r = reference(scaled, sub);
+      best = std::max(best, r.samples_per_s / nt);
+      weak_scaling = std::move(r.weak_scaling);
     } catch (const InputError& e) {
       left_out("the hybrid planner", e);
     }
@@ -93,6 +99,21 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
     best = p.speed_samples_per_s.empty() ? 0 : p.speed_samples_per_s.front();
     out.notes.push_back("upper bound for " + sub.node_types[0].gpu.name +
                         ": no strategy fits a homogeneous cluster of it, so its compute-only speed is used");
+  }
+  if (scale_to != nullptr) {
+    const double s = weak_scaling ? weak_scaling(*scale_to) : 0;
+    const NodeType& type = sub.node_types[0];
+    std::string note = "upper bound for " + type.gpu.name + ": derived from " + std::to_string(nt) + " of its GPUs (" +
+                       std::to_string(type.count) + " nodes, global batch " + std::to_string(batch) + "), not planned on all " +
+                       std::to_string(scale_to->gpu_count());
+    if (s > 0) {
+      out.per_gpu *= s;
+      note += ": scaled to them by the hybrid planner's closed form for its plan copied over them (x" + format_double("%.4f", s) +
+              ", an estimate)";
+    } else {
+      note += ": not scaled (no hybrid plan on them for the closed form), so a looser bound";
+    }
+    out.notes.push_back(std::move(note));
   }
   return out;
 }
@@ -124,26 +145,35 @@ std::optional<Reference> decode(const std::string& text) {
 
 double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                  const SimOptions& options, std::vector<std::string>& notes, bool synthesise,
-                                 const ReferencePlanner& reference, const DiskCache* cache, const std::string& reference_name) {
+                                 const ReferencePlanner& reference, const DiskCache* cache, const std::string& reference_name, int direct_max_gpus) {
   const int n = cluster.gpu_count();
   double total = 0;
   for (int t = 0; t < static_cast<int>(cluster.node_types.size()); ++t) {
     const Cluster sub = cluster.only_node_type(t);
     const int nt = sub.gpu_count();
     const long batch = std::max<long>(1, std::lround(static_cast<double>(model.training.global_batch) * nt / n));
+    const std::optional<ReferenceStandIn> stand_in = reference_stand_in(sub, batch, direct_max_gpus);
     const bool cached = cache != nullptr && cache->enabled();
     std::string key;
     std::optional<Reference> r;
     if (cached) {
       key = reference_key(sub, model, batch, cost, options,
                           std::string("data-parallel strategies") + (synthesise ? ", SPMD synthesis" : "") +
-                              (reference ? ", " + reference_name : ""));
+                              (reference ? ", " + reference_name : "") +
+                              (stand_in ? ", derived from " + std::to_string(stand_in->cluster.gpu_count()) + " GPUs" : ""));
       if (const std::optional<std::string> hit = cache->get(key)) r = decode(*hit);
       if (r) log_info("upper bound for " + sub.node_types[0].gpu.name + ": its reference from the cache (" + cache->dir().string() + ")");
     }
     if (!r) {
-      if (reference) log_info("planning and simulating the homogeneous reference of " + sub.node_types[0].gpu.name + " for the upper bound ...");
-      r = homogeneous_reference(model, sub, batch, cost, options, synthesise, reference);
+      if (reference) {
+        log_info("planning and simulating the homogeneous reference of " + sub.node_types[0].gpu.name +
+                 (stand_in ? " on " + std::to_string(stand_in->cluster.gpu_count()) + " of its " + std::to_string(nt) +
+                                 " GPUs (scaled to all by the closed form)"
+                           : std::string()) +
+                 " for the upper bound ...");
+      }
+      r = stand_in ? homogeneous_reference(model, stand_in->cluster, stand_in->batch, cost, options, synthesise, reference, &sub)
+                   : homogeneous_reference(model, sub, batch, cost, options, synthesise, reference);
       // One left out for this machine's limits (its memory, ulimit -v) may fit the next run: not kept.
       if (cached && !r->machine_limited) (void)cache->put(key, encode(*r));
     }

@@ -10,6 +10,7 @@
 #include "base/disk_cache.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "planner/evaluation.hpp"
+#include "planner/reference_stand_in.hpp"
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/model.hpp"
@@ -33,11 +34,21 @@ namespace hetsim {
 // With `cache` (enabled), each node type's reference is looked up there first, keyed by
 // reference_key (`reference_name` names `reference` in it), and stored once computed: the same
 // figure and notes, bit for bit.
-using ReferencePlanner = std::function<double(const ModelSpec& model, const Cluster& homogeneous)>;
+// A node type of more than `direct_max_gpus` GPUs is not planned on all of them: its
+// reference is had on a stand-in (planner/reference_stand_in.hpp) and scaled by `reference`'s
+// weak scaling, its closed form's per-GPU ratio between the two; a note says so.
+struct PlannerReference {
+  double samples_per_s = 0;
+  // The closed form's per-GPU throughput of the plan found, copied over `larger` (the same node
+  // type, a whole number of times the GPUs), over its own; 0 or empty: none.
+  std::function<double(const Cluster& larger)> weak_scaling;
+};
+using ReferencePlanner = std::function<PlannerReference(const ModelSpec& model, const Cluster& homogeneous)>;
 [[nodiscard]] double upper_bound_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                                                const SimOptions& options, std::vector<std::string>& notes,
                                                bool synthesise = false, const ReferencePlanner& reference = nullptr,
-                                               const DiskCache* cache = nullptr, const std::string& reference_name = "");
+                                               const DiskCache* cache = nullptr, const std::string& reference_name = "",
+                                               int direct_max_gpus = kReferenceDirectMaxGpus);
 
 // The modelling assumptions behind every report of this model on this cluster.
 [[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster);

@@ -69,14 +69,14 @@ double HybridEstimator::tp_time(int node_type, int tp, const TpBytes& bytes) {
          tp_time(node_type, tp, CollectiveOp::kAllToAll, bytes.all_to_all);
 }
 
-double HybridEstimator::fit_time(const std::vector<int>& group, double bytes, CollectiveOp op) {
+double HybridEstimator::fit_time(const std::vector<int>& group, double bytes, CollectiveOp op, int calls) {
   if (group.size() < 2 || bytes <= 0) return 0;
   auto& cache = fit_cache_.at(static_cast<size_t>(op));
   auto it = cache.find(group);
   if (it == cache.end()) {
     it = cache.emplace(group, fit_alpha_beta(op, group, cluster_, fabric_, 16.0 * 1024 * 1024, 256.0 * 1024 * 1024)).first;
   }
-  return it->second.alpha_s + it->second.beta_s_per_byte * bytes;
+  return std::max(1, calls) * it->second.alpha_s + it->second.beta_s_per_byte * bytes;
 }
 
 double HybridEstimator::send_time(int src, int dst, double bytes) {
@@ -187,6 +187,25 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   std::vector<BlockTimes> kinds;       // times of each kind met so far
   std::vector<int> slot(w.size(), -1);  // its index there, by the kind's first block
   double ep_f = 0, ep_b = 0, paired = 0;
+  // Gradient buckets as gradient_buckets() packs them: blocks in backward order, a new bucket when
+  // the next block would take it over ctx.bucket_params.
+  const double bucket_params = builder_.context().bucket_params;
+  double dense_fill = 0, expert_fill = 0;
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+    const double dense = w[*b].params - w[*b].expert_params, expert = w[*b].expert_params;
+    if (t.buckets == 0 || dense_fill + dense > bucket_params) {
+      ++t.buckets;
+      dense_fill = 0;
+    }
+    dense_fill += dense;
+    if (expert > 0) {
+      if (t.expert_buckets == 0 || expert_fill + expert > bucket_params) {
+        ++t.expert_buckets;
+        expert_fill = 0;
+      }
+      expert_fill += expert;
+    }
+  }
   for (int b : blocks) {
     const BlockWork& bw = w[b];
     const int kind = bw.same_as >= 0 ? bw.same_as : b;
@@ -317,12 +336,14 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       sum_b += worst.b;
       const CollectiveOp op = plan.gradient_sync == GradientSync::kAllReduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       const double g = ctx.grad_bytes_per_param;
-      sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes - worst.expert_params * g, op) +
-                fit_time(expert_holders[blocks.front()], worst.expert_params * g, op);
+      // One collective per bucket, each paying the latency (the ring's steps): at thousands of
+      // copies that, not the bytes, grows.
+      sync[s] = fit_time(holders[blocks.front()], worst.grad_bytes - worst.expert_params * g, op, worst.buckets) +
+                fit_time(expert_holders[blocks.front()], worst.expert_params * g, op, worst.expert_buckets);
       fwd[s] = worst.f;
       if (plan.gradient_sync == GradientSync::kZero1) {
         const double bytes = worst.params * ctx.weight_bytes_per_param;
-        const double all = fit_time(holders[blocks.front()], bytes, CollectiveOp::kAllGather);
+        const double all = fit_time(holders[blocks.front()], bytes, CollectiveOp::kAllGather, worst.buckets + worst.expert_buckets);
         if (plan.overlap_param_gather) {
           // Issued at the start in forward order: the first bucket's before the first forward,
           // the rest under it.

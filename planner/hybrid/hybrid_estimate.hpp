@@ -53,6 +53,8 @@ class HybridEstimator {
     double grad_bytes = 0;       // gradients one TP rank holds
     double params = 0;           // parameters on one device
     double expert_params = 0;    // of those, routed experts' (synchronised over the expert shard's copies)
+    int buckets = 0;             // gradient buckets of the dense parameters (gradient_sync.hpp packs them)
+    int expert_buckets = 0;      // and of the routed experts'
     double saved_per_mb = 0;     // activations one micro-batch leaves on one device
     double weight_input_per_mb = 0;  // of those, what a deferred weight-gradient pass still holds
     double recompute_bytes = 0;  // largest recompute buffer of one block
@@ -63,7 +65,8 @@ class HybridEstimator {
                          long samples, double paired_share);
   double tp_time(int node_type, int tp, CollectiveOp op, double bytes);
   double tp_time(int node_type, int tp, const TpBytes& bytes);
-  double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op);
+  // `calls` collectives over `group` moving `bytes` in all: each pays the fit's latency term.
+  double fit_time(const std::vector<int>& group, double bytes, CollectiveOp op, int calls = 1);
   // Seconds to move one copy's boundary tensor (`copy` bytes) from stage `st` to stage `next`
   // by the plan's resharding method.
   double boundary_time(const HybridPlan& plan, const StagePlan& st, const StagePlan& next, double copy);

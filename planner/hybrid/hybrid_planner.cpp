@@ -28,15 +28,6 @@ void label_hybrid_report(Report& r, const HybridPlan& plan) {
   r.estimated_s = plan.estimate_s;
 }
 
-double hybrid_reference_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                      const SimOptions& sim) {
-  HybridPlanner planner(model, cluster, cost, sim);
-  HybridOptions o;
-  o.simulate = 1;
-  const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
-  return s.chosen >= 0 ? s.judged[s.chosen].evaluation.report.samples_per_s : 0;
-}
-
 // One shape of the search: how GPUs form stages and pipelines, before micro-batches, schedule,
 // recompute and layers are chosen.
 struct HybridPlanner::Shape {

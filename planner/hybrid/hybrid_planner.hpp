@@ -92,9 +92,4 @@ class HybridPlanner {
 // A hybrid row's report: kind, shape, estimate.
 void label_hybrid_report(Report& r, const HybridPlan& plan);
 
-// Samples/s of the best simulated hybrid plan on `cluster` (0 when none fits): the hybrid
-// planner's reference for the upper bound on a homogeneous cluster.
-[[nodiscard]] double hybrid_reference_samples_per_s(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
-                                                    const SimOptions& sim);
-
 }  // namespace hetsim
