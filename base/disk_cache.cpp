@@ -1,12 +1,15 @@
 // File: base/disk_cache.cpp
 #include "base/disk_cache.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 #include <vector>
 
@@ -61,7 +64,8 @@ DiskCache DiskCache::user(std::string_view kind) {
   return DiskCache(root, kind);
 }
 
-DiskCache::DiskCache(const std::filesystem::path& root, std::string_view kind) {
+DiskCache::DiskCache(const std::filesystem::path& root, std::string_view kind, size_t most_entries)
+    : most_entries_(std::max<size_t>(1, most_entries)) {
   if (!build_id().empty()) dir_ = root / kind;
 }
 
@@ -84,15 +88,45 @@ std::optional<std::string> DiskCache::get(std::string_view key) const {
     text.resize(static_cast<size_t>(st.st_size));
     if (!read_all(fd, text.data(), text.size())) text.clear();
   }
-  ::close(fd);
   // magic, the key's length, a newline, the key, then the value
-  if (text.compare(0, kMagic.size(), kMagic) != 0) return std::nullopt;
   const std::string length = std::to_string(full.size()) + "\n";
-  size_t at = kMagic.size();
-  if (text.compare(at, length.size(), length) != 0) return std::nullopt;
-  at += length.size();
-  if (text.compare(at, full.size(), full) != 0) return std::nullopt;
+  const size_t at = kMagic.size() + length.size();
+  const bool hit = text.compare(0, kMagic.size(), kMagic) == 0 && text.compare(kMagic.size(), length.size(), length) == 0 &&
+                   text.compare(at, full.size(), full) == 0;
+  if (hit) (void)::futimens(fd, nullptr);  // used now: the last to be pruned
+  ::close(fd);
+  if (!hit) return std::nullopt;
   return text.substr(at + full.size());
+}
+
+void DiskCache::prune() const {
+  struct Entry {
+    std::filesystem::path path;
+    struct timespec used;
+  };
+  std::vector<Entry> entries;
+  const time_t now = ::time(nullptr);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::filesystem::path& p = it->path();
+    const std::string name = p.filename().string();
+    const bool entry = p.extension() == ".entry", temporary = name.rfind(".new-", 0) == 0;
+    struct stat st{};
+    if ((!entry && !temporary) || ::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (temporary) {
+      if (now - st.st_mtim.tv_sec > 3600) ::unlink(p.c_str());  // a killed run's
+      continue;
+    }
+    entries.push_back({p, st.st_mtim});
+  }
+  if (entries.size() <= most_entries_) return;
+  // Oldest first; ties by name, so that runs at once remove the same ones.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.used.tv_sec != b.used.tv_sec) return a.used.tv_sec < b.used.tv_sec;
+    if (a.used.tv_nsec != b.used.tv_nsec) return a.used.tv_nsec < b.used.tv_nsec;
+    return a.path < b.path;
+  });
+  for (size_t i = 0; i + most_entries_ < entries.size(); ++i) ::unlink(entries[i].path.c_str());
 }
 
 bool DiskCache::put(std::string_view key, std::string_view value) const {
@@ -122,6 +156,7 @@ bool DiskCache::put(std::string_view key, std::string_view value) const {
     note_once("cannot write in " + dir_.string() + " (" + std::strerror(why) + ")");
     return false;
   }
+  prune();
   return true;
 }
 

@@ -10,6 +10,9 @@
 // folder at once each see a whole entry or none. Folders are made mode 0700; an entry is read only
 // when it is a regular file (not a link) owned by this user. A cache that cannot be read or
 // written is never an error: the result is computed again (a note says once why it is not kept).
+// The folder is bounded: each store beyond `most_entries` entries removes the least recently used
+// (a read refreshes an entry's time), and temporary files a killed run left behind are removed an
+// hour on.
 #pragma once
 
 #include <filesystem>
@@ -24,8 +27,9 @@ class DiskCache {
   // The entries of `kind` (a folder name, e.g. "upper-bound") in the user's cache folder; off when
   // HETSIM_CACHE_DIR=off, when no folder is known (no HOME) or when the code has no build ID.
   [[nodiscard]] static DiskCache user(std::string_view kind);
+  static constexpr size_t kMostEntries = 2000;  // per kind: a few kilobytes each
   // The entries of `kind` under `root` (tests).
-  DiskCache(const std::filesystem::path& root, std::string_view kind);
+  DiskCache(const std::filesystem::path& root, std::string_view kind, size_t most_entries = kMostEntries);
 
   [[nodiscard]] bool enabled() const { return !dir_.empty(); }
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
@@ -38,7 +42,10 @@ class DiskCache {
   DiskCache() = default;
   [[nodiscard]] std::string full_key(std::string_view key) const;
   [[nodiscard]] std::filesystem::path entry(const std::string& full) const;
+  // Removes the least recently used entries beyond most_entries_, and stale temporary files.
+  void prune() const;
   std::filesystem::path dir_;  // empty: off
+  size_t most_entries_ = kMostEntries;
 };
 
 }  // namespace hetsim

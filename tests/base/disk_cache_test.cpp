@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -132,6 +135,44 @@ TEST(DiskCache, TheUsersFolderComesFromTheEnvironmentAndOffKeepsNothing) {
     const test::ScopedEnv home("HOME", "/home/someone");
     EXPECT_EQ(DiskCache::user("upper-bound").dir(), fs::path("/home/someone/.cache/hetsim/upper-bound"));
   }
+}
+
+// Sets the modification time of `p` to `seconds` after the epoch.
+void set_time(const fs::path& p, time_t seconds) {
+  const struct timespec t[2] = {{seconds, 0}, {seconds, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), t, 0), 0);
+}
+
+TEST(DiskCache, TheLeastRecentlyUsedEntriesGoBeyondTheLimitAndStaleTemporaryFilesWithThem) {
+  const TempDir tmp("cache-prune");
+  const DiskCache cache(tmp.path(), "things", /*most_entries=*/3);
+  const fs::path dir = tmp.path() / "things";
+  std::map<std::string, fs::path> file;  // by key
+  for (int i = 0; i < 3; ++i) {
+    const std::string key = "key " + std::to_string(i);
+    ASSERT_TRUE(cache.put(key, "value"));
+    for (const fs::path& p : entries(dir)) {
+      bool known = false;
+      for (const auto& [k, f] : file) known = known || f == p;
+      if (!known) file[key] = p;
+    }
+    set_time(file[key], 1000 + i);  // written in this order, seconds apart
+  }
+  ASSERT_EQ(file.size(), 3U);
+  EXPECT_TRUE(cache.get("key 0").has_value());  // the oldest written, now the last used
+  const fs::path stale = dir / ".new-stale1", fresh = dir / ".new-fresh1";
+  std::ofstream(stale) << "a killed run's";
+  std::ofstream(fresh) << "a run's at work";
+  set_time(stale, ::time(nullptr) - 7200);
+  ASSERT_TRUE(cache.put("key 3", "value"));
+  EXPECT_TRUE(fs::exists(file["key 0"]));
+  EXPECT_FALSE(fs::exists(file["key 1"]));  // the least recently used
+  EXPECT_TRUE(fs::exists(file["key 2"]));
+  EXPECT_FALSE(cache.get("key 1").has_value());
+  EXPECT_TRUE(cache.get("key 3").has_value());
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_EQ(entries(dir).size(), 4U);  // three entries and the fresh temporary file
 }
 
 TEST(DiskCache, WritersAndReadersAtOnceSeeAWholeEntryOrNone) {
