@@ -374,6 +374,36 @@ TEST_F(EqualStages, RepeatingMicroBatchesAreHeldTwiceWithTheTimesOfEveryOne) {
   EXPECT_NEAR(simulate(thousand.program, cluster_).iteration_time_s, expected, 1e-9 * expected);
 }
 
+TEST_F(EqualStages, ASixtyFourStagePipelineFoldsAsAShallowOneDoes) {
+  // Megatron's 1T shape: 64 stages, one GPU each here, 256 micro-batches. The steady state must
+  // repeat within what the folder searches (it repeated only every 63 sweeps of the stages,
+  // 8192 locksteps, when each stage emitted every step it had ready at once): held as its
+  // warm-up, two periods and its drain, and simulated the same as written out whole.
+  const int P = 64, m = 256;
+  blocks_.resize(2 + P);
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    blocks_[b].name = indexed_name("b", b);
+    blocks_[b].parts.resize(1);
+    if (b == 0 || b + 1 == blocks_.size()) continue;
+    WorkPart& part = blocks_[b].parts[0];
+    part.fwd_s = part.bwd_input_s = part.bwd_weight_s = kF;
+    blocks_[b].saved_bytes = 1;
+    blocks_[b].output_bytes = 25e9 * kF / 4;
+  }
+  HybridPlan p = plan(PipelineSchedule::kOneFOneB, P, m);
+  for (int i = 0; i < P; ++i) p.pipelines[0].stages[static_cast<size_t>(i)].devices = {i};
+  ctx_.fold_rounds = false;
+  const PipelineProgram every = build(p);
+  ctx_.fold_rounds = true;
+  const PipelineProgram folded = build(p);
+  ASSERT_TRUE(folded.program.repeated_step.has_value());
+  EXPECT_LE(folded.program.repeated_step->size, 2 * P * 8);  // two sweeps of the stages (a few tasks a step)
+  EXPECT_LT(folded.program.tasks.size(), every.program.tasks.size() / 3);
+  const SimResult a = simulate(every.program, cluster_), b = simulate(folded.program, cluster_);
+  EXPECT_NEAR(b.iteration_time_s, a.iteration_time_s, 1e-9 * a.iteration_time_s);
+  for (int d : {0, 1, 31, 62, 63}) EXPECT_NEAR(b.devices[d].busy_s, a.devices[d].busy_s, 1e-9 * a.iteration_time_s) << d;
+}
+
 TEST_F(EqualStages, FoldedPipelinesKeepTheirGradientSynchronisation) {
   // Two pipelines (data-parallel copies) with 10 M parameters per layer: the gradient all-reduces
   // after the last micro-batch wait for tasks the emitter held while folding. Folded or not (and a
