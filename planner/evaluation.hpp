@@ -20,6 +20,11 @@ struct Evaluation {
   Report report;       // always set; report.feasible says whether the rest is
 };
 
+// Whether a plan simulated at `a_s` seconds beats one at `b_s`: by more than a relative 1e-9.
+// Closer times are a tie (they differ by the order in which floating-point sums were taken, not
+// by the plans), which the plan met first (the better estimate) keeps.
+[[nodiscard]] inline bool simulated_faster(double a_s, double b_s) { return a_s < b_s * (1 - 1e-9); }
+
 // A plan that does not fit: the report names the strategy, the model, the cluster and why.
 [[nodiscard]] Evaluation infeasible_evaluation(const std::string& strategy, const ModelSpec& model, const Cluster& cluster,
                                                std::string reason);

@@ -102,7 +102,8 @@ void keep_plan(PlanResult& r, const std::string& file, const ModelSpec& model, c
                                   /*estimate_here=*/true);
     const Report& kept = run.evaluation.report;
     const auto faster = [&](const auto& judged, int chosen) {
-      return kept.feasible && (chosen < 0 || kept.iteration_time_s < judged[static_cast<size_t>(chosen)].evaluation.report.iteration_time_s);
+      return kept.feasible &&
+             (chosen < 0 || simulated_faster(kept.iteration_time_s, judged[static_cast<size_t>(chosen)].evaluation.report.iteration_time_s));
     };
     k.applies = kept.feasible;
     k.why_not = kept.feasible ? "" : kept.infeasible_reason;
@@ -238,8 +239,8 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
   // The chosen plan: the smallest simulated time among hetsim's own candidates.
   if (r.spmd.chosen >= 0) r.chosen_kind = PlanResult::Chosen::kSpmd;
   if (r.hybrid.chosen >= 0 && (r.chosen_kind == PlanResult::Chosen::kNone ||
-                               r.hybrid.judged[r.hybrid.chosen].evaluation.report.iteration_time_s <
-                                   r.spmd.judged[r.spmd.chosen].evaluation.report.iteration_time_s)) {
+                               simulated_faster(r.hybrid.judged[r.hybrid.chosen].evaluation.report.iteration_time_s,
+                                                r.spmd.judged[r.spmd.chosen].evaluation.report.iteration_time_s))) {
     r.chosen_kind = PlanResult::Chosen::kHybrid;
   }
   if (r.kept && r.kept->applies) {

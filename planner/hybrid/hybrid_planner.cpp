@@ -541,7 +541,9 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
   for (size_t i = 0; i < out.judged.size(); ++i) {
     const Report& r = out.judged[i].evaluation.report;
     if (!r.feasible) continue;
-    if (out.chosen < 0 || r.iteration_time_s < out.judged[out.chosen].evaluation.report.iteration_time_s) out.chosen = static_cast<int>(i);
+    if (out.chosen < 0 || simulated_faster(r.iteration_time_s, out.judged[out.chosen].evaluation.report.iteration_time_s)) {
+      out.chosen = static_cast<int>(i);
+    }
   }
   // Megatron-uniform and HETHUB-faithful are one row each: keep the chosen one.
   if (flavour != HybridFlavour::kHetsim && out.chosen > 0) {

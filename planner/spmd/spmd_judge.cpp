@@ -87,7 +87,7 @@ JudgedPlan judge_spmd_problem(SpmdProblem problem, const ModelSpec& model, const
     ev.report.strategy = name;
     ev.program.strategy = name;
     const Report& r = ev.report;
-    if (r.feasible && (out.chosen < 0 || r.iteration_time_s < out.judged[out.chosen].evaluation.report.iteration_time_s)) {
+    if (r.feasible && (out.chosen < 0 || simulated_faster(r.iteration_time_s, out.judged[out.chosen].evaluation.report.iteration_time_s))) {
       out.chosen = static_cast<int>(i);
     }
   }

@@ -102,3 +102,19 @@ TEST(Planner, OwnsItsGpuLimit) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(SimulatedFaster, TimesWithinFloatingPointNoiseAreATieThatTheFirstPlanKeeps) {
+  // Two plans simulated to 72.89232691256491 s and 72.89232691256476 s: the same plan in all but the
+  // order SimGrid summed its flows (found: a rewrite of the program's order swapped the pick).
+  EXPECT_FALSE(simulated_faster(72.89232691256476, 72.89232691256491));
+  EXPECT_FALSE(simulated_faster(72.89232691256491, 72.89232691256476));
+  EXPECT_FALSE(simulated_faster(1.0, 1.0));
+  EXPECT_TRUE(simulated_faster(1.0, 1.0 + 1e-6));
+  EXPECT_FALSE(simulated_faster(1.0 + 1e-6, 1.0));
+}
+
+}  // namespace
+}  // namespace hetsim
