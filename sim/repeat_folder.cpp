@@ -9,13 +9,17 @@ namespace hetsim {
 bool RepeatFolder::leave_out(int a, int start, int size, const HeldTasks& held) {
   // Leaving the unit out makes the held units stand one unit later: nothing may still refer to
   // the first of them (it would then mean a unit that is no longer there).
+  // One walk over what is held: the indices to move are noted, and moved only if none reaches back.
   bool reaches_back = false;
-  held([&](int& i) { reaches_back = reaches_back || (i >= a && i < a + size); });
+  std::vector<int*>& moving = moving_;
+  moving.clear();
+  held([&](int& i) {
+    reaches_back = reaches_back || (i >= a && i < a + size);
+    if (i >= a + size && i < a + 3 * size) moving.push_back(&i);
+  });
   if (reaches_back) return false;
   program_.tasks.resize(static_cast<size_t>(start));
-  held([&](int& i) {
-    if (i >= a + size && i < a + 3 * size) i -= size;
-  });
+  for (int* i : moving) *i -= size;
   ++more_;
   return true;
 }

@@ -67,6 +67,7 @@ class RepeatFolder {
   int size_ = 0;               // tasks of a unit
   long more_ = 0;
   bool closed_ = false;
+  std::vector<int*> moving_;   // leave_out's scratch: the held indices it moves back a unit
 };
 
 }  // namespace hetsim

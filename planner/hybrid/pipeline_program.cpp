@@ -13,6 +13,7 @@
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
+#include "planner/hybrid/boundary_resharder.hpp"
 #include "planner/hybrid/gradient_sync.hpp"
 #include "planner/hybrid/pass_emitter.hpp"
 #include "planner/hybrid/pipeline_layout.hpp"
@@ -42,9 +43,6 @@ struct Received {
 };
 using Inbox = std::map<std::tuple<int, int, int>, std::vector<Received>>;
 
-// Nodes of the order search per resharding inside a program (each is small: a few slices).
-constexpr long kOrderExpansions = 2000;
-
 // Passes of stage copies a program may hold (about ten tasks each, ~1 KB per task).
 constexpr double kMaxHeldPasses = 1e6;
 // Passes of stage copies a program may have when repeating locksteps are folded: every pass is
@@ -63,7 +61,7 @@ struct TooManyHeldPasses {};
 class Emitter {
  public:
   Emitter(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work, const PipelineContext& ctx)
-      : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx) {
+      : plan_(plan), cluster_(cluster), work_(work), ctx_(ctx), resharder_(plan.resharding, cluster) {
     out_.program.strategy = ctx.strategy;
     out_.program.devices.resize(cluster.gpu_count());
     layout_.gathered_bytes.assign(cluster.gpu_count(), 0);
@@ -544,12 +542,9 @@ class Emitter {
   // recorded in what the receiving copy waits for (its local all-gathers left for it to run).
   void reshard(const MeshLayout& from, const MeshLayout& into, const std::vector<int>& deps, const std::string& label,
                CommStream stream, Received& in) {
-    ReshardWorks w = make_works(from, into, plan_.resharding.method, cluster_);
-    offer_matching_ranks_first(w, from, into);
-    OrderOptions opt;
-    opt.seed = plan_.resharding.seed;
-    opt.max_expansions = kOrderExpansions;
-    const ReshardSchedule sched = schedule_works(w, cluster_, plan_.resharding.load_balance, sender_loads_, opt);
+    const BoundaryResharder::Moves& m = resharder_.moves(from, into);
+    const ReshardWorks& w = m.works;
+    const ReshardSchedule& sched = m.schedule;
     const bool lockstep = plan_.resharding.load_balance != LoadBalance::kOrder;
     const ReshardTasks t = emit_reshard(out_.program, w, sched, deps, label, lockstep, false, stream);
     for (const auto& [device, tasks] : t.ready) in.tasks.insert(in.tasks.end(), tasks.begin(), tasks.end());
@@ -594,7 +589,7 @@ class Emitter {
   PipelineLayout layout_;
   ComputeStreams streams_{out_.program, layout_, cluster_.gpu_count()};
   std::map<int, std::vector<int>> block_vs_;      // [pipeline][block]: its virtual stage
-  SenderLoads sender_loads_;                       // resharding senders' bytes, over the whole program
+  BoundaryResharder resharder_;                    // boundary tensors' works and schedules
   std::vector<Inbox> inbox_;                       // [pipeline]: what copies of stages are yet to receive
   std::vector<std::vector<std::vector<int>>> param_waits_;  // [device][block]: parameter gathers its first forward waits for
   double held_passes_ = 0;                         // passes of stage copies the program holds

@@ -37,6 +37,7 @@ struct Tile {
   std::vector<int> replicas;  // in mesh order
 
   [[nodiscard]] double elements() const;
+  friend bool operator==(const Tile&, const Tile&) = default;
 };
 
 // A tensor of `shape` with `element_bytes` per element, cut into tiles.
@@ -47,6 +48,7 @@ struct MeshLayout {
 
   [[nodiscard]] double tensor_bytes() const;
   [[nodiscard]] double tile_bytes(int t) const { return tiles[t].elements() * element_bytes; }
+  friend bool operator==(const MeshLayout&, const MeshLayout&) = default;
 };
 
 // Why `spec` cannot lay out `shape` on `mesh` (wrong rank, a mesh axis used twice, a dimension
