@@ -25,8 +25,8 @@ double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const Co
     HybridReference h = hybrid_reference(m, sub, cost, sim);
     PlannerReference r{h.samples_per_s, nullptr};
     if (h.plan) {
-      r.weak_scaling = [m, &sub, plan = std::move(*h.plan), &cost, &sim](const Cluster& larger) {
-        return hybrid_weak_scaling(m, sub, plan, larger, cost, sim);
+      r.weak_scaling = [m, &sub, plan = std::move(*h.plan), leading = std::move(h.leading), &cost, &sim](const Cluster& larger) {
+        return hybrid_weak_scaling(m, sub, plan, leading, larger, cost, sim);
       };
     }
     return r;
@@ -146,6 +146,9 @@ std::optional<double> own_references_bound(const PlanResult& r, const PlannerOpt
       r.hybrid.rejected > kReferenceRejections) {
     return std::nullopt;
   }
+  // A type the bound derives from a stand-in (more than kReferenceDirectMaxGpus GPUs) is not
+  // planned on all its GPUs there: this run's searches are not its references.
+  if (reference_stand_in(cluster, model.training.global_batch).has_value()) return std::nullopt;
   const int nt = cluster.gpu_count();
   double best = 0;
   for (const Evaluation& b : r.baselines) {

@@ -52,8 +52,8 @@ struct Reference {
   bool machine_limited = false;  // a planner was left out for this machine's limits: not kept
 };
 
-// With `scale_to`, `sub` is its stand-in (reference_stand_in) and the figure is scaled to it by
-// the reference planner's weak scaling.
+// With `scale_to`, `sub` is its stand-in (reference_stand_in): the reference planner's figure is
+// scaled to `scale_to` by its weak scaling, the data-parallel and SPMD figures are kept as they are.
 Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long batch, const CostModel& cost,
                                 const SimOptions& options, bool synthesise, const ReferencePlanner& reference,
                                 const Cluster* scale_to = nullptr) {
@@ -84,15 +84,22 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
       left_out("SPMD synthesis", e);
     }
   }
+  // The data-parallel and SPMD figures (`best` so far) are not scaled on a stand-in: more copies
+  // of the same work per GPU only add synchronisation, so they stay above the type's own.
+  double planner_best = 0;  // `reference`'s, scaled by its own closed form on a stand-in
   if (reference) {
     try {
       PlannerReference r = reference(scaled, sub);
-      best = std::max(best, r.samples_per_s / nt);
+      planner_best = r.samples_per_s / nt;
       weak_scaling = std::move(r.weak_scaling);
     } catch (const InputError& e) {
       left_out("the hybrid planner", e);
     }
   }
+  const double others = best;
+  double s = 1;
+  if (scale_to != nullptr) s = weak_scaling ? weak_scaling(*scale_to) : 0;
+  best = std::max(best, planner_best * (s > 0 ? s : 1));
   if (best == 0) {
     // No known strategy fits this type alone: bound it by its compute-only speed.
     const DataParallelPlan p = plan_data_parallel(model, sub, cost, BatchSplit::kEven, batch);
@@ -101,17 +108,18 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
                         ": no strategy fits a homogeneous cluster of it, so its compute-only speed is used");
   }
   if (scale_to != nullptr) {
-    const double s = weak_scaling ? weak_scaling(*scale_to) : 0;
     const NodeType& type = sub.node_types[0];
     std::string note = "upper bound for " + type.gpu.name + ": derived from " + std::to_string(nt) + " of its GPUs (" +
                        std::to_string(type.count) + " nodes, global batch " + std::to_string(batch) + "), not planned on all " +
-                       std::to_string(scale_to->gpu_count());
-    if (s > 0) {
-      out.per_gpu *= s;
-      note += ": scaled to them by the hybrid planner's closed form for its plan copied over them (x" + format_double("%.4f", s) +
-              ", an estimate)";
+                       std::to_string(scale_to->gpu_count()) + ": ";
+    if (s > 0 && planner_best * s >= others) {
+      note += "the hybrid plan's figure scaled to them by the closed form, its plan and the search's next best copied over them (x" +
+              format_double("%.4f", s) + ", an estimate)";
+    } else if (s > 0) {
+      note += "the data-parallel or SPMD figure, above the hybrid plan's scaled by its closed form (x" + format_double("%.4f", s) +
+              "), not scaled: a looser bound";
     } else {
-      note += ": not scaled (no hybrid plan on them for the closed form), so a looser bound";
+      note += "not scaled (no hybrid plan on them for the closed form): a looser bound";
     }
     out.notes.push_back(std::move(note));
   }

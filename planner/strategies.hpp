@@ -35,8 +35,10 @@ namespace hetsim {
 // reference_key (`reference_name` names `reference` in it), and stored once computed: the same
 // figure and notes, bit for bit.
 // A node type of more than `direct_max_gpus` GPUs is not planned on all of them: its
-// reference is had on a stand-in (planner/reference_stand_in.hpp) and scaled by `reference`'s
-// weak scaling, its closed form's per-GPU ratio between the two; a note says so.
+// reference is had on a stand-in (planner/reference_stand_in.hpp): `reference`'s figure there is
+// scaled by its weak scaling (its closed form's per-GPU ratio between the two), the data-parallel
+// and SPMD figures are not (more copies of the same work per GPU only add synchronisation); the
+// best of them is the type's reference, and a note says which it was.
 struct PlannerReference {
   double samples_per_s = 0;
   // The closed form's per-GPU throughput of the plan found, copied over `larger` (the same node

@@ -480,6 +480,7 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
   out.fitting = static_cast<long>(plans.size());
   out.considered = out.fitting;
   std::stable_sort(plans.begin(), plans.end(), [](const HybridPlan& a, const HybridPlan& b) { return a.estimate_s < b.estimate_s; });
+  out.leading.assign(plans.begin(), plans.begin() + static_cast<std::ptrdiff_t>(std::min(plans.size(), kLeadingPlans)));
   const size_t k = flavour == HybridFlavour::kHethubFaithful ? 1 : flavour == HybridFlavour::kMegatronUniform ? 2
                                                                                                             : static_cast<size_t>(std::max(1, options.simulate));
   const std::string name = flavour == HybridFlavour::kHetsim ? "hetsim hybrid #" :

@@ -58,7 +58,11 @@ struct HybridSearch {
   long rejected = 0;                 // best by estimate, but the built program did not fit memory
   std::string rejected_reason;       // the first of those: why (memory, or more passes than are simulated)
   double plan_time_s = 0;            // wall time, simulations included
+  std::vector<HybridPlan> leading;   // the best plans by estimate, best first (up to kLeadingPlans)
 };
+
+// Plans HybridSearch::leading keeps: the upper bound scales a reference with them (hybrid_reference.hpp).
+inline constexpr size_t kLeadingPlans = 16;
 
 // `model` and `cluster` must outlive the planner.
 class HybridPlanner {

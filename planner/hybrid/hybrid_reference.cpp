@@ -17,6 +17,7 @@ HybridReference hybrid_reference(const ModelSpec& model, const Cluster& cluster,
   if (s.chosen < 0) return out;
   out.samples_per_s = s.judged[s.chosen].evaluation.report.samples_per_s;
   out.plan = std::move(s.judged[s.chosen].plan);
+  out.leading = std::move(s.leading);
   return out;
 }
 
@@ -36,24 +37,32 @@ HybridPlan replicate_plan(const HybridPlan& plan, int copies, int gpus_per_copy)
   return out;
 }
 
-double hybrid_weak_scaling(const ModelSpec& model, const Cluster& small, const HybridPlan& plan, const Cluster& large,
-                           const CostModel& cost, const SimOptions& sim) {
+double hybrid_weak_scaling(const ModelSpec& model, const Cluster& small, const HybridPlan& plan,
+                           const std::vector<HybridPlan>& alternatives, const Cluster& large, const CostModel& cost,
+                           const SimOptions& sim) {
   const int n_small = small.gpu_count();
   const int n_large = large.gpu_count();
   if (n_small <= 0 || n_large < n_small || n_large % n_small != 0) return 0;
   const int copies = n_large / n_small;
   // Each estimate on a model whose global batch is its plan's samples (the estimate reads the
-  // plan's micro-batches; the batch only has to agree).
+  // plan's micro-batches; the batch only has to agree). Every plan of the search holds the same
+  // samples, so per-GPU throughputs compare as the inverse of the times.
   ModelSpec small_model = model;
   small_model.training.global_batch = plan.samples();
-  const HybridPlan scaled = replicate_plan(plan, copies, n_small);
-  ModelSpec large_model = model;
-  large_model.training.global_batch = scaled.samples();
   HybridPlanner on_small(small_model, small, cost, sim);
   const double t_small = on_small.estimate(plan).time_s;
+  ModelSpec large_model = model;
+  large_model.training.global_batch = plan.samples() * copies;
   HybridPlanner on_large(large_model, large, cost, sim);
-  const double t_large = on_large.estimate(scaled).time_s;
-  if (!(t_small > 0) || !(t_large > 0) || !std::isfinite(t_small) || !std::isfinite(t_large)) return 0;
+  double t_large = 0;
+  const auto consider = [&](const HybridPlan& p) {
+    if (p.samples() != plan.samples()) return;
+    const HybridEstimate e = on_large.estimate(replicate_plan(p, copies, n_small));
+    if (e.fits && e.time_s > 0 && std::isfinite(e.time_s) && (t_large == 0 || e.time_s < t_large)) t_large = e.time_s;
+  };
+  consider(plan);
+  for (const HybridPlan& p : alternatives) consider(p);
+  if (!(t_small > 0) || !(t_large > 0) || !std::isfinite(t_small)) return 0;
   return std::min(1.0, t_small / t_large);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "kernels_profile/cost_model.hpp"
 #include "planner/hybrid/hybrid_plan.hpp"
@@ -17,6 +18,7 @@ namespace hetsim {
 struct HybridReference {
   double samples_per_s = 0;        // of the best simulated plan; 0 when none fits
   std::optional<HybridPlan> plan;  // that plan
+  std::vector<HybridPlan> leading;  // the search's best plans by estimate (HybridSearch::leading)
 };
 
 // The best simulated hybrid plan on `cluster` (the hetsim flavour, one plan simulated).
@@ -29,12 +31,16 @@ struct HybridReference {
 // replicas, the same work per GPU.
 [[nodiscard]] HybridPlan replicate_plan(const HybridPlan& plan, int copies, int gpus_per_copy);
 
-// The closed form's per-GPU throughput on `large` over that on `small` for `plan` weakly scaled
-// (replicate_plan): estimate(plan on small) / estimate(copies on large), at most 1 (more
-// replicas never make a GPU faster). Only the data-parallel synchronisation over more replicas,
-// and where the copies sit in the larger network, differ. 0 when it cannot be had (large is not
-// a whole number of small's, or the closed form has no estimate).
+// The closed form's per-GPU throughput on `large` over that of `plan` (the simulated best) on
+// `small`: estimate(plan on small) / the least estimate on `large` of any of `plan` and
+// `alternatives` weakly scaled (replicate_plan) that fits there, at most 1 (more replicas never
+// make a GPU faster). Between `plan` and its copies only the data-parallel synchronisation over
+// more replicas, and where the copies sit in the larger network, differ; the alternatives (the
+// search's next best plans) stand for the other shapes a search on `large` could pick, where
+// synchronising fewer replicas pays. 0 when it cannot be had (large is not a whole number of
+// small's, or the closed form has no estimate).
 [[nodiscard]] double hybrid_weak_scaling(const ModelSpec& model, const Cluster& small, const HybridPlan& plan,
-                                         const Cluster& large, const CostModel& cost, const SimOptions& sim);
+                                         const std::vector<HybridPlan>& alternatives, const Cluster& large,
+                                         const CostModel& cost, const SimOptions& sim);
 
 }  // namespace hetsim

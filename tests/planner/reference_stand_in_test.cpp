@@ -108,12 +108,12 @@ TEST(ReferenceStandIn, TheClosedFormsWeakScalingIsOneOnItselfAndBelowOneOnMore) 
   const HybridReference ref = hybrid_reference(m, small, cost, SimOptions{});
   ASSERT_TRUE(ref.plan.has_value());
   EXPECT_GT(ref.samples_per_s, 0);
-  EXPECT_EQ(hybrid_weak_scaling(m, small, *ref.plan, small, cost, SimOptions{}), 1.0);
-  const double four = hybrid_weak_scaling(m, small, *ref.plan, with_nodes(small, 8), cost, SimOptions{});
+  EXPECT_EQ(hybrid_weak_scaling(m, small, *ref.plan, {}, small, cost, SimOptions{}), 1.0);
+  const double four = hybrid_weak_scaling(m, small, *ref.plan, {}, with_nodes(small, 8), cost, SimOptions{});
   EXPECT_GT(four, 0.5);
   EXPECT_LE(four, 1.0);
   // Not a whole number of copies: none.
-  EXPECT_EQ(hybrid_weak_scaling(m, small, *ref.plan, with_nodes(small, 3), cost, SimOptions{}), 0.0);
+  EXPECT_EQ(hybrid_weak_scaling(m, small, *ref.plan, {}, with_nodes(small, 3), cost, SimOptions{}), 0.0);
 }
 
 // The bound derived from a stand-in against the one planned on every GPU: a small cluster with a
