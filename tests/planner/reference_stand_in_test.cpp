@@ -112,6 +112,11 @@ TEST(ReferenceStandIn, TheClosedFormsWeakScalingIsOneOnItselfAndBelowOneOnMore) 
   const double four = hybrid_weak_scaling(m, small, *ref.plan, {}, with_nodes(small, 8), cost, SimOptions{});
   EXPECT_GT(four, 0.5);
   EXPECT_LE(four, 1.0);
+  // With the search's next best plans as alternatives the least estimate over more plans: no lower.
+  ASSERT_FALSE(ref.leading.empty());
+  const double any = hybrid_weak_scaling(m, small, *ref.plan, ref.leading, with_nodes(small, 8), cost, SimOptions{});
+  EXPECT_GE(any, four);
+  EXPECT_LE(any, 1.0);
   // Not a whole number of copies: none.
   EXPECT_EQ(hybrid_weak_scaling(m, small, *ref.plan, {}, with_nodes(small, 3), cost, SimOptions{}), 0.0);
 }
