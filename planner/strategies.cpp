@@ -119,7 +119,7 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
       note += "the data-parallel or SPMD figure, above the hybrid plan's scaled by its closed form (x" + format_double("%.4f", s) +
               "), not scaled: a looser bound";
     } else {
-      note += "not scaled (no hybrid plan on them for the closed form): a looser bound";
+      note += "not scaled (no hybrid plan on them that the closed form could scale): a looser bound";
     }
     out.notes.push_back(std::move(note));
   }
