@@ -421,8 +421,10 @@ class Emitter {
     if (st.pass == PassKind::kForward && st.micro_batch == 0) {  // the first forward of each block
       for (int b : blocks) {
         for (int d : runs.devices) {
-          const std::vector<int>& waits = param_waits_[d][b];
+          // Read once, here: cleared after, so that the folder's walks over the tasks held skip them.
+          std::vector<int>& waits = param_waits_[d][b];
           spec.block_waits[b].insert(spec.block_waits[b].end(), waits.begin(), waits.end());
+          waits.clear();
         }
         if (spec.block_waits[b].empty()) spec.block_waits.erase(b);
       }
