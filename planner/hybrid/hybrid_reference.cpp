@@ -52,7 +52,7 @@ double hybrid_weak_scaling(const ModelSpec& model, const Cluster& small, const H
   HybridPlanner on_small(small_model, small, cost, sim);
   const double t_small = on_small.estimate(plan).time_s;
   ModelSpec large_model = model;
-  large_model.training.global_batch = plan.samples() * copies;
+  if (__builtin_mul_overflow(plan.samples(), static_cast<long>(copies), &large_model.training.global_batch)) return 0;
   HybridPlanner on_large(large_model, large, cost, sim);
   double t_large = 0;
   const auto consider = [&](const HybridPlan& p) {
