@@ -97,9 +97,8 @@ Reference homogeneous_reference(const ModelSpec& model, const Cluster& sub, long
     }
   }
   const double others = best;
-  double s = 1;
-  if (scale_to != nullptr) s = weak_scaling ? weak_scaling(*scale_to) : 0;
-  best = std::max(best, planner_best * (s > 0 ? s : 1));
+  const double s = scale_to != nullptr && weak_scaling ? weak_scaling(*scale_to) : 0;  // 0: not scaled
+  best = std::max(best, s > 0 ? planner_best * s : planner_best);
   if (best == 0) {
     // No known strategy fits this type alone: bound it by its compute-only speed.
     const DataParallelPlan p = plan_data_parallel(model, sub, cost, BatchSplit::kEven, batch);

@@ -11,15 +11,14 @@ bool RepeatFolder::leave_out(int a, int start, int size, const HeldTasks& held) 
   // the first of them (it would then mean a unit that is no longer there).
   // One walk over what is held: the indices to move are noted, and moved only if none reaches back.
   bool reaches_back = false;
-  std::vector<int*>& moving = moving_;
-  moving.clear();
+  moving_.clear();
   held([&](int& i) {
     reaches_back = reaches_back || (i >= a && i < a + size);
-    if (i >= a + size && i < a + 3 * size) moving.push_back(&i);
+    if (i >= a + size && i < a + 3 * size) moving_.push_back(&i);
   });
   if (reaches_back) return false;
   program_.tasks.resize(static_cast<size_t>(start));
-  for (int* i : moving) *i -= size;
+  for (int* i : moving_) *i -= size;
   ++more_;
   return true;
 }

@@ -189,22 +189,17 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   double ep_f = 0, ep_b = 0, paired = 0;
   // Gradient buckets as gradient_buckets() packs them: blocks in backward order, a new bucket when
   // the next block would take it over ctx.bucket_params.
-  const double bucket_params = builder_.context().bucket_params;
+  const auto pack = [bucket_params = builder_.context().bucket_params](double params, double& fill, int& buckets) {
+    if (buckets == 0 || fill + params > bucket_params) {
+      ++buckets;
+      fill = 0;
+    }
+    fill += params;
+  };
   double dense_fill = 0, expert_fill = 0;
   for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
-    const double dense = w[*b].params - w[*b].expert_params, expert = w[*b].expert_params;
-    if (t.buckets == 0 || dense_fill + dense > bucket_params) {
-      ++t.buckets;
-      dense_fill = 0;
-    }
-    dense_fill += dense;
-    if (expert > 0) {
-      if (t.expert_buckets == 0 || expert_fill + expert > bucket_params) {
-        ++t.expert_buckets;
-        expert_fill = 0;
-      }
-      expert_fill += expert;
-    }
+    pack(w[*b].params - w[*b].expert_params, dense_fill, t.buckets);
+    if (w[*b].expert_params > 0) pack(w[*b].expert_params, expert_fill, t.expert_buckets);
   }
   for (int b : blocks) {
     const BlockWork& bw = w[b];

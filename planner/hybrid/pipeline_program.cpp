@@ -185,12 +185,10 @@ class Emitter {
       fdone[pi].assign(V, std::vector<char>(m, 0));
       bdone[pi].assign(V, std::vector<char>(m, 0));
     }
-    // Zero-bubble orders come from the passes' times (zero_bubble_orders) and drift by a
-    // micro-batch every few steps: they repeat over longer spans when a stage emits every step it
-    // has ready (measured: GPT-3 175B, 8 stages, 1536 micro-batches: 12 times the tasks otherwise).
+    // Zero-bubble orders (from the passes' times) repeat over longer spans when a stage emits every
+    // step it has ready (GPT-3 175B, 8 stages, 1536 micro-batches: 12 times the tasks otherwise).
     const bool every_ready = plan_.schedule == PipelineSchedule::kZeroBubble;
-    // Whether some pipeline's next step at stage s is a weight-gradient pass.
-    auto weight_pass_next = [&](int s) {
+    auto weight_pass_next = [&](int s) {  // some pipeline's next step at stage s is a weight pass
       for (size_t pi = 0; pi < np; ++pi) {
         const std::vector<StageInfo>& infos = layout_.stages[pi];
         if (s < static_cast<int>(infos.size()) && infos[s].next < infos[s].order.size() &&
@@ -234,12 +232,9 @@ class Emitter {
       progress = false;
       bool waiting = false;
       for (int s = 0; s < static_cast<int>(max_stages); ++s) {
-        // One forward or backward lockstep of each stage a sweep (and the weight-gradient passes
-        // after it, which wait on nothing from other stages), even where a stage has more steps
-        // ready: its later steps go out in later sweeps. A P-stage pipeline then repeats every
-        // two sweeps (2P locksteps) in its steady state; emitting every ready step at once made
-        // it repeat only every P - 1 sweeps (about 2P^2 locksteps), past what the folder
-        // searches at 64 stages.
+        // One forward or backward lockstep of each stage a sweep (and the weight passes after it),
+        // even where more are ready: a P-stage steady state then repeats every two sweeps (2P
+        // locksteps), not every P - 1 (2P^2 locksteps, past the folder's search at 64 stages).
         for (bool lockstep = true; lockstep;) {
           lockstep = false;
           bool gathered = false;

@@ -23,8 +23,11 @@ class EqualStages : public ::testing::Test {
   std::vector<BlockWork> blocks_;
   PipelineContext ctx_;
 
-  void SetUp() override {
-    blocks_.resize(2 + 16);
+  void SetUp() override { set_layers(16); }
+
+  // An embedding, `layers` equal layers (F, B and W of kF each) and a head.
+  void set_layers(int layers) {
+    blocks_.resize(2 + static_cast<size_t>(layers));
     for (size_t b = 0; b < blocks_.size(); ++b) {
       blocks_[b].name = indexed_name("b", b);
       blocks_[b].parts.resize(1);
@@ -380,16 +383,8 @@ TEST_F(EqualStages, ASixtyFourStagePipelineFoldsAsAShallowOneDoes) {
   // 8192 locksteps, when each stage emitted every step it had ready at once): held as its
   // warm-up, two periods and its drain, and simulated the same as written out whole.
   const int P = 64, m = 256;
-  blocks_.resize(2 + P);
-  for (size_t b = 0; b < blocks_.size(); ++b) {
-    blocks_[b].name = indexed_name("b", b);
-    blocks_[b].parts.resize(1);
-    if (b == 0 || b + 1 == blocks_.size()) continue;
-    WorkPart& part = blocks_[b].parts[0];
-    part.fwd_s = part.bwd_input_s = part.bwd_weight_s = kF;
-    blocks_[b].saved_bytes = 1;
-    blocks_[b].output_bytes = 25e9 * kF / 4;
-  }
+  set_layers(P);
+  for (size_t b = 1; b + 1 < blocks_.size(); ++b) blocks_[b].output_bytes = 25e9 * kF / 4;
   HybridPlan p = plan(PipelineSchedule::kOneFOneB, P, m);
   for (int i = 0; i < P; ++i) p.pipelines[0].stages[static_cast<size_t>(i)].devices = {i};
   ctx_.fold_rounds = false;
