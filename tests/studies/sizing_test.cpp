@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
+#include "base/temp_dir.hpp"
 #include "studies/sizing/costs.hpp"
 #include "studies/sizing/mixes.hpp"
 #include "studies/sizing/pareto.hpp"
@@ -22,8 +23,10 @@
 namespace hetsim {
 namespace {
 
+// Every file of these tests lives in one private folder, removed when the test program ends.
 std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim-sizing-test-" + std::to_string(::getpid()) + "-" + name);
+  static const TempDir dir("sizing-test");
+  return dir.path() / name;
 }
 
 std::filesystem::path fixture() { return test::source_dir() / "tests/fixtures/sizing/small.yaml"; }

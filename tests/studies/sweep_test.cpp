@@ -19,6 +19,7 @@
 
 #include "base/field_override.hpp"
 #include "base/input_error.hpp"
+#include "base/temp_dir.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "studies/sweep/study_file.hpp"
 #include "studies/sweep/worker_pool.hpp"
@@ -29,9 +30,15 @@ extern char** environ;
 namespace hetsim {
 namespace {
 
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim-sweep-test-" + std::to_string(::getpid()) + "-" + name);
+// Every file of these tests lives in one private folder, removed when the test program ends;
+// the sweeps they start keep their scratch there too (TMPDIR), so a sweep killed with SIGKILL
+// leaves nothing behind.
+const std::filesystem::path& scratch() {
+  static const TempDir dir("sweep-test");
+  return dir.path();
 }
+
+std::filesystem::path temp(const std::string& name) { return scratch() / name; }
 
 std::filesystem::path write_study(const std::string& name, const std::string& text) {
   const auto p = temp(name + ".yaml");
@@ -168,8 +175,15 @@ pid_t start_sweep(const std::vector<std::string>& args) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> env{"TMPDIR=" + scratch().string()};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!std::string_view(*e).starts_with("TMPDIR=")) env.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&fa);
   return pid;
 }
