@@ -2,8 +2,11 @@
 #include "sim/rail_exchange.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
+#include "base/parallel_for.hpp"
+#include "base/progress.hpp"
 #include "sim/channel_schedules.hpp"
 
 namespace hetsim {
@@ -23,15 +26,50 @@ void for_each_intra(const RailExchange& x, Visit&& visit) {
   }
 }
 
+// The inter-node transfers of one rail from one node: item `rail * nodes + node` of
+// for_each_inter's order, which is these items in turn.
+template <class Visit>
+void for_each_inter_from(const RailExchange& x, long item, Visit&& visit) {
+  const size_t m = x.nodes.size();
+  const size_t r = static_cast<size_t>(item) / m;
+  const auto& from = x.nodes[static_cast<size_t>(item) % m];
+  for (const auto& to : x.nodes) {
+    if (&from != &to) visit(from[r], to[r]);
+  }
+}
+
+long inter_items(const RailExchange& x) { return static_cast<long>(x.nodes.front().size() * x.nodes.size()); }
+
 template <class Visit>
 void for_each_inter(const RailExchange& x, Visit&& visit) {
-  for (size_t r = 0; r < x.nodes.front().size(); ++r) {
-    for (const auto& from : x.nodes) {
-      for (const auto& to : x.nodes) {
-        if (&from != &to) visit(from[r], to[r]);
-      }
-    }
+  for (long item = 0; item < inter_items(x); ++item) for_each_inter_from(x, item, visit);
+}
+
+// From this many inter-node transfers on, the estimate's two passes over them run on all cores
+// (an all-to-all over 16 384 GPUs in 2048 nodes holds 33.5 million).
+constexpr double kParallelTransfersFrom = 1 << 18;
+
+bool many_inter_transfers(const RailExchange& x) {
+  return static_cast<double>(inter_items(x)) * static_cast<double>(x.nodes.size() - 1) >= kParallelTransfersFrom;
+}
+
+// visit_item(item, worker) over the items of for_each_inter_from: on all cores where their
+// transfers are many (each worker with its index, for results of its own; `bar` counts the items
+// from `bar_from`), else in turn on worker 0. A worker should keep its scratch local to the item
+// and write its results once per item: two cores writing next to each other for each transfer
+// would take turns at one cache line.
+template <class VisitItem>
+void for_each_inter_item(const RailExchange& x, Progress& bar, size_t bar_from, VisitItem&& visit_item) {
+  if (!many_inter_transfers(x)) {
+    for (long item = 0; item < inter_items(x); ++item) visit_item(item, 0);
+    return;
   }
+  std::atomic<size_t> done{0};
+  parallel_for(inter_items(x), [&](long item, int worker) {
+    visit_item(item, worker);
+    const size_t now = ++done;
+    if (worker == 0) bar.update(bar_from + now);  // the calling thread's: the bar is not shared
+  });
 }
 
 // Every transfer of both phases by source GPU, then destination GPU (`visit(src, dst, phase)`):
@@ -99,22 +137,43 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   const double bytes[2] = {x.pair_bytes * m * 1 / pieces, x.pair_bytes * g * 1 / pieces};
   const std::vector<FabricLink>& links = fabric.links();
   // Pass 1: per shared link, the transfers of each phase that cross it (a route crossing a link
-  // twice counts twice, as its bytes are added twice).
+  // twice counts twice, as its bytes are added twice). The inter-node phase is counted on all
+  // cores where it is large, each worker into counts of its own, added afterwards (integers: the
+  // same counts in any order).
+  const auto workers = static_cast<size_t>(parallel_workers());
+  // Where the inter-node phase is large (an all-to-all over thousands of GPUs), a bar over its two
+  // passes' items, shown when they take long (the SPMD planner's fit of an all-to-all over every GPU).
+  Progress bar(many_inter_transfers(x) ? 2 * static_cast<size_t>(inter_items(x)) : 0,
+               "rail groups of an all-to-all's transfers estimated", kProgressAfterS);
   std::vector<uint32_t> count[2] = {std::vector<uint32_t>(links.size(), 0), std::vector<uint32_t>(links.size(), 0)};
+  std::vector<std::vector<uint32_t>> inter_count(workers);
+  std::vector<char> staged(workers, 0);
   Route route;
-  bool staged = false;
-  auto tally = [&](int phase) {
-    return [&, phase](int a, int b) {
-      if (fabric.staged(a, b)) staged = true;
-      fabric.route(a, b, route);
-      for (int l : route.links) {
-        if (links[static_cast<size_t>(l)].shared) ++count[phase][static_cast<size_t>(l)];
+  for_each_intra(x, [&](int a, int b) {
+    if (fabric.staged(a, b)) staged[0] = 1;
+    fabric.route(a, b, route);
+    for (int l : route.links) {
+      if (links[static_cast<size_t>(l)].shared) ++count[0][static_cast<size_t>(l)];
+    }
+  });
+  for_each_inter_item(x, bar, 0, [&](long item, int worker) {
+    std::vector<uint32_t>& c = inter_count[static_cast<size_t>(worker)];
+    if (c.empty()) c.assign(links.size(), 0);
+    Route r;
+    bool item_staged = false;
+    for_each_inter_from(x, item, [&](int a, int b) {
+      item_staged = item_staged || fabric.staged(a, b);
+      fabric.route(a, b, r);
+      for (int l : r.links) {
+        if (links[static_cast<size_t>(l)].shared) ++c[static_cast<size_t>(l)];
       }
-    };
-  };
-  for_each_intra(x, tally(0));
-  for_each_inter(x, tally(1));
-  if (staged) return std::nullopt;
+    });
+    if (item_staged) staged[static_cast<size_t>(worker)] = 1;
+  });
+  for (const std::vector<uint32_t>& c : inter_count) {
+    for (size_t l = 0; l < c.size(); ++l) count[1][l] += c[l];
+  }
+  if (std::find(staged.begin(), staged.end(), 1) != staged.end()) return std::nullopt;
   // Where links carry both phases (NVLink-mesh nodes relay NIC traffic), their load while both run
   // adds bytes of each in the order that round group lists its transfers: a pass in that order.
   bool mixed = false;
@@ -147,24 +206,40 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   }
   // Pass 2: each transfer's latency plus its slowest link, under its phase's loads alone and (where
   // links carry both phases) under both phases' loads; the slowest transfer of each round group.
-  // Without such links both phases' loads are each phase's own.
-  double slowest_alone[2] = {0, 0}, slowest_both = 0;
-  auto time = [&](int phase) {
-    return [&, phase](int a, int b) {
-      fabric.route(a, b, route);
-      double worst_alone = 0, worst_both = 0;
-      for (int l : route.links) {
-        const FabricLink& fl = links[static_cast<size_t>(l)];
-        const auto at = static_cast<size_t>(l);
-        worst_alone = std::max(worst_alone, (fl.shared ? alone[phase][at] : bytes[phase]) / fl.bandwidth_Bps);
-        if (mixed) worst_both = std::max(worst_both, (fl.shared ? both[at] : bytes[phase]) / fl.bandwidth_Bps);
-      }
-      slowest_alone[phase] = std::max(slowest_alone[phase], 0.0 + (route.latency_s + worst_alone));
-      if (mixed) slowest_both = std::max(slowest_both, 0.0 + (route.latency_s + worst_both));
-    };
+  // Without such links both phases' loads are each phase's own. The inter-node phase runs on all
+  // cores where it is large, each worker keeping its own slowest (maxima: the same in any order).
+  struct Slowest {
+    double alone = 0, both = 0;
   };
-  for_each_intra(x, time(0));
-  for_each_inter(x, time(1));
+  auto time = [&](int phase, int a, int b, Route& r, Slowest& slowest) {
+    fabric.route(a, b, r);
+    double worst_alone = 0, worst_both = 0;
+    for (int l : r.links) {
+      const FabricLink& fl = links[static_cast<size_t>(l)];
+      const auto at = static_cast<size_t>(l);
+      worst_alone = std::max(worst_alone, (fl.shared ? alone[phase][at] : bytes[phase]) / fl.bandwidth_Bps);
+      if (mixed) worst_both = std::max(worst_both, (fl.shared ? both[at] : bytes[phase]) / fl.bandwidth_Bps);
+    }
+    slowest.alone = std::max(slowest.alone, 0.0 + (r.latency_s + worst_alone));
+    if (mixed) slowest.both = std::max(slowest.both, 0.0 + (r.latency_s + worst_both));
+  };
+  Slowest intra;
+  for_each_intra(x, [&](int a, int b) { time(0, a, b, route, intra); });
+  std::vector<Slowest> inter(workers);
+  for_each_inter_item(x, bar, static_cast<size_t>(inter_items(x)), [&](long item, int worker) {
+    Route r;
+    Slowest slowest;
+    for_each_inter_from(x, item, [&](int a, int b) { time(1, a, b, r, slowest); });
+    Slowest& w = inter[static_cast<size_t>(worker)];
+    w.alone = std::max(w.alone, slowest.alone);
+    w.both = std::max(w.both, slowest.both);
+  });
+  double slowest_alone[2] = {intra.alone, 0}, slowest_both = intra.both;
+  for (const Slowest& w : inter) {
+    slowest_alone[1] = std::max(slowest_alone[1], w.alone);
+    slowest_both = std::max(slowest_both, w.both);
+  }
+  bar.finish();
   if (!mixed) slowest_both = std::max(slowest_alone[0], slowest_alone[1]);
   // The round groups of the pipeline: [0, 1) the intra phase alone, [1, pieces) both, [pieces,
   // pieces + 1) the inter phase alone (with one piece: [0, 1) intra, [1, 2) inter).

@@ -2,15 +2,12 @@
 #include "sim/schedule.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <iterator>
 #include <map>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 
+#include "base/parallel_for.hpp"
 #include "sim/rail_exchange.hpp"
 
 namespace hetsim {
@@ -184,30 +181,15 @@ double parallel_shift_estimate(const RingShifts& x, const Fabric& fabric, double
   const int n = static_cast<int>(x.ring.size());
   const std::vector<int> order = by_gpu(x.ring);
   std::vector<double> round_s(static_cast<size_t>(n - 1), 0.0);
-  std::atomic<int> next{0};
-  std::exception_ptr failed;
-  std::mutex failing;
-  auto work = [&] {
-    try {
-      std::vector<Flow> flows;
-      for (int r = next++; r < n - 1; r = next++) {
-        flows.clear();
-        for (int j : order) {
-          flows.push_back({x.ring[static_cast<size_t>(j)], x.ring[static_cast<size_t>((j + r + 1) % n)], 0.0 + x.chunk_bytes});
-        }
-        round_s[static_cast<size_t>(r)] = concurrent_time(flows, fabric);
-      }
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(failing);
-      failed = std::current_exception();
+  std::vector<std::vector<Flow>> flows(static_cast<size_t>(parallel_workers()));
+  parallel_for(n - 1, [&](long r, int worker) {
+    std::vector<Flow>& f = flows[static_cast<size_t>(worker)];
+    f.clear();
+    for (int j : order) {
+      f.push_back({x.ring[static_cast<size_t>(j)], x.ring[static_cast<size_t>((j + r + 1) % n)], 0.0 + x.chunk_bytes});
     }
-  };
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1U, 16U);
-  std::vector<std::thread> helpers;
-  for (unsigned k = 1; k < threads; ++k) helpers.emplace_back(work);
-  work();
-  for (std::thread& h : helpers) h.join();
-  if (failed) std::rethrow_exception(failed);
+    round_s[static_cast<size_t>(r)] = concurrent_time(f, fabric);
+  });
   double t = setup_s;
   for (double r : round_s) t += 1 * r;
   return t;

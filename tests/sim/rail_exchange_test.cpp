@@ -65,6 +65,22 @@ TEST(RailExchange, ItsEstimateIsThatOfItsEdgesBitForBitOnEveryNetwork) {
   }
 }
 
+TEST(RailExchange, ALargeExchangeEstimatedOnAllCoresIsItsEdgesEstimateBitForBit) {
+  // 192 nodes of 8: 293 376 inter-node transfers, enough for both passes to run on every core.
+  Cluster c = with_nodes(test::shipped_cluster("selene-64"), 192);
+  c.network.oversubscription = 3;  // shared links of unequal loads: the slowest transfer matters
+  c.network.nodes_per_leaf = 4;
+  const Fabric fabric(c);
+  const CollectiveTask t = collective(CollectiveOp::kAllToAll, members(c, 8), 256.0 * 1024 * 1024);
+  ASSERT_EQ(unsupported_reason(t, Algorithm::kPxn, c), "");
+  const std::vector<Schedule> s = collective_schedules(t, Algorithm::kPxn, c);
+  ASSERT_EQ(s.size(), 1U);
+  const std::optional<double> fast = rail_exchange_step_estimate(s.front().rails, fabric);
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_EQ(*fast, step_estimate(expanded(s.front().rails), fabric));
+  EXPECT_EQ(*rail_exchange_step_estimate(s.front().rails, fabric), *fast);  // and again: the same
+}
+
 TEST(RailExchange, ALinkCarryingBothPhasesAddsItsLoadInTheOrderOfTheEdges) {
   // "Nodes" that cross the real ones: GPU 0's NIC carries its intra-phase send to GPU 8 and its
   // inter-phase send to GPU 9, so that link's load adds bytes of both phases, in the order of the
