@@ -221,8 +221,9 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
     log_info("planning hybrid pipelines of stage meshes and simulating the best " + std::to_string(o.candidates) + " ...");
     r.hybrid = planner.search(HybridFlavour::kHetsim, ho);
     log_info("planning the HETHUB-faithful and Megatron-uniform modes ...");
-    r.hethub = planner.search(HybridFlavour::kHethubFaithful, ho);
-    r.megatron = planner.search(HybridFlavour::kMegatronUniform, ho);
+    std::vector<HybridSearch> modes = planner.search({HybridFlavour::kHethubFaithful, HybridFlavour::kMegatronUniform}, ho);
+    r.hethub = std::move(modes[0]);
+    r.megatron = std::move(modes[1]);
   }
   for (const std::string& s : strategy_names()) {
     log_info("simulating " + s + " ...");

@@ -433,7 +433,17 @@ std::vector<Evaluation> HybridPlanner::evaluate_side_by_side(const std::vector<c
   // once. Only the first thread shows its progress. The results are those of one at a time.
   std::vector<Evaluation> out(plans.size());
   std::vector<std::optional<Program>> programs(plans.size());
+  std::vector<std::string> keys(plans.size());
+  std::vector<bool> known(plans.size(), false);
   for (size_t i = 0; i < plans.size(); ++i) {
+    keys[i] = hybrid_plan_to_yaml(*plans[i]);
+    if (const auto it = evaluated_.find(keys[i]); it != evaluated_.end()) {
+      out[i] = it->second;
+      out[i].report.strategy = strategy;
+      out[i].program.strategy = strategy;
+      known[i] = true;
+      continue;
+    }
     PipelineProgram built = builder_.build(*plans[i]);
     // Beyond what hetsim simulates: a limit of the simulator, refused as the task cap of
     // data-parallel and SPMD programs is (the search takes it for an infeasible candidate and goes on).
@@ -468,39 +478,97 @@ std::vector<Evaluation> HybridPlanner::evaluate_side_by_side(const std::vector<c
   for (std::thread& t : helpers) t.join();
   for (size_t i = 0; i < plans.size(); ++i) {
     if (failed[i]) std::rethrow_exception(failed[i]);
+    if (known[i]) continue;
     label_hybrid_report(out[i].report, *plans[i]);
+    evaluated_.emplace(keys[i], out[i]);
   }
   return out;
 }
 
+struct HybridPlanner::Candidates {
+  HybridFlavour flavour;
+  std::vector<HybridPlan> plans;  // fitting memory by estimate, best estimate first
+  size_t k = 1;                   // how many to judge
+  std::string name;               // the rows' strategy
+  std::set<std::string> seen;     // plans taken (their YAML): each judged once
+  size_t next = 0;                // the next plan to take
+};
+
+HybridPlanner::Candidates HybridPlanner::candidates(HybridFlavour flavour, const HybridOptions& options) {
+  Candidates c;
+  c.flavour = flavour;
+  c.plans = enumerate(flavour, options);
+  std::stable_sort(c.plans.begin(), c.plans.end(), [](const HybridPlan& a, const HybridPlan& b) { return a.estimate_s < b.estimate_s; });
+  c.k = flavour == HybridFlavour::kHethubFaithful ? 1 : flavour == HybridFlavour::kMegatronUniform ? 2
+                                                                                                : static_cast<size_t>(std::max(1, options.simulate));
+  c.name = flavour == HybridFlavour::kHetsim ? "hetsim hybrid #" : flavour == HybridFlavour::kHethubFaithful ? "hethub-faithful" : "megatron-uniform";
+  return c;
+}
+
+std::vector<const HybridPlan*> HybridPlanner::take_batch(const Candidates& c, size_t& next, std::set<std::string>& seen, size_t wanted) {
+  std::vector<const HybridPlan*> batch;
+  while (batch.size() < wanted && next < c.plans.size()) {
+    const HybridPlan& plan = c.plans[next++];
+    if (!seen.insert(hybrid_plan_to_yaml(plan)).second) continue;
+    if (std::vector<PlanProblem> bad = check_hybrid_plan(plan, model_, cluster_); !bad.empty()) {
+      throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
+    }
+    batch.push_back(&plan);
+  }
+  return batch;
+}
+
 HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
+  return std::move(search(std::vector<HybridFlavour>{flavour}, options).front());
+}
+
+std::vector<HybridSearch> HybridPlanner::search(const std::vector<HybridFlavour>& flavours, const HybridOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Candidates> all;
+  for (HybridFlavour f : flavours) all.push_back(candidates(f, options));
+  if (all.size() > 1) {
+    // The searches' first batches side by side (as many simulations at once as there are cores),
+    // into evaluated_; each search then takes its own from there, as it would have simulated them.
+    std::vector<const HybridPlan*> first;
+    std::set<std::string> keys;
+    for (const Candidates& c : all) {
+      size_t next = 0;
+      std::set<std::string> seen;
+      for (const HybridPlan* plan : take_batch(c, next, seen, c.k)) {
+        if (keys.insert(hybrid_plan_to_yaml(*plan)).second) first.push_back(plan);
+      }
+    }
+    try {
+      (void)evaluate_side_by_side(first, "hybrid");
+    } catch (const InputError& e) {
+      if (e.machine_limit()) throw;  // otherwise each search meets it again and tells which plan
+    }
+  }
+  std::vector<HybridSearch> out;
+  for (Candidates& c : all) {
+    out.push_back(judge(c));
+    const auto now = std::chrono::steady_clock::now();
+    out.back().plan_time_s = std::chrono::duration<double>(now - t0).count();
+    t0 = now;
+  }
+  return out;
+}
+
+HybridSearch HybridPlanner::judge(Candidates& c) {
   HybridSearch out;
-  std::vector<HybridPlan> plans = enumerate(flavour, options);
+  const std::vector<HybridPlan>& plans = c.plans;
+  const size_t k = c.k;
+  const std::string& name = c.name;
+  const HybridFlavour flavour = c.flavour;
   out.fitting = static_cast<long>(plans.size());
   out.considered = out.fitting;
-  std::stable_sort(plans.begin(), plans.end(), [](const HybridPlan& a, const HybridPlan& b) { return a.estimate_s < b.estimate_s; });
   out.leading.assign(plans.begin(), plans.begin() + static_cast<std::ptrdiff_t>(std::min(plans.size(), kLeadingPlans)));
-  const size_t k = flavour == HybridFlavour::kHethubFaithful ? 1 : flavour == HybridFlavour::kMegatronUniform ? 2
-                                                                                                            : static_cast<size_t>(std::max(1, options.simulate));
-  const std::string name = flavour == HybridFlavour::kHetsim ? "hetsim hybrid #" :
-                           flavour == HybridFlavour::kHethubFaithful ? "hethub-faithful" : "megatron-uniform";
   // The best k distinct plans by estimate, each batch as many as are still wanted, simulated side
   // by side; a plan whose program does not fit is skipped for the next best (a few times at most).
   // The same plans as one at a time, in the same order.
-  std::set<std::string> seen;
-  size_t next = 0;
   bool stop = false;
-  while (!stop && out.judged.size() < k && next < plans.size()) {
-    std::vector<const HybridPlan*> batch;
-    while (batch.size() < k - out.judged.size() && next < plans.size()) {
-      const HybridPlan& plan = plans[next++];
-      if (!seen.insert(hybrid_plan_to_yaml(plan)).second) continue;
-      if (std::vector<PlanProblem> bad = check_hybrid_plan(plan, model_, cluster_); !bad.empty()) {
-        throw std::logic_error("hybrid planner made an invalid plan: " + bad.front().field + ": " + bad.front().message);
-      }
-      batch.push_back(&plan);
-    }
+  while (!stop && out.judged.size() < k && c.next < plans.size()) {
+    const std::vector<const HybridPlan*> batch = take_batch(c, c.next, c.seen, k - out.judged.size());
     if (batch.empty()) break;
     std::vector<Evaluation> evs;
     try {
@@ -553,7 +621,6 @@ HybridSearch HybridPlanner::search(HybridFlavour flavour, const HybridOptions& o
   } else if (flavour != HybridFlavour::kHetsim && out.judged.size() > 1) {
     out.judged.resize(1);
   }
-  out.plan_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 

@@ -9,7 +9,9 @@
 //                     1F1B, the best of the grid by estimate (the two best simulated).
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,8 @@ class HybridPlanner {
   HybridPlanner(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim);
 
   [[nodiscard]] HybridSearch search(HybridFlavour flavour, const HybridOptions& options);
+  // Several searches, the same as one by one, with their first batches simulated side by side.
+  [[nodiscard]] std::vector<HybridSearch> search(const std::vector<HybridFlavour>& flavours, const HybridOptions& options);
   // Builds, checks memory and simulates one plan; `strategy` names the row.
   [[nodiscard]] Evaluation evaluate(const HybridPlan& plan, const std::string& strategy);
   // Builds each plan and simulates them side by side (up to a simulation per core); the same
@@ -80,6 +84,13 @@ class HybridPlanner {
 
  private:
   struct Shape;
+  struct Candidates;
+  // One flavour's plans fitting memory by estimate, best first, and how many to judge.
+  [[nodiscard]] Candidates candidates(HybridFlavour flavour, const HybridOptions& options);
+  // The next distinct plans of `c` from `next` (those not in `seen`), up to `wanted`, checked.
+  [[nodiscard]] std::vector<const HybridPlan*> take_batch(const Candidates& c, size_t& next, std::set<std::string>& seen, size_t wanted);
+  // Simulates the best of `c` (evaluated_ keeps what another search simulated already).
+  [[nodiscard]] HybridSearch judge(Candidates& c);
   [[nodiscard]] std::vector<HybridPlan> enumerate(HybridFlavour flavour, const HybridOptions& options);
   void add_plans(const Shape& shape, HybridFlavour flavour, const HybridOptions& options, std::vector<HybridPlan>& out);
   // Assigns layer ranges to the stages of every pipeline (balanced, or equal); false if none fits.
@@ -91,6 +102,9 @@ class HybridPlanner {
   SimOptions sim_;
   PipelineProgramBuilder builder_;
   HybridEstimator estimator_;
+  // Every plan evaluated, by its YAML: a plan that two searches share (Megatron-uniform's is often
+  // HETHUB-faithful's) is built and simulated once, with the same result.
+  std::map<std::string, Evaluation> evaluated_;
 };
 
 // A hybrid row's report: kind, shape, estimate.

@@ -74,9 +74,11 @@ class StepModel {
     return 0;
   }
 
+  // The slowest device's compute: one device per class stands for the others (the same type and
+  // share, so the same time).
   double max_compute(const SpmdOp& op, const Rule& rule, bool sfb) const {
     double worst = 0;
-    for (int d = 0; d < p_.devices; ++d) {
+    for (int d : class_rep_) {
       const double full = op.time_s[p_.type_of[d]];
       double t = rule.sharded ? full * r_[d] : full;
       if (sfb) t += (1 - r_[d]) * full / 3;  // the whole weight gradient, formed locally
@@ -87,7 +89,7 @@ class StepModel {
 
   double max_bwd(const SpmdOp& op, const Rule& rule) const {
     double worst = 0;
-    for (int d = 0; d < p_.devices; ++d) worst = std::max(worst, op.bwd_s[p_.type_of[d]] * (rule.sharded ? r_[d] : 1));
+    for (int d : class_rep_) worst = std::max(worst, op.bwd_s[p_.type_of[d]] * (rule.sharded ? r_[d] : 1));
     return worst;
   }
 
@@ -276,6 +278,7 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   // A long search shows how deep its states reach: operators placed of all, and states expanded.
   Progress bar(p.ops.size(), "operators placed by the SPMD search's deepest state", kProgressAfterS);
   int deepest = 0;
+  std::vector<Node> children;
   while (!open.empty()) {
     const auto [f, g, k] = open.top();
     open.pop();
@@ -288,14 +291,18 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
     ++out.stats.expanded;
     deepest = std::max(deepest, nodes[k].pos);
     if (out.stats.expanded % 1024 == 0) bar.update(static_cast<size_t>(deepest), std::to_string(out.stats.expanded) + " states expanded");
-    const Node parent = nodes[k];
-    expand(p, m, options, parent, k, [&](Node c) {
+    // The children first, then into `nodes` (which may move when it grows): the parent is not copied.
+    children.clear();
+    expand(p, m, options, nodes[k], k, [&](Node c) {
       ++out.stats.generated;
       if (c.g + m.h(c.pos) >= best || dominated(c)) return;
+      children.push_back(std::move(c));
+    });
+    for (Node& c : children) {
       nodes.push_back(std::move(c));
       const Node& added = nodes.back();
       open.push({added.g + m.h(added.pos), added.g, static_cast<int>(nodes.size()) - 1});
-    });
+    }
   }
   bar.update(goal >= 0 ? p.ops.size() : static_cast<size_t>(deepest), std::to_string(out.stats.expanded) + " states expanded");
   bar.finish();
