@@ -321,14 +321,19 @@ class Builder {
     lm.params = m_.tied_embeddings ? 0 : h_ * v;
     lm.saved_bytes = rows * h_ * e_;
     add(std::move(lm));
-    // Cross-entropy in fp32 over the logits: keeps the fp32 softmax for backward.
+    // Cross-entropy in fp32 over the logits: keeps the fp32 softmax for backward. Below fp32 the
+    // logits are cast to an fp32 copy (Megatron-Core tensor_parallel/cross_entropy.py:
+    // `vocab_parallel_logits.float()`), and the 16-bit logits stay allocated while the loss runs
+    // (the model's forward holds them); the backward writes a 16-bit gradient beside the fp32 one.
+    // Both are counted with what the loss keeps: measured peaks of Megatron-LM's memory tests
+    // (studies/validation/peak-memory.yaml) were 3-20 % above hetsim's without them.
     Op loss = Op::make("loss", OpKind::kLoss, last);
     loss.shape = {static_cast<long>(b_), positions};
     loss.fwd_flops = 5 * rows * v;
     loss.bwd_flops = 2 * rows * v;
     loss.fwd_bytes = rows * v * (e_ + 4);
     loss.bwd_bytes = rows * v * (4 + e_);
-    loss.saved_bytes = rows * v * 4;
+    loss.saved_bytes = rows * v * (4 + (e_ < 4 ? e_ : 0));
     add(std::move(loss));
   }
 

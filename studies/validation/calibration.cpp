@@ -170,7 +170,9 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
     }
   }
   if (best == nullptr) return std::nullopt;
-  return ErrorBar{*best, best->gpus == gpus && best->scope == scope && best->moe == moe && best->low_precision_gemms == low_precision};
+  // The class covers every GPU type of the prediction (it may cover others too: rows on A100 and
+  // H100 speak for an H100 prediction); exact when scope and setting are the prediction's as well.
+  return ErrorBar{*best, best->scope == scope && best->moe == moe && best->low_precision_gemms == low_precision};
 }
 
 }  // namespace hetsim

@@ -55,7 +55,7 @@ struct CalibrationClass {
 
 struct ErrorBar {
   CalibrationClass of;
-  bool exact = false;  // the class matches the prediction's GPU types, scope, MoE or dense and GEMM precision
+  bool exact = false;  // the class covers the prediction's GPU types and matches its scope, MoE or dense and GEMM precision
   // "±4.1 % (90th percentile of |error| over 8 calibration rows: A100 NVSwitch)"
   [[nodiscard]] std::string text() const;
 };

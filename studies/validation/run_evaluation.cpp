@@ -190,6 +190,25 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   fill(out, {{"forward_s", fwd}, {"backward_s", bwd}, {"layer_time_s", fwd + bwd}, {"activation_bytes", layer.saved_bytes}});
 }
 
+// The peak memory the run's measurement stands for: of the GPU it names (the highest by default),
+// with the runtime reserve left out where it counts PyTorch's allocations only.
+double measured_peak(const ValidationRun& run, const Report& r) {
+  const MeasuredMemory& m = run.training.memory;
+  double peak = 0;
+  if (m.gpu == MeasuredMemory::kHighest) {
+    for (const DeviceReport& d : r.devices) peak = std::max(peak, d.peak_memory_bytes);
+  } else {
+    const size_t gpu = m.gpu == MeasuredMemory::kLast ? r.devices.size() - 1 : static_cast<size_t>(m.gpu);
+    if (r.devices.empty() || gpu >= r.devices.size()) {
+      const Diagnostic& at = run.memory_where;
+      throw InputError({Diagnostic{at.file, at.line, at.column, "memory.gpu",
+                                   "GPU " + std::to_string(m.gpu) + " is not one of the run's " + std::to_string(r.devices.size()) + " GPUs"}});
+    }
+    peak = r.devices[gpu].peak_memory_bytes;
+  }
+  return m.allocated ? std::max(0.0, peak - kRuntimeReserveBytes) : peak;
+}
+
 void training_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim, bool trace) {
   const Cluster cluster = run_cluster(run);
   ModelSpec model = load_model(run.training.model);
@@ -227,8 +246,7 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
   }
   if (trace) out.trace = chrome_trace(ev.program, cluster, ev.result);
   const Report& r = ev.report;
-  double peak = 0;
-  for (const DeviceReport& d : r.devices) peak = std::max(peak, d.peak_memory_bytes);
+  const double peak = measured_peak(run, r);
   const double flops = t.flops == FlopsFormula::kNarayanan2021 ? narayanan_flops(model) : ev.program.model_flops;
   fill(out, {{"iteration_time_s", r.iteration_time_s},
              {"samples_per_s", r.samples_per_s},

@@ -137,11 +137,28 @@ MegatronGrid read_megatron(FieldReader c) {
   return g;
 }
 
+MeasuredMemory read_memory(FieldReader& m) {
+  MeasuredMemory out;
+  if (const std::optional<std::string> gpu = m.opt_text("gpu")) {
+    if (*gpu == "last") {
+      out.gpu = MeasuredMemory::kLast;
+    } else if (!gpu->empty() && std::all_of(gpu->begin(), gpu->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      out.gpu = static_cast<int>(m.opt_integer("gpu", 0, 1L << 20).value_or(0));
+    } else if (*gpu != "max") {
+      m.error("gpu", "\"" + *gpu + "\" is none of max (the highest peak over the GPUs), last (the last GPU) or a GPU's index");
+    }
+  }
+  out.allocated = m.opt_choice("counts", {"device", "allocated"}).value_or("device") == "allocated";
+  m.finish();
+  return out;
+}
+
 ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   ValidationRun run;
   run.where = r.locate("", "");
   run.nodes_where = r.locate("nodes", "");
   run.megatron_where = r.locate("megatron", "");
+  run.memory_where = r.locate("memory", "");
   run.name = r.name("name");
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");
@@ -199,6 +216,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     run.training.global_batch = r.opt_integer("global_batch", 1, 1L << 40).value_or(0);
     const std::string f = r.opt_choice("flops", {"model", "narayanan2021"}).value_or("model");
     run.training.flops = f == "narayanan2021" ? FlopsFormula::kNarayanan2021 : FlopsFormula::kModel;
+    if (std::optional<FieldReader> mem = r.opt_child("memory")) run.training.memory = read_memory(*mem);
   }
   if (run.kind != RunKind::kMatmul) {
     if (!cluster) r.error_here("missing required field cluster");

@@ -83,6 +83,17 @@ struct LayerRun {
 // forward twice: full recompute), which Megatron-LM papers report.
 enum class FlopsFormula { kModel, kNarayanan2021 };
 
+// Which peak memory a measured peak_memory_bytes is: of which GPU, and counting what.
+struct MeasuredMemory {
+  static constexpr int kHighest = -1;  // the highest peak over the GPUs (the default)
+  static constexpr int kLast = -2;     // the last GPU (Megatron-LM logs rank world_size - 1's)
+  int gpu = kHighest;                  // or a GPU's index
+  // false: everything hetsim counts on the device, the runtime reserve included (nvidia-smi);
+  // true: what PyTorch's caching allocator handed out (max allocated): the reserve left out.
+  bool allocated = false;
+  friend bool operator==(const MeasuredMemory&, const MeasuredMemory&) = default;
+};
+
 struct TrainingRun {
   std::filesystem::path model;  // resolved file
   std::filesystem::path plan;   // empty unless `plan`
@@ -90,6 +101,7 @@ struct TrainingRun {
   std::optional<MegatronGrid> megatron;
   FlopsFormula flops = FlopsFormula::kModel;
   long global_batch = 0;  // > 0: replaces the model file's
+  MeasuredMemory memory;  // `memory: {gpu: max | last | N, counts: device | allocated}`
   friend bool operator==(const TrainingRun&, const TrainingRun&) = default;
 };
 
@@ -118,6 +130,7 @@ struct ValidationRun {
   std::vector<MeasuredFigure> measured;  // in the order of the file
   Diagnostic where;                      // file:line of the entry, for messages found later
   Diagnostic nodes_where, megatron_where;  // of its `nodes` and `megatron` fields (the entry where absent)
+  Diagnostic memory_where;                 // of its `memory` field (the entry where absent)
 };
 
 // The figures a kind of run can be compared on (keys of `measured`).

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/temp_dir.hpp"
 #include "planner/hybrid/stage_work.hpp"
 #include "studies/validation/calibration.hpp"
 #include "studies/validation/megatron_grid.hpp"
@@ -183,6 +184,42 @@ TEST(RunEvaluation, MegatronGridRunPredictsEveryFigure) {
   EXPECT_NEAR(figure(r, "tflops_per_gpu"), narayanan_flops(m) / t / 8 / 1e12, 1e-9);
   EXPECT_GT(figure(r, "peak_memory_bytes"), 0);
   EXPECT_EQ(r.scope.name(), "1 node");
+}
+
+TEST(RunEvaluation, APeakIsTheNamedGpusAndAllocatedBytesLeaveTheReserveOut) {
+  // The shipped toy pipeline run: 4 stages, the last of which holds the LM head and the loss.
+  std::vector<ValidationRun> runs = load_runs(test::source_dir() / "studies/validation/peak-memory.yaml");
+  const auto it = std::find_if(runs.begin(), runs.end(), [](const ValidationRun& r) { return r.name == "megatron-ci-toy-pp4-vp3-a100"; });
+  ASSERT_NE(it, runs.end());
+  ValidationRun run = *it;
+  EXPECT_EQ(run.training.memory.gpu, MeasuredMemory::kLast);
+  EXPECT_TRUE(run.training.memory.allocated);
+  auto peak = [&](int gpu, bool allocated) {
+    run.training.memory = {gpu, allocated};
+    const RunResult r = evaluate_run(run, CostModel::shipped(), SimOptions{});
+    EXPECT_TRUE(r.failure.empty()) << r.failure;
+    return figure(r, "peak_memory_bytes");
+  };
+  const double last = peak(MeasuredMemory::kLast, false), seventh = peak(7, false), first = peak(0, false);
+  const double highest = peak(MeasuredMemory::kHighest, false);
+  EXPECT_EQ(last, seventh);  // 8 GPUs: the last is GPU 7
+  EXPECT_NE(last, first);    // the first stage holds the embedding, the last the LM head and loss
+  EXPECT_EQ(highest, std::max(last, first));
+  EXPECT_GE(highest, std::max({peak(2, false), peak(4, false)}));
+  EXPECT_DOUBLE_EQ(peak(MeasuredMemory::kLast, true), last - 1024.0 * 1024 * 1024);  // the runtime reserve
+  run.training.memory = {8, false};
+  EXPECT_THROW((void)evaluate_run(run, CostModel::shipped(), SimOptions{}), InputError);  // no GPU 8 of 8
+}
+
+TEST(RunFile, AMemoryFieldOtherThanMaxLastOrAnIndexIsRefusedWithItsLine) {
+  const TempDir dir("validation-test");
+  const std::filesystem::path file = dir.new_file("bad-memory", ".yaml",
+      "- name: x\n  source: s\n  cluster: selene-64\n  model: gpt3-1.3b\n  strategy: dp-even\n"
+      "  memory: {gpu: first, counts: allocated}\n  measured: {peak_memory_bytes: 1e9}\n");
+  const test::CliRun r = test::run_hetsim("validate --runs " + file.string(), test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find(".yaml:6:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("memory.gpu: \"first\" is none of max"), std::string::npos) << r.output;
 }
 
 RunResult synthetic(const ValidationRun& run, std::set<std::string> gpus, int nodes, std::vector<FigureResult> f) {

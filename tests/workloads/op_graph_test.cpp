@@ -142,6 +142,21 @@ TEST(OpGraph, DropoutMasksAreOneBytePerElement) {
   EXPECT_EQ(with.ops.size(), without.ops.size() + m.layers + 1);  // attn_dropout per layer, embedding_dropout
 }
 
+TEST(OpGraph, TheLossCountsTheSixteenBitLogitsBesideItsFp32CopyOnlyBelowFp32) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  for (const auto& [dtype, extra] : {std::pair{DType::kBf16, 2.0}, std::pair{DType::kFp32, 0.0}}) {
+    const OpGraph g = build_op_graph(m, 2, dtype);
+    const double rows = 2.0 * m.seq_len, v = static_cast<double>(m.vocab);
+    bool seen = false;
+    for (const Op& op : g.ops) {
+      if (op.name != "loss") continue;
+      seen = true;
+      EXPECT_DOUBLE_EQ(op.saved_bytes, rows * v * (4 + extra)) << dtype_name(dtype);
+    }
+    EXPECT_TRUE(seen);
+  }
+}
+
 TEST(OpGraph, BertMlmHeadRunsOnMaskedPositionsOnly) {
   ModelSpec m = load_model(test::shipped("workloads", "bert-large"));
   EXPECT_EQ(m.training.masked_positions, 77);  // round(0.15 x 512), DeepLearningExamples' 15 % masking
@@ -153,7 +168,7 @@ TEST(OpGraph, BertMlmHeadRunsOnMaskedPositionsOnly) {
     } else if (op.name == "mlm_dense") {
       EXPECT_DOUBLE_EQ(op.fwd_flops, 2 * rows * h * h);
     } else if (op.name == "loss") {
-      EXPECT_DOUBLE_EQ(op.saved_bytes, rows * v * 4);
+      EXPECT_DOUBLE_EQ(op.saved_bytes, rows * v * (4 + 2));  // the fp32 softmax and the fp16 logits beside it
     } else if (op.name == "pooler") {
       EXPECT_DOUBLE_EQ(op.fwd_flops, 2 * 4 * h * h);  // first token of each sequence
     }
