@@ -29,10 +29,11 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "(forward one per linear layer, backward two)",
        "training runs of mixture-of-experts models with several experts per GPU, at more than one count of experts per "
        "GPU to tell it from moe_layer_host"},
-      {"gemm_time_excess", &FittedCosts::gemm_time_excess, ParameterUnit::kShare, 0.15, 1.0,
+      {"gemm_time_excess", &FittedCosts::gemm_time_excess, ParameterUnit::kShare, 0.25, 1.0,
        "GEMMs over twice the kernel model's time: the model is wrong there, not the framework",
-       "how much longer the framework's GEMM and attention kernels take on this GPU than the kernel model says (measured "
-       "rows, a donor GPU's rows scaled, or the roofline at the stated efficiency): each takes (1 + this) times it",
+       "how much longer the framework's GEMM and attention kernels in tensor-core formats (all but fp32) take on this GPU "
+       "than the kernel model says (measured rows, a donor GPU's rows scaled, or the roofline at the stated efficiency): "
+       "each takes (1 + this) times it",
        "training runs whose time is mostly GEMMs (dense models at large micro-batches or hidden sizes), on GPU types whose "
        "kernel times are scaled or assumed rather than measured"},
   };

@@ -229,8 +229,9 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     c = single(device.slowdown * roofline_s(device, op, gemm, pass), CostSource::kRoofline);
   }
   // The framework's GEMMs against the kernel model (the calibration profile in force): the excess
-  // said as calibrated.
-  if (is_matmul(op.kind) && device.fitted.gemm_time_excess > 0) {
+  // said as calibrated. Tensor-core formats only: fp32 GEMMs run other kernels (SIMT), which the
+  // 16-bit and 8-bit runs the profiles are fitted on do not constrain.
+  if (is_matmul(op.kind) && device.fitted.gemm_time_excess > 0 && gemm != DType::kFp32) {
     const double excess = c.seconds * device.fitted.gemm_time_excess;
     c.seconds += excess;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;

@@ -351,6 +351,22 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
                           "effects on every run are in proportion); it needs " + std::string(params[weakest]->constrained_by));
     fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
   }
+  // A parameter the fit pushed to the top of the range it searches: the runs want more than the
+  // profile may say (at the physical bound: the model is wrong there, not the framework). Refused,
+  // the others fitted again without it.
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t j = 0; j < p; ++j) {
+      const double top = kAxis.back() * scales[j];
+      if (!used[j] || fit.values[j] < top * (1 - 1e-3)) continue;
+      used[j] = false;
+      again = true;
+      out.refused.push_back(std::string(params[j]->name) + ": the fit reached the top of its range (" + params[j]->format(top) +
+                            ") and these runs want more" +
+                            (top >= params[j]->max * (1 - 1e-9) ? ": " + std::string(params[j]->beyond) : std::string()));
+    }
+    if (again && std::count(used.begin(), used.end(), true) > 0) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
+  }
   size_t free = static_cast<size_t>(std::count(used.begin(), used.end(), true));
   if (free > 0 && all.size() <= free) {
     throw InputError("--runs", "", "fitting " + counted(free, "parameter") + " needs more than " + counted(free, "run") + "; " +

@@ -39,9 +39,11 @@ TEST(Compare, ASlowerNicShowsUpInTheGradientSyncOnTheCriticalPath) {
   const auto& first = j["differences"]["critical_path"][0];
   EXPECT_EQ(first["kind"], "allreduce.layerN");
   EXPECT_GT(first["b_s"].get<double>(), 2 * first["a_s"].get<double>());
+  // Forward compute on the path did not grow (it may shrink: with the all-reduces longer, the path
+  // can take them instead of a step's forwards).
   for (const auto& k : j["differences"]["critical_path"]) {
     if (k["kind"].get<std::string>().find(".fwd") != std::string::npos) {
-      EXPECT_EQ(k["a_s"], k["b_s"]) << k["kind"];
+      EXPECT_LE(k["b_s"].get<double>(), k["a_s"].get<double>() * (1 + 1e-12)) << k["kind"];
     }
   }
   std::filesystem::remove(report);

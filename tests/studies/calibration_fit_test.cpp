@@ -142,10 +142,36 @@ TEST(CalibrationFit, AFitRecoversTheParametersItsRunsWereSynthesisedWith) {
   EXPECT_EQ(back.runs.size(), fit.profile.runs.size());
 }
 
+TEST(CalibrationFit, AParameterAtTheTopOfItsRangeIsRefusedWithWhy) {
+  // Runs 20 % slower than even GEMMs twice the kernel model's time: the kernel model is wrong
+  // there, and no profile may say otherwise.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", 1.0, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost) / 1.2;  // throughput: slower
+  use_shipped_calibrations();
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = "2026-11-29";
+  o.parameters = {"gemm_time_excess"};
+  try {
+    (void)fit_calibration(runs, cost, SimOptions{}, o);
+    ADD_FAILURE() << "fitted a parameter at its bound";
+  } catch (const InputError& e) {
+    const std::string m = e.diagnostics().front().message;
+    EXPECT_NE(m.find("gemm_time_excess: the fit reached the top of its range (1)"), std::string::npos) << m;
+    EXPECT_NE(m.find("the model is wrong there"), std::string::npos) << m;
+  }
+}
+
 TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
   const CostModel cost = CostModel::shipped();
   std::vector<ValidationRun> runs = synthetic_runs();
-  const double excess = 0.22;  // inside the grid cell 0.15-0.3
+  const double excess = 0.35;  // inside the grid cell 0.25-0.5
   CalibrationProfile truth;
   truth.name = "truth";
   truth.devices = {"B200"};
@@ -170,7 +196,7 @@ TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
   std::filesystem::remove(file);
   ASSERT_EQ(back.parameters.size(), 1u);
   EXPECT_NEAR(back.parameters[0].value, fit.profile.parameters[0].value, 1e-6);
-  EXPECT_NE(back.describe().find("gemm_time_excess 0.2"), std::string::npos) << back.describe();
+  EXPECT_NE(back.describe().find("gemm_time_excess 0.3"), std::string::npos) << back.describe();
 }
 
 TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated) {
@@ -191,6 +217,28 @@ TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated
   EXPECT_DOUBLE_EQ(c.seconds, 1.25 * raw);
   EXPECT_DOUBLE_EQ(c.by_source[static_cast<size_t>(CostSource::kCalibrated)], 0.25 * raw);
   EXPECT_DOUBLE_EQ(cost.op_time(d, norm, DType::kBf16, Pass::kForward).seconds, raw_norm);  // not a GEMM
+  // fp32 GEMMs run other kernels than the tensor-core ones the profiles are fitted on: untouched.
+  d.fitted = FittedCosts{};
+  const double raw_fp32 = cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds;
+  d.fitted.gemm_time_excess = 0.25;
+  EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds, raw_fp32);
+  EXPECT_GT(cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds, 0);
+}
+
+TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
+  // Pinned, so that a refit that changes which profile a GPU type takes by default is seen: the
+  // A100-40GB is listed by both megatron-lm-2021-a100 (2021-2022) and dle-pytorch-bert-2020.
+  auto in_force = [](const std::string& gpu) {
+    const std::optional<CalibrationProfile> p = calibration_for(gpu);
+    return p ? p->name : std::string("none");
+  };
+  EXPECT_EQ(in_force("A100-SXM4-80GB"), "megatron-lm-2021-a100");
+  EXPECT_EQ(in_force("A100-SXM4-40GB"), "megatron-lm-2021-a100");
+  EXPECT_EQ(in_force("V100-SXM2-32GB"), "dle-pytorch-bert-2020");
+  EXPECT_EQ(in_force("V100-SXM2-16GB"), "dle-pytorch-bert-2020");
+  EXPECT_EQ(in_force("H100-SXM5-80GB"), "megatron-core-2026");
+  EXPECT_EQ(in_force("B200"), "megatron-core-2026-b200");
+  EXPECT_EQ(in_force("MI300X"), "none");
 }
 
 TEST(CalibrationFit, AParameterNoRunMovesIsRefusedByName) {
