@@ -81,7 +81,7 @@ std::vector<Evaluation> HybridPlanner::evaluate_side_by_side(const std::vector<c
     if (failed[i]) std::rethrow_exception(failed[i]);
     if (known[i]) continue;
     label_hybrid_report(out[i].report, *plans[i]);
-    evaluated_.emplace(keys[i], out[i]);
+    if (remember_) evaluated_.emplace(keys[i], out[i]);
   }
   return out;
 }
@@ -127,6 +127,15 @@ std::vector<HybridSearch> HybridPlanner::search(const std::vector<HybridFlavour>
   auto t0 = std::chrono::steady_clock::now();
   std::vector<Candidates> all;
   for (HybridFlavour f : flavours) all.push_back(candidates(f, options));
+  // Several searches remember what they simulated while they run (whole programs: not longer).
+  struct Forget {
+    HybridPlanner& p;
+    ~Forget() {
+      p.remember_ = false;
+      p.evaluated_.clear();
+    }
+  } forget{*this};
+  remember_ = all.size() > 1;
   if (all.size() > 1) {
     // The searches' first batches side by side (as many simulations at once as there are cores),
     // into evaluated_; each search then takes its own from there, as it would have simulated them.

@@ -102,9 +102,11 @@ class HybridPlanner {
   SimOptions sim_;
   PipelineProgramBuilder builder_;
   HybridEstimator estimator_;
-  // Every plan evaluated, by its YAML: a plan that two searches share (Megatron-uniform's is often
-  // HETHUB-faithful's) is built and simulated once, with the same result.
+  // While several searches run together: every plan evaluated, by its YAML, so that a plan two
+  // searches share (Megatron-uniform's is often HETHUB-faithful's) is built and simulated once,
+  // with the same result. Emptied when they end: it holds whole programs.
   std::map<std::string, Evaluation> evaluated_;
+  bool remember_ = false;
 };
 
 // A hybrid row's report: kind, shape, estimate.
