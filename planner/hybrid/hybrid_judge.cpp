@@ -37,8 +37,8 @@ std::vector<Evaluation> HybridPlanner::evaluate_side_by_side(const std::vector<c
   std::vector<std::string> keys(plans.size());
   std::vector<bool> known(plans.size(), false);
   for (size_t i = 0; i < plans.size(); ++i) {
-    keys[i] = hybrid_plan_to_yaml(*plans[i]);
-    if (const auto it = evaluated_.find(keys[i]); it != evaluated_.end()) {
+    if (remember_) keys[i] = hybrid_plan_to_yaml(*plans[i]);
+    if (const auto it = evaluated_.find(keys[i]); remember_ && it != evaluated_.end()) {
       out[i] = it->second;
       out[i].report.strategy = strategy;
       out[i].program.strategy = strategy;
