@@ -374,7 +374,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   }
   if (free == 0) {
     std::string why;
-    for (const std::string& r : out.refused) why += "\n  " + r;
+    for (const std::string& r : out.refused) why += (why.empty() ? " " : "; ") + r;
     throw InputError("--runs", "", "the runs constrain no parameter:" + why);
   }
   CalibrationProfile& prof = out.profile;
