@@ -36,9 +36,10 @@ struct Report {
   std::string cluster;
   std::string model;
   // Which calibration class applies (not in the JSON): mixture-of-experts layers; GEMMs in a
-  // low-precision recipe (fp8, mxfp8, nvfp4).
+  // low-precision recipe (fp8, mxfp8, nvfp4); GEMMs in fp32.
   bool moe = false;
   bool low_precision_gemms = false;
+  bool fp32_gemms = false;
   bool feasible = true;
   std::string infeasible_reason;  // when !feasible: which device, by how much
 

@@ -79,6 +79,8 @@ struct TrainingSpec {
   // workloads/gemm_precision.hpp); kDtype: in `dtype`.
   GemmPrecision gemm_precision = GemmPrecision::kDtype;
   [[nodiscard]] bool low_precision_gemms() const { return gemm_precision != GemmPrecision::kDtype; }
+  // GEMMs in fp32: SIMT kernels, not tensor cores (tf32 runs on tensor cores).
+  [[nodiscard]] bool fp32_gemms() const { return !low_precision_gemms() && dtype == DType::kFp32; }
 };
 
 struct ModelSpec {

@@ -66,6 +66,7 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
       ++c.rows;
       c.moe = c.moe || r.scope.moe;
       c.low_precision_gemms = c.low_precision_gemms || r.scope.low_precision_gemms;
+      c.fp32_gemms = c.fp32_gemms || r.scope.fp32_gemms;
       c.max_abs_error = std::max(c.max_abs_error, e);
       errors[{name, q}].push_back(e);
     }
@@ -97,7 +98,8 @@ nlohmann::json to_json(const std::vector<CalibrationClass>& classes) {
                    {"max_abs_error", c.max_abs_error},
                    {"p90_abs_error", c.p90_abs_error},
                    {"moe", c.moe},
-                   {"low_precision_gemms", c.low_precision_gemms}});
+                   {"low_precision_gemms", c.low_precision_gemms},
+                   {"fp32_gemms", c.fp32_gemms}});
   }
   return out;
 }
@@ -124,6 +126,7 @@ std::vector<CalibrationClass> load_calibration(const std::filesystem::path& repo
       x.p90_abs_error = c.contains("p90_abs_error") ? c.at("p90_abs_error").get<double>() : x.max_abs_error;
       x.moe = c.contains("moe") && c.at("moe").get<bool>();
       x.low_precision_gemms = c.contains("low_precision_gemms") && c.at("low_precision_gemms").get<bool>();
+      x.fp32_gemms = c.contains("fp32_gemms") && c.at("fp32_gemms").get<bool>();
       if (x.rows <= 0 || !std::isfinite(x.mean_abs_error) || !std::isfinite(x.max_abs_error) || !std::isfinite(x.p90_abs_error) ||
           x.mean_abs_error < 0 || x.max_abs_error < 0 || x.p90_abs_error < 0) {
         throw InputError(report.string(), "classes[" + std::to_string(i) + "]", "rows and errors must be positive and finite");
@@ -157,13 +160,14 @@ std::string ErrorBar::text() const {
 
 std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
                                           const std::set<std::string>& gpus, const std::string& scope, bool moe,
-                                          bool low_precision) {
+                                          bool low_precision, bool fp32) {
   const CalibrationClass* best = nullptr;
   int best_score = -1;
   for (const CalibrationClass& c : classes) {
     if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
-    const int score = (c.moe == moe ? 4 : 0) + (c.low_precision_gemms == low_precision ? 2 : 0) + (c.scope == scope ? 1 : 0);
+    const int score = (c.moe == moe ? 8 : 0) + (c.low_precision_gemms == low_precision ? 4 : 0) + (c.fp32_gemms == fp32 ? 2 : 0) +
+                      (c.scope == scope ? 1 : 0);
     if (score > best_score || (score == best_score && c.rows > best->rows)) {
       best = &c;
       best_score = score;
@@ -172,7 +176,7 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   if (best == nullptr) return std::nullopt;
   // The class covers every GPU type of the prediction (it may cover others too: rows on A100 and
   // H100 speak for an H100 prediction); exact when scope and setting are the prediction's as well.
-  return ErrorBar{*best, best->scope == scope && best->moe == moe && best->low_precision_gemms == low_precision};
+  return ErrorBar{*best, best->scope == scope && best->moe == moe && best->low_precision_gemms == low_precision && best->fp32_gemms == fp32};
 }
 
 }  // namespace hetsim

@@ -37,6 +37,7 @@ struct CalibrationClass {
   double p90_abs_error = 0;
   bool moe = false;                  // its training runs are of mixture-of-experts models
   bool low_precision_gemms = false;  // ... with GEMMs in a low-precision recipe
+  bool fp32_gemms = false;           // ... with GEMMs in fp32 (SIMT kernels, not tensor cores)
 };
 
 // The class a run's figures belong to when the run names none.
@@ -60,10 +61,11 @@ struct ErrorBar {
   [[nodiscard]] std::string text() const;
 };
 // The class for a prediction of `quantity` by a run of `kind` over `gpus` at `scope` (`moe`: of a
-// mixture-of-experts model; `low_precision`: GEMMs in fp8, mxfp8 or nvfp4); nullopt when no class
-// of that quantity and kind covers every GPU type.
+// mixture-of-experts model; `low_precision`: GEMMs in fp8, mxfp8 or nvfp4; `fp32`: GEMMs in fp32);
+// nullopt when no class of that quantity and kind covers every GPU type.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
-                                                        const std::string& scope, bool moe = false, bool low_precision = false);
+                                                        const std::string& scope, bool moe = false, bool low_precision = false,
+                                                        bool fp32 = false);
 
 }  // namespace hetsim

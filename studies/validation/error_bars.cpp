@@ -31,7 +31,7 @@ const std::vector<CalibrationClass>& classes() {
 
 std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
   const RunScope s = scope_of(r, cluster);
-  return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms);
+  return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms, r.fp32_gemms);
 }
 
 const char* const kNoClass = "no calibration for these GPU types in training runs";
@@ -67,13 +67,15 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
       << "\n";
 }
 
-std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe, bool low_precision) {
+std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe, bool low_precision,
+                                    bool fp32) {
   if (classes().empty()) return kNoCalibration;
   RunScope s;
   s.gpus = gpus;
   s.gpu_count = static_cast<int>(gpu_count);
   s.nodes = static_cast<int>(nodes);
-  const std::optional<ErrorBar> b = nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), moe, low_precision);
+  const std::optional<ErrorBar> b =
+      nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), moe, low_precision, fp32);
   return b ? b->text() : kNoClass;
 }
 

@@ -279,6 +279,16 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   EXPECT_EQ(fp8->of.name, "train H100");
   EXPECT_FALSE(fp8->exact);
   EXPECT_NE(fp8->text().find("nearest class, not this setting"), std::string::npos);
+  // fp32 GEMMs (SIMT kernels) and 16-bit ones each take the class of their own format, whichever
+  // has more rows; a class of A100 and V100 rows speaks for either GPU.
+  CalibrationClass v16{"train V100 16-bit", Quantity::kTime, RunKind::kTraining, {"V100", "A100"}, "1 node", 4, 0.05, 0.11, 0.11};
+  CalibrationClass v32{"train V100 fp32", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 8, 0.10, 0.107, 0.107};
+  v32.fp32_gemms = true;
+  const std::vector<CalibrationClass> v100{v32, v16};
+  EXPECT_EQ(nearest_error_bar(v100, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "train V100 16-bit");
+  EXPECT_TRUE(nearest_error_bar(v100, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->exact);
+  EXPECT_EQ(nearest_error_bar(v100, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", false, false, true)->of.name,
+            "train V100 fp32");
   // No V100 class, and no class with both A100 and H100: none, rather than another GPU's bar.
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node").has_value());
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100", "H100"}, "multi-node").has_value());
