@@ -145,16 +145,20 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   // passes' items, shown when they take long (the SPMD planner's fit of an all-to-all over every GPU).
   Progress bar(many_inter_transfers(x) ? 2 * static_cast<size_t>(inter_items(x)) : 0,
                "rail groups of an all-to-all's transfers estimated", kProgressAfterS);
+  // on_shared(a, b, r, f): f(link) for each shared link of a -> b's route (written into r).
+  const auto on_shared = [&](int a, int b, Route& r, auto&& f) {
+    fabric.route(a, b, r);
+    for (int l : r.links) {
+      if (links[static_cast<size_t>(l)].shared) f(static_cast<size_t>(l));
+    }
+  };
   std::vector<uint32_t> count[2] = {std::vector<uint32_t>(links.size(), 0), std::vector<uint32_t>(links.size(), 0)};
   std::vector<std::vector<uint32_t>> inter_count(workers);
   std::vector<char> staged(workers, 0);
   Route route;
   for_each_intra(x, [&](int a, int b) {
     if (fabric.staged(a, b)) staged[0] = 1;
-    fabric.route(a, b, route);
-    for (int l : route.links) {
-      if (links[static_cast<size_t>(l)].shared) ++count[0][static_cast<size_t>(l)];
-    }
+    on_shared(a, b, route, [&](size_t l) { ++count[0][l]; });
   });
   for_each_inter_item(x, bar, 0, [&](long item, int worker) {
     std::vector<uint32_t>& c = inter_count[static_cast<size_t>(worker)];
@@ -163,10 +167,7 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
     bool item_staged = false;
     for_each_inter_from(x, item, [&](int a, int b) {
       item_staged = item_staged || fabric.staged(a, b);
-      fabric.route(a, b, r);
-      for (int l : r.links) {
-        if (links[static_cast<size_t>(l)].shared) ++c[static_cast<size_t>(l)];
-      }
+      on_shared(a, b, r, [&](size_t l) { ++c[l]; });
     });
     if (item_staged) staged[static_cast<size_t>(worker)] = 1;
   });
@@ -181,12 +182,7 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   std::vector<double> both;
   if (mixed) {
     both.assign(links.size(), 0.0);
-    for_each_by_source(x, [&](int a, int b, int phase) {
-      fabric.route(a, b, route);
-      for (int l : route.links) {
-        if (links[static_cast<size_t>(l)].shared) both[static_cast<size_t>(l)] += bytes[phase];
-      }
-    });
+    for_each_by_source(x, [&](int a, int b, int phase) { on_shared(a, b, route, [&](size_t l) { both[l] += bytes[phase]; }); });
   }
   // The load of one phase running alone: its transfers' bytes, all equal, added one by one from 0
   // (their order does not matter), the links in order of their count.
@@ -210,6 +206,10 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
   // cores where it is large, each worker keeping its own slowest (maxima: the same in any order).
   struct Slowest {
     double alone = 0, both = 0;
+    void take(const Slowest& o) {
+      alone = std::max(alone, o.alone);
+      both = std::max(both, o.both);
+    }
   };
   auto time = [&](int phase, int a, int b, Route& r, Slowest& slowest) {
     fabric.route(a, b, r);
@@ -230,15 +230,11 @@ std::optional<double> rail_exchange_step_estimate(const RailExchange& x, const F
     Route r;
     Slowest slowest;
     for_each_inter_from(x, item, [&](int a, int b) { time(1, a, b, r, slowest); });
-    Slowest& w = inter[static_cast<size_t>(worker)];
-    w.alone = std::max(w.alone, slowest.alone);
-    w.both = std::max(w.both, slowest.both);
+    inter[static_cast<size_t>(worker)].take(slowest);
   });
-  double slowest_alone[2] = {intra.alone, 0}, slowest_both = intra.both;
-  for (const Slowest& w : inter) {
-    slowest_alone[1] = std::max(slowest_alone[1], w.alone);
-    slowest_both = std::max(slowest_both, w.both);
-  }
+  Slowest all_inter;
+  for (const Slowest& w : inter) all_inter.take(w);
+  double slowest_alone[2] = {intra.alone, all_inter.alone}, slowest_both = std::max(intra.both, all_inter.both);
   bar.finish();
   if (!mixed) slowest_both = std::max(slowest_alone[0], slowest_alone[1]);
   // The round groups of the pipeline: [0, 1) the intra phase alone, [1, pieces) both, [pieces,

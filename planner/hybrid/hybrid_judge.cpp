@@ -2,15 +2,14 @@
 // The hybrid planner's judging: the best plans of a search by estimate, built and simulated side by
 // side, each plan once however many searches take it; the fastest simulated is chosen.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <exception>
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <thread>
 
 #include "base/input_error.hpp"
+#include "base/parallel_for.hpp"
 #include "base/log.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
@@ -58,25 +57,18 @@ std::vector<Evaluation> HybridPlanner::evaluate_side_by_side(const std::vector<c
     if (programs[i]) to_simulate.push_back(i);
   }
   std::vector<std::exception_ptr> failed(plans.size());
-  std::atomic<size_t> next{0};
-  auto work = [&](bool quiet) {
-    std::optional<QuietThread> hush;
-    if (quiet) hush.emplace();
-    for (size_t j = next++; j < to_simulate.size(); j = next++) {
-      const size_t i = to_simulate[j];
-      try {
-        out[i] = simulated_evaluation(std::move(*programs[i]), model_, cluster_, sim_);
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t threads = std::min<size_t>(to_simulate.size(), std::max(1U, std::thread::hardware_concurrency()));
+  const auto threads = std::min(to_simulate.size(), static_cast<size_t>(parallel_workers()));
   if (threads > 1) prepare_simulations(cluster_, threads);
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work, true);
-  work(false);
-  for (std::thread& t : helpers) t.join();
+  parallel_for(static_cast<long>(to_simulate.size()), [&](long j, int worker) {
+    std::optional<QuietThread> hush;  // only the calling thread shows its progress
+    if (worker != 0) hush.emplace();
+    const size_t i = to_simulate[static_cast<size_t>(j)];
+    try {
+      out[i] = simulated_evaluation(std::move(*programs[i]), model_, cluster_, sim_);
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  });
   for (size_t i = 0; i < plans.size(); ++i) {
     if (failed[i]) std::rethrow_exception(failed[i]);
     if (known[i]) continue;
