@@ -70,8 +70,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
 
 void add_calibration_option(CLI::App* cmd, std::string& into) {
   cmd->add_option("--calibration", into,
-                  "calibration profile in force (docs/formats/calibration-profile.md): shipped (each GPU type's most recently "
-                  "fitted profile in kernels_profile/calibrations), none (the raw model), or a profile file that "
+                  "calibration profile in force (docs/formats/calibration-profile.md): shipped (for each GPU type the "
+                  "profile in kernels_profile/calibrations of the most recent software era), none (the raw model), or a profile file that "
                   "hetsim calibrate wrote")
       ->capture_default_str();
 }

@@ -36,6 +36,11 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "each takes (1 + this) times it",
        "training runs whose time is mostly GEMMs (dense models at large micro-batches or hidden sizes), on GPU types whose "
        "kernel times are scaled or assumed rather than measured"},
+      {"fp32_gemm_time_excess", &FittedCosts::fp32_gemm_time_excess, ParameterUnit::kShare, 0.25, 1.0,
+       "fp32 GEMMs over twice the kernel model's time: the model is wrong there, not the framework",
+       "how much longer the framework's fp32 GEMM and attention kernels (SIMT cores, not tensor cores) take on this GPU "
+       "than the kernel model says: each takes (1 + this) times it",
+       "training runs in fp32 (FP32 rows of a published table; no tensor-core format) whose time is mostly GEMMs"},
   };
   return params;
 }
@@ -73,6 +78,7 @@ std::string CalibrationProfile::describe() const {
     const std::filesystem::path rel = std::filesystem::path(file).lexically_relative(data_root());
     s += (rel.empty() || rel.string().starts_with("..") ? file : rel.string()) + ", ";
   }
+  if (!era.empty() && era != fitted) s += "era " + era + ", ";
   s += "fitted " + fitted + " on " + counted(fitted_on.size(), "run") + ": ";
   for (size_t i = 0; i < parameters.size(); ++i) {
     const ParameterInfo* info = find_calibration_parameter(parameters[i].name);
@@ -110,6 +116,12 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   p.fitted = r.text("fitted");
   if (const std::string why = p.fitted.empty() ? "" : iso_date_problem(p.fitted); !why.empty()) {
     r.error("fitted", in_quotes(p.fitted) + why);
+  }
+  if (r.opt_node("era")) {
+    p.era = r.text("era");
+    if (const std::string why = p.era.empty() ? "" : iso_date_problem(p.era); !why.empty()) r.error("era", in_quotes(p.era) + why);
+  } else {
+    p.era = p.fitted;  // a profile that does not date its stack: of the fit's date
   }
   p.devices = r.names("devices");
   const std::vector<std::string> known = shipped_device_names();
@@ -178,6 +190,7 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   o << "name: " << quoted(p.name) << "\n";
   o << "software: " << quoted(p.software) << "\n";
   o << "fitted: " << p.fitted << "\n";
+  if (!p.era.empty() && p.era != p.fitted) o << "era: " << p.era << "\n";
   o << "devices: [";
   for (size_t i = 0; i < p.devices.size(); ++i) o << (i ? ", " : "") << quoted(p.devices[i]);
   o << "]\n";
@@ -276,9 +289,10 @@ std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   if (s.choice == Choice::kNone) return std::nullopt;
   if (s.choice == Choice::kOne) return s.one.covers(device) ? std::optional(s.one) : std::nullopt;
   lock.unlock();
-  // The most recently fitted profile that lists it; of two fitted the same day, the one for fewer
-  // GPU types (the more specific), then the first by name.
+  // The profile of the most recent software era that lists it; of one era, the most recently fitted;
+  // of two fitted the same day, the one for fewer GPU types (the more specific), then the first by name.
   const auto before = [](const CalibrationProfile& x, const CalibrationProfile& y) {
+    if (x.era != y.era) return x.era > y.era;
     if (x.fitted != y.fitted) return x.fitted > y.fitted;
     if (x.devices.size() != y.devices.size()) return x.devices.size() < y.devices.size();
     return x.name < y.name;

@@ -5,8 +5,8 @@
 // the leave-one-source-out error that says how well it predicts runs it was not fitted on.
 //
 // Which profile is in force is chosen once per process, before devices are loaded (the CLI's
-// --calibration): the shipped profiles (default: for each GPU type the most recently fitted profile
-// that lists it), one profile file, or none (the raw model). Loading a device applies it.
+// --calibration): the shipped profiles (default: for each GPU type the profile of the most recent
+// software era that lists it), one profile file, or none (the raw model). Loading a device applies it.
 #pragma once
 
 #include <filesystem>
@@ -33,6 +33,8 @@ struct FittedCosts {
   // GEMM and attention kernels take (1 + this) times the kernel model's time (measured rows, a
   // donor GPU's rows scaled, or the roofline at the stated efficiency): a dimensionless share.
   double gemm_time_excess = 0;
+  // The same for fp32 GEMMs, which run on the SIMT cores (other kernels, another share).
+  double fp32_gemm_time_excess = 0;
   friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
 
@@ -79,6 +81,9 @@ struct CalibrationProfile {
   std::string name;
   std::string software;  // the stack it stands for: "Megatron-Core ..., NGC 26.04"
   std::string fitted;    // ISO date of the fit
+  // ISO date of the stack itself (its newest container or code the runs used): which profile is a GPU
+  // type's default is decided by it. Optional in the file; default: the fit's date.
+  std::string era;
   std::vector<std::string> devices;
   std::vector<FittedParameter> parameters;
   std::vector<std::string> fitted_on;  // run names
@@ -88,7 +93,7 @@ struct CalibrationProfile {
 
   [[nodiscard]] FittedCosts fitted_costs() const;
   [[nodiscard]] bool covers(std::string_view device) const;
-  // "megatron-core-2026 (kernels_profile/calibrations/megatron-core-2026.yaml, fitted 2026-11-28 on 9 runs)"
+  // "megatron-core-2026 (kernels_profile/calibrations/megatron-core-2026.yaml, era 2026-04-01, fitted 2026-11-28 on 9 runs: ...)"
   [[nodiscard]] std::string describe() const;
 };
 
@@ -100,7 +105,9 @@ struct CalibrationProfile {
 [[nodiscard]] const std::vector<CalibrationProfile>& shipped_calibration_profiles();
 
 // The profile in force for devices loaded from now on.
-void use_shipped_calibrations();  // the default: per GPU type the most recently fitted (the same day: the more specific)
+// The default: per GPU type the profile of the most recent era (then the most recently fitted, then
+// the one for fewer GPU types).
+void use_shipped_calibrations();
 void use_no_calibration();                                   // --calibration none
 void use_calibration_profile(CalibrationProfile profile);    // this one, for the devices it lists
 // --calibration's argument: "none", "shipped", or a profile file (throws InputError).

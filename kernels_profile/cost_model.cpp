@@ -74,10 +74,12 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
     return s;
   }
   // Matrix products at the dtype's tensor-core peak times the efficiency of their shape
-  // (gemm_efficiency.hpp); an op without a shape at the device's efficiency.matmul.
+  // (gemm_efficiency.hpp); an op without a shape at the device's efficiency.matmul (fp32 GEMMs:
+  // matmul_fp32, where the device file gives it).
   const double peak = device.peak(dtype);
+  const double at_reference = device.efficiency.matmul_of(dtype);
   auto seconds = [&](double flops, const GemmShape& g) {
-    const double eff = g.m > 0 ? gemm_efficiency(device.gemm, device.efficiency.matmul, g) : device.efficiency.matmul;
+    const double eff = g.m > 0 ? gemm_efficiency(device.gemm, at_reference, g) : at_reference;
     return flops / (peak * eff);
   };
   const GemmShape& g = op.gemm;
@@ -229,10 +231,11 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     c = single(device.slowdown * roofline_s(device, op, gemm, pass), CostSource::kRoofline);
   }
   // The framework's GEMMs against the kernel model (the calibration profile in force): the excess
-  // said as calibrated. Tensor-core formats only: fp32 GEMMs run other kernels (SIMT), which the
-  // 16-bit and 8-bit runs the profiles are fitted on do not constrain.
-  if (is_matmul(op.kind) && device.fitted.gemm_time_excess > 0 && gemm != DType::kFp32) {
-    const double excess = c.seconds * device.fitted.gemm_time_excess;
+  // said as calibrated. fp32 GEMMs run other kernels (SIMT cores), which the 16-bit and 8-bit runs
+  // do not constrain: they take their own share.
+  const double share = gemm == DType::kFp32 ? device.fitted.fp32_gemm_time_excess : device.fitted.gemm_time_excess;
+  if (is_matmul(op.kind) && share > 0) {
+    const double excess = c.seconds * share;
     c.seconds += excess;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;
   }

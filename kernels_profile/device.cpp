@@ -21,7 +21,7 @@ std::optional<Device::Borrowed> Device::borrowed(DType t, bool matmul) const {
   if (!donor_matmul_rate.contains(from) && t == DType::kMxfp8) from = DType::kFp8;
   const auto it = donor_matmul_rate.find(from);
   if (it == donor_matmul_rate.end()) return std::nullopt;
-  return Borrowed{from, it->second / (peak(t) * efficiency.matmul)};
+  return Borrowed{from, it->second / (peak(t) * efficiency.matmul_of(t))};
 }
 
 namespace {
@@ -61,6 +61,7 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
   d.source = r.text("source");
   FieldReader eff = r.child("efficiency");
   d.efficiency.matmul = eff.number("matmul", 0.01, 1.0);
+  d.efficiency.matmul_fp32 = eff.opt_number("matmul_fp32", 0.01, 1.0).value_or(0);
   d.efficiency.vector = eff.number("vector", 0.01, 1.0);
   d.efficiency.memory = eff.number("memory", 0.01, 1.0);
   d.efficiency.kernel_launch_s = eff.quantity("kernel_launch", Unit::kTime, Bound::kLatency);
@@ -101,7 +102,7 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
         kf->error("device", unknown_device_message(d.kernels_from, shipped_device_names()));
       } else {
         const Device lender = load_device_file(p, true);
-        for (const auto& [t, peak] : lender.peak_flops) d.donor_matmul_rate[t] = peak * lender.efficiency.matmul;
+        for (const auto& [t, peak] : lender.peak_flops) d.donor_matmul_rate[t] = peak * lender.efficiency.matmul_of(t);
         d.donor_memory_rate = lender.memory_bandwidth_Bps * lender.efficiency.memory;
         if (d.vendor != lender.vendor) kf->error("device", d.kernels_from + " is " + std::string(vendor_name(lender.vendor)) +
                                                                ": a GPU borrows kernel tables from its own vendor's GPUs only");

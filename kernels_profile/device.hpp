@@ -23,10 +23,14 @@ enum class Vendor { kNvidia, kAmd };
 // assumptions (stated with their source in the device file) until kernel tables are measured.
 struct Efficiency {
   double matmul = 0.7;   // of the tensor/matrix peak of the dtype
+  // Of the fp32 peak, for fp32 GEMMs: they run on the SIMT cores, not the tensor cores, and reach
+  // another share (0: as `matmul`).
+  double matmul_fp32 = 0;
   double vector = 0.5;   // of the fp32 vector peak, for non-matmul arithmetic
   double memory = 0.8;   // of the HBM bandwidth
   double kernel_launch_s = 5e-6;
   std::string source;
+  [[nodiscard]] double matmul_of(DType t) const { return t == DType::kFp32 && matmul_fp32 > 0 ? matmul_fp32 : matmul; }
   friend bool operator==(const Efficiency&, const Efficiency&) = default;
 };
 

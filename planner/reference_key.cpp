@@ -14,14 +14,14 @@ namespace {
 // Each struct written here is written whole. A field added to one of them must be added here
 // too (or said to change nothing computed): these sizes fail the build until it is.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(Efficiency) == 64, "Efficiency changed: update reference_key");
+static_assert(sizeof(Efficiency) == 72, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
-static_assert(sizeof(FittedCosts) == 24, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 632, "Device changed: update reference_key");
+static_assert(sizeof(FittedCosts) == 32, "FittedCosts changed: update reference_key");
+static_assert(sizeof(Device) == 648, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 936, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 952, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 80, "MoeSpec changed: update reference_key");
@@ -81,6 +81,7 @@ void put_device(Text& t, const Device& d) {
   for (const auto& [dtype, flops] : d.peak_flops) t.put(("peak." + std::to_string(static_cast<int>(dtype))).c_str(), flops);
   t.put("collective_library", d.collective_library);
   t.put("efficiency.matmul", d.efficiency.matmul);
+  t.put("efficiency.matmul_fp32", d.efficiency.matmul_fp32);
   t.put("efficiency.vector", d.efficiency.vector);
   t.put("efficiency.memory", d.efficiency.memory);
   t.put("efficiency.kernel_launch_s", d.efficiency.kernel_launch_s);
@@ -99,6 +100,7 @@ void put_device(Text& t, const Device& d) {
   t.put("fitted.moe_layer_s", d.fitted.moe_layer_s);
   t.put("fitted.expert_gemm_s", d.fitted.expert_gemm_s);
   t.put("fitted.gemm_time_excess", d.fitted.gemm_time_excess);
+  t.put("fitted.fp32_gemm_time_excess", d.fitted.fp32_gemm_time_excess);
   t.put("calibration", d.calibration);
   // Sources (source, gemm_source, ...) and `file` only say where figures came from.
 }

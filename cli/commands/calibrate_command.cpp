@@ -29,6 +29,9 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
   cmd->add_option("--name", a.name, "the profile's name")->capture_default_str();
   cmd->add_option("--software", a.software, "the software stack the runs ran, e.g. \"Megatron-Core 0.16, NGC 26.04\"")->required();
   cmd->add_option("--date", a.date, "the fit's date, YYYY-MM-DD (default: today, UTC)");
+  cmd->add_option("--era", a.era,
+                  "the software stack's date, YYYY-MM-DD (its newest container or code the runs used; default: --date): "
+                  "each GPU type's default profile is the one of the most recent era");
 }
 
 namespace {
@@ -53,6 +56,8 @@ int run_calibrate(const CalibrateArgs& a) {
   o.software = a.software;
   o.date = a.date.empty() ? today() : a.date;
   if (const std::string why = iso_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
+  o.era = a.era;
+  if (const std::string why = o.era.empty() ? "" : iso_date_problem(o.era); !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
   std::vector<ValidationRun> runs;
   for (const std::string& f : a.runs) {
     for (ValidationRun& x : load_runs(f)) {

@@ -22,6 +22,7 @@ struct CalibrateArgs {
   std::string name = "calibrated";
   std::string software;
   std::string date;  // empty: today (UTC)
+  std::string era;   // empty: the date
 };
 
 void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a);

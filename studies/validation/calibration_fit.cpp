@@ -254,8 +254,12 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
 
 }  // namespace
 
-CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const CostModel& cost, const SimOptions& sim,
+CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const CostModel& cost, const SimOptions& sim,
                                const CalibrateOptions& options, const std::function<void(size_t, size_t)>& progress) {
+  // The fit is of the raw model plus its trial parameters: a run's own `calibration` (the profile
+  // it names, perhaps this very one, fitted before) is not put in force here.
+  std::vector<ValidationRun> runs = given;
+  for (ValidationRun& run : runs) run.calibration.clear();
   const std::vector<const ParameterInfo*> params = chosen_parameters(options);
   const size_t p = params.size();
   std::vector<double> scales;
@@ -381,6 +385,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const Cos
   prof.name = options.name;
   prof.software = options.software;
   prof.fitted = options.date;
+  prof.era = options.era.empty() ? options.date : options.era;
   prof.devices = {gpus.begin(), gpus.end()};
   for (size_t j = 0; j < p; ++j) {
     if (used[j]) prof.parameters.push_back({std::string(params[j]->name), fit.values[j], fit.uncertainties[j]});

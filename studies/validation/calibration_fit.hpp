@@ -30,6 +30,7 @@ struct CalibrateOptions {
   std::string name = "calibrated";      // the profile's name
   std::string software;                 // the stack the runs ran
   std::string date;                     // ISO date of the fit
+  std::string era;                      // ISO date of the stack (empty: the fit's date)
 };
 
 // A fitted profile, its parameters refused (one message each) and the predictions it made.

@@ -199,6 +199,33 @@ TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
   EXPECT_NE(back.describe().find("gemm_time_excess 0.3"), std::string::npos) << back.describe();
 }
 
+TEST(CalibrationFit, ARunsOwnProfileIsNotInForceWhileFitting) {
+  // Runs that name their software stack's profile (`calibration:`, as the shipped run files do once
+  // a profile is fitted on them) are fitted as the raw model plus the trial parameters: refitting
+  // a shipped profile from its own runs recovers the same value.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  const double excess = 0.35;
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", excess, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) {
+    r.measured.front().value = predicted(r, cost);
+    r.calibration = "megatron-core-2026-b200";  // a shipped profile of the same GPU, another excess
+  }
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = "2026-11-29";
+  o.parameters = {"gemm_time_excess"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  ASSERT_EQ(fit.profile.parameters.size(), 1u);
+  EXPECT_NEAR(fit.profile.parameters[0].value, excess, 0.1 * excess);
+  EXPECT_EQ(fit.profile.era, "2026-11-29");  // no era given: the fit's date
+}
+
 TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated) {
   Op gemm = Op::make("l0.fc1", OpKind::kLinear, 0);
   gemm.gemm = {1, 8192, 14336, 4096};
@@ -217,25 +244,34 @@ TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated
   EXPECT_DOUBLE_EQ(c.seconds, 1.25 * raw);
   EXPECT_DOUBLE_EQ(c.by_source[static_cast<size_t>(CostSource::kCalibrated)], 0.25 * raw);
   EXPECT_DOUBLE_EQ(cost.op_time(d, norm, DType::kBf16, Pass::kForward).seconds, raw_norm);  // not a GEMM
-  // fp32 GEMMs run other kernels than the tensor-core ones the profiles are fitted on: untouched.
+  // fp32 GEMMs run other kernels than the tensor-core ones: untouched by that share, lengthened by
+  // their own (and the tensor-core formats untouched by it).
   d.fitted = FittedCosts{};
   const double raw_fp32 = cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds;
+  const double raw_tf32 = cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds;
   d.fitted.gemm_time_excess = 0.25;
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds, raw_fp32);
-  EXPECT_GT(cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds, 0);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds, 1.25 * raw_tf32);
+  d.fitted = FittedCosts{};
+  d.fitted.fp32_gemm_time_excess = 0.5;
+  EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds, 1.5 * raw_fp32);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds, raw_tf32);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kBf16, Pass::kBackward).seconds, raw);
 }
 
 TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
-  // Pinned, so that a refit that changes which profile a GPU type takes by default is seen: the
-  // A100-40GB is listed by both megatron-lm-2021-a100 (2021-2022) and dle-pytorch-bert-2020.
+  // Pinned, so that a refit that changes which profile a GPU type takes by default is seen. All
+  // were fitted in the same days; their eras decide: the A100 80GB is listed by
+  // megatron-lm-2021-a100 (2022-05) and dle-pytorch-bert-2022 (2022-03), the A100 40GB by the
+  // first and dle-pytorch-bert-2020 (2020-06), the V100s by both DLE profiles.
   auto in_force = [](const std::string& gpu) {
     const std::optional<CalibrationProfile> p = calibration_for(gpu);
     return p ? p->name : std::string("none");
   };
   EXPECT_EQ(in_force("A100-SXM4-80GB"), "megatron-lm-2021-a100");
   EXPECT_EQ(in_force("A100-SXM4-40GB"), "megatron-lm-2021-a100");
-  EXPECT_EQ(in_force("V100-SXM2-32GB"), "dle-pytorch-bert-2020");
-  EXPECT_EQ(in_force("V100-SXM2-16GB"), "dle-pytorch-bert-2020");
+  EXPECT_EQ(in_force("V100-SXM2-32GB"), "dle-pytorch-bert-2022");
+  EXPECT_EQ(in_force("V100-SXM2-16GB"), "dle-pytorch-bert-2022");
   EXPECT_EQ(in_force("H100-SXM5-80GB"), "megatron-core-2026");
   EXPECT_EQ(in_force("B200"), "megatron-core-2026-b200");
   EXPECT_EQ(in_force("MI300X"), "none");
