@@ -78,5 +78,25 @@ TEST(GemmEfficiency, LargeSquareMatmulNearMaxAchievable) {
   }
 }
 
+TEST(GemmEfficiency, V100TensorCoreAndFp32GemmsTakeTheirOwnMeasuredShares) {
+  // zzc0721/torch-performance-test-data issue #140 (V100-SXM2-16GB, torch 2.7): 8192^3 at 97.36
+  // TFLOP/s in fp16 and 14.38 in fp32 (efficiency.matmul and efficiency.matmul_fp32), both parts.
+  const CostModel cost;
+  const CalibrationScope raw("none");
+  for (const char* name : {"V100-SXM2-16GB", "V100-SXM2-32GB"}) {
+    const Device d = load_device(test::shipped("kernels_profile/devices", name));
+    Op op = Op::make("g", OpKind::kLinear, -1);
+    op.gemm = {1, 8192, 8192, 8192};
+    op.fwd_flops = 2.0 * 8192 * 8192 * 8192;
+    auto tflops = [&](DType t) { return op.fwd_flops / (cost.op_time(d, op, t, Pass::kForward).seconds - d.efficiency.kernel_launch_s); };
+    EXPECT_NEAR(tflops(DType::kFp16) / 97.36e12, 1.0, 1e-4) << name;
+    EXPECT_NEAR(tflops(DType::kFp32) / 14.38e12, 1.0, 1e-4) << name;
+  }
+  // A device file without matmul_fp32 runs fp32 GEMMs at efficiency.matmul of the fp32 peak.
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  EXPECT_EQ(a100.efficiency.matmul_fp32, 0);
+  EXPECT_EQ(a100.efficiency.matmul_of(DType::kFp32), a100.efficiency.matmul);
+}
+
 }  // namespace
 }  // namespace hetsim
