@@ -243,8 +243,11 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   using Entry = std::tuple<double, double, int>;  // f, g, node (ties: smaller g, then older node)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open;
   open.push({m.h(0), 0, 0});
-  // Dominance: per (position, live layouts), the (g, memory) pairs already reached.
-  std::unordered_map<std::string, std::vector<std::pair<double, std::vector<double>>>> seen;
+  // Dominance: per (position, live layouts), the (g, memory) pairs already reached, each a row of
+  // 1 + classes numbers in one flat array (no allocation per row).
+  const size_t stride = 1 + static_cast<size_t>(m.classes());
+  std::unordered_map<std::string, std::vector<double>> seen;
+  seen.max_load_factor(0.25f);  // short bucket chains: a look-up walks one or two nodes
   std::string key;
   auto state_key = [&key](const Node& c) -> const std::string& {  // position and live layouts, packed
     key.assign(reinterpret_cast<const char*>(&c.pos), sizeof c.pos);
@@ -254,23 +257,36 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   // With memory limits, states trade time for memory and their Pareto fronts grow exponentially
   // with the number of layers; memory within 1/kMemoryGrain of a device's capacity counts as equal.
   constexpr double kMemoryGrain = 512;
-  auto dominated = [&](const Node& c) {
-    auto& list = seen[state_key(c)];
-    const bool limited = options.memory_limit && !p.memory_capacity.empty();
-    auto covers = [&](double g, const std::vector<double>& mem, double gb, const std::vector<double>& memb, double slack) {
-      if (g > gb) return false;
-      if (!limited) return true;
-      for (int k = 0; k < m.classes(); ++k) {
-        if (mem[k] > memb[k] + slack * p.memory_capacity[m.class_rep(k)] / kMemoryGrain) return false;
-      }
-      return true;
-    };
-    for (const auto& [g, mem] : list) {
-      if (covers(g, mem, c.g, c.mem, 1.0)) return true;
+  const bool limited = options.memory_limit && !p.memory_capacity.empty();
+  std::vector<double> slack_per_class;  // a device's capacity / kMemoryGrain, per memory class
+  for (int k = 0; k < m.classes() && limited; ++k) slack_per_class.push_back(p.memory_capacity[m.class_rep(k)] / kMemoryGrain);
+  // Whether the state (g, mem) covers the state (gb, memb): no slower, and (with memory limits)
+  // no more memory than slack x the grain over it in any class.
+  auto covers = [&](double g, const double* mem, double gb, const double* memb, double slack) {
+    if (g > gb) return false;
+    if (!limited) return true;
+    for (int k = 0; k < m.classes(); ++k) {
+      if (mem[k] > memb[k] + slack * slack_per_class[static_cast<size_t>(k)]) return false;
     }
-    // Keep the front minimal: drop what the new state dominates.
-    std::erase_if(list, [&](const auto& e) { return covers(c.g, c.mem, e.first, e.second, 0.0); });
-    list.push_back({c.g, c.mem});
+    return true;
+  };
+  auto dominated = [&](const Node& c) {
+    std::vector<double>& front = seen[state_key(c)];
+    const double* cm = c.mem.data();
+    for (size_t r = 0; r < front.size(); r += stride) {
+      if (covers(front[r], &front[r + 1], c.g, cm, 1.0)) return true;
+    }
+    // Keep the front minimal: drop what the new state dominates (in order), then add it.
+    size_t kept = 0;
+    for (size_t r = 0; r < front.size(); r += stride) {
+      if (covers(c.g, cm, front[r], &front[r + 1], 0.0)) continue;
+      if (kept != r) std::copy(front.begin() + static_cast<std::ptrdiff_t>(r), front.begin() + static_cast<std::ptrdiff_t>(r + stride),
+                               front.begin() + static_cast<std::ptrdiff_t>(kept));
+      kept += stride;
+    }
+    front.resize(kept);
+    front.push_back(c.g);
+    front.insert(front.end(), c.mem.begin(), c.mem.end());
     return false;
   };
   double best = kInf;
