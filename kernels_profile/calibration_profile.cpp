@@ -105,6 +105,15 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
+std::string era_problem(const std::string& era, const std::string& fitted) {
+  if (era.size() != 10) return " is not a date; write YYYY-MM-DD (the software stack's date)";
+  if (std::string why = iso_date_problem(era); !why.empty()) return why;
+  if (!fitted.empty() && fitted.size() >= 10 && era > fitted.substr(0, 10)) {
+    return " is after the fit (" + fitted + "): a software stack is no newer than the runs fitted on it";
+  }
+  return "";
+}
+
 CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   const YamlFile file = YamlFile::load(path);
   Diagnostics diags;
@@ -114,12 +123,11 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   p.name = r.name("name");
   p.software = r.text("software");
   p.fitted = r.text("fitted");
-  if (const std::string why = p.fitted.empty() ? "" : iso_date_problem(p.fitted); !why.empty()) {
-    r.error("fitted", in_quotes(p.fitted) + why);
-  }
+  const std::string fitted_problem = iso_date_problem(p.fitted);
+  if (!fitted_problem.empty()) r.error("fitted", in_quotes(p.fitted) + fitted_problem);
   if (r.opt_node("era")) {
     p.era = r.text("era");
-    if (const std::string why = p.era.empty() ? "" : iso_date_problem(p.era); !why.empty()) r.error("era", in_quotes(p.era) + why);
+    if (const std::string why = era_problem(p.era, fitted_problem.empty() ? p.fitted : ""); !why.empty()) r.error("era", in_quotes(p.era) + why);
   } else {
     p.era = p.fitted;  // a profile that does not date its stack: of the fit's date
   }
@@ -224,7 +232,11 @@ const std::vector<CalibrationProfile>& shipped_calibration_profiles() {
   static const std::vector<CalibrationProfile> profiles = [] {
     std::vector<CalibrationProfile> all;
     for (const auto& f : files_with_extension(data_root() / "kernels_profile/calibrations", ".yaml")) {
-      all.push_back(load_calibration_profile(f));
+      CalibrationProfile p = load_calibration_profile(f);
+      for (const CalibrationProfile& q : all) {
+        if (q.name == p.name) throw InputError(f.string(), "name", in_quotes(p.name) + " is also the name of " + q.file + ": each shipped profile has its own");
+      }
+      all.push_back(std::move(p));
     }
     return all;
   }();
@@ -283,6 +295,11 @@ CalibrationScope::~CalibrationScope() {
   in_force().one = std::move(one_);
 }
 
+bool shipped_calibrations_in_force() {
+  std::lock_guard lock(in_force().mutex);
+  return in_force().choice == Choice::kShipped;
+}
+
 std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   InForce& s = in_force();
   std::unique_lock lock(s.mutex);
@@ -302,6 +319,15 @@ std::optional<CalibrationProfile> calibration_for(std::string_view device) {
     if (p.covers(device) && (best == nullptr || before(p, *best))) best = &p;
   }
   return best ? std::optional(*best) : std::nullopt;
+}
+
+std::set<std::string> profiles_in_force(const std::set<std::string>& devices) {
+  std::set<std::string> out;
+  for (const std::string& d : devices) {
+    const std::optional<CalibrationProfile> p = calibration_for(d);
+    out.insert(p ? p->name : "none");
+  }
+  return out;
 }
 
 void apply_calibration(Device& device) {

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,9 @@ struct CalibrationProfile {
   [[nodiscard]] std::string describe() const;
 };
 
+// Why `era` is no software stack's date ("" when it is): YYYY-MM-DD, and not after `fitted` (the
+// fit's date; empty: not compared). Profiles and hetsim calibrate --era check it alike.
+[[nodiscard]] std::string era_problem(const std::string& era, const std::string& fitted);
 // Reads and checks one profile. Throws InputError naming file, line, column and field.
 [[nodiscard]] CalibrationProfile load_calibration_profile(const std::filesystem::path& path);
 // The profile as a file load_calibration_profile reads back.
@@ -108,6 +112,7 @@ struct CalibrationProfile {
 // The default: per GPU type the profile of the most recent era (then the most recently fitted, then
 // the one for fewer GPU types).
 void use_shipped_calibrations();
+[[nodiscard]] bool shipped_calibrations_in_force();         // the default, not none or one file
 void use_no_calibration();                                   // --calibration none
 void use_calibration_profile(CalibrationProfile profile);    // this one, for the devices it lists
 // --calibration's argument: "none", "shipped", or a profile file (throws InputError).
@@ -129,6 +134,8 @@ class CalibrationScope {
 
 // The profile in force for `device` (nullopt: the raw model).
 [[nodiscard]] std::optional<CalibrationProfile> calibration_for(std::string_view device);
+// The names of the profiles in force on these GPU types ("none" for one that takes the raw model).
+[[nodiscard]] std::set<std::string> profiles_in_force(const std::set<std::string>& devices);
 // Sets device.fitted and device.calibration from the profile in force (device loading calls it).
 void apply_calibration(Device& device);
 

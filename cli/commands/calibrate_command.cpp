@@ -28,10 +28,11 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
   cmd->add_option("--parameters", a.parameters, "fit only these parameters (default: every one the runs constrain)")->delimiter(',');
   cmd->add_option("--name", a.name, "the profile's name")->capture_default_str();
   cmd->add_option("--software", a.software, "the software stack the runs ran, e.g. \"Megatron-Core 0.16, NGC 26.04\"")->required();
-  cmd->add_option("--date", a.date, "the fit's date, YYYY-MM-DD (default: today, UTC)");
+  cmd->add_option("--date", a.date, "the fit's date, YYYY-MM-DD (default: today, UTC)")->each([&a](const std::string&) { a.date_given = true; });
   cmd->add_option("--era", a.era,
                   "the software stack's date, YYYY-MM-DD (its newest container or code the runs used; default: --date): "
-                  "each GPU type's default profile is the one of the most recent era");
+                  "each GPU type's default profile is the one of the most recent era")
+      ->each([&a](const std::string&) { a.era_given = true; });
 }
 
 namespace {
@@ -54,10 +55,10 @@ int run_calibrate(const CalibrateArgs& a) {
   o.parameters = a.parameters;
   o.name = a.name;
   o.software = a.software;
-  o.date = a.date.empty() ? today() : a.date;
+  o.date = a.date_given ? a.date : today();
   if (const std::string why = iso_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
-  o.era = a.era;
-  if (const std::string why = o.era.empty() ? "" : iso_date_problem(o.era); !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
+  o.era = a.era_given ? a.era : "";
+  if (const std::string why = a.era_given ? era_problem(o.era, o.date) : ""; !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
   std::vector<ValidationRun> runs;
   for (const std::string& f : a.runs) {
     for (ValidationRun& x : load_runs(f)) {

@@ -21,8 +21,9 @@ struct CalibrateArgs {
   std::vector<std::string> parameters;
   std::string name = "calibrated";
   std::string software;
-  std::string date;  // empty: today (UTC)
-  std::string era;   // empty: the date
+  std::string date;  // not given: today (UTC)
+  std::string era;   // not given: the date
+  bool date_given = false, era_given = false;
 };
 
 void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a);

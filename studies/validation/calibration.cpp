@@ -62,6 +62,8 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
         c.scope = "mixed";
       }
       c.gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
+      c.scopes.insert(r.scope.name());
+      c.profiles.insert(r.scope.profiles.begin(), r.scope.profiles.end());
       const double e = std::fabs(r.honest_error(i));  // a fitted row's left-out error
       ++c.rows;
       c.moe = c.moe || r.scope.moe;
@@ -99,7 +101,9 @@ nlohmann::json to_json(const std::vector<CalibrationClass>& classes) {
                    {"p90_abs_error", c.p90_abs_error},
                    {"moe", c.moe},
                    {"low_precision_gemms", c.low_precision_gemms},
-                   {"fp32_gemms", c.fp32_gemms}});
+                   {"fp32_gemms", c.fp32_gemms},
+                   {"scopes", std::vector<std::string>(c.scopes.begin(), c.scopes.end())},
+                   {"profiles", std::vector<std::string>(c.profiles.begin(), c.profiles.end())}});
   }
   return out;
 }
@@ -127,6 +131,13 @@ std::vector<CalibrationClass> load_calibration(const std::filesystem::path& repo
       x.moe = c.contains("moe") && c.at("moe").get<bool>();
       x.low_precision_gemms = c.contains("low_precision_gemms") && c.at("low_precision_gemms").get<bool>();
       x.fp32_gemms = c.contains("fp32_gemms") && c.at("fp32_gemms").get<bool>();
+      // Reports written before these keys: the one scope, profiles unknown.
+      if (c.contains("scopes")) {
+        for (const auto& v : c.at("scopes")) x.scopes.insert(v.get<std::string>());
+      }
+      if (c.contains("profiles")) {
+        for (const auto& v : c.at("profiles")) x.profiles.insert(v.get<std::string>());
+      }
       if (x.rows <= 0 || !std::isfinite(x.mean_abs_error) || !std::isfinite(x.max_abs_error) || !std::isfinite(x.p90_abs_error) ||
           x.mean_abs_error < 0 || x.max_abs_error < 0 || x.p90_abs_error < 0) {
         throw InputError(report.string(), "classes[" + std::to_string(i) + "]", "rows and errors must be positive and finite");
@@ -153,21 +164,27 @@ std::string ErrorBar::text() const {
   s.append(" (90th percentile of |error| over ").append(std::to_string(of.rows)).append(" calibration row");
   if (of.rows != 1) s.append("s");
   s.append(": ").append(of.name);
-  if (!exact) s.append("; nearest class, not this setting");
+  if (other_stack) s.append("; nearest class, rows of another calibration profile");
+  else if (!exact) s.append("; nearest class, not this setting");
   s.append(")");
   return s;
 }
 
 std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
                                           const std::set<std::string>& gpus, const std::string& scope, bool moe,
-                                          bool low_precision, bool fp32) {
+                                          bool low_precision, bool fp32, const std::set<std::string>& profiles) {
+  // Rows of the same software stack: the class's runs were predicted with every profile in force
+  // here (a class or a prediction that does not say is not held to it).
+  const auto same_stack = [&](const CalibrationClass& c) {
+    return profiles.empty() || c.profiles.empty() || std::includes(c.profiles.begin(), c.profiles.end(), profiles.begin(), profiles.end());
+  };
   const CalibrationClass* best = nullptr;
   int best_score = -1;
   for (const CalibrationClass& c : classes) {
     if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
-    const int score = (c.moe == moe ? 8 : 0) + (c.low_precision_gemms == low_precision ? 4 : 0) + (c.fp32_gemms == fp32 ? 2 : 0) +
-                      (c.scope == scope ? 1 : 0);
+    const int score = (c.moe == moe ? 16 : 0) + (c.low_precision_gemms == low_precision ? 8 : 0) + (c.fp32_gemms == fp32 ? 4 : 0) +
+                      (same_stack(c) ? 2 : 0) + (c.has_scope(scope) ? 1 : 0);
     if (score > best_score || (score == best_score && c.rows > best->rows)) {
       best = &c;
       best_score = score;
@@ -175,8 +192,9 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   }
   if (best == nullptr) return std::nullopt;
   // The class covers every GPU type of the prediction (it may cover others too: rows on A100 and
-  // H100 speak for an H100 prediction); exact when scope and setting are the prediction's as well.
-  return ErrorBar{*best, best->scope == scope && best->moe == moe && best->low_precision_gemms == low_precision && best->fp32_gemms == fp32};
+  // H100 speak for an H100 prediction); exact when scope, setting and stack are the prediction's as well.
+  const bool setting = best->has_scope(scope) && best->moe == moe && best->low_precision_gemms == low_precision && best->fp32_gemms == fp32;
+  return ErrorBar{*best, setting && same_stack(*best), setting && !same_stack(*best)};
 }
 
 }  // namespace hetsim

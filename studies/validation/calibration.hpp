@@ -38,6 +38,9 @@ struct CalibrationClass {
   bool moe = false;                  // its training runs are of mixture-of-experts models
   bool low_precision_gemms = false;  // ... with GEMMs in a low-precision recipe
   bool fp32_gemms = false;           // ... with GEMMs in fp32 (SIMT kernels, not tensor cores)
+  std::set<std::string> scopes{};    // every RunScope::name() of its runs (empty: `scope` alone)
+  std::set<std::string> profiles{};  // the calibration profiles its runs were predicted with (empty: unknown)
+  [[nodiscard]] bool has_scope(const std::string& s) const { return scopes.empty() ? scope == s : scopes.contains(s); }
 };
 
 // The class a run's figures belong to when the run names none.
@@ -56,16 +59,20 @@ struct CalibrationClass {
 
 struct ErrorBar {
   CalibrationClass of;
-  bool exact = false;  // the class covers the prediction's GPU types and matches its scope, MoE or dense and GEMM precision
+  bool exact = false;  // the class covers the prediction's GPU types and matches its scope, MoE or dense, GEMM precision and profiles
+  bool other_stack = false;  // all of that but the calibration profiles: its rows ran another software stack
   // "±4.1 % (90th percentile of |error| over 8 calibration rows: A100 NVSwitch)"
   [[nodiscard]] std::string text() const;
 };
 // The class for a prediction of `quantity` by a run of `kind` over `gpus` at `scope` (`moe`: of a
-// mixture-of-experts model; `low_precision`: GEMMs in fp8, mxfp8 or nvfp4; `fp32`: GEMMs in fp32);
-// nullopt when no class of that quantity and kind covers every GPU type.
+// mixture-of-experts model; `low_precision`: GEMMs in fp8, mxfp8 or nvfp4; `fp32`: GEMMs in fp32;
+// `profiles`: the calibration profiles in force, empty when unknown); nullopt when no class of that
+// quantity and kind covers every GPU type. Of those, the one of the same setting first (MoE or
+// dense, then the GEMM format), then of the same profiles (rows of the same software stack), then
+// of the same scope, then the one with more rows.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
                                                         const std::string& scope, bool moe = false, bool low_precision = false,
-                                                        bool fp32 = false);
+                                                        bool fp32 = false, const std::set<std::string>& profiles = {});
 
 }  // namespace hetsim

@@ -188,6 +188,7 @@ struct Row {
   double measured = 0;
   std::string cls;
   const ValidationRun* setting = nullptr;  // the first run of its setting (same_setting), which predicts for it
+  std::set<std::string> gpus;              // the GPU types it runs
 };
 
 // Runs whose predictions are the same: a training run on the same cluster and nodes, with the same
@@ -284,7 +285,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       if (quantity_of(r.figures[f].key) != Quantity::kTime || !(r.figures[f].measured > 0)) continue;
       const auto same = std::find_if(rows.begin(), rows.end(), [&](const Row& x) { return same_setting(*x.run, run); });
       rows.push_back({&run, f, r.figures[f].measured, run.class_name.empty() ? default_class_name(r) : run.class_name,
-                      same == rows.end() ? &run : same->setting});
+                      same == rows.end() ? &run : same->setting, r.scope.gpus});
       at_origin.push_back(r.figures[f].predicted);
       gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
       break;
@@ -336,6 +337,21 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     return used;
   };
   std::vector<bool> used = constrained(all);
+  // Runs no fitted parameter moves say nothing of the fit (their error is the raw model's whatever
+  // the values): left out of it, of its uncertainty and of the profile's runs and GPU types.
+  const auto keep_moved = [&] {
+    std::vector<size_t> moved;
+    for (const size_t i : all) {
+      bool any = false;
+      for (size_t j = 0; j < p; ++j) any = any || (used[j] && effect(logp[i], scales, kAxis, j) >= kLeastEffect);
+      if (any) moved.push_back(i);
+      else out.left_out.push_back(rows[i].run->name + ": no fitted parameter moves its prediction (its error is the raw model's)");
+    }
+    const bool changed = moved.size() != all.size();
+    all = std::move(moved);
+    return changed;
+  };
+  keep_moved();
   for (size_t j = 0; j < p; ++j) {
     if (!used[j]) {
       out.refused.push_back(std::string(params[j]->name) + ": no run's prediction moves by " + format_double("%.1f", 100 * kLeastEffect) +
@@ -372,6 +388,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     if (again && std::count(used.begin(), used.end(), true) > 0) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
   }
   size_t free = static_cast<size_t>(std::count(used.begin(), used.end(), true));
+  if (free > 0 && keep_moved()) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);  // a parameter refused above moved them
   if (free > 0 && all.size() <= free) {
     throw InputError("--runs", "", "fitting " + counted(free, "parameter") + " needs more than " + counted(free, "run") + "; " +
                                        std::to_string(all.size()) + " predict");
@@ -386,7 +403,9 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   prof.software = options.software;
   prof.fitted = options.date;
   prof.era = options.era.empty() ? options.date : options.era;
-  prof.devices = {gpus.begin(), gpus.end()};
+  std::set<std::string> fitted_gpus;
+  for (const size_t i : all) fitted_gpus.insert(rows[i].gpus.begin(), rows[i].gpus.end());
+  prof.devices = {fitted_gpus.begin(), fitted_gpus.end()};
   for (size_t j = 0; j < p; ++j) {
     if (used[j]) prof.parameters.push_back({std::string(params[j]->name), fit.values[j], fit.uncertainties[j]});
   }

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <set>
 
+#include "kernels_profile/calibration_profile.hpp"
 #include "studies/validation/calibration.hpp"
 
 namespace hetsim {
@@ -31,7 +32,8 @@ const std::vector<CalibrationClass>& classes() {
 
 std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
   const RunScope s = scope_of(r, cluster);
-  return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms, r.fp32_gemms);
+  return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms, r.fp32_gemms,
+                           profiles_in_force(s.gpus));
 }
 
 const char* const kNoClass = "no calibration for these GPU types in training runs";
@@ -75,7 +77,7 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   s.gpu_count = static_cast<int>(gpu_count);
   s.nodes = static_cast<int>(nodes);
   const std::optional<ErrorBar> b =
-      nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), moe, low_precision, fp32);
+      nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), moe, low_precision, fp32, profiles_in_force(gpus));
   return b ? b->text() : kNoClass;
 }
 

@@ -262,8 +262,10 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
 RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const SimOptions& sim, bool trace) {
   RunResult out;
   out.run = &run;
-  std::optional<CalibrationScope> stack;  // the run's own software stack, where it names one
-  if (!run.calibration.empty()) stack.emplace(run.calibration);
+  // The run's own software stack, where it names one, in place of the shipped defaults; a profile
+  // the command line put in force (--calibration none or a file) stands for every run.
+  std::optional<CalibrationScope> stack;
+  if (!run.calibration.empty() && shipped_calibrations_in_force()) stack.emplace(run.calibration);
   switch (run.kind) {
     case RunKind::kCollective: collective_run(run, out, sim); break;
     case RunKind::kMatmul: matmul_run(run, out, cost); break;
@@ -273,6 +275,7 @@ RunResult evaluate_run(const ValidationRun& run, const CostModel& cost, const Si
   // A run a calibration profile in force was fitted on: its time-like figure (the one fitted) takes
   // the leave-one-source-out error the profile records.
   if (!out.failure.empty()) return out;
+  out.scope.profiles = profiles_in_force(out.scope.gpus);
   for (const std::string& gpu : out.scope.gpus) {
     const std::optional<CalibrationProfile> p = calibration_for(gpu);
     if (!p) continue;

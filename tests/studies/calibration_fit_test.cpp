@@ -344,6 +344,17 @@ TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawM
   const test::CliRun bad = test::run_hetsim(run + " --calibration no-such-profile", test::Capture::kStderr);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.output.find("calibration profile"), std::string::npos) << bad.output;
+  // A run that names its stack's profile takes it by default; --calibration none on the command
+  // line gives it the raw model all the same (as the summary says it does).
+  const std::string named = "validate --runs '" + (test::source_dir() / "studies/validation/dle-bert-2022.yaml").string() +
+                            "' --only 1xV100-32GB-mixed";
+  const test::CliRun stack = test::run_hetsim(named, test::Capture::kStdout);
+  const test::CliRun raw = test::run_hetsim(named + " --calibration none", test::Capture::kStdout);
+  ASSERT_EQ(stack.rc, 0) << stack.output;
+  ASSERT_EQ(raw.rc, 0) << raw.output;
+  EXPECT_NE(stack.output.find("[fitted on by dle-pytorch-bert-2022"), std::string::npos) << stack.output;
+  EXPECT_EQ(raw.output.find("fitted on by"), std::string::npos) << raw.output;
+  EXPECT_NE(stack.output, raw.output);
 }
 
 }  // namespace

@@ -289,6 +289,28 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   EXPECT_TRUE(nearest_error_bar(v100, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->exact);
   EXPECT_EQ(nearest_error_bar(v100, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", false, false, true)->of.name,
             "train V100 fp32");
+  // Two stacks' rows of the same GPU and setting: the class of the profile in force, even with fewer
+  // rows; a profile no class was predicted with takes the nearest, said to be another stack's. A
+  // class of 1-GPU and 1-node rows speaks for both scopes.
+  CalibrationClass old_stack{"train V100 2020", Quantity::kTime, RunKind::kTraining, {"V100"}, "mixed", 8, 0.02, 0.06, 0.06};
+  old_stack.scopes = {"1 GPU", "1 node"};
+  old_stack.profiles = {"stack-2020"};
+  CalibrationClass new_stack{"train V100 2022", Quantity::kTime, RunKind::kTraining, {"V100"}, "mixed", 2, 0.025, 0.038, 0.038};
+  new_stack.scopes = {"1 GPU", "1 node"};
+  new_stack.profiles = {"stack-2022"};
+  const std::vector<CalibrationClass> stacks{old_stack, new_stack};
+  const auto in_force = nearest_error_bar(stacks, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", false, false, false, {"stack-2022"});
+  ASSERT_TRUE(in_force.has_value());
+  EXPECT_EQ(in_force->of.name, "train V100 2022");
+  EXPECT_TRUE(in_force->exact);
+  EXPECT_EQ(nearest_error_bar(stacks, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 GPU", false, false, false, {"stack-2020"})->of.name,
+            "train V100 2020");
+  const auto mine = nearest_error_bar(stacks, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", false, false, false, {"my-profile"});
+  ASSERT_TRUE(mine.has_value());
+  EXPECT_EQ(mine->of.name, "train V100 2020");  // more rows
+  EXPECT_FALSE(mine->exact);
+  EXPECT_NE(mine->text().find("rows of another calibration profile"), std::string::npos) << mine->text();
+  EXPECT_FALSE(nearest_error_bar(stacks, Quantity::kTime, RunKind::kTraining, {"V100"}, "multi-node", false, false, false, {"stack-2022"})->exact);
   // No V100 class, and no class with both A100 and H100: none, rather than another GPU's bar.
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node").has_value());
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100", "H100"}, "multi-node").has_value());
