@@ -331,30 +331,28 @@ TEST(CalibrationProfiles, AProfileChangesAnExpertGemmAndNoneRestoresTheRawModel)
 }
 
 TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawModel) {
-  const std::string run = "validate --runs '" + (test::source_dir() / "studies/validation/megatron-bridge.yaml").string() +
-                          "' --only 26.04-qwen3-30b-a3b-b200";
-  const test::CliRun shipped = test::run_hetsim(run, test::Capture::kStdout);
-  const test::CliRun none = test::run_hetsim(run + " --calibration none", test::Capture::kStdout);
-  ASSERT_EQ(shipped.rc, 0) << shipped.output;
-  ASSERT_EQ(none.rc, 0) << none.output;
-  // The row the shipped profile was fitted on says so, and counts with its left-out error.
-  EXPECT_NE(shipped.output.find("[fitted on by megatron-core-2026-b200; source left out:"), std::string::npos) << shipped.output;
-  EXPECT_EQ(none.output.find("fitted on by"), std::string::npos) << none.output;
-  EXPECT_NE(shipped.output, none.output);
+  // `validate` of some runs of a shipped file with the profiles in force by default and with
+  // --calibration none: the rows a profile was fitted on say so (and count with their left-out
+  // error) by default, and take the raw model with none, also where a run names its stack's profile.
+  auto command = [](const std::string& file, const std::string& only) {
+    return "validate --runs '" + (test::source_dir() / "studies/validation" / file).string() + "' --only " + only;
+  };
+  auto compare = [](const std::string& run, const std::string& profile) {
+    SCOPED_TRACE(run);
+    const test::CliRun shipped = test::run_hetsim(run, test::Capture::kStdout);
+    const test::CliRun none = test::run_hetsim(run + " --calibration none", test::Capture::kStdout);
+    ASSERT_EQ(shipped.rc, 0) << shipped.output;
+    ASSERT_EQ(none.rc, 0) << none.output;
+    EXPECT_NE(shipped.output.find("[fitted on by " + profile + "; source left out:"), std::string::npos) << shipped.output;
+    EXPECT_EQ(none.output.find("fitted on by"), std::string::npos) << none.output;
+    EXPECT_NE(shipped.output, none.output);
+  };
+  const std::string run = command("megatron-bridge.yaml", "26.04-qwen3-30b-a3b-b200");
+  compare(run, "megatron-core-2026-b200");
+  compare(command("dle-bert-2022.yaml", "1xV100-32GB-mixed"), "dle-pytorch-bert-2022");  // its runs name their profile
   const test::CliRun bad = test::run_hetsim(run + " --calibration no-such-profile", test::Capture::kStderr);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.output.find("calibration profile"), std::string::npos) << bad.output;
-  // A run that names its stack's profile takes it by default; --calibration none on the command
-  // line gives it the raw model all the same (as the summary says it does).
-  const std::string named = "validate --runs '" + (test::source_dir() / "studies/validation/dle-bert-2022.yaml").string() +
-                            "' --only 1xV100-32GB-mixed";
-  const test::CliRun stack = test::run_hetsim(named, test::Capture::kStdout);
-  const test::CliRun raw = test::run_hetsim(named + " --calibration none", test::Capture::kStdout);
-  ASSERT_EQ(stack.rc, 0) << stack.output;
-  ASSERT_EQ(raw.rc, 0) << raw.output;
-  EXPECT_NE(stack.output.find("[fitted on by dle-pytorch-bert-2022"), std::string::npos) << stack.output;
-  EXPECT_EQ(raw.output.find("fitted on by"), std::string::npos) << raw.output;
-  EXPECT_NE(stack.output, raw.output);
 }
 
 }  // namespace
