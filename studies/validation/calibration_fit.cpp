@@ -351,7 +351,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     all = std::move(moved);
     return changed;
   };
-  keep_moved();
+  if (std::count(used.begin(), used.end(), true) > 0) keep_moved();
   for (size_t j = 0; j < p; ++j) {
     if (!used[j]) {
       out.refused.push_back(std::string(params[j]->name) + ": no run's prediction moves by " + format_double("%.1f", 100 * kLeastEffect) +
