@@ -322,10 +322,21 @@ std::optional<CalibrationProfile> calibration_for(std::string_view device) {
 }
 
 std::set<std::string> profiles_in_force(const std::set<std::string>& devices) {
+  // A profile of a shipped profile's name but other values (an edited copy) is another profile.
+  const auto identity = [](const CalibrationProfile& p) {
+    for (const CalibrationProfile& q : shipped_calibration_profiles()) {
+      if (q.name != p.name) continue;
+      const bool same = q.parameters.size() == p.parameters.size() &&
+                        std::equal(q.parameters.begin(), q.parameters.end(), p.parameters.begin(),
+                                   [](const FittedParameter& a, const FittedParameter& b) { return a.name == b.name && a.value == b.value; });
+      return same ? p.name : p.name + " (" + (p.file.empty() ? std::string("not the shipped values") : p.file) + ")";
+    }
+    return p.name;
+  };
   std::set<std::string> out;
   for (const std::string& d : devices) {
     const std::optional<CalibrationProfile> p = calibration_for(d);
-    out.insert(p ? p->name : "none");
+    out.insert(p ? identity(*p) : "none");
   }
   return out;
 }

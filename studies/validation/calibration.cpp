@@ -185,7 +185,8 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
     const int score = (c.moe == moe ? 16 : 0) + (c.low_precision_gemms == low_precision ? 8 : 0) + (c.fp32_gemms == fp32 ? 4 : 0) +
                       (same_stack(c) ? 2 : 0) + (c.has_scope(scope) ? 1 : 0);
-    if (score > best_score || (score == best_score && c.rows > best->rows)) {
+    // Of classes equally near: more rows, then the wider bar (not the more flattering one).
+    if (score > best_score || (score == best_score && (c.rows > best->rows || (c.rows == best->rows && c.p90_abs_error > best->p90_abs_error)))) {
       best = &c;
       best_score = score;
     }

@@ -4,7 +4,10 @@
 #include <ostream>
 #include <set>
 
+#include "base/data_dir.hpp"
 #include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/device.hpp"
+#include "kernels_profile/kernel_table.hpp"
 #include "studies/validation/calibration.hpp"
 
 namespace hetsim {
@@ -25,8 +28,44 @@ RunScope scope_of(const Report& r, const Cluster& cluster) {
   return s;
 }
 
+// The same time model: the same chip in another memory size (V100 16 and 32 GB), whose figures,
+// efficiencies and kernels are all the same (A100 40 and 80 GB are not: their HBM differs).
+bool same_time_model(const Device& a, const Device& b, const KernelTables& measured) {
+  return a.vendor == b.vendor && a.peak_flops == b.peak_flops && a.memory_bandwidth_Bps == b.memory_bandwidth_Bps &&
+         a.pcie_bandwidth_Bps == b.pcie_bandwidth_Bps && a.efficiency.matmul == b.efficiency.matmul &&
+         a.efficiency.matmul_fp32 == b.efficiency.matmul_fp32 && a.efficiency.vector == b.efficiency.vector &&
+         a.efficiency.memory == b.efficiency.memory && a.efficiency.kernel_launch_s == b.efficiency.kernel_launch_s &&
+         a.gemm == b.gemm && a.flash_attention == b.flash_attention && a.kernels_from == b.kernels_from &&
+         !measured.has_device(a.name) && !measured.has_device(b.name);
+}
+
+// The shipped classes; each also speaks for the GPU types of the same time model as one of its
+// rows' (rows on V100-SXM2-32GB for a V100-SXM2-16GB prediction).
 const std::vector<CalibrationClass>& classes() {
-  static const std::vector<CalibrationClass> shipped = shipped_calibration();
+  static const std::vector<CalibrationClass> shipped = [] {
+    std::vector<CalibrationClass> all = shipped_calibration();
+    const KernelTables measured = KernelTables::load_dir(data_root() / "kernels_profile" / "measured");
+    std::vector<Device> devices;
+    for (const std::string& name : shipped_device_names()) devices.push_back(load_device(data_root() / "kernels_profile/devices" / (name + ".yaml")));
+    const auto device = [&](const std::string& name) -> const Device* {
+      for (const Device& d : devices) {
+        if (d.name == name) return &d;
+      }
+      return nullptr;
+    };
+    for (CalibrationClass& c : all) {
+      std::set<std::string> twins;
+      for (const std::string& g : c.gpus) {
+        const Device* row = device(g);
+        if (row == nullptr) continue;
+        for (const Device& d : devices) {
+          if (!c.gpus.contains(d.name) && same_time_model(*row, d, measured)) twins.insert(d.name);
+        }
+      }
+      c.gpus.insert(twins.begin(), twins.end());
+    }
+    return all;
+  }();
   return shipped;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/input_error.hpp"
+#include "base/temp_dir.hpp"
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
@@ -275,6 +276,29 @@ TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
   EXPECT_EQ(in_force("H100-SXM5-80GB"), "megatron-core-2026");
   EXPECT_EQ(in_force("B200"), "megatron-core-2026-b200");
   EXPECT_EQ(in_force("MI300X"), "none");
+}
+
+TEST(CalibrationProfiles, ABarComesFromRowsOfTheStackInForceOnThisTimeModel) {
+  // The shipped calibration: a V100 16GB plan (the 2022 BERT profile in force by default) takes
+  // the 2022 rows measured on V100 32GB (the same chip: the same time model); an edited copy of
+  // that profile under its name is another profile, whose bar says so.
+  const std::string base = "simulate --no-upper-bound --global-batch 128 -m '" +
+                           (test::source_dir() / "studies/validation/models/bert-large-seq128-mb16-fp16.yaml").string() + "' -c '" +
+                           (test::source_dir() / "studies/validation/clusters/1xv100-16gb.yaml").string() + "'";
+  const test::CliRun twin = test::run_hetsim(base, test::Capture::kStdout);
+  ASSERT_EQ(twin.rc, 0) << twin.output;
+  EXPECT_NE(twin.output.find("calibration rows: DLE BERT 2022 V100 mixed precision)"), std::string::npos) << twin.output;
+  std::ifstream in(test::source_dir() / "kernels_profile/calibrations/dle-pytorch-bert-2022.yaml");
+  std::string edited((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = edited.find("gemm_time_excess: {value: ");
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, std::string("gemm_time_excess: {value: 0.4").size(), "gemm_time_excess: {value: 0.9");
+  const TempDir dir("calibration-edited");
+  const std::filesystem::path copy = dir.path() / "edited.yaml";
+  std::ofstream(copy) << edited;
+  const test::CliRun other = test::run_hetsim(base + " --calibration '" + copy.string() + "'", test::Capture::kStdout);
+  ASSERT_EQ(other.rc, 0) << other.output;
+  EXPECT_NE(other.output.find("rows of another calibration profile"), std::string::npos) << other.output;
 }
 
 TEST(CalibrationFit, AParameterNoRunMovesIsRefusedByName) {

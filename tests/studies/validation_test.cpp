@@ -311,6 +311,11 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   EXPECT_FALSE(mine->exact);
   EXPECT_NE(mine->text().find("rows of another calibration profile"), std::string::npos) << mine->text();
   EXPECT_FALSE(nearest_error_bar(stacks, Quantity::kTime, RunKind::kTraining, {"V100"}, "multi-node", false, false, false, {"stack-2022"})->exact);
+  // Equally near, with as many rows: the wider bar, not the more flattering one (whatever the order).
+  CalibrationClass narrow{"a narrow", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.02, 0.045, 0.045};
+  CalibrationClass wide{"b wide", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.03, 0.073, 0.073};
+  EXPECT_EQ(nearest_error_bar({narrow, wide}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "b wide");
+  EXPECT_EQ(nearest_error_bar({wide, narrow}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "b wide");
   // No V100 class, and no class with both A100 and H100: none, rather than another GPU's bar.
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node").has_value());
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100", "H100"}, "multi-node").has_value());
