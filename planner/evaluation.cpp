@@ -12,6 +12,7 @@ void name_model(Report& r, const ModelSpec& model) {
   r.moe = model.moe.has_value();
   r.low_precision_gemms = model.training.low_precision_gemms();
   r.fp32_gemms = model.training.fp32_gemms();
+  r.gemm_format = model.training.gemm_format();
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct Report {
   bool moe = false;
   bool low_precision_gemms = false;
   bool fp32_gemms = false;
+  std::string gemm_format;  // TrainingSpec::gemm_format()
   bool feasible = true;
   std::string infeasible_reason;  // when !feasible: which device, by how much
 

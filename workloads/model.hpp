@@ -81,6 +81,12 @@ struct TrainingSpec {
   [[nodiscard]] bool low_precision_gemms() const { return gemm_precision != GemmPrecision::kDtype; }
   // GEMMs in fp32: SIMT kernels, not tensor cores (tf32 runs on tensor cores).
   [[nodiscard]] bool fp32_gemms() const { return !low_precision_gemms() && dtype == DType::kFp32; }
+  // The GEMMs' format: the low-precision recipe's name ("mxfp8"), "16-bit" for fp16 and bf16 (the
+  // same tensor-core rate wherever both exist), else the dtype's ("tf32", "fp32").
+  [[nodiscard]] std::string gemm_format() const {
+    if (low_precision_gemms()) return std::string(gemm_precision_name(gemm_precision));
+    return dtype == DType::kFp16 || dtype == DType::kBf16 ? "16-bit" : std::string(dtype_name(dtype));
+  }
 };
 
 struct ModelSpec {

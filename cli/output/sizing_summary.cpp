@@ -35,8 +35,7 @@ void print_sizing_front(const Sizing& s, const ModelSpec& model, const SizingRun
       if (mix.counts[o] > 0) gpus.insert(s.offers[o].gpu.name);
     }
     std::cout << (k == 0 ? "error on published runs: " : "                         ") << mix_label(s, mix) << ": "
-              << training_time_error_bar(gpus, mix.gpus, mix.nodes, model.moe.has_value(),
-                                         model.training.low_precision_gemms(), model.training.fp32_gemms())
+              << training_time_error_bar(gpus, mix.gpus, mix.nodes, model)
               << "\n";
   }
   size_t infeasible = 0, failed = 0;

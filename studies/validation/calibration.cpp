@@ -64,6 +64,7 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
       c.gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
       c.scopes.insert(r.scope.name());
       c.profiles.insert(r.scope.profiles.begin(), r.scope.profiles.end());
+      if (!r.scope.gemm_format.empty()) c.gemm_formats.insert(r.scope.gemm_format);
       const double e = std::fabs(r.honest_error(i));  // a fitted row's left-out error
       ++c.rows;
       c.moe = c.moe || r.scope.moe;
@@ -103,7 +104,8 @@ nlohmann::json to_json(const std::vector<CalibrationClass>& classes) {
                    {"low_precision_gemms", c.low_precision_gemms},
                    {"fp32_gemms", c.fp32_gemms},
                    {"scopes", std::vector<std::string>(c.scopes.begin(), c.scopes.end())},
-                   {"profiles", std::vector<std::string>(c.profiles.begin(), c.profiles.end())}});
+                   {"profiles", std::vector<std::string>(c.profiles.begin(), c.profiles.end())},
+                   {"gemm_formats", std::vector<std::string>(c.gemm_formats.begin(), c.gemm_formats.end())}});
   }
   return out;
 }
@@ -137,6 +139,9 @@ std::vector<CalibrationClass> load_calibration(const std::filesystem::path& repo
       }
       if (c.contains("profiles")) {
         for (const auto& v : c.at("profiles")) x.profiles.insert(v.get<std::string>());
+      }
+      if (c.contains("gemm_formats")) {
+        for (const auto& v : c.at("gemm_formats")) x.gemm_formats.insert(v.get<std::string>());
       }
       if (x.rows <= 0 || !std::isfinite(x.mean_abs_error) || !std::isfinite(x.max_abs_error) || !std::isfinite(x.p90_abs_error) ||
           x.mean_abs_error < 0 || x.max_abs_error < 0 || x.p90_abs_error < 0) {
@@ -172,19 +177,24 @@ std::string ErrorBar::text() const {
 
 std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
                                           const std::set<std::string>& gpus, const std::string& scope, bool moe,
-                                          bool low_precision, bool fp32, const std::set<std::string>& profiles) {
+                                          bool low_precision, bool fp32, const std::set<std::string>& profiles,
+                                          const std::string& gemm_format) {
   // Rows of the same software stack: the class's runs were predicted with every profile in force
   // here (a class or a prediction that does not say is not held to it).
   const auto same_stack = [&](const CalibrationClass& c) {
     return profiles.empty() || c.profiles.empty() || std::includes(c.profiles.begin(), c.profiles.end(), profiles.begin(), profiles.end());
+  };
+  // The same GEMM format (a class or a prediction that does not say is not held to it).
+  const auto same_format = [&](const CalibrationClass& c) {
+    return gemm_format.empty() || c.gemm_formats.empty() || c.gemm_formats.contains(gemm_format);
   };
   const CalibrationClass* best = nullptr;
   int best_score = -1;
   for (const CalibrationClass& c : classes) {
     if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
-    const int score = (c.moe == moe ? 16 : 0) + (c.low_precision_gemms == low_precision ? 8 : 0) + (c.fp32_gemms == fp32 ? 4 : 0) +
-                      (same_stack(c) ? 2 : 0) + (c.has_scope(scope) ? 1 : 0);
+    const int score = (c.moe == moe ? 32 : 0) + (c.low_precision_gemms == low_precision ? 16 : 0) + (c.fp32_gemms == fp32 ? 8 : 0) +
+                      (same_format(c) ? 4 : 0) + (same_stack(c) ? 2 : 0) + (c.has_scope(scope) ? 1 : 0);
     // Of classes equally near: more rows, then the wider bar (not the more flattering one).
     if (score > best_score || (score == best_score && (c.rows > best->rows || (c.rows == best->rows && c.p90_abs_error > best->p90_abs_error)))) {
       best = &c;
@@ -194,7 +204,8 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   if (best == nullptr) return std::nullopt;
   // The class covers every GPU type of the prediction (it may cover others too: rows on A100 and
   // H100 speak for an H100 prediction); exact when scope, setting and stack are the prediction's as well.
-  const bool setting = best->has_scope(scope) && best->moe == moe && best->low_precision_gemms == low_precision && best->fp32_gemms == fp32;
+  const bool setting = best->has_scope(scope) && best->moe == moe && best->low_precision_gemms == low_precision && best->fp32_gemms == fp32 &&
+                       same_format(*best);
   return ErrorBar{*best, setting && same_stack(*best), setting && !same_stack(*best)};
 }
 

@@ -40,6 +40,7 @@ struct CalibrationClass {
   bool fp32_gemms = false;           // ... with GEMMs in fp32 (SIMT kernels, not tensor cores)
   std::set<std::string> scopes{};    // every RunScope::name() of its runs (empty: `scope` alone)
   std::set<std::string> profiles{};  // the calibration profiles its runs were predicted with (empty: unknown)
+  std::set<std::string> gemm_formats{};  // its training runs' GEMM formats ("fp16", "tf32", "mxfp8"; empty: unknown)
   [[nodiscard]] bool has_scope(const std::string& s) const { return scopes.empty() ? scope == s : scopes.contains(s); }
 };
 
@@ -66,13 +67,16 @@ struct ErrorBar {
 };
 // The class for a prediction of `quantity` by a run of `kind` over `gpus` at `scope` (`moe`: of a
 // mixture-of-experts model; `low_precision`: GEMMs in fp8, mxfp8 or nvfp4; `fp32`: GEMMs in fp32;
-// `profiles`: the calibration profiles in force, empty when unknown); nullopt when no class of that
-// quantity and kind covers every GPU type. Of those, the one of the same setting first (MoE or
-// dense, then the GEMM format), then of the same profiles (rows of the same software stack), then
-// of the same scope, then the one with more rows.
+// `profiles`: the calibration profiles in force, empty when unknown; `gemm_format`: "bf16", "tf32",
+// ..., empty when unknown); nullopt when no class of that quantity and kind covers every GPU type.
+// Of those, the one of the same setting first (MoE or dense, then the GEMM recipe, fp32 or tensor
+// cores, then the format itself: fp16 rows before TF32 rows for an fp16 prediction), then of the
+// same profiles (rows of the same software stack), then of the same scope, then the one with more
+// rows, then the wider bar.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
                                                         const std::string& scope, bool moe = false, bool low_precision = false,
-                                                        bool fp32 = false, const std::set<std::string>& profiles = {});
+                                                        bool fp32 = false, const std::set<std::string>& profiles = {},
+                                                        const std::string& gemm_format = "");
 
 }  // namespace hetsim

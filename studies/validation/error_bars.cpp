@@ -72,7 +72,7 @@ const std::vector<CalibrationClass>& classes() {
 std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
   const RunScope s = scope_of(r, cluster);
   return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms, r.fp32_gemms,
-                           profiles_in_force(s.gpus));
+                           profiles_in_force(s.gpus), r.gemm_format);
 }
 
 const char* const kNoClass = "no calibration for these GPU types in training runs";
@@ -108,15 +108,15 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
       << "\n";
 }
 
-std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe, bool low_precision,
-                                    bool fp32) {
+std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, const ModelSpec& model) {
   if (classes().empty()) return kNoCalibration;
   RunScope s;
   s.gpus = gpus;
   s.gpu_count = static_cast<int>(gpu_count);
   s.nodes = static_cast<int>(nodes);
   const std::optional<ErrorBar> b =
-      nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), moe, low_precision, fp32, profiles_in_force(gpus));
+      nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), model.moe.has_value(), model.training.low_precision_gemms(),
+                        model.training.fp32_gemms(), profiles_in_force(gpus), model.training.gemm_format());
   return b ? b->text() : kNoClass;
 }
 

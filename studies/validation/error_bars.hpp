@@ -13,6 +13,7 @@
 
 #include "sim/report.hpp"
 #include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
 
 namespace hetsim {
 
@@ -21,10 +22,8 @@ namespace hetsim {
 [[nodiscard]] nlohmann::json error_bars_json(const Report& report, const Cluster& cluster);
 // "prediction error: time ±…, memory ±…" (one line).
 void print_error_bars(std::ostream& out, const Report& report, const Cluster& cluster);
-// The time bar's text for a training run on `gpus` (`gpu_count` of them on `nodes` nodes) of a
-// dense or MoE model with GEMMs in the training dtype or a low-precision recipe, or in fp32
-// (sizing's mixes).
-[[nodiscard]] std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, bool moe,
-                                                  bool low_precision, bool fp32);
+// The time bar's text for a training run of `model` on `gpus` (`gpu_count` of them on `nodes`
+// nodes): sizing's mixes.
+[[nodiscard]] std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, const ModelSpec& model);
 
 }  // namespace hetsim

@@ -240,6 +240,7 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
   out.scope.moe = model.moe.has_value();
   out.scope.low_precision_gemms = model.training.low_precision_gemms();
   out.scope.fp32_gemms = model.training.fp32_gemms();
+  out.scope.gemm_format = model.training.gemm_format();
   if (!ev.report.feasible) {
     out.failure = ev.report.infeasible_reason;
     fill(out, {});

@@ -311,6 +311,17 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   EXPECT_FALSE(mine->exact);
   EXPECT_NE(mine->text().find("rows of another calibration profile"), std::string::npos) << mine->text();
   EXPECT_FALSE(nearest_error_bar(stacks, Quantity::kTime, RunKind::kTraining, {"V100"}, "multi-node", false, false, false, {"stack-2022"})->exact);
+  // Of two classes of one setting, the one of the prediction's GEMM format, even with a narrower bar.
+  CalibrationClass fp16_rows{"x fp16", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.02, 0.045, 0.045};
+  fp16_rows.gemm_formats = {"16-bit"};
+  CalibrationClass tf32_rows{"y tf32", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.03, 0.073, 0.073};
+  tf32_rows.gemm_formats = {"tf32"};
+  const auto fp16_bar = nearest_error_bar({tf32_rows, fp16_rows}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", false, false, false, {}, "16-bit");
+  EXPECT_EQ(fp16_bar->of.name, "x fp16");
+  EXPECT_TRUE(fp16_bar->exact);
+  const auto other_bar = nearest_error_bar({tf32_rows, fp16_rows}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", false, false, false, {}, "fp8-current");
+  EXPECT_FALSE(other_bar->exact);  // a format neither class ran: the wider, said to be not this setting
+  EXPECT_EQ(other_bar->of.name, "y tf32");
   // Equally near, with as many rows: the wider bar, not the more flattering one (whatever the order).
   CalibrationClass narrow{"a narrow", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.02, 0.045, 0.045};
   CalibrationClass wide{"b wide", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.03, 0.073, 0.073};
