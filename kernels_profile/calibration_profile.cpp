@@ -108,7 +108,7 @@ std::string quoted(const std::string& s) {
 std::string era_problem(const std::string& era, const std::string& fitted) {
   if (era.size() != 10) return " is not a date; write YYYY-MM-DD (the software stack's date)";
   if (std::string why = iso_date_problem(era); !why.empty()) return why;
-  if (!fitted.empty() && fitted.size() >= 10 && era > fitted.substr(0, 10)) {
+  if (fitted.size() >= 10 && era > fitted.substr(0, 10)) {
     return " is after the fit (" + fitted + "): a software stack is no newer than the runs fitted on it";
   }
   return "";

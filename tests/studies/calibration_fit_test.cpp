@@ -107,6 +107,29 @@ double predicted(const ValidationRun& run, const CostModel& cost) {
   return r.figures.empty() ? 0 : r.figures.front().predicted;
 }
 
+// The synthetic runs, each measured as predicted with a GEMM time excess of `excess` on B200
+// (the profile in force afterwards: the shipped ones).
+std::vector<ValidationRun> runs_at_excess(const CostModel& cost, double excess) {
+  std::vector<ValidationRun> runs = synthetic_runs();
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", excess, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  use_shipped_calibrations();
+  return runs;
+}
+
+// Options fitting gemm_time_excess alone.
+CalibrateOptions gemm_excess_options(const std::string& date) {
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = date;
+  o.parameters = {"gemm_time_excess"};
+  return o;
+}
+
 TEST(CalibrationFit, AFitRecoversTheParametersItsRunsWereSynthesisedWith) {
   const CostModel cost = CostModel::shipped();
   std::vector<ValidationRun> runs = synthetic_runs();
@@ -171,19 +194,8 @@ TEST(CalibrationFit, AParameterAtTheTopOfItsRangeIsRefusedWithWhy) {
 
 TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
   const CostModel cost = CostModel::shipped();
-  std::vector<ValidationRun> runs = synthetic_runs();
   const double excess = 0.35;  // inside the grid cell 0.25-0.5
-  CalibrationProfile truth;
-  truth.name = "truth";
-  truth.devices = {"B200"};
-  truth.parameters = {{"gemm_time_excess", excess, 0}};
-  use_calibration_profile(truth);
-  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
-  CalibrateOptions o;
-  o.software = "test";
-  o.date = "2026-11-28";
-  o.parameters = {"gemm_time_excess"};
-  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  const CalibrationFit fit = fit_calibration(runs_at_excess(cost, excess), cost, SimOptions{}, gemm_excess_options("2026-11-28"));
   use_shipped_calibrations();
   ASSERT_EQ(fit.profile.parameters.size(), 1u);
   EXPECT_NEAR(fit.profile.parameters[0].value, excess, 0.1 * excess);
@@ -205,22 +217,10 @@ TEST(CalibrationFit, ARunsOwnProfileIsNotInForceWhileFitting) {
   // a profile is fitted on them) are fitted as the raw model plus the trial parameters: refitting
   // a shipped profile from its own runs recovers the same value.
   const CostModel cost = CostModel::shipped();
-  std::vector<ValidationRun> runs = synthetic_runs();
   const double excess = 0.35;
-  CalibrationProfile truth;
-  truth.name = "truth";
-  truth.devices = {"B200"};
-  truth.parameters = {{"gemm_time_excess", excess, 0}};
-  use_calibration_profile(truth);
-  for (ValidationRun& r : runs) {
-    r.measured.front().value = predicted(r, cost);
-    r.calibration = "megatron-core-2026-b200";  // a shipped profile of the same GPU, another excess
-  }
-  CalibrateOptions o;
-  o.software = "test";
-  o.date = "2026-11-29";
-  o.parameters = {"gemm_time_excess"};
-  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  std::vector<ValidationRun> runs = runs_at_excess(cost, excess);
+  for (ValidationRun& r : runs) r.calibration = "megatron-core-2026-b200";  // a shipped profile of the same GPU, another excess
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, gemm_excess_options("2026-11-29"));
   use_shipped_calibrations();
   ASSERT_EQ(fit.profile.parameters.size(), 1u);
   EXPECT_NEAR(fit.profile.parameters[0].value, excess, 0.1 * excess);
