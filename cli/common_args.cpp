@@ -51,8 +51,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                 "them once or twice, pipeline programs two periods of their steady state, and the simulator adds the rest: "
                 "the same times, a program that does not grow with the steps or micro-batches)");
   cmd->add_flag("--every-collective", a.every_collective,
-                "simulate every collective flow by flow (by default, where communications never overlap, as in pure "
-                "data parallelism, a collective identical to one already simulated takes its time: the same times)");
+                "simulate every collective flow by flow (by default a collective identical to one already simulated "
+                "takes its time where nothing else can cross its links meanwhile: in pure data parallelism, or TP "
+                "collectives inside a node; the same times)");
   cmd->add_flag("--no-interference", a.no_interference,
                 "let collectives overlap compute for free (an ablation): by default a compute task that starts while a "
                 "collective runs on its GPU is slowed as measured (kernels_profile/measured/interference; GPUs not "

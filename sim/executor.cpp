@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <type_traits>
@@ -25,6 +26,7 @@
 #include "base/progress.hpp"
 #include "base/text.hpp"
 #include "sim/device_timing.hpp"
+#include "sim/network_overlap.hpp"
 #include "sim/platform.hpp"
 #include "sim/platform_server.hpp"
 #include "sim/program_codec.hpp"
@@ -46,42 +48,6 @@ struct Streams {
     }
   }
 };
-
-// True when the sorted lists have an element in common (linear: groups reach 10^5 members).
-bool share_one(const std::vector<size_t>& a, const std::vector<size_t>& b) {
-  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end();) {
-    if (*i == *j) return true;
-    if (*i < *j) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return false;
-}
-
-// True when the program's network tasks (collectives, sends) can never overlap one another: each
-// one after the first shares a stream with the one before it or depends on it directly, so they
-// run one after the other on an otherwise idle network. Then two identical collectives take the
-// same time wherever they fall in the iteration (a pure data-parallel program: its gradient
-// all-reduces all span every GPU's data stream).
-bool network_tasks_in_sequence(const Program& prog) {
-  int previous = -1;
-  std::vector<size_t> previous_streams, streams;
-  for (size_t i = 0; i < prog.tasks.size(); ++i) {
-    const Task& t = prog.tasks[i];
-    if (std::holds_alternative<ComputeTask>(t.body)) continue;
-    streams.clear();
-    for_each_stream(t, [&](size_t s) { streams.push_back(s); });
-    std::sort(streams.begin(), streams.end());
-    if (previous >= 0) {
-      if (std::find(t.deps.begin(), t.deps.end(), previous) == t.deps.end() && !share_one(streams, previous_streams)) return false;
-    }
-    previous = static_cast<int>(i);
-    previous_streams.swap(streams);
-  }
-  return true;
-}
 
 // One simulation as an event loop in a single SimGrid actor. Every stream runs its tasks in
 // program order; a task starts when it is at the head of every stream that holds it (all members
@@ -108,6 +74,7 @@ class Run {
     if (const size_t fit = Network::stacks_that_fit(); workers + 1 > fit) refuse_for_stacks(workers + 1, fit);
     net_.set_actor_budget(o.actor_budget, workers);
     net_.set_relays_from(o.relays_from_flows);
+    if (!o.every_collective && !o.record_flows && !reuse_collectives_) find_collectives_alone();
   }
 
   // The run needs `needed` actor stacks at once (the loop and its workers) where only `fit` fit in
@@ -326,16 +293,58 @@ class Run {
     for (int d : c.group) ++comm_live_[static_cast<size_t>(d)];
     repace(c.group);
     PreparedCollective& prepared = this->prepared(c);
-    if (reuse_collectives_ && prepared.duration_s >= 0) {  // the same collective on the same idle network: the same time
+    // The same collective alone on the same links (an idle network, or links no other task can
+    // cross meanwhile): the same time.
+    const bool reuse = reuse_collectives_ || (!alone_.empty() && alone_[static_cast<size_t>(t)] != 0);
+    if (reuse && prepared.duration_s >= 0) {
       add_timer(t, prepared.duration_s);
       return;
     }
-    communicate(t, [this, &prepared, start_s = timing_[t].start_s] {
+    communicate(t, [this, &prepared, reuse, start_s = timing_[t].start_s] {
       uint64_t n = 0;
       for (const PreparedSchedule& s : prepared.schedules) n += net_.run(s);
-      if (reuse_collectives_ && prepared.duration_s < 0) prepared.duration_s = sg4::Engine::get_clock() - start_s;
+      if (reuse && prepared.duration_s < 0) prepared.duration_s = sg4::Engine::get_clock() - start_s;
       return n;
     });
+  }
+
+  // Marks the collectives that run alone on their shared links (network_overlap.hpp): each
+  // distinct one is then simulated once and the others take its time.
+  void find_collectives_alone() {
+    SharedLinks shared(*platform_.fabric);
+    std::vector<std::vector<int>> send_links;  // of each send, in program order
+    for (const Task& task : prog_.tasks) {
+      if (const auto* s = std::get_if<SendTask>(&task.body)) {
+        std::vector<Flow> flows;
+        for (const auto& [src, dst] : s->transfers()) flows.push_back({src, dst, s->size_bytes});
+        send_links.push_back(shared.of(flows));
+      }
+    }
+    std::vector<const std::vector<int>*> links(prog_.tasks.size(), nullptr);
+    size_t sends = 0;
+    for (size_t t = 0; t < prog_.tasks.size(); ++t) {
+      if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[t].body)) {
+        PreparedCollective& p = prepared(*c);
+        if (!p.links) {
+          std::vector<int> all;
+          for (const PreparedSchedule& s : p.schedules) {
+            const std::vector<int> some = shared.of(s.flows);
+            all.insert(all.end(), some.begin(), some.end());
+            for (const RoundGroup& g : s.rounds) {
+              const std::vector<int> round = shared.of(g.flows);
+              all.insert(all.end(), round.begin(), round.end());
+            }
+          }
+          std::sort(all.begin(), all.end());
+          all.erase(std::unique(all.begin(), all.end()), all.end());
+          p.links = std::move(all);
+        }
+        links[t] = &*p.links;
+      } else if (std::holds_alternative<SendTask>(prog_.tasks[t].body)) {
+        links[t] = &send_links[sends++];
+      }
+    }
+    alone_ = alone_on_links(prog_, platform_.fabric->links().size(), links);
   }
 
   void start(int t, const SendTask& s) {
@@ -398,6 +407,7 @@ class Run {
   struct PreparedCollective {
     std::vector<PreparedSchedule> schedules;
     double duration_s = -1;  // < 0: not simulated yet
+    std::optional<std::vector<int>> links;  // the shared links its flows cross (find_collectives_alone)
   };
 
   // Computed once per distinct collective (pipelines repeat the same TP and gradient collectives
@@ -450,6 +460,7 @@ class Run {
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr wake_;
   bool reuse_collectives_;
+  std::vector<char> alone_;  // per task: a collective alone on its links (empty: not looked for)
   const double precision_s_ = simgrid::config::get_value<double>("surf/precision");
 };
 

@@ -35,10 +35,11 @@ struct SimOptions {
   // as one task of their summed length (the same times: nothing runs beside them), and the
   // simulator writes out every copy of a Program::repeated_step instead of adding periods.
   bool every_step = false;
-  // Where the program's communications can never overlap one another (pure data parallelism),
-  // a collective identical to one already simulated takes that one's time on the idle network;
-  // every_collective (--every-collective) simulates each of them flow by flow instead (the same
-  // times: nothing else shares the network with them).
+  // A collective identical to one already simulated takes that one's time where nothing else can
+  // cross its links meanwhile (sim/network_overlap.hpp: communications that never overlap, as in
+  // pure data parallelism, or a collective whose shared links only tasks holding one of its streams
+  // cross, as TP collectives inside a node); every_collective (--every-collective) simulates each
+  // of them flow by flow instead (the same times to rounding: nothing else shares those links).
   bool every_collective = false;
   // Builders write the compute of data-parallel replicas that nothing tells apart (the same GPU
   // type, node health and share of the batch) once, mirrored on all of them; every_replica

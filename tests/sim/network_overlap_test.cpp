@@ -1,0 +1,143 @@
+// File: tests/sim/network_overlap_test.cpp
+// Network tasks that run alone on their links: found as stated, and simulated once per kind with
+// the times of simulating every one.
+#include "sim/network_overlap.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/hybrid/pipeline_builder.hpp"
+#include "sim/executor.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+CollectiveTask on_stream(CollectiveTask c, CommStream s) {
+  c.stream = s;
+  return c;
+}
+
+TEST(NetworkOverlap, ATaskIsAloneWhereEveryTaskCrossingItsLinksSharesAStreamWithIt) {
+  Program p;
+  p.devices.resize(8);
+  const int a = p.add({"tp.a", on_stream(collective(CollectiveOp::kAllReduce, {0, 1}, 1), CommStream::kTensor), {}});
+  const int b = p.add({"tp.b", on_stream(collective(CollectiveOp::kAllReduce, {0, 1}, 1), CommStream::kTensor), {}});
+  const int c = p.add({"send", SendTask{2, 3, 1}, {}});
+  const int d = p.add({"tp.d", on_stream(collective(CollectiveOp::kAllGather, {4, 5}, 1), CommStream::kTensor), {}});
+  const int e = p.add({"dp.e", collective(CollectiveOp::kAllReduce, {4, 5}, 1), {}});
+  const int k = p.add({"kernel", ComputeTask{6, 1}, {}});
+  const std::vector<int> ab{1, 2}, send{2, 3}, dl{5}, el{6};
+  std::vector<const std::vector<int>*> links(p.tasks.size(), nullptr);
+  links[a] = &ab;
+  links[b] = &ab;
+  links[c] = &send;  // crosses link 2 with a and b, from GPU 2's pipeline stream: all three may overlap
+  links[d] = &dl;    // alone on link 5
+  links[e] = &el;    // the same GPUs on another stream, but other links: alone
+  const std::vector<char> alone = alone_on_links(p, 8, links);
+  EXPECT_FALSE(alone[a]);
+  EXPECT_FALSE(alone[b]);
+  EXPECT_FALSE(alone[c]);
+  EXPECT_TRUE(alone[d]);
+  EXPECT_TRUE(alone[e]);
+  EXPECT_FALSE(alone[k]);
+
+  links[c] = &el;  // the send elsewhere: a and b share GPU 0's and 1's TP streams, so one waits for the other
+  const std::vector<char> apart = alone_on_links(p, 8, links);
+  EXPECT_TRUE(apart[a]);
+  EXPECT_TRUE(apart[b]);
+  EXPECT_FALSE(apart[c]);  // link 6 with e, on other streams
+  EXPECT_FALSE(apart[e]);
+}
+
+TEST(NetworkOverlap, SharedLinksLeaveFatPipesOut) {
+  const Cluster cluster = test::shipped_cluster("a100-8x8");
+  const Fabric fabric(cluster);
+  SharedLinks shared(fabric);
+  const std::vector<int> links = shared.of({{0, 9, 1e6}, {0, 9, 2e6}, {1, 2, 0}});  // a flow of no bytes crosses nothing
+  ASSERT_FALSE(links.empty());
+  EXPECT_TRUE(std::is_sorted(links.begin(), links.end()));
+  EXPECT_EQ(std::adjacent_find(links.begin(), links.end()), links.end());
+  for (int l : links) EXPECT_TRUE(fabric.links()[static_cast<size_t>(l)].shared) << fabric.links()[static_cast<size_t>(l)].name;
+  size_t all_shared = 0;
+  for (int l : fabric.route(0, 9).links) all_shared += fabric.links()[static_cast<size_t>(l)].shared ? 1 : 0;
+  EXPECT_EQ(links.size(), all_shared);
+}
+
+// Repeated TP all-reduces on node 0's eight GPUs between kernels; with `beside`, a data-parallel
+// all-reduce over the same GPUs runs on their data streams meanwhile, crossing the same NVLink ports.
+Program tensor_parallel_steps(bool beside) {
+  Program p;
+  p.devices.resize(64);
+  const std::vector<int> node{0, 1, 2, 3, 4, 5, 6, 7};
+  int last = -1;
+  for (int step = 0; step < 6; ++step) {
+    const int k = p.add({"kernel", ComputeTask{0, 1e-3, 0, 0, {1, 2, 3, 4, 5, 6, 7}}, last < 0 ? std::vector<int>{} : std::vector<int>{last}});
+    last = p.add({"tp", on_stream(collective(CollectiveOp::kAllReduce, node, 64e6), CommStream::kTensor), {k}});
+  }
+  if (beside) p.add({"dp", collective(CollectiveOp::kAllReduce, node, 512e6), {}});
+  return p;
+}
+
+TEST(NetworkOverlap, CollectivesAloneOnTheirLinksAreSimulatedOnceWithTheTimesOfEveryOne) {
+  const Cluster cluster = test::shipped_cluster("a100-8x8");
+  SimOptions every;
+  every.every_collective = true;
+  for (const bool beside : {false, true}) {
+    const Program p = tensor_parallel_steps(beside);
+    const SimResult reused = simulate(p, cluster);
+    const SimResult all = simulate(p, cluster, every);
+    ASSERT_EQ(reused.tasks.size(), all.tasks.size());
+    if (beside) {  // nothing alone: every collective simulated, bit for bit as before
+      EXPECT_EQ(reused.activities, all.activities);
+      for (size_t t = 0; t < all.tasks.size(); ++t) {
+        EXPECT_EQ(reused.tasks[t].start_s, all.tasks[t].start_s) << t;
+        EXPECT_EQ(reused.tasks[t].end_s, all.tasks[t].end_s) << t;
+      }
+    } else {
+      EXPECT_LT(reused.activities, all.activities);
+      for (size_t t = 0; t < all.tasks.size(); ++t) EXPECT_NEAR(reused.tasks[t].end_s, all.tasks[t].end_s, 1e-12 * all.iteration_time_s) << t;
+    }
+  }
+}
+
+TEST(NetworkOverlap, AHybridPlanTakesTheTimesOfEveryCollectiveSimulated) {
+  // GPT-3 175B as TP 8 x PP 4 x DP 2 on 64 A100: its TP collectives run alone on their nodes'
+  // NVLink ports; its pipeline sends and gradient collectives share the NICs.
+  const ModelSpec m = load_model(test::shipped("workloads", "gpt3-175b"));
+  const Cluster c = test::shipped_cluster("selene-64");
+  HybridPlan plan;
+  plan.recompute = RecomputeMode::kFull;
+  const int layers = static_cast<int>(m.layers);
+  for (int d = 0; d < 2; ++d) {
+    PipelinePlan pl;
+    pl.micro_batches = 16;
+    for (int s = 0; s < 4; ++s) {
+      StagePlan st;
+      st.tp = 8;
+      for (int k = 0; k < 8; ++k) st.devices.push_back((s * 2 + d) * 8 + k);
+      st.chunks = {{s * layers / 4, (s + 1) * layers / 4 - 1}};
+      pl.stages.push_back(st);
+    }
+    plan.pipelines.push_back(pl);
+  }
+  PipelineProgramBuilder builder(m, c, CostModel{});
+  const Program p = builder.build(plan).program;
+  SimOptions every;
+  every.every_collective = true;
+  const SimResult reused = simulate(p, c);
+  const SimResult all = simulate(p, c, every);
+  EXPECT_LT(reused.activities, all.activities / 2);
+  EXPECT_NEAR(reused.iteration_time_s / all.iteration_time_s, 1.0, 1e-12);
+  ASSERT_EQ(reused.tasks.size(), all.tasks.size());
+  for (size_t t = 0; t < all.tasks.size(); ++t) {
+    EXPECT_NEAR(reused.tasks[t].start_s, all.tasks[t].start_s, 1e-12 * all.iteration_time_s) << p.tasks[t].label;
+    EXPECT_NEAR(reused.tasks[t].end_s, all.tasks[t].end_s, 1e-12 * all.iteration_time_s) << p.tasks[t].label;
+  }
+  for (size_t d = 0; d < all.devices.size(); ++d) EXPECT_DOUBLE_EQ(reused.devices[d].peak_memory_bytes, all.devices[d].peak_memory_bytes) << d;
+}
+
+}  // namespace
+}  // namespace hetsim
