@@ -309,7 +309,9 @@ class Run {
   }
 
   // Marks the collectives that run alone on their shared links (network_overlap.hpp): each
-  // distinct one is then simulated once and the others take its time.
+  // distinct one is then simulated once and the others take its time. A program whose look-ups
+  // would pass kMostLegsLooked (all-to-alls over thousands of GPUs) is simulated flow by flow.
+  static constexpr size_t kMostLegsLooked = size_t{1} << 23;
   void find_collectives_alone() {
     SharedLinks shared(*platform_.fabric);
     std::vector<std::vector<int>> send_links;  // of each send, in program order
@@ -318,6 +320,7 @@ class Run {
         std::vector<Flow> flows;
         for (const auto& [src, dst] : s->transfers()) flows.push_back({src, dst, s->size_bytes});
         send_links.push_back(shared.of(flows));
+        if (shared.legs() > kMostLegsLooked) return;
       }
     }
     std::vector<const std::vector<int>*> links(prog_.tasks.size(), nullptr);
@@ -338,6 +341,7 @@ class Run {
           std::sort(all.begin(), all.end());
           all.erase(std::unique(all.begin(), all.end()), all.end());
           p.links = std::move(all);
+          if (shared.legs() > kMostLegsLooked) return;
         }
         links[t] = &*p.links;
       } else if (std::holds_alternative<SendTask>(prog_.tasks[t].body)) {

@@ -77,7 +77,8 @@ bool network_tasks_in_sequence(const Program& prog) {
 }
 
 void SharedLinks::add_leg(int src, int dst, std::vector<int>& out) {
-  const auto [it, fresh] = legs_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
+  ++legs_;
+  const auto [it, fresh] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (fresh) {
     fabric_.route(src, dst, scratch_);
     for (int l : scratch_.links) {

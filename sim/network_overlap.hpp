@@ -28,12 +28,15 @@ class SharedLinks {
  public:
   explicit SharedLinks(const Fabric& fabric) : fabric_(fabric) {}
   [[nodiscard]] std::vector<int> of(const std::vector<Flow>& flows);
+  // Legs looked up so far, kept routes or not (what the look-ups have cost).
+  [[nodiscard]] size_t legs() const { return legs_; }
 
  private:
   void add_leg(int src, int dst, std::vector<int>& out);
   const Fabric& fabric_;
   Route scratch_;
-  std::unordered_map<uint64_t, std::vector<int>> legs_;  // (src << 32 | dst) endpoints -> shared links
+  std::unordered_map<uint64_t, std::vector<int>> routes_;  // (src << 32 | dst) endpoints -> shared links
+  size_t legs_ = 0;
 };
 
 // For each task of `prog`: true when it is a network task that runs alone on its shared links.
