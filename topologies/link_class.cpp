@@ -36,7 +36,10 @@ const std::vector<AchievableDefault>& achievable_table() {
       {LinkClass::kXgmi, 46.5 / 64,
        "TransferBench on MI300X: 45-48 GB/s per xGMI link of 64 GB/s (ROCm/rocm-blogs, mi300x-rccl-xgmi); midpoint"},
       {LinkClass::kPcie, 0.80, "assumed: PCIe TLP/DLLP overhead, typical host-device copy rate (~26 of 32 GB/s on Gen4 x16)"},
-      {LinkClass::kNic, 0.92, "assumed: RDMA NIC (InfiniBand / RoCE) payload rate under NCCL, ~92 % of line rate"},
+      {LinkClass::kNic, 0.92,
+       "NCCL maintainers: 46-48 GB/s per 400 Gb/s NDR NIC (NVIDIA/nccl-tests issue #290; 'up to 48-49' in #267) and "
+       "24 GB/s per 200 Gb/s HDR NIC (nccl-tests #119; 192 GB/s all-reduce busbw on DGX A100's 8 x 200G, NVIDIA/nccl "
+       "#812): 0.92-0.96 of the line rate; the low end"},
   };
   return table;
 }
