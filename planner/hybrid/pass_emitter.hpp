@@ -32,8 +32,12 @@ class ComputeStreams {
   // Every task index held for later kernels to wait for (RepeatFolder::HeldTasks).
   template <class F>
   void for_each_held_task(F&& f) {
-    for (int& t : last_compute_) f(t);
-    for (int& t : gather_dep_) f(t);
+    for (int& t : last_compute_) {
+      if (t >= 0) f(t);
+    }
+    for (int& t : gather_dep_) {
+      if (t >= 0) f(t);
+    }
   }
   [[nodiscard]] Program& program() { return program_; }
   [[nodiscard]] PipelineLayout& layout() { return layout_; }

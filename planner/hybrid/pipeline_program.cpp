@@ -293,17 +293,23 @@ class Emitter {
     }
   }
 
-  // Every task index the emitter holds for tasks still to come to depend on.
+  // Every task index the emitter holds for tasks still to come to depend on (not the -1 of a slot
+  // not yet set: most [device][block] slots of a pipeline never are, and the folder walks these
+  // once per period left out).
   void for_each_held_task(const std::function<void(int&)>& f) {
     streams_.for_each_held_task(f);
-    for (int& t : layout_.tp_tail) f(t);
+    for (int& t : layout_.tp_tail) {
+      if (t >= 0) f(t);
+    }
     for (auto& per_block : param_waits_) {
       for (std::vector<int>& tasks : per_block) {
         for (int& t : tasks) f(t);
       }
     }
     for (std::vector<int>& blocks : layout_.last_grad) {
-      for (int& t : blocks) f(t);
+      for (int& t : blocks) {
+        if (t >= 0) f(t);
+      }
     }
     for (Inbox& in : inbox_) {
       for (auto& [key, copies] : in) {
