@@ -43,8 +43,9 @@ class SharedLinks {
 // links[t] holds the shared links of network task t's flows (null for a compute task). A task is
 // alone where every task crossing one of its links shares a stream with it: a stream runs its
 // tasks one at a time, so no other flow is ever on those links while it runs, and its time
-// depends on its own flows only. (Checked per link: the streams every task crossing the link holds
-// in common; where none is left, the link's tasks may overlap.)
+// depends on its own flows only. Checked per link, a little more strictly: the tasks crossing a
+// link must all hold one stream in common (tasks that share streams only pairwise count as
+// overlapping: a task is then simulated flow by flow, never given a time it might not take).
 [[nodiscard]] std::vector<char> alone_on_links(const Program& prog, size_t link_count, const std::vector<const std::vector<int>*>& links);
 
 }  // namespace hetsim
