@@ -293,23 +293,19 @@ class Emitter {
     }
   }
 
-  // Every task index the emitter holds for tasks still to come to depend on (not the -1 of a slot
-  // not yet set: most [device][block] slots of a pipeline never are, and the folder walks these
-  // once per period left out).
+  // Every task index the emitter holds for tasks still to come to depend on (not the -1 of slots
+  // never set, most [device][block] ones: the folder walks these once per period it leaves out).
   void for_each_held_task(const std::function<void(int&)>& f) {
+    const auto set = [&f](int& t) { if (t >= 0) f(t); };
     streams_.for_each_held_task(f);
-    for (int& t : layout_.tp_tail) {
-      if (t >= 0) f(t);
-    }
+    for (int& t : layout_.tp_tail) set(t);
     for (auto& per_block : param_waits_) {
       for (std::vector<int>& tasks : per_block) {
         for (int& t : tasks) f(t);
       }
     }
     for (std::vector<int>& blocks : layout_.last_grad) {
-      for (int& t : blocks) {
-        if (t >= 0) f(t);
-      }
+      for (int& t : blocks) set(t);
     }
     for (Inbox& in : inbox_) {
       for (auto& [key, copies] : in) {
