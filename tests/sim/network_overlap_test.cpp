@@ -192,24 +192,28 @@ Program random_program(const Cluster& c, std::mt19937_64& rng) {
 
 TEST(NetworkOverlap, RandomProgramsTakeTheTimesOfEveryCollectiveSimulated) {
   // The property behind the rule: whatever the program, a collective timed from an identical one
-  // (alone on its links) ends when simulating it flow by flow would have. Seeded; the seed and
-  // program are in every failure's message. Mixed vendors stage their cross-vendor flows.
+  // (alone on its links) ends when simulating it flow by flow would have, at either fidelity.
+  // Seeded; the seed and program are in every failure's message. Mixed vendors stage their
+  // cross-vendor flows.
   constexpr uint64_t kSeed = 20261129;
   std::mt19937_64 rng(kSeed);
-  SimOptions every;
-  every.every_collective = true;
   int reused_runs = 0;
   for (const char* name : {"a100-8x8", "a100-mi250x"}) {
     const Cluster c = test::shipped_cluster(name);
     for (int i = 0; i < 40; ++i) {
       const Program p = random_program(c, rng);
-      const SimResult reused = simulate(p, c);
+      SimOptions o;
+      o.fidelity = i % 2 == 0 ? Fidelity::kPhase : Fidelity::kStep;
+      SimOptions every = o;
+      every.every_collective = true;
+      const SimResult reused = simulate(p, c, o);
       const SimResult all = simulate(p, c, every);
       ASSERT_EQ(reused.tasks.size(), all.tasks.size());
       reused_runs += reused.activities < all.activities ? 1 : 0;
       for (size_t t = 0; t < all.tasks.size(); ++t) {
         ASSERT_NEAR(reused.tasks[t].end_s, all.tasks[t].end_s, 1e-12 * all.iteration_time_s)
-            << name << ", program " << i << " (seed " << kSeed << "), task " << t << " " << p.tasks[t].label;
+            << name << ", program " << i << " (seed " << kSeed << ", " << fidelity_name(o.fidelity) << " fidelity), task " << t << " "
+            << p.tasks[t].label;
       }
     }
   }
