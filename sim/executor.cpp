@@ -49,6 +49,13 @@ struct Streams {
   }
 };
 
+// Every transfer of a send, as flows.
+std::vector<Flow> flows_of(const SendTask& s) {
+  std::vector<Flow> flows;
+  for (const auto& [src, dst] : s.transfers()) flows.push_back({src, dst, s.size_bytes});
+  return flows;
+}
+
 // One simulation as an event loop in a single SimGrid actor. Every stream runs its tasks in
 // program order; a task starts when it is at the head of every stream that holds it (all members
 // of a collective have reached it) and its dependencies are done. Kernels are timers of the loop
@@ -317,9 +324,7 @@ class Run {
     std::vector<std::vector<int>> send_links;  // of each send, in program order
     for (const Task& task : prog_.tasks) {
       if (const auto* s = std::get_if<SendTask>(&task.body)) {
-        std::vector<Flow> flows;
-        for (const auto& [src, dst] : s->transfers()) flows.push_back({src, dst, s->size_bytes});
-        send_links.push_back(shared.of(flows));
+        send_links.push_back(shared.of(flows_of(*s)));
         if (shared.legs() > kMostLegsLooked) return;
       }
     }
@@ -329,18 +334,7 @@ class Run {
       if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[t].body)) {
         PreparedCollective& p = prepared(*c);
         if (!p.links) {
-          std::vector<int> all;
-          for (const PreparedSchedule& s : p.schedules) {
-            const std::vector<int> some = shared.of(s.flows);
-            all.insert(all.end(), some.begin(), some.end());
-            for (const RoundGroup& g : s.rounds) {
-              const std::vector<int> round = shared.of(g.flows);
-              all.insert(all.end(), round.begin(), round.end());
-            }
-          }
-          std::sort(all.begin(), all.end());
-          all.erase(std::unique(all.begin(), all.end()), all.end());
-          p.links = std::move(all);
+          p.links = shared.of(p.schedules);
           if (shared.legs() > kMostLegsLooked) return;
         }
         links[t] = &*p.links;
@@ -356,11 +350,7 @@ class Run {
       complete(t);
       return;
     }
-    communicate(t, [this, &s] {
-      std::vector<Flow> flows;
-      for (const auto& [src, dst] : s.transfers()) flows.push_back({src, dst, s.size_bytes});
-      return net_.concurrent(flows);
-    });
+    communicate(t, [this, &s] { return net_.concurrent(flows_of(s)); });
   }
 
   // Runs `move` (which returns the activities it started) in a worker actor; the loop completes

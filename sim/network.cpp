@@ -22,23 +22,22 @@ namespace {
 uint64_t amount(double bytes) { return static_cast<uint64_t>(std::llround(bytes)); }
 }  // namespace
 
+FlowLegs legs_of(const Fabric& fabric, const Flow& f) {
+  FlowLegs l;
+  l.bytes = f.bytes;
+  if (fabric.staged(f.src, f.dst)) {
+    l.legs = {{{f.src, fabric.staging(f.src)}, {fabric.staging(f.src), fabric.staging(f.dst)}, {fabric.staging(f.dst), f.dst}}};
+    l.count = 3;
+  } else {
+    l.legs[0] = {f.src, f.dst};
+  }
+  return l;
+}
+
 std::vector<Network::Legs> Network::legs_of(const std::vector<Flow>& flows) const {
-  const Fabric& fabric = *platform_.fabric;
   std::vector<Legs> out;
   for (const Flow& f : flows) {
-    if (f.bytes <= 0) continue;
-    if (fabric.staged(f.src, f.dst)) {  // device-to-host copy, network, host-to-device copy, one after the other
-      Legs l;
-      l.legs = {{{f.src, fabric.staging(f.src)}, {fabric.staging(f.src), fabric.staging(f.dst)}, {fabric.staging(f.dst), f.dst}}};
-      l.count = 3;
-      l.bytes = f.bytes;
-      out.push_back(l);
-    } else {
-      Legs l;
-      l.legs[0] = {f.src, f.dst};
-      l.bytes = f.bytes;
-      out.push_back(l);
-    }
+    if (f.bytes > 0) out.push_back(hetsim::legs_of(*platform_.fabric, f));
   }
   return out;
 }

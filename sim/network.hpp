@@ -28,6 +28,15 @@ struct PreparedSchedule {
   double setup_s = 0;              // step: the schedule's fixed cost, slept before the rounds
 };
 
+// A transfer as its legs run one after the other: direct (one leg) or staged through host memory
+// (three: device to host, across, host to device), each leg carrying all `bytes`. Endpoints, not GPUs.
+struct FlowLegs {
+  std::array<std::pair<int, int>, 3> legs{};
+  int count = 1;
+  double bytes = 0;
+};
+[[nodiscard]] FlowLegs legs_of(const Fabric& fabric, const Flow& flow);
+
 class Network {
  public:
   Network(const Platform& platform, std::vector<FlowRecord>* records);
@@ -90,13 +99,7 @@ class Network {
   void set_relays_from(size_t flows) { relays_from_ = flows > 0 ? flows : kRelaysFromFlows; }
 
  private:
-  // A transfer as its legs run one after the other: direct (one leg) or staged through host
-  // memory (three), each leg carrying all `bytes`. Endpoints, not GPUs.
-  struct Legs {
-    std::array<std::pair<int, int>, 3> legs{};
-    int count = 1;
-    double bytes = 0;
-  };
+  using Legs = FlowLegs;
   [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);

@@ -88,20 +88,35 @@ void SharedLinks::add_leg(int src, int dst, std::vector<int>& out) {
   out.insert(out.end(), it->second.begin(), it->second.end());
 }
 
+namespace {
+void sort_unique(std::vector<int>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+}  // namespace
+
 std::vector<int> SharedLinks::of(const std::vector<Flow>& flows) {
   std::vector<int> out;
   for (const Flow& f : flows) {
     if (f.bytes <= 0) continue;
-    if (fabric_.staged(f.src, f.dst)) {  // as Network runs it: to host memory, across, to the GPU
-      add_leg(f.src, fabric_.staging(f.src), out);
-      add_leg(fabric_.staging(f.src), fabric_.staging(f.dst), out);
-      add_leg(fabric_.staging(f.dst), f.dst, out);
-    } else {
-      add_leg(f.src, f.dst, out);
-    }
+    const FlowLegs l = legs_of(fabric_, f);
+    for (int i = 0; i < l.count; ++i) add_leg(l.legs[static_cast<size_t>(i)].first, l.legs[static_cast<size_t>(i)].second, out);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  sort_unique(out);
+  return out;
+}
+
+std::vector<int> SharedLinks::of(const std::vector<PreparedSchedule>& schedules) {
+  std::vector<int> out;
+  const auto add = [&](const std::vector<Flow>& flows) {
+    const std::vector<int> some = of(flows);
+    out.insert(out.end(), some.begin(), some.end());
+  };
+  for (const PreparedSchedule& s : schedules) {
+    add(s.flows);
+    for (const RoundGroup& g : s.rounds) add(g.flows);
+  }
+  sort_unique(out);
   return out;
 }
 

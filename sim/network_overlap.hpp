@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/network.hpp"
 #include "sim/program.hpp"
-#include "sim/schedule.hpp"
 #include "topologies/fabric.hpp"
 
 namespace hetsim {
@@ -22,12 +22,15 @@ namespace hetsim {
 [[nodiscard]] bool network_tasks_in_sequence(const Program& prog);
 
 // The shared links that flows cross (Fabric::links() indices, sorted, each once); a flow staged
-// through host memory by its three legs. Fat pipes are left out: each flow through one gets its
-// whole bandwidth, so they never make flows slow one another. Routes are kept once looked up.
+// through host memory by its three legs (legs_of, as Network runs it). Fat pipes are left out:
+// each flow through one gets its whole bandwidth, so they never make flows slow one another.
+// Routes are kept once looked up.
 class SharedLinks {
  public:
   explicit SharedLinks(const Fabric& fabric) : fabric_(fabric) {}
   [[nodiscard]] std::vector<int> of(const std::vector<Flow>& flows);
+  // Of every flow of the schedules, at either fidelity.
+  [[nodiscard]] std::vector<int> of(const std::vector<PreparedSchedule>& schedules);
   // Legs looked up so far, kept routes or not (what the look-ups have cost).
   [[nodiscard]] size_t legs() const { return legs_; }
 
