@@ -41,6 +41,19 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "how much longer the framework's fp32 GEMM and attention kernels (SIMT cores, not tensor cores) take on this GPU "
        "than the kernel model says: each takes (1 + this) times it",
        "training runs in fp32 (FP32 rows of a published table; no tensor-core format) whose time is mostly GEMMs"},
+      {"memory_bound_time_excess", &FittedCosts::memory_bound_time_excess, ParameterUnit::kShare, 0.25, 1.0,
+       "memory-bound kernels over twice the kernel model's time: the model is wrong there, not the framework",
+       "how much longer the framework's memory-bound kernels (norms, softmax, elementwise, embedding, casts, MoE "
+       "permutation copies, the optimizer step) take on this GPU than the kernel model says: each takes (1 + this) times it",
+       "training runs whose share of memory-bound time differs from run to run (short and long sequences, small and large "
+       "hidden sizes), so that it is told apart from gemm_time_excess"},
+      {"overlap_slowdown", &FittedCosts::overlap_slowdown, ParameterUnit::kShare, 0.25, 1.0,
+       "compute over twice as slow beside a collective: the overlap is not happening",
+       "how much longer compute takes beside a running collective than the measured interference alone says (the SMs "
+       "and memory bandwidth the framework's collective kernels take from it): each such kernel takes (1 + this) times "
+       "the measured slowdown",
+       "training runs whose collectives overlap compute (data-parallel gradient reductions under the backward, at "
+       "several node counts; tensor-parallel overlap), beside runs whose collectives do not"},
   };
   return params;
 }

@@ -21,8 +21,9 @@ namespace hetsim {
 struct Device;
 
 // What a profile may set: host time the GPU waits for where a framework cannot run ahead of it
-// (the cost model takes max(kernels' time, host time) per operator), and how much longer the
-// framework's GEMMs take than the kernel model says (cost_model.cpp).
+// (the cost model takes max(kernels' time, host time) per operator), how much longer the framework's
+// GEMMs and memory-bound kernels take than the kernel model says (cost_model.cpp), and how much
+// compute slows beside a collective (sim/executor.cpp).
 struct FittedCosts {
   // One mixture-of-experts layer's router, permutation and token-dispatch bookkeeping per
   // micro-batch, forward and backward together (a third in the forward): dropless routing copies
@@ -36,6 +37,13 @@ struct FittedCosts {
   double gemm_time_excess = 0;
   // The same for fp32 GEMMs, which run on the SIMT cores (other kernels, another share).
   double fp32_gemm_time_excess = 0;
+  // Memory-bound kernels (norms, softmax, elementwise, embedding, casts, MoE permutation copies, the
+  // optimizer step) take (1 + this) times the kernel model's time: a dimensionless share.
+  double memory_bound_time_excess = 0;
+  // Compute beside a running collective takes (1 + this) times longer than the measured interference
+  // alone says (Device::collective_interference): the SMs and memory bandwidth the framework's
+  // collective kernels take from overlapped compute. A dimensionless share.
+  double overlap_slowdown = 0;
   friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
 

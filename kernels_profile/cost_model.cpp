@@ -233,21 +233,26 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   // The framework's GEMMs against the kernel model (the calibration profile in force): the excess
   // said as calibrated. fp32 GEMMs run other kernels (SIMT cores), which the 16-bit and 8-bit runs
   // do not constrain: they take their own share.
-  const double share = gemm == DType::kFp32 ? device.fitted.fp32_gemm_time_excess : device.fitted.gemm_time_excess;
-  if (is_matmul(op.kind) && share > 0) {
+  // Memory-bound kernels likewise take their own share.
+  const double memory_share = device.fitted.memory_bound_time_excess;
+  const double share = !is_matmul(op.kind)     ? memory_share
+                       : gemm == DType::kFp32 ? device.fitted.fp32_gemm_time_excess
+                                              : device.fitted.gemm_time_excess;
+  if (share > 0) {
     const double excess = c.seconds * share;
     c.seconds += excess;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;
   }
   // Each tensor's cast: from the measured FP8 casts (fp8_cast rows, by the bytes hetsim counts)
-  // for FP8 GEMM inputs where the device has them, else the roofline.
+  // for FP8 GEMM inputs where the device has them, else the roofline; a memory-bound kernel.
   auto cast = [&](double bytes) {
     if (bytes <= 0) return;
     std::optional<KernelEstimate> e;
     if (tables_ != nullptr && gemm == DType::kFp8) e = find(device, "fp8_cast", dtype).by_bytes(bytes);
     const double s = device.slowdown * (e ? e->seconds : roofline(device, 0, bytes, 1));
-    c.seconds += s;
+    c.seconds += s * (1 + memory_share);
     c.by_source[static_cast<size_t>(e ? e->source : CostSource::kRoofline)] += s;
+    c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += s * memory_share;
   };
   if (pass == Pass::kForward) {
     cast(op.cast_fwd_bytes);
@@ -274,9 +279,14 @@ double host_time(const FittedCosts& host, const Op& op, Pass pass) {
 }
 
 OpCost CostModel::optimizer_time(const Device& device, double params, double traffic_per_param) const {
-  return single(device.slowdown * roofline(device, 10 * params, params * traffic_per_param,
-                                           device.peak(DType::kFp32) * device.efficiency.vector),
-                CostSource::kRoofline);
+  // A memory-bound kernel: the calibration profile's share of it said as calibrated.
+  OpCost c = single(device.slowdown * roofline(device, 10 * params, params * traffic_per_param,
+                                               device.peak(DType::kFp32) * device.efficiency.vector),
+                    CostSource::kRoofline);
+  const double excess = c.seconds * device.fitted.memory_bound_time_excess;
+  c.seconds += excess;
+  c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;
+  return c;
 }
 
 std::optional<LayerTimes> CostModel::layer_profile(const std::string& model, const std::string& device,

@@ -248,10 +248,12 @@ class Run {
     std::visit([&](const auto& body) { this->start(t, body); }, prog_.tasks[t].body);
   }
 
-  // Compute beside a running collective: the collective's kernels hold SMs and memory bandwidth.
+  // Compute beside a running collective: the collective's kernels hold SMs and memory bandwidth
+  // (measured where it was), times the calibration profile's share beyond it.
   double interference(int gpu) const {
     if (!opts_.collective_interference || comm_live_[static_cast<size_t>(gpu)] == 0) return 1.0;
-    return cluster_.device_of(gpu).collective_interference;
+    const Device& d = cluster_.device_of(gpu);
+    return d.collective_interference * (1 + d.fitted.overlap_slowdown);
   }
 
   // How much slower than its duration a compute task runs now: a degraded node (degraded_nodes)

@@ -100,17 +100,19 @@ GridFit fit_on_grid(const std::vector<std::vector<double>>& logp, const std::vec
   GridFit fit;
   fit.values.assign(p, 0);
   fit.uncertainties.assign(p, 0);
-  // A search on a fine grid of the box (64 steps a parameter), then Gauss-Newton from its best point.
-  constexpr size_t kSteps = 64;
+  // A search on a fine grid of the box (64 steps a parameter; fewer past four free parameters, so
+  // that it stays under 2e7 points), then Gauss-Newton from its best point.
+  size_t steps = 64;
+  while (steps > 4 && std::pow(static_cast<double>(steps + 1), static_cast<double>(free.size())) > 2e7) steps /= 2;
   std::vector<double> best(p, 0);
   double best_f = objective(logp, logm, scales, axis, rows, best);
-  const size_t points = grid_size(free.size(), kSteps + 1);
+  const size_t points = grid_size(free.size(), steps + 1);
   for (size_t g = 0; g < points; ++g) {
     std::vector<double> theta(p, 0);
     size_t rest = g;
     for (size_t k = free.size(); k-- > 0;) {
-      theta[free[k]] = axis.back() * scales[free[k]] * static_cast<double>(rest % (kSteps + 1)) / kSteps;
-      rest /= kSteps + 1;
+      theta[free[k]] = axis.back() * scales[free[k]] * static_cast<double>(rest % (steps + 1)) / steps;
+      rest /= steps + 1;
     }
     if (const double f = objective(logp, logm, scales, axis, rows, theta); f < best_f) {
       best_f = f;
@@ -238,6 +240,13 @@ class Fitter {
   std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
 };
 
+// Why a parameter is refused when no run moves it.
+std::string unconstrained(const ParameterInfo& p) {
+  return std::string(p.name) + ": no run's prediction moves by " + format_double("%.1f", 100 * kLeastEffect) + " % over 0-" +
+         format_double("%g", kAxis.back()) + " x " + p.format(p.scale) + ", so these runs do not constrain it; it needs " +
+         std::string(p.constrained_by);
+}
+
 std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
   std::vector<const ParameterInfo*> out;
   std::vector<std::string> known;
@@ -261,10 +270,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   // it names, perhaps this very one, fitted before) is not put in force here.
   std::vector<ValidationRun> runs = given;
   for (ValidationRun& run : runs) run.calibration.clear();
-  const std::vector<const ParameterInfo*> params = chosen_parameters(options);
-  const size_t p = params.size();
-  std::vector<double> scales;
-  for (const ParameterInfo* info : params) scales.push_back(info->scale);
+  std::vector<const ParameterInfo*> params = chosen_parameters(options);
   // The runs it can fit on, and the GPU types they run (the profile's devices): at the grid's origin.
   struct Restore {  // trial profiles are put in force while it runs; none is left after
     ~Restore() { use_no_calibration(); }
@@ -292,8 +298,52 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     }
   }
   if (rows.empty()) throw InputError("--runs", "", "no training run with a measured time or throughput predicts: nothing to fit on");
+  // Each parameter alone at the top of its grid first: one no run moves is refused before the grid,
+  // whose size is 4 to the power of the parameters (simulations a setting).
+  size_t done = 0;  // simulations run, for the progress bar
+  std::vector<std::pair<size_t, std::pair<size_t, double>>> screened;  // (kept parameter, (row, prediction alone))
+  if (params.size() > 1) {
+    std::set<const ValidationRun*> settings;
+    for (const Row& r : rows) settings.insert(r.setting);
+    const size_t most = params.size() * settings.size();
+    Fitter screen(cost, sim, {gpus.begin(), gpus.end()}, params);
+    screen.on_simulation_ = [&] {
+      if (progress) progress(++done, most + grid_size(params.size(), kAxis.size()) * settings.size());
+    };
+    std::vector<const ParameterInfo*> kept;
+    for (size_t j = 0; j < params.size(); ++j) {
+      std::vector<double> theta(params.size(), 0);
+      theta[j] = kAxis.back() * params[j]->scale;
+      bool moves = false;
+      for (size_t i = 0; i < rows.size() && !moves; ++i) {
+        const double v = screen.predict(rows[i], theta);
+        moves = !(v > 0) || std::fabs(std::log(v / at_origin[i])) >= kLeastEffect;
+        screened.push_back({kept.size(), {i, v}});
+      }
+      if (moves) {
+        kept.push_back(params[j]);
+      } else {
+        while (!screened.empty() && screened.back().first == kept.size()) screened.pop_back();
+        out.refused.push_back(unconstrained(*params[j]));
+      }
+    }
+    params = kept;
+  }
+  const size_t p = params.size();
+  if (p == 0) {
+    std::string why;
+    for (const std::string& r : out.refused) why += (why.empty() ? " " : "; ") + r;
+    throw InputError("--runs", "", "the runs constrain no parameter:" + why);
+  }
+  std::vector<double> scales;
+  for (const ParameterInfo* info : params) scales.push_back(info->scale);
   Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params);
   for (size_t i = 0; i < rows.size(); ++i) fitter.remember(rows[i], std::vector<double>(p, 0), at_origin[i]);
+  for (const auto& [k, at] : screened) {  // the screen's points are the grid's too
+    std::vector<double> theta(p, 0);
+    theta[k] = kAxis.back() * scales[k];
+    fitter.remember(rows[at.first], theta, at.second);
+  }
   const size_t points = grid_size(p, kAxis.size());
   // Simulations to run: each distinct setting on the grid, at the fit, and at each fold's fit that
   // leaves its source out.
@@ -308,7 +358,9 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   for (const Row& r : rows) sources.insert(r.run->source_group);
   size_t total = points * distinct([](const Row&) { return true; });  // the origin is known already
   for (const std::string& g : sources) total += distinct([&](const Row& r) { return r.run->source_group == g; });
-  size_t done = 0;
+  std::set<std::pair<size_t, const ValidationRun*>> known;  // the screen's simulations the grid takes
+  for (const auto& [k, at] : screened) known.insert({k, rows[at.first].setting});
+  total = total + done - std::min(total, known.size());
   fitter.on_simulation_ = [&] {
     if (progress) progress(++done, std::max(total, done));
   };
@@ -353,11 +405,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   };
   if (std::count(used.begin(), used.end(), true) > 0) keep_moved();
   for (size_t j = 0; j < p; ++j) {
-    if (!used[j]) {
-      out.refused.push_back(std::string(params[j]->name) + ": no run's prediction moves by " + format_double("%.1f", 100 * kLeastEffect) +
-                            " % over 0-" + format_double("%g", kAxis.back()) + " x " + params[j]->format(params[j]->scale) +
-                            ", so these runs do not constrain it; it needs " + std::string(params[j]->constrained_by));
-    }
+    if (!used[j]) out.refused.push_back(unconstrained(*params[j]));
   }
   GridFit fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
   // Parameters the runs cannot tell apart (their effects on every run proportional): the weaker goes.
@@ -386,6 +434,27 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
                             (top >= params[j]->max * (1 - 1e-9) ? ": " + std::string(params[j]->beyond) : std::string()));
     }
     if (again && std::count(used.begin(), used.end(), true) > 0) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
+  }
+  // Beside others, a parameter the runs do not pin down: its uncertainty (one standard deviation)
+  // exceeds its value, so they cannot tell it from none. The least pinned is refused and the others
+  // fitted again, while more than one is left (one alone at 0 ± a little is a finding: no excess).
+  while (std::count(used.begin(), used.end(), true) > 1) {
+    size_t worst = p;
+    double worst_ratio = 1;
+    for (size_t j = 0; j < p; ++j) {
+      if (!used[j] || !(fit.uncertainties[j] > fit.values[j])) continue;
+      const double ratio = fit.uncertainties[j] / std::max(fit.values[j], 1e-12 * scales[j]);
+      if (ratio > worst_ratio) {
+        worst = j;
+        worst_ratio = ratio;
+      }
+    }
+    if (worst == p) break;
+    used[worst] = false;
+    out.refused.push_back(std::string(params[worst]->name) + ": its uncertainty (± " + params[worst]->format(fit.uncertainties[worst]) +
+                          ") exceeds its value (" + params[worst]->format(fit.values[worst]) +
+                          "): beside the others these runs cannot tell it from none; it needs " + std::string(params[worst]->constrained_by));
+    fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
   }
   size_t free = static_cast<size_t>(std::count(used.begin(), used.end(), true));
   if (free > 0 && keep_moved()) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);  // a parameter refused above moved them

@@ -100,6 +100,8 @@ TEST(UpperBoundCache, EveryInputOfAReferenceIsInItsKeyAndNamesAreNot) {
   EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].gpu.efficiency.matmul *= 0.9; }));
   EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].gpu.peak_flops[DType::kFp16] *= 2; }));
   EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].gpu.fitted.gemm_time_excess = 0.1; }));
+  EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].gpu.fitted.memory_bound_time_excess = 0.1; }));
+  EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].gpu.fitted.overlap_slowdown = 0.1; }));
   EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].gpu.calibration = "another"; }));
   EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].count += 1; }));
   EXPECT_TRUE(changed([](Cluster& c, auto&...) { c.node_types[0].nic.latency_s *= 2; }));

@@ -286,5 +286,31 @@ TEST(ExecutorInterference, ComputeSlowsForThePartACollectiveOverlapsIt) {
   EXPECT_NEAR(a100.tasks[2].end_s, 0.6, 1e-9);
 }
 
+// A calibration profile's overlap_slowdown multiplies the measured interference (1 where none was
+// measured), only while a collective runs beside the compute; compute alone is untouched.
+TEST(ExecutorInterference, AProfilesOverlapSlowdownMultipliesTheMeasuredOne) {
+  Cluster cluster = load_cluster(test::shipped("topologies", "pair-a100-h100"));
+  const int h0 = 32, h1 = 33;
+  const double measured = cluster.device_of(h0).collective_interference;
+  for (NodeType& nt : cluster.node_types) nt.gpu.fitted.overlap_slowdown = 0.5;
+  auto run = [&](int a, int b) {
+    Program p;
+    p.devices.resize(cluster.gpu_count());
+    const int a0 = p.add({"a0", ComputeTask{a, 0.1, 0, 0}, {}});
+    const int a1 = p.add({"a1", ComputeTask{b, 0.1, 0, 0}, {}});
+    p.add({"b0", ComputeTask{a, 0.5, 0, 0}, {}});
+    p.add({"b1", ComputeTask{b, 0.5, 0, 0}, {}});
+    p.add({"ar", collective(CollectiveOp::kAllReduce, {a, b}, 1e9), {a0, a1}});
+    return simulate(p, cluster, SimOptions{});
+  };
+  for (const auto& [a, b, f] : {std::tuple{0, 1, 1.5}, std::tuple{h0, h1, 1.5 * measured}}) {
+    const SimResult r = run(a, b);
+    EXPECT_NEAR(r.tasks[0].end_s, 0.1, 1e-12);  // no collective beside it
+    const double ar = r.tasks[4].end_s - r.tasks[4].start_s;
+    ASSERT_LT(ar, 0.5 / f);
+    EXPECT_NEAR(r.tasks[2].end_s, 0.1 + ar + (0.5 - ar / f), 1e-9) << a;
+  }
+}
+
 }  // namespace
 }  // namespace hetsim

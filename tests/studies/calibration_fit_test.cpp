@@ -212,6 +212,74 @@ TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
   EXPECT_NE(back.describe().find("gemm_time_excess 0.3"), std::string::npos) << back.describe();
 }
 
+TEST(CalibrationFit, AMemoryBoundExcessAndAGemmExcessAreRecoveredTogether) {
+  // The synthetic runs differ in micro-batch and expert-parallel size, so in how much of their time is
+  // GEMMs and how much memory-bound kernels (norms, casts, permutation copies, the optimizer): the
+  // two shares are told apart.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  const double gemm = 0.35, memory = 0.3;  // inside grid cells, not on their points
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", gemm, 0}, {"memory_bound_time_excess", memory, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  CalibrateOptions o = gemm_excess_options("2026-11-29");
+  o.parameters = {"gemm_time_excess", "memory_bound_time_excess"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  EXPECT_TRUE(fit.refused.empty());
+  ASSERT_EQ(fit.profile.parameters.size(), 2u);
+  EXPECT_EQ(fit.profile.parameters[0].name, "gemm_time_excess");
+  EXPECT_NEAR(fit.profile.parameters[0].value, gemm, 0.1 * gemm);
+  EXPECT_NEAR(fit.profile.parameters[1].value, memory, 0.1 * memory);
+  for (const CrossValidatedRun& r : fit.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+}
+
+TEST(CalibrationFit, AnOverlapSlowdownIsRecoveredBesideAGemmExcess) {
+  // The synthetic runs' all-to-alls and data-parallel collectives run beside compute for a share of
+  // their time that differs from run to run: compute slowed beside them is told from slower GEMMs.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  const double gemm = 0.35, overlap = 0.25;
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", gemm, 0}, {"overlap_slowdown", overlap, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  CalibrateOptions o = gemm_excess_options("2026-11-29");
+  o.parameters = {"gemm_time_excess", "overlap_slowdown"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  EXPECT_TRUE(fit.refused.empty());
+  ASSERT_EQ(fit.profile.parameters.size(), 2u);
+  EXPECT_EQ(fit.profile.parameters[1].name, "overlap_slowdown");
+  EXPECT_NEAR(fit.profile.parameters[0].value, gemm, 0.1 * gemm);
+  EXPECT_NEAR(fit.profile.parameters[1].value, overlap, 0.1 * overlap);
+  for (const CrossValidatedRun& r : fit.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+}
+
+TEST(CalibrationFit, AParameterTheNoiseSwampsBesideAnotherIsRefusedWithItsUncertainty) {
+  // Runs at a GEMM excess of 0.35 and no overlap slowdown, measured with +-2 % of noise: compute
+  // slowed beside a collective moves them by about 1 % at most, less than the noise, so the fit
+  // cannot tell it from none. It is refused, saying so, and the GEMM excess fitted alone.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = runs_at_excess(cost, 0.35);
+  for (size_t i = 0; i < runs.size(); ++i) runs[i].measured.front().value *= i % 2 == 0 ? 1.02 : 0.98;
+  CalibrateOptions o = gemm_excess_options("2026-11-29");
+  o.parameters = {"gemm_time_excess", "overlap_slowdown"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  ASSERT_EQ(fit.profile.parameters.size(), 1u);
+  EXPECT_EQ(fit.profile.parameters[0].name, "gemm_time_excess");
+  EXPECT_NEAR(fit.profile.parameters[0].value, 0.35, 0.1 * 0.35);
+  ASSERT_EQ(fit.refused.size(), 1u);
+  EXPECT_NE(fit.refused[0].find("overlap_slowdown: its uncertainty (± "), std::string::npos) << fit.refused[0];
+  EXPECT_NE(fit.refused[0].find("cannot tell it from none"), std::string::npos) << fit.refused[0];
+}
+
 TEST(CalibrationFit, ARunsOwnProfileIsNotInForceWhileFitting) {
   // Runs that name their software stack's profile (`calibration:`, as the shipped run files do once
   // a profile is fitted on them) are fitted as the raw model plus the trial parameters: refitting
@@ -258,6 +326,39 @@ TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds, 1.5 * raw_fp32);
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds, raw_tf32);
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kBf16, Pass::kBackward).seconds, raw);
+}
+
+TEST(CalibrationProfiles, AMemoryBoundExcessLengthensTheOtherKernelsOnlyAndIsSaidAsCalibrated) {
+  Op gemm = Op::make("l0.fc1", OpKind::kLinear, 0);
+  gemm.gemm = {1, 8192, 14336, 4096};
+  gemm.fwd_flops = 2.0 * 8192 * 14336 * 4096;
+  gemm.bwd_flops = 2 * gemm.fwd_flops;
+  gemm.fwd_bytes = gemm.bwd_bytes = 2.0 * (8192 * 4096 + 4096 * 14336 + 8192 * 14336);
+  Op norm = Op::make("l0.norm", OpKind::kLayerNorm, 0);
+  norm.fwd_bytes = norm.bwd_bytes = 2.0 * 8192 * 4096 * 2;
+  Op fp8 = gemm;  // an FP8 GEMM's casts are memory-bound kernels of their own
+  fp8.gemm_dtype = DType::kFp8;
+  fp8.cast_fwd_bytes = 8192.0 * 4096 * 3;
+  const CostModel cost = CostModel::shipped();
+  Device d = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  d.fitted = FittedCosts{};
+  const double raw_gemm = cost.op_time(d, gemm, DType::kBf16, Pass::kForward).seconds;
+  const OpCost raw_norm = cost.op_time(d, norm, DType::kBf16, Pass::kForward);
+  const double raw_fp8 = cost.op_time(d, fp8, DType::kBf16, Pass::kForward).seconds;
+  Op uncast = fp8;
+  uncast.cast_fwd_bytes = 0;
+  const double raw_cast = raw_fp8 - cost.op_time(d, uncast, DType::kBf16, Pass::kForward).seconds;
+  ASSERT_GT(raw_cast, 0);
+  const double raw_opt = cost.optimizer_time(d, 1e9, 16).seconds;
+  d.fitted.memory_bound_time_excess = 0.4;
+  const OpCost c = cost.op_time(d, norm, DType::kBf16, Pass::kForward);
+  EXPECT_DOUBLE_EQ(c.seconds, 1.4 * raw_norm.seconds);
+  EXPECT_DOUBLE_EQ(c.by_source[static_cast<size_t>(CostSource::kCalibrated)], 0.4 * raw_norm.seconds);
+  EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kBf16, Pass::kForward).seconds, raw_gemm);  // a GEMM: untouched
+  EXPECT_NEAR(cost.op_time(d, fp8, DType::kBf16, Pass::kForward).seconds, raw_fp8 + 0.4 * raw_cast, 1e-12 * raw_fp8);
+  const OpCost opt = cost.optimizer_time(d, 1e9, 16);
+  EXPECT_DOUBLE_EQ(opt.seconds, 1.4 * raw_opt);
+  EXPECT_DOUBLE_EQ(opt.by_source[static_cast<size_t>(CostSource::kCalibrated)], opt.seconds - raw_opt);
 }
 
 TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
