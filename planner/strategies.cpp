@@ -229,18 +229,23 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
   out.push_back("collectives: NCCL/RCCL-style algorithms, chosen per collective by an alpha-beta estimate on the "
                 "cluster's links; phase fidelity adds per-step latencies and pipeline fill analytically");
   {  // compute beside a collective (sim/executor: SimOptions::collective_interference)
-    std::string measured, unmeasured;
+    std::string measured, unmeasured, fitted;
     for (const Device* gpu : distinct_gpus(cluster)) {
       if (gpu->collective_interference > 1) {
         measured += (measured.empty() ? "" : ", ") + gpu->name + " " + format_double("%.2f", gpu->collective_interference) + "x";
-      } else {
+      } else if (gpu->fitted.overlap_slowdown <= 0) {
         unmeasured += (unmeasured.empty() ? "" : ", ") + gpu->name;
+      }
+      if (gpu->fitted.overlap_slowdown > 0) {
+        fitted += (fitted.empty() ? "" : ", ") + gpu->name + " " + format_double("%.2f", 1 + gpu->fitted.overlap_slowdown) + "x";
       }
     }
     out.push_back("compute beside a collective on its GPU: " +
-                  (measured.empty() ? std::string("not slowed (no GPU type here was measured)")
+                  (measured.empty() ? std::string(fitted.empty() ? "not slowed (no GPU type here was measured)" : "")
                                     : "slowed as measured, " + measured + " (a GEMM beside a reduction kernel on NCCL's 16 channels)") +
-                  (measured.empty() || unmeasured.empty() ? "" : "; not slowed on " + unmeasured + " (not measured)") +
+                  (fitted.empty() ? "" : std::string(measured.empty() ? "" : "; ") + "slowed by the calibration profile's overlap_slowdown, " + fitted +
+                                             (measured.empty() ? "" : " (times any measured slowdown)")) +
+                  ((measured.empty() && fitted.empty()) || unmeasured.empty() ? "" : "; not slowed on " + unmeasured + " (not measured)") +
                   "; --no-interference turns it off");
   }
   {  // host time from a calibration profile (kernels_profile/calibration_profile.hpp)

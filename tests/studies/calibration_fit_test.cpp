@@ -13,6 +13,7 @@
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
+#include "planner/strategies.hpp"
 #include "studies/validation/calibration_fit.hpp"
 #include "studies/validation/run_evaluation.hpp"
 #include "test_support.hpp"
@@ -347,6 +348,26 @@ TEST(CalibrationProfiles, AMemoryBoundExcessLengthensTheOtherKernelsOnlyAndIsSai
   const OpCost opt = cost.optimizer_time(d, 1e9, 16);
   EXPECT_DOUBLE_EQ(opt.seconds, 1.4 * raw_opt);
   EXPECT_DOUBLE_EQ(opt.by_source[static_cast<size_t>(CostSource::kCalibrated)], opt.seconds - raw_opt);
+}
+
+TEST(CalibrationProfiles, AnOverlapSlowdownIsSaidWhereCollectivesSlowCompute) {
+  const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  Cluster cluster = test::shipped_cluster("pair-a100-h100");  // the H100's interference is measured, the A100's not
+  const auto line = [&] {
+    for (const std::string& a : assumptions(model, cluster)) {
+      if (a.starts_with("compute beside a collective")) return a;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(line().find("overlap_slowdown"), std::string::npos) << line();
+  EXPECT_NE(line().find("not slowed on A100-SXM4-80GB (not measured)"), std::string::npos) << line();
+  for (NodeType& nt : cluster.node_types) {
+    if (nt.gpu.name == "A100-SXM4-80GB") nt.gpu.fitted.overlap_slowdown = 0.2;
+  }
+  const std::string said = line();
+  EXPECT_NE(said.find("slowed as measured, H100-SXM5-80GB"), std::string::npos) << said;
+  EXPECT_NE(said.find("slowed by the calibration profile's overlap_slowdown, A100-SXM4-80GB 1.20x"), std::string::npos) << said;
+  EXPECT_EQ(said.find("not slowed on"), std::string::npos) << said;
 }
 
 TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
