@@ -2,11 +2,13 @@
 #include "studies/validation/published_mfu.hpp"
 
 #include <algorithm>
-#include <set>
+#include <map>
 
 #include "base/data_dir.hpp"
 #include "base/yaml_reader.hpp"
+#include "base/text.hpp"
 #include "kernels_profile/device.hpp"
+#include "planner/block_costs.hpp"
 #include "workloads/gemm_precision.hpp"
 
 namespace hetsim {
@@ -54,18 +56,64 @@ std::string mfu_gemm(const ModelSpec& model) {
   return f ? std::string(dtype_name(*f)) : "bf16";  // a 16-bit or fp32 run counts with the 16-bit figures
 }
 
-std::optional<PublishedMfu> published_mfu_ceiling(const std::vector<PublishedMfu>& table, const ModelSpec& model, const Cluster& cluster) {
+namespace {
+
+// Each GPU type of the cluster with its row of the table for the model's setting and GEMM format
+// (nullptr: none) and its GPUs' peak at the dtype the run computes in.
+struct TypeFigure {
+  const PublishedMfu* row = nullptr;
+  double peak = 0;
+};
+std::map<std::string, TypeFigure> type_figures(const std::vector<PublishedMfu>& table, const ModelSpec& model, const Cluster& cluster) {
   const std::string setting = mfu_setting(model), gemm = mfu_gemm(model);
-  std::set<std::string> gpus;
-  for (const NodeType& t : cluster.node_types) gpus.insert(t.gpu.name);
-  std::optional<PublishedMfu> best;
-  for (const std::string& g : gpus) {
-    const auto it = std::find_if(table.begin(), table.end(),
-                                 [&](const PublishedMfu& m) { return m.gpu == g && m.setting == setting && m.gemm == gemm; });
-    if (it == table.end()) return std::nullopt;
-    if (!best || it->mfu > best->mfu) best = *it;
+  const DType dtype = resolve_dtype(model, cluster);
+  std::map<std::string, TypeFigure> out;
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    const Device& d = cluster.device_of(g);
+    TypeFigure& f = out[d.name];
+    f.peak += d.peak(dtype);
+    if (f.row == nullptr) {
+      const auto it = std::find_if(table.begin(), table.end(),
+                                   [&](const PublishedMfu& m) { return m.gpu == d.name && m.setting == setting && m.gemm == gemm; });
+      if (it != table.end()) f.row = &*it;
+    }
   }
-  return best;
+  return out;
+}
+
+}  // namespace
+
+std::optional<PublishedMfu> published_mfu_ceiling(const std::vector<PublishedMfu>& table, const ModelSpec& model, const Cluster& cluster) {
+  const std::map<std::string, TypeFigure> types = type_figures(table, model, cluster);
+  if (types.empty()) return std::nullopt;
+  double peak = 0, reached = 0;
+  for (const auto& [name, f] : types) {
+    if (f.row == nullptr) return std::nullopt;
+    peak += f.peak;
+    reached += f.peak * f.row->mfu;
+  }
+  if (types.size() == 1) return *types.begin()->second.row;
+  // A mix: its MFU is its GPUs' achieved FLOP/s over their summed peaks, so at most each type's
+  // figure weighted by the type's share of the peak.
+  PublishedMfu m;
+  m.setting = mfu_setting(model);
+  m.gemm = mfu_gemm(model);
+  m.mfu = peak > 0 ? reached / peak : 0;
+  m.source = "each GPU type at its highest published MFU, weighted by its share of the cluster's peak:";
+  for (const auto& [name, f] : types) {
+    m.gpu += (m.gpu.empty() ? "" : " + ") + name;
+    m.source += " " + name + " " + format_double("%.1f %%", 100 * f.row->mfu) + " (" + f.row->source + ");";
+  }
+  m.source.pop_back();
+  return m;
+}
+
+std::vector<std::string> unpublished_gpus(const std::vector<PublishedMfu>& table, const ModelSpec& model, const Cluster& cluster) {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : type_figures(table, model, cluster)) {
+    if (f.row == nullptr) out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace hetsim

@@ -30,9 +30,14 @@ struct PublishedMfu {
 [[nodiscard]] std::string mfu_gemm(const ModelSpec& model);
 
 // The highest published MFU that applies to `model` on `cluster`: every GPU type of the cluster must
-// have a figure for the model's setting and GEMM format (the highest of them is taken); nullopt
-// when one does not (nothing published to compare with).
+// have a figure for the model's setting and GEMM format; nullopt when one does not (nothing published
+// to compare with). One GPU type: its figure. A mix: each type's figure weighted by its share of the
+// cluster's peak (the mix's MFU were each type at its best), `gpu` naming the types ("A + B") and
+// `source` each figure's.
 [[nodiscard]] std::optional<PublishedMfu> published_mfu_ceiling(const std::vector<PublishedMfu>& table, const ModelSpec& model,
                                                                 const Cluster& cluster);
+// The cluster's GPU types with no figure for the model's setting and GEMM format.
+[[nodiscard]] std::vector<std::string> unpublished_gpus(const std::vector<PublishedMfu>& table, const ModelSpec& model,
+                                                        const Cluster& cluster);
 
 }  // namespace hetsim

@@ -2,6 +2,7 @@
 // The highest published MFU per GPU and kind of training (studies/validation/mfu/published-mfu.yaml):
 // the shipped table loads, a run finds the figure of its GPUs, setting and GEMM format or none,
 // and `simulate` says when its MFU is above it.
+#include "base/text.hpp"
 #include "studies/validation/published_mfu.hpp"
 
 #include <gtest/gtest.h>
@@ -44,8 +45,19 @@ TEST(PublishedMfu, EachRunFindsTheFigureOfItsGpusSettingAndGemmFormatOrNone) {
   const std::optional<PublishedMfu> h100 = published_mfu_ceiling(table, fp8, one_type("H100-SXM5-80GB"));
   ASSERT_TRUE(h100.has_value());
   EXPECT_NEAR(h100->mfu, 784 / 989.4, 1e-4);
-  // A mixed cluster needs a figure for every GPU type (V100 has none).
-  EXPECT_FALSE(published_mfu_ceiling(table, gpt, test::shipped_cluster("a100-v100-2x2")).has_value());
+  // A mix: each GPU type's figure weighted by its share of the cluster's peak (16 A100s at 312 and
+  // 16 V100s at 125 TFLOP/s in fp16, gpt3-1.3b's fallback on the V100s).
+  const std::optional<PublishedMfu> mix = published_mfu_ceiling(table, gpt, test::shipped_cluster("a100-v100-2x2"));
+  ASSERT_TRUE(mix.has_value());
+  EXPECT_EQ(mix->gpu, "A100-SXM4-40GB + V100-SXM2-32GB");
+  EXPECT_NEAR(mix->mfu, (0.563 * 312 + 0.525 * 125) / (312 + 125), 1e-9);
+  EXPECT_NE(mix->source.find("Korthikanti"), std::string::npos) << mix->source;
+  EXPECT_NE(mix->source.find("DeepSpeed"), std::string::npos) << mix->source;
+  EXPECT_TRUE(unpublished_gpus(table, gpt, test::shipped_cluster("a100-v100-2x2")).empty());
+  // A mix needs a figure for every GPU type: P100 has none.
+  const Cluster hap = test::shipped_cluster("hap-v100-p100");
+  EXPECT_FALSE(published_mfu_ceiling(table, gpt, hap).has_value());
+  EXPECT_EQ(unpublished_gpus(table, gpt, hap), std::vector<std::string>{"P100-SXM2-16GB"});
 }
 
 TEST(PublishedMfu, SimulateSaysWhenItsMfuIsAboveAnythingPublished) {
@@ -66,6 +78,27 @@ TEST(PublishedMfu, SimulateSaysWhenItsMfuIsAboveAnythingPublished) {
   const bool above = j["mfu"].get<double>() > 0.563;
   EXPECT_EQ(j["mfu_published"]["above"].get<bool>(), above);
   EXPECT_EQ(r.output.find("is above the highest published for A100-SXM4-80GB") != std::string::npos, above) << r.output;
+}
+
+TEST(PublishedMfu, AMixAboveItsTypesWeightedFiguresIsSaidAndOneWithoutAFigureIsNotChecked) {
+  // GPT-3 1.3B data parallel on A100s and MI250X GCDs: hetsim's MFU (57.8 % on 2026-11-29) is above
+  // what each type's best published run, weighted by its peak, allows (49.5 %); on V100s and P100s
+  // nothing is published for P100.
+  const test::CliRun mix =
+      test::run_hetsim("-q simulate -c a100-mi250x -m gpt3-1.3b -s dp-proportional --no-upper-bound", test::Capture::kStdout);
+  ASSERT_EQ(mix.rc, 0) << mix.output;
+  const double weighted = (0.563 * 312 + 0.3838 * 191.5) / (312 + 191.5);  // 16 GPUs of each
+  const size_t at = mix.output.find("MFU: ");
+  ASSERT_NE(at, std::string::npos) << mix.output;
+  ASSERT_GT(std::stod(mix.output.substr(at + 5)), 100 * weighted) << mix.output;
+  EXPECT_NE(mix.output.find("is above the highest published for A100-SXM4-40GB + MI250X, dense training with bf16 GEMMs: " +
+                            format_double("%.1f %%", 100 * weighted)),
+            std::string::npos)
+      << mix.output;
+  const test::CliRun hap = test::run_hetsim("-q simulate -c hap-v100-p100 -m bert-base -s dp-even --no-upper-bound", test::Capture::kStdout);
+  ASSERT_EQ(hap.rc, 0) << hap.output;
+  EXPECT_NE(hap.output.find(": not checked against published runs (none shipped for P100-SXM2-16GB, dense training"), std::string::npos)
+      << hap.output;
 }
 
 }  // namespace
