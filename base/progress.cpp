@@ -50,6 +50,12 @@ void Progress::update(size_t done, const std::string& note) {
   draw(elapsed);
 }
 
+void Progress::set_total(size_t total) {
+  if (total == total_) return;
+  total_ = total;
+  last_decile_ = total_ > 0 ? std::min(done_, total_) * 10 / total_ : 0;
+}
+
 void Progress::draw(double elapsed) {
   constexpr int kWidth = 30;
   const size_t done = std::min(done_, total_);

@@ -19,6 +19,8 @@ class Progress {
   Progress(size_t total, std::string unit, double quiet_s = 0);
   // `done` of the total have finished; `note` is shown after the counts (e.g. "2 failed").
   void update(size_t done, const std::string& note = "");
+  // The total, estimated again (a first phase of the work has shown how much is left).
+  void set_total(size_t total);
   // Where a bar was drawn: draws the last update if it was held back, and ends the bar's line.
   void finish();
 

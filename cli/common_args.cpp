@@ -56,8 +56,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                 "collectives inside a node; the same times)");
   cmd->add_flag("--no-interference", a.no_interference,
                 "let collectives overlap compute for free (an ablation): by default a compute task that starts while a "
-                "collective runs on its GPU is slowed as measured (kernels_profile/measured/interference; GPUs not "
-                "measured are not slowed), times the calibration profile's overlap_slowdown where it sets one)");
+                "collective runs on its GPU is slowed as measured (kernels_profile/measured/interference; 1 where a GPU "
+                "was not measured) times 1 + the calibration profile's overlap_slowdown, where it sets one");
   cmd->add_flag("--reliability", a.reliability,
                 "also give the goodput with failures and checkpoints: Llama 3's 0.173 failures per GPU-year, 122 MB/s of "
                 "checkpoint writes per GPU, an assumed 10-minute restart, the checkpoint interval that maximises it");

@@ -146,8 +146,12 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   }
   p.devices = r.names("devices");
   const std::vector<std::string> known = shipped_device_names();
-  for (const std::string& d : p.devices) {
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    const std::string& d = p.devices[i];
     if (std::find(known.begin(), known.end(), d) == known.end()) r.error("devices", unknown_device_message(d, known));
+    if (std::find(p.devices.begin(), p.devices.begin() + static_cast<std::ptrdiff_t>(i), d) != p.devices.begin() + static_cast<std::ptrdiff_t>(i)) {
+      r.error("devices", in_quotes(d) + " is listed twice");
+    }
   }
   FieldReader params = r.child("parameters");
   for (const ParameterInfo& info : calibration_parameters()) {
@@ -162,7 +166,10 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       f.value = one->number("value", 0, 1e6);
       f.uncertainty = one->number("uncertainty", 0, 1e6);
     }
-    if (f.value > info.max) one->error("value", info.format(f.value) + " is over " + info.format(info.max) + ", " + std::string(info.beyond));
+    if (f.value > info.max) {  // a share as written, not rounded: 1.0000001 is over 1
+      one->error("value", (info.unit == ParameterUnit::kTime ? info.format(f.value) : format_double("%.9g", f.value)) + " is over " +
+                              info.format(info.max) + ", " + std::string(info.beyond));
+    }
     one->finish();
     p.parameters.push_back(std::move(f));
   }

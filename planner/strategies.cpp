@@ -204,7 +204,7 @@ std::vector<const Device*> distinct_gpus(const Cluster& cluster) {
 
 }  // namespace
 
-std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster) {
+std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster, bool interference) {
   std::vector<std::string> out;
   out.push_back("compute times: measured kernel tables (kernels_profile/measured) where they cover a GPU type, a "
                 "per-layer profile where given, else the roofline model with assumed efficiencies (efficiency blocks of "
@@ -228,7 +228,10 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
   out.push_back("network: SimGrid CM02 flow model with RDMA-like settings (latency + size/bandwidth, max-min sharing)");
   out.push_back("collectives: NCCL/RCCL-style algorithms, chosen per collective by an alpha-beta estimate on the "
                 "cluster's links; phase fidelity adds per-step latencies and pipeline fill analytically");
-  {  // compute beside a collective (sim/executor: SimOptions::collective_interference)
+  // compute beside a collective (sim/executor: SimOptions::collective_interference)
+  if (!interference) {
+    out.push_back("compute beside a collective on its GPU: not slowed (--no-interference)");
+  } else {
     std::string measured, unmeasured, fitted;
     for (const Device* gpu : distinct_gpus(cluster)) {
       if (gpu->collective_interference > 1) {
@@ -240,13 +243,15 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
         fitted += (fitted.empty() ? "" : ", ") + gpu->name + " " + format_double("%.2f", 1 + gpu->fitted.overlap_slowdown) + "x";
       }
     }
-    out.push_back("compute beside a collective on its GPU: " +
-                  (measured.empty() ? std::string(fitted.empty() ? "not slowed (no GPU type here was measured)" : "")
-                                    : "slowed as measured, " + measured + " (a GEMM beside a reduction kernel on NCCL's 16 channels)") +
-                  (fitted.empty() ? "" : std::string(measured.empty() ? "" : "; ") + "slowed by the calibration profile's overlap_slowdown, " + fitted +
-                                             (measured.empty() ? "" : " (times any measured slowdown)")) +
-                  ((measured.empty() && fitted.empty()) || unmeasured.empty() ? "" : "; not slowed on " + unmeasured + " (not measured)") +
-                  "; --no-interference turns it off");
+    std::string line = "compute beside a collective on its GPU: ";
+    if (!measured.empty()) line += "slowed as measured, " + measured + " (a GEMM beside a reduction kernel on NCCL's 16 channels)";
+    if (!fitted.empty()) {
+      line += std::string(measured.empty() ? "" : "; ") + "slowed by the calibration profile's overlap_slowdown, " + fitted +
+              (measured.empty() ? "" : " (times any measured slowdown)") + " (in the simulation: compute_time_sources leave it out)";
+    }
+    if (measured.empty() && fitted.empty()) line += "not slowed (no GPU type here was measured)";
+    else if (!unmeasured.empty()) line += "; not slowed on " + unmeasured + " (not measured)";
+    out.push_back(line + "; --no-interference turns it off");
   }
   {  // host time from a calibration profile (kernels_profile/calibration_profile.hpp)
     std::string with, without;

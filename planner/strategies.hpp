@@ -52,7 +52,8 @@ using ReferencePlanner = std::function<PlannerReference(const ModelSpec& model, 
                                                const DiskCache* cache = nullptr, const std::string& reference_name = "",
                                                int direct_max_gpus = kReferenceDirectMaxGpus);
 
-// The modelling assumptions behind every report of this model on this cluster.
-[[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster);
+// The modelling assumptions behind every report of this model on this cluster (`interference`:
+// SimOptions::collective_interference, off under --no-interference).
+[[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster, bool interference = true);
 
 }  // namespace hetsim

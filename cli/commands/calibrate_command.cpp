@@ -76,16 +76,26 @@ int run_calibrate(const CalibrateArgs& a) {
   const CostModel cost = CostModel::shipped();
   const SimOptions sim;
   std::optional<Progress> bar;
-  const CalibrationFit fit = fit_calibration(runs, cost, sim, o, [&](size_t done, size_t total) {
-    if (!bar) bar.emplace(total, "simulations");
-    bar->update(done);
-  });
+  // The total is first an upper estimate (every asked parameter on the grid), then, once each
+  // parameter was simulated alone, the grid of those the runs move.
+  const auto fit = [&] {
+    try {
+      return fit_calibration(runs, cost, sim, o, [&](size_t done, size_t total) {
+        if (!bar) bar.emplace(total, "simulations");
+        bar->set_total(total);
+        bar->update(done);
+      });
+    } catch (...) {
+      if (bar) bar->finish();  // the error on a line of its own
+      throw;
+    }
+  }();
   if (bar) bar->finish();
   const CalibrationProfile& p = fit.profile;
   std::cout << "\nfitted on " << counted(p.fitted_on.size(), "run") << " of " << join(p.devices) << ":\n";
   for (const FittedParameter& f : p.parameters) {
     const ParameterInfo* info = find_calibration_parameter(f.name);
-    std::printf("  %-18s %12s ± %s\n", f.name.c_str(), info->format(f.value).c_str(), info->format(f.uncertainty).c_str());
+    std::printf("  %-24s %12s ± %s\n", f.name.c_str(), info->format(f.value).c_str(), info->format(f.uncertainty).c_str());
   }
   for (const std::string& r : fit.refused) std::cout << "  refused " << r << "\n";
   for (const std::string& r : fit.left_out) std::cout << "  left out " << r << "\n";

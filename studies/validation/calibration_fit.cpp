@@ -276,6 +276,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     ~Restore() { use_no_calibration(); }
   } restore;
   CalibrationFit out;
+  size_t unmoved = 0;  // parameters refused because no run moves them
   std::vector<Row> rows;
   std::vector<double> at_origin;  // each row's prediction without a profile
   std::set<std::string> gpus;
@@ -325,6 +326,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       } else {
         while (!screened.empty() && screened.back().first == kept.size()) screened.pop_back();
         out.refused.push_back(unconstrained(*params[j]));
+        ++unmoved;
       }
     }
     params = kept;
@@ -405,7 +407,10 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   };
   if (std::count(used.begin(), used.end(), true) > 0) keep_moved();
   for (size_t j = 0; j < p; ++j) {
-    if (!used[j]) out.refused.push_back(unconstrained(*params[j]));
+    if (!used[j]) {
+      out.refused.push_back(unconstrained(*params[j]));
+      ++unmoved;
+    }
   }
   GridFit fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
   // Parameters the runs cannot tell apart (their effects on every run proportional): the weaker goes.
@@ -456,6 +461,17 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
                           "): beside the others these runs cannot tell it from none; it needs " + std::string(params[worst]->constrained_by));
     fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
   }
+  // Alone or not, one whose uncertainty exceeds its whole range (0 to its physical bound) says
+  // nothing: the runs do not constrain it (e.g. runs far faster than the raw model, which no
+  // parameter's value can make faster, leave it at 0 with an uncertainty over its bound).
+  for (size_t j = 0; j < p; ++j) {
+    if (!used[j] || !(fit.uncertainties[j] > params[j]->max)) continue;
+    used[j] = false;
+    out.refused.push_back(std::string(params[j]->name) + ": its uncertainty (± " + params[j]->format(fit.uncertainties[j]) +
+                          ") exceeds its whole range (0 to " + params[j]->format(params[j]->max) +
+                          "): these runs do not constrain it; it needs " + std::string(params[j]->constrained_by));
+    if (std::count(used.begin(), used.end(), true) > 0) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);
+  }
   size_t free = static_cast<size_t>(std::count(used.begin(), used.end(), true));
   if (free > 0 && keep_moved()) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);  // a parameter refused above moved them
   if (free > 0 && all.size() <= free) {
@@ -465,7 +481,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   if (free == 0) {
     std::string why;
     for (const std::string& r : out.refused) why += (why.empty() ? " " : "; ") + r;
-    throw InputError("--runs", "", "the runs constrain no parameter:" + why);
+    throw InputError("--runs", "", std::string(unmoved == out.refused.size() ? "the runs constrain no parameter:" : "no parameter is left to fit:") + why);
   }
   CalibrationProfile& prof = out.profile;
   prof.name = options.name;

@@ -12,14 +12,14 @@ nlohmann::json check_mfu(std::ostream& out, const Report& report, const ModelSpe
   if (!top) {
     const std::vector<std::string> none = unpublished_gpus(shipped_published_mfu(), model, cluster);
     out << "\nMFU " << format_double("%.1f %%", 100 * report.mfu) << ": not checked against published runs (none shipped for "
-        << join(none) << ", " << mfu_setting(model) << " training with " << mfu_gemm(model)
+        << join(none) << ", " << mfu_setting(model) << " training with " << mfu_gemm_label(mfu_gemm(model))
         << " GEMMs: studies/validation/mfu/published-mfu.yaml)\n";
     return nullptr;
   }
   const bool above = report.mfu > top->mfu;
   if (above) {
     out << "\nMFU " << format_double("%.1f %%", 100 * report.mfu) << " is above the highest published for " << top->gpu << ", "
-        << top->setting << " training with " << top->gemm << " GEMMs: " << format_double("%.1f %%", 100 * top->mfu) << " ("
+        << top->setting << " training with " << mfu_gemm_label(top->gemm) << " GEMMs: " << format_double("%.1f %%", 100 * top->mfu) << " ("
         << (top->gpu.find(" + ") == std::string::npos ? top->source
                                                        : "each GPU type at its highest published MFU, weighted by its share of the peak; "
                                                          "the report's mfu_published.source names them")

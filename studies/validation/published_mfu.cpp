@@ -28,7 +28,7 @@ std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) 
       r.error("gpu", unknown_device_message(m.gpu, devices));
     }
     m.setting = r.choice("setting", {"dense", "moe"});
-    m.gemm = r.choice("gemm", {"bf16", "fp8", "mxfp8", "nvfp4"});
+    m.gemm = r.choice("gemm", {"bf16", "fp8", "mxfp8", "nvfp4", "tf32", "fp32"});
     m.mfu = r.number("mfu", 0.01, 1.0);
     m.source = r.text("source");
     r.finish();
@@ -53,8 +53,13 @@ std::string mfu_setting(const ModelSpec& model) { return model.moe ? "moe" : "de
 
 std::string mfu_gemm(const ModelSpec& model) {
   const std::optional<DType> f = gemm_input_format(model.training.gemm_precision);
-  return f ? std::string(dtype_name(*f)) : "bf16";  // a 16-bit or fp32 run counts with the 16-bit figures
+  if (f) return std::string(dtype_name(*f));
+  // fp32 and tf32 runs count against their own (lower) peaks: 16-bit figures do not bound them.
+  if (model.training.dtype == DType::kFp32 || model.training.dtype == DType::kTf32) return std::string(dtype_name(model.training.dtype));
+  return "bf16";  // fp16 counts with bf16: the same peak
 }
+
+std::string mfu_gemm_label(const std::string& gemm) { return gemm == "bf16" ? "16-bit (bf16 or fp16)" : gemm; }
 
 namespace {
 

@@ -14,7 +14,7 @@
 namespace hetsim {
 
 struct PublishedMfu {
-  std::string gpu, setting, gemm;  // setting: dense | moe; gemm: bf16 | fp8 | mxfp8 | nvfp4
+  std::string gpu, setting, gemm;  // setting: dense | moe; gemm: bf16 (fp16 too) | fp8 | mxfp8 | nvfp4 | tf32 | fp32
   double mfu = 0;
   std::string source;
 };
@@ -28,6 +28,8 @@ struct PublishedMfu {
 // The kind of training a run of `model` is: its setting (dense or moe) and GEMM input format.
 [[nodiscard]] std::string mfu_setting(const ModelSpec& model);
 [[nodiscard]] std::string mfu_gemm(const ModelSpec& model);
+// A GEMM format as the terminal says it: "16-bit (bf16 or fp16)" for bf16.
+[[nodiscard]] std::string mfu_gemm_label(const std::string& gemm);
 
 // The highest published MFU that applies to `model` on `cluster`: every GPU type of the cluster must
 // have a figure for the model's setting and GEMM format; nullopt when one does not (nothing published

@@ -269,6 +269,24 @@ TEST(CalibrationFit, AParameterTheNoiseSwampsBesideAnotherIsRefusedWithItsUncert
   EXPECT_NE(fit.refused[0].find("cannot tell it from none"), std::string::npos) << fit.refused[0];
 }
 
+TEST(CalibrationFit, AParameterLeftAtZeroWithAnUncertaintyOverItsRangeIsRefused) {
+  // Runs a hundred times faster than the raw model: no GEMM excess can make a prediction faster, so
+  // the fit sits at 0 with an uncertainty over the share's whole range, and nothing is written.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = runs_at_excess(cost, 0.0);
+  for (ValidationRun& r : runs) r.measured.front().value *= 100;
+  try {
+    (void)fit_calibration(runs, cost, SimOptions{}, gemm_excess_options("2026-11-29"));
+    use_shipped_calibrations();
+    ADD_FAILURE() << "wrote a profile the runs do not constrain";
+  } catch (const InputError& e) {
+    use_shipped_calibrations();
+    const std::string m = e.diagnostics().front().message;
+    EXPECT_NE(m.find("no parameter is left to fit: gemm_time_excess: its uncertainty (± "), std::string::npos) << m;
+    EXPECT_NE(m.find("exceeds its whole range (0 to 1)"), std::string::npos) << m;
+  }
+}
+
 TEST(CalibrationFit, ARunsOwnProfileIsNotInForceWhileFitting) {
   // Runs that name their software stack's profile (`calibration:`, as the shipped run files do once
   // a profile is fitted on them) are fitted as the raw model plus the trial parameters: refitting
@@ -368,6 +386,30 @@ TEST(CalibrationProfiles, AnOverlapSlowdownIsSaidWhereCollectivesSlowCompute) {
   EXPECT_NE(said.find("slowed as measured, H100-SXM5-80GB"), std::string::npos) << said;
   EXPECT_NE(said.find("slowed by the calibration profile's overlap_slowdown, A100-SXM4-80GB 1.20x"), std::string::npos) << said;
   EXPECT_EQ(said.find("not slowed on"), std::string::npos) << said;
+}
+
+TEST(CalibrationProfiles, ADeviceListedTwiceOrAShareOutOfItsRangeIsRefusedWithItsLine) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-bad-profile-" + std::to_string(::getpid()) + ".yaml");
+  auto refusal = [&](const std::string& devices, const std::string& value) {
+    std::ofstream(file) << "name: t\nsoftware: \"x\"\nfitted: 2026-11-29\ndevices: " << devices
+                        << "\nparameters:\n  overlap_slowdown: {value: " << value << ", uncertainty: 0.01}\nfitted_on: [a]\n";
+    try {
+      (void)load_calibration_profile(file);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  EXPECT_EQ(refusal("[A100-SXM4-40GB]", "0.2"), "loaded");
+  EXPECT_NE(refusal("[A100-SXM4-40GB, A100-SXM4-40GB]", "0.2").find(":4:10: error: devices: \"A100-SXM4-40GB\" is listed twice"),
+            std::string::npos);
+  EXPECT_NE(refusal("[A100-SXM4-40GB]", "1.0000001").find("parameters.overlap_slowdown.value: 1.0000001 is over 1, compute over twice"),
+            std::string::npos);
+  for (const char* bad : {"-0.1", "nan"}) {
+    EXPECT_NE(refusal("[A100-SXM4-40GB]", bad).find("parameters.overlap_slowdown.value: " + std::string(bad) + " is out of range"), std::string::npos)
+        << bad;
+  }
+  std::filesystem::remove(file);
 }
 
 TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {

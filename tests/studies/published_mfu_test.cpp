@@ -91,7 +91,7 @@ TEST(PublishedMfu, AMixAboveItsTypesWeightedFiguresIsSaidAndOneWithoutAFigureIsN
   const size_t at = mix.output.find("MFU: ");
   ASSERT_NE(at, std::string::npos) << mix.output;
   ASSERT_GT(std::stod(mix.output.substr(at + 5)), 100 * weighted) << mix.output;
-  EXPECT_NE(mix.output.find("is above the highest published for A100-SXM4-40GB + MI250X, dense training with bf16 GEMMs: " +
+  EXPECT_NE(mix.output.find("is above the highest published for A100-SXM4-40GB + MI250X, dense training with 16-bit (bf16 or fp16) GEMMs: " +
                             format_double("%.1f %%", 100 * weighted)),
             std::string::npos)
       << mix.output;
