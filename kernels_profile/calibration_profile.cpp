@@ -320,6 +320,8 @@ bool shipped_calibrations_in_force() {
   return in_force().choice == Choice::kShipped;
 }
 
+const CalibrationProfile* calibration_file_in_force() { return in_force().choice == Choice::kOne ? &in_force().one : nullptr; }
+
 std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   InForce& s = in_force();
   std::unique_lock lock(s.mutex);

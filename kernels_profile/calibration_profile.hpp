@@ -121,6 +121,8 @@ struct CalibrationProfile {
 // the one for fewer GPU types).
 void use_shipped_calibrations();
 [[nodiscard]] bool shipped_calibrations_in_force();         // the default, not none or one file
+// The one profile in force (--calibration FILE), or nullptr (the shipped ones, or none).
+[[nodiscard]] const CalibrationProfile* calibration_file_in_force();
 void use_no_calibration();                                   // --calibration none
 void use_calibration_profile(CalibrationProfile profile);    // this one, for the devices it lists
 // --calibration's argument: "none", "shipped", or a profile file (throws InputError).

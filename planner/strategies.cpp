@@ -12,6 +12,7 @@
 #include "base/log.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/fused_attention.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
@@ -259,9 +260,15 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
       if (!gpu->calibration.empty()) with += (with.empty() ? "" : "; ") + gpu->name + ": " + gpu->calibration;
       else without += (without.empty() ? "" : ", ") + gpu->name;
     }
-    out.push_back(with.empty() ? "calibration: none on these GPU types (the raw model; --calibration chooses a profile)"
-                               : "calibration: profile in force on " + with + (without.empty() ? "" : "; none on " + without) +
-                                     "; compute_time_sources.calibrated is the time it added, --calibration none gives the raw model");
+    const CalibrationProfile* file = calibration_file_in_force();
+    if (with.empty() && file != nullptr) {  // --calibration FILE for other GPU types: said, not silent
+      out.push_back("calibration: the profile in force, " + file->name + " (" + file->file + "), lists none of these GPU types (it lists " +
+                    join(file->devices) + "): the raw model");
+    } else {
+      out.push_back(with.empty() ? "calibration: none on these GPU types (the raw model; --calibration chooses a profile)"
+                                 : "calibration: profile in force on " + with + (without.empty() ? "" : "; none on " + without) +
+                                       "; compute_time_sources.calibrated is the time it added, --calibration none gives the raw model");
+    }
   }
   bool nvidia = false, amd = false;
   for (const NodeType& nt : cluster.node_types) (nt.gpu.vendor == Vendor::kAmd ? amd : nvidia) = true;

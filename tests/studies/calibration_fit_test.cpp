@@ -412,6 +412,23 @@ TEST(CalibrationProfiles, ADeviceListedTwiceOrAShareOutOfItsRangeIsRefusedWithIt
   std::filesystem::remove(file);
 }
 
+TEST(CalibrationProfiles, AProfileFileForOtherGpuTypesIsSaidNotSilentlyDropped) {
+  CalibrationProfile h100;
+  h100.name = "h100-only";
+  h100.file = "h100-only.yaml";
+  h100.devices = {"H100-SXM5-80GB"};
+  h100.parameters = {{"gemm_time_excess", 0.2, 0.01}};
+  use_calibration_profile(h100);
+  const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const Cluster a100 = test::shipped_cluster("a100-8x8");
+  const std::vector<std::string> said = assumptions(model, a100);
+  use_shipped_calibrations();
+  const bool named = std::any_of(said.begin(), said.end(), [](const std::string& a) {
+    return a == "calibration: the profile in force, h100-only (h100-only.yaml), lists none of these GPU types (it lists H100-SXM5-80GB): the raw model";
+  });
+  EXPECT_TRUE(named);
+}
+
 TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
   // Pinned, so that a refit that changes which profile a GPU type takes by default is seen. All
   // were fitted in the same days; their eras decide: the A100 80GB is listed by
