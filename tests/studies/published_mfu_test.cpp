@@ -36,8 +36,14 @@ TEST(PublishedMfu, EachRunFindsTheFigureOfItsGpusSettingAndGemmFormatOrNone) {
   const std::optional<PublishedMfu> a100 = published_mfu_ceiling(table, gpt, one_type("A100-SXM4-80GB"));
   ASSERT_TRUE(a100.has_value());
   EXPECT_DOUBLE_EQ(a100->mfu, 0.563);
-  // Nothing published for bf16 training on H100 in the table: no figure, rather than another's.
-  EXPECT_FALSE(published_mfu_ceiling(table, gpt, one_type("H100-SXM5-80GB")).has_value());
+  // 16-bit dense training on H100: Megatron-LM's own figure, not the FP8 one.
+  const std::optional<PublishedMfu> h100_bf16 = published_mfu_ceiling(table, gpt, one_type("H100-SXM5-80GB"));
+  ASSERT_TRUE(h100_bf16.has_value());
+  EXPECT_DOUBLE_EQ(h100_bf16->mfu, 0.48);
+  // Nothing published for MoE training in 16 bits on H100: no figure, rather than another's.
+  ModelSpec moe = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  moe.training.gemm_precision = GemmPrecision::kDtype;
+  EXPECT_FALSE(published_mfu_ceiling(table, moe, one_type("H100-SXM5-80GB")).has_value());
   // The same model with FP8 GEMMs on H100: the FP8 dense figure.
   ModelSpec fp8 = gpt;
   fp8.training.gemm_precision = GemmPrecision::kFp8Current;
