@@ -302,14 +302,23 @@ TEST(CalibrationFit, ARunsOwnProfileIsNotInForceWhileFitting) {
   EXPECT_EQ(fit.profile.era, "2026-11-29");  // no era given: the fit's date
 }
 
-TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated) {
+// A Llama-like layer's FC1 GEMM (8192 tokens, 4096 -> 14336) and the norm before it, in 16 bits.
+Op a_gemm() {
   Op gemm = Op::make("l0.fc1", OpKind::kLinear, 0);
   gemm.gemm = {1, 8192, 14336, 4096};
   gemm.fwd_flops = 2.0 * 8192 * 14336 * 4096;
   gemm.bwd_flops = 2 * gemm.fwd_flops;
   gemm.fwd_bytes = gemm.bwd_bytes = 2.0 * (8192 * 4096 + 4096 * 14336 + 8192 * 14336);
+  return gemm;
+}
+Op a_norm() {
   Op norm = Op::make("l0.norm", OpKind::kLayerNorm, 0);
   norm.fwd_bytes = norm.bwd_bytes = 2.0 * 8192 * 4096 * 2;
+  return norm;
+}
+
+TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated) {
+  const Op gemm = a_gemm(), norm = a_norm();
   const CostModel cost = CostModel::shipped();
   Device d = load_device(test::shipped("kernels_profile/devices", "B200"));
   d.fitted = FittedCosts{};
@@ -336,13 +345,7 @@ TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated
 }
 
 TEST(CalibrationProfiles, AMemoryBoundExcessLengthensTheOtherKernelsOnlyAndIsSaidAsCalibrated) {
-  Op gemm = Op::make("l0.fc1", OpKind::kLinear, 0);
-  gemm.gemm = {1, 8192, 14336, 4096};
-  gemm.fwd_flops = 2.0 * 8192 * 14336 * 4096;
-  gemm.bwd_flops = 2 * gemm.fwd_flops;
-  gemm.fwd_bytes = gemm.bwd_bytes = 2.0 * (8192 * 4096 + 4096 * 14336 + 8192 * 14336);
-  Op norm = Op::make("l0.norm", OpKind::kLayerNorm, 0);
-  norm.fwd_bytes = norm.bwd_bytes = 2.0 * 8192 * 4096 * 2;
+  const Op gemm = a_gemm(), norm = a_norm();
   Op fp8 = gemm;  // an FP8 GEMM's casts are memory-bound kernels of their own
   fp8.gemm_dtype = DType::kFp8;
   fp8.cast_fwd_bytes = 8192.0 * 4096 * 3;
