@@ -54,6 +54,20 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "the measured slowdown",
        "training runs whose collectives overlap compute (data-parallel gradient reductions under the backward, at "
        "several node counts; tensor-parallel overlap), beside runs whose collectives do not"},
+      {"nic_time_excess", &FittedCosts::nic_time_excess, ParameterUnit::kShare, 0.25, 1.0,
+       "NICs at under half their class's achievable rate: the fabric is broken or misdescribed, not slow",
+       "how much longer data takes over this GPU type's nodes' NICs (and the network's cables and uplinks) than at "
+       "the NIC class's default achievable fraction of the line rate: each transfer takes (1 + this) times it. A "
+       "fraction the cluster file states is kept",
+       "collective runs (nccl-tests or rccl-tests busbw) across nodes whose time is bound by the NICs, or training "
+       "runs whose data-parallel or expert-parallel traffic crosses nodes, at large messages"},
+      {"intra_time_excess", &FittedCosts::intra_time_excess, ParameterUnit::kShare, 0.25, 1.0,
+       "a node's GPU links at under half their class's achievable rate: the fabric is broken or misdescribed, not slow",
+       "how much longer data takes between GPUs of one node (NVLink and NVSwitch ports, xGMI, PCIe) than at the link "
+       "class's default achievable fraction: each transfer takes (1 + this) times it. A fraction the cluster file "
+       "states is kept; NVLink SHARP's in-switch reduction rate is not changed",
+       "collective runs inside one node (nccl-tests or rccl-tests busbw) at messages large enough to be "
+       "bandwidth-bound (1 GiB and over)"},
   };
   return params;
 }

@@ -44,6 +44,12 @@ struct FittedCosts {
   // alone says (Device::collective_interference): the SMs and memory bandwidth the framework's
   // collective kernels take from overlapped compute. A dimensionless share.
   double overlap_slowdown = 0;
+  // Data over this GPU type's node's NICs, and over its GPU-to-GPU fabric (NVLink/NVSwitch, xGMI,
+  // PCIe), takes (1 + this) times as long as at its link class's default achievable fraction
+  // (topologies/link_class.cpp): the fabric and the collective library's stack as measured, beyond
+  // the table's figure. A fraction the cluster file states is the user's own and is not changed.
+  double nic_time_excess = 0;
+  double intra_time_excess = 0;
   friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
 

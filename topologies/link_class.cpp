@@ -3,6 +3,8 @@
 // states; each row names where it comes from (a measurement, or "assumed").
 #include "topologies/link_class.hpp"
 
+#include "base/text.hpp"
+
 namespace hetsim {
 
 std::string_view link_class_name(LinkClass c) {
@@ -53,9 +55,21 @@ Achievable from_table(LinkClass c) {
   return {1.0, c, "wire rate"};
 }
 
-Achievable stated_or(const std::optional<double>& stated, const std::string& stated_source, LinkClass c) {
-  if (!stated) return from_table(c);
-  return {*stated, c, stated_source};
+// A stated fraction is the user's own, measured on their fabric, and stands. The table's default is
+// slowed by the calibration profile in force on the node's GPU type, where it sets an excess for
+// this kind of link (transfers take 1 + excess times as long).
+Achievable stated_or(const std::optional<double>& stated, const std::string& stated_source, LinkClass c, const Device& gpu,
+                     double FittedCosts::*excess, std::string_view parameter) {
+  if (stated) return {*stated, c, stated_source};
+  Achievable a = from_table(c);
+  const double x = gpu.fitted.*excess;
+  if (x > 0) {
+    a.fraction /= 1 + x;
+    a.source += "; divided by 1 + " + format_double("%.3g", x) + ", calibration profile " +
+                (gpu.calibration.empty() ? std::string("in force") : in_quotes(gpu.calibration)) + "'s " + std::string(parameter) +
+                " for " + gpu.name;
+  }
+  return a;
 }
 
 }  // namespace
@@ -83,11 +97,11 @@ Achievable intra_achievable(const NodeType& node) {
       break;
     }
   }
-  return stated_or(node.intra.achievable, node.intra.achievable_source, c);
+  return stated_or(node.intra.achievable, node.intra.achievable_source, c, node.gpu, &FittedCosts::intra_time_excess, "intra_time_excess");
 }
 
 Achievable nic_achievable(const NodeType& node) {
-  return stated_or(node.nic.achievable, node.nic.achievable_source, LinkClass::kNic);
+  return stated_or(node.nic.achievable, node.nic.achievable_source, LinkClass::kNic, node.gpu, &FittedCosts::nic_time_excess, "nic_time_excess");
 }
 
 Achievable pcie_achievable(const NodeType& node) {

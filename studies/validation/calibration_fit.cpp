@@ -282,7 +282,11 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   std::set<std::string> gpus;
   use_no_calibration();
   for (const ValidationRun& run : runs) {
-    if (run.kind != RunKind::kTraining) continue;
+    if (run.kind != RunKind::kTraining && run.kind != RunKind::kCollective) {
+      out.left_out.push_back(run.name + ": a " + std::string(run_kind_name(run.kind)) +
+                             " run checks a profile's kernels one at a time; training and collective runs are fitted on");
+      continue;
+    }
     const RunResult r = evaluate_run(run, cost, sim);
     if (!r.failure.empty()) {
       out.left_out.push_back(run.name + ": no prediction (" + r.failure + ")");
@@ -298,7 +302,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       break;
     }
   }
-  if (rows.empty()) throw InputError("--runs", "", "no training run with a measured time or throughput predicts: nothing to fit on");
+  if (rows.empty()) throw InputError("--runs", "", "no training or collective run with a measured time, throughput or bus bandwidth predicts: nothing to fit on");
   // Each parameter alone at the top of its grid first: one no run moves is refused before the grid,
   // whose size is 4 to the power of the parameters (simulations a setting).
   size_t done = 0;  // simulations run, for the progress bar

@@ -1,6 +1,6 @@
 // File: studies/validation/calibration_fit.hpp
 // `hetsim calibrate`: fits a calibration profile's parameters (kernels_profile/calibration_profile.hpp)
-// to measured training runs, and says how well it predicts runs it was not fitted on.
+// to measured training and collective runs, and says how well it predicts runs it was not fitted on.
 //
 // Each run is simulated on a grid of parameter values (0, 1, 2 and 4 times each parameter's typical
 // value, every combination); the log of its predicted time is interpolated multilinearly between
@@ -40,7 +40,8 @@ struct CalibrationFit {
   std::vector<std::string> left_out;  // runs not fitted on, and why
 };
 
-// Fits on the training runs of `runs` with a time-like measured figure (others are left out, and
+// Fits on the training and collective runs of `runs` with a time-like measured figure (busbw is one:
+// its inverse is a time; others are left out, and
 // so are runs that fail to predict at the grid's origin). Throws InputError when no run is left or
 // no parameter is constrained. `progress`(done, total) after each simulation.
 [[nodiscard]] CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const CostModel& cost,

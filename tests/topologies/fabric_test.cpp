@@ -156,6 +156,33 @@ TEST(Fabric, LinksRunAtTheirClassFraction) {
   for (const FabricLink& l : f.links()) EXPECT_DOUBLE_EQ(l.bandwidth_Bps, l.wire_Bps * l.achievable) << l.name;
 }
 
+TEST(Fabric, AProfilesLinkExcessSlowsTheClassDefaultsButNotAStatedFraction) {
+  // A calibration profile's nic_time_excess and intra_time_excess: the node's NICs (and the uplinks
+  // of their class) and its GPU links run at the table's fraction / (1 + excess), said with the
+  // profile's name; the host's PCIe links keep theirs; a fraction the cluster file states stands.
+  const Cluster plain = shipped_cluster("a100-8x8");
+  Cluster c = plain;
+  for (NodeType& nt : c.node_types) {
+    nt.gpu.fitted.nic_time_excess = 0.25;
+    nt.gpu.fitted.intra_time_excess = 0.5;
+    nt.gpu.calibration = "lab-2026";
+  }
+  const NodeType& n = c.node_types[0];
+  EXPECT_DOUBLE_EQ(nic_achievable(n).fraction, nic_achievable(plain.node_types[0]).fraction / 1.25);
+  EXPECT_DOUBLE_EQ(intra_achievable(n).fraction, intra_achievable(plain.node_types[0]).fraction / 1.5);
+  EXPECT_DOUBLE_EQ(pcie_achievable(n).fraction, pcie_achievable(plain.node_types[0]).fraction);
+  EXPECT_NE(nic_achievable(n).source.find("calibration profile \"lab-2026\"'s nic_time_excess for A100"), std::string::npos)
+      << nic_achievable(n).source;
+  const Fabric f(c), g(plain);
+  EXPECT_DOUBLE_EQ(f.bottleneck_Bps(f.route(0, 5)), g.bottleneck_Bps(g.route(0, 5)) / 1.5);
+  for (const FabricLink& l : f.links()) EXPECT_DOUBLE_EQ(l.bandwidth_Bps, l.wire_Bps * l.achievable) << l.name;
+  Cluster stated = c;
+  stated.node_types[0].nic.achievable = 0.8;
+  stated.node_types[0].nic.achievable_source = "ib_write_bw, our lab";
+  EXPECT_DOUBLE_EQ(nic_achievable(stated.node_types[0]).fraction, 0.8);
+  EXPECT_EQ(nic_achievable(stated.node_types[0]).source, "ib_write_bw, our lab");
+}
+
 TEST(Fabric, SwitchEndpointsExistOnlyWhereTheSwitchReduces) {
   const Cluster h100 = shipped_cluster("h100-mi300x");  // nodes 0, 1: DGX H100; 2, 3: MI300X
   const Fabric f(h100);

@@ -1,0 +1,97 @@
+// File: tests/studies/calibration_links_test.cpp
+// Link-class parameters of a calibration profile (nic_time_excess, intra_time_excess): `hetsim
+// calibrate` fits them on collective runs (nccl-tests busbw), recovers values the runs were
+// synthesised with, and refuses one no run moves.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "base/input_error.hpp"
+#include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/device.hpp"
+#include "studies/validation/calibration_fit.hpp"
+#include "studies/validation/run_evaluation.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+struct Restore {
+  ~Restore() { use_shipped_calibrations(); }
+};
+
+// The shipped collective rows named, each measured as predicted under `truth` (none: the raw model).
+std::vector<ValidationRun> collective_runs(const CostModel& cost, const std::vector<std::string>& names,
+                                           const CalibrationProfile* truth) {
+  std::vector<ValidationRun> out;
+  for (const ValidationRun& r : load_runs(test::source_dir() / "studies/validation/collectives.yaml")) {
+    if (std::find(names.begin(), names.end(), r.name) != names.end()) out.push_back(r);
+  }
+  EXPECT_EQ(out.size(), names.size());
+  if (truth) {
+    use_calibration_profile(*truth);
+  } else {
+    use_no_calibration();
+  }
+  for (ValidationRun& r : out) {
+    const RunResult p = evaluate_run(r, cost, SimOptions{});
+    EXPECT_TRUE(p.failure.empty()) << r.name << ": " << p.failure;
+    r.measured.front().value = p.figures.front().predicted;
+  }
+  use_shipped_calibrations();
+  return out;
+}
+
+TEST(CalibrationLinks, NicAndIntraNodeExcessesAreRecoveredFromCollectiveRuns) {
+  // One-node rings are bound by the NVSwitch ports, the 4-node ring by the NICs: each excess moves
+  // its own rows, so both are told apart and recovered within a tenth.
+  Restore restore;
+  const CostModel cost = CostModel::shipped();
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"A100-SXM4-80GB", "H100-SXM5-80GB"};
+  truth.parameters = {{"nic_time_excess", 0.3, 0}, {"intra_time_excess", 0.15, 0}};  // inside grid cells
+  const std::vector<ValidationRun> runs =
+      collective_runs(cost, {"allreduce-8xA100-nvswitch-1GiB", "allreduce-8xA100-nvswitch-8GiB", "allreduce-4x8H100-roce-8GiB",
+                             "allreduce-4x8H100-ib-8GiB"},
+                      &truth);
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = "2026-12-02";
+  o.parameters = {"nic_time_excess", "intra_time_excess"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  EXPECT_TRUE(fit.refused.empty());
+  ASSERT_EQ(fit.profile.parameters.size(), 2u);
+  EXPECT_EQ(fit.profile.parameters[0].name, "nic_time_excess");
+  EXPECT_NEAR(fit.profile.parameters[0].value, 0.3, 0.03);
+  EXPECT_NEAR(fit.profile.parameters[1].value, 0.15, 0.015);
+  ASSERT_EQ(fit.profile.runs.size(), runs.size());
+  for (const CrossValidatedRun& r : fit.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+  // The fitted profile slows the raw model's busbw as the truth did.
+  use_calibration_profile(fit.profile);
+  const RunResult back = evaluate_run(runs[2], cost, SimOptions{});
+  EXPECT_NEAR(back.figures.front().predicted / runs[2].measured.front().value, 1, 0.01);
+}
+
+TEST(CalibrationLinks, ANicExcessNoOneNodeRunMovesIsRefusedByName) {
+  // Rows inside one node send nothing over a NIC.
+  Restore restore;
+  const CostModel cost = CostModel::shipped();
+  const std::vector<ValidationRun> runs =
+      collective_runs(cost, {"allreduce-8xA100-nvswitch-1GiB", "allreduce-8xA100-nvswitch-8GiB"}, nullptr);
+  CalibrateOptions o;
+  o.date = "2026-12-02";
+  o.parameters = {"nic_time_excess"};
+  try {
+    (void)fit_calibration(runs, cost, SimOptions{}, o);
+    FAIL() << "fitted a NIC excess on one-node runs";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("nic_time_excess: no run's prediction moves"), std::string::npos) << what;
+    EXPECT_NE(what.find("across nodes"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace hetsim
