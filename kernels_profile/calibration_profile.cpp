@@ -310,7 +310,9 @@ void use_calibration_profile(CalibrationProfile profile) {
 
 void use_calibration(const std::string& arg) {
   if (arg == "none") return use_no_calibration();
-  if (arg == "shipped" || arg.empty()) return use_shipped_calibrations();
+  if (arg == "shipped") return use_shipped_calibrations();
+  // An empty value is an unset variable more often than a choice: never silently the default.
+  if (arg.empty()) throw InputError("--calibration", "", "empty: give shipped, none or a calibration profile file");
   use_calibration_profile(load_calibration_profile(resolve_input(arg, "kernels_profile/calibrations", "calibration profile")));
 }
 

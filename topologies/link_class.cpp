@@ -65,9 +65,8 @@ Achievable stated_or(const std::optional<double>& stated, const std::string& sta
   const double x = gpu.fitted.*excess;
   if (x > 0) {
     a.fraction /= 1 + x;
-    a.source += "; divided by 1 + " + format_double("%.3g", x) + ", calibration profile " +
-                (gpu.calibration.empty() ? std::string("in force") : in_quotes(gpu.calibration)) + "'s " + std::string(parameter) +
-                " for " + gpu.name;
+    a.source += "; divided by 1 + " + format_double("%.3g", x) + ": " + std::string(parameter) + " of the calibration profile in force on " +
+                gpu.name + (gpu.calibration.empty() ? std::string() : ", " + gpu.calibration);
   }
   return a;
 }

@@ -61,9 +61,11 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
   cmd->add_option("--report", a.report, "write the results JSON here")->check(output_file());
   cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)")->check(output_file());
+  add_calibration_option(cmd, a.calibration);  // a profile's nic_time_excess and intra_time_excess
 }
 
 int run_collective(const CollectiveArgs& a) {
+  use_calibration(a.calibration);  // before the cluster's devices are loaded
   const Cluster cluster = load_cluster_arg(a.cluster);
   const std::vector<double> sizes = parse_sizes(a.size);
   const std::vector<int> group = parse_group(a.group, cluster.gpu_count());

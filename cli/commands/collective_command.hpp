@@ -21,6 +21,7 @@ struct CollectiveArgs {
   int root = -1;  // broadcast / reduce root; -1: the group's first member
   std::string report;
   std::string trace;
+  std::string calibration = "shipped";  // --calibration: its link-class parameters slow the links
 };
 
 void add_collective_options(CLI::App* cmd, CollectiveArgs& a);

@@ -247,6 +247,15 @@ std::string unconstrained(const ParameterInfo& p) {
          std::string(p.constrained_by);
 }
 
+// The runs left out, for a refusal that ends the fit (the first three, then how many more).
+std::string left_out_said(const std::vector<std::string>& left_out) {
+  if (left_out.empty()) return "";
+  std::string s = " (left out: ";
+  for (size_t i = 0; i < left_out.size() && i < 3; ++i) s += (i > 0 ? "; " : "") + left_out[i];
+  if (left_out.size() > 3) s += "; and " + counted(left_out.size() - 3, "more run");
+  return s + ")";
+}
+
 std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
   std::vector<const ParameterInfo*> out;
   std::vector<std::string> known;
@@ -299,10 +308,18 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
                       same == rows.end() ? &run : same->setting, r.scope.gpus});
       at_origin.push_back(r.figures[f].predicted);
       gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
+      for (size_t g = f + 1; g < r.figures.size(); ++g) {  // one figure a run: say the others
+        if (quantity_of(r.figures[g].key) == Quantity::kTime) {
+          out.left_out.push_back(run.name + "'s " + r.figures[g].key + ": a run is fitted on one figure, its first (" + r.figures[f].key + ")");
+        }
+      }
       break;
     }
   }
-  if (rows.empty()) throw InputError("--runs", "", "no training or collective run with a measured time, throughput or bus bandwidth predicts: nothing to fit on");
+  if (rows.empty()) {
+    throw InputError("--runs", "", "no training or collective run with a measured time, throughput or bus bandwidth predicts: nothing to fit on" +
+                                       left_out_said(out.left_out));
+  }
   // Each parameter alone at the top of its grid first: one no run moves is refused before the grid,
   // whose size is 4 to the power of the parameters (simulations a setting).
   size_t done = 0;  // simulations run, for the progress bar
@@ -479,8 +496,9 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   size_t free = static_cast<size_t>(std::count(used.begin(), used.end(), true));
   if (free > 0 && keep_moved()) fit = fit_on_grid(logp, logm, scales, kAxis, used, all);  // a parameter refused above moved them
   if (free > 0 && all.size() <= free) {
-    throw InputError("--runs", "", "fitting " + counted(free, "parameter") + " needs more than " + counted(free, "run") + "; " +
-                                       std::to_string(all.size()) + " predict");
+    throw InputError("--runs", "", "fitting " + counted(free, "parameter") + " needs more than " + counted(free, "run") + " that " +
+                                       (free == 1 ? "it moves" : "they move") + "; " + std::to_string(all.size()) + " left" +
+                                       left_out_said(out.left_out));
   }
   if (free == 0) {
     std::string why;

@@ -90,9 +90,19 @@ void fill(RunResult& out, const std::vector<std::pair<std::string, double>>& pre
 
 void collective_run(const ValidationRun& run, RunResult& out, const SimOptions& sim) {
   const Cluster cluster = run_cluster(run);
-  const std::vector<int> group = parse_device_list(run.collective.group, cluster.gpu_count(), run.name + ": collective.group");
-  if (group.size() < 2) throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "collective.group",
-                                                     "a collective needs at least 2 GPUs"}});
+  // The group is checked against the cluster only here: its errors point at the run's `group`.
+  Diagnostic at = run.collective.group_where;
+  std::vector<int> group;
+  try {
+    group = parse_device_list(run.collective.group, cluster.gpu_count(), at.field);
+  } catch (const InputError& e) {
+    at.message = e.diagnostics().front().message;
+    throw InputError({at});
+  }
+  if (group.size() < 2) {
+    at.message = "a collective needs at least 2 GPUs";
+    throw InputError({at});
+  }
   CollectiveTask task = collective(run.collective.op, group, run.collective.size_bytes);
   task.algorithm = run.collective.algorithm;
   task.root = group.front();

@@ -86,6 +86,7 @@ CollectiveRun read_collective(FieldReader c) {
     c.error("size", format_bytes(out.size_bytes) + " is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
   }
   out.group = c.opt_text("group").value_or("all");
+  out.group_where = c.locate("group", "");
   const std::string algorithm = c.opt_choice("algorithm", algorithm_names()).value_or("auto");
   out.algorithm = algorithm_from_name(algorithm).value_or(Algorithm::kAuto);
   c.finish();

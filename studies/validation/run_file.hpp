@@ -31,6 +31,7 @@ struct CollectiveRun {
   double size_bytes = 0;
   std::string group = "all";  // the syntax of --group
   Algorithm algorithm = Algorithm::kAuto;
+  Diagnostic group_where;     // file:line of `group` (the collective's where absent), for errors found later
 };
 
 struct MatmulRun {
