@@ -29,6 +29,12 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "(forward one per linear layer, backward two)",
        "training runs of mixture-of-experts models with several experts per GPU, at more than one count of experts per "
        "GPU to tell it from moe_layer_host"},
+      {"pass_host", &FittedCosts::pass_host_s, ParameterUnit::kTime, 1e-3, 0.05, "more host time per pass than any framework spends",
+       "host time the GPU waits for at the start of each pass (one micro-batch's forward, backward or weight-gradient "
+       "pass on a stage or model chunk): the framework's work between the pass's inputs arriving and its first kernel "
+       "(schedule bookkeeping, waits on pipeline receives, Python dispatch), added once a pass",
+       "training runs at several counts of micro-batches per iteration (or of pipeline chunks), small models or short "
+       "sequences whose passes are short enough for a fixed cost to show"},
       {"gemm_time_excess", &FittedCosts::gemm_time_excess, ParameterUnit::kShare, 0.25, 1.0,
        "GEMMs over twice the kernel model's time: the model is wrong there, not the framework",
        "how much longer the framework's GEMM and attention kernels in tensor-core formats (all but fp32) take on this GPU "

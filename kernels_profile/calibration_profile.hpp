@@ -50,6 +50,10 @@ struct FittedCosts {
   // the table's figure. A fraction the cluster file states is the user's own and is not changed.
   double nic_time_excess = 0;
   double intra_time_excess = 0;
+  // Host time the GPU waits for at the start of each pass (one micro-batch's forward, backward or
+  // weight-gradient pass of a stage or model chunk): the framework's work between the pass's inputs
+  // arriving and its first kernel (schedule bookkeeping, waits on receives, Python dispatch).
+  double pass_host_s = 0;
   friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
 

@@ -78,7 +78,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   // Speed of each GPU on this model: samples per second of forward + backward at the micro-batch.
   plan.speed_samples_per_s.resize(n);
   for (int g = 0; g < n; ++g) {
-    double s = 0;
+    double s = 2 * cluster.device_of(g).fitted.pass_host_s;  // the framework's host time, a forward and a backward pass
     for (const BlockCost& b : costs.blocks(g, mb)) s += b.fwd_s + b.bwd_s;
     plan.speed_samples_per_s[g] = static_cast<double>(mb) / s;
   }
@@ -130,7 +130,9 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     const int g = c.front();
     steps += static_cast<double>(steps_of(g) - collapsed_of(g)) + (collapsed_of(g) > 0 ? 1 : 0);
   }
-  Program::check_program_size(steps * 2 * static_cast<double>(nblocks) + static_cast<double>(nblocks + classes.size()));
+  bool hosts = false;  // a host task before each pass (pass_host)
+  for (const NodeType& nt : cluster.node_types) hosts = hosts || nt.gpu.fitted.pass_host_s > 0;
+  Program::check_program_size(steps * 2 * static_cast<double>(nblocks + (hosts ? 1 : 0)) + static_cast<double>(nblocks + classes.size()));
   Program& p = plan.program;
   p.strategy = split == BatchSplit::kEven ? "dp-even" : "dp-proportional";
   p.devices.resize(n);
@@ -147,11 +149,14 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     const double replicas = static_cast<double>(c.size());  // FLOPs and compute seconds count on each
     const std::string prefix = "gpu" + std::to_string(g) + ".";  // mirrored tasks carry their first GPU's name
     long done = 0, k = 0;
+    // The framework's host time at the start of each forward and backward pass (the calibration
+    // profile's pass_host): the GPU waits for it.
+    const double host = cluster.device_of(g).fitted.pass_host_s;
     if (const long repeats = collapsed_of(g); repeats > 0) {
       // Steps 0 .. repeats-1, all of the full micro-batch: one task of their summed length that
       // holds one step's activations (the step's peak), then releases them.
       const std::vector<BlockCost>& blocks = costs.blocks(g, mb);
-      double step_s = 0, step_flops = 0, activations = 0;
+      double step_s = 2 * host, step_flops = 0, activations = 0;
       for (const BlockCost& b : blocks) {
         step_s += b.fwd_s + b.bwd_s;
         step_flops += b.model_flops;
@@ -174,10 +179,12 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       const bool last = done == plan.samples[g];
       const std::vector<BlockCost>& blocks = costs.blocks(g, size);
       const std::string mbtag = "mb" + std::to_string(k) + ".";
+      if (host > 0) p.add({prefix + mbtag + "host.fwd", ComputeTask{g, host, 0, 0, mirrors}, {}});
       for (const BlockCost& b : blocks) {
         p.add({prefix + mbtag + b.name + ".fwd", ComputeTask{g, b.fwd_s, 0, b.saved_bytes, mirrors}, {}});
         for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * b.sources[s];
       }
+      if (host > 0) p.add({prefix + mbtag + "host.bwd", ComputeTask{g, host, 0, 0, mirrors}, {}});
       for (size_t i = nblocks; i-- > 0;) {
         const BlockCost& b = blocks[i];
         const int t = p.add({prefix + mbtag + b.name + ".bwd", ComputeTask{g, b.bwd_s, b.model_flops, -b.saved_bytes, mirrors}, {}});

@@ -286,6 +286,13 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         auto found = by_copy.find({nt, shares[j]});
         if (found == by_copy.end()) found = by_copy.emplace(std::make_pair(nt, shares[j]), stage_times(plan, st, blocks, nt, shares[j], share)).first;
         StageTimes t = found->second;
+        // The framework's host time once a pass of each chunk (the calibration profile's pass_host),
+        // as the emitter writes it: forward, backward, and weight-gradient passes of their own.
+        if (const double h = cluster_.node_types[nt].gpu.fitted.pass_host_s; h > 0) {
+          t.f += h * v;
+          t.b += h * v * (split_w ? 2 : 1);
+          if (split_w) t.w += h * v;
+        }
         if (ctx.tied_embedding_params > 0 && P > 1 && s == P - 1) {  // the last stage's copy of the embedding
           const double emb = ctx.tied_embedding_params / st.tp;
           t.params += emb;
@@ -429,7 +436,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
       if (layer_s > worst) {
         worst = layer_s;
         c.layer_s = layer_s;
-        c.fixed_s = fx.f + fx.b;
+        c.fixed_s = fx.f + fx.b + cluster_.node_types[nt].gpu.fitted.pass_host_s * (splits_weight_gradient(plan.schedule) ? 3 : 2);
       }
       const double state = ctx.state_bytes_per_param;
       const double deferred = splits_weight_gradient(plan.schedule) ? static_cast<double>(std::min<long>(P, pl.micro_batches)) : 0;

@@ -81,7 +81,16 @@ class PassWriter {
     }
   }
 
+  // The framework's host time at the start of the pass (the calibration profile's pass_host; the
+  // slowest GPU type of the pass's devices): after the pass's inputs, before its first kernel.
+  void host() {
+    double s = 0;
+    for (int d : devices_) s = spec_.cluster ? std::max(s, spec_.cluster->device_of(d).fitted.pass_host_s) : 0;
+    if (s > 0) compute(s, 0, 0, spec_.tag + ".host");
+  }
+
   int run() {
+    host();
     if (spec_.per_part) {
       for (const Unit& u : units()) run_unit(u);
       return finish();
@@ -447,6 +456,8 @@ std::pair<int, int> emit_overlapped_passes(ComputeStreams& streams, PassSpec a, 
     s->defer_expert = true;
   }
   PassWriter wa(streams, a, std::move(a_deps)), wb(streams, b, std::move(b_deps));
+  wa.host();
+  wb.host();
   const auto ua = wa.units(), ub = wb.units();
   for (size_t i = 0; i < std::max(ua.size(), ub.size()); ++i) {
     if (i < ua.size()) wa.run_unit(ua[i]);

@@ -1,0 +1,99 @@
+// File: tests/studies/calibration_host_test.cpp
+// The calibration profile's pass_host: the framework's host time at the start of every forward,
+// backward and weight-gradient pass. It lengthens a data-parallel step by two passes a micro-batch
+// and a pipeline by its passes on the critical path, the planner's estimate by as much, and
+// `hetsim calibrate` recovers it from runs synthesised with it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "base/temp_dir.hpp"
+#include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "studies/validation/calibration_fit.hpp"
+#include "studies/validation/run_evaluation.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+struct Restore {
+  ~Restore() { use_shipped_calibrations(); }
+};
+
+CalibrationProfile host_profile(const std::vector<std::string>& devices, double seconds) {
+  CalibrationProfile p;
+  p.name = "host";
+  p.devices = devices;
+  p.parameters = {{"pass_host", seconds, 0}};
+  return p;
+}
+
+// The run's predicted iteration time with no profile and with `profile`.
+std::pair<double, double> iteration_times(const ValidationRun& run, const CalibrationProfile& profile) {
+  const CostModel cost = CostModel::shipped();
+  use_no_calibration();
+  const RunResult raw = evaluate_run(run, cost, SimOptions{});
+  use_calibration_profile(profile);
+  const RunResult slowed = evaluate_run(run, cost, SimOptions{});
+  EXPECT_TRUE(raw.failure.empty()) << raw.failure;
+  EXPECT_TRUE(slowed.failure.empty()) << slowed.failure;
+  EXPECT_EQ(raw.figures.front().key, "iteration_time_s");
+  return {raw.figures.front().predicted, slowed.figures.front().predicted};
+}
+
+std::vector<ValidationRun> runs_of(const std::string& text) {
+  const TempDir dir("calibration-host");
+  const std::filesystem::path file = dir.path() / "runs.yaml";
+  std::ofstream(file) << text;
+  return load_runs(file);
+}
+
+TEST(CalibrationHost, APassHostLengthensEachDataParallelStepByTwoPasses) {
+  // 3 micro-batches a GPU on 8 A100: the first two written as one task, the last on its own.
+  Restore restore;
+  const std::vector<ValidationRun> runs = runs_of(
+      "- name: dp\n  source: s\n  cluster: a100-8x8\n  nodes: 1\n  model: gpt3-1.3b\n  global_batch: 24\n  strategy: dp-even\n"
+      "  measured: {iteration_time_s: 1}\n");
+  const double h = 5e-3;
+  const auto [raw, slowed] = iteration_times(runs.front(), host_profile({"A100-SXM4-80GB", "A100-SXM4-40GB"}, h));
+  EXPECT_NEAR(slowed - raw, 3 * 2 * h, 1e-9 + 1e-6 * raw);
+}
+
+TEST(CalibrationHost, APassHostLengthensEveryPassOfAPipelineOnTheCriticalPath) {
+  // TP 2 x PP 2 x DP 2 on one Selene node, 4 micro-batches a pipeline (1F1B): each of the
+  // m + P - 1 = 5 forward-backward steps on the critical path grows by a pass's host time twice.
+  Restore restore;
+  const std::vector<ValidationRun> runs = load_runs(test::source_dir() / "tests/fixtures/validation/runs.yaml");
+  const ValidationRun* grid = nullptr;
+  for (const ValidationRun& r : runs) grid = r.name == "gpt-grid-2x2x2" ? &r : grid;
+  ASSERT_NE(grid, nullptr);
+  const double h = 10e-3;
+  const auto [raw, slowed] = iteration_times(*grid, host_profile({"A100-SXM4-80GB"}, h));
+  EXPECT_GE(slowed - raw, 2 * h * 4);
+  EXPECT_LE(slowed - raw, 2 * h * 5 * 1.01);
+}
+
+TEST(CalibrationHost, APassHostIsRecoveredFromRunsSynthesisedWithIt) {
+  // Runs of 2 to 16 micro-batches a GPU: a fixed cost a pass shows in each in proportion.
+  Restore restore;
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = load_runs(test::source_dir() / "tests/fixtures/validation/calibration-synthetic.yaml");
+  const double h = 1.5e-3;  // inside the grid cell 1-2 ms
+  use_calibration_profile(host_profile({"B200"}, h));
+  for (ValidationRun& r : runs) r.measured.front().value = evaluate_run(r, cost, SimOptions{}).figures.front().predicted;
+  CalibrateOptions o;
+  o.software = "test";
+  o.date = "2026-12-02";
+  o.parameters = {"pass_host"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  ASSERT_EQ(fit.profile.parameters.size(), 1u);
+  EXPECT_NEAR(fit.profile.parameters[0].value, h, 0.05 * h);
+  for (const CrossValidatedRun& r : fit.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.005) << r.run;
+  // Written as a time: "1496.3us".
+  EXPECT_NE(calibration_profile_text(fit.profile).find("pass_host: {value: 149"), std::string::npos) << calibration_profile_text(fit.profile);
+}
+
+}  // namespace
+}  // namespace hetsim
