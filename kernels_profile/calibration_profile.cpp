@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -183,10 +184,11 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       f.value = one->quantity("value", Unit::kTime, Bound::kNonNegative);
       f.uncertainty = one->quantity("uncertainty", Unit::kTime, Bound::kNonNegative);
     } else {
-      f.value = one->number("value", 0, 1e6);
+      // Any non-negative number here: one over the share's bound is said with the bound below.
+      f.value = one->number("value", 0, std::numeric_limits<double>::infinity());
       f.uncertainty = one->number("uncertainty", 0, 1e6);
     }
-    if (f.value > info.max) {  // a share as written, not rounded: 1.0000001 is over 1
+    if (!(f.value <= info.max)) {  // a share as written, not rounded: 1.0000001 is over 1
       one->error("value", (info.unit == ParameterUnit::kTime ? info.format(f.value) : format_double("%.9g", f.value)) + " is over " +
                               info.format(info.max) + ", " + std::string(info.beyond));
     }

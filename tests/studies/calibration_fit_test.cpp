@@ -412,6 +412,8 @@ TEST(CalibrationProfiles, ADeviceListedTwiceOrAShareOutOfItsRangeIsRefusedWithIt
     EXPECT_NE(refusal("[A100-SXM4-40GB]", bad).find("parameters.overlap_slowdown.value: " + std::string(bad) + " is out of range"), std::string::npos)
         << bad;
   }
+  EXPECT_NE(refusal("[A100-SXM4-40GB]", "-0.1").find("expected at least 0"), std::string::npos);  // not a made-up bound
+  EXPECT_NE(refusal("[A100-SXM4-40GB]", "1e300").find("is over 1, compute over twice"), std::string::npos);
   std::filesystem::remove(file);
 }
 
