@@ -11,6 +11,7 @@
 #include "base/temp_dir.hpp"
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
 #include "studies/validation/calibration_fit.hpp"
 #include "studies/validation/run_evaluation.hpp"
 #include "test_support.hpp"
@@ -73,6 +74,42 @@ TEST(CalibrationHost, APassHostLengthensEveryPassOfAPipelineOnTheCriticalPath) {
   const auto [raw, slowed] = iteration_times(*grid, host_profile({"A100-SXM4-80GB"}, h));
   EXPECT_GE(slowed - raw, 2 * h * 4);
   EXPECT_LE(slowed - raw, 2 * h * 5 * 1.01);
+}
+
+TEST(CalibrationHost, ThePlannersEstimateAddsThePassesItsSimulationAdds) {
+  // GPT-3 1.3B as 2 stages of TP 8 on Selene, 8 micro-batches (1F1B): with 5 ms a pass, both the
+  // closed form and the simulation grow by between 2 x 8 and 2 x (8 + 2 - 1) passes' host time.
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.training.global_batch = 8;
+  HybridPlan plan;
+  plan.micro_batch = 1;
+  PipelinePlan pl;
+  pl.micro_batches = 8;
+  for (int s = 0; s < 2; ++s) {
+    StagePlan st;
+    st.tp = 8;
+    for (int k = 0; k < 8; ++k) st.devices.push_back(8 * s + k);
+    const int half = static_cast<int>(m.layers) / 2;
+    st.chunks = {{s * half, (s + 1) * half - 1}};
+    pl.stages.push_back(st);
+  }
+  plan.pipelines.push_back(pl);
+  const double h = 5e-3;
+  const auto times = [&](double host) {
+    Cluster c = test::shipped_cluster("selene-64");
+    for (NodeType& nt : c.node_types) nt.gpu.fitted.pass_host_s = host;
+    HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+    const double estimate = planner.estimate(plan).time_s;
+    const Evaluation e = planner.evaluate(plan, "test");
+    EXPECT_TRUE(e.report.feasible);
+    return std::make_pair(estimate, e.result.iteration_time_s);
+  };
+  const auto [raw_estimate, raw_simulated] = times(0);
+  const auto [estimate, simulated] = times(h);
+  for (const double grew : {estimate - raw_estimate, simulated - raw_simulated}) {
+    EXPECT_GE(grew, 2 * h * 8 * 0.99);
+    EXPECT_LE(grew, 2 * h * 9 * 1.01);
+  }
 }
 
 TEST(CalibrationHost, APassHostIsRecoveredFromRunsSynthesisedWithIt) {
