@@ -99,8 +99,8 @@ TEST(CalibrationLinks, ANicExcessNoOneNodeRunMovesIsRefusedByName) {
 // busbw of a 1 GiB all-reduce over 4 x 8 H100 from `hetsim collective` with `calibration`, or -1.
 double busbw(const TempDir& dir, const std::string& calibration) {
   const std::filesystem::path report = dir.path() / "collective.json";
-  const test::CliRun r = test::run_hetsim("collective -c " + (test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml").string() +
-                                              " --group all --size 1GiB --report " + report.string() + " --calibration " + calibration,
+  const test::CliRun r = test::run_hetsim("collective -c '" + (test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml").string() +
+                                              "' --group all --size 1GiB --report '" + report.string() + "' --calibration '" + calibration + "'",
                                           test::Capture::kStdout);
   EXPECT_EQ(r.rc, 0) << r.output;
   if (r.rc != 0) return -1;
@@ -117,8 +117,8 @@ TEST(CalibrationLinks, TheCollectiveCommandTakesAProfileAndNamesItBesideTheFract
   // NIC-bound across 4 nodes: the NICs at 1/1.25 of their default rate, the busbw nearly so.
   EXPECT_LT(slowed, raw / 1.15);
   EXPECT_GT(slowed, raw / 1.3);
-  const test::CliRun said = test::run_hetsim("collective -c " + (test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml").string() +
-                                                 " --group all --size 1GiB --calibration " + profile.string(),
+  const test::CliRun said = test::run_hetsim("collective -c '" + (test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml").string() +
+                                                 "' --group all --size 1GiB --calibration '" + profile.string() + "'",
                                              test::Capture::kStdout);
   EXPECT_NE(said.output.find("divided by 1 + 0.25: nic_time_excess of the calibration profile in force on H100-SXM5-80GB, lab ("), std::string::npos) << said.output;
   // An empty value is an unset variable, not a choice: refused, never the shipped default.
@@ -133,10 +133,10 @@ TEST(CalibrationLinks, ABadGroupIsSaidAtItsLineAndAnEmptyStackIsRefused) {
   std::ofstream(runs) << "- name: r\n  source: s\n  cluster: " << (test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml").string()
                       << "\n  collective:\n    op: allreduce\n    size: 1GiB\n    group: 0-99\n  measured: {busbw_Bps: 300e9}\n";
   const std::string out = (dir.path() / "p.yaml").string();
-  const test::CliRun bad = test::run_hetsim("calibrate --runs " + runs.string() + " --software x --out " + out, test::Capture::kStderr);
+  const test::CliRun bad = test::run_hetsim("calibrate --runs '" + runs.string() + "' --software x --out '" + out + "'", test::Capture::kStderr);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.output.find("runs.yaml:7:12: error: [0].collective.group: "), std::string::npos) << bad.output;
-  const test::CliRun empty = test::run_hetsim("calibrate --runs " + runs.string() + " --software ' ' --out " + out, test::Capture::kStderr);
+  const test::CliRun empty = test::run_hetsim("calibrate --runs '" + runs.string() + "' --software ' ' --out '" + out + "'", test::Capture::kStderr);
   EXPECT_EQ(empty.rc, 2);
   EXPECT_NE(empty.output.find("--software: error: is empty"), std::string::npos) << empty.output;
   EXPECT_FALSE(std::filesystem::exists(out));
