@@ -84,8 +84,9 @@ class PassWriter {
   // The framework's host time at the start of the pass (the calibration profile's pass_host; the
   // slowest GPU type of the pass's devices): after the pass's inputs, before its first kernel.
   void host() {
+    if (spec_.cluster == nullptr) return;
     double s = 0;
-    for (int d : devices_) s = spec_.cluster ? std::max(s, spec_.cluster->device_of(d).fitted.pass_host_s) : 0;
+    for (int d : devices_) s = std::max(s, spec_.cluster->device_of(d).fitted.pass_host_s);
     if (s > 0) compute(s, 0, 0, spec_.tag + ".host");
   }
 
