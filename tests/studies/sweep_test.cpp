@@ -166,6 +166,8 @@ TEST(Study, AReplacedNodeTypeAndAFieldOfEveryNodeTypeApplyInAxisOrder) {
 }
 
 // `hetsim sweep` as a child process (its pid, to kill it).
+std::string cache_dir() { return (scratch() / "cache").string(); }
+
 pid_t start_sweep(const std::vector<std::string>& args) {
   std::vector<std::string> all{test::hetsim_binary(), "-q", "sweep"};
   all.insert(all.end(), args.begin(), args.end());
@@ -175,9 +177,13 @@ pid_t start_sweep(const std::vector<std::string>& args) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> env{"TMPDIR=" + scratch().string()};
+  // The sweeps keep the upper bounds' cache on, as a user's do, in the tests' folder: scenarios
+  // that share a homogeneous reference (and the sweeps of one test, which run the same study)
+  // simulate it once, and a row read from the cache must equal one that simulated it.
+  std::vector<std::string> env{"TMPDIR=" + scratch().string(), "HETSIM_CACHE_DIR=" + cache_dir()};
   for (char** e = environ; *e != nullptr; ++e) {
-    if (!std::string_view(*e).starts_with("TMPDIR=")) env.emplace_back(*e);
+    const std::string_view v(*e);
+    if (!v.starts_with("TMPDIR=") && !v.starts_with("HETSIM_CACHE_DIR=")) env.emplace_back(*e);
   }
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
@@ -317,7 +323,7 @@ TEST(Sweep, MpirunWithTwoRanksGivesTheRowsOfJobsTwo) {
   const auto db_mpi = temp("mpi.db"), db_jobs = temp("jobs.db");
   for (const auto& p : {db_mpi, db_jobs}) std::filesystem::remove(p);
   // The environment lets OpenMPI run as root (CI runs as root); --oversubscribe in case of 1 slot.
-  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " HETSIM_TEST_MPIRUN
+  const std::string cmd = "HETSIM_CACHE_DIR='" + cache_dir() + "' OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " HETSIM_TEST_MPIRUN
                           " --oversubscribe -np 2 " + test::hetsim_binary() + " -q sweep " + study.string() + " --db " +
                           db_mpi.string() + " > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
