@@ -90,6 +90,11 @@ RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, con
     }
     lp.steps.push_back(std::move(step));
   }
+  if (pass_host_cost(p) > 0) {  // the host time before each pass: a step of its own, whatever the shares
+    RatioStep host;
+    for (int d = 0; d < p.devices; ++d) host.compute.push_back({d, 0, 2 * a * p.pass_host_s[static_cast<size_t>(p.type_of[d])]});
+    lp.steps.push_back(std::move(host));
+  }
   if (options.memory_limit && !p.memory_capacity.empty()) {
     for (int d = 0; d < p.devices; ++d) lp.memory.push_back({d, mem_coeff[d], mem_const[d]});
     lp.memory_capacity = p.memory_capacity;

@@ -34,6 +34,7 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   p.accumulation = static_cast<double>(global) / static_cast<double>(micro);
   p.samples = global;
   for (const GpuSlot& s : cluster.gpus) p.type_of.push_back(s.node_type);
+  for (const NodeType& nt : cluster.node_types) p.pass_host_s.push_back(nt.gpu.fitted.pass_host_s);
   const double e = dtype_bytes(dtype);
   const double state = state_bytes_per_param(model, dtype);
   for (const Op& op : g.ops) {

@@ -325,8 +325,14 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
   out.stats.seconds = seconds_since(t0);
   if (goal < 0) return out;
   out.found = true;
-  out.program = {trace_back(nodes, goal), best};
+  out.program = {trace_back(nodes, goal), best + pass_host_cost(p)};
   return out;
+}
+
+double pass_host_cost(const SpmdProblem& p) {
+  double slowest = 0;
+  for (int d = 0; d < p.devices && !p.pass_host_s.empty(); ++d) slowest = std::max(slowest, p.pass_host_s[static_cast<size_t>(p.type_of[d])]);
+  return 2 * p.accumulation * slowest;
 }
 
 double program_cost(const SpmdProblem& p, const std::vector<double>& ratios, const SearchOptions& options,
@@ -348,7 +354,7 @@ double program_cost(const SpmdProblem& p, const std::vector<double>& ratios, con
       if (options.memory_limit && !p.memory_capacity.empty() && mem[d] > p.memory_capacity[d]) return kInf;
     }
   }
-  return total;
+  return total + pass_host_cost(p);
 }
 
 SearchResult enumerate_programs(const SpmdProblem& p, const std::vector<double>& ratios, const SearchOptions& options) {
@@ -382,7 +388,7 @@ SearchResult enumerate_programs(const SpmdProblem& p, const std::vector<double>&
   dfs();
   out.stats.seconds = seconds_since(t0);
   out.found = std::isfinite(best);
-  out.program = {best_choices, best};
+  out.program = {best_choices, best + pass_host_cost(p)};
   return out;
 }
 

@@ -59,6 +59,9 @@ struct SpmdProblem {
   std::vector<SpmdOp> ops;           // topological order
   CollectiveCost all_gather, reduce_scatter, all_reduce, all_to_all;
   std::vector<double> memory_capacity;  // per device, bytes available for model state and activations
+  // Per device type: the framework's host time before each forward and each backward pass (the
+  // calibration profile's pass_host); empty or 0: none.
+  std::vector<double> pass_host_s;
 
   [[nodiscard]] const CollectiveCost& cost_of(Comm c) const {
     switch (c) {
@@ -110,6 +113,10 @@ struct SearchResult {
 // Every combination of rules (for small problems and tests): the optimum by brute force.
 [[nodiscard]] SearchResult enumerate_programs(const SpmdProblem& p, const std::vector<double>& ratios,
                                               const SearchOptions& options);
+// The host time every program pays per iteration, whatever its rules: the slowest device's pass_host
+// before each forward and backward pass of each accumulation step (as the program writes it,
+// spmd_program.cpp). Part of every cost below.
+[[nodiscard]] double pass_host_cost(const SpmdProblem& p);
 // The cost of a complete program under `options` (infinite when a conversion is impossible or
 // memory does not fit).
 [[nodiscard]] double program_cost(const SpmdProblem& p, const std::vector<double>& ratios, const SearchOptions& options,

@@ -1,7 +1,7 @@
 // File: tests/studies/calibration_host_test.cpp
 // The calibration profile's pass_host: the framework's host time at the start of every forward,
 // backward and weight-gradient pass. It lengthens a data-parallel step by two passes a micro-batch
-// and a pipeline by its passes on the critical path, the planner's estimate by as much, and
+// and a pipeline by its passes on the critical path, the planners' estimates by as much, and
 // `hetsim calibrate` recovers it from runs synthesised with it.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,8 @@
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/spmd/spmd_planner.hpp"
+#include "planner/spmd/spmd_problem.hpp"
 #include "studies/validation/calibration_fit.hpp"
 #include "studies/validation/run_evaluation.hpp"
 #include "test_support.hpp"
@@ -110,6 +112,34 @@ TEST(CalibrationHost, ThePlannersEstimateAddsThePassesItsSimulationAdds) {
     EXPECT_GE(grew, 2 * h * 8 * 0.99);
     EXPECT_LE(grew, 2 * h * 9 * 1.01);
   }
+}
+
+TEST(CalibrationHost, TheSpmdSearchsEstimateAddsTheSlowestGpusTwoPassesPerAccumulationStep) {
+  // bert-base on the default cluster (16 A100, 16 V100), 8 accumulation steps; the V100s' host time is the
+  // longer: every program pays it before each forward and backward pass, so the search picks the
+  // same program and its estimate, and the LP's at its shares, grow by 2 x 8 x 5 ms exactly.
+  ModelSpec m = load_model(test::shipped("workloads", "bert-base"));
+  m.training.micro_batch = 4;
+  m.training.global_batch = 8 * 32 * 4;
+  const auto plan_with = [&](double a100, double v100) {
+    Cluster c = test::shipped_cluster("a100-v100-2x2");
+    for (NodeType& nt : c.node_types) nt.gpu.fitted.pass_host_s = nt.gpu.name.starts_with("A100") ? a100 : v100;
+    const SpmdProblem p = build_spmd_problem(m, c, CostModel{});
+    EXPECT_DOUBLE_EQ(p.accumulation, 8);
+    return std::make_pair(p, plan_spmd(p, SpmdPlanOptions{}));
+  };
+  const auto [p0, raw] = plan_with(0, 0);
+  const auto [p1, slowed] = plan_with(2e-3, 5e-3);
+  ASSERT_TRUE(raw.found && slowed.found);
+  EXPECT_DOUBLE_EQ(pass_host_cost(p1), 2 * 8 * 5e-3);
+  EXPECT_NEAR(slowed.best.estimate_s - raw.best.estimate_s, 2 * 8 * 5e-3, 1e-9);
+  ASSERT_EQ(slowed.best.program.choices.size(), raw.best.program.choices.size());
+  for (size_t i = 0; i < raw.best.program.choices.size(); ++i) EXPECT_EQ(slowed.best.program.choices[i].rule, raw.best.program.choices[i].rule);
+  const RatioSolution lp0 = solve_ratios(ratio_problem(p0, raw.best.program, raw.best.ratios, SearchOptions{}));
+  const RatioSolution lp1 = solve_ratios(ratio_problem(p1, raw.best.program, raw.best.ratios, SearchOptions{}));
+  ASSERT_EQ(lp0.status, LpStatus::kOptimal);
+  ASSERT_EQ(lp1.status, LpStatus::kOptimal);
+  EXPECT_NEAR(lp1.cost_s - lp0.cost_s, 2 * 8 * 5e-3, 1e-9);
 }
 
 TEST(CalibrationHost, APassHostIsRecoveredFromRunsSynthesisedWithIt) {
