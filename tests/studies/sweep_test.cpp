@@ -165,9 +165,10 @@ TEST(Study, AReplacedNodeTypeAndAFieldOfEveryNodeTypeApplyInAxisOrder) {
   std::filesystem::remove(reversed);
 }
 
-// `hetsim sweep` as a child process (its pid, to kill it).
+// The upper bounds' cache of the sweeps these tests start.
 std::string cache_dir() { return (scratch() / "cache").string(); }
 
+// `hetsim sweep` as a child process (its pid, to kill it).
 pid_t start_sweep(const std::vector<std::string>& args) {
   std::vector<std::string> all{test::hetsim_binary(), "-q", "sweep"};
   all.insert(all.end(), args.begin(), args.end());
