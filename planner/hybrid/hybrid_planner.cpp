@@ -217,7 +217,10 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
   if (flavour == HybridFlavour::kHetsim) {
     if (options.schedule) schedules = {*options.schedule};
     else schedules = {PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved, PipelineSchedule::kZeroBubble};
-    if (!options.schedule && options.cross_mesh) schedules.push_back(PipelineSchedule::kEager);
+    // Eager 1F1B differs from 1F1B only across stages (its warm-up, 2(P - s) - 2 against P - s - 1
+    // forwards, and the resharding between stages it overlaps): with one stage it is the same
+    // program, which took a second place of the simulated best.
+    if (!options.schedule && options.cross_mesh && P > 1) schedules.push_back(PipelineSchedule::kEager);
   }
   const bool uniform = flavour == HybridFlavour::kMegatronUniform || options.uniform_layers;
   const long min_mb = shape.mixed ? static_cast<long>(shape.type_order.size()) : 1;
@@ -232,10 +235,6 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
     plan.micro_batch = mb;
     for (int p = 0; p < d; ++p) plan.pipelines.push_back({total / d + (p < total % d ? 1 : 0), pipes[p]});
     for (PipelineSchedule s : schedules) {
-      // Eager 1F1B differs from 1F1B only across stages (its warm-up, 2(P - s) - 2 against
-      // P - s - 1 forwards, and the resharding between stages it overlaps): with one stage it is
-      // the same program, which took a second place of the simulated best.
-      if (s == PipelineSchedule::kEager && P < 2) continue;
       const bool interleaved = s == PipelineSchedule::kInterleaved;
       if (interleaved && (P < 2 || std::any_of(plan.pipelines.begin(), plan.pipelines.end(),
                                                [&](const PipelinePlan& pl) { return pl.micro_batches % P != 0; }))) {

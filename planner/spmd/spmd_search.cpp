@@ -330,8 +330,9 @@ SearchResult search_program(const SpmdProblem& p, const std::vector<double>& rat
 }
 
 double pass_host_cost(const SpmdProblem& p) {
+  if (p.pass_host_s.empty()) return 0;
   double slowest = 0;
-  for (int d = 0; d < p.devices && !p.pass_host_s.empty(); ++d) slowest = std::max(slowest, p.pass_host_s[static_cast<size_t>(p.type_of[d])]);
+  for (int type : p.type_of) slowest = std::max(slowest, p.pass_host_s[static_cast<size_t>(type)]);
   return 2 * p.accumulation * slowest;
 }
 
