@@ -75,6 +75,14 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "states is kept; NVLink SHARP's in-switch reduction rate is not changed",
        "collective runs inside one node (nccl-tests or rccl-tests busbw) at messages large enough to be "
        "bandwidth-bound (1 GiB and over)"},
+      {"collective_latency", &FittedCosts::collective_latency_s, ParameterUnit::kTime, 2.5e-5, 5e-4,
+       "more time per collective call than any collective library's base latency: the runs are not latency-bound, or "
+       "the fabric is misdescribed",
+       "the fixed time each collective call takes before its data moves (kernel launch, the collective library's base "
+       "latency for its algorithm and protocol), beyond each link's latency per ring or tree step, which the cluster's "
+       "links carry: added once a call, the slowest member's where a group spans GPU types",
+       "collective runs (nccl-tests or rccl-tests, or a framework's all-reduce benchmark) at small messages (a few KiB "
+       "to a few MiB), whose time is mostly that fixed cost, beside large ones that fix the bandwidth"},
   };
   return params;
 }

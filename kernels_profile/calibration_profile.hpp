@@ -54,6 +54,11 @@ struct FittedCosts {
   // weight-gradient pass of a stage or model chunk): the framework's work between the pass's inputs
   // arriving and its first kernel (schedule bookkeeping, waits on receives, Python dispatch).
   double pass_host_s = 0;
+  // The fixed time each collective call takes on this GPU type before its data moves: kernel launch
+  // and the collective library's base latency for its algorithm and protocol (NCCL's tuning model
+  // puts that at a few to tens of microseconds), beyond each link's latency per step, which the
+  // cluster's links carry. A group of several types pays its slowest member's.
+  double collective_latency_s = 0;
   friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
 

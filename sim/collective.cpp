@@ -378,7 +378,21 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
   return out;
 }
 
-AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, const Fabric& fabric) {
+double call_latency(const CollectiveTask& task, const Cluster& cluster) {
+  double most = 0;
+  int type = -1;  // a run of members of one node type (a node's GPUs) is looked at once
+  for (const int g : task.group) {
+    if (cluster.gpus[g].node_type == type) continue;
+    type = cluster.gpus[g].node_type;
+    most = std::max(most, cluster.device_of(g).fitted.collective_latency_s);
+  }
+  return most;
+}
+
+namespace {
+
+// choose_algorithm without the call's fixed cost.
+AlgorithmChoice choose_on_links(const CollectiveTask& t, const Cluster& c, const Fabric& fabric) {
   auto time_of = [&](Algorithm a) {
     double total = 0;
     for (const Schedule& s : collective_schedules(t, a, c)) total += step_estimate(s, fabric);
@@ -401,6 +415,14 @@ AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, cons
     if (best.estimate_s < 0 || e < best.estimate_s) best = {a, e};
   }
   return best;
+}
+
+}  // namespace
+
+AlgorithmChoice choose_algorithm(const CollectiveTask& t, const Cluster& c, const Fabric& fabric) {
+  AlgorithmChoice chosen = choose_on_links(t, c, fabric);
+  chosen.estimate_s += call_latency(t, c);  // the same for every algorithm: not a reason to choose
+  return chosen;
 }
 
 double busbw_factor(CollectiveOp op, int n) {

@@ -44,12 +44,16 @@ inline constexpr double kMaxCollectiveBytes = 1099511627776.0;
 
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::kRing;
-  double estimate_s = 0;  // alpha-beta estimate on idle links
+  double estimate_s = 0;  // alpha-beta estimate on idle links, with call_latency
 };
 // The algorithm to run: the task's own unless kAuto, else the applicable one with the smallest
 // estimate among those the group's library runs (hierarchical only for NVIDIA + AMD groups; ties
 // to the first of ring, tree, hierarchical, chain, pairwise, grouped, nvls, mesh).
 [[nodiscard]] AlgorithmChoice choose_algorithm(const CollectiveTask& task, const Cluster& cluster, const Fabric& fabric);
+
+// The fixed time a call of `task` takes before its data moves: the calibration profile's
+// collective_latency (FittedCosts) of its members' GPU types, the largest; 0 without a profile.
+[[nodiscard]] double call_latency(const CollectiveTask& task, const Cluster& cluster);
 
 // A collective over `group` as alpha + beta * bytes: the line through the estimates of the
 // algorithm the simulator would choose at `small_bytes` and `large_bytes` (alpha at least 0).

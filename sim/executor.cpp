@@ -310,6 +310,8 @@ class Run {
       return;
     }
     communicate(t, [this, &prepared, reuse, start_s = timing_[t].start_s] {
+      // The call's fixed cost (the calibration profile's collective_latency) before its data moves.
+      if (prepared.latency_s > 0) sg4::this_actor::sleep_for(prepared.latency_s);
       uint64_t n = 0;
       for (const PreparedSchedule& s : prepared.schedules) n += net_.run(s);
       if (reuse && prepared.duration_s < 0) prepared.duration_s = sg4::Engine::get_clock() - start_s;
@@ -402,7 +404,8 @@ class Run {
   // A distinct collective: its schedules, and (reuse_collectives_) the time it took once simulated.
   struct PreparedCollective {
     std::vector<PreparedSchedule> schedules;
-    double duration_s = -1;  // < 0: not simulated yet
+    double duration_s = -1;  // < 0: not simulated yet (with latency_s)
+    double latency_s = 0;    // call_latency: waited before its data moves
     std::optional<std::vector<int>> links;  // the shared links its flows cross (find_collectives_alone)
   };
 
@@ -414,6 +417,7 @@ class Run {
     if (it == collective_cache_.end()) {
       const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
       PreparedCollective p;
+      p.latency_s = call_latency(c, cluster_);
       for (const Schedule& s : collective_schedules(c, a, cluster_)) p.schedules.push_back(net_.prepare(s, opts_.fidelity));
       it = collective_cache_.emplace(std::move(key), std::move(p)).first;
     }

@@ -61,7 +61,7 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
   cmd->add_option("--report", a.report, "write the results JSON here")->check(output_file());
   cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)")->check(output_file());
-  add_calibration_option(cmd, a.calibration);  // a profile's nic_time_excess and intra_time_excess
+  add_calibration_option(cmd, a.calibration);  // a profile's nic_time_excess, intra_time_excess and collective_latency
 }
 
 int run_collective(const CollectiveArgs& a) {
@@ -117,6 +117,15 @@ int run_collective(const CollectiveArgs& a) {
             << ", the nccl-tests bus bandwidth factor for " << a.op << " over " << n << " ranks)\n";
   const nlohmann::json fractions = link_fractions(cluster, group);
   print_link_fractions(fractions);
+  const double latency = call_latency(task, cluster);
+  if (latency > 0) {
+    const auto slowest = std::find_if(group.begin(), group.end(), [&](int g) {
+      return cluster.device_of(g).fitted.collective_latency_s == latency;
+    });
+    const Device& d = cluster.device_of(*slowest);
+    std::cout << "Each call waits " << format_time(latency) << " before its data moves: collective_latency of the calibration profile in force on "
+              << d.name << ", " << d.calibration << "\n";
+  }
   if (!a.report.empty()) {
     const nlohmann::json j{{"op", a.op},
                            {"cluster", cluster.name},
@@ -124,6 +133,7 @@ int run_collective(const CollectiveArgs& a) {
                            {"fidelity", a.fidelity},
                            {"algorithm_requested", a.algorithm},
                            {"link_fractions", fractions},
+                           {"call_latency_s", latency},
                            {"results", results}};
     write_file(a.report, j.dump(2) + "\n", "--report");
   }

@@ -360,5 +360,33 @@ TEST(Pxn, AllToAllStaysOnItsRailsAndEachNicCarriesWhatPairwiseSends) {
   EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllReduce, all, kGiB, Algorithm::kPxn), Algorithm::kPxn, c), "");
 }
 
+// A calibration profile's collective_latency: each call waits its slowest member's before its data
+// moves, in the simulation and in the estimate the planner reads; the choice of algorithm is not
+// changed by it.
+TEST(CallLatency, EachCallWaitsItsSlowestMembersLatencyBeforeItsDataMoves) {
+  const Cluster raw = shipped_cluster("a100-v100-2x2");  // GPUs 0-15 A100 (2 nodes), 16-31 V100
+  Cluster c = raw;
+  c.node_types[0].gpu.fitted.collective_latency_s = 30e-6;
+  c.node_types[1].gpu.fitted.collective_latency_s = 50e-6;
+  const CollectiveTask a100 = task(CollectiveOp::kAllReduce, range(0, 8), 4 << 20, Algorithm::kAuto);
+  const CollectiveTask mixed = task(CollectiveOp::kAllReduce, {0, 8, 16, 24}, 1 << 20, Algorithm::kRing);
+  EXPECT_EQ(call_latency(a100, raw), 0);
+  EXPECT_EQ(call_latency(a100, c), 30e-6);
+  EXPECT_EQ(call_latency(mixed, c), 50e-6);
+  EXPECT_NEAR(run(c, a100) - run(raw, a100), 30e-6, 1e-12);
+  EXPECT_NEAR(run(c, mixed) - run(raw, mixed), 50e-6, 1e-12);
+  // Two calls on one stream, the second the first again (its time reused): each pays it.
+  EXPECT_NEAR(run(c, {a100, a100}) - run(raw, {a100, a100}), 60e-6, 1e-12);
+  const Fabric fabric_raw(raw);
+  const Fabric fabric(c);
+  const AlgorithmChoice before = choose_algorithm(a100, raw, fabric_raw);
+  const AlgorithmChoice after = choose_algorithm(a100, c, fabric);
+  EXPECT_EQ(after.algorithm, before.algorithm);
+  EXPECT_NEAR(after.estimate_s - before.estimate_s, 30e-6, 1e-15);
+  const AlphaBetaFit f = fit_alpha_beta(CollectiveOp::kAllReduce, range(0, 8), c, fabric, 1 << 20, 64 << 20);
+  const AlphaBetaFit f_raw = fit_alpha_beta(CollectiveOp::kAllReduce, range(0, 8), raw, fabric_raw, 1 << 20, 64 << 20);
+  EXPECT_NEAR(f.alpha_s - f_raw.alpha_s, 30e-6, 1e-12);
+}
+
 }  // namespace
 }  // namespace hetsim
