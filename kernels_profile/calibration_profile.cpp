@@ -75,6 +75,13 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "states is kept; NVLink SHARP's in-switch reduction rate is not changed",
        "collective runs inside one node (nccl-tests or rccl-tests busbw) at messages large enough to be "
        "bandwidth-bound (1 GiB and over)"},
+      {"kernel_overhead", &FittedCosts::kernel_overhead_s, ParameterUnit::kTime, 5e-6, 1e-4,
+       "more time per kernel than any launch takes: the kernel model is wrong there, not the launch",
+       "the fixed time each of the framework's kernels takes beyond the kernel model's time (launch latency, the "
+       "kernel's ramp and tail): added once per kernel (a GEMM's forward one, backward two; other kernels one a pass; "
+       "each cast one; one more with the forward recomputed)",
+       "training runs with many short kernels (small hidden sizes, short sequences, small micro-batches) beside runs "
+       "whose kernels are long, so that it is told apart from gemm_time_excess"},
       {"collective_latency", &FittedCosts::collective_latency_s, ParameterUnit::kTime, 2.5e-5, 5e-4,
        "more time per collective call than any collective library's base latency: the runs are not latency-bound, or "
        "the fabric is misdescribed",

@@ -59,6 +59,9 @@ struct FittedCosts {
   // puts that at a few to tens of microseconds), beyond each link's latency per step, which the
   // cluster's links carry. A group of several types pays its slowest member's.
   double collective_latency_s = 0;
+  // The fixed time each kernel takes beyond the kernel model's (launch latency, the kernel's ramp and
+  // tail, which the roofline and a donor GPU's rows scaled leave out): added once per kernel.
+  double kernel_overhead_s = 0;
   friend bool operator==(const FittedCosts&, const FittedCosts&) = default;
 };
 

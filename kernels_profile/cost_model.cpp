@@ -245,8 +245,10 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   }
   // Each tensor's cast: from the measured FP8 casts (fp8_cast rows, by the bytes hetsim counts)
   // for FP8 GEMM inputs where the device has them, else the roofline; a memory-bound kernel.
+  double kernels = kernel_count(op, pass);
   auto cast = [&](double bytes) {
     if (bytes <= 0) return;
+    ++kernels;
     std::optional<KernelEstimate> e;
     if (tables_ != nullptr && gemm == DType::kFp8) e = find(device, "fp8_cast", dtype).by_bytes(bytes);
     const double s = device.slowdown * (e ? e->seconds : roofline(device, 0, bytes, 1));
@@ -260,6 +262,11 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     cast(op.cast_bwd_bytes);
     if (op.recompute_flops > 0) cast(op.cast_fwd_bytes);
   }
+  // Each kernel's fixed cost beyond the kernel model (the calibration profile in force), said as calibrated.
+  if (const double overhead = kernels * device.fitted.kernel_overhead_s; overhead > 0) {
+    c.seconds += overhead;
+    c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += overhead;
+  }
   // Host time the GPU waits for (the calibration profile in force): the operator takes the longer
   // of its kernels and the host's issuing them, the excess said as calibrated.
   const double host = host_time(device.fitted, op, pass);
@@ -268,6 +275,15 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     c.seconds = host;
   }
   return c;
+}
+
+double kernel_count(const Op& op, Pass pass) {
+  // A GEMM's backward is two (data and weight gradients), other kernels' one; one more with the
+  // forward recomputed. Expert layers issue one GEMM per expert (Transformer Engine's grouped linear).
+  const double per = op.kind == OpKind::kMoeExpert ? static_cast<double>(std::max(1L, op.gemm.batch)) : 1;
+  if (pass == Pass::kForward) return per;
+  const bool gemm = is_matmul(op.kind) && op.kind != OpKind::kFlashAttention;
+  return per * ((gemm ? 2 : 1) + (op.recompute_flops > 0 ? 1 : 0));
 }
 
 double host_time(const FittedCosts& host, const Op& op, Pass pass) {

@@ -77,5 +77,8 @@ class CostModel {
 // an expert GEMM's issue per local expert, an MoE layer's bookkeeping on its permutation. Zero for
 // other operators and without a profile.
 [[nodiscard]] double host_time(const FittedCosts& host, const Op& op, Pass pass);
+// The kernels the framework runs for `op` in `pass`, casts aside (the calibration profile's
+// kernel_overhead is paid once each).
+[[nodiscard]] double kernel_count(const Op& op, Pass pass);
 
 }  // namespace hetsim

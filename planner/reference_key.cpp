@@ -16,12 +16,12 @@ namespace {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(Efficiency) == 72, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
-static_assert(sizeof(FittedCosts) == 80, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 696, "Device changed: update reference_key");
+static_assert(sizeof(FittedCosts) == 88, "FittedCosts changed: update reference_key");
+static_assert(sizeof(Device) == 704, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 1000, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 1008, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 80, "MoeSpec changed: update reference_key");
@@ -107,6 +107,7 @@ void put_device(Text& t, const Device& d) {
   t.put("fitted.intra_time_excess", d.fitted.intra_time_excess);
   t.put("fitted.pass_host_s", d.fitted.pass_host_s);
   t.put("fitted.collective_latency_s", d.fitted.collective_latency_s);
+  t.put("fitted.kernel_overhead_s", d.fitted.kernel_overhead_s);
   t.put("calibration", d.calibration);
   // Sources (source, gemm_source, ...) and `file` only say where figures came from.
 }

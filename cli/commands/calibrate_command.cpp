@@ -25,7 +25,7 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
   cmd->add_option("--runs", a.runs, "measured runs to fit on (validation run files, docs/formats/validation-runs.md)")->required();
   cmd->add_option("--only", a.only, "only the runs whose name contains this text (repeatable: every one of them)");
   cmd->add_option("--out", a.out, "write the profile here (docs/formats/calibration-profile.md)")->required()->check(output_file());
-  cmd->add_option("--parameters", a.parameters, "fit only these parameters (default: every one the runs constrain)")->delimiter(',');
+  cmd->add_option("--parameters", a.parameters, "fit only these parameters (default: every one the runs constrain, at most six)")->delimiter(',');
   cmd->add_option("--name", a.name, "the profile's name")->capture_default_str();
   cmd->add_option("--software", a.software, "the software stack the runs ran, e.g. \"Megatron-Core 0.16, NGC 26.04\"")->required();
   cmd->add_option("--date", a.date, "the fit's date, YYYY-MM-DD (default: today, UTC)")->each([&a](const std::string&) { a.date_given = true; });

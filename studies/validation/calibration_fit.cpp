@@ -22,6 +22,9 @@ const std::vector<double> kAxis = {0, 1, 2, 4};
 // A parameter no run's prediction moves by this much (in log) over its range is unconstrained.
 constexpr double kLeastEffect = 1e-3;
 
+// The most parameters one fit takes: a grid of 4^6 = 4096 simulations a setting.
+constexpr size_t kMostFitted = 6;
+
 size_t grid_size(size_t params, size_t axis) {
   size_t n = 1;
   for (size_t j = 0; j < params; ++j) n *= axis;
@@ -85,9 +88,9 @@ double interpolate(const std::vector<double>& on_grid, const std::vector<double>
       w *= up ? t[j] : 1 - t[j];
       g = g * axis.size() + cell[j] + (up ? 1 : 0);
     }
-    if (w > 0) v += w * on_grid[g];
+    if (w > 0) v += w * std::exp(on_grid[g]);
   }
-  return v;
+  return std::log(v);
 }
 
 GridFit fit_on_grid(const std::vector<std::vector<double>>& logp, const std::vector<double>& logm, const std::vector<double>& scales,
@@ -124,7 +127,7 @@ GridFit fit_on_grid(const std::vector<std::vector<double>>& logp, const std::vec
     Eigen::MatrixXd J(rows.size(), free.size());
     for (size_t k = 0; k < free.size(); ++k) {
       const size_t j = free[k];
-      const double h = 0.02 * scales[j];
+      const double h = 1e-6 * scales[j];  // small: a one-sided difference at the box's edge agrees with a central one
       std::vector<double> lo = theta, hi = theta;
       lo[j] = std::max(0.0, theta[j] - h);
       hi[j] = std::min(axis.back() * scales[j], theta[j] + h);
@@ -191,7 +194,12 @@ struct Row {
   std::string cls;
   const ValidationRun* setting = nullptr;  // the first run of its setting (same_setting), which predicts for it
   std::set<std::string> gpus;              // the GPU types it runs
+  bool rate = false;                       // the figure is a rate (busbw, throughput): its inverse is a time
 };
+
+// A figure that is a time ("iteration_time_s", "forward_s"); the others of kind time are rates
+// ("busbw_Bps", "samples_per_s", "tflops"), whose inverses are.
+bool is_time(const std::string& key) { return key.ends_with("_s") && !key.ends_with("_per_s"); }
 
 // Runs whose predictions are the same: a training run on the same cluster and nodes, with the same
 // model, plan and settings, the same kinds of figures measured in the same order.
@@ -305,7 +313,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       if (quantity_of(r.figures[f].key) != Quantity::kTime || !(r.figures[f].measured > 0)) continue;
       const auto same = std::find_if(rows.begin(), rows.end(), [&](const Row& x) { return same_setting(*x.run, run); });
       rows.push_back({&run, f, r.figures[f].measured, run.class_name.empty() ? default_class_name(r) : run.class_name,
-                      same == rows.end() ? &run : same->setting, r.scope.gpus});
+                      same == rows.end() ? &run : same->setting, r.scope.gpus, !is_time(r.figures[f].key)});
       at_origin.push_back(r.figures[f].predicted);
       gpus.insert(r.scope.gpus.begin(), r.scope.gpus.end());
       for (size_t g = f + 1; g < r.figures.size(); ++g) {  // one figure a run: say the others
@@ -358,6 +366,13 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     for (const std::string& r : out.refused) why += (why.empty() ? " " : "; ") + r;
     throw InputError("--runs", "", "the runs constrain no parameter:" + why);
   }
+  if (p > kMostFitted) {  // 4^p simulations a setting: 7 take 16 384, hours for a Megatron run
+    std::string names;
+    for (const ParameterInfo* info : params) names += (names.empty() ? "" : ", ") + std::string(info->name);
+    throw InputError("--parameters", "", std::to_string(p) + " parameters move these runs (" + names + "): the fit's grid would take 4^" +
+                                             std::to_string(p) + " simulations a setting; choose at most " + std::to_string(kMostFitted) +
+                                             " with --parameters");
+  }
   std::vector<double> scales;
   for (const ParameterInfo* info : params) scales.push_back(info->scale);
   Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params);
@@ -391,11 +406,13 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   std::vector<double> logm(rows.size());
   std::vector<bool> predicts(rows.size(), true);
   for (size_t i = 0; i < rows.size(); ++i) {
-    logm[i] = std::log(rows[i].measured);
+    // Times as they are, a rate (busbw, throughput) as its inverse: the surrogate interpolates times.
+    const double sign = rows[i].rate ? -1 : 1;
+    logm[i] = sign * std::log(rows[i].measured);
     for (size_t g = 0; g < points; ++g) {
       const double v = fitter.predict(rows[i], grid_point(g, scales, kAxis));
       if (!(v > 0)) predicts[i] = false;
-      else logp[i][g] = std::log(v);
+      else logp[i][g] = sign * std::log(v);
     }
     if (!predicts[i]) out.left_out.push_back(rows[i].run->name + ": no prediction at some of the grid's parameter values");
   }

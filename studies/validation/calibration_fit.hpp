@@ -3,8 +3,9 @@
 // to measured training and collective runs, and says how well it predicts runs it was not fitted on.
 //
 // Each run is simulated on a grid of parameter values (0, 1, 2 and 4 times each parameter's typical
-// value, every combination); the log of its predicted time is interpolated multilinearly between
-// the grid's points. The fit minimises the sum of squared log errors over the runs (each run weighs
+// value, every combination); its predicted time (a rate's inverse: busbw, throughput) is
+// interpolated multilinearly between the grid's points, which is exact where a parameter adds time
+// in proportion to its value (host and fixed times; shares of some kernels' time). The fit minimises the sum of squared log errors over the runs (each run weighs
 // one) inside the grid's box: a search on a fine grid, then Gauss-Newton steps (Eigen). A
 // parameter whose every run's prediction moves by less than 0.1 % over its range, or that the runs
 // cannot tell from another, is refused by name. Uncertainties are one standard deviation from the
@@ -48,9 +49,9 @@ struct CalibrationFit {
                                              const SimOptions& sim, const CalibrateOptions& options,
                                              const std::function<void(size_t, size_t)>& progress = {});
 
-// The surrogate and fit alone, for tests: log-predictions of each run on the grid (run-major, grid
-// points in row-major order over the parameters, each axis `axis` x its scale) fitted to the runs'
-// log-measurements. Returns the values; `used` marks the parameters fitted (others held at 0).
+// The surrogate and fit alone, for tests: logs of each run's predicted time on the grid (run-major,
+// grid points in row-major order over the parameters, each axis `axis` x its scale) fitted to the
+// logs of the runs' measured times. Returns the values; `used` marks the parameters fitted (others held at 0).
 struct GridFit {
   std::vector<double> values;
   std::vector<double> uncertainties;
@@ -61,7 +62,7 @@ struct GridFit {
 [[nodiscard]] GridFit fit_on_grid(const std::vector<std::vector<double>>& log_predicted, const std::vector<double>& log_measured,
                                   const std::vector<double>& scales, const std::vector<double>& axis,
                                   const std::vector<bool>& used, const std::vector<size_t>& rows);
-// Multilinear interpolation of one run's grid values at `theta`.
+// The log of the multilinear interpolation of one run's times at `theta`, its grid holding their logs.
 [[nodiscard]] double interpolate(const std::vector<double>& on_grid, const std::vector<double>& scales,
                                  const std::vector<double>& axis, const std::vector<double>& theta);
 

@@ -24,16 +24,16 @@ namespace {
 
 const std::vector<double> kAxis = {0, 1, 2, 4};
 
-// One run's log-prediction on the grid from a function of the parameters.
+// One run's log-time on the grid from its time, a function of the parameters.
 template <typename F>
 std::vector<double> on_grid(const std::vector<double>& scales, F f) {
   std::vector<double> g;
   for (const double a : kAxis) {
     if (scales.size() == 1) {
-      g.push_back(f(a * scales[0], 0.0));
+      g.push_back(std::log(f(a * scales[0], 0.0)));
       continue;
     }
-    for (const double b : kAxis) g.push_back(f(a * scales[0], b * scales[1]));
+    for (const double b : kAxis) g.push_back(std::log(f(a * scales[0], b * scales[1])));
   }
   return g;
 }
@@ -45,9 +45,9 @@ TEST(CalibrationFit, TheSurrogateFitRecoversParametersThatMoveEachRunLinearly) {
   std::vector<double> logm;
   const double a[] = {10, 40, 5, 80, 20}, b[] = {300, 100, 900, 50, 600}, c[] = {1, 2, 3, 4, 5};
   for (int i = 0; i < 5; ++i) {
-    auto f = [&](double u, double v) { return c[i] + a[i] * u + b[i] * v; };
+    auto f = [&](double u, double v) { return c[i] + a[i] * u + b[i] * v; };  // a time, linear in each
     logp.push_back(on_grid(scales, f));
-    logm.push_back(f(x, y));
+    logm.push_back(std::log(f(x, y)));
   }
   const GridFit fit = fit_on_grid(logp, logm, scales, kAxis, {true, true}, {0, 1, 2, 3, 4});
   EXPECT_NEAR(fit.values[0], x, 1e-9);
@@ -57,24 +57,25 @@ TEST(CalibrationFit, TheSurrogateFitRecoversParametersThatMoveEachRunLinearly) {
 }
 
 TEST(CalibrationFit, EachFoldFitsOnTheOtherSourcesOnly) {
-  // A hand case with three sources of one run each, one parameter: log p_i = c_i + a_i x. Fitted on
-  // runs j and k alone, least squares gives x = sum a (m - c) / sum a^2 over j and k.
+  // A hand case with three sources of one run each, one parameter: p_i = c_i (1 + a x), measured
+  // m_i. Fitted on runs j and k alone, least squares of log errors gives log(1 + a x) = the mean of
+  // log m - log c over j and k.
   const std::vector<double> scales = {1e-3};
-  const double a[] = {100, 300, 50}, c[] = {0, 0.1, -0.2}, m[] = {0.15, 0.5, -0.1};
+  const double a = 200, c[] = {1, 2, 0.5}, m[] = {1.2, 2.6, 0.55};
   std::vector<std::vector<double>> logp;
-  for (int i = 0; i < 3; ++i) logp.push_back(on_grid(scales, [&](double u, double) { return c[i] + a[i] * u; }));
-  const std::vector<double> logm(m, m + 3);
+  for (int i = 0; i < 3; ++i) logp.push_back(on_grid(scales, [&](double u, double) { return c[i] * (1 + a * u); }));
+  std::vector<double> logm;
+  for (const double x : m) logm.push_back(std::log(x));
   for (size_t out = 0; out < 3; ++out) {
     std::vector<size_t> rest;
-    double num = 0, den = 0;
+    double mean = 0;
     for (size_t i = 0; i < 3; ++i) {
       if (i == out) continue;
       rest.push_back(i);
-      num += a[i] * (m[i] - c[i]);
-      den += a[i] * a[i];
+      mean += std::log(m[i] / c[i]) / 2;
     }
     const GridFit f = fit_on_grid(logp, logm, scales, kAxis, {true}, rest);
-    EXPECT_NEAR(f.values[0], num / den, 1e-9) << "source " << out << " left out";
+    EXPECT_NEAR(f.values[0], (std::exp(mean) - 1) / a, 1e-9) << "source " << out << " left out";
   }
 }
 
@@ -83,9 +84,9 @@ TEST(CalibrationFit, ParametersWhoseEffectsAreInProportionAreNotSeparable) {
   std::vector<std::vector<double>> logp;
   std::vector<double> logm;
   for (int i = 1; i <= 4; ++i) {
-    auto f = [&](double u, double v) { return i * (u / 1e-3 + v / 3e-5); };  // only u/scale + v/scale matters
+    auto f = [&](double u, double v) { return 1 + i * (u / 1e-3 + v / 3e-5); };  // only u/scale + v/scale matters
     logp.push_back(on_grid(scales, f));
-    logm.push_back(f(1e-3, 3e-5) + 0.01 * (i % 2));
+    logm.push_back(std::log(f(1e-3, 3e-5)) + 0.01 * (i % 2));
   }
   EXPECT_FALSE(fit_on_grid(logp, logm, scales, kAxis, {true, true}, {0, 1, 2, 3}).separable);
 }
@@ -250,6 +251,12 @@ TEST(CalibrationFit, AnOverlapSlowdownIsRecoveredBesideAGemmExcess) {
   recovered_beside_a_gemm_excess("overlap_slowdown", 0.25);
 }
 
+TEST(CalibrationFit, AKernelOverheadIsRecoveredBesideAGemmExcess) {
+  // Micro-batches of different sizes make kernels of different lengths: a fixed cost per kernel is
+  // told from a share of every GEMM's time.
+  recovered_beside_a_gemm_excess("kernel_overhead", 7e-6);
+}
+
 TEST(CalibrationFit, AParameterTheNoiseSwampsBesideAnotherIsRefusedWithItsUncertainty) {
   // Runs at a GEMM excess of 0.35 and no overlap slowdown, measured with +-2 % of noise: compute
   // slowed beside a collective moves them by about 1 % at most, less than the noise, so the fit
@@ -342,6 +349,29 @@ TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kFp32, Pass::kBackward).seconds, 1.5 * raw_fp32);
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kTf32, Pass::kBackward).seconds, raw_tf32);
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kBf16, Pass::kBackward).seconds, raw);
+}
+
+TEST(CalibrationProfiles, AKernelOverheadIsPaidOnceAKernelAndSaidAsCalibrated) {
+  // A GEMM's forward is one kernel, its backward two (three with the forward recomputed); a norm's
+  // pass one.
+  Op gemm = a_gemm();
+  const Op norm = a_norm();
+  const CostModel cost = CostModel::shipped();
+  Device d = load_device(test::shipped("kernels_profile/devices", "B200"));
+  d.fitted = FittedCosts{};
+  const auto at = [&](const Op& op, Pass pass) { return cost.op_time(d, op, DType::kBf16, pass); };
+  const double fwd = at(gemm, Pass::kForward).seconds, bwd = at(gemm, Pass::kBackward).seconds;
+  const double norm_bwd = at(norm, Pass::kBackward).seconds;
+  gemm.recompute_flops = gemm.fwd_flops;
+  const double recomputed = at(gemm, Pass::kBackward).seconds;
+  d.fitted.kernel_overhead_s = 5e-6;
+  EXPECT_NEAR(at(gemm, Pass::kBackward).seconds - recomputed, 3 * 5e-6, 1e-15);
+  gemm.recompute_flops = 0;
+  EXPECT_NEAR(at(gemm, Pass::kForward).seconds - fwd, 5e-6, 1e-15);
+  const OpCost c = at(gemm, Pass::kBackward);
+  EXPECT_NEAR(c.seconds - bwd, 2 * 5e-6, 1e-15);
+  EXPECT_NEAR(c.by_source[static_cast<size_t>(CostSource::kCalibrated)], 2 * 5e-6, 1e-15);
+  EXPECT_NEAR(at(norm, Pass::kBackward).seconds - norm_bwd, 5e-6, 1e-15);
 }
 
 TEST(CalibrationProfiles, AMemoryBoundExcessLengthensTheOtherKernelsOnlyAndIsSaidAsCalibrated) {
