@@ -5,8 +5,9 @@
 // Each run is simulated on a grid of parameter values (0, 1, 2 and 4 times each parameter's typical
 // value, every combination); its predicted time (a rate's inverse: busbw, throughput) is
 // interpolated multilinearly between the grid's points, which is exact where a parameter adds time
-// in proportion to its value (host and fixed times; shares of some kernels' time). The fit minimises the sum of squared log errors over the runs (each run weighs
-// one) inside the grid's box: a search on a fine grid, then Gauss-Newton steps (Eigen). A
+// in proportion to its value (host and fixed times; shares of some kernels' time). The fit
+// minimises the sum of squared log errors over the runs (each run weighs one) inside the grid's
+// box: a search on a fine grid, then Gauss-Newton steps (Eigen). A
 // parameter whose every run's prediction moves by less than 0.1 % over its range, or that the runs
 // cannot tell from another, is refused by name. Uncertainties are one standard deviation from the
 // residuals and the Jacobian. The fitted values are then checked by simulating every run at them
