@@ -59,6 +59,15 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
       best = c;
     }
   }
+  // A word that starts a name ("H100" of "H100-SXM5-80GB") means that name rather than another one
+  // two letters away ("B200"): the shortest name it starts, unless one is a letter away.
+  if (best_d > 1 && word.size() >= 3) {
+    std::string start;
+    for (const std::string& c : candidates) {
+      if (c.size() > word.size() && c.starts_with(word) && (start.empty() || c.size() < start.size())) start = c;
+    }
+    if (!start.empty()) return start;
+  }
   const size_t limit = std::max<size_t>(2, word.size() / 3);
   if (best_d <= limit) return best;
   // A long shared prefix also marks a typo ("oversubscribed" for "oversubscription").

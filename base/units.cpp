@@ -271,9 +271,13 @@ ParsedQuantity parse_quantity(std::string_view text, Unit unit) {
   std::optional<double> factor = suffix.empty() ? (unit == Unit::kCount || number == 0 ? std::optional<double>(1.0) : std::nullopt)
                                                  : unit_factor(suffix, unit);
   if (!factor) {
-    const std::string hint = "; write e.g. " + in_quotes(std::string(s.substr(0, ptr - begin)) +
-                                                std::string(unit_example(unit)).substr(
-                                                    unit_example(unit).find_first_not_of("0123456789.")));
+    const std::string digits(s.substr(0, static_cast<size_t>(ptr - begin)));
+    // A rate without a unit is most often a NIC's, which is rated in bits a second: both are offered.
+    const std::string hint =
+        unit == Unit::kRate
+            ? "; write e.g. " + in_quotes(digits + "Gbps") + " (gigabits a second, as NICs are rated) or " + in_quotes(digits + "GBps") +
+                  " (gigabytes a second)"
+            : "; write e.g. " + in_quotes(digits + std::string(unit_example(unit)).substr(unit_example(unit).find_first_not_of("0123456789.")));
     bool only_prefix = suffix.empty();
     for (const Prefix& p : kPrefixes) only_prefix = only_prefix || (!p.text.empty() && suffix == p.text);
     if (only_prefix) return {0, in_quotes(text) + " has no unit" + hint};

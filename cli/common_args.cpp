@@ -147,26 +147,34 @@ Inputs load_inputs(const CommonArgs& a) {
   return in;
 }
 
+std::vector<std::pair<std::string, std::string>> calibration_input(const std::string& arg) {
+  if (arg.empty() || arg == "none" || arg == "shipped") return {};
+  return {{"the calibration profile", arg}};
+}
+
 void check_outputs_apart(const CommonArgs& a, const std::vector<std::pair<std::string, std::string>>& outputs,
                          const std::vector<std::pair<std::string, std::string>>& more_inputs) {
+  std::vector<std::pair<std::string, std::string>> inputs = calibration_input(a.calibration);  // (what, path)
+  inputs.emplace_back("the cluster", resolve_input(a.cluster, "topologies", "cluster").string());
+  inputs.emplace_back("the model", resolve_input(a.model, "workloads", "model").string());
+  if (!a.layer_profile.empty()) inputs.emplace_back("the layer profile", a.layer_profile);
+  inputs.insert(inputs.end(), more_inputs.begin(), more_inputs.end());
+  check_paths_apart(outputs, inputs);
+}
+
+void check_paths_apart(const std::vector<std::pair<std::string, std::string>>& outputs,
+                       const std::vector<std::pair<std::string, std::string>>& inputs) {
   namespace fs = std::filesystem;
   auto same = [](const std::string& x, const std::string& y) {
     std::error_code ec;
     if (fs::exists(x, ec) && fs::exists(y, ec)) return fs::equivalent(x, y, ec);
     return fs::weakly_canonical(fs::absolute(x, ec), ec) == fs::weakly_canonical(fs::absolute(y, ec), ec);
   };
-  std::vector<std::pair<std::string, std::string>> inputs;  // (what, path)
-  inputs.emplace_back("the cluster", resolve_input(a.cluster, "topologies", "cluster").string());
-  inputs.emplace_back("the model", resolve_input(a.model, "workloads", "model").string());
-  if (!a.layer_profile.empty()) inputs.emplace_back("the layer profile", a.layer_profile);
-  for (const auto& [what, path] : more_inputs) {
-    if (!path.empty()) inputs.emplace_back(what, path);
-  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];
     if (path.empty() || path.starts_with("/dev/")) continue;
     for (const auto& [what, input] : inputs) {
-      if (same(path, input)) throw InputError(option, "", path + " is " + what + " this run reads; it would be overwritten");
+      if (!input.empty() && same(path, input)) throw InputError(option, "", path + " is " + what + " this run reads; it would be overwritten");
     }
     for (size_t j = 0; j < i; ++j) {
       if (!outputs[j].second.empty() && same(path, outputs[j].second)) {

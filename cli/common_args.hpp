@@ -58,6 +58,11 @@ struct Inputs {
 // --report given the model's own file overwrote it. Files under /dev are the caller's streams.
 void check_outputs_apart(const CommonArgs& a, const std::vector<std::pair<std::string, std::string>>& outputs,
                          const std::vector<std::pair<std::string, std::string>>& more_inputs = {});
+// The same for any command: `outputs` (option, path) against each other and `inputs` (what, path).
+void check_paths_apart(const std::vector<std::pair<std::string, std::string>>& outputs,
+                       const std::vector<std::pair<std::string, std::string>>& inputs);
+// --calibration's argument as an input file (what, path): none for "none" and "shipped".
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> calibration_input(const std::string& arg);
 [[nodiscard]] SimOptions sim_options(const CommonArgs& a);
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& option);
 

@@ -99,7 +99,9 @@ std::string ParameterInfo::format(double value) const {
 }
 
 std::string ParameterInfo::file_value(double value) const {
-  return unit == ParameterUnit::kTime ? format_double("%.6g", value * 1e6) + "us" : format_double("%.6g", value);
+  // Under a picosecond, the shortest time a file may state, a time is written as none.
+  if (unit == ParameterUnit::kTime) return value < 1e-12 ? std::string("0us") : format_double("%.6g", value * 1e6) + "us";
+  return format_double("%.6g", value);
 }
 
 const ParameterInfo* find_calibration_parameter(std::string_view name) {
@@ -118,7 +120,21 @@ FittedCosts CalibrationProfile::fitted_costs() const {
 }
 
 bool CalibrationProfile::covers(std::string_view device) const {
-  return std::find(devices.begin(), devices.end(), device) != devices.end();
+  return std::find(devices.begin(), devices.end(), device) != devices.end() || transfer_to(device) != nullptr;
+}
+
+const TransferredDevice* CalibrationProfile::transfer_to(std::string_view device) const {
+  const auto t = std::find_if(transferred_to.begin(), transferred_to.end(), [&](const TransferredDevice& x) { return x.device == device; });
+  return t == transferred_to.end() ? nullptr : &*t;
+}
+
+std::string CalibrationProfile::describe_on(std::string_view device) const {
+  const TransferredDevice* t = transfer_to(device);
+  if (t == nullptr) return describe();
+  std::string fitted_types;
+  for (const std::string& d : devices) fitted_types += (fitted_types.empty() ? "" : ", ") + d;
+  return describe() + "; transferred to " + std::string(device) + " from " + (fitted_types.empty() ? std::string("none") : fitted_types) +
+         ", fitted on none of its runs: " + t->why;
 }
 
 std::string CalibrationProfile::describe() const {
@@ -187,6 +203,23 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
     if (std::find(known.begin(), known.end(), d) == known.end()) r.error("devices", unknown_device_message(d, known));
     if (std::find(p.devices.begin(), p.devices.begin() + static_cast<std::ptrdiff_t>(i), d) != p.devices.begin() + static_cast<std::ptrdiff_t>(i)) {
       r.error("devices", in_quotes(d) + " is listed twice");
+    }
+  }
+  if (r.opt_node("transferred_to")) {
+    for (FieldReader c : r.list("transferred_to")) {
+      TransferredDevice t;
+      t.device = c.name("device");
+      t.why = c.text("why");
+      if (std::find(known.begin(), known.end(), t.device) == known.end()) {
+        c.error("device", unknown_device_message(t.device, known));
+      } else if (std::find(p.devices.begin(), p.devices.end(), t.device) != p.devices.end()) {
+        c.error("device", in_quotes(t.device) + " is in devices: the profile was fitted on it, not transferred to it");
+      } else if (p.transfer_to(t.device) != nullptr) {
+        c.error("device", in_quotes(t.device) + " is listed twice");
+      }
+      if (t.why.find_first_not_of(" \t") == std::string::npos) c.error("why", "is empty; say why the parameters carry over to this GPU type");
+      c.finish();
+      p.transferred_to.push_back(std::move(t));
     }
   }
   FieldReader params = r.child("parameters");
@@ -259,6 +292,10 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   o << "devices: [";
   for (size_t i = 0; i < p.devices.size(); ++i) o << (i ? ", " : "") << quoted(p.devices[i]);
   o << "]\n";
+  if (!p.transferred_to.empty()) {
+    o << "transferred_to:\n";
+    for (const TransferredDevice& t : p.transferred_to) o << "  - {device: " << quoted(t.device) << ", why: " << quoted(t.why) << "}\n";
+  }
   o << "parameters:\n";
   for (const FittedParameter& f : p.parameters) {
     o << "  " << f.name << ": {value: " << value(f, f.value) << ", uncertainty: " << value(f, f.uncertainty) << "}\n";
@@ -367,10 +404,13 @@ std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   if (s.choice == Choice::kNone) return std::nullopt;
   if (s.choice == Choice::kOne) return s.one.covers(device) ? std::optional(s.one) : std::nullopt;
   lock.unlock();
-  // The profile of the most recent software era that lists it; of one era, the most recently fitted;
-  // of two fitted the same day, the one for fewer GPU types (the more specific), then the first by name.
-  const auto before = [](const CalibrationProfile& x, const CalibrationProfile& y) {
+  // The profile of the most recent software era that lists it; of one era, one fitted on this GPU type
+  // before one transferred to it, then the most recently fitted; of two fitted the same day, the one
+  // for fewer GPU types (the more specific), then the first by name.
+  const auto before = [device](const CalibrationProfile& x, const CalibrationProfile& y) {
     if (x.era != y.era) return x.era > y.era;
+    const bool x_fitted = x.transfer_to(device) == nullptr, y_fitted = y.transfer_to(device) == nullptr;
+    if (x_fitted != y_fitted) return x_fitted;
     if (x.fitted != y.fitted) return x.fitted > y.fitted;
     if (x.devices.size() != y.devices.size()) return x.devices.size() < y.devices.size();
     return x.name < y.name;
@@ -405,7 +445,7 @@ std::set<std::string> profiles_in_force(const std::set<std::string>& devices) {
 void apply_calibration(Device& device) {
   const std::optional<CalibrationProfile> p = calibration_for(device.name);
   device.fitted = p ? p->fitted_costs() : FittedCosts{};
-  device.calibration = p ? p->describe() : "";
+  device.calibration = p ? p->describe_on(device.name) : "";
 }
 
 }  // namespace hetsim

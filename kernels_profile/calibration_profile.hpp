@@ -104,6 +104,13 @@ struct CrossValidatedRun {
   double in_sample_error = 0, loso_error = 0;  // signed (predicted - measured) / measured
 };
 
+// A GPU type a profile applies to without having been fitted on its runs: a sibling of a fitted one
+// (the same architecture, the same software stack) whose parameters carry over, with the reason.
+struct TransferredDevice {
+  std::string device;
+  std::string why;
+};
+
 struct CalibrationProfile {
   std::string name;
   std::string software;  // the stack it stands for: "Megatron-Core ..., NGC 26.04"
@@ -111,7 +118,8 @@ struct CalibrationProfile {
   // ISO date of the stack itself (its newest container or code the runs used): which profile is a GPU
   // type's default is decided by it. Optional in the file; default: the fit's date.
   std::string era;
-  std::vector<std::string> devices;
+  std::vector<std::string> devices;            // the GPU types of the runs it was fitted on
+  std::vector<TransferredDevice> transferred_to;  // optional: GPU types it applies to by transfer
   std::vector<FittedParameter> parameters;
   std::vector<std::string> fitted_on;  // run names
   std::vector<CrossValidatedClass> classes;
@@ -119,9 +127,13 @@ struct CalibrationProfile {
   std::string file;  // where it was read from (empty: made in memory)
 
   [[nodiscard]] FittedCosts fitted_costs() const;
+  // Whether it applies to `device`: fitted on it (`devices`) or transferred to it.
   [[nodiscard]] bool covers(std::string_view device) const;
+  [[nodiscard]] const TransferredDevice* transfer_to(std::string_view device) const;  // nullptr: not transferred
   // "megatron-core-2026 (kernels_profile/calibrations/megatron-core-2026.yaml, era 2026-04-01, fitted 2026-11-28 on 9 runs: ...)"
   [[nodiscard]] std::string describe() const;
+  // describe() as in force on `device`: a GPU type it was transferred to says so, and why.
+  [[nodiscard]] std::string describe_on(std::string_view device) const;
 };
 
 // Why `era` is no software stack's date ("" when it is): YYYY-MM-DD, and not after `fitted` (the
@@ -135,8 +147,8 @@ struct CalibrationProfile {
 [[nodiscard]] const std::vector<CalibrationProfile>& shipped_calibration_profiles();
 
 // The profile in force for devices loaded from now on.
-// The default: per GPU type the profile of the most recent era (then the most recently fitted, then
-// the one for fewer GPU types).
+// The default: per GPU type the profile of the most recent era (then one fitted on that type before
+// one transferred to it, then the most recently fitted, then the one for fewer GPU types).
 void use_shipped_calibrations();
 [[nodiscard]] bool shipped_calibrations_in_force();         // the default, not none or one file
 // The one profile in force (--calibration FILE), or nullptr (the shipped ones, or none).

@@ -7,6 +7,7 @@
 
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/yaml_reader.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_reference.hpp"
 #include "planner/spmd/plan_file.hpp"
@@ -96,6 +97,11 @@ void keep_plan(PlanResult& r, const std::string& file, const ModelSpec& model, c
                const SimOptions& sim) {
   KeptPlan k;
   k.file = file;
+  // A file that is no plan at all (not YAML, or not a map of a plan's fields) is bad input; a plan
+  // that does not fit this model or cluster is only said (a what-if keeps its baseline's plan).
+  if (!YamlFile::load(file).tree().IsMap()) {
+    throw InputError(file, "", "is not a plan file: its top level is not a map of a plan's fields (docs/formats/hybrid-plan.md, spmd-plan.md)");
+  }
   log_info("simulating the kept plan " + file + " ...");
   try {
     PlanFileRun run = run_plan_file(file, model, cluster, cost, sim, "kept plan", r.spmd_run ? &r.spmd.problem : nullptr,

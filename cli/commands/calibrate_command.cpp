@@ -62,10 +62,14 @@ int run_calibrate(const CalibrateArgs& a) {
       throw InputError(flag, "", "holds a control character (a line break or tab): give text on one line");
     }
   }
+  if (a.name.size() > 256) throw InputError("--name", "", "has " + std::to_string(a.name.size()) + " characters; a name is 1 to 256");
   o.date = a.date_given ? a.date : today();
   if (const std::string why = iso_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
   o.era = a.era_given ? a.era : "";
   if (const std::string why = a.era_given ? era_problem(o.era, o.date) : ""; !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& f : a.runs) inputs.emplace_back("a run file", f);
+  check_paths_apart({{"--out", a.out}}, inputs);
   std::vector<ValidationRun> runs;
   for (const std::string& f : a.runs) {
     for (ValidationRun& x : load_runs(f)) {

@@ -13,6 +13,7 @@
 #include "base/log.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "base/data_dir.hpp"
 #include "base/device_list.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
@@ -65,6 +66,9 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
 }
 
 int run_collective(const CollectiveArgs& a) {
+  std::vector<std::pair<std::string, std::string>> inputs = calibration_input(a.calibration);
+  inputs.emplace_back("the cluster", resolve_input(a.cluster, "topologies", "cluster").string());
+  check_paths_apart({{"--report", a.report}, {"--trace", a.trace}}, inputs);
   use_calibration(a.calibration);  // before the cluster's devices are loaded
   const Cluster cluster = load_cluster_arg(a.cluster);
   const std::vector<double> sizes = parse_sizes(a.size);

@@ -133,7 +133,7 @@ int run_plan(const PlanArgs& a) {
   nlohmann::json j = r.to_json();
   if (chosen != nullptr) j["error_bars"] = error_bars_json(chosen->report, cluster);
   if (!goodput.empty()) j["goodput"] = goodput;
-  if (!mfu_published.is_null()) j["mfu_published"] = mfu_published;
+  if (chosen != nullptr) j["mfu_published"] = mfu_published;  // null: no published figure for these GPUs
   if (a.emit == "megatron-args") j[exported.args.empty() ? "megatron_args_unavailable" : "megatron_args"] =
       exported.args.empty() ? exported.why_not : exported.args;
   write_json(c.report, j, "--report");

@@ -8,6 +8,7 @@
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "base/device_list.hpp"
+#include "base/data_dir.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/reshard_summary.hpp"
@@ -99,6 +100,7 @@ void add_reshard_options(CLI::App* cmd, ReshardArgs& a) {
 }
 
 int run_reshard(const ReshardArgs& a) {
+  check_paths_apart({{"--report", a.report}, {"--trace", a.trace}}, {{"the cluster", resolve_input(a.cluster, "topologies", "cluster").string()}});
   const Cluster cluster = load_cluster_arg(a.cluster);
   const int gpus = cluster.gpu_count();
   ReshardCase c;

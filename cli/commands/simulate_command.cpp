@@ -71,7 +71,7 @@ int run_simulate(const SimulateArgs& a) {
   nlohmann::json j = ev.report.to_json();
   j["error_bars"] = error_bars_json(ev.report, cluster);
   if (!goodput.empty()) j["goodput"] = goodput;
-  if (!mfu_published.is_null()) j["mfu_published"] = mfu_published;
+  if (ev.report.feasible) j["mfu_published"] = mfu_published;  // null: no published figure for these GPUs
   write_json(c.report, j, "--report");
   if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
   if (!ev.report.feasible) {

@@ -50,6 +50,9 @@ void add_validate_options(CLI::App* cmd, ValidateArgs& a) {
 
 int run_validate(const ValidateArgs& a) {
   if (!a.runs.empty()) {
+    std::vector<std::pair<std::string, std::string>> inputs = calibration_input(a.calibration);
+    for (const std::string& f : a.runs) inputs.emplace_back("a run file", f);
+    check_paths_apart({{"--report", a.report}, {"--markdown", a.markdown}}, inputs);
     use_calibration(a.calibration);
     return run_validation_runs(a.runs, a.only, a.report, a.markdown, a.trace_dir);
   }

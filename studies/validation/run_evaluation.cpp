@@ -106,6 +106,13 @@ void collective_run(const ValidationRun& run, RunResult& out, const SimOptions& 
   CollectiveTask task = collective(run.collective.op, group, run.collective.size_bytes);
   task.algorithm = run.collective.algorithm;
   task.root = group.front();
+  if (task.algorithm != Algorithm::kAuto) {  // as hetsim collective --algorithm refuses it
+    if (std::string why = unsupported_reason(task, task.algorithm, cluster); !why.empty()) {
+      Diagnostic bad = run.collective.algorithm_where;
+      bad.message = std::string(algorithm_name(task.algorithm)) + " cannot run " + std::string(collective_name(task.op)) + " here: " + why;
+      throw InputError({bad});
+    }
+  }
   Program p;
   p.devices.resize(cluster.gpu_count());
   p.add({"collective", task, {}});
@@ -147,11 +154,12 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   const Cluster cluster = run_cluster(run);
   const ModelSpec model = load_model(run.layer.model);
   const int tp = run.layer.tp;
-  const std::vector<int> group = first_node_group(cluster, 0, tp);
-  if (static_cast<int>(group.size()) != tp) {
+  if (tp > cluster.node_types.front().gpus_per_node) {
     throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "layer.tp",
-                                 "tp " + std::to_string(tp) + " is wider than a node of " + cluster.name}});
+                                 "tp " + std::to_string(tp) + " is wider than a node of " + cluster.name + " (" +
+                                     std::to_string(cluster.node_types.front().gpus_per_node) + " GPUs)"}});
   }
+  const std::vector<int> group = first_node_group(cluster, 0, tp);
   const Device& device = cluster.device_of(group.front());
   const DType dtype = resolve_dtype(model, cluster);
   const StageWorkKey key{run.layer.micro_batch, tp, run.layer.sequence_parallel, run.layer.recompute, StageProgram::kMegatron};

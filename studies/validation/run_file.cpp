@@ -8,6 +8,7 @@
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 #include "kernels_profile/calibration_profile.hpp"
+#include "planner/strategies.hpp"
 #include "sim/collective.hpp"
 
 namespace hetsim {
@@ -87,6 +88,7 @@ CollectiveRun read_collective(FieldReader c) {
   }
   out.group = c.opt_text("group").value_or("all");
   out.group_where = c.locate("group", "");
+  out.algorithm_where = c.locate("algorithm", "");
   const std::string algorithm = c.opt_choice("algorithm", algorithm_names()).value_or("auto");
   out.algorithm = algorithm_from_name(algorithm).value_or(Algorithm::kAuto);
   c.finish();
@@ -202,9 +204,11 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     run.kind = RunKind::kTraining;
     run.training.model = resolve(r, "model", r.opt_text("model").value_or(""), dir, "workloads");
     const std::optional<std::string> plan = r.opt_text("plan");
-    const std::optional<std::string> strategy = r.opt_text("strategy");
+    // Present or not first: a strategy hetsim has not is its own error, not a missing one.
+    const bool has_strategy = r.opt_node("strategy").has_value();
+    const std::optional<std::string> strategy = has_strategy ? r.opt_choice("strategy", strategy_names()) : std::nullopt;
     std::optional<FieldReader> grid = r.opt_child("megatron");
-    const int ways = (plan ? 1 : 0) + (strategy ? 1 : 0) + (grid ? 1 : 0);
+    const int ways = (plan ? 1 : 0) + (has_strategy ? 1 : 0) + (grid ? 1 : 0);
     if (ways != 1 && has_model) r.error_here("a training run needs exactly one of plan, strategy or megatron");
     if (plan) {
       const std::filesystem::path p = dir / *plan;

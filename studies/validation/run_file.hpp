@@ -32,6 +32,7 @@ struct CollectiveRun {
   std::string group = "all";  // the syntax of --group
   Algorithm algorithm = Algorithm::kAuto;
   Diagnostic group_where;     // file:line of `group` (the collective's where absent), for errors found later
+  Diagnostic algorithm_where;  // the same of `algorithm`: whether it runs here is known with the cluster
 };
 
 struct MatmulRun {

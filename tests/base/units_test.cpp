@@ -89,13 +89,13 @@ TEST(Units, MoneyPowerEnergyAndCountsForSizing) {
 }
 
 TEST(Units, MalformedStringsSayWhatIsWrong) {
-  EXPECT_EQ(err("100", Unit::kRate), "\"100\" has no unit; write e.g. \"100GBps\"");
-  EXPECT_EQ(err("100G", Unit::kRate), "\"100G\" has no unit; write e.g. \"100GBps\"");
+  EXPECT_EQ(err("100", Unit::kRate), "\"100\" has no unit; write e.g. \"100Gbps\" (gigabits a second, as NICs are rated) or \"100GBps\" (gigabytes a second)");
+  EXPECT_EQ(err("100G", Unit::kRate), "\"100G\" has no unit; write e.g. \"100Gbps\" (gigabits a second, as NICs are rated) or \"100GBps\" (gigabytes a second)");
   EXPECT_EQ(err("fast", Unit::kTime), "\"fast\" is not a time; write e.g. \"1.5us\"");
   EXPECT_EQ(err("", Unit::kBytes), "\"\" is not a size; write e.g. \"80GiB\"");
   EXPECT_EQ(err("-5GBps", Unit::kRate), "\"-5GBps\" must not be negative");
   EXPECT_EQ(err("5parsec", Unit::kTime), "\"5parsec\": unknown time unit \"parsec\"; write e.g. \"5us\"");
-  EXPECT_EQ(err("1555GB", Unit::kRate), "\"1555GB\": unknown rate unit \"GB\"; write e.g. \"1555GBps\"");
+  EXPECT_EQ(err("1555GB", Unit::kRate), "\"1555GB\": unknown rate unit \"GB\"; write e.g. \"1555Gbps\" (gigabits a second, as NICs are rated) or \"1555GBps\" (gigabytes a second)");
   EXPECT_EQ(err("1e999GB", Unit::kBytes), "\"1e999GB\" is not a size; write e.g. \"80GiB\"");
   EXPECT_FALSE(parse_quantity("312TFlop", Unit::kFlopRate).ok());  // an amount is not a rate
   EXPECT_FALSE(parse_quantity("5mB", Unit::kBytes).ok());          // milli-bytes make no sense

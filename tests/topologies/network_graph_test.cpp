@@ -229,7 +229,7 @@ attach:
             "{file}:3:15: error: links[0].between: \"spine9\" is not a switch of this graph (switches: leaf0, leaf1, spine0, "
             "leaf0); did you mean \"spine0\"?\n"
             "{file}:4:15: error: links[1].between: a link from leaf1 to itself; a cable joins two different switches\n"
-            "{file}:5:43: error: links[2].bandwidth: \"400Gb\": unknown rate unit \"Gb\"; write e.g. \"400GBps\"\n"
+            "{file}:5:43: error: links[2].bandwidth: \"400Gb\": unknown rate unit \"Gb\"; write e.g. \"400Gbps\" (gigabits a second, as NICs are rated) or \"400GBps\" (gigabytes a second)\n"
             "{file}:5:64: error: links[2]: unknown key \"cout\"; did you mean \"count\"?\n"
             "{file}:8:13: error: attach[1].nodes: \"7\" is not a node index of this cluster: it has 4 nodes (0 to 3); write "
             "e.g. \"0-7,16\"\n"

@@ -1,0 +1,133 @@
+// File: tests/cli/hostile_runs_test.cpp
+// Inputs an attacker's audit found ending in an internal error, a crash or a lost file (2026-12-02):
+// each is now bad input (exit 2, the file and field named) and leaves every file as it was.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kernels_profile/calibration_profile.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Dir {
+  fs::path path = fs::temp_directory_path() / ("hetsim_hostile_" + std::to_string(::getpid()));
+  Dir() { fs::create_directories(path); }
+  ~Dir() { fs::remove_all(path); }
+  [[nodiscard]] std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+test::CliRun stderr_of(const std::string& args) { return test::run_hetsim(args, test::Capture::kStderr); }
+
+TEST(HostileRuns, ALayerWiderThanANodeAndAnAlgorithmTheFabricLacksAreBadInput) {
+  const Dir d;
+  const std::string layer = d.write("layer.yaml",
+                                    "- name: wide\n  source: s\n  cluster: a100-8x8\n  layer: {model: gpt3-1.3b, tp: 16, micro_batch: 1}\n"
+                                    "  measured: {forward_s: 0.01}\n");
+  test::CliRun r = stderr_of("validate --runs " + layer);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find("layer.yaml:1:3: error: layer.tp: tp 16 is wider than a node of a100-8x8 (8 GPUs)"), std::string::npos) << r.output;
+  // NVLink SHARP on an A100 node: SimGrid's actor died on a route the fabric has not (SIGABRT).
+  const std::string nvls = d.write("nvls.yaml",
+                                   "- name: nvls\n  source: s\n  cluster: a100-8x8\n"
+                                   "  collective: {op: allreduce, size: 1MiB, group: 0-7, algorithm: nvls}\n  measured: {busbw_Bps: 1e11}\n");
+  r = stderr_of("validate --runs " + nvls);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find("nvls.yaml:4:66: error: [0].collective.algorithm: nvls cannot run allreduce here"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+}
+
+TEST(HostileRuns, NoCommandWritesOverAFileItReads) {
+  const Dir d;
+  const std::string runs = d.write("runs.yaml",
+                                   "- name: ar\n  source: s\n  cluster: a100-8x8\n  collective: {op: allreduce, size: 1GiB, group: 0-7}\n"
+                                   "  measured: {busbw_Bps: 2e11}\n");
+  const std::string cluster = d.write("c.yaml", slurp(test::shipped("topologies", "a100-8x8").string()));
+  CalibrationProfile p;
+  p.name = "mine";
+  p.software = "s";
+  p.fitted = "2026-12-02";
+  p.devices = {"A100-SXM4-40GB"};
+  p.parameters = {{"gemm_time_excess", 0.1, 0.01}};
+  p.fitted_on = {"ar"};
+  const std::string profile = d.write("p.yaml", calibration_profile_text(p));
+  const std::string x = (d.path / "x.json").string();
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"simulate --no-upper-bound -m bert-base --calibration " + profile + " --report " + profile,
+       "--report: error: " + profile + " is the calibration profile this run reads; it would be overwritten"},
+      {"calibrate --runs " + runs + " --out " + runs + " --software s --parameters intra_time_excess",
+       "--out: error: " + runs + " is a run file this run reads; it would be overwritten"},
+      {"validate --runs " + runs + " --report " + runs, "--report: error: " + runs + " is a run file this run reads; it would be overwritten"},
+      {"validate --runs " + runs + " --report " + x + " --markdown " + x,
+       "--markdown: error: " + x + " is also given to --report; one would overwrite the other"},
+      {"collective -c " + cluster + " --report " + cluster, "--report: error: " + cluster + " is the cluster this run reads; it would be overwritten"},
+      {"collective -c " + cluster + " --report " + x + " --trace " + x,
+       "--trace: error: " + x + " is also given to --report; one would overwrite the other"},
+      {"reshard -c " + cluster + " --src 0-3 --src-shape 1x4 --src-spec R --dst 4-7 --dst-shape 1x4 --dst-spec S1 --tensor 1024 --report " + cluster,
+       "--report: error: " + cluster + " is the cluster this run reads; it would be overwritten"},
+  };
+  const std::string before_runs = slurp(runs), before_cluster = slurp(cluster), before_profile = slurp(profile);
+  for (const auto& c : cases) {
+    const test::CliRun r = stderr_of(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args;
+    EXPECT_EQ(r.output, c.message + "\n") << c.args;
+  }
+  EXPECT_EQ(slurp(runs), before_runs);
+  EXPECT_EQ(slurp(cluster), before_cluster);
+  EXPECT_EQ(slurp(profile), before_profile);
+  EXPECT_FALSE(fs::exists(x));
+}
+
+TEST(HostileRuns, CalibrateWritesOnlyProfilesItsReaderTakesBack) {
+  // A time under a picosecond (an uncertainty of 1e-8 us where two runs agree exactly) is written as
+  // none, not as a value the reader refuses; a --name over 256 characters is refused up front.
+  CalibrationProfile p;
+  p.name = "tiny";
+  p.software = "s";
+  p.fitted = "2026-12-02";
+  p.devices = {"A100-SXM4-40GB"};
+  p.parameters = {{"pass_host", 1e-4, 1.15742e-14}};
+  p.fitted_on = {"a"};
+  const Dir d;
+  const std::string file = d.write("tiny.yaml", calibration_profile_text(p));
+  EXPECT_NE(slurp(file).find("pass_host: {value: 100us, uncertainty: 0us}"), std::string::npos) << slurp(file);
+  EXPECT_EQ(load_calibration_profile(file).parameters.at(0).uncertainty, 0.0);
+  const test::CliRun r = stderr_of("calibrate --runs " + (test::source_dir() / "studies/validation/collectives.yaml").string() + " --name " +
+                                   std::string(300, 'n') + " --software s --out " + (d.path / "o.yaml").string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, "--name: error: has 300 characters; a name is 1 to 256\n");
+}
+
+TEST(HostileRuns, AKeptPlanThatIsNoPlanFileIsBadInput) {
+  // A plan that does not fit this run is only said (a what-if keeps its baseline's); a file that is
+  // no plan at all was said the same way and the run went on with exit 0.
+  const Dir d;
+  const std::string text = d.write("passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n");
+  const test::CliRun r = stderr_of("plan --no-upper-bound -m bert-base --keep-plan " + text);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find(text + ":1:1: error: expected a mapping of fields at the top level"), std::string::npos) << r.output;
+  EXPECT_EQ(stderr_of("plan --no-upper-bound -m bert-base --keep-plan /dev/zero").rc, 2);
+}
+
+}  // namespace
+}  // namespace hetsim
