@@ -8,6 +8,7 @@
 #include "base/iso_date.hpp"
 #include "base/temp_dir.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 #include "base/yaml_reader.hpp"
 #include "topologies/cluster.hpp"
 
@@ -161,11 +162,23 @@ void bound_counts(Sizing& s, Diagnostics& diags) {
   for (size_t i = 0; i < s.offers.size(); ++i) {
     Offer& o = s.offers[i];
     double most = o.max_count >= 0 ? static_cast<double>(o.max_count) : INFINITY;
-    if (o.price_usd && s.budget_capex_usd) most = std::min(most, std::floor(*s.budget_capex_usd / *o.price_usd * (1 + 1e-12)));
-    if (o.rent_usd_per_s && s.budget_rent_usd_per_s) {
-      most = std::min(most, std::floor(*s.budget_rent_usd_per_s / *o.rent_usd_per_s * (1 + 1e-12)));
+    std::string bound = "max_count";  // what sets `most`, as the messages below say it
+    const auto limit = [&](double n, std::string why) {
+      if (n < most) most = n, bound = std::move(why);
+    };
+    if (o.price_usd && s.budget_capex_usd) {
+      limit(std::floor(*s.budget_capex_usd / *o.price_usd * (1 + 1e-12)),
+            "budget.capex (" + format_money(*s.budget_capex_usd) + "; a node costs " + format_money(*o.price_usd) + ")");
     }
-    if (s.budget_power_w) most = std::min(most, std::floor(*s.budget_power_w / o.power_w * (1 + 1e-12)));
+    if (o.rent_usd_per_s && s.budget_rent_usd_per_s) {
+      limit(std::floor(*s.budget_rent_usd_per_s / *o.rent_usd_per_s * (1 + 1e-12)),
+            "budget.rent_per_hour (" + format_money(*s.budget_rent_usd_per_s * 3600) + "/h; a node rents at " +
+                format_money(*o.rent_usd_per_s * 3600) + "/h)");
+    }
+    if (s.budget_power_w) {
+      limit(std::floor(*s.budget_power_w / o.power_w * (1 + 1e-12)),
+            "budget.power (" + format_double("%g", *s.budget_power_w) + " W; a node draws " + format_double("%g", o.power_w) + " W)");
+    }
     Diagnostic d = o.where;
     d.field = "offers[" + std::to_string(i) + "]";
     if (!std::isfinite(most)) {
@@ -177,11 +190,11 @@ void bound_counts(Sizing& s, Diagnostics& diags) {
     o.max_count = static_cast<long>(std::min(most, static_cast<double>(kMaxNodesPerOffer)));
     if (o.min_count > o.max_count) {
       d.message = "min_count " + std::to_string(o.min_count) + " is more than the " + std::to_string(o.max_count) +
-                  " nodes that max_count and the budget allow";
+                  " nodes that " + bound + " allows";
       diags.add(d);
     } else if (o.max_count < o.count_step) {
       d.message = "count_step " + std::to_string(o.count_step) + " nodes is more than the " + std::to_string(o.max_count) +
-                  " that max_count and the budget allow: no mix can take this offer";
+                  " that " + bound + " allows: no mix can take this offer";
       diags.add(d);
     }
   }

@@ -10,6 +10,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/yaml_reader.hpp"
+#include "planner/strategies.hpp"
 
 namespace hetsim {
 namespace {
@@ -111,6 +112,7 @@ Study load_study(const std::filesystem::path& path) {
   s.model = r.text("model");
   s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
   s.strategy = r.opt_text("strategy").value_or("");
+  if (!s.strategy.empty()) (void)r.opt_choice("strategy", strategy_names());  // said here, with its line
   if (std::optional<std::string> plan = r.opt_text("plan")) {
     const std::filesystem::path p(*plan);
     s.plan = (p.is_absolute() ? p : path.parent_path() / p).string();
