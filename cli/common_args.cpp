@@ -134,6 +134,8 @@ Inputs load_inputs(const CommonArgs& a) {
   }
   use_calibration(a.calibration);  // before the cluster's devices are loaded
   Inputs in{load_model_arg(a.model, sets), load_cluster_arg(a.cluster, sets), CostModel::shipped(a.layer_profile), sim_options(a)};
+  // --precision is carried as an edit of the model: an error about the recipe names the option given.
+  if (!a.precision.empty()) in.model.gemm_precision_location = Diagnostic{"--precision " + a.precision, 0, 0, "", ""};
   TrainingSpec& t = in.model.training;
   if (a.global_batch > 0) t.global_batch = a.global_batch;
   if (a.micro_batch > 0) t.micro_batch = a.micro_batch;

@@ -129,5 +129,12 @@ TEST(HostileRuns, AKeptPlanThatIsNoPlanFileIsBadInput) {
   EXPECT_EQ(stderr_of("plan --no-upper-bound -m bert-base --keep-plan /dev/zero").rc, 2);
 }
 
+TEST(HostileRuns, ARecipeTheGpusLackIsSaidOfTheOptionThatAskedForIt) {
+  // --precision is carried as an edit of the model; its error named a --set the user never typed.
+  const test::CliRun r = stderr_of("simulate -c h100-mi300x -m llama2-7b --strategy dp-even --no-upper-bound --precision mxfp8");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output.rfind("--precision mxfp8: error: mxfp8 needs tensor cores with MX block scaling", 0), 0u) << r.output;
+}
+
 }  // namespace
 }  // namespace hetsim
