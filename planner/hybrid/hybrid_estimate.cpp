@@ -157,7 +157,8 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   const auto block_times = [&](const BlockWork& bw) {
     BlockTimes x;
     std::vector<PassUnit> fwd, bwd;  // each part's compute and the expert collectives after it
-    const double recompute = bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp);
+    const double recompute = bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp) + cp_time(bw.recompute_cp) +
+                             ring_exposed(bw.recompute_cp_ring, bw.recompute_cp_hide_s);
     x.b += recompute;
     for (const WorkPart& part : bw.parts) {
       // Userbuffers: one chunk alone, the rest under the GEMM's last tp_fwd_hide_s seconds.

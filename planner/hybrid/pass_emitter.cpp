@@ -295,8 +295,10 @@ class PassWriter {
 
   void backward_recompute(int b) {
     const BlockWork& bw = w_[b];
-    compute(bw.recompute_s, 0, bw.recompute_bytes, spec_.tag + "." + bw.name + ".recompute");
-    tp_sync(bw.recompute_tp, spec_.tag + "." + bw.name + ".recompute");
+    const std::string label = spec_.tag + "." + bw.name + ".recompute";
+    ring_span(bw.recompute_s, bw.recompute_cp_hide_s, bw.recompute_cp_ring, 0, bw.recompute_bytes, label);
+    tp_sync(bw.recompute_tp, label);
+    cp_sync(bw.recompute_cp, label);
   }
 
   void backward_part(int b, int pp) {
@@ -380,12 +382,16 @@ class PassWriter {
   void backward(const std::vector<int>& blocks, const std::string& suffix) {
     const bool split_w = spec_.split_weight;
     double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0, rail = 0;
-    TpBytes bytes, recompute_tp, cp_bytes, ep_bytes, etp_bytes;
+    double recompute_ring = 0, recompute_hide = 0;
+    TpBytes bytes, recompute_tp, recompute_cp, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
       recompute_s += bw.recompute_s;
       recompute_tp += bw.recompute_tp;
+      recompute_ring += bw.recompute_cp_ring;
+      recompute_hide += bw.recompute_cp_hide_s;
+      recompute_cp += bw.recompute_cp;
       recompute_bytes = std::max(recompute_bytes, bw.recompute_bytes);  // one block rebuilt at a time
       freed += bw.saved_bytes - (split_w ? bw.weight_input_bytes : 0);
       if (!split_w) flops += bw.model_flops;
@@ -404,8 +410,9 @@ class PassWriter {
     }
     const std::string label = spec_.tag + suffix;
     if (recompute_s > 0) {
-      compute(recompute_s, 0, recompute_bytes, label + ".recompute");
+      ring_span(recompute_s, recompute_hide, recompute_ring, 0, recompute_bytes, label + ".recompute");
       tp_sync(recompute_tp, label + ".recompute");
+      cp_sync(recompute_cp, label + ".recompute");
     }
     const std::string name = label + (split_w ? ".bwd_input" : ".bwd");
     if (ring_s > 0 && ring > 0) ring_span(ring_s, ring_s, ring, 0, 0, name);

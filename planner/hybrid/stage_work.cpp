@@ -180,6 +180,7 @@ bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.k
 
 bool same_costs(const BlockWork& a, const BlockWork& b) {
   return a.parts == b.parts && a.recompute_s == b.recompute_s && a.recompute_tp == b.recompute_tp &&
+         a.recompute_cp_ring == b.recompute_cp_ring && a.recompute_cp_hide_s == b.recompute_cp_hide_s && a.recompute_cp == b.recompute_cp &&
          a.saved_bytes == b.saved_bytes && a.weight_input_bytes == b.weight_input_bytes &&
          a.recompute_bytes == b.recompute_bytes && a.params == b.params && a.expert_params == b.expert_params &&
          a.model_flops == b.model_flops && a.output_bytes == b.output_bytes;
@@ -464,12 +465,25 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       for (const WorkPart& p : bw.parts) {
         bw.recompute_tp += p.tp_fwd;
         bw.recompute_tp += p.tp_fwd_exposed;
+        // And its CP exchanges: the attention's K, V ring, the all-to-alls around it.
+        bw.recompute_cp_ring += p.cp_ring_fwd;
+        bw.recompute_cp_hide_s += p.cp_hide_fwd_s;
+        bw.recompute_cp += p.cp_fwd;
       }
     } else if (key.recompute == RecomputeMode::kSelective) {
       // Korthikanti et al.: the attention core (scores, softmax, context) is recomputed.
       bw.recompute_bytes = core_saved[b];
       bw.saved_bytes -= core_saved[b];
       bw.recompute_s = core_saved[b] > 0 ? core_fwd[b] : 0;
+      // Ring attention's core needs the other CP ranks' K and V again; its inputs were kept after
+      // any all-to-all (Ulysses), which is not repeated.
+      if (bw.recompute_s > 0) {
+        for (const WorkPart& p : bw.parts) {
+          bw.recompute_cp_ring += p.cp_ring_fwd;
+          bw.recompute_cp_hide_s += p.cp_hide_fwd_s;
+        }
+        bw.recompute_cp_hide_s = std::min(bw.recompute_cp_hide_s, bw.recompute_s);
+      }
     }
     bw.weight_input_bytes = std::min(bw.weight_input_bytes, bw.saved_bytes);
   }

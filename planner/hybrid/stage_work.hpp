@@ -73,6 +73,11 @@ struct BlockWork {
   std::vector<WorkPart> parts;
   double recompute_s = 0;          // forward work repeated just before the backward (recompute)
   TpBytes recompute_tp;            // TP collectives of that repeated forward (full recompute), after it
+  // Context parallelism: the repeated forward's attention exchanges K and V around the CP group
+  // again (ring attention, full or selective recompute: `recompute_cp_ring` bytes beside its last
+  // `recompute_cp_hide_s` seconds) and, fully recomputed, re-sends Q, K, V and the output (all-to-all).
+  double recompute_cp_ring = 0, recompute_cp_hide_s = 0;
+  TpBytes recompute_cp;
   double saved_bytes = 0;          // activations kept from forward until backward, per device
   double weight_input_bytes = 0;   // part of saved_bytes the weight gradient still needs after B
   double recompute_bytes = 0;      // activations rebuilt by recompute, held during the backward
