@@ -72,7 +72,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
 void add_calibration_option(CLI::App* cmd, std::string& into) {
   cmd->add_option("--calibration", into,
                   "calibration profile in force (docs/formats/calibration-profile.md): shipped (for each GPU type the "
-                  "profile in kernels_profile/calibrations of the most recent software era), none (the raw model), or a profile file that "
+                  "profile in kernels_profile/calibrations of the most recent software era, fitted on it or transferred to it "
+                  "from a sibling), none (the raw model), or a profile file that "
                   "hetsim calibrate wrote")
       ->capture_default_str();
 }
