@@ -200,7 +200,7 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
                      std::to_string(cluster.gpu_count()) + " (hetsim simulate runs a strategy or a plan on any number)");
   }
   PlanResult r;
-  r.notes = assumptions(model, cluster, sim.collective_interference);
+  r.notes = assumptions(model, cluster, cost, sim.collective_interference);
   r.heuristic = o.spmd_options.search.heuristic == Heuristic::kZero ? "zero" : "admissible";
   r.spmd_run = o.spmd;
   r.pipeline_run = o.pipeline;

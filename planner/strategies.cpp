@@ -12,7 +12,6 @@
 #include "base/log.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "base/data_dir.hpp"
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/fused_attention.hpp"
 #include "kernels_profile/kernel_table.hpp"
@@ -207,16 +206,18 @@ std::vector<const Device*> distinct_gpus(const Cluster& cluster) {
 
 }  // namespace
 
-std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster, bool interference) {
+std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, bool interference) {
   std::vector<std::string> out;
   out.push_back("compute times: measured kernel tables (kernels_profile/measured) where they cover a GPU type, a "
                 "per-layer profile where given, else the roofline model with assumed efficiencies (efficiency blocks of "
                 "kernels_profile/devices/*.yaml); compute_time_sources gives the shares");
   {  // GEMMs on the roofline beside measured ones: a what-if between them leans to the roofline
-    static const KernelTables measured = KernelTables::load_dir(data_root() / "kernels_profile" / "measured");
+    const KernelTables* measured = cost.tables();
     std::string roofline;
     for (const Device* gpu : distinct_gpus(cluster)) {
-      if (gpu->kernels_from.empty() && !measured.has_device(gpu->name)) roofline += (roofline.empty() ? "" : ", ") + gpu->name;
+      if (gpu->kernels_from.empty() && (measured == nullptr || !measured->has_device(gpu->name))) {
+        roofline += (roofline.empty() ? "" : ", ") + gpu->name;
+      }
     }
     if (!roofline.empty()) {
       out.push_back("GEMMs on " + roofline +

@@ -54,6 +54,7 @@ using ReferencePlanner = std::function<PlannerReference(const ModelSpec& model, 
 
 // The modelling assumptions behind every report of this model on this cluster (`interference`:
 // SimOptions::collective_interference, off under --no-interference).
-[[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster, bool interference = true);
+[[nodiscard]] std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                                   bool interference = true);
 
 }  // namespace hetsim

@@ -42,7 +42,7 @@ nlohmann::json plan_report(const ModelSpec& spec, const Cluster& cluster, const 
   if (const Evaluation* chosen = r.chosen()) {
     const Report best = r.chosen_report();
     j["error_bars"] = error_bars_json(chosen->report, cluster);
-    if (nlohmann::json m = mfu_published(best, model, cluster); !m.is_null()) j["mfu_published"] = std::move(m);
+    j["mfu_published"] = mfu_published(best, model, cluster);  // null: nothing published applies, as plan --report
     j["chosen"] = best.strategy;
     j["plan"] = emitted_plan(r, model, cluster, options);
   }
@@ -60,14 +60,14 @@ nlohmann::json simulate_report(const ModelSpec& spec, const Cluster& cluster, co
   const ModelSpec model = model_for_run(spec, cluster);
   const CostModel cost = CostModel::shipped();
   const SimOptions sim;
-  std::vector<std::string> notes = assumptions(model, cluster);
+  std::vector<std::string> notes = assumptions(model, cluster, cost);
   Evaluation ev = plan_file.empty() ? evaluate_strategy(strategy, model, cluster, cost, sim)
                                     : run_plan_file(plan_file, model, cluster, cost, sim, "plan " + plan_file).evaluation;
   if (ev.report.feasible && upper_bound) set_upper_bound(ev.report, plan_upper_bound(model, cluster, cost, sim, notes));
   ev.report.assumptions = notes;
   nlohmann::json j = ev.report.to_json();
   j["error_bars"] = error_bars_json(ev.report, cluster);
-  if (nlohmann::json m = mfu_published(ev.report, model, cluster); !m.is_null()) j["mfu_published"] = std::move(m);
+  if (ev.report.feasible) j["mfu_published"] = mfu_published(ev.report, model, cluster);  // null: nothing published applies
   return j;
 }
 

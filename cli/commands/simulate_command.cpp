@@ -41,7 +41,7 @@ int run_simulate(const SimulateArgs& a) {
   const Cluster& cluster = in.cluster;
   const CostModel& cost = in.cost;
   const SimOptions& opts = in.sim;
-  std::vector<std::string> notes = assumptions(model, cluster, opts.collective_interference);
+  std::vector<std::string> notes = assumptions(model, cluster, cost, opts.collective_interference);
   // Nothing on stdout until the inputs (plan, profiles) are read and the run is done: a rejected
   // input prints its message alone.
   std::ostringstream plan_text;

@@ -293,13 +293,14 @@ class PassWriter {
     ep_sync(part.ep_fwd, part.etp_fwd, part.ep_rail_fwd, false, label + std::to_string(pp));
   }
 
-  void backward_recompute(int b) {
-    const BlockWork& bw = w_[b];
-    const std::string label = spec_.tag + "." + bw.name + ".recompute";
+  // The forward repeated before a backward, with the TP and CP collectives it repeats.
+  void recompute(const BlockWork& bw, const std::string& label) {
     ring_span(bw.recompute_s, bw.recompute_cp_hide_s, bw.recompute_cp_ring, 0, bw.recompute_bytes, label);
     tp_sync(bw.recompute_tp, label);
     cp_sync(bw.recompute_cp, label);
   }
+
+  void backward_recompute(int b) { recompute(w_[b], spec_.tag + "." + w_[b].name + ".recompute"); }
 
   void backward_part(int b, int pp) {
     const BlockWork& bw = w_[b];
@@ -381,18 +382,18 @@ class PassWriter {
   // `blocks` in backward order; `suffix` names them when the pass is split per block.
   void backward(const std::vector<int>& blocks, const std::string& suffix) {
     const bool split_w = spec_.split_weight;
-    double secs = 0, freed = 0, recompute_s = 0, recompute_bytes = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0, rail = 0;
-    double recompute_ring = 0, recompute_hide = 0;
-    TpBytes bytes, recompute_tp, recompute_cp, cp_bytes, ep_bytes, etp_bytes;
+    double secs = 0, freed = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0, rail = 0;
+    BlockWork redo;  // the blocks' recomputes as one: their times and bytes summed, one block rebuilt at a time
+    TpBytes bytes, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
-      recompute_s += bw.recompute_s;
-      recompute_tp += bw.recompute_tp;
-      recompute_ring += bw.recompute_cp_ring;
-      recompute_hide += bw.recompute_cp_hide_s;
-      recompute_cp += bw.recompute_cp;
-      recompute_bytes = std::max(recompute_bytes, bw.recompute_bytes);  // one block rebuilt at a time
+      redo.recompute_s += bw.recompute_s;
+      redo.recompute_tp += bw.recompute_tp;
+      redo.recompute_cp_ring += bw.recompute_cp_ring;
+      redo.recompute_cp_hide_s += bw.recompute_cp_hide_s;
+      redo.recompute_cp += bw.recompute_cp;
+      redo.recompute_bytes = std::max(redo.recompute_bytes, bw.recompute_bytes);
       freed += bw.saved_bytes - (split_w ? bw.weight_input_bytes : 0);
       if (!split_w) flops += bw.model_flops;
       for (const WorkPart& part : bw.parts) {
@@ -409,14 +410,10 @@ class PassWriter {
       }
     }
     const std::string label = spec_.tag + suffix;
-    if (recompute_s > 0) {
-      ring_span(recompute_s, recompute_hide, recompute_ring, 0, recompute_bytes, label + ".recompute");
-      tp_sync(recompute_tp, label + ".recompute");
-      cp_sync(recompute_cp, label + ".recompute");
-    }
+    if (redo.recompute_s > 0) recompute(redo, label + ".recompute");
     const std::string name = label + (split_w ? ".bwd_input" : ".bwd");
     if (ring_s > 0 && ring > 0) ring_span(ring_s, ring_s, ring, 0, 0, name);
-    const int c = backward_span(secs - ring_s + merged_latency(collectives, bytes), hidden, flops, -(freed + recompute_bytes),
+    const int c = backward_span(secs - ring_s + merged_latency(collectives, bytes), hidden, flops, -(freed + redo.recompute_bytes),
                                 bytes, name);
     cp_sync(cp_bytes, name);
     ep_sync(ep_bytes, etp_bytes, rail, true, name);

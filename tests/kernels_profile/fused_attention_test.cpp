@@ -84,7 +84,7 @@ TEST(FusedAttention, TheAssumptionsSayWhereTheRatioAppliesAndWhereFusedCostsAsFl
   ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
   const Cluster cluster = test::shipped_cluster("pair-a100-h100");
   const auto line = [&] {
-    for (const std::string& a : assumptions(model, cluster)) {
+    for (const std::string& a : assumptions(model, cluster, CostModel::shipped())) {
       if (a.starts_with("attention: fused")) return a;
     }
     return std::string();

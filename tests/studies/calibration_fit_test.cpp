@@ -405,7 +405,7 @@ TEST(CalibrationProfiles, AnOverlapSlowdownIsSaidWhereCollectivesSlowCompute) {
   const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
   Cluster cluster = test::shipped_cluster("pair-a100-h100");  // the H100's interference is measured, the A100's not
   const auto line = [&] {
-    for (const std::string& a : assumptions(model, cluster)) {
+    for (const std::string& a : assumptions(model, cluster, CostModel::shipped())) {
       if (a.starts_with("compute beside a collective")) return a;
     }
     return std::string();
@@ -456,7 +456,7 @@ TEST(CalibrationProfiles, AProfileFileForOtherGpuTypesIsSaidNotSilentlyDropped) 
   use_calibration_profile(h100);
   const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
   const Cluster a100 = test::shipped_cluster("a100-8x8");
-  const std::vector<std::string> said = assumptions(model, a100);
+  const std::vector<std::string> said = assumptions(model, a100, CostModel::shipped());
   use_shipped_calibrations();
   const bool named = std::any_of(said.begin(), said.end(), [](const std::string& a) {
     return a == "calibration: the profile in force, h100-only (h100-only.yaml), lists none of these GPU types (it lists H100-SXM5-80GB): the raw model";

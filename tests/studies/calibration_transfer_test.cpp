@@ -13,6 +13,7 @@
 
 #include "base/input_error.hpp"
 #include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
 #include "planner/strategies.hpp"
 #include "test_support.hpp"
@@ -50,7 +51,7 @@ TEST(CalibrationTransfer, AReportOnATransferredGpuTypeSaysFromWhichAndWhy) {
   const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
   Cluster c = test::shipped_cluster("a100-8x8");
   for (NodeType& nt : c.node_types) nt.gpu = gb200;
-  const std::vector<std::string> said = assumptions(model, c);
+  const std::vector<std::string> said = assumptions(model, c, CostModel::shipped());
   const bool named = std::any_of(said.begin(), said.end(), [](const std::string& a) {
     return a.starts_with("calibration: profile in force on GB200: megatron-core-2026-b200") && a.find("transferred to GB200 from B200") != std::string::npos;
   });
