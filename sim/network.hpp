@@ -103,12 +103,12 @@ class Network {
   [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
-  // Relay pairs (two actors each) for `transfers` direct flows: one per kFlowsPerRelay, within the
+  // Relay pairs (two actors each) for `transfers` flows: one per kFlowsPerRelay, within the
   // actor budget; 0 where relays should not run (few flows, or traced).
   [[nodiscard]] size_t relay_pairs(size_t transfers) const;
-  // Runs `direct` (one leg each) as mailbox transfers carried by `pairs` relay pairs and,
-  // meanwhile, `rest` from the calling actor.
-  void run_relays(const std::vector<Legs>& direct, size_t pairs, const std::vector<Legs>& rest);
+  // Runs `flows` as mailbox transfers carried by `pairs` relay pairs, a staged flow's legs one
+  // after another in its pair.
+  void run_relays(const std::vector<Legs>& flows, size_t pairs);
   [[nodiscard]] size_t actors_free() const { return budget_ > reserved_ + live_actors_ ? budget_ - reserved_ - live_actors_ : 0; }
 
   const Platform& platform_;

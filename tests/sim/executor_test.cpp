@@ -180,7 +180,8 @@ TEST(ExecutorScale, RelayedTransfersTakeTheTimesOfHostToHostOnes) {
   // host-to-host transfer in batches of actors. Same flows, hosts and bytes: same times. Relays
   // are lowered here to 200 flows so that a ring of 512 flows and an all-to-all of 2256 take them,
   // with as many pairs as wanted and with a budget of 12 pairs (each then carries ~190); on A100 +
-  // MI250X without cross-vendor RDMA the staged flows run beside the relays from the caller.
+  // MI250X without cross-vendor RDMA the relays carry the staged flows too, each one's three legs
+  // one after another.
   for (const char* cluster : {"a100-8x8", "a100-mi250x"}) {
     Cluster c = load_cluster(test::shipped("topologies", cluster));
     for (auto& t : c.node_types) t.count = 32 / static_cast<int>(c.node_types.size());  // 256 GPUs: a ring of 512 flows
