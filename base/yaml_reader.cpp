@@ -235,7 +235,7 @@ std::optional<double> FieldReader::opt_number(std::string_view key, double min, 
   if (!v) return std::nullopt;
   double out = 0;
   auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
-  if (ec != std::errc() || p != v->data() + v->size()) {
+  if (ec != std::errc() || p != v->data() + v->size() || std::isnan(out)) {
     error(key, in_quotes(*v) + " is not a number");
     return std::nullopt;
   }
@@ -274,7 +274,7 @@ std::vector<double> FieldReader::numbers(std::string_view key, double min, doubl
     double v = 0;
     const std::string text = x.IsScalar() ? x.Scalar() : "";
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (!x.IsScalar() || ec != std::errc() || p != text.data() + text.size()) {
+    if (!x.IsScalar() || ec != std::errc() || p != text.data() + text.size() || std::isnan(v)) {
       diags_->add(at(x, item, in_quotes(text) + " is not a number"));
     } else if (!(v >= min && v <= max)) {
       diags_->add(at(x, item, text + " is out of range; expected " + range_text(min, max)));

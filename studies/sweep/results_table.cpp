@@ -76,6 +76,9 @@ long baseline_row(const std::vector<std::string>& spec, const std::vector<Scenar
 ResultsTable results_table(const std::filesystem::path& file, const ResultsTableOptions& o) {
   ResultsTable out;
   std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    throw InputError(file.string(), "", "is a directory; expected a results database file (hetsim sweep writes one: --db, or by default the study file with .db)");
+  }
   if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file.string(), "", "no such results database (hetsim sweep writes one)");
   const ResultsDb db(file, ResultsDb::Mode::kRead);
   std::vector<ScenarioRow> rows = db.rows();

@@ -2,6 +2,7 @@
 #include "studies/validation/run_file.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "base/data_dir.hpp"
@@ -236,7 +237,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   for (const std::string& k : keys) {
     any = m.opt_text(k).has_value() || any;
     const MeasuredRange range = measured_range(k);
-    if (const std::optional<double> v = m.opt_number(k, -1e300, 1e300)) {
+    if (const std::optional<double> v = m.opt_number(k, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity())) {
       if (!(*v > 0)) m.error(k, "must be a positive number");
       else if (*v < range.min || *v > range.max) m.error(k, format_double("%g", *v) + " is outside the physical range of " + k + " (" + format_double("%g", range.min) + " to " + format_double("%g", range.max) + ")");
       else run.measured.push_back({k, *v});
