@@ -201,7 +201,7 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
       return "";
     }
     case Algorithm::kMesh:
-      if (t.op != CollectiveOp::kAllReduce && !is_gather_or_scatter(t.op)) return "mesh runs allreduce, allgather and reducescatter";
+      if (t.op == CollectiveOp::kBroadcast || t.op == CollectiveOp::kReduce) return "mesh runs allreduce, allgather, reducescatter and alltoall";
       if (uneven) return "mesh needs even shards";
       if (!on_full_mesh(t.group, c)) return "mesh (direct sends to every peer) runs inside one xgmi-mesh node";
       return "";
@@ -297,7 +297,9 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       break;
     }
     case Algorithm::kMesh: {
-      // Direct sends to every peer: all n-1 links of each GPU at once.
+      // Direct sends to every peer: all n-1 links of each GPU at once. An all-to-all sends each
+      // peer its pair share so (RCCL runs an all-to-all's sends to every peer in one kernel, not
+      // peer after peer as the pairwise rounds would on a node whose every peer has a link of its own).
       if (t.op == CollectiveOp::kAllReduce) {
         Schedule ag;
         add_direct_exchange(one, ring, s);

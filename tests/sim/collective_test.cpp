@@ -316,6 +316,28 @@ TEST(Mesh, DirectAllReduceUsesAllSevenLinksOfEachGpu) {
   EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllReduce, range(0, 16), kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
 }
 
+TEST(Mesh, AnAllToAllInsideOneMeshNodeSendsToEveryPeerAtOnce) {
+  // RCCL's all-to-all inside a full xGMI mesh sends every peer its S/8 at once, one link per peer:
+  // alpha + S/8 / (achievable x 64 GB/s), busbw = 7 x achievable link rate (an 8 x MI355X node
+  // measures 361 GB/s, studies/validation/collectives.yaml). Pairwise rounds, one peer after the
+  // other, use one link of seven at a time: auto must not choose them here. Across nodes the mesh
+  // does not apply.
+  const Cluster c = fixture_cluster("mi300x-2");
+  const std::vector<int> node0 = range(0, 8);
+  const Fabric f(c);
+  const CollectiveTask t = task(CollectiveOp::kAllToAll, node0, kGiB, Algorithm::kAuto);
+  EXPECT_EQ(unsupported_reason(t, Algorithm::kMesh, c), "");
+  EXPECT_EQ(choose_algorithm(t, c, f).algorithm, Algorithm::kMesh);
+  for (const Flow& fl : merged_flows(collective_schedules(t, Algorithm::kMesh, c).front())) EXPECT_DOUBLE_EQ(fl.bytes, kGiB / 8);
+  const double link = 64e9 * fraction(LinkClass::kXgmi);
+  const double mesh = run(c, task(CollectiveOp::kAllToAll, node0, kGiB, Algorithm::kMesh));
+  EXPECT_NEAR(mesh / (1e-6 + kGiB / 8 / link), 1, 0.01);
+  EXPECT_NEAR(busbw_factor(CollectiveOp::kAllToAll, 8) * kGiB / mesh / (7 * link), 1, 0.01);
+  EXPECT_GT(run(c, task(CollectiveOp::kAllToAll, node0, kGiB, Algorithm::kPairwise)) / mesh, 6.0);
+  EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllToAll, range(0, 16), kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
+  EXPECT_NE(unsupported_reason(task(CollectiveOp::kBroadcast, node0, kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
+}
+
 TEST(Pxn, AllToAllStaysOnItsRailsAndEachNicCarriesWhatPairwiseSends) {
   // 2 DGX A100 x 8 GPUs, S per GPU, n = 16: PXN hands the m = 2 shares for local k (its own and
   // the remote rail-k GPU's) to local k over NVSwitch, (g-1) m S/n out of each GPU, and each GPU

@@ -438,10 +438,8 @@ TEST(CalibrationProfiles, ADeviceListedTwiceOrAShareOutOfItsRangeIsRefusedWithIt
             std::string::npos);
   EXPECT_NE(refusal("[A100-SXM4-40GB]", "1.0000001").find("parameters.overlap_slowdown.value: 1.0000001 is over 1, compute over twice"),
             std::string::npos);
-  for (const char* bad : {"-0.1", "nan"}) {
-    EXPECT_NE(refusal("[A100-SXM4-40GB]", bad).find("parameters.overlap_slowdown.value: " + std::string(bad) + " is out of range"), std::string::npos)
-        << bad;
-  }
+  EXPECT_NE(refusal("[A100-SXM4-40GB]", "-0.1").find("parameters.overlap_slowdown.value: -0.1 is out of range"), std::string::npos);
+  EXPECT_NE(refusal("[A100-SXM4-40GB]", "nan").find("parameters.overlap_slowdown.value: \"nan\" is not a number"), std::string::npos);
   EXPECT_NE(refusal("[A100-SXM4-40GB]", "-0.1").find("expected at least 0"), std::string::npos);  // not a made-up bound
   EXPECT_NE(refusal("[A100-SXM4-40GB]", "1e300").find("is over 1, compute over twice"), std::string::npos);
   std::filesystem::remove(file);
