@@ -19,9 +19,13 @@ ModelSpec load_model_arg(const std::string& arg, const std::vector<FieldOverride
 }
 
 void write_file(const std::string& path, const std::string& text, const std::string& option) {
+  write_file_with(path, option, [&](std::ostream& out) { out << text; });
+}
+
+void write_file_with(const std::string& path, const std::string& option, const std::function<void(std::ostream&)>& write) {
   errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out << text;
+  if (out) write(out);
   if (out) out.close();  // the last block reaches the file here: a full disk shows now or never
   if (!out) {
     const int err = errno;

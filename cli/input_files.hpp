@@ -2,6 +2,8 @@
 // Resolves --cluster / --model arguments (a path or a shipped name) and loads them.
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "topologies/cluster.hpp"
@@ -18,5 +20,7 @@ inline constexpr const char* kDefaultModel = "gpt3-1.3b";
 // Writes `text` to `path` and closes it; throws InputError naming the file, the option and the
 // system's reason when it cannot be opened, written whole or closed (a full disk, /dev/full).
 void write_file(const std::string& path, const std::string& text, const std::string& option);
+// The same for what `write` puts on the stream (a file too large to build as one string first).
+void write_file_with(const std::string& path, const std::string& option, const std::function<void(std::ostream&)>& write);
 
 }  // namespace hetsim::cli

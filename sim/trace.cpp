@@ -23,7 +23,10 @@ nlohmann::json slice(const std::string& name, const std::string& cat, int pid, i
 
 // Counter tracks of link use, rebuilt from the recorded flows: a flow adds bytes / duration to
 // every shared link of its route from its start to its end.
-void add_link_counters(nlohmann::json& events, const Cluster& cluster, const SimResult& result) {
+// A sample is drawn where the bandwidth in use changes (flows ending as others start at the same
+// rate leave it as it was).
+template <class Emit>
+void add_link_counters(Emit&& emit, const Cluster& cluster, const SimResult& result) {
   const Fabric fabric(cluster);
   std::map<int, std::vector<std::pair<double, double>>> changes;  // link -> (time, delta B/s)
   Route route;
@@ -38,28 +41,29 @@ void add_link_counters(nlohmann::json& events, const Cluster& cluster, const Sim
     }
   }
   const int pid = cluster.node_count();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "network (link use, GB/s)"}}}});
+  emit({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "network (link use, GB/s)"}}}});
   for (auto& [link, ch] : changes) {
     std::sort(ch.begin(), ch.end());
     const FabricLink& fl = fabric.links()[link];
     const std::string name = fl.name + " (" + std::string(link_kind_name(fl.kind)) + ", " +
                              std::to_string(static_cast<long>(fl.bandwidth_Bps / 1e9)) + " GB/s)";
-    double in_use = 0;
+    double in_use = 0, drawn = -1;
     for (size_t i = 0; i < ch.size(); ++i) {
       in_use += ch[i].second;
       if (i + 1 < ch.size() && ch[i + 1].first == ch[i].first) continue;  // one sample per instant
-      events.push_back({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", ch[i].first * 1e6},
-                        {"args", {{"GB/s", std::max(0.0, in_use) / 1e9}}}});
+      const double gbps = std::max(0.0, in_use) / 1e9;
+      if (gbps == drawn) continue;
+      drawn = gbps;
+      emit({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", ch[i].first * 1e6}, {"args", {{"GB/s", gbps}}}});
     }
   }
 }
 
-}  // namespace
-
-nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, const SimResult& result) {
-  nlohmann::json events = nlohmann::json::array();
+// Every event of the trace, in order, to emit(const nlohmann::json&).
+template <class Emit>
+void trace_events(Emit&& emit, const Program& program, const Cluster& cluster, const SimResult& result) {
   for (int node = 0; node < cluster.node_count(); ++node) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", node},
+    emit({{"name", "process_name"}, {"ph", "M"}, {"pid", node},
                       {"args", {{"name", "node" + std::to_string(node) + " (" + cluster.node_types[cluster.node_type_of[node]].name + ")"}}}});
   }
   auto tid = [&](int gpu, int track) { return kTracksPerGpu * cluster.gpus[gpu].local + track; };
@@ -74,11 +78,11 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
   for (int g = 0; g < cluster.gpu_count(); ++g) {
     const int pid = cluster.gpus[g].node;
     const std::string base = "gpu" + std::to_string(g) + " " + cluster.device_of(g).name;
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, kComputeTrack)}, {"args", {{"name", base + " compute"}}}});
+    emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, kComputeTrack)}, {"args", {{"name", base + " compute"}}}});
     for (int k = 0; k < kCommStreams; ++k) {
       const CommStream stream = static_cast<CommStream>(k);
       if (!used[g][k] && stream != CommStream::kData) continue;  // the data stream is always shown
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, comm_track(stream))},
+      emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid(g, comm_track(stream))},
                         {"args", {{"name", base + " " + std::string(comm_stream_name(stream))}}}});
     }
   }
@@ -86,19 +90,19 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
     const Task& task = program.tasks[i];
     const TaskTiming& t = result.tasks[i];
     if (const auto* c = std::get_if<ComputeTask>(&task.body)) {
-      events.push_back(slice(task.label, "compute", cluster.gpus[c->device].node, tid(c->device, kComputeTrack), t));
-      for (int m : c->mirrors) events.push_back(slice(task.label, "compute", cluster.gpus[m].node, tid(m, kComputeTrack), t));
+      emit(slice(task.label, "compute", cluster.gpus[c->device].node, tid(c->device, kComputeTrack), t));
+      for (int m : c->mirrors) emit(slice(task.label, "compute", cluster.gpus[m].node, tid(m, kComputeTrack), t));
     } else if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
       for (int d : col->group) {
         nlohmann::json e = slice(task.label, std::string(collective_name(col->op)), cluster.gpus[d].node, tid(d, comm_track(col->stream)), t);
         e["args"] = {{"size_bytes", col->size_bytes}, {"group_size", col->group.size()}};
-        events.push_back(std::move(e));
+        emit(std::move(e));
       }
     } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
       for (const auto& [src, dst] : s->transfers()) {
         nlohmann::json e = slice(task.label, "send", cluster.gpus[src].node, tid(src, comm_track(s->stream)), t);
         e["args"] = {{"size_bytes", s->size_bytes}, {"dst", dst}};
-        events.push_back(std::move(e));
+        emit(std::move(e));
       }
     }
   }
@@ -110,11 +114,30 @@ nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, cons
     const std::string what = result.extrapolated_copies > 0
                                  ? " more steps, nearly identical, extrapolated (± " + format_duration(result.extrapolation_bound_s) + ") and not drawn ("
                                  : " more identical steps, not drawn (";
-    events.push_back({{"name", std::to_string(rs.more) + what + format_duration(result.repeat_gap_s) + ")"},
+    emit({{"name", std::to_string(rs.more) + what + format_duration(result.repeat_gap_s) + ")"},
                       {"cat", "repeated"}, {"ph", "i"}, {"s", "g"}, {"pid", 0}, {"tid", 0}, {"ts", at * 1e6}});
   }
-  if (!result.flows.empty()) add_link_counters(events, cluster, result);
-  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  if (!result.flows.empty()) add_link_counters(emit, cluster, result);
+}
+
+}  // namespace
+
+nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, const SimResult& result) {
+  nlohmann::json events = nlohmann::json::array();
+  trace_events([&](nlohmann::json e) { events.push_back(std::move(e)); }, program, cluster, result);
+  return {{"displayTimeUnit", "ms"}, {"traceEvents", std::move(events)}};
+}
+
+void write_chrome_trace(std::ostream& out, const Program& program, const Cluster& cluster, const SimResult& result) {
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+  bool first = true;
+  trace_events(
+      [&](const nlohmann::json& e) {
+        out << (first ? "\n" : ",\n") << e.dump();
+        first = false;
+      },
+      program, cluster, result);
+  out << "\n]}\n";
 }
 
 }  // namespace hetsim

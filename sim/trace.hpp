@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "sim/program.hpp"
 #include "sim/sim_result.hpp"
@@ -14,5 +15,8 @@
 namespace hetsim {
 
 [[nodiscard]] nlohmann::json chrome_trace(const Program& program, const Cluster& cluster, const SimResult& result);
+// The same trace written to `out` event by event (compact JSON, one event a line), never held whole:
+// a 1024-GPU iteration's trace holds millions of events (its flows' link counters most of them).
+void write_chrome_trace(std::ostream& out, const Program& program, const Cluster& cluster, const SimResult& result);
 
 }  // namespace hetsim

@@ -115,7 +115,7 @@ int run_collective(const CollectiveArgs& a) {
     std::printf("%14.0f %13.0f %6s %6s %6d %10.1f %8.2f %8.2f  %s\n", sizes[i], std::floor(sizes[i] / 4), "float",
                 sums ? "sum" : "none", rooted ? task.root : -1, t * 1e6, algbw / 1e9, busbw / 1e9, algorithm.c_str());
     results.push_back({{"size_bytes", sizes[i]}, {"time_s", t}, {"algbw_Bps", algbw}, {"busbw_Bps", busbw}, {"algorithm", algorithm}});
-    if (opts.record_flows) write_file(a.trace, chrome_trace(p, cluster, r).dump() + "\n", "--trace");
+    if (opts.record_flows) write_file_with(a.trace, "--trace", [&](std::ostream& out) { write_chrome_trace(out, p, cluster, r); });
   }
   std::cout << "\n(algbw = size / time; busbw = algbw x " << format_double("%.4g", busbw_factor(task.op, n))
             << ", the nccl-tests bus bandwidth factor for " << a.op << " over " << n << " ranks)\n";

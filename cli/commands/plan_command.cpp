@@ -137,7 +137,9 @@ int run_plan(const PlanArgs& a) {
   if (a.emit == "megatron-args") j[exported.args.empty() ? "megatron_args_unavailable" : "megatron_args"] =
       exported.args.empty() ? exported.why_not : exported.args;
   write_json(c.report, j, "--report");
-  if (!c.trace.empty() && chosen != nullptr) write_json(c.trace, chrome_trace(chosen->program, cluster, chosen->result), "--trace");
+  if (!c.trace.empty() && chosen != nullptr) {
+    write_file_with(c.trace, "--trace", [&](std::ostream& out) { write_chrome_trace(out, chosen->program, cluster, chosen->result); });
+  }
   if (!a.emit_plan.empty() && chosen != nullptr) {
     write_file(a.emit_plan, emitted_plan(r, in.model, cluster, options), "--emit-plan");
   }

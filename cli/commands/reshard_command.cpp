@@ -134,7 +134,7 @@ int run_reshard(const ReshardArgs& a) {
   const ReshardLabels labels{a.dtype, a.tensor, a.src, a.src_shape, a.dst, a.dst_shape, a.method, a.load_balance, a.seed};
   print_reshard(labels, c, r, cluster, t);
   if (!a.report.empty()) write_file(a.report, reshard_json(labels, c, r, cluster, t).dump(2) + "\n", "--report");
-  if (!a.trace.empty()) write_file(a.trace, chrome_trace(r.program, cluster, sim).dump() + "\n", "--trace");
+  if (!a.trace.empty()) write_file_with(a.trace, "--trace", [&](std::ostream& out) { write_chrome_trace(out, r.program, cluster, sim); });
   return 0;
 }
 

@@ -73,7 +73,9 @@ int run_simulate(const SimulateArgs& a) {
   if (!goodput.empty()) j["goodput"] = goodput;
   if (ev.report.feasible) j["mfu_published"] = mfu_published;  // null: no published figure for these GPUs
   write_json(c.report, j, "--report");
-  if (!c.trace.empty() && ev.report.feasible) write_json(c.trace, chrome_trace(ev.program, cluster, ev.result), "--trace");
+  if (!c.trace.empty() && ev.report.feasible) {
+    write_file_with(c.trace, "--trace", [&](std::ostream& out) { write_chrome_trace(out, ev.program, cluster, ev.result); });
+  }
   if (!ev.report.feasible) {
     std::cout.flush();
     std::cerr << "hetsim: infeasible: " << printable(ev.report.infeasible_reason) << "\n";

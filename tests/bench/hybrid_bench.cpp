@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "bench_inputs.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "sim/executor.hpp"
+#include "sim/trace.hpp"
 
 namespace hetsim {
 namespace {
@@ -55,6 +57,31 @@ void BM_Hybrid_SimulateGpt3OnThousandGpus(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(activities));
 }
 BENCHMARK(BM_Hybrid_SimulateGpt3OnThousandGpus)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// The same iteration traced (--trace): simulated with its flows recorded, then its Chrome trace
+// written to a temporary file; reports its bytes.
+void BM_Hybrid_TraceGpt3OnThousandGpus(benchmark::State& state) {
+  const ModelSpec m = load_model(shipped("workloads", "gpt3-175b"));
+  const Cluster c = scaled("selene-64", 128);
+  const HybridPlan plan = megatron_layout(m, 8, 16, 8);
+  PipelineProgramBuilder builder(m, c, CostModel{});
+  SimOptions traced;
+  traced.record_flows = true;
+  double bytes = 0;
+  for (auto _ : state) {
+    const PipelineProgram p = builder.build(plan);
+    const SimResult r = simulate(p.program, c, traced);
+    const std::filesystem::path file = std::filesystem::temp_directory_path() / "hetsim-bench.trace.json";
+    {
+      std::ofstream out(file);
+      write_chrome_trace(out, p.program, c, r);
+    }
+    bytes = static_cast<double>(std::filesystem::file_size(file));
+    std::filesystem::remove(file);
+  }
+  state.counters["trace_bytes"] = bytes;
+}
+BENCHMARK(BM_Hybrid_TraceGpt3OnThousandGpus)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 // The same layout (TP 8 x PP 16) on 128 ... 16 384 A100-80GB: DP = GPUs / 128, the global batch
 // (1536) split over the pipelines. Program build and simulation, one run each.
