@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 
 namespace hetsim {
 
@@ -198,7 +199,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
         start_leg(i);
         staged = staged || flows[i].count > 1;
       }
-      if (!staged) {
+      if (!staged && transfer_bar_ == nullptr) {
         sg4::Comm::wait_all(comms);
       } else {  // a staged flow's next leg starts when its previous one ends, as in run_batch
         while (!comms.empty()) {
@@ -207,6 +208,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
           comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
           flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(k));
           if (++next[i - r->first] < flows[i].count) start_leg(i);
+          if (transfer_bar_ != nullptr) transfer_bar_->update(++transfers_done_);
         }
       }
       r->done->release();
@@ -248,7 +250,19 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // host-staged all-to-alls between vendors once stayed host to host, and 128 GPUs of hethub-768
   // (8192 staged flows) took over 600 s.
   if (const size_t pairs = relay_pairs(legs.size()); pairs > 0) {
+    // A set this large takes seconds on its own (an all-to-all over hundreds of GPUs): a bar over
+    // its transfer legs, drawn when it takes long, counted as each leg arrives.
+    std::optional<Progress> bar;
+    if (started >= kBarFromLegs && transfer_bar_ == nullptr) {
+      bar.emplace(static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS);
+      transfer_bar_ = &*bar;
+      transfers_done_ = 0;
+    }
     run_relays(legs, std::min(pairs, legs.size()));
+    if (bar) {
+      bar->finish();
+      transfer_bar_ = nullptr;
+    }
     return started;
   }
   if (legs.size() <= kFlowsPerActor) {

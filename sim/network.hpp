@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/progress.hpp"
 #include "sim/platform.hpp"
 #include "sim/sim_result.hpp"
 #include "sim/schedule.hpp"
@@ -72,6 +73,8 @@ class Network {
   // GPUs at 11.6 s against 7.5 s; from 256 in flight, no faster (2026-11-28).
   static constexpr size_t kRelaysFromFlows = 512;
   static constexpr size_t kFlowsPerRelay = 32;
+  // Transfer legs of one relayed set from which it shows a bar of its own (sim/network.cpp).
+  static constexpr size_t kBarFromLegs = 65536;
   // Actors started inside one simulation (the executor's communication workers, batches of flows,
   // relay pairs of mailbox transfers) share one budget: each stack is two memory mappings under
   // the kernel's vm.max_map_count, of which 16 384 are left to everything else (24 573 actors with
@@ -124,6 +127,8 @@ class Network {
   RelayPair& idle_relay(int src, int dst);
   std::vector<std::unique_ptr<RelayPair>> relays_;
   std::vector<RelayPair*> idle_relays_;
+  Progress* transfer_bar_ = nullptr;  // the bar of the large set of transfers in flight, if any
+  size_t transfers_done_ = 0;         // its legs arrived
 };
 
 }  // namespace hetsim
