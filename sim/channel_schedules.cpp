@@ -21,12 +21,48 @@ std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered,
   return nodes;
 }
 
-std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes) {
+namespace {
+
+// Every member to every other of one node over a link of its own (a full xGMI mesh).
+bool full_mesh(const std::vector<int>& node, const Cluster& c) {
+  return c.node_type_of_gpu(node.front()).intra.fabric == IntraFabric::kXgmiMesh && c.same_domain(node.front(), node.back());
+}
+
+// The m (even) orders of a node's members that Walecki's zigzag gives: the path 0, 1, m-1, 2,
+// m-2, ..., m/2 turned by k = 0 .. m/2 - 1 is a decomposition of the complete graph into m/2
+// Hamiltonian paths; each path and its reverse use every directed link exactly once. Path k starts
+// at k and ends at m/2 + k, its reverse the other way round: each member starts one and ends one.
+std::vector<std::vector<size_t>> zigzag_orders(size_t m) {
+  std::vector<size_t> zigzag(m);
+  for (size_t i = 1; i < m; ++i) zigzag[i] = i % 2 == 1 ? (i + 1) / 2 : m - i / 2;
+  std::vector<std::vector<size_t>> orders;
+  for (size_t k = 0; k < m / 2; ++k) {
+    std::vector<size_t> path(m);
+    for (size_t i = 0; i < m; ++i) path[i] = (zigzag[i] + k) % m;
+    orders.push_back(path);
+    std::reverse(path.begin(), path.end());
+    orders.push_back(std::move(path));
+  }
+  return orders;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c) {
   const size_t m = nodes.front().size();
+  std::vector<std::vector<size_t>> orders(m);
+  const bool meshes = m % 2 == 0 && std::all_of(nodes.begin(), nodes.end(), [&](const std::vector<int>& n) { return full_mesh(n, c); });
+  if (meshes) {
+    orders = zigzag_orders(m);
+  } else {
+    for (size_t ch = 0; ch < m; ++ch) {  // enter at member ch, leave from member ch - 1
+      for (size_t j = 0; j < m; ++j) orders[ch].push_back((ch + j) % m);
+    }
+  }
   std::vector<std::vector<int>> rings(m);
   for (size_t ch = 0; ch < m; ++ch) {
-    for (const auto& node : nodes) {  // enter at member ch, leave from member ch - 1
-      for (size_t j = 0; j < m; ++j) rings[ch].push_back(node[(ch + j) % m]);
+    for (const auto& node : nodes) {
+      for (size_t j : orders[ch]) rings[ch].push_back(node[j]);
     }
   }
   return rings;

@@ -1,8 +1,9 @@
 // File: sim/channel_schedules.hpp
 // The schedules NCCL/RCCL build beyond a single ring, as plain Schedule builders:
 //   channel rings   k rings over whole nodes, ring c entering every node at its c-th GPU and
-//                   leaving from the one before it, so every GPU's NIC carries one ring's
-//                   boundary crossing (NCCL's rail-aligned channels);
+//                   leaving from the one before it (on a full xGMI mesh: each ring its own path
+//                   through the node's links), so every GPU's NIC carries one ring's boundary
+//                   crossing (NCCL's rail-aligned channels);
 //   NVLS            NVLink SHARP on NVSwitch nodes: each GPU stores its data into the switch,
 //                   the switch's reduction engine returns the reduced slice, multicast returns
 //                   the whole result (intra-node reduce-scatter + all-gather through the switch);
@@ -24,8 +25,13 @@ namespace hetsim {
 // different member counts. The schedules below say "node" for such a group.
 [[nodiscard]] std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered, const Cluster& c);
 
-// `nodes.front().size()` channel rings over whole nodes (see above). Requires >= 2 nodes.
-[[nodiscard]] std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes);
+// `nodes.front().size()` channel rings over whole nodes (see above). Requires >= 2 nodes. Each
+// enters a node at one member and leaves it from another, every member leaving in exactly one ring
+// (its NIC). Inside NVSwitch nodes a ring visits the members in turn from its entry; inside full
+// xGMI meshes (an even count of members) each ring takes its own order, so that the rings together
+// use every link of the mesh once, as RCCL's channels do (the same order in every ring would send 7
+// rings of 8 over one link of each GPU).
+[[nodiscard]] std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c);
 
 // Adds each ring (visiting members in order, wrapping) with `steps` chunks of `bytes`.
 void add_ring(Schedule& s, const std::vector<int>& ring, int steps, double bytes);

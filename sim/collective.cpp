@@ -222,7 +222,7 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       // Over whole nodes, one channel per member of a node (each leaving through its own NIC);
       // else one ring in topology order.
       const std::vector<std::vector<int>> nodes = per_domain(ring, c);
-      const std::vector<std::vector<int>> rings = spans_whole_nodes(nodes) ? channel_rings(nodes) : std::vector<std::vector<int>>{ring};
+      const std::vector<std::vector<int>> rings = spans_whole_nodes(nodes) ? channel_rings(nodes, c) : std::vector<std::vector<int>>{ring};
       const double k = static_cast<double>(rings.size());
       for (const auto& r : rings) {
         if (t.op == CollectiveOp::kAllReduce) add_ring(one, r, 2 * (n - 1), s / n / k);

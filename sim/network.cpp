@@ -123,7 +123,7 @@ size_t Network::relay_pairs(size_t transfers) const {
   // The engine-wide list holds every host-to-host transfer in flight, from every collective:
   // what counts is all of them, not this set alone (a pipeline of MoE stages runs dozens of
   // all-to-alls of a few hundred flows each at once).
-  if (records_ != nullptr || transfers + live_direct_ < relays_from_) return 0;
+  if (transfers + live_direct_ < relays_from_) return 0;
   const size_t free_pairs = idle_relays_.size() + actors_free() / 2;
   const size_t wanted = (transfers + kFlowsPerRelay - 1) / kFlowsPerRelay;
   return std::min(wanted, free_pairs);
@@ -183,6 +183,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
       const std::vector<Legs>& flows = *r->flows;
       std::vector<sg4::CommPtr> comms;
       std::vector<size_t> flow_of;  // comms[k] carries a leg of flows[flow_of[k]]
+      std::vector<double> began;    // when it started (recorded runs)
       std::vector<int> next(r->last - r->first, 0);
       comms.reserve(r->last - r->first);
       auto start_leg = [&](size_t i) {
@@ -193,20 +194,26 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
         if (r->in->get_host() != to) r->in->set_host(to);
         comms.push_back(r->box->put_async(&payload, amount(flows[i].bytes)));
         flow_of.push_back(i);
+        began.push_back(sg4::Engine::get_clock());
       };
       bool staged = false;
       for (size_t i = r->first; i < r->last; ++i) {
         start_leg(i);
         staged = staged || flows[i].count > 1;
       }
-      if (!staged && transfer_bar_ == nullptr) {
+      if (!staged && transfer_bar_ == nullptr && records_ == nullptr) {
         sg4::Comm::wait_all(comms);
       } else {  // a staged flow's next leg starts when its previous one ends, as in run_batch
         while (!comms.empty()) {
           const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
           const size_t i = flow_of[k];
+          if (records_ != nullptr) {
+            const auto [from_gpu, to_gpu] = flows[i].legs[next[i - r->first]];
+            records_->push_back({began[k], sg4::Engine::get_clock(), flows[i].bytes, from_gpu, to_gpu});
+          }
           comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
           flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(k));
+          began.erase(began.begin() + static_cast<std::ptrdiff_t>(k));
           if (++next[i - r->first] < flows[i].count) start_leg(i);
           if (transfer_bar_ != nullptr) transfer_bar_->update(++transfers_done_);
         }

@@ -107,7 +107,7 @@ class Network {
   // Runs flows[first, last) to completion from the calling actor.
   void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
   // Relay pairs (two actors each) for `transfers` flows: one per kFlowsPerRelay, within the
-  // actor budget; 0 where relays should not run (few flows, or traced).
+  // actor budget; 0 where relays should not run (few flows in flight).
   [[nodiscard]] size_t relay_pairs(size_t transfers) const;
   // Runs `flows` as mailbox transfers carried by `pairs` relay pairs, a staged flow's legs one
   // after another in its pair.

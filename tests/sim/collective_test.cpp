@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "sim/channel_schedules.hpp"
 #include "sim/executor.hpp"
@@ -252,7 +253,7 @@ TEST(Channels, EveryGpuLeavesItsNodeThroughItsOwnNic) {
   // c-1, so each GPU sends across nodes in exactly one ring and every NIC carries traffic.
   const Cluster c = shipped_cluster("a100-8x8");
   const std::vector<int> all = range(0, 16);
-  const auto rings = channel_rings(members_by_domain(all, c));
+  const auto rings = channel_rings(members_by_domain(all, c), c);
   ASSERT_EQ(rings.size(), 8u);
   std::vector<int> leaves(16, 0);
   for (const auto& r : rings) {
@@ -266,6 +267,40 @@ TEST(Channels, EveryGpuLeavesItsNodeThroughItsOwnNic) {
   // ports carry 7/8 of 2(n-1)/n S: 2(n-1)/n S / 8 / B_nic + 2(n-1) alpha_nic bounds it from below.
   const double t = run(c, task(CollectiveOp::kAllReduce, all, kGiB, Algorithm::kRing));
   EXPECT_NEAR(t / (30.0 / 16 * kGiB / 8 / kNicBw + 30 * kNicAlpha), 1, 0.01);
+}
+
+TEST(Channels, OnFullMeshNodesTheRingsTogetherUseEveryLinkOnce) {
+  // 2 MI300X nodes: each of the 8 channel rings takes its own path through a node (Walecki's
+  // zigzag and its reverse), so the rings' intra-node steps cover all 56 directed xGMI links of
+  // each node once, and every GPU still leaves its node in exactly one ring. The ring all-reduce
+  // is then bound by the NICs (each carries 2(n-1)/n S/8, as on NVSwitch nodes), not by one xGMI
+  // link shared by 7 rings (64 GB/s x 0.727 / 7 per ring: 53 GB/s busbw before).
+  const Cluster c = fixture_cluster("mi300x-2");
+  const std::vector<int> all = range(0, 16);
+  const auto rings = channel_rings(members_by_domain(all, c), c);
+  ASSERT_EQ(rings.size(), 8u);
+  std::set<std::pair<int, int>> inside;
+  std::vector<int> leaves(16, 0);
+  size_t steps_inside = 0;
+  for (const auto& r : rings) {
+    for (size_t k = 0; k < r.size(); ++k) {
+      const int a = r[k], b = r[(k + 1) % r.size()];
+      if (c.gpus[a].node != c.gpus[b].node) {
+        ++leaves[a];
+      } else {
+        inside.insert({a, b});
+        ++steps_inside;
+      }
+    }
+  }
+  EXPECT_EQ(steps_inside, 2u * 56u);
+  EXPECT_EQ(inside.size(), 2u * 56u);  // every directed link of both meshes, none twice
+  for (int g = 0; g < 16; ++g) EXPECT_EQ(leaves[g], 1) << "GPU " << g;
+  const double nic = 50e9 * fraction(LinkClass::kNic);
+  const double t = run(c, task(CollectiveOp::kAllReduce, all, kGiB, Algorithm::kRing));
+  const double nic_bound = 30.0 / 16 * kGiB / 8 / nic;
+  EXPECT_GT(t, nic_bound);
+  EXPECT_LT(t, 1.05 * nic_bound);
 }
 
 TEST(Nvls, EachGpuMovesSizePlusASliceEachWayAndTheSwitchBoundsIt) {
