@@ -133,7 +133,7 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Cluster
   bool first = true;
   trace_events(
       [&](const nlohmann::json& e) {
-        out << (first ? "\n" : ",\n") << e.dump();
+        out << (first ? "\n" : ",\n") << e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         first = false;
       },
       program, cluster, result);
