@@ -142,6 +142,7 @@ struct Network::RelayPair {
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);     // every transfer of the job has arrived
   const std::vector<Legs>* flows = nullptr;               // the job: flows[first, last), legs in turn
   size_t first = 0, last = 0;
+  TransferBar* bar = nullptr;                             // its set's bar, counted as legs arrive
   sg4::ActorPtr in;
 };
 
@@ -201,7 +202,8 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
         start_leg(i);
         staged = staged || flows[i].count > 1;
       }
-      if (!staged && transfer_bar_ == nullptr && records_ == nullptr) {
+      TransferBar* bar = r->bar;
+      if (!staged && bar == nullptr && records_ == nullptr) {
         sg4::Comm::wait_all(comms);
       } else {  // a staged flow's next leg starts when its previous one ends, as in run_batch
         while (!comms.empty()) {
@@ -215,7 +217,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
           flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(k));
           began.erase(began.begin() + static_cast<std::ptrdiff_t>(k));
           if (++next[i - r->first] < flows[i].count) start_leg(i);
-          if (transfer_bar_ != nullptr) transfer_bar_->update(++transfers_done_);
+          if (bar != nullptr) bar->bar.update(++bar->arrived);
         }
       }
       r->done->release();
@@ -224,7 +226,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
   return *r;
 }
 
-void Network::run_relays(const std::vector<Legs>& flows, size_t pairs) {
+void Network::run_relays(const std::vector<Legs>& flows, size_t pairs, TransferBar* bar) {
   // Pair k carries transfers [k * per, (k + 1) * per).
   const size_t per = (flows.size() + pairs - 1) / pairs;
   std::vector<RelayPair*> used;
@@ -233,6 +235,7 @@ void Network::run_relays(const std::vector<Legs>& flows, size_t pairs) {
     r.flows = &flows;
     r.first = first;
     r.last = std::min(flows.size(), first + per);
+    r.bar = bar;
     r.receive->release();
     r.send->release();
     used.push_back(&r);
@@ -259,17 +262,10 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   if (const size_t pairs = relay_pairs(legs.size()); pairs > 0) {
     // A set this large takes seconds on its own (an all-to-all over hundreds of GPUs): a bar over
     // its transfer legs, drawn when it takes long, counted as each leg arrives.
-    std::optional<Progress> bar;
-    if (started >= kBarFromLegs && transfer_bar_ == nullptr) {
-      bar.emplace(static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS);
-      transfer_bar_ = &*bar;
-      transfers_done_ = 0;
-    }
-    run_relays(legs, std::min(pairs, legs.size()));
-    if (bar) {
-      bar->finish();
-      transfer_bar_ = nullptr;
-    }
+    std::optional<TransferBar> bar;
+    if (started >= kBarFromLegs) bar.emplace(TransferBar{{static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS}});
+    run_relays(legs, std::min(pairs, legs.size()), bar ? &*bar : nullptr);
+    if (bar) bar->bar.finish();
     return started;
   }
   if (legs.size() <= kFlowsPerActor) {

@@ -109,9 +109,14 @@ class Network {
   // Relay pairs (two actors each) for `transfers` flows: one per kFlowsPerRelay, within the
   // actor budget; 0 where relays should not run (few flows in flight).
   [[nodiscard]] size_t relay_pairs(size_t transfers) const;
+  // A large set's bar (concurrent()) and the legs of the set arrived so far.
+  struct TransferBar {
+    Progress bar;
+    size_t arrived = 0;
+  };
   // Runs `flows` as mailbox transfers carried by `pairs` relay pairs, a staged flow's legs one
-  // after another in its pair.
-  void run_relays(const std::vector<Legs>& flows, size_t pairs);
+  // after another in its pair; each arrived leg counts on `bar` (if any).
+  void run_relays(const std::vector<Legs>& flows, size_t pairs, TransferBar* bar);
   [[nodiscard]] size_t actors_free() const { return budget_ > reserved_ + live_actors_ ? budget_ - reserved_ - live_actors_ : 0; }
 
   const Platform& platform_;
@@ -127,8 +132,6 @@ class Network {
   RelayPair& idle_relay(int src, int dst);
   std::vector<std::unique_ptr<RelayPair>> relays_;
   std::vector<RelayPair*> idle_relays_;
-  Progress* transfer_bar_ = nullptr;  // the bar of the large set of transfers in flight, if any
-  size_t transfers_done_ = 0;         // its legs arrived
 };
 
 }  // namespace hetsim
