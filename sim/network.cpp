@@ -21,6 +21,50 @@ std::string_view fidelity_name(Fidelity f) { return f == Fidelity::kStep ? "step
 
 namespace {
 uint64_t amount(double bytes) { return static_cast<uint64_t>(std::llround(bytes)); }
+
+// Runs flows[first, last) to their ends from the calling actor, all flows at once and each flow's
+// legs one after another (a staged flow's next leg starts when its previous one ends):
+// start(src, dst, bytes) starts a leg and returns its transfer; each leg that arrives is recorded
+// with its own start and end (where `records` is set) and told to arrived(). Where every flow has
+// one leg and `one_by_one` is false, one wait for all.
+template <class Start, class Arrived>
+void run_legs(const std::vector<FlowLegs>& flows, size_t first, size_t last, std::vector<FlowRecord>* records, bool one_by_one,
+              Start&& start, Arrived&& arrived) {
+  std::vector<sg4::CommPtr> comms;
+  std::vector<size_t> flow_of;  // comms[k] carries a leg of flows[flow_of[k]]
+  std::vector<double> began;    // when it started
+  std::vector<int> next(last - first, 0);
+  comms.reserve(last - first);
+  bool staged = false;
+  auto start_leg = [&](size_t i) {
+    const auto [src, dst] = flows[i].legs[next[i - first]];
+    comms.push_back(start(src, dst, amount(flows[i].bytes)));
+    flow_of.push_back(i);
+    began.push_back(sg4::Engine::get_clock());
+  };
+  for (size_t i = first; i < last; ++i) {
+    start_leg(i);
+    staged = staged || flows[i].count > 1;
+  }
+  if (!staged && !one_by_one && records == nullptr) {  // the common case: start all, wait for all
+    sg4::Comm::wait_all(comms);
+    for (size_t k = 0; k < comms.size(); ++k) arrived();
+    return;
+  }
+  while (!comms.empty()) {
+    const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
+    const size_t i = flow_of[k];
+    if (records != nullptr) {
+      const auto [src, dst] = flows[i].legs[next[i - first]];
+      records->push_back({began[k], sg4::Engine::get_clock(), flows[i].bytes, src, dst});
+    }
+    comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
+    flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(k));
+    began.erase(began.begin() + static_cast<std::ptrdiff_t>(k));
+    if (++next[i - first] < flows[i].count) start_leg(i);
+    arrived();
+  }
+}
 }  // namespace
 
 FlowLegs legs_of(const Fabric& fabric, const Flow& f) {
@@ -44,47 +88,13 @@ std::vector<Network::Legs> Network::legs_of(const std::vector<Flow>& flows) cons
 }
 
 void Network::run_batch(const std::vector<Legs>& flows, size_t first, size_t last) {
-  bool direct = records_ == nullptr;
-  for (size_t i = first; i < last && direct; ++i) direct = flows[i].count == 1;
-  if (direct) {  // the common case: start all, wait for all
-    std::vector<sg4::CommPtr> comms;
-    comms.reserve(last - first);
-    for (size_t i = first; i < last; ++i) {
-      const auto [src, dst] = flows[i].legs[0];
-      comms.push_back(sg4::Comm::sendto_async(platform_.endpoint(src), platform_.endpoint(dst), amount(flows[i].bytes)));
-    }
-    live_direct_ += comms.size();
-    sg4::Comm::wait_all(comms);
-    live_direct_ -= comms.size();
-    return;
-  }
-  // Each flow's legs one after the other, all flows at once: the next leg of a flow starts when
-  // its previous one ends (and is recorded with its own start and end).
-  std::vector<sg4::CommPtr> comms;
-  std::vector<size_t> flow_of;
-  std::vector<int> next(last - first, 0);
-  std::vector<double> began;
-  auto start_leg = [&](size_t i) {
-    const auto [src, dst] = flows[i].legs[next[i - first]];
-    comms.push_back(sg4::Comm::sendto_async(platform_.endpoint(src), platform_.endpoint(dst), amount(flows[i].bytes)));
-    ++live_direct_;
-    flow_of.push_back(i);
-    began.push_back(sg4::Engine::get_clock());
-  };
-  for (size_t i = first; i < last; ++i) start_leg(i);
-  while (!comms.empty()) {
-    const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
-    const size_t i = flow_of[k];
-    --live_direct_;
-    if (records_ != nullptr) {
-      const auto [src, dst] = flows[i].legs[next[i - first]];
-      records_->push_back({began[k], sg4::Engine::get_clock(), flows[i].bytes, src, dst});
-    }
-    comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
-    flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(k));
-    began.erase(began.begin() + static_cast<std::ptrdiff_t>(k));
-    if (++next[i - first] < flows[i].count) start_leg(i);
-  }
+  run_legs(
+      flows, first, last, records_, false,
+      [&](int src, int dst, uint64_t bytes) {
+        ++live_direct_;
+        return sg4::Comm::sendto_async(platform_.endpoint(src), platform_.endpoint(dst), bytes);
+      },
+      [&] { --live_direct_; });
 }
 
 size_t Network::default_actor_budget() {
@@ -181,45 +191,19 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
     while (true) {
       r->send->acquire();
       r->posted->acquire();
-      const std::vector<Legs>& flows = *r->flows;
-      std::vector<sg4::CommPtr> comms;
-      std::vector<size_t> flow_of;  // comms[k] carries a leg of flows[flow_of[k]]
-      std::vector<double> began;    // when it started (recorded runs)
-      std::vector<int> next(r->last - r->first, 0);
-      comms.reserve(r->last - r->first);
-      auto start_leg = [&](size_t i) {
-        const auto [from_gpu, to_gpu] = flows[i].legs[next[i - r->first]];
-        sg4::Host* from = platform_.endpoint(from_gpu);
-        sg4::Host* to = platform_.endpoint(to_gpu);
-        if (sg4::this_actor::get_host() != from) sg4::this_actor::set_host(from);
-        if (r->in->get_host() != to) r->in->set_host(to);
-        comms.push_back(r->box->put_async(&payload, amount(flows[i].bytes)));
-        flow_of.push_back(i);
-        began.push_back(sg4::Engine::get_clock());
-      };
-      bool staged = false;
-      for (size_t i = r->first; i < r->last; ++i) {
-        start_leg(i);
-        staged = staged || flows[i].count > 1;
-      }
       TransferBar* bar = r->bar;
-      if (!staged && bar == nullptr && records_ == nullptr) {
-        sg4::Comm::wait_all(comms);
-      } else {  // a staged flow's next leg starts when its previous one ends, as in run_batch
-        while (!comms.empty()) {
-          const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
-          const size_t i = flow_of[k];
-          if (records_ != nullptr) {
-            const auto [from_gpu, to_gpu] = flows[i].legs[next[i - r->first]];
-            records_->push_back({began[k], sg4::Engine::get_clock(), flows[i].bytes, from_gpu, to_gpu});
-          }
-          comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
-          flow_of.erase(flow_of.begin() + static_cast<std::ptrdiff_t>(k));
-          began.erase(began.begin() + static_cast<std::ptrdiff_t>(k));
-          if (++next[i - r->first] < flows[i].count) start_leg(i);
-          if (bar != nullptr) bar->bar.update(++bar->arrived);
-        }
-      }
+      run_legs(
+          *r->flows, r->first, r->last, records_, bar != nullptr,
+          [&](int from_gpu, int to_gpu, uint64_t bytes) {
+            sg4::Host* from = platform_.endpoint(from_gpu);
+            sg4::Host* to = platform_.endpoint(to_gpu);
+            if (sg4::this_actor::get_host() != from) sg4::this_actor::set_host(from);
+            if (r->in->get_host() != to) r->in->set_host(to);
+            return r->box->put_async(&payload, bytes);
+          },
+          [&] {
+            if (bar != nullptr) bar->bar.update(++bar->arrived);
+          });
       r->done->release();
     }
   })->daemonize();
