@@ -203,7 +203,9 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
     case Algorithm::kMesh:
       if (t.op == CollectiveOp::kBroadcast || t.op == CollectiveOp::kReduce) return "mesh runs allreduce, allgather, reducescatter and alltoall";
       if (uneven) return "mesh needs even shards";
-      if (!on_full_mesh(t.group, c)) return "mesh (direct sends to every peer) runs inside one xgmi-mesh node";
+      if (t.op != CollectiveOp::kAllToAll && !on_full_mesh(t.group, c)) {
+        return "mesh (direct sends to every peer) runs allreduce, allgather and reducescatter inside one xgmi-mesh node; alltoall on any group";
+      }
       return "";
   }
   return "unknown algorithm";
@@ -297,14 +299,20 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       break;
     }
     case Algorithm::kMesh: {
-      // Direct sends to every peer: all n-1 links of each GPU at once. An all-to-all sends each
-      // peer its pair share so (RCCL runs an all-to-all's sends to every peer in one kernel, not
-      // peer after peer as the pairwise rounds would on a node whose every peer has a link of its own).
+      // Direct sends to every peer: all n-1 links of each GPU at once. An all-to-all sends every
+      // peer its pair share at once, on any group: NCCL and RCCL post an all-to-all's sends and
+      // receives as one group of point-to-point operations, spread over their p2p channels and
+      // run by one kernel (enqueue.cc, scheduleP2pTasksToPlan), not peer after peer as the
+      // pairwise rounds would; the flows then share the links (held as shifts at once: n(n-1)
+      // transfers, not edges).
       if (t.op == CollectiveOp::kAllReduce) {
         Schedule ag;
         add_direct_exchange(one, ring, s);
         add_direct_exchange(ag, ring, s);
         out = {one, ag};
+      } else if (t.op == CollectiveOp::kAllToAll) {
+        one.shifts = {ring, s / n, true};
+        out.push_back(std::move(one));
       } else {
         add_direct_exchange(one, ring, s);
         out.push_back(std::move(one));
@@ -368,10 +376,8 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
       size_t flows = 0;
       if (!fabric) fabric = std::make_unique<Fabric>(cluster);
       const Algorithm a = choose_algorithm(*t, cluster, *fabric).algorithm;
-      if (a == Algorithm::kPairwise) {  // every ordered pair (not built)
-        flows = t->group.size() * (t->group.size() - 1);
-      } else {
-        for (const Schedule& s : collective_schedules(*t, a, cluster)) flows = std::max(flows, merged_flows(s).size());
+      for (const Schedule& s : collective_schedules(*t, a, cluster)) {  // shifts: every ordered pair (not built)
+        flows = std::max(flows, s.shifts.ring.size() >= 2 ? s.shifts.ring.size() * (s.shifts.ring.size() - 1) : merged_flows(s).size());
       }
       it = seen.emplace(std::move(key), flows).first;
     }
@@ -409,10 +415,14 @@ AlgorithmChoice choose_on_links(const CollectiveTask& t, const Cluster& c, const
   bool one_library = true;
   for (int g : t.group) one_library = one_library && c.device_of(g).vendor == c.device_of(t.group.front()).vendor;
   AlgorithmChoice best{Algorithm::kRing, -1};
+  // Pairwise rounds never beat every peer at once (each link's load summed over the rounds is its
+  // load at once, and each round waits on its slowest flow): not priced where mesh applies.
+  const bool direct = unsupported_reason(t, Algorithm::kMesh, c).empty();
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kChain,
                       Algorithm::kPairwise, Algorithm::kGrouped, Algorithm::kNvls, Algorithm::kMesh, Algorithm::kPxn}) {
     if (!unsupported_reason(t, a, c).empty()) continue;
     if (a == Algorithm::kHierarchical && one_library) continue;
+    if (a == Algorithm::kPairwise && direct) continue;
     const double e = time_of(a);
     if (best.estimate_s < 0 || e < best.estimate_s) best = {a, e};
   }

@@ -2,6 +2,7 @@
 #include "sim/schedule.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <map>
 #include <stdexcept>
@@ -29,6 +30,24 @@ void check_one_form(const Schedule& s) {
   }
 }
 
+// The legs `fl` takes, each with its route (`r`, reused): itself, or staged through host memory in
+// three (its GPU to its host, host to host, host to its peer) where the fabric stages the pair.
+template <class Visit>
+void for_each_leg(const Fabric& fabric, const Flow& fl, Route& r, Visit&& visit) {
+  const auto leg = [&](int a, int b) {
+    fabric.route(a, b, r);
+    visit(r);
+  };
+  if (fabric.staged(fl.src, fl.dst)) {
+    const int hs = fabric.staging(fl.src), hd = fabric.staging(fl.dst);
+    leg(fl.src, hs);
+    leg(hs, hd);
+    leg(hd, fl.dst);
+  } else {
+    leg(fl.src, fl.dst);
+  }
+}
+
 // Ring positions in GPU order: flows by source GPU, or by destination GPU.
 std::vector<int> by_gpu(const std::vector<int>& ring) {
   std::vector<int> order(ring.size());
@@ -37,13 +56,33 @@ std::vector<int> by_gpu(const std::vector<int>& ring) {
   return order;
 }
 
-// Round r of the shifts: every member's one send, by source GPU (each pair once, so its bytes
-// are the chunk, as a fresh sum would be), one round long.
+// Every ordered pair of the ring once, by source then destination GPU (each pair once, so its
+// bytes are the chunk, as a fresh sum would be).
+std::vector<Flow> every_pair(const RingShifts& s) {
+  const std::vector<int>& ring = s.ring;
+  const std::vector<int> order = by_gpu(ring);
+  std::vector<Flow> out;
+  out.reserve(ring.size() * (ring.size() - 1));
+  for (int a : order) {
+    for (int b : order) {
+      if (a != b) out.push_back({ring[static_cast<size_t>(a)], ring[static_cast<size_t>(b)], 0.0 + s.chunk_bytes});
+    }
+  }
+  return out;
+}
+
+// Round r of the shifts: every member's one send, by source GPU, one round long; at once: every
+// pair in one round.
 void shift_round_groups(const RingShifts& s, const std::function<void(const RoundGroup&)>& visit) {
   const int n = static_cast<int>(s.ring.size());
   const std::vector<int> order = by_gpu(s.ring);
   RoundGroup g;
   g.count = 1;
+  if (s.at_once) {
+    g.flows = every_pair(s);
+    visit(g);
+    return;
+  }
   for (int r = 0; r + 1 < n; ++r) {
     g.first = r;
     g.flows.clear();
@@ -195,6 +234,53 @@ double parallel_shift_estimate(const RingShifts& x, const Fabric& fabric, double
   return t;
 }
 
+// step_estimate of a direct exchange over many members: what concurrent_time of its n(n-1) flows
+// gives, without holding them. Every flow carries the same bytes, so a shared link's load is the
+// number of legs that cross it times those bytes (counted: exact in any order, so the same on any
+// number of cores); each flow is then priced against those loads, source by source on all cores.
+double parallel_direct_estimate(const RingShifts& x, const Fabric& fabric, double setup_s) {
+  const int n = static_cast<int>(x.ring.size());
+  const std::vector<FabricLink>& links = fabric.links();
+  const auto flow = [&](long a, long b) { return Flow{x.ring[static_cast<size_t>(a)], x.ring[static_cast<size_t>(b)], x.chunk_bytes}; };
+  std::vector<std::vector<uint32_t>> counts(static_cast<size_t>(parallel_workers()));
+  parallel_for(n, [&](long a, int worker) {
+    std::vector<uint32_t>& c = counts[static_cast<size_t>(worker)];
+    if (c.empty()) c.assign(links.size(), 0);
+    Route r;
+    for (long b = 0; b < n; ++b) {
+      if (b == a) continue;
+      for_each_leg(fabric, flow(a, b), r, [&](const Route& leg) {
+        for (int l : leg.links) c[static_cast<size_t>(l)] += links[static_cast<size_t>(l)].shared ? 1 : 0;
+      });
+    }
+  });
+  std::vector<uint64_t> total(links.size(), 0);
+  for (const std::vector<uint32_t>& c : counts) {
+    for (size_t l = 0; l < c.size(); ++l) total[l] += c[l];
+  }
+  std::vector<double> worst(static_cast<size_t>(n), 0.0);
+  parallel_for(n, [&](long a, int /*worker*/) {
+    Route r;
+    double most = 0;
+    for (long b = 0; b < n; ++b) {
+      if (b == a) continue;
+      double t = 0;
+      for_each_leg(fabric, flow(a, b), r, [&](const Route& leg) {
+        double slowest = 0;
+        for (int l : leg.links) {
+          const FabricLink& fl = links[static_cast<size_t>(l)];
+          const double carried = fl.shared ? static_cast<double>(total[static_cast<size_t>(l)]) * x.chunk_bytes : x.chunk_bytes;
+          slowest = std::max(slowest, carried / fl.bandwidth_Bps);
+        }
+        t += leg.latency_s + slowest;
+      });
+      most = std::max(most, t);
+    }
+    worst[static_cast<size_t>(a)] = most;
+  });
+  return setup_s + *std::max_element(worst.begin(), worst.end());
+}
+
 }  // namespace
 
 int Schedule::rounds() const {
@@ -203,7 +289,7 @@ int Schedule::rounds() const {
   if (has_chains(chains)) {
     for (int k : chains.chunks) r = std::max(r, static_cast<int>(chains.ring.size()) - 2 + k);
   }
-  if (has_shifts(shifts)) r = std::max(r, static_cast<int>(shifts.ring.size()) - 1);
+  if (has_shifts(shifts)) r = std::max(r, shifts.at_once ? 1 : static_cast<int>(shifts.ring.size()) - 1);
   if (has_rails(rails)) {  // the intra phase in rounds [0, pieces), the inter phase one round later
     r = std::max(r, rails.nodes.size() >= 2 && rails.nodes.front().size() >= 2 ? std::max(1, rails.pieces) + 1 : expanded(rails).rounds());
   }
@@ -334,18 +420,7 @@ std::vector<Flow> merged_flows(const Schedule& s) {
     }
     return out;
   }
-  if (has_shifts(s.shifts)) {  // every ordered pair once, by source then destination GPU
-    const std::vector<int>& ring = s.shifts.ring;
-    const std::vector<int> order = by_gpu(ring);
-    std::vector<Flow> out;
-    out.reserve(ring.size() * (ring.size() - 1));
-    for (int a : order) {
-      for (int b : order) {
-        if (a != b) out.push_back({ring[static_cast<size_t>(a)], ring[static_cast<size_t>(b)], 0.0 + s.shifts.chunk_bytes});
-      }
-    }
-    return out;
-  }
+  if (has_shifts(s.shifts)) return every_pair(s.shifts);
   // Edges by GPU pair, in schedule order within a pair (the sums as a map would add them).
   struct Key {
     int src, dst;
@@ -374,24 +449,14 @@ double concurrent_time(const std::vector<Flow>& flows, const Fabric& fabric) {
   std::vector<double> latency, bytes;        // per leg
   std::vector<size_t> owner;                 // per leg: its flow
   Route r;
-  const auto add_leg = [&](int src, int dst, double b, size_t f) {
-    fabric.route(src, dst, r);
-    links.insert(links.end(), r.links.begin(), r.links.end());
-    end.push_back(links.size());
-    latency.push_back(r.latency_s);
-    bytes.push_back(b);
-    owner.push_back(f);
-  };
   for (size_t f = 0; f < flows.size(); ++f) {
-    const Flow& fl = flows[f];
-    if (fabric.staged(fl.src, fl.dst)) {
-      const int hs = fabric.staging(fl.src), hd = fabric.staging(fl.dst);
-      add_leg(fl.src, hs, fl.bytes, f);
-      add_leg(hs, hd, fl.bytes, f);
-      add_leg(hd, fl.dst, fl.bytes, f);
-    } else {
-      add_leg(fl.src, fl.dst, fl.bytes, f);
-    }
+    for_each_leg(fabric, flows[f], r, [&](const Route& leg) {
+      links.insert(links.end(), leg.links.begin(), leg.links.end());
+      end.push_back(links.size());
+      latency.push_back(leg.latency_s);
+      bytes.push_back(flows[f].bytes);
+      owner.push_back(f);
+    });
   }
   const std::vector<FabricLink>& fabric_links = fabric.links();
   thread_local std::vector<double> load;  // zero everywhere between calls
@@ -433,7 +498,7 @@ double step_estimate(const Schedule& s, const Fabric& fabric) {
   }
   if (has_shifts(s.shifts) && s.shifts.ring.size() >= kParallelShiftsFrom) {
     check_one_form(s);
-    return parallel_shift_estimate(s.shifts, fabric, s.setup_s);
+    return s.shifts.at_once ? parallel_direct_estimate(s.shifts, fabric, s.setup_s) : parallel_shift_estimate(s.shifts, fabric, s.setup_s);
   }
   // Rounds in turn, each priced once however many rounds in a row carry the same flows (ring
   // chains in their steady state: every pair carries the same chunks).

@@ -35,11 +35,13 @@ struct RingChains {
 };
 
 // Every member sends to every other, one shift a round (pairwise all-to-all): in round r
-// (0 <= r <= n - 2) ring[j] sends chunk_bytes to ring[(j + r + 1) % n]. Held as this, not as the
-// n(n-1) edges it stands for; each round's flows are made when it is visited.
+// (0 <= r <= n - 2) ring[j] sends chunk_bytes to ring[(j + r + 1) % n]. at_once: all the shifts
+// in one round, every member sending to all the others at once (the direct exchange). Held as
+// this, not as the n(n-1) edges it stands for; each round's flows are made when it is visited.
 struct RingShifts {
   std::vector<int> ring;
   double chunk_bytes = 0;
+  bool at_once = false;
 };
 
 // NCCL's all-to-all with PXN (sim/collective.cpp): inside each node every member sends every

@@ -355,8 +355,7 @@ TEST(Mesh, AnAllToAllInsideOneMeshNodeSendsToEveryPeerAtOnce) {
   // RCCL's all-to-all inside a full xGMI mesh sends every peer its S/8 at once, one link per peer:
   // alpha + S/8 / (achievable x 64 GB/s), busbw = 7 x achievable link rate (an 8 x MI355X node
   // measures 361 GB/s, studies/validation/collectives.yaml). Pairwise rounds, one peer after the
-  // other, use one link of seven at a time: auto must not choose them here. Across nodes the mesh
-  // does not apply.
+  // other, use one link of seven at a time: auto must not choose them here.
   const Cluster c = fixture_cluster("mi300x-2");
   const std::vector<int> node0 = range(0, 8);
   const Fabric f(c);
@@ -369,8 +368,43 @@ TEST(Mesh, AnAllToAllInsideOneMeshNodeSendsToEveryPeerAtOnce) {
   EXPECT_NEAR(mesh / (1e-6 + kGiB / 8 / link), 1, 0.01);
   EXPECT_NEAR(busbw_factor(CollectiveOp::kAllToAll, 8) * kGiB / mesh / (7 * link), 1, 0.01);
   EXPECT_GT(run(c, task(CollectiveOp::kAllToAll, node0, kGiB, Algorithm::kPairwise)) / mesh, 6.0);
-  EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllToAll, range(0, 16), kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
   EXPECT_NE(unsupported_reason(task(CollectiveOp::kBroadcast, node0, kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
+}
+
+TEST(Mesh, AnAllToAllAcrossNodesSendsToEveryPeerAtOnceAndFillsTheNics) {
+  // RCCL (as NCCL) posts an all-to-all's sends to every peer as one group, over its p2p channels:
+  // across 2 nodes of 8 each GPU sends 8 pair shares of S/16 through its own NIC while its 7 local
+  // shares cross xGMI beside them: alpha + (S/2) / NIC rate, busbw = NIC rate x 15/8 (2 x 8
+  // MI355X with 400 Gb/s NICs measure 86.6 GB/s, NIC rate x 1.875 at 46 GB/s). Pairwise rounds,
+  // one peer a round, make the 15 rounds wait on the NIC one after the other (15/8 as long).
+  const Cluster c = fixture_cluster("mi300x-2");
+  const std::vector<int> all = range(0, 16);
+  const Fabric f(c);
+  const CollectiveTask t = task(CollectiveOp::kAllToAll, all, kGiB, Algorithm::kAuto);
+  EXPECT_EQ(unsupported_reason(t, Algorithm::kMesh, c), "");
+  EXPECT_EQ(choose_algorithm(t, c, f).algorithm, Algorithm::kMesh);
+  const double nic = 50e9 * fraction(LinkClass::kNic);
+  const double alpha = 2e-6 + 1e-6 + 2e-6;
+  const double mesh = run(c, task(CollectiveOp::kAllToAll, all, kGiB, Algorithm::kMesh));
+  EXPECT_NEAR(mesh / (alpha + kGiB / 2 / nic), 1, 0.01);
+  EXPECT_NEAR(busbw_factor(CollectiveOp::kAllToAll, 16) * kGiB / mesh / (nic * 15 / 8), 1, 0.01);
+  EXPECT_NEAR(run(c, task(CollectiveOp::kAllToAll, all, kGiB, Algorithm::kPairwise)) / mesh, 15.0 / 8, 0.05);
+  EXPECT_NE(unsupported_reason(task(CollectiveOp::kAllGather, all, kGiB, Algorithm::kMesh), Algorithm::kMesh, c), "");
+}
+
+TEST(Mesh, TheEstimateOfAManyMemberAllToAllPricesEveryFlowAtOnce) {
+  // From 256 members the estimate counts each link's transfers on all cores instead of holding the
+  // n(n-1) flows: it must equal pricing them all at once, staged (three-leg) cross-vendor flows
+  // included: 128 MI300X and 128 A100 of hethub-768.
+  const Cluster c = shipped_cluster("hethub-768");
+  const Fabric f(c);
+  std::vector<int> group = range(0, 128);
+  for (int g : range(128, 128)) group.push_back(g);
+  ASSERT_NE(c.device_of(group.front()).vendor, c.device_of(group.back()).vendor);
+  const CollectiveTask t = task(CollectiveOp::kAllToAll, group, kGiB, Algorithm::kMesh);
+  for (const Schedule& s : collective_schedules(t, Algorithm::kMesh, c)) {
+    EXPECT_NEAR(step_estimate(s, f) / concurrent_time(merged_flows(s), f), 1, 1e-12);
+  }
 }
 
 TEST(Pxn, AllToAllStaysOnItsRailsAndEachNicCarriesWhatPairwiseSends) {
@@ -408,8 +442,8 @@ TEST(Pxn, AllToAllStaysOnItsRailsAndEachNicCarriesWhatPairwiseSends) {
   const double time = run(c, t);
   EXPECT_GT(time, nic + 8 * kNicAlpha);
   EXPECT_LT(time, nic + nvswitch / 8 + 9 * (kNicAlpha + 2e-6));
-  // Inside one node there is no rail to keep: pairwise; AMD nodes run RCCL, not PXN.
-  EXPECT_EQ(choose_algorithm(task(CollectiveOp::kAllToAll, range(0, 8), kGiB, Algorithm::kAuto), c, f).algorithm, Algorithm::kPairwise);
+  // Inside one node there is no rail to keep: every peer at once (mesh); AMD nodes run RCCL, not PXN.
+  EXPECT_EQ(choose_algorithm(task(CollectiveOp::kAllToAll, range(0, 8), kGiB, Algorithm::kAuto), c, f).algorithm, Algorithm::kMesh);
   const Cluster amd = shipped_cluster("a100-mi250x");
   const std::vector<int> mi250x = range(16, 16);  // the two MI250X nodes after the two DGX A100
   ASSERT_EQ(amd.device_of(16).vendor, Vendor::kAmd);
