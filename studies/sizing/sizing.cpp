@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -119,6 +120,19 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
   return run;
 }
 
+std::string calibration_note(const Sizing& s) {
+  std::map<std::string, std::string> by_gpu;  // GPU type: the profile in force on it ("" none)
+  for (const Offer& of : s.offers) by_gpu[of.gpu.name] = of.gpu.calibration;
+  std::set<std::string> states;
+  for (const auto& [gpu, profile] : by_gpu) states.insert(profile);
+  if (states.size() < 2) return "";
+  std::string each;
+  for (const auto& [gpu, profile] : by_gpu) each += (each.empty() ? "" : "; ") + gpu + ": " + (profile.empty() ? "none (the raw model)" : profile);
+  return "calibration differs across the offers' GPU types (" + each +
+         "): mixes of different types compare a model corrected by published runs with a raw one (or another stack's), which "
+         "favours the raw model's types; docs/what-if.md says by how much for B200 against MI355X";
+}
+
 nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& o, const SizingRun& run) {
   const ModelNeeds& needs = run.needs;
   // A report field as text: "" when the plan run left no report (or not an object).
@@ -189,6 +203,7 @@ nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const
       std::string("network: ") + (s.network_given ? "the sizing file's" : "default fat-tree, oversubscription 1, 1 us switches"),
       "which mixes are planned: a fast estimate (each offer's per-GPU throughput planned alone, summed; optimistic), pruned "
       "when another mix beats it by the tolerance; mixes never planned may be missing from the front"};
+  if (const std::string note = calibration_note(s); !note.empty()) report["assumptions"].push_back(note);
   if (s.reliability) {
     report["assumptions"].push_back("time to train with failures: simulated rate x expected goodput; " + reliability_assumption(*s.reliability));
   }

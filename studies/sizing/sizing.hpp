@@ -69,6 +69,10 @@ struct SizingRun {
 [[nodiscard]] nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& options,
                                                 const SizingRun& run);
 
+// "" when every offer's GPU type runs under the same calibration (the shipped profile in force, or
+// none); else one line naming each type's, and that comparing them favours the raw model's types.
+[[nodiscard]] std::string calibration_note(const Sizing& s);
+
 // {offer name: nodes} of a mix.
 [[nodiscard]] nlohmann::json mix_nodes_json(const Sizing& s, const Mix& m);
 // The cost the sizing's front is drawn against, as its axis and table say it.

@@ -17,6 +17,7 @@
 #include "studies/sizing/costs.hpp"
 #include "studies/sizing/mixes.hpp"
 #include "studies/sizing/pareto.hpp"
+#include "studies/sizing/sizing.hpp"
 #include "studies/sizing/sizing_file.hpp"
 #include "test_support.hpp"
 
@@ -63,6 +64,20 @@ TEST(Sizing, MixesAreEveryCountWithinTheBudgetAndNoMore) {
     EXPECT_EQ(m.gpus, 2 * m.nodes);
   }
   EXPECT_THROW((void)enumerate_mixes(s, 3), InputError);
+}
+
+TEST(Sizing, OffersUnderDifferentCalibrationAreSaidToBe) {
+  // The fixture's A100 40GB and V100 32GB run different shipped profiles: a front across them
+  // compares two stacks' corrections, and the report and summary say which is in force on each.
+  Sizing s = load_sizing(fixture());
+  ASSERT_NE(s.offers[0].gpu.calibration, s.offers[1].gpu.calibration);
+  const std::string note = calibration_note(s);
+  EXPECT_NE(note.find("calibration differs"), std::string::npos) << note;
+  for (const Offer& of : s.offers) EXPECT_NE(note.find(of.gpu.name + ": " + of.gpu.calibration), std::string::npos) << note;
+  s.offers[1].gpu.calibration.clear();  // one type raw
+  EXPECT_NE(calibration_note(s).find(s.offers[1].gpu.name + ": none (the raw model)"), std::string::npos);
+  s.offers[1].gpu = s.offers[0].gpu;  // one GPU type: nothing to say
+  EXPECT_EQ(calibration_note(s), "");
 }
 
 TEST(Sizing, CountStepTakesWholeRacksOnly) {
