@@ -121,6 +121,15 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
 }
 
 std::string calibration_note(const Sizing& s) {
+  // The sizing's own flags may choose the profile for every plan: `none` leaves every type raw.
+  for (size_t i = 0; i < s.flags.size(); ++i) {
+    std::string chosen;
+    if (s.flags[i] == "--calibration" && i + 1 < s.flags.size()) chosen = s.flags[i + 1];
+    else if (s.flags[i].starts_with("--calibration=")) chosen = s.flags[i].substr(std::string("--calibration=").size());
+    else continue;
+    if (chosen == "none") return "";
+    if (chosen != "shipped") return "calibration: the profile the sizing's flags name (" + chosen + "), on the GPU types it lists; the raw model on the others";
+  }
   std::map<std::string, std::string> by_gpu;  // GPU type: the profile in force on it ("" none)
   for (const Offer& of : s.offers) by_gpu[of.gpu.name] = of.gpu.calibration;
   std::set<std::string> states;

@@ -76,6 +76,9 @@ TEST(Sizing, OffersUnderDifferentCalibrationAreSaidToBe) {
   for (const Offer& of : s.offers) EXPECT_NE(note.find(of.gpu.name + ": " + of.gpu.calibration), std::string::npos) << note;
   s.offers[1].gpu.calibration.clear();  // one type raw
   EXPECT_NE(calibration_note(s).find(s.offers[1].gpu.name + ": none (the raw model)"), std::string::npos);
+  s.flags = {"--calibration", "none"};  // the sizing's plans all run the raw model
+  EXPECT_EQ(calibration_note(s), "");
+  s.flags.clear();
   s.offers[1].gpu = s.offers[0].gpu;  // one GPU type: nothing to say
   EXPECT_EQ(calibration_note(s), "");
 }
