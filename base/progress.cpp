@@ -38,6 +38,10 @@ void Progress::update(size_t done, const std::string& note) {
   done_ = done;
   note_ = note;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (first_s_ < 0 && done > 0) {
+    first_s_ = elapsed;
+    first_done_ = done;
+  }
   held_ = true;
   if (elapsed < quiet_s_) return;
   if (tty_) {
@@ -64,7 +68,14 @@ void Progress::draw(double elapsed) {
                      "/" + std::to_string(total_) + " " + unit_;
   if (!note_.empty()) line += ", " + note_;
   line += ", " + duration(elapsed);
-  if (done > 0 && done < total_) line += ", ETA " + duration(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
+  if (done > 0 && done < total_) {
+    const double left = static_cast<double>(total_ - done);
+    // The pace since the first unit, where asked and the span since then outweighs the set-up.
+    const bool since_first = from_first_ && done > first_done_ && elapsed - first_s_ >= first_s_;
+    const double eta = since_first ? (elapsed - first_s_) / static_cast<double>(done - first_done_) * left
+                                   : elapsed / static_cast<double>(done) * left;
+    line += ", ETA " + duration(eta);
+  }
   std::fputs(tty_ ? ("\r" + line + "\033[K").c_str() : (line + "\n").c_str(), stderr);
   std::fflush(stderr);
   drawn_ = true;

@@ -23,6 +23,10 @@ class Progress {
   void set_total(size_t total);
   // Where a bar was drawn: draws the last update if it was held back, and ends the bar's line.
   void finish();
+  // For work that pays a set-up of its own before its first unit is done (a large set of transfers:
+  // the actors made and the first solve of every flow at once): the ETA takes the pace since the
+  // first unit was done, once that span is at least as long as the set-up, not the pace since the bar began.
+  void pace_from_first_unit() { from_first_ = true; }
 
  private:
   void draw(double elapsed);
@@ -38,6 +42,9 @@ class Progress {
   size_t done_ = 0;         // the last update's
   std::string note_;
   bool held_ = false;  // the last update was not drawn (too soon after the one before)
+  bool from_first_ = false;
+  double first_s_ = -1;     // elapsed time of the first update with a unit done
+  size_t first_done_ = 0;   // its count
 };
 
 }  // namespace hetsim

@@ -247,7 +247,10 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
     // A set this large takes seconds on its own (an all-to-all over hundreds of GPUs): a bar over
     // its transfer legs, drawn when it takes long, counted as each leg arrives.
     std::optional<TransferBar> bar;
-    if (started >= kBarFromLegs) bar.emplace(TransferBar{{static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS}});
+    if (started >= kBarFromLegs) {
+      bar.emplace(TransferBar{{static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS}});
+      bar->bar.pace_from_first_unit();  // the first legs arrive only after every flow's first solve
+    }
     run_relays(legs, std::min(pairs, legs.size()), bar ? &*bar : nullptr);
     if (bar) bar->bar.finish();
     return started;

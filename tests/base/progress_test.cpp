@@ -1,6 +1,7 @@
 // File: tests/base/progress_test.cpp
 // The progress bar: nothing before its quiet period, a line each tenth of the way off a terminal,
-// the ETA from the pace so far, and the last count drawn by finish() where it was held back.
+// the ETA from the pace so far (or since the first unit, past a set-up), and the last count drawn by
+// finish() where it was held back.
 #include "base/progress.hpp"
 
 #include <gtest/gtest.h>
@@ -71,6 +72,32 @@ TEST(Progress, NothingBeforeItsQuietPeriodThenTheBarAndItsLastCount) {
   EXPECT_EQ(out.find("1/10"), std::string::npos) << out;
   EXPECT_NE(line_with(out, "] 5/10 steps, 1 failed, ").find(", ETA "), std::string::npos) << out;
   EXPECT_NE(line_with(out, "] 6/10 steps, ").find(", ETA "), std::string::npos) << out;
+}
+
+TEST(Progress, PacedFromTheFirstUnitTheSetUpDoesNotCount) {
+  // 0.6 s of set-up before the first of 100 units, then 10 more in 1.2 s: at 11 done the pace since
+  // the bar began says 1.8 s / 11 x 89 = 14.6 s left, the pace since the first unit 1.2 s / 10 x 89
+  // = 10.7 s, the work's own (what a large set of transfers shows once its flows run).
+  const AtInfoLevel info;
+  for (const bool from_first : {false, true}) {
+    testing::internal::CaptureStderr();
+    Progress bar(100, "legs");
+    if (from_first) bar.pace_from_first_unit();
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    bar.update(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    bar.update(11);
+    bar.finish();
+    const std::string out = testing::internal::GetCapturedStderr();
+    const std::string line = line_with(out, "] 11/100 legs");
+    ASSERT_NE(line.find(", ETA "), std::string::npos) << out;
+    const int eta = std::stoi(line.substr(line.find(", ETA ") + 6));
+    if (from_first) {
+      EXPECT_TRUE(eta >= 9 && eta <= 12) << out;
+    } else {
+      EXPECT_TRUE(eta >= 13 && eta <= 17) << out;
+    }
+  }
 }
 
 TEST(Progress, QuietUnderDashQ) {
