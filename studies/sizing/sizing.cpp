@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/text.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "base/units.hpp"
 #include "studies/sizing/pareto.hpp"
 
@@ -130,16 +131,29 @@ std::string calibration_note(const Sizing& s) {
     if (chosen == "none") return "";
     if (chosen != "shipped") return "calibration: the profile the sizing's flags name (" + chosen + "), on the GPU types it lists; the raw model on the others";
   }
-  std::map<std::string, std::string> by_gpu;  // GPU type: the profile in force on it ("" none)
-  for (const Offer& of : s.offers) by_gpu[of.gpu.name] = of.gpu.calibration;
-  std::set<std::string> states;
-  for (const auto& [gpu, profile] : by_gpu) states.insert(profile);
-  if (states.size() < 2) return "";
+  // Per GPU type the profile in force ("" none) and its software era.
+  std::map<std::string, std::pair<std::string, std::string>> by_gpu;
+  for (const Offer& of : s.offers) {
+    const std::optional<CalibrationProfile> p = of.gpu.calibration.empty() ? std::nullopt : calibration_for(of.gpu.name);
+    by_gpu[of.gpu.name] = {of.gpu.calibration, p ? p->era : ""};
+  }
+  bool raw = false, calibrated = false;
+  std::set<std::string> eras;
+  for (const auto& [gpu, state] : by_gpu) {
+    (state.first.empty() ? raw : calibrated) = true;
+    if (!state.first.empty()) eras.insert(state.second);
+  }
+  // Profiles of one era (each fitted on its own GPU's runs of one stack) compare like with like.
+  if (!(raw && calibrated) && eras.size() < 2) return "";
   std::string each;
-  for (const auto& [gpu, profile] : by_gpu) each += (each.empty() ? "" : "; ") + gpu + ": " + (profile.empty() ? "none (the raw model)" : profile);
-  return "calibration differs across the offers' GPU types (" + each +
-         "): mixes of different types compare a model corrected by published runs with a raw one (or another stack's), which "
-         "favours the raw model's types; docs/what-if.md says by how much for B200 against MI355X";
+  for (const auto& [gpu, state] : by_gpu) {
+    each += (each.empty() ? "" : "; ") + gpu + ": " + (state.first.empty() ? "none (the raw model)" : state.first);
+  }
+  std::string why;
+  if (raw && calibrated) why = "a raw type against a calibrated one is favoured by what the raw model leaves out";
+  if (eras.size() >= 2) why += std::string(why.empty() ? "" : "; ") + "profiles of different software eras compare the stacks as well as the hardware";
+  return "calibration differs across the offers' GPU types (" + each + "): " + why +
+         " (docs/what-if.md measures the first for B200 against MI355X)";
 }
 
 nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& o, const SizingRun& run) {

@@ -69,8 +69,9 @@ struct SizingRun {
 [[nodiscard]] nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& options,
                                                 const SizingRun& run);
 
-// "" when every offer's GPU type runs under the same calibration (the shipped profile in force, or
-// none); else one line naming each type's, and that comparing them favours the raw model's types.
+// "" where the offers' GPU types compare like with like: all raw, or all under profiles of one
+// software era (each fitted on its own GPU's runs); else one line naming each type's profile and
+// why a front across them is skewed (a raw type against a calibrated one, or different eras).
 [[nodiscard]] std::string calibration_note(const Sizing& s);
 
 // {offer name: nodes} of a mix.

@@ -14,6 +14,7 @@
 
 #include "base/input_error.hpp"
 #include "base/temp_dir.hpp"
+#include "kernels_profile/device.hpp"
 #include "studies/sizing/costs.hpp"
 #include "studies/sizing/mixes.hpp"
 #include "studies/sizing/pareto.hpp"
@@ -67,15 +68,27 @@ TEST(Sizing, MixesAreEveryCountWithinTheBudgetAndNoMore) {
 }
 
 TEST(Sizing, OffersUnderDifferentCalibrationAreSaidToBe) {
-  // The fixture's A100 40GB and V100 32GB run different shipped profiles: a front across them
-  // compares two stacks' corrections, and the report and summary say which is in force on each.
+  // The fixture's A100 40GB and V100 32GB run shipped profiles of different eras (Megatron-LM of
+  // 2022, DeepLearningExamples' BERT of 2022-03): a front across them compares two stacks, and the
+  // report and summary say which is in force on each.
   Sizing s = load_sizing(fixture());
   ASSERT_NE(s.offers[0].gpu.calibration, s.offers[1].gpu.calibration);
   const std::string note = calibration_note(s);
   EXPECT_NE(note.find("calibration differs"), std::string::npos) << note;
+  EXPECT_NE(note.find("different software eras"), std::string::npos) << note;
   for (const Offer& of : s.offers) EXPECT_NE(note.find(of.gpu.name + ": " + of.gpu.calibration), std::string::npos) << note;
   s.offers[1].gpu.calibration.clear();  // one type raw
   EXPECT_NE(calibration_note(s).find(s.offers[1].gpu.name + ": none (the raw model)"), std::string::npos);
+  EXPECT_NE(calibration_note(s).find("a raw type against a calibrated one"), std::string::npos);
+  s.offers[0].gpu.calibration.clear();  // both raw: like with like
+  EXPECT_EQ(calibration_note(s), "");
+  // H100 and B200 under their own profiles of one era (Megatron-Core 2026): like with like.
+  s.offers[0].gpu = load_shipped_device("H100-SXM5-80GB", Diagnostic{});
+  s.offers[1].gpu = load_shipped_device("B200", Diagnostic{});
+  ASSERT_FALSE(s.offers[0].gpu.calibration.empty());
+  ASSERT_FALSE(s.offers[1].gpu.calibration.empty());
+  EXPECT_EQ(calibration_note(s), "");
+  s = load_sizing(fixture());
   s.flags = {"--calibration", "none"};  // the sizing's plans all run the raw model
   EXPECT_EQ(calibration_note(s), "");
   s.flags.clear();
