@@ -20,7 +20,10 @@ namespace sg4 = simgrid::s4u;
 std::string_view fidelity_name(Fidelity f) { return f == Fidelity::kStep ? "step" : "phase"; }
 
 namespace {
-uint64_t amount(double bytes) { return static_cast<uint64_t>(std::llround(bytes)); }
+// Whole bytes, at least one: a flow (bytes > 0) of less than half a byte (a 4-byte all-to-all over
+// 16 GPUs sends each peer a quarter) would round to an empty transfer, which SimGrid 3.32 does not
+// time as one (it took 0.4 ms) and, staged through host memory, never completed (a deadlock).
+uint64_t amount(double bytes) { return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(bytes))); }
 
 // Runs flows[first, last) to their ends from the calling actor, all flows at once and each flow's
 // legs one after another (a staged flow's next leg starts when its previous one ends):

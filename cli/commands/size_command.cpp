@@ -61,7 +61,11 @@ int run_size(const SizeArgs& a) {
     try {
       check_command_line(args);
     } catch (const InputError& e) {
-      throw InputError({Diagnostic{s.file, s.flags_line, s.flags_column, "flags", e.diagnostics().front().message}});
+      // At the flags, saying which file a flag named was wrong where one was (a profile, a batch file).
+      const Diagnostic& d = e.diagnostics().front();
+      const bool named = !d.file.empty() && d.file != "hetsim" && !d.file.starts_with("-");
+      const std::string where = named ? d.file + (d.line > 0 ? ":" + std::to_string(d.line) : "") + ": " : "";
+      throw InputError({Diagnostic{s.file, s.flags_line, s.flags_column, "flags", where + d.message}});
     }
   }
   if (model.seq_len <= 0) throw InputError(s.file, "model", in_quotes(model.name) + " has no token sequence (seq_len); sizing counts tokens");
@@ -78,7 +82,9 @@ int run_size(const SizeArgs& a) {
   std::cout << "\n";
   if (s.reliability) std::cout << "with " << reliability_assumption(*s.reliability) << "\n";
   if (a.dry_run) {
-    std::cout << "checked; nothing planned (--dry-run)\n";
+    if (const std::string note = calibration_note(s); !note.empty()) std::cout << note << "\n";
+    std::cout << "checked; nothing planned (--dry-run"
+              << (a.report.empty() && a.plot.empty() && a.emit.empty() ? "" : ": no report, plot or front files written") << ")\n";
     return 0;
   }
   std::cout.flush();

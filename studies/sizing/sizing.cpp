@@ -150,10 +150,12 @@ std::string calibration_note(const Sizing& s) {
     each += (each.empty() ? "" : "; ") + gpu + ": " + (state.first.empty() ? "none (the raw model)" : state.first);
   }
   std::string why;
-  if (raw && calibrated) why = "a raw type against a calibrated one is favoured by what the raw model leaves out";
+  if (raw && calibrated) {
+    why = "a raw type against a calibrated one is favoured by what the raw model leaves out (docs/what-if.md measures it for "
+          "B200 against MI355X)";
+  }
   if (eras.size() >= 2) why += std::string(why.empty() ? "" : "; ") + "profiles of different software eras compare the stacks as well as the hardware";
-  return "calibration differs across the offers' GPU types (" + each + "): " + why +
-         " (docs/what-if.md measures the first for B200 against MI355X)";
+  return "calibration differs across the offers' GPU types (" + each + "): " + why;
 }
 
 nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const SizingOptions& o, const SizingRun& run) {

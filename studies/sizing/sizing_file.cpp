@@ -1,7 +1,6 @@
 // File: studies/sizing/sizing_file.cpp
 #include "studies/sizing/sizing_file.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 
@@ -304,8 +303,16 @@ Sizing load_sizing(const std::filesystem::path& path) {
     for (size_t i = 0; f->IsSequence() && i < f->size(); ++i) {
       if (!(*f)[i].IsScalar()) {
         r.error("flags", "every entry is one word of a hetsim plan command line");
+        continue;
+      }
+      const std::string word = (*f)[i].Scalar();
+      const std::string name = word.substr(0, word.find('='));
+      if (std::any_of(word.begin(), word.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+        r.error("flags", "entry " + std::to_string(i + 1) + " holds a control character (a NUL, tab or line break): one printable word each");
+      } else if (name == "--cluster" || name == "-c" || name == "--model" || name == "-m") {
+        r.error("flags", "the sizing gives every plan its model and each mix's cluster; leave " + name + " out");
       } else {
-        s.flags.push_back((*f)[i].Scalar());
+        s.flags.push_back(word);
       }
     }
   }

@@ -261,6 +261,10 @@ TEST(Sizing, BadSizingFilesNameFileLineAndField) {
        "flags: a scenario's report goes to the results database"},
       {"flagset", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--set=model.training.global_batch=abc]\n",
        "flags: \"abc\" is not a whole number"},
+      {"flagcluster", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--cluster, a100-8x8]\n",
+       "flags: the sizing gives every plan its model and each mix's cluster; leave --cluster out"},
+      {"flagnul", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--calibration, \"none\\0junk\"]\n",
+       "flags: entry 2 holds a control character"},
   };
   for (const Case& c : cases) {
     const auto path = write_sizing(c.name, c.offers, c.rest);
