@@ -19,13 +19,15 @@ std::vector<int> parse_index_list(const std::string& spec, int count, const std:
     for (int g = 0; g < count; ++g) out.push_back(g);
     return out;
   }
-  auto number = [&](std::string_view s) {
+  // One side of `item` (an index, or a range's end); an empty side ("-1", "3-") is said as the item.
+  auto number = [&](std::string_view s, std::string_view item) {
     int v = -1;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v >= count) {
-      throw InputError(option, "", "\"" + std::string(s) + "\" is not a " + noun + " index of this cluster: it has " +
-                                       std::to_string(count) + " " + noun + (count == 1 ? "" : "s") + " (0 to " +
-                                       std::to_string(count - 1) + "); write e.g. \"0-7,16\"");
+      const bool whole = s.empty();
+      throw InputError(option, "", "\"" + std::string(whole ? item : s) + "\" is not a " + noun + " index" + (whole ? " or range" : "") +
+                                       " of this cluster: it has " + std::to_string(count) + " " + noun + (count == 1 ? "" : "s") +
+                                       " (0 to " + std::to_string(count - 1) + "); write e.g. \"0-7,16\"");
     }
     return v;
   };
@@ -36,9 +38,12 @@ std::vector<int> parse_index_list(const std::string& spec, int count, const std:
     const size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty() || (comma != std::string_view::npos && rest.empty())) {
+      throw InputError(option, "", "\"" + spec + "\" has an empty entry (two commas in a row, or one at an end); write e.g. \"0-7,16\"");
+    }
     const size_t dash = item.find('-');
-    const int lo = number(item.substr(0, dash));
-    const int hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
+    const int lo = number(item.substr(0, dash), item);
+    const int hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1), item);
     if (hi < lo) throw InputError(option, "", "\"" + std::string(item) + "\": the range runs backwards");
     for (int g = lo; g <= hi; ++g) {
       if (listed[g] != 0) {

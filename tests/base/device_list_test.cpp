@@ -21,9 +21,26 @@ TEST(DeviceList, MessagesNameTheNounAndTheCount) {
     (void)parse_index_list("0-4", 4, "node", "nodes");
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "nodes: error: \"4\" is not a node index of this cluster: it has 4 nodes (0 to 3); write e.g. \"0-7,16\"");
+    EXPECT_EQ(std::string(e.what()),
+              "nodes: error: \"4\" is not a node index of this cluster: it has 4 nodes (0 to 3); write e.g. \"0-7,16\"");
   }
   EXPECT_THROW((void)parse_index_list("0-3,2", 4, "node", "nodes"), InputError);
+}
+
+TEST(DeviceList, ANegativeIndexAndEmptyEntriesAreSaidAsWritten) {
+  // "-1" reads as a range with nothing before its dash: the message quotes it whole, not "".
+  const auto message = [](const std::string& spec) {
+    try {
+      (void)parse_index_list(spec, 16, "GPU", "--group");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("-1"), "--group: error: \"-1\" is not a GPU index or range of this cluster: it has 16 GPUs (0 to 15); write e.g. \"0-7,16\"");
+  for (const std::string spec : {"0,1,", "0,,1", ",0"}) {
+    EXPECT_EQ(message(spec), "--group: error: \"" + spec + "\" has an empty entry (two commas in a row, or one at an end); write e.g. \"0-7,16\"");
+  }
 }
 
 }  // namespace
