@@ -242,9 +242,9 @@ double parallel_direct_estimate(const RingShifts& x, const Fabric& fabric, doubl
   const int n = static_cast<int>(x.ring.size());
   const std::vector<FabricLink>& links = fabric.links();
   const auto flow = [&](long a, long b) { return Flow{x.ring[static_cast<size_t>(a)], x.ring[static_cast<size_t>(b)], x.chunk_bytes}; };
-  std::vector<std::vector<uint32_t>> counts(static_cast<size_t>(parallel_workers()));
+  std::vector<std::vector<uint64_t>> counts(static_cast<size_t>(parallel_workers()));
   parallel_for(n, [&](long a, int worker) {
-    std::vector<uint32_t>& c = counts[static_cast<size_t>(worker)];
+    std::vector<uint64_t>& c = counts[static_cast<size_t>(worker)];
     if (c.empty()) c.assign(links.size(), 0);
     Route r;
     for (long b = 0; b < n; ++b) {
@@ -255,7 +255,7 @@ double parallel_direct_estimate(const RingShifts& x, const Fabric& fabric, doubl
     }
   });
   std::vector<uint64_t> total(links.size(), 0);
-  for (const std::vector<uint32_t>& c : counts) {
+  for (const std::vector<uint64_t>& c : counts) {
     for (size_t l = 0; l < c.size(); ++l) total[l] += c[l];
   }
   std::vector<double> worst(static_cast<size_t>(n), 0.0);
