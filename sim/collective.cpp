@@ -415,9 +415,12 @@ AlgorithmChoice choose_on_links(const CollectiveTask& t, const Cluster& c, const
   bool one_library = true;
   for (int g : t.group) one_library = one_library && c.device_of(g).vendor == c.device_of(t.group.front()).vendor;
   AlgorithmChoice best{Algorithm::kRing, -1};
-  // Pairwise rounds never beat every peer at once (each link's load summed over the rounds is its
-  // load at once, and each round waits on its slowest flow): not priced where mesh applies.
-  const bool direct = unsupported_reason(t, Algorithm::kMesh, c).empty();
+  // Pairwise rounds never beat every peer at once where every flow is one leg (each link's load
+  // summed over the rounds is its load at once, and each round waits on its slowest flow): not
+  // priced there. A flow staged through host memory is priced as its three legs in turn, each
+  // against its own link's load, for which that bound is not proven: both are priced.
+  const bool staged = !one_library && !c.network.cross_vendor_rdma;
+  const bool direct = unsupported_reason(t, Algorithm::kMesh, c).empty() && !staged;
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kChain,
                       Algorithm::kPairwise, Algorithm::kGrouped, Algorithm::kNvls, Algorithm::kMesh, Algorithm::kPxn}) {
     if (!unsupported_reason(t, a, c).empty()) continue;

@@ -293,7 +293,10 @@ PreparedSchedule Network::prepare(const Schedule& schedule, Fidelity fidelity) c
   }
   p.flows = merged_flows(schedule);
   const ScheduleEstimate e = estimate(schedule, *platform_.fabric);
-  p.extra_s = std::max(0.0, e.step_s - e.phase_s);
+  // What the steps add beyond the flows at once; a difference at rounding's scale is none (an
+  // estimate summed on all cores against one summed in order: parallel_direct_estimate).
+  const double extra = e.step_s - e.phase_s;
+  p.extra_s = extra > 1e-9 * e.phase_s ? extra : 0.0;
   return p;
 }
 

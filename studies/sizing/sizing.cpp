@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "kernels_profile/calibration_profile.hpp"
 #include "base/units.hpp"
@@ -129,7 +130,24 @@ std::string calibration_note(const Sizing& s) {
     else if (s.flags[i].starts_with("--calibration=")) chosen = s.flags[i].substr(std::string("--calibration=").size());
     else continue;
     if (chosen == "none") return "";
-    if (chosen != "shipped") return "calibration: the profile the sizing's flags name (" + chosen + "), on the GPU types it lists; the raw model on the others";
+    if (chosen == "shipped") break;
+    // One profile on the types it lists, the raw model on the others: said where some are left raw.
+    std::optional<CalibrationProfile> p;
+    for (const CalibrationProfile& q : shipped_calibration_profiles()) {
+      if (q.name == chosen) p = q;
+    }
+    try {
+      if (!p) p = load_calibration_profile(chosen);
+    } catch (const InputError&) {  // the flags' check says what is wrong with it
+      return "";
+    }
+    std::set<std::string> with, without;
+    for (const Offer& of : s.offers) (p->covers(of.gpu.name) ? with : without).insert(of.gpu.name);
+    if (with.empty() || without.empty()) return "";
+    return "calibration differs across the offers' GPU types (the flags' profile " + p->name + " on " +
+           join(std::vector<std::string>(with.begin(), with.end())) + "; none (the raw model) on " +
+           join(std::vector<std::string>(without.begin(), without.end())) + "): a raw type against a calibrated one is favoured by what the raw "
+           "model leaves out (docs/what-if.md measures it for B200 against MI355X)";
   }
   // Per GPU type the profile in force ("" none) and its software era.
   std::map<std::string, std::pair<std::string, std::string>> by_gpu;

@@ -309,8 +309,9 @@ Sizing load_sizing(const std::filesystem::path& path) {
       const std::string name = word.substr(0, word.find('='));
       if (std::any_of(word.begin(), word.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
         r.error("flags", "entry " + std::to_string(i + 1) + " holds a control character (a NUL, tab or line break): one printable word each");
-      } else if (name == "--cluster" || name == "-c" || name == "--model" || name == "-m") {
-        r.error("flags", "the sizing gives every plan its model and each mix's cluster; leave " + name + " out");
+      } else if (name == "--cluster" || name == "--model" || (word.size() >= 2 && word[0] == '-' && (word[1] == 'c' || word[1] == 'm'))) {
+        r.error("flags", "the sizing gives every plan its model and each mix's cluster; leave " +
+                             (name.starts_with("--") ? name : word.substr(0, 2)) + " out");
       } else {
         s.flags.push_back(word);
       }

@@ -75,29 +75,32 @@ TEST(Progress, NothingBeforeItsQuietPeriodThenTheBarAndItsLastCount) {
 }
 
 TEST(Progress, PacedFromTheFirstUnitTheSetUpDoesNotCount) {
-  // 0.6 s of set-up before the first of 100 units, then 10 more in 1.2 s: at 11 done the pace since
-  // the bar began says 1.8 s / 11 x 89 = 14.6 s left, the pace since the first unit 1.2 s / 10 x 89
-  // = 10.7 s, the work's own (what a large set of transfers shows once its flows run).
+  // Two bars updated at the same moments: 0.6 s of set-up before the first of 100 units, then 10
+  // more in 1.2 s. At 11 done the pace since the bar began says 1.8 s / 11 x 89 = 14.6 s left, the
+  // pace since the first unit 1.2 s / 10 x 89 = 10.7 s (the work's own, what a large set of
+  // transfers shows once its flows run). Late wake-ups on a loaded machine move both alike.
   const AtInfoLevel info;
-  for (const bool from_first : {false, true}) {
-    testing::internal::CaptureStderr();
-    Progress bar(100, "legs");
-    if (from_first) bar.pace_from_first_unit();
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
-    bar.update(1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-    bar.update(11);
-    bar.finish();
-    const std::string out = testing::internal::GetCapturedStderr();
-    const std::string line = line_with(out, "] 11/100 legs");
-    ASSERT_NE(line.find(", ETA "), std::string::npos) << out;
-    const int eta = std::stoi(line.substr(line.find(", ETA ") + 6));
-    if (from_first) {
-      EXPECT_TRUE(eta >= 9 && eta <= 12) << out;
-    } else {
-      EXPECT_TRUE(eta >= 13 && eta <= 17) << out;
-    }
-  }
+  testing::internal::CaptureStderr();
+  Progress plain(100, "plain units"), paced(100, "paced units");
+  paced.pace_from_first_unit();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  plain.update(1);
+  paced.update(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  plain.update(11);
+  paced.update(11);
+  plain.finish();
+  paced.finish();
+  const std::string out = testing::internal::GetCapturedStderr();
+  const auto eta = [&](const std::string& what) {
+    const std::string line = line_with(out, "] 11/100 " + what);
+    EXPECT_NE(line.find(", ETA "), std::string::npos) << out;
+    return line.find(", ETA ") == std::string::npos ? -1 : std::stoi(line.substr(line.find(", ETA ") + 6));
+  };
+  const int since_first = eta("paced units"), since_start = eta("plain units");
+  EXPECT_GE(since_first, 10) << out;  // at least 1.2 s / 10 x 89 = 10.7 s
+  EXPECT_GE(since_start, 14) << out;  // at least 1.8 s / 11 x 89 = 14.6 s
+  EXPECT_LT(since_first, since_start) << out;
 }
 
 TEST(Progress, QuietUnderDashQ) {

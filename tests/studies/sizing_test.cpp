@@ -91,6 +91,10 @@ TEST(Sizing, OffersUnderDifferentCalibrationAreSaidToBe) {
   s = load_sizing(fixture());
   s.flags = {"--calibration", "none"};  // the sizing's plans all run the raw model
   EXPECT_EQ(calibration_note(s), "");
+  s.flags = {"--calibration=megatron-lm-2021-a100"};  // one profile, listing the A100s only
+  EXPECT_NE(calibration_note(s).find("the flags' profile megatron-lm-2021-a100 on A100-SXM4-40GB; none (the raw model) on V100-SXM2-32GB"),
+            std::string::npos)
+      << calibration_note(s);
   s.flags.clear();
   s.offers[1].gpu = s.offers[0].gpu;  // one GPU type: nothing to say
   EXPECT_EQ(calibration_note(s), "");
@@ -263,6 +267,8 @@ TEST(Sizing, BadSizingFilesNameFileLineAndField) {
        "flags: \"abc\" is not a whole number"},
       {"flagcluster", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--cluster, a100-8x8]\n",
        "flags: the sizing gives every plan its model and each mix's cluster; leave --cluster out"},
+      {"flagshort", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [-ca100-8x8]\n",
+       "flags: the sizing gives every plan its model and each mix's cluster; leave -c out"},
       {"flagnul", offer + "    source: s\n", "budget: {capex: 1MUSD}\n" + buy + "flags: [--calibration, \"none\\0junk\"]\n",
        "flags: entry 2 holds a control character"},
   };
