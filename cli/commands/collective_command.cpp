@@ -56,7 +56,7 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--cluster,-c", a.cluster, "cluster: a YAML path or a shipped name")->capture_default_str();
   cmd->add_option("--op", a.op, "collective")->check(CLI::IsMember(collective_names()))->capture_default_str();
   cmd->add_option("--size", a.size, "bytes per the nccl-tests convention; FIRST:LAST sweeps, doubling")->capture_default_str();
-  cmd->add_option("--algorithm", a.algorithm, "algorithm")->check(CLI::IsMember(algorithm_names()))->capture_default_str();
+  cmd->add_option("--algorithm", a.algorithm, "how the bytes move (docs/microbenchmarks.md); auto: the fastest estimate, PXN where NCCL takes it")->check(CLI::IsMember(algorithm_names()))->capture_default_str();
   cmd->add_option("--group", a.group, "GPUs taking part: all, or indices and ranges like 0-7,16")->capture_default_str();
   cmd->add_option("--root", a.root, "broadcast/reduce root (default: the group's first GPU)")->check(at_least(0));
   cmd->add_option("--fidelity", a.fidelity, "collective fidelity")->check(CLI::IsMember({"phase", "step"}))->capture_default_str();
