@@ -121,7 +121,21 @@ double state_bytes_per_param(const ModelSpec& model, DType dtype) {
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
-  return e /*weights*/ + grad_bytes_per_param(model, dtype) + master + moments + low_precision_copy_bytes_per_param(model);
+  return held_weight_bytes_per_param(model, dtype) + grad_bytes_per_param(model, dtype) + master + moments +
+         low_precision_copy_bytes_per_param(model);
+}
+
+double held_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
+  const double e = dtype_bytes(dtype);
+  return model.training.fp8_param_gather ? e * (1 - gemm_precision_param_share(model)) : e;
+}
+
+double gathered_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
+  const double e = dtype_bytes(dtype);
+  const GemmPrecision p = model.training.gemm_precision;
+  if (!model.training.fp8_param_gather || p == GemmPrecision::kMxfp8) return e;
+  const double share = gemm_precision_param_share(model);
+  return e * (1 - share) + share * dtype_bytes(gemm_input_format(p).value_or(dtype));
 }
 
 double low_precision_copy_bytes_per_param(const ModelSpec& model) {

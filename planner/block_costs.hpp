@@ -44,6 +44,13 @@ struct BlockCost {
 // ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes); 18 with fp32 gradients
 // (training.fp32_grads, Megatron's --accumulate-allreduce-grads-in-fp32).
 [[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
+// Of those, the weights in the training dtype: all of them, but for the GEMM weights of a recipe that
+// keeps them only in its low-precision format (training.fp8_param_gather).
+[[nodiscard]] double held_weight_bytes_per_param(const ModelSpec& model, DType dtype);
+// Bytes per parameter a ZeRO parameter all-gather moves: the training dtype's, but FP8 for the GEMM
+// weights of an FP8 tensor-scaling recipe with fp8_param_gather (MXFP8 gathers the 16-bit weights
+// into the gradient buffer and casts them after, as Megatron-Core's reuse_grad_buf_for_mxfp8_param_ag).
+[[nodiscard]] double gathered_weight_bytes_per_param(const ModelSpec& model, DType dtype);
 // Of those, the low-precision weight copies a GEMM recipe keeps (training.gemm_precision), averaged
 // over all parameters (only the transformer layers' GEMM weights have them): held with the weights,
 // never sharded by ZeRO-1.

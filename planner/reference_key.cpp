@@ -233,6 +233,7 @@ void put_model(Text& t, const ModelSpec& m) {
   t.put("training.masked_positions", tr.masked_positions);
   t.put("training.fp32_grads", tr.fp32_grads);
   t.put("training.gemm_precision", tr.gemm_precision);
+  t.put("training.fp8_param_gather", tr.fp8_param_gather);
 }
 
 // The bytes of every data file the cost model and the devices read (kernel tables, published

@@ -253,6 +253,7 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
                                "training.gemm_precision (fp8-delayed, fp8-current, mxfp8) for 8-bit GEMMs";
   if (t.dtype == DType::kFp8) r.error("dtype", "\"fp8\"" + fp8_hint);
   if (t.dtype_fallback == DType::kFp8) r.error("dtype_fallback", "\"fp8\"" + fp8_hint);
+  t.fp8_param_gather = r.opt_flag("fp8_param_gather").value_or(false);
   const std::string grads = r.opt_choice("grad_accumulation", {"auto", "fp32", "dtype"}).value_or("auto");
   t.fp32_grads = grads == "fp32" || (grads == "auto" && t.dtype == DType::kBf16);
   // Families without dropout or MLM ops leave those keys unknown (an error, not silently ignored).
@@ -272,6 +273,12 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
   }
   if (t.dtype_fallback && *t.dtype_fallback == t.dtype) {
     r.error("dtype_fallback", "is the same as dtype; a fallback must be a different format");
+  }
+  if (t.fp8_param_gather && t.gemm_precision != GemmPrecision::kFp8Delayed && t.gemm_precision != GemmPrecision::kFp8Current &&
+      t.gemm_precision != GemmPrecision::kMxfp8) {
+    r.error("fp8_param_gather", "needs an 8-bit GEMM recipe to keep the weights in: set training.gemm_precision to "
+                                "fp8-delayed, fp8-current or mxfp8 (it is " +
+                                    in_quotes(t.low_precision_gemms() ? std::string(gemm_precision_name(t.gemm_precision)) : "dtype") + ")");
   }
   return t;
 }

@@ -75,6 +75,12 @@ struct TrainingSpec {
   // forced under bf16): 4-byte gradients, 18 bytes of state per parameter with Adam. Read as
   // grad_accumulation: auto (fp32 under bf16, else the training dtype) | fp32 | dtype.
   bool fp32_grads = false;
+  // The recipe's GEMM weights kept only in its low-precision format, with no 16-bit copy (Megatron's
+  // --fp8-param-gather, Transformer Engine's FP8 primary weights; every Megatron-Bridge FP8 and MXFP8
+  // performance recipe sets it): the distributed optimizer's fp32 master weights are the only
+  // high-precision copy, and its parameter all-gather moves FP8 bytes (tensor scaling) or the 16-bit
+  // weights through the gradient buffer before the cast (MXFP8: reuse_grad_buf_for_mxfp8_param_ag).
+  bool fp8_param_gather = false;
   // GEMM inputs of the transformer layers in FP8 or a block-scaled format (training.gemm_precision,
   // workloads/gemm_precision.hpp); kDtype: in `dtype`.
   GemmPrecision gemm_precision = GemmPrecision::kDtype;

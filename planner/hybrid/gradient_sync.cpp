@@ -108,7 +108,7 @@ class BucketedSync {
       const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
       opt_task[d] = p.add({indexed_name("gpu", static_cast<size_t>(d)) + ".optimizer", ComputeTask{d, secs, 0, 0}, std::move(deps)});
       // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
-      const double held_bytes = ctx_.weight_bytes_per_param + ctx_.grad_bytes_per_param + ctx_.copy_bytes_per_param;  // per parameter
+      const double held_bytes = ctx_.held_weight_bytes_per_param + ctx_.grad_bytes_per_param + ctx_.copy_bytes_per_param;  // per parameter
       const double optimizer_state = ctx_.state_bytes_per_param - held_bytes;
       double bytes = 0;
       switch (plan_.gradient_sync) {

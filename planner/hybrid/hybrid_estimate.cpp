@@ -310,7 +310,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
         const double expert_copies = static_cast<double>(std::max<size_t>(1, expert_holders[blocks.front()].size()));
         const double state = ctx.state_bytes_per_param, w = ctx.weight_bytes_per_param;
-        const double kept = w + ctx.grad_bytes_per_param + ctx.copy_bytes_per_param;  // weights (and copies), gradients
+        const double kept = ctx.held_weight_bytes_per_param + ctx.grad_bytes_per_param + ctx.copy_bytes_per_param;  // weights (and copies), gradients
         double static_bytes = t.params * state;
         if (plan.gradient_sync == GradientSync::kZero1) {
           static_bytes = t.params * kept + (t.params - t.expert_params) * (state - kept) / copies +

@@ -126,6 +126,7 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   out.args += model.training.dtype == DType::kBf16 ? " --bf16" : model.training.dtype == DType::kFp16 ? " --fp16" : "";
   out.args += fp8_args(model.training.gemm_precision);
   flag(model.training.fp32_grads && model.training.dtype != DType::kBf16, "accumulate-allreduce-grads-in-fp32");
+  flag(model.training.fp8_param_gather, "fp8-param-gather");
   flag(plan.sequence_parallel, "sequence-parallel");
   if (plan.recompute == RecomputeMode::kSelective) out.args += " --recompute-granularity selective";
   if (plan.recompute == RecomputeMode::kFull) out.args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";

@@ -94,7 +94,8 @@ const LayerSynthesis& PipelineProgramBuilder::synthesis(int node_type, const Sta
 void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
   ctx_.dtype = dtype_for(plan);
   ctx_.grad_bytes_per_param = grad_bytes_per_param(model_, ctx_.dtype);
-  ctx_.weight_bytes_per_param = dtype_bytes(ctx_.dtype);
+  ctx_.weight_bytes_per_param = gathered_weight_bytes_per_param(model_, ctx_.dtype);
+  ctx_.held_weight_bytes_per_param = held_weight_bytes_per_param(model_, ctx_.dtype);
   ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
   ctx_.copy_bytes_per_param = low_precision_copy_bytes_per_param(model_);
   ctx_.strategy = "hybrid";

@@ -30,7 +30,8 @@ struct PipelineContext {
   std::string strategy = "hybrid";
   DType dtype = DType::kFp16;
   double grad_bytes_per_param = 2;    // as reduced across copies (4 with fp32 gradients)
-  double weight_bytes_per_param = 2;  // as computed with (ZeRO gathers these)
+  double weight_bytes_per_param = 2;  // as ZeRO gathers them (FP8 under fp8_param_gather)
+  double held_weight_bytes_per_param = 2;  // as every device holds them in full (ZeRO-1)
   double state_bytes_per_param = 16;  // weights + gradients + optimizer state
   double copy_bytes_per_param = 0;    // of those, low-precision weight copies (kept in full under ZeRO-1)
   // Optimizer step over `params` parameters on a device of node type `node_type` (seconds).

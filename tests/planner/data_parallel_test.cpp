@@ -1,5 +1,6 @@
 // File: tests/planner/data_parallel_test.cpp
 #include "planner/data_parallel.hpp"
+#include "workloads/gemm_precision.hpp"
 
 #include <gtest/gtest.h>
 
@@ -202,6 +203,29 @@ TEST(DataParallel, GradientsAccumulateInFp32UnderBf16AsMegatronForces) {
   EXPECT_EQ(state_bytes_per_param(m, DType::kBf16), 16);
   EXPECT_EQ(grad_bytes_per_param(m, DType::kBf16), 2);
   EXPECT_FALSE(model("gpt3-1.3b").training.fp32_grads);  // fp16: Megatron's default keeps fp16 gradients
+}
+
+TEST(DataParallel, Fp8ParamGatherKeepsNoSixteenBitCopyOfTheFp8Weights) {
+  // Megatron's --fp8-param-gather: the GEMM weights live only in FP8 (and its transposed copy), so
+  // the 2 bytes of their 16-bit copy leave every device, and ZeRO-1 gathers them in 1 byte (per-tensor
+  // scaling) or in 16 bits through the gradient buffer (MXFP8).
+  ModelSpec m = model("llama2-7b");
+  m.training.fp32_grads = false;
+  m.training.gemm_precision = GemmPrecision::kFp8Current;
+  const double share = gemm_precision_param_share(m);
+  ASSERT_GT(share, 0.9);
+  ASSERT_LT(share, 1.0);
+  const double copies = low_precision_copy_bytes_per_param(m);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16), 16 + copies);
+  EXPECT_DOUBLE_EQ(held_weight_bytes_per_param(m, DType::kBf16), 2);
+  EXPECT_DOUBLE_EQ(gathered_weight_bytes_per_param(m, DType::kBf16), 2);
+  m.training.fp8_param_gather = true;
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16), 16 + copies - 2 * share);
+  EXPECT_DOUBLE_EQ(held_weight_bytes_per_param(m, DType::kBf16), 2 * (1 - share));
+  EXPECT_DOUBLE_EQ(gathered_weight_bytes_per_param(m, DType::kBf16), 2 * (1 - share) + share);
+  m.training.gemm_precision = GemmPrecision::kMxfp8;
+  EXPECT_DOUBLE_EQ(held_weight_bytes_per_param(m, DType::kBf16), 2 * (1 - share));
+  EXPECT_DOUBLE_EQ(gathered_weight_bytes_per_param(m, DType::kBf16), 2);
 }
 
 TEST(DataParallel, OptimizerStepMovesWhatMegatronsPassesMove) {
