@@ -278,7 +278,8 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
       t.gemm_precision != GemmPrecision::kMxfp8) {
     r.error("fp8_param_gather", "needs an 8-bit GEMM recipe to keep the weights in: set training.gemm_precision to "
                                 "fp8-delayed, fp8-current or mxfp8 (it is " +
-                                    in_quotes(t.low_precision_gemms() ? std::string(gemm_precision_name(t.gemm_precision)) : "dtype") + ")");
+                                    in_quotes(t.low_precision_gemms() ? std::string(gemm_precision_name(t.gemm_precision)) : "dtype") +
+                                    "), or turn it off (--set model.training.fp8_param_gather=false with --precision)");
   }
   return t;
 }
