@@ -116,18 +116,27 @@ DType resolve_dtype(const ModelSpec& model, const Cluster& cluster) {
   throw InputError({d});
 }
 
+namespace {
+
+// The weights a device holds in the training dtype (`e` bytes), given the share of the parameters
+// whose GEMMs run in the recipe's format (gemm_precision_param_share, which walks the model's ops:
+// callers count it once).
+double held_weights(const ModelSpec& model, double e, double share) { return model.training.fp8_param_gather ? e * (1 - share) : e; }
+
+}  // namespace
+
 double state_bytes_per_param(const ModelSpec& model, DType dtype) {
   const double e = dtype_bytes(dtype);
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
-  return held_weight_bytes_per_param(model, dtype) + grad_bytes_per_param(model, dtype) + master + moments +
-         low_precision_copy_bytes_per_param(model);
+  const double share = gemm_precision_param_share(model);
+  return held_weights(model, e, share) + grad_bytes_per_param(model, dtype) + master + moments +
+         weight_copy_bytes(model.training.gemm_precision) * share;
 }
 
 double held_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
-  const double e = dtype_bytes(dtype);
-  return model.training.fp8_param_gather ? e * (1 - gemm_precision_param_share(model)) : e;
+  return held_weights(model, dtype_bytes(dtype), model.training.fp8_param_gather ? gemm_precision_param_share(model) : 0);
 }
 
 double gathered_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
