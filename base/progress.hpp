@@ -25,7 +25,8 @@ class Progress {
   void finish();
   // For work that pays a set-up of its own before its first unit is done (a large set of transfers:
   // the actors made and the first solve of every flow at once): the ETA takes the pace since the
-  // first unit was done, once that span is at least as long as the set-up, not the pace since the bar began.
+  // first unit was done, not the pace since the bar began, and is shown once that span is as long as
+  // the set-up or a second, whichever is shorter.
   void pace_from_first_unit() { from_first_ = true; }
 
  private:

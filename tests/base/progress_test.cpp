@@ -1,6 +1,7 @@
 // File: tests/base/progress_test.cpp
 // The progress bar: nothing before its quiet period, a line each tenth of the way off a terminal,
-// the ETA from the pace so far (or since the first unit, past a set-up), and the last count drawn by
+// the ETA from the pace so far (or since the first unit, past a set-up, once that pace spans the
+// set-up or a second), and the last count drawn by
 // finish() where it was held back.
 #include "base/progress.hpp"
 
@@ -48,6 +49,18 @@ TEST(Progress, OffATerminalALineEachTenthAndTheEnd) {
   EXPECT_EQ(line_with(out, "10/100").rfind("hetsim: [===                           ] 10/100 things, ", 0), 0u) << out;
   EXPECT_NE(line_with(out, "10/100").find(", ETA "), std::string::npos) << out;
   EXPECT_EQ(line_with(out, "100/100").find("ETA"), std::string::npos) << out;  // done: no ETA
+}
+
+TEST(Progress, TheLastCountToldAgainIsDrawnOnce) {
+  // A simulation tells its count as it goes and once more at the end: the end is one line.
+  const AtInfoLevel info;
+  testing::internal::CaptureStderr();
+  Progress bar(1, "tasks");
+  bar.update(1);
+  bar.update(1);
+  bar.finish();
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count(out, "1/1 tasks"), 1u) << out;
 }
 
 TEST(Progress, NothingBeforeItsQuietPeriodThenTheBarAndItsLastCount) {
@@ -101,6 +114,31 @@ TEST(Progress, PacedFromTheFirstUnitTheSetUpDoesNotCount) {
   EXPECT_GE(since_first, 10) << out;  // at least 1.2 s / 10 x 89 = 10.7 s
   EXPECT_GE(since_start, 14) << out;  // at least 1.8 s / 11 x 89 = 14.6 s
   EXPECT_LT(since_first, since_start) << out;
+}
+
+TEST(Progress, AfterALongSetUpThePaceSinceTheFirstUnitOnceItSpansASecond) {
+  // 2.2 s of set-up before the first of 100 units; 0.3 s later 10 are done (no ETA yet: the pace
+  // spans less than a second), 1.1 s later 21: the span is shorter than the set-up but past a
+  // second, so the ETA is 1.1 s / 20 x 79 = 4.3 s, not the 3.3 s / 21 x 79 = 12.4 s of the pace
+  // since the bar began. Late wake-ups on a loaded machine lengthen the span, so the ETA.
+  const AtInfoLevel info;
+  testing::internal::CaptureStderr();
+  Progress paced(100, "paced units");
+  paced.pace_from_first_unit();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  paced.update(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  paced.update(10);  // a tenth: drawn
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  paced.update(21);  // two tenths: drawn
+  paced.finish();
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(line_with(out, "] 10/100 paced").find(", ETA "), std::string::npos) << out;
+  const std::string line = line_with(out, "] 21/100 paced");
+  ASSERT_NE(line.find(", ETA "), std::string::npos) << out;
+  const int eta = std::stoi(line.substr(line.find(", ETA ") + 6));
+  EXPECT_GE(eta, 4) << out;
+  EXPECT_LT(eta, 12) << out;
 }
 
 TEST(Progress, QuietUnderDashQ) {
