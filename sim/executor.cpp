@@ -81,7 +81,7 @@ class Run {
     if (const size_t fit = Network::stacks_that_fit(); workers + 1 > fit) refuse_for_stacks(workers + 1, fit);
     net_.set_actor_budget(o.actor_budget, workers);
     net_.set_relays_from(o.relays_from_flows);
-    if (!o.every_collective && !o.record_flows && !reuse_collectives_) find_collectives_alone();
+    if (!o.every_collective && !reuse_collectives_) find_collectives_alone();
   }
 
   // The run needs `needed` actor stacks at once (the loop and its workers) where only `fit` fit in
@@ -303,9 +303,11 @@ class Run {
     repace(c.group);
     PreparedCollective& prepared = this->prepared(c);
     // The same collective alone on the same links (an idle network, or links no other task can
-    // cross meanwhile): the same time.
+    // cross meanwhile): the same time, and in a traced run the same flows, moved in time.
     const bool reuse = reuse_collectives_ || (!alone_.empty() && alone_[static_cast<size_t>(t)] != 0);
     if (reuse && prepared.duration_s >= 0) {
+      const double start_s = timing_[t].start_s;
+      for (const FlowRecord& f : prepared.flows) flows_.push_back({start_s + f.start_s, start_s + f.end_s, f.bytes, f.src_endpoint, f.dst_endpoint});
       add_timer(t, prepared.duration_s);
       return;
     }
@@ -313,8 +315,18 @@ class Run {
       // The call's fixed cost (the calibration profile's collective_latency) before its data moves.
       if (prepared.latency_s > 0) sg4::this_actor::sleep_for(prepared.latency_s);
       uint64_t n = 0;
-      for (const PreparedSchedule& s : prepared.schedules) n += net_.run(s);
-      if (reuse && prepared.duration_s < 0) prepared.duration_s = sg4::Engine::get_clock() - start_s;
+      std::vector<FlowRecord> own;  // a traced collective that others repeat: its flows, kept
+      const bool keep = reuse && prepared.duration_s < 0 && net_.records();
+      for (const PreparedSchedule& s : prepared.schedules) n += net_.run(s, keep ? &own : nullptr);
+      if (keep) flows_.insert(flows_.end(), own.begin(), own.end());
+      if (reuse && prepared.duration_s < 0) {
+        prepared.duration_s = sg4::Engine::get_clock() - start_s;
+        for (FlowRecord& f : own) {
+          f.start_s -= start_s;
+          f.end_s -= start_s;
+        }
+        prepared.flows = std::move(own);
+      }
       return n;
     });
   }
@@ -406,6 +418,7 @@ class Run {
     std::vector<PreparedSchedule> schedules;
     double duration_s = -1;  // < 0: not simulated yet (with latency_s)
     double latency_s = 0;    // call_latency: waited before its data moves
+    std::vector<FlowRecord> flows;  // a traced run's: its flows as first simulated, from its start
     std::optional<std::vector<int>> links;  // the shared links its flows cross (find_collectives_alone)
   };
 

@@ -90,9 +90,9 @@ std::vector<Network::Legs> Network::legs_of(const std::vector<Flow>& flows) cons
   return out;
 }
 
-void Network::run_batch(const std::vector<Legs>& flows, size_t first, size_t last) {
+void Network::run_batch(const std::vector<Legs>& flows, size_t first, size_t last, std::vector<FlowRecord>* records) {
   run_legs(
-      flows, first, last, records_, false,
+      flows, first, last, records, false,
       [&](int src, int dst, uint64_t bytes) {
         ++live_direct_;
         return sg4::Comm::sendto_async(platform_.endpoint(src), platform_.endpoint(dst), bytes);
@@ -156,6 +156,7 @@ struct Network::RelayPair {
   const std::vector<Legs>* flows = nullptr;               // the job: flows[first, last), legs in turn
   size_t first = 0, last = 0;
   TransferBar* bar = nullptr;                             // its set's bar, counted as legs arrive
+  std::vector<FlowRecord>* records = nullptr;             // where its legs are recorded (null: not)
   sg4::ActorPtr in;
 };
 
@@ -196,7 +197,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
       r->posted->acquire();
       TransferBar* bar = r->bar;
       run_legs(
-          *r->flows, r->first, r->last, records_, bar != nullptr,
+          *r->flows, r->first, r->last, r->records, bar != nullptr,
           [&](int from_gpu, int to_gpu, uint64_t bytes) {
             sg4::Host* from = platform_.endpoint(from_gpu);
             sg4::Host* to = platform_.endpoint(to_gpu);
@@ -213,7 +214,7 @@ Network::RelayPair& Network::idle_relay(int src, int dst) {
   return *r;
 }
 
-void Network::run_relays(const std::vector<Legs>& flows, size_t pairs, TransferBar* bar) {
+void Network::run_relays(const std::vector<Legs>& flows, size_t pairs, TransferBar* bar, std::vector<FlowRecord>* records) {
   // Pair k carries transfers [k * per, (k + 1) * per).
   const size_t per = (flows.size() + pairs - 1) / pairs;
   std::vector<RelayPair*> used;
@@ -223,6 +224,7 @@ void Network::run_relays(const std::vector<Legs>& flows, size_t pairs, TransferB
     r.first = first;
     r.last = std::min(flows.size(), first + per);
     r.bar = bar;
+    r.records = records;
     r.receive->release();
     r.send->release();
     used.push_back(&r);
@@ -233,7 +235,8 @@ void Network::run_relays(const std::vector<Legs>& flows, size_t pairs, TransferB
   }
 }
 
-uint64_t Network::concurrent(const std::vector<Flow>& flows) {
+uint64_t Network::concurrent(const std::vector<Flow>& flows, std::vector<FlowRecord>* into) {
+  std::vector<FlowRecord>* const records = into != nullptr && records_ != nullptr ? into : records_;
   const std::vector<Legs> legs = legs_of(flows);
   uint64_t started = 0;
   for (const Legs& l : legs) started += static_cast<uint64_t>(l.count);
@@ -254,12 +257,12 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
       bar.emplace(TransferBar{{static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS}});
       bar->bar.pace_from_first_unit();  // the first legs arrive only after every flow's first solve
     }
-    run_relays(legs, std::min(pairs, legs.size()), bar ? &*bar : nullptr);
+    run_relays(legs, std::min(pairs, legs.size()), bar ? &*bar : nullptr, records);
     if (bar) bar->bar.finish();
     return started;
   }
   if (legs.size() <= kFlowsPerActor) {
-    run_batch(legs, 0, legs.size());
+    run_batch(legs, 0, legs.size(), records);
     return started;
   }
   // Otherwise batches of kFlowsPerActor flows, each started and awaited by an actor of its own,
@@ -267,7 +270,7 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   // of its own (a 512-GPU A100 + MI250X run once ran out of actor stacks).
   const size_t batches = (legs.size() + kFlowsPerActor - 1) / kFlowsPerActor;
   if (batches - 1 > actors_free()) {
-    run_batch(legs, 0, legs.size());
+    run_batch(legs, 0, legs.size(), records);
     return started;
   }
   live_actors_ += batches - 1;
@@ -275,9 +278,10 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows) {
   for (size_t first = kFlowsPerActor; first < legs.size(); first += kFlowsPerActor) {
     const size_t last = std::min(legs.size(), first + kFlowsPerActor);
     const int src = legs[first].legs[0].first;
-    helpers.push_back(sg4::Actor::create("flows", platform_.endpoint(src), [this, &legs, first, last] { run_batch(legs, first, last); }));
+    helpers.push_back(sg4::Actor::create("flows", platform_.endpoint(src),
+                                         [this, &legs, first, last, records] { run_batch(legs, first, last, records); }));
   }
-  run_batch(legs, 0, kFlowsPerActor);
+  run_batch(legs, 0, kFlowsPerActor, records);
   for (const sg4::ActorPtr& a : helpers) a->join();
   live_actors_ -= batches - 1;
   return started;
@@ -300,7 +304,7 @@ PreparedSchedule Network::prepare(const Schedule& schedule, Fidelity fidelity) c
   return p;
 }
 
-uint64_t Network::run(const PreparedSchedule& p) {
+uint64_t Network::run(const PreparedSchedule& p, std::vector<FlowRecord>* into) {
   uint64_t started = 0;
   if (p.fidelity == Fidelity::kStep) {
     if (p.setup_s > 0) {
@@ -308,11 +312,11 @@ uint64_t Network::run(const PreparedSchedule& p) {
       ++started;
     }
     for (const RoundGroup& g : p.rounds) {
-      for (int r = 0; r < g.count; ++r) started += concurrent(g.flows);
+      for (int r = 0; r < g.count; ++r) started += concurrent(g.flows, into);
     }
     return started;
   }
-  started += concurrent(p.flows);
+  started += concurrent(p.flows, into);
   if (p.extra_s > 0) {
     sg4::this_actor::sleep_for(p.extra_s);
     ++started;

@@ -50,12 +50,15 @@ class Network {
   //   phase: one flow per GPU pair carries all its bytes; the rounds' remaining latencies and
   //          pipeline fill (alpha-beta estimate of step minus that of phase) are added after it.
   // Returns the number of SimGrid activities started.
+  // Where the network records flows, `into` (when not null) takes this call's flows instead of
+  // the records the network was made with (the executor keeps a collective's own, to repeat them).
   uint64_t run(const Schedule& schedule, Fidelity fidelity) { return run(prepare(schedule, fidelity)); }
   [[nodiscard]] PreparedSchedule prepare(const Schedule& schedule, Fidelity fidelity) const;
-  uint64_t run(const PreparedSchedule& prepared);
+  uint64_t run(const PreparedSchedule& prepared, std::vector<FlowRecord>* into = nullptr);
   // Point-to-point transfers that start together, each staged when needed; returns when all
   // are done.
-  uint64_t concurrent(const std::vector<Flow>& flows);
+  uint64_t concurrent(const std::vector<Flow>& flows, std::vector<FlowRecord>* into = nullptr);
+  [[nodiscard]] bool records() const { return records_ != nullptr; }
 
   // Flows one actor starts and awaits at most (see concurrent()).
   static constexpr size_t kFlowsPerActor = 128;
@@ -104,8 +107,8 @@ class Network {
  private:
   using Legs = FlowLegs;
   [[nodiscard]] std::vector<Legs> legs_of(const std::vector<Flow>& flows) const;
-  // Runs flows[first, last) to completion from the calling actor.
-  void run_batch(const std::vector<Legs>& flows, size_t first, size_t last);
+  // Runs flows[first, last) to completion from the calling actor, recording them in `records`.
+  void run_batch(const std::vector<Legs>& flows, size_t first, size_t last, std::vector<FlowRecord>* records);
   // Relay pairs (two actors each) for `transfers` flows: one per kFlowsPerRelay, within the
   // actor budget; 0 where relays should not run (few flows in flight).
   [[nodiscard]] size_t relay_pairs(size_t transfers) const;
@@ -115,8 +118,8 @@ class Network {
     size_t arrived = 0;
   };
   // Runs `flows` as mailbox transfers carried by `pairs` relay pairs, a staged flow's legs one
-  // after another in its pair; each arrived leg counts on `bar` (if any).
-  void run_relays(const std::vector<Legs>& flows, size_t pairs, TransferBar* bar);
+  // after another in its pair; each arrived leg counts on `bar` (if any) and is recorded in `records`.
+  void run_relays(const std::vector<Legs>& flows, size_t pairs, TransferBar* bar, std::vector<FlowRecord>* records);
   [[nodiscard]] size_t actors_free() const { return budget_ > reserved_ + live_actors_ ? budget_ - reserved_ - live_actors_ : 0; }
 
   const Platform& platform_;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "planner/hybrid/pipeline_builder.hpp"
 #include "sim/executor.hpp"
@@ -102,6 +103,49 @@ TEST(NetworkOverlap, CollectivesAloneOnTheirLinksAreSimulatedOnceWithTheTimesOfE
     } else {
       EXPECT_LT(reused.activities, all.activities);
       for (size_t t = 0; t < all.tasks.size(); ++t) EXPECT_NEAR(reused.tasks[t].end_s, all.tasks[t].end_s, 1e-12 * all.iteration_time_s) << t;
+    }
+  }
+}
+
+TEST(NetworkOverlap, ATracedRunRecordsTheFlowsOfCollectivesTimedFromAnother) {
+  // A traced run (record_flows) times a repeated collective from the first one, as an untraced run
+  // does, and records its flows moved in time: the same legs at the same moments as with every
+  // collective simulated. Once with the TP all-reduces alone in the program (data-parallel-like,
+  // communications in sequence), once beside a send between two other nodes.
+  const Cluster cluster = test::shipped_cluster("a100-8x8");
+  for (const bool send_beside : {false, true}) {
+    Program p = tensor_parallel_steps(false);
+    if (send_beside) p.add({"send", SendTask{8, 16, 256e6}, {}});
+    SimOptions traced;
+    traced.record_flows = true;
+    SimOptions every = traced;
+    every.every_collective = true;
+    const SimResult untraced = simulate(p, cluster);
+    const SimResult reused = simulate(p, cluster, traced);
+    const SimResult all = simulate(p, cluster, every);
+    EXPECT_LT(reused.activities, all.activities) << send_beside;
+    EXPECT_EQ(reused.activities, untraced.activities) << send_beside;
+    ASSERT_EQ(reused.tasks.size(), untraced.tasks.size());
+    for (size_t t = 0; t < reused.tasks.size(); ++t) {
+      EXPECT_EQ(reused.tasks[t].start_s, untraced.tasks[t].start_s) << t;
+      EXPECT_EQ(reused.tasks[t].end_s, untraced.tasks[t].end_s) << t;
+    }
+    auto sorted = [](std::vector<FlowRecord> f) {
+      std::sort(f.begin(), f.end(), [](const FlowRecord& a, const FlowRecord& b) {
+        return std::tie(a.src_endpoint, a.dst_endpoint, a.start_s) < std::tie(b.src_endpoint, b.dst_endpoint, b.start_s);
+      });
+      return f;
+    };
+    const std::vector<FlowRecord> got = sorted(reused.flows), want = sorted(all.flows);
+    ASSERT_EQ(got.size(), want.size()) << send_beside;
+    EXPECT_GE(got.size(), 6u * 8u) << send_beside;  // six all-reduces over 8 GPUs: a ring's 8 pairs each at least
+    const double eps = 1e-12 * all.iteration_time_s;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].src_endpoint, want[i].src_endpoint) << i;
+      EXPECT_EQ(got[i].dst_endpoint, want[i].dst_endpoint) << i;
+      EXPECT_EQ(got[i].bytes, want[i].bytes) << i;
+      EXPECT_NEAR(got[i].start_s, want[i].start_s, eps) << i;
+      EXPECT_NEAR(got[i].end_s, want[i].end_s, eps) << i;
     }
   }
 }
