@@ -507,6 +507,9 @@ class Emitter {
     const int V = P * infos[s].chunks;
     const int vs = st.chunk * P + s;
     if (to < 0 || to >= V || to == vs) return;
+    // Another chunk of this stage (an interleaved skip connection): the same GPUs and layout, the
+    // reading pass later on their streams; nothing moves (resharding would send GPUs to themselves).
+    if (to % P == s) return;
     const StageInfo& dst = infos[to % P];
     const Replica& src = infos[s].replicas[j];
     std::vector<Received>& slot = inbox[std::make_tuple(to, st.micro_batch, static_cast<int>(st.pass))];

@@ -344,6 +344,46 @@ TEST(HybridPlanner, SkipConnectionsGoStraightToTheStageThatReadsThem) {
   EXPECT_GT(simulate(p.program, c).iteration_time_s, 0);
 }
 
+TEST(HybridPlanner, InterleavedSkipConnectionsIntoAChunkOfTheSameStageStayOnItsGpus) {
+  // The 470M U-Net interleaved over 2 stages x 2 chunks: embedding + layers 0-2 | 3-5 | 6-8 |
+  // 9-10 + head as virtual stages 0-3, stage 0 (GPU 0) holding 0 and 2. Layer 2's skip to layer 8
+  // and the time embedding that layers 6-8 read go from virtual stage 0 to 2: on GPU 0 already,
+  // nothing to send (they were sent from GPU 0 to itself, a malformed program); the skips of
+  // layers 0-1 to 9-10 still cross to stage 1, and their gradients come back.
+  const ModelSpec m = model("unet-470m", 256);
+  const Cluster c = test::shipped_cluster("p3-8xlarge-5");
+  HybridPlan plan;
+  plan.micro_batch = 64;
+  plan.schedule = PipelineSchedule::kInterleaved;
+  plan.recompute = RecomputeMode::kFull;
+  PipelinePlan pl;
+  pl.micro_batches = 4;
+  pl.stages = {{{0}, 1, {{0, 2}, {6, 8}}}, {{4}, 1, {{3, 5}, {9, 10}}}};
+  plan.pipelines = {pl};
+  ASSERT_TRUE(check_hybrid_plan(plan, m, c).empty());
+  for (const ReshardMethod method : {ReshardMethod::kLocalAllGather, ReshardMethod::kBroadcast}) {
+    SCOPED_TRACE(static_cast<int>(method));
+    plan.resharding.method = method;
+    PipelineProgramBuilder builder(m, c, CostModel{});
+    const PipelineProgram p = builder.build(plan);
+    ASSERT_EQ(validate(p.program), "");
+    std::map<std::string, double> bytes;
+    for (const Task& t : p.program.tasks) {
+      if (const auto* s = std::get_if<SendTask>(&t.body)) {
+        EXPECT_NE(s->src, s->dst) << t.label;
+        const size_t at = t.label.find(".mb0.");
+        if (at != std::string::npos) bytes[t.label.substr(at + 5, t.label.find(".w") - at - 5)] += s->size_bytes;
+      }
+    }
+    EXPECT_EQ(bytes.count("act.vs0to2"), 0u);
+    EXPECT_EQ(bytes.count("grad.vs2to0"), 0u);
+    EXPECT_GT(bytes["act.vs0to1"], 0);
+    EXPECT_GT(bytes["act.vs0to3"], 0);
+    EXPECT_GT(bytes["grad.vs3to0"], 0);
+    EXPECT_GT(simulate(p.program, c).iteration_time_s, 0);
+  }
+}
+
 TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
   // TP 8 on both sides of each boundary, activation of one micro-batch A = seq x hidden x 2 bytes:
   // send-recv moves 8 A per boundary and pass, local-all-gather A (then an all-gather over the
