@@ -8,6 +8,10 @@ namespace hetsim {
 
 nlohmann::json check_mfu(std::ostream& out, const Report& report, const ModelSpec& model, const Cluster& cluster) {
   if (!report.feasible || !(report.mfu > 0)) return nullptr;
+  if (report.mfu > 1) {  // an 8- or 4-bit recipe's GEMMs run faster than the peak MFU counts against
+    out << "\nMFU " << format_double("%.1f %%", 100 * report.mfu) << " is above 100 %: MFU counts model FLOPs over the dense "
+        << "peak of the training dtype, which " << mfu_gemm_label(mfu_gemm(model)) << " GEMMs exceed\n";
+  }
   const std::optional<PublishedMfu> top = published_mfu_ceiling(shipped_published_mfu(), model, cluster);
   if (!top) {
     const std::vector<std::string> none = unpublished_gpus(shipped_published_mfu(), model, cluster);

@@ -9,6 +9,7 @@
 #include "base/text.hpp"
 #include "kernels_profile/device.hpp"
 #include "planner/block_costs.hpp"
+#include "workloads/dtype.hpp"
 #include "workloads/gemm_precision.hpp"
 
 namespace hetsim {
@@ -24,11 +25,16 @@ std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) 
   for (FieldReader& r : rows) {
     PublishedMfu m;
     m.gpu = r.text("gpu");
-    if (!m.gpu.empty() && std::find(devices.begin(), devices.end(), m.gpu) == devices.end()) {
-      r.error("gpu", unknown_device_message(m.gpu, devices));
-    }
+    const bool known = std::find(devices.begin(), devices.end(), m.gpu) != devices.end();
+    if (!m.gpu.empty() && !known) r.error("gpu", unknown_device_message(m.gpu, devices));
     m.setting = r.choice("setting", {"dense", "moe"});
     m.gemm = r.choice("gemm", {"bf16", "fp8", "mxfp8", "nvfp4", "tf32", "fp32"});
+    if (known && !m.gemm.empty()) {
+      const Device d = load_device(data_root() / "kernels_profile" / "devices" / (m.gpu + ".yaml"));
+      m.vendor = d.vendor;
+      const std::optional<DType> format = dtype_from_name(m.gemm);
+      m.gemm_peak = format && d.supports(*format) ? d.peak(*format) : 0;
+    }
     m.mfu = r.number("mfu", 0.01, 1.0);
     m.source = r.text("source");
     r.finish();
@@ -64,27 +70,53 @@ std::string mfu_gemm_label(const std::string& gemm) { return gemm == "bf16" ? "1
 namespace {
 
 // Each GPU type of the cluster with its row of the table for the model's setting and GEMM format
-// (nullptr: none) and its GPUs' peak at the dtype the run computes in.
+// (nullptr: none) and its GPUs' peak at the dtype the run computes in. A type with no row of its own
+// is held to a stand-in's, said in `stand_in`: a GPU of its vendor with the same peak at the run's
+// GEMM format (H200 is H100's die with more memory; MI325X MI300X's), the highest such figure; else
+// the highest figure for the setting and format on any GPU (nothing published for it ran faster).
 struct TypeFigure {
   const PublishedMfu* row = nullptr;
   double peak = 0;
+  std::string stand_in;  // empty: the type's own row
 };
+
+const PublishedMfu* stand_in_row(const std::vector<PublishedMfu>& table, const Device& d, const std::string& setting,
+                                 const std::string& gemm, std::string& why) {
+  const std::optional<DType> format = dtype_from_name(gemm);
+  const double peak = format && d.supports(*format) ? d.peak(*format) : 0;
+  const PublishedMfu *same_peak = nullptr, *any = nullptr;
+  for (const PublishedMfu& m : table) {
+    if (m.setting != setting || m.gemm != gemm) continue;
+    if (any == nullptr || m.mfu > any->mfu) any = &m;
+    if (m.vendor == d.vendor && m.gemm_peak == peak && peak > 0 && (same_peak == nullptr || m.mfu > same_peak->mfu)) same_peak = &m;
+  }
+  if (same_peak != nullptr) {
+    why = "no figure of its own: " + same_peak->gpu + "'s, the same " + gemm + " peak";
+    return same_peak;
+  }
+  if (any != nullptr) why = "no figure of its own: the highest for any GPU, " + any->gpu + "'s";
+  return any;
+}
+
 std::map<std::string, TypeFigure> type_figures(const std::vector<PublishedMfu>& table, const ModelSpec& model, const Cluster& cluster) {
   const std::string setting = mfu_setting(model), gemm = mfu_gemm(model);
   const DType dtype = resolve_dtype(model, cluster);
   std::map<std::string, TypeFigure> out;
   for (int g = 0; g < cluster.gpu_count(); ++g) {
     const Device& d = cluster.device_of(g);
+    const bool first = out.find(d.name) == out.end();
     TypeFigure& f = out[d.name];
     f.peak += d.peak(dtype);
-    if (f.row == nullptr) {
-      const auto it = std::find_if(table.begin(), table.end(),
-                                   [&](const PublishedMfu& m) { return m.gpu == d.name && m.setting == setting && m.gemm == gemm; });
-      if (it != table.end()) f.row = &*it;
-    }
+    if (!first) continue;
+    const auto it = std::find_if(table.begin(), table.end(),
+                                 [&](const PublishedMfu& m) { return m.gpu == d.name && m.setting == setting && m.gemm == gemm; });
+    f.row = it != table.end() ? &*it : stand_in_row(table, d, setting, gemm, f.stand_in);
   }
   return out;
 }
+
+// A type's name as the ceiling names it: with its stand-in, where it has one.
+std::string figure_gpu(const std::string& name, const TypeFigure& f) { return f.stand_in.empty() ? name : name + " (" + f.stand_in + ")"; }
 
 }  // namespace
 
@@ -97,7 +129,11 @@ std::optional<PublishedMfu> published_mfu_ceiling(const std::vector<PublishedMfu
     peak += f.peak;
     reached += f.peak * f.row->mfu;
   }
-  if (types.size() == 1) return *types.begin()->second.row;
+  if (types.size() == 1) {
+    PublishedMfu m = *types.begin()->second.row;
+    m.gpu = figure_gpu(types.begin()->first, types.begin()->second);
+    return m;
+  }
   // A mix: its MFU is its GPUs' achieved FLOP/s over their summed peaks, so at most each type's
   // figure weighted by the type's share of the peak.
   PublishedMfu m;
@@ -107,7 +143,8 @@ std::optional<PublishedMfu> published_mfu_ceiling(const std::vector<PublishedMfu
   m.source = "each GPU type at its highest published MFU, weighted by its share of the cluster's peak:";
   for (const auto& [name, f] : types) {
     m.gpu += (m.gpu.empty() ? "" : " + ") + name;
-    m.source += " " + name + " " + format_double("%.1f %%", 100 * f.row->mfu) + " (" + f.row->source + ");";
+    m.source.append(" ").append(figure_gpu(name, f)).append(" ").append(format_double("%.1f %%", 100 * f.row->mfu));
+    m.source.append(" (").append(f.row->source).append(");");
   }
   m.source.pop_back();
   return m;

@@ -60,10 +60,38 @@ TEST(PublishedMfu, EachRunFindsTheFigureOfItsGpusSettingAndGemmFormatOrNone) {
   EXPECT_NE(mix->source.find("Korthikanti"), std::string::npos) << mix->source;
   EXPECT_NE(mix->source.find("DeepSpeed"), std::string::npos) << mix->source;
   EXPECT_TRUE(unpublished_gpus(table, gpt, test::shipped_cluster("a100-v100-2x2")).empty());
-  // A mix needs a figure for every GPU type: P100 has none.
+  // A GPU type with no figure of its own is held to a stand-in's: P100, whose peak no GPU with a
+  // figure shares, to the highest for any GPU (A100's), said in the ceiling's names.
   const Cluster hap = test::shipped_cluster("hap-v100-p100");
-  EXPECT_FALSE(published_mfu_ceiling(table, gpt, hap).has_value());
-  EXPECT_EQ(unpublished_gpus(table, gpt, hap), std::vector<std::string>{"P100-SXM2-16GB"});
+  const std::optional<PublishedMfu> p100 = published_mfu_ceiling(table, gpt, hap);
+  ASSERT_TRUE(p100.has_value());
+  EXPECT_NE(p100->source.find("P100-SXM2-16GB (no figure of its own: the highest for any GPU, A100-SXM4-80GB's)"), std::string::npos)
+      << p100->source;
+  EXPECT_TRUE(unpublished_gpus(table, gpt, hap).empty());
+}
+
+TEST(PublishedMfu, AGpuWithNoFigureIsHeldToOneOfTheSamePeakElseToTheHighestOnAnyGpu) {
+  const std::vector<PublishedMfu>& table = shipped_published_mfu();
+  const ModelSpec gpt = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  // H200: H100's die with more memory, the same 16-bit peak: H100's figure.
+  const std::optional<PublishedMfu> h200 = published_mfu_ceiling(table, gpt, one_type("H200-SXM-141GB"));
+  ASSERT_TRUE(h200.has_value());
+  EXPECT_DOUBLE_EQ(h200->mfu, 0.48);
+  EXPECT_EQ(h200->gpu, "H200-SXM-141GB (no figure of its own: H100-SXM5-80GB's, the same bf16 peak)");
+  // L40S: no NVIDIA GPU with a figure has its peak: the highest 16-bit dense figure on any GPU.
+  const std::optional<PublishedMfu> l40s = published_mfu_ceiling(table, gpt, one_type("L40S"));
+  ASSERT_TRUE(l40s.has_value());
+  double highest = 0;
+  for (const PublishedMfu& m : table) {
+    if (m.setting == "dense" && m.gemm == "bf16") highest = std::max(highest, m.mfu);
+  }
+  EXPECT_DOUBLE_EQ(l40s->mfu, highest);
+  EXPECT_NE(l40s->gpu.find("L40S (no figure of its own: the highest for any GPU, "), std::string::npos) << l40s->gpu;
+  // Nothing published for the setting and format on any GPU (MoE in 16 bits): none.
+  ModelSpec moe = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  moe.training.gemm_precision = GemmPrecision::kDtype;
+  EXPECT_FALSE(published_mfu_ceiling(table, moe, one_type("L40S")).has_value());
+  EXPECT_EQ(unpublished_gpus(table, moe, one_type("L40S")), std::vector<std::string>{"L40S"});
 }
 
 TEST(PublishedMfu, SimulateSaysWhenItsMfuIsAboveAnythingPublished) {
@@ -86,10 +114,10 @@ TEST(PublishedMfu, SimulateSaysWhenItsMfuIsAboveAnythingPublished) {
   EXPECT_EQ(r.output.find("is above the highest published for A100-SXM4-80GB") != std::string::npos, above) << r.output;
 }
 
-TEST(PublishedMfu, AMixAboveItsTypesWeightedFiguresIsSaidAndOneWithoutAFigureIsNotChecked) {
+TEST(PublishedMfu, AMixAboveItsTypesWeightedFiguresIsSaidAndASettingWithNoFigureIsNotChecked) {
   // GPT-3 1.3B data parallel on A100s and MI250X GCDs: hetsim's MFU (57.8 % on 2026-11-29) is above
-  // what each type's best published run, weighted by its peak, allows (49.5 %); on V100s and P100s
-  // nothing is published for P100.
+  // what each type's best published run, weighted by its peak, allows (49.5 %); for training
+  // in fp32 nothing is published on any GPU.
   const test::CliRun mix =
       test::run_hetsim("-q simulate -c a100-mi250x -m gpt3-1.3b -s dp-proportional --no-upper-bound", test::Capture::kStdout);
   ASSERT_EQ(mix.rc, 0) << mix.output;
@@ -101,10 +129,13 @@ TEST(PublishedMfu, AMixAboveItsTypesWeightedFiguresIsSaidAndOneWithoutAFigureIsN
                             format_double("%.1f %%", 100 * weighted)),
             std::string::npos)
       << mix.output;
-  const test::CliRun hap = test::run_hetsim("-q simulate -c hap-v100-p100 -m bert-base -s dp-even --no-upper-bound", test::Capture::kStdout);
-  ASSERT_EQ(hap.rc, 0) << hap.output;
-  EXPECT_NE(hap.output.find(": not checked against published runs (none shipped for P100-SXM2-16GB, dense training"), std::string::npos)
-      << hap.output;
+  // Training in fp32: nothing published on any GPU, so not checked, and said.
+  const test::CliRun fp32 = test::run_hetsim("-q simulate -c a100-8x8 -m gpt3-1.3b -s dp-even --no-upper-bound --set model.training.dtype=fp32",
+                                             test::Capture::kStdout);
+  ASSERT_EQ(fp32.rc, 0) << fp32.output;
+  EXPECT_NE(fp32.output.find(": not checked against published runs (none shipped for A100-SXM4-40GB, dense training with fp32 GEMMs"),
+            std::string::npos)
+      << fp32.output;
 }
 
 }  // namespace
