@@ -1,10 +1,13 @@
 // File: studies/validation/error_bars.cpp
 #include "studies/validation/error_bars.hpp"
 
+#include <algorithm>
 #include <ostream>
 #include <set>
 
 #include "base/data_dir.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/device.hpp"
 #include "kernels_profile/kernel_table.hpp"
@@ -106,6 +109,43 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
   // No class covers these GPU types: said, not borrowed from another GPU's runs.
   out << "prediction error on published runs: time " << (t ? t->text() : kNoClass) << "; memory " << (m ? m->text() : kNoClass)
       << "\n";
+  if (const std::string c = calibration_contrast(scope_of(r, cluster).gpus, r.moe); !c.empty()) out << c << "\n";
+  // A peak within the memory bar of the capacity may not fit: the bar of its class, else the
+  // widest memory bar shipped (no class speaks for these GPUs' memory).
+  double margin = 0;
+  if (m) {
+    margin = m->of.p90_abs_error;
+  } else {
+    for (const CalibrationClass& c : classes()) {
+      if (c.quantity == Quantity::kMemory) margin = std::max(margin, c.p90_abs_error);
+    }
+  }
+  std::set<std::string> said;
+  for (size_t g = 0; g < r.devices.size() && g < static_cast<size_t>(cluster.gpu_count()); ++g) {
+    const double capacity = cluster.device_of(static_cast<int>(g)).memory_bytes, peak = r.devices[g].peak_memory_bytes;
+    if (margin <= 0 || peak <= capacity * (1 - margin) || !said.insert(r.devices[g].gpu).second) continue;
+    out << "memory: gpu" << g << " (" << r.devices[g].gpu << ") peaks at " << format_bytes(peak) << " of " << format_bytes(capacity)
+        << ", within the memory error bar (" << format_double("%.1f %%", 100 * margin) << ") of its capacity: it may not fit\n";
+  }
+}
+
+std::string calibration_contrast(const std::set<std::string>& gpus, bool moe) {
+  std::string calibrated, raw;
+  for (const std::string& g : gpus) {
+    std::optional<CalibrationProfile> p = calibration_for(g);
+    if (p && !moe) {  // a profile of MoE host times alone leaves a dense run on the raw model
+      FittedCosts f = p->fitted_costs();
+      f.moe_layer_s = f.expert_gemm_s = 0;
+      if (f == FittedCosts{}) p.reset();
+    }
+    std::string& to = p ? calibrated : raw;
+    to += (to.empty() ? "" : ", ") + g + (p ? " (" + p->name + ")" : "");
+  }
+  if (calibrated.empty() || raw.empty()) return "";
+  return "calibration differs across these GPU types: " + calibrated + " under a calibration profile, " + raw +
+         " on the raw model, which ran faster than measured wherever a profile was fitted (docs/validation.md): a raw GPU reads "
+         "optimistic beside a calibrated one. Compare like with like: --calibration none for all, or a profile for each "
+         "(hetsim calibrate)";
 }
 
 std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_count, long nodes, const ModelSpec& model) {

@@ -1,0 +1,57 @@
+// File: tests/studies/error_bars_test.cpp
+// What a run's summary says beside its error bars: that the GPU types compared stand under different
+// calibration (a profile for some, the raw model for others), and that a GPU's peak memory comes
+// within the memory bar of its capacity.
+#include "studies/validation/error_bars.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+TEST(CalibrationContrast, SaidWhereSomeGpuTypesStandUnderAProfileThatAppliesAndOthersOnTheRawModel) {
+  // B200's profile (megatron-core-2026-b200) lengthens every GEMM; MI355X has none.
+  const std::string b200_mi355x = calibration_contrast({"B200", "MI355X"}, false);
+  EXPECT_NE(b200_mi355x.find("B200 (megatron-core-2026-b200) under a calibration profile, MI355X on the raw model"), std::string::npos)
+      << b200_mi355x;
+  EXPECT_NE(b200_mi355x.find("--calibration none"), std::string::npos) << b200_mi355x;
+  // H100's profile holds MoE host times alone: a dense run stands on the raw model on both; a MoE
+  // run does not.
+  EXPECT_EQ(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, false), "");
+  EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, true).find("MI300X on the raw model"), std::string::npos);
+  // One status for all: nothing to say.
+  EXPECT_EQ(calibration_contrast({"B200"}, false), "");
+  EXPECT_EQ(calibration_contrast({"MI300X", "MI355X"}, true), "");
+}
+
+Report one_gpu_report(const std::string& gpu, double peak_bytes) {
+  Report r;
+  r.feasible = true;
+  r.devices.resize(8);
+  for (DeviceReport& d : r.devices) {
+    d.gpu = gpu;
+    d.compute_s = 1;
+    d.peak_memory_bytes = 0.5 * peak_bytes;
+  }
+  r.devices[3].peak_memory_bytes = peak_bytes;
+  return r;
+}
+
+TEST(MemoryHeadroom, APeakWithinTheMemoryBarOfTheCapacityIsSaidToMaybeNotFit) {
+  Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml");
+  const double capacity = c.device_of(3).memory_bytes;
+  std::ostringstream close, clear;
+  print_error_bars(close, one_gpu_report("H100-SXM5-80GB", 0.995 * capacity), c);
+  print_error_bars(clear, one_gpu_report("H100-SXM5-80GB", 0.5 * capacity), c);
+  EXPECT_NE(close.str().find("memory: gpu3 (H100-SXM5-80GB) peaks at "), std::string::npos) << close.str();
+  EXPECT_NE(close.str().find("within the memory error bar"), std::string::npos) << close.str();
+  EXPECT_EQ(close.str().find("gpu0"), std::string::npos) << close.str();  // half full: room to spare
+  EXPECT_EQ(clear.str().find("may not fit"), std::string::npos) << clear.str();
+}
+
+}  // namespace
+}  // namespace hetsim
