@@ -105,6 +105,14 @@ std::filesystem::path resolve_input(const std::string& arg, std::string_view fol
                                 did_you_mean(arg, known) + " (shipped: " + join(known) + ")");
 }
 
+std::string beside(const std::filesystem::path& file, const std::string& arg) {
+  const std::filesystem::path p(arg);
+  if (arg.empty() || p.is_absolute()) return arg;
+  std::error_code ec;
+  const std::filesystem::path there = file.parent_path() / p;
+  return std::filesystem::is_regular_file(there, ec) ? there.string() : arg;
+}
+
 std::string slurp(const std::filesystem::path& path) {
   check_input_file(path);  // a FIFO (a study's plan) would block the read forever
   std::ifstream in(path, std::ios::binary);

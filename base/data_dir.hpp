@@ -29,6 +29,10 @@ namespace hetsim {
 // Throws InputError (naming `what`, e.g. "cluster", and the known names) when neither exists, or
 // check_input_file's when `arg` is there but not a file (a symlink loop among them).
 [[nodiscard]] std::filesystem::path resolve_input(const std::string& arg, std::string_view folder, std::string_view what);
+// An input named inside `file` (a study's or sizing's cluster or model): the file of that relative
+// path beside `file` where there is one, else `arg` as written (a shipped name, or a path from
+// the working directory).
+[[nodiscard]] std::string beside(const std::filesystem::path& file, const std::string& arg);
 
 // Throws InputError unless `path` is a regular file that can be read: a missing path, a symlink
 // loop, a dangling link, a directory, a pipe or a device is refused, each said as what it is,

@@ -47,11 +47,25 @@ void note_once(const std::string& why) {
   log_info("cache: " + why + "; results are computed again on every run");
 }
 
+// A folder only this user can change: a directory (a symlink to one where `follow`: the root a
+// user may point elsewhere), owned by this user, writable by no group or other. Entries are read,
+// written and pruned only in such a folder: another user's symlink or shared folder would have
+// this run write into, or remove entries from, a folder the user never named.
+bool private_dir(const std::filesystem::path& dir, bool follow) {
+  struct stat st{};
+  const int got = follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st);
+  return got == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 }  // namespace
 
 DiskCache DiskCache::user(std::string_view kind) {
   std::string root = env("HETSIM_CACHE_DIR");
   if (root == "off" || build_id().empty()) return DiskCache();
+  if (!root.empty() && root.front() != '/') {  // it would land wherever the run starts
+    note_once("HETSIM_CACHE_DIR is not an absolute path (" + root + ")");
+    return DiskCache();
+  }
   if (root.empty()) {
     if (const std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty() && xdg.front() == '/') {
       root = xdg + "/hetsim";
@@ -77,8 +91,10 @@ std::string DiskCache::full_key(std::string_view key) const {
 
 std::filesystem::path DiskCache::entry(const std::string& full) const { return dir_ / (digest(full) + ".entry"); }
 
+bool DiskCache::usable() const { return private_dir(dir_.parent_path(), true) && private_dir(dir_, false); }
+
 std::optional<std::string> DiskCache::get(std::string_view key) const {
-  if (!enabled()) return std::nullopt;
+  if (!enabled() || !usable()) return std::nullopt;
   const std::string full = full_key(key);
   const int fd = ::open(entry(full).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
@@ -133,6 +149,10 @@ bool DiskCache::put(std::string_view key, std::string_view value) const {
   if (!enabled()) return false;
   if (!make_dirs(dir_)) {
     note_once("cannot make the folder " + dir_.string() + " (" + std::strerror(errno) + ")");
+    return false;
+  }
+  if (!usable()) {
+    note_once("the folder " + dir_.string() + " or its parent is a symlink, not this user's, or writable by others: not used");
     return false;
   }
   const std::string full = full_key(key);

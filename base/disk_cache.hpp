@@ -7,8 +7,10 @@
 // that computed it (base/build_id.hpp), so a rebuild never reuses an older result. Its file name
 // is the digest of that key, and the file holds the key whole: a read compares it byte for byte.
 // Entries are written to a private temporary file and renamed into place, so runs sharing the
-// folder at once each see a whole entry or none. Folders are made mode 0700; an entry is read only
-// when it is a regular file (not a link) owned by this user. A cache that cannot be read or
+// folder at once each see a whole entry or none. Folders are made mode 0700, and entries are read,
+// written and pruned only where the kind's folder is a directory (not a link) and it and its parent
+// are this user's and writable by no one else; an entry is read only when it is a regular file (not
+// a link) owned by this user. HETSIM_CACHE_DIR must be an absolute path. A cache that cannot be read or
 // written is never an error: the result is computed again (a note says once why it is not kept).
 // The folder is bounded: each store beyond `most_entries` entries removes the least recently used
 // (a read refreshes an entry's time), and temporary files a killed run left behind are removed an
@@ -44,6 +46,8 @@ class DiskCache {
   [[nodiscard]] std::filesystem::path entry(const std::string& full) const;
   // Removes the least recently used entries beyond most_entries_, and stale temporary files.
   void prune() const;
+  // The kind's folder is a directory of this user's that no one else can change, in one such.
+  [[nodiscard]] bool usable() const;
   std::filesystem::path dir_;  // empty: off
   size_t most_entries_ = kMostEntries;
 };

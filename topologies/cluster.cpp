@@ -46,14 +46,11 @@ NetTopology topology_from(const std::string& s) {
   return NetTopology::kSingleSwitch;
 }
 
-// Optional `achievable` (a fraction of the wire rate in (0, 1]) and its `achievable_source`.
+// Optional `achievable` (a fraction of the wire rate in [0.01, 1]: below, a link would carry a
+// collective for longer than times print, 5e-324 for ever) and its `achievable_source`.
 void read_achievable(FieldReader& r, std::optional<double>& fraction, std::string& source) {
-  fraction = r.opt_number("achievable", 0.0, 1.0);
+  fraction = r.opt_number("achievable", 0.01, 1.0);
   const std::optional<std::string> stated_source = r.opt_text("achievable_source");
-  if (fraction && *fraction <= 0) {
-    r.error("achievable", "must be above 0 (a fraction of the wire rate in (0, 1])");
-    fraction.reset();
-  }
   if (fraction) {
     const Diagnostic at = r.locate("achievable", "");
     source = stated_source.value_or(at.file + ":" + std::to_string(at.line));
@@ -76,7 +73,7 @@ NodeType read_node_type(FieldReader r, Diagnostics& diags) {
   NodeType n;
   n.name = r.name("name");
   n.count = static_cast<int>(r.integer("count", 1, 100000));
-  const std::string gpu = r.text("gpu");
+  const std::string gpu = r.name("gpu");  // (an empty name is an error here, not a GPU of no figures)
   n.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 64));
   const std::optional<long> domain = r.opt_integer("nvlink_domain", 1, kMaxNvlinkDomain);
   FieldReader intra = r.child("intra_node");

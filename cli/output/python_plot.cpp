@@ -38,9 +38,10 @@ int run_plot_script(const std::string& script, const std::string& csv, const std
     write_file(out, slurp(figure), "--plot");
     return 0;
   }
-  if (rc == 127 || rc == 3) {
+  if (rc == 127 || rc == 3) {  // what this machine lacks, not a bug: exit 2, as other missing resources
     std::cerr << command << " needs python3 with matplotlib (Debian: apt-get install python3-matplotlib); " << without
               << " needs neither\n";
+    return 2;
   } else {
     std::cerr << command << ": " << path << " failed (exit " << rc << ")\n";
   }

@@ -14,7 +14,7 @@ namespace hetsim::cli {
 // the figure is then copied to `out` with every write checked (a failed write is an InputError
 // naming `out`, never a success). Returns 0 when `out` holds the figure. When no python3 with
 // matplotlib is found it prints, on stderr, what to install and that `without` works without it,
-// and returns 1; any other failure of the script also returns 1.
+// and returns 2 (a missing resource, as exit 2 means); any other failure of the script returns 1.
 int run_plot_script(const std::string& script, const std::string& csv, const std::string& out, const std::vector<std::string>& args,
                     const std::string& command, const std::string& without);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/data_dir.hpp"
 #include "base/iso_date.hpp"
 #include "base/temp_dir.hpp"
 #include "base/text.hpp"
@@ -219,12 +220,7 @@ Sizing load_sizing(const std::filesystem::path& path) {
   s.file = file.name();
   s.offers_file = file.name();
   s.name = r.opt_node("name") ? r.name("name") : path.stem().string();
-  s.model = r.text("model");
-  {
-    const std::filesystem::path m(s.model);
-    const std::filesystem::path beside = path.parent_path() / m;
-    if (!m.is_absolute() && m.has_extension() && std::filesystem::is_regular_file(beside)) s.model = beside.string();
-  }
+  s.model = beside(path, r.text("model"));
   const size_t problems = r.diagnostics().size();
   const std::optional<double> tokens = r.opt_quantity("train_tokens", Unit::kCount);
   const std::optional<double> samples = r.opt_quantity("train_samples", Unit::kCount);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fd_io.hpp"
+#include "base/input_error.hpp"
 
 extern char** environ;
 
@@ -75,6 +76,20 @@ MpiSession::MpiSession() {
   to_relay_ = to_relay[1];
   from_relay_ = from_relay[0];
   ::signal(SIGPIPE, SIG_IGN);  // a relay that dies fails the write instead of killing the sweep
+  uint64_t world[2] = {0, 0};  // the relay's rank and world size, as MPI gave them
+  pipe_in(from_relay_, world, sizeof world);
+  if (world[0] != static_cast<uint64_t>(rank_) || world[1] != static_cast<uint64_t>(size_)) {
+    // Launcher variables without the launcher (a copied environment): rank 1 of 2 would wait for
+    // a rank 0 that never comes, and a lone rank 0 for workers.
+    const std::string said = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+    ::close(to_relay_);  // the relay, reading its jobs, ends
+    ::close(from_relay_);
+    int status = 0;
+    ::waitpid(relay_pid_, &status, 0);
+    throw InputError("the environment", "OMPI_COMM_WORLD_SIZE",
+                     "the MPI launcher's variables say " + said + ", but MPI started rank " + std::to_string(world[0]) + " of " +
+                         std::to_string(world[1]) + ": run the sweep under mpirun, or unset those variables");
+  }
 #else
   throw std::logic_error("hetsim was built without MPI");
 #endif

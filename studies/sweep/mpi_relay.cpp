@@ -105,7 +105,10 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int rc = rank == 0 ? coordinate(size) : serve();
+  // First, the rank and world size MPI gave this process: hetsim checks them against the launcher's
+  // variables it read (stray ones, without mpirun, give a world of one).
+  const uint64_t world[2] = {static_cast<uint64_t>(rank), static_cast<uint64_t>(size)};
+  const int rc = !write_all(STDOUT_FILENO, world, sizeof world) ? 1 : rank == 0 ? coordinate(size) : serve();
   if (rc != 0) {
     std::fprintf(stderr, "hetsim-mpi-relay (rank %d): the pipe to hetsim broke\n", rank);
     MPI_Abort(MPI_COMM_WORLD, 1);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/data_dir.hpp"
 #include "base/field_override.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -108,8 +109,8 @@ Study load_study(const std::filesystem::path& path) {
   Study s;
   s.file = file.name();
   s.name = r.name("name");
-  s.cluster = r.text("cluster");
-  s.model = r.text("model");
+  s.cluster = beside(path, r.text("cluster"));
+  s.model = beside(path, r.text("model"));
   s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
   s.strategy = r.opt_text("strategy").value_or("");
   if (!s.strategy.empty()) (void)r.opt_choice("strategy", strategy_names());  // said here, with its line

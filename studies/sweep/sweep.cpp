@@ -109,7 +109,12 @@ void check_flags(const Study& study, const ScenarioRunner& runner) {
   try {
     runner.check(scenario_args(study, Scenario{}));
   } catch (const InputError& e) {
-    bad.push_back({study.file, 0, 0, "", e.diagnostics().front().message});
+    // A problem of the cluster or model file as read there, with its line and field; one of the
+    // run's options (no file of its own) at the study.
+    for (const Diagnostic& d : e.diagnostics()) {
+      const bool in_a_file = d.line > 0 && !d.file.empty() && d.file.front() != '-';
+      bad.push_back(in_a_file ? d : Diagnostic{study.file, 0, 0, "", d.message});
+    }
   }
   if (!bad.empty()) throw InputError(bad);
   for (size_t i = 0; i < study.axes.size(); ++i) {

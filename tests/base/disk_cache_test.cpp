@@ -113,6 +113,38 @@ TEST(DiskCache, AFolderThatCannotBeMadeOrWrittenIsNoErrorAndKeepsNothing) {
   EXPECT_FALSE(under_dev_null.put("k", "v"));
 }
 
+TEST(DiskCache, AKindsFolderThatIsALinkOrThatOthersCanChangeIsNeitherWrittenNorRead) {
+  // Another user's link at the kind's folder would have entries written into, and pruned from, a
+  // folder nobody named: the cache keeps nothing there, and reads nothing through it.
+  const TempDir tmp("cache-test");
+  const fs::path target = tmp.path() / "elsewhere";
+  fs::create_directories(target);
+  fs::create_directories(tmp.path() / "root");
+  fs::create_symlink(target, tmp.path() / "root" / "things");
+  const DiskCache linked(tmp.path() / "root", "things");
+  EXPECT_FALSE(linked.put("k", "v"));
+  EXPECT_TRUE(entries(target).empty());
+  // A folder others may write in: not used either; made private, it is.
+  fs::create_directories(tmp.path() / "shared" / "things");
+  fs::permissions(tmp.path() / "shared" / "things", fs::perms::all);
+  const DiskCache shared(tmp.path() / "shared", "things");
+  EXPECT_FALSE(shared.put("k", "v"));
+  fs::permissions(tmp.path() / "shared" / "things", fs::perms::owner_all);
+  EXPECT_TRUE(shared.put("k", "v"));
+  EXPECT_EQ(shared.get("k").value_or(""), "v");
+  fs::permissions(tmp.path() / "shared" / "things", fs::perms::all);
+  EXPECT_FALSE(shared.get("k").has_value());
+  // The root may be a link to the user's own folder (a cache on another disk).
+  fs::create_directories(tmp.path() / "disk");
+  fs::create_symlink(tmp.path() / "disk", tmp.path() / "root-link");
+  const DiskCache via_link(tmp.path() / "root-link", "things");
+  EXPECT_TRUE(via_link.put("k", "v"));
+  EXPECT_EQ(via_link.get("k").value_or(""), "v");
+  // A relative HETSIM_CACHE_DIR would land wherever the run starts: off.
+  const test::ScopedEnv env("HETSIM_CACHE_DIR", "relative-cache");
+  EXPECT_FALSE(DiskCache::user("upper-bound").enabled());
+}
+
 TEST(DiskCache, TheUsersFolderComesFromTheEnvironmentAndOffKeepsNothing) {
   {
     const test::ScopedEnv env("HETSIM_CACHE_DIR", "off");

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/data_dir.hpp"
 #include "base/field_override.hpp"
 #include "base/input_error.hpp"
 #include "base/temp_dir.hpp"
@@ -346,6 +347,42 @@ TEST(Sweep, MpirunWithTwoRanksGivesTheRowsOfJobsTwo) {
 #endif
 }
 
+TEST(Sweep, LauncherVariablesWithoutTheLauncherAreRefused) {
+#ifndef HETSIM_TEST_MPIRUN
+  GTEST_SKIP() << "hetsim was built without MPI (scripts/setup-deps installs OpenMPI)";
+#else
+  // A copied environment that says rank 1 of 2 without mpirun: that rank once waited for ever for
+  // a rank 0, and "rank 0 of 2" alone ran nothing and said it had. MPI starts a world of one here.
+  const auto study = write_study("stray", kStudy);
+  for (const char* vars : {"OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"}) {
+    const std::string cmd = std::string("HETSIM_CACHE_DIR=off OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + vars +
+                            " timeout 60 " + test::hetsim_binary() + " -q sweep " + study.string() + " --db " + temp("stray.db").string() +
+                            " 2> " + temp("stray.err").string();
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << cmd;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << cmd;
+    EXPECT_NE(slurp(temp("stray.err")).find("run the sweep under mpirun, or unset those variables"), std::string::npos) << slurp(temp("stray.err"));
+  }
+  std::filesystem::remove(study);
+#endif
+}
+
+TEST(Sweep, AStudysClusterAndModelFilesAreFoundBesideIt) {
+  // cluster: and model: paths are relative to the study file, from whatever folder the sweep runs.
+  const std::filesystem::path dir = temp("beside");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(test::shipped("topologies", "a100-v100-2x2"), dir / "mine.yaml", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(test::shipped("workloads", "gpt3-1.3b"), dir / "m.yaml", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "study.yaml") << "name: b\ncluster: mine.yaml\nmodel: m.yaml\nrun: simulate\nstrategy: dp-even\n"
+                                       "vary:\n  - set: model.training.global_batch\n    values: [128]\n";
+  const Study s = load_study(dir / "study.yaml");
+  EXPECT_EQ(s.cluster, (dir / "mine.yaml").string());
+  EXPECT_EQ(s.model, (dir / "m.yaml").string());
+  const test::CliRun r = test::run_hetsim("sweep " + (dir / "study.yaml").string() + " --dry-run", test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 0) << r.output;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
   const auto study = write_study("plot", "name: p\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
                                          "vary:\n  - set: cluster.node_types[*].nic.bandwidth\n    values: [50Gbps, 400Gbps]\n"
@@ -366,7 +403,7 @@ TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
     EXPECT_EQ(std::string(magic + 1, 3), "PNG");
   } else {
     const test::CliRun e = test::run_hetsim("report " + db.string() + " --plot " + png.string(), test::Capture::kStderr);
-    EXPECT_EQ(e.rc, 1);
+    EXPECT_EQ(e.rc, 2);  // a missing resource, not a bug
     EXPECT_NE(e.output.find("needs python3 with matplotlib"), std::string::npos) << e.output;
   }
   const test::CliRun bad = test::run_hetsim("report " + db.string() + " --plot " + png.string() + " --x nic", test::Capture::kStderr);
