@@ -27,21 +27,17 @@ void print_sizing_front(const Sizing& s, const ModelSpec& model, const SizingRun
                 100 * p.row.efficiency);
   }
   if (run.front.empty()) std::cout << "(empty: no planned mix was feasible)\n";
-  // Each front mix's error bar: a calibration class of its GPU types, or none; and whether the
-  // front's GPU types stand under different calibration.
-  std::set<std::string> front_gpus;
+  // Each front mix's error bar: a calibration class of its GPU types, or none.
   for (size_t k = 0; k < run.front.size(); ++k) {
     const Mix& mix = run.points[run.front[k]].mix;
     std::set<std::string> gpus;
     for (size_t o = 0; o < mix.counts.size(); ++o) {
       if (mix.counts[o] > 0) gpus.insert(s.offers[o].gpu.name);
     }
-    front_gpus.insert(gpus.begin(), gpus.end());
     std::cout << (k == 0 ? "error on published runs: " : "                         ") << mix_label(s, mix) << ": "
               << training_time_error_bar(gpus, mix.gpus, mix.nodes, model)
               << "\n";
   }
-  if (const std::string c = calibration_contrast(front_gpus, model.moe.has_value()); !c.empty()) std::cout << c << "\n";
   size_t infeasible = 0, failed = 0;
   for (const SizingPoint& p : run.points) {
     infeasible += p.row.status == "infeasible";

@@ -23,7 +23,7 @@ namespace hetsim {
 // "prediction error: time ±…, memory ±…" (one line); then calibration_contrast's line for a mixed
 // cluster, and a line for each GPU type whose peak memory comes within the memory bar of its capacity.
 void print_error_bars(std::ostream& out, const Report& report, const Cluster& cluster);
-// Where GPU types compared side by side (a mixed cluster's, a sizing study's mixes) stand under
+// Where a mixed cluster's GPU types (sizing's offers have calibration_note, studies/sizing) stand under
 // different calibration (some under a profile, others on the raw model, which ran faster than
 // measured wherever a profile was fitted), a line that says which and how to compare like with
 // like; empty where they all stand alike. A profile of MoE host times alone counts for a MoE run
