@@ -37,7 +37,13 @@ namespace hetsim {
 // Throws InputError unless `path` is a regular file that can be read: a missing path, a symlink
 // loop, a dangling link, a directory, a pipe or a device is refused, each said as what it is,
 // before anything opens it (reading a FIFO could block forever).
+// A file that passes is remembered as read by this process (unless it is shipped data, under
+// data_root()), for input_read_as.
 void check_input_file(const std::filesystem::path& path);
+// The path under which this process read the file at `path` (the same file, through any name) as
+// an input, or "" when it read none there: an output there would overwrite an input, one a file
+// named inside another names (a cluster's graph, a sizing's offers, a run file's cluster) too.
+[[nodiscard]] std::string input_read_as(const std::filesystem::path& path);
 // The whole file as bytes, after check_input_file ("" when a regular file cannot be read).
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 

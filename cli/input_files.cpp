@@ -23,6 +23,9 @@ void write_file(const std::string& path, const std::string& text, const std::str
 }
 
 void write_file_with(const std::string& path, const std::string& option, const std::function<void(std::ostream&)>& write) {
+  if (const std::string read = input_read_as(path); !read.empty()) {  // (direct inputs are refused before the run)
+    throw InputError(path, option, "is " + read + ", a file this run read as an input; it would be overwritten");
+  }
   errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) write(out);

@@ -315,6 +315,19 @@ TEST(BadInputs, AnOutputThatIsAnInputOrAnotherOutputIsRefusedBeforeTheRun) {
   EXPECT_EQ(run_cli("plan --no-upper-bound -m bert-base --report " + out + " --emit-plan " + other),
             std::make_pair(2, "--emit-plan: error: " + other + " is also given to --report; one would overwrite the other\n"));
   EXPECT_FALSE(std::filesystem::exists(out));
+  // A file another input names (a cluster's switch graph) is an input too: --report on it is
+  // refused, and the graph left as it was.
+  std::filesystem::create_directories(dir / "graphs");
+  std::filesystem::copy_file(test::shipped("topologies", "graph-h100-4"), dir / "cluster.yaml");
+  const std::filesystem::path graph = dir / "graphs" / "two-spines-4-nodes.yaml";
+  std::filesystem::copy_file(test::source_dir() / "topologies" / "graphs" / "two-spines-4-nodes.yaml", graph);
+  const std::string graph_text = slurp_text(graph);
+  const std::pair<int, std::string> r =
+      run_cli("simulate --no-upper-bound -m bert-base -c " + (dir / "cluster.yaml").string() + " --report " + graph.string());
+  EXPECT_EQ(r.first, 2) << r.second;
+  EXPECT_NE(r.second.find(graph.string() + ": error: --report: is "), std::string::npos) << r.second;
+  EXPECT_NE(r.second.find("a file this run read as an input; it would be overwritten"), std::string::npos) << r.second;
+  EXPECT_EQ(slurp_text(graph), graph_text);
   std::filesystem::remove_all(dir);
 }
 
