@@ -127,11 +127,9 @@ void collective_run(const ValidationRun& run, RunResult& out, const SimOptions& 
 
 void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost) {
   const MatmulRun& mm = run.matmul;
-  Diagnostic at = run.where;
-  at.field = "matmul.device";
-  const Device device = load_shipped_device(mm.device, at);
+  const Device device = load_shipped_device(mm.device, mm.device_where);
   if (!device.supports(mm.dtype)) {
-    at.field = "matmul.dtype";
+    Diagnostic at = mm.dtype_where;
     at.message = mm.device + " has no " + std::string(dtype_name(mm.dtype)) + " peak";
     throw InputError({at});
   }
@@ -155,9 +153,10 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   const ModelSpec model = load_model(run.layer.model);
   const int tp = run.layer.tp;
   if (tp > cluster.node_types.front().gpus_per_node) {
-    throw InputError({Diagnostic{run.where.file, run.where.line, run.where.column, "layer.tp",
-                                 "tp " + std::to_string(tp) + " is wider than a node of " + cluster.name + " (" +
-                                     std::to_string(cluster.node_types.front().gpus_per_node) + " GPUs)"}});
+    Diagnostic at = run.layer.tp_where;
+    at.message = "tp " + std::to_string(tp) + " is wider than a node of " + cluster.name + " (" +
+                 std::to_string(cluster.node_types.front().gpus_per_node) + " GPUs)";
+    throw InputError({at});
   }
   const std::vector<int> group = first_node_group(cluster, 0, tp);
   const Device& device = cluster.device_of(group.front());
@@ -218,9 +217,9 @@ double measured_peak(const ValidationRun& run, const Report& r) {
   } else {
     const size_t gpu = m.gpu == MeasuredMemory::kLast ? r.devices.size() - 1 : static_cast<size_t>(m.gpu);
     if (r.devices.empty() || gpu >= r.devices.size()) {
-      const Diagnostic& at = run.memory_where;
-      throw InputError({Diagnostic{at.file, at.line, at.column, "memory.gpu",
-                                   "GPU " + std::to_string(m.gpu) + " is not one of the run's " + std::to_string(r.devices.size()) + " GPUs"}});
+      Diagnostic at = run.memory_where;
+      at.message = "GPU " + std::to_string(m.gpu) + " is not one of the run's " + std::to_string(r.devices.size()) + " GPUs";
+      throw InputError({at});
     }
     peak = r.devices[gpu].peak_memory_bytes;
   }

@@ -99,11 +99,13 @@ CollectiveRun read_collective(FieldReader c) {
 MatmulRun read_matmul(FieldReader c) {
   MatmulRun out;
   out.device = c.text("device");
+  out.device_where = c.locate("device", "");
   out.batch = c.opt_integer("batch", 1, 1L << 20).value_or(1);
   out.m = c.integer("m", 1, 1L << 24);
   out.n = c.integer("n", 1, 1L << 24);
   out.k = c.integer("k", 1, 1L << 24);
   const std::string dt = c.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"});
+  out.dtype_where = c.locate("dtype", "");
   out.dtype = dtype_from_name(dt).value_or(DType::kBf16);
   c.finish();
   return out;
@@ -196,6 +198,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     FieldReader& l = *lay;
     run.layer.model = resolve(l, "model", l.text("model"), dir, "workloads");
     run.layer.tp = static_cast<int>(l.opt_integer("tp", 1, 1024).value_or(1));
+    run.layer.tp_where = l.locate("tp", "");
     run.layer.sequence_parallel = l.opt_flag("sequence_parallel").value_or(false);
     run.layer.tp_comm_overlap = l.opt_flag("tp_comm_overlap").value_or(false);
     run.layer.recompute = recompute_of(l);
@@ -222,7 +225,10 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     run.training.global_batch = r.opt_integer("global_batch", 1, 1L << 40).value_or(0);
     const std::string f = r.opt_choice("flops", {"model", "narayanan2021"}).value_or("model");
     run.training.flops = f == "narayanan2021" ? FlopsFormula::kNarayanan2021 : FlopsFormula::kModel;
-    if (std::optional<FieldReader> mem = r.opt_child("memory")) run.training.memory = read_memory(*mem);
+    if (std::optional<FieldReader> mem = r.opt_child("memory")) {
+      run.memory_where = mem->locate("gpu", "");  // a GPU the run has not is known with its report
+      run.training.memory = read_memory(*mem);
+    }
   }
   if (run.kind != RunKind::kMatmul) {
     if (!cluster) r.error_here("missing required field cluster");

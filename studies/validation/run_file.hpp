@@ -39,6 +39,7 @@ struct MatmulRun {
   std::string device;  // shipped device name
   long batch = 1, m = 0, n = 0, k = 0;
   DType dtype = DType::kBf16;
+  Diagnostic device_where, dtype_where;  // file:line of those fields, for errors found later
 };
 
 // A Megatron-LM run: tensor x pipeline x data parallelism with equal layers per stage, ranks
@@ -74,6 +75,7 @@ struct MegatronGrid {
 struct LayerRun {
   std::filesystem::path model;  // resolved file
   int tp = 1;
+  Diagnostic tp_where;  // file:line of `tp` (the layer's where absent), for errors found with the cluster
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;
   RecomputeMode recompute = RecomputeMode::kNone;
@@ -132,7 +134,7 @@ struct ValidationRun {
   std::vector<MeasuredFigure> measured;  // in the order of the file
   Diagnostic where;                      // file:line of the entry, for messages found later
   Diagnostic nodes_where, megatron_where;  // of its `nodes` and `megatron` fields (the entry where absent)
-  Diagnostic memory_where;                 // of its `memory` field (the entry where absent)
+  Diagnostic memory_where;                 // of its `memory.gpu` field (the entry, or `memory`, where absent)
 };
 
 // The figures a kind of run can be compared on (keys of `measured`).

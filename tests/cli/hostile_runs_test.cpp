@@ -44,7 +44,7 @@ TEST(HostileRuns, ALayerWiderThanANodeAndAnAlgorithmTheFabricLacksAreBadInput) {
                                     "  measured: {forward_s: 0.01}\n");
   test::CliRun r = stderr_of("validate --runs " + layer);
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.output.find("layer.yaml:1:3: error: layer.tp: tp 16 is wider than a node of a100-8x8 (8 GPUs)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("layer.yaml:4:33: error: [0].layer.tp: tp 16 is wider than a node of a100-8x8 (8 GPUs)"), std::string::npos) << r.output;
   // NVLink SHARP on an A100 node: SimGrid's actor died on a route the fabric has not (SIGABRT).
   const std::string nvls = d.write("nvls.yaml",
                                    "- name: nvls\n  source: s\n  cluster: a100-8x8\n"
