@@ -100,10 +100,14 @@ void remember_read(const std::filesystem::path& path) {
   const auto [end, rest] = std::mismatch(data.begin(), data.end(), full.begin(), full.end());
   if (end == data.end()) return;  // shipped data: written by scripts/calibrate and the like on purpose
   const std::lock_guard lock(read_mutex);
-  for (const ReadFile& f : files_read()) {
+  std::vector<ReadFile>& files = files_read();
+  for (const ReadFile& f : files) {
     if (f.is(st)) return;
   }
-  files_read().push_back({st.st_dev, st.st_ino, st.st_ctim, path.string()});
+  // A long process (the Python module, a fuzzer) reads file after file: the latest are kept.
+  constexpr size_t kMostRemembered = 4096;
+  if (files.size() >= kMostRemembered) files.erase(files.begin(), files.begin() + kMostRemembered / 2);
+  files.push_back({st.st_dev, st.st_ino, st.st_ctim, path.string()});
 }
 
 }  // namespace
