@@ -61,7 +61,8 @@ TEST(HeldOut, BlackwellUltraMoeRowsArePredictedWithinTenPercentByTheProfileTrans
 TEST(HeldOut, PublishedGB300DenseLayoutsFitInMemoryWithFp8ParamGather) {
   // Llama 3 70B as TP 1 x PP 4 and Llama 3.1 405B as TP 2 x PP 8 x CP 2 on GB300, MXFP8, ran as
   // published; with a 16-bit copy of every FP8 weight beside the FP8 ones hetsim said they needed
-  // 272 GiB of 260 (short by 12 GiB). The recipes' fp8_param_gather keeps no such copy. One
+  // 272 GiB of 260 (the capacity then read "279 GB" as decimal; 277.5 GiB since 2026-12-03). The
+  // recipes' fp8_param_gather keeps no such copy (its bytes: DataParallel.Fp8ParamGather...). One
   // container's rows (the others repeat the layouts).
   EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"26.04.01-llama3", "mxfp8"}, {}, false), 2);
 }
