@@ -59,7 +59,7 @@ LayerProfiles LayerProfiles::load(const std::filesystem::path& file) {
     r.micro_batch = *mb;
     r.tp = *tp;
     r.line = row.line();
-    r.times = {*fwd, *bwd, *opt, false};
+    r.times = {*fwd, *bwd, *opt, false, out.file_, row.line(), 0};
     out.rows_.push_back(r);
   });
   return out;
@@ -106,7 +106,11 @@ std::optional<LayerTimes> LayerProfiles::lookup_exact_layer(const std::string& m
                                                             const std::string& layer, long mb) const {
   std::map<long, LayerTimes> by_mb;
   for (const LayerProfileRow& r : rows_) {
-    if (r.model == model && r.device == device && r.layer == layer && r.tp == 1) by_mb[r.micro_batch] = r.times;
+    if (r.model == model && r.device == device && r.layer == layer && r.tp == 1) {
+      LayerTimes& t = by_mb[r.micro_batch] = r.times;
+      t.file = file_;
+      t.line = r.line;
+    }
   }
   if (by_mb.empty()) return std::nullopt;
   if (auto it = by_mb.find(mb); it != by_mb.end()) return it->second;
@@ -116,7 +120,7 @@ std::optional<LayerTimes> LayerProfiles::lookup_exact_layer(const std::string& m
   const double t = static_cast<double>(mb - lo->first) / static_cast<double>(hi->first - lo->first);
   auto mix = [t](double a, double b) { return a + t * (b - a); };
   return LayerTimes{mix(lo->second.fwd_s, hi->second.fwd_s), mix(lo->second.bwd_s, hi->second.bwd_s),
-                    mix(lo->second.optimizer_s, hi->second.optimizer_s), true};
+                    mix(lo->second.optimizer_s, hi->second.optimizer_s), true, file_, lo->second.line, hi->second.line};
 }
 
 std::optional<LayerTimes> LayerProfiles::lookup(const std::string& model, const std::string& device,

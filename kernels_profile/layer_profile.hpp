@@ -17,6 +17,10 @@ struct LayerTimes {
   double bwd_s = 0;
   double optimizer_s = 0;
   bool interpolated = false;  // between two profiled micro-batch sizes
+  // Where the times come from: the profile's file and row line (interpolated: the lower row's, and
+  // `line_above` the upper's), for errors about them found later.
+  std::string file;
+  int line = 0, line_above = 0;
 };
 
 struct LayerProfileRow {

@@ -43,11 +43,14 @@ std::vector<BlockCost> block_costs(const OpGraph& graph, const Device& device, c
     const double fastest = blocks[b].model_flops / device.peak(graph.dtype);
     const double profiled_s = profiled[b]->fwd_s + profiled[b]->bwd_s;
     if (profiled_s < fastest) {
-      throw InputError("--layer-profile", "",
-                       graph.model + " " + blocks[b].name + " on " + device.name + " at micro-batch " + std::to_string(graph.micro_batch) +
-                           ": forward + backward " + format_time(profiled_s) + " is faster than the GPU's peak " +
-                           std::string(dtype_name(graph.dtype)) + " rate allows for its " + format_double("%.3g", blocks[b].model_flops) +
-                           " FLOP (at least " + format_time(fastest) + ")");
+      const LayerTimes& row = *profiled[b];
+      throw InputError({Diagnostic{row.file.empty() ? "--layer-profile" : row.file, row.line, 0, "",
+                                   graph.model + " " + blocks[b].name + " on " + device.name + " at micro-batch " +
+                                       std::to_string(graph.micro_batch) +
+                                       (row.line_above > 0 ? " (between this row and line " + std::to_string(row.line_above) + ")" : "") +
+                                       ": forward + backward " + format_time(profiled_s) + " is faster than the GPU's peak " +
+                                       std::string(dtype_name(graph.dtype)) + " rate allows for its " +
+                                       format_double("%.3g", blocks[b].model_flops) + " FLOP (at least " + format_time(fastest) + ")"}});
     }
   }
   return blocks;

@@ -29,7 +29,7 @@ static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 64, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(ModelSpec) == 816, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
-static_assert(sizeof(LayerProfileRow) == 184, "LayerProfileRow changed: update reference_key");
+static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
 #endif
 
