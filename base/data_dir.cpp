@@ -96,8 +96,11 @@ void remember_read(const std::filesystem::path& path) {
   if (::stat(path.c_str(), &st) != 0) return;
   std::error_code ec;
   const std::filesystem::path full = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  const std::filesystem::path data = std::filesystem::weakly_canonical(data_root(), ec);
-  const auto [end, rest] = std::mismatch(data.begin(), data.end(), full.begin(), full.end());
+  static const std::filesystem::path data = [] {
+    std::error_code e;
+    return std::filesystem::weakly_canonical(data_root(), e);
+  }();
+  const auto end = std::mismatch(data.begin(), data.end(), full.begin(), full.end()).first;
   if (end == data.end()) return;  // shipped data: written by scripts/calibrate and the like on purpose
   const std::lock_guard lock(read_mutex);
   std::vector<ReadFile>& files = files_read();

@@ -14,6 +14,16 @@
 
 namespace hetsim {
 
+namespace {
+
+// A GPU's dense peak at a GEMM format named as the table names it; 0 where it has none.
+double peak_at(const Device& d, const std::string& gemm) {
+  const std::optional<DType> format = dtype_from_name(gemm);
+  return format && d.supports(*format) ? d.peak(*format) : 0;
+}
+
+}  // namespace
+
 std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) {
   const YamlFile y = YamlFile::load(file);
   Diagnostics diags;
@@ -22,6 +32,7 @@ std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) 
   FieldReader root = y.root(diags);
   std::vector<FieldReader> rows = root.list("published_mfu");
   root.finish();
+  std::map<std::string, Device> loaded;
   for (FieldReader& r : rows) {
     PublishedMfu m;
     m.gpu = r.text("gpu");
@@ -29,11 +40,11 @@ std::vector<PublishedMfu> load_published_mfu(const std::filesystem::path& file) 
     if (!m.gpu.empty() && !known) r.error("gpu", unknown_device_message(m.gpu, devices));
     m.setting = r.choice("setting", {"dense", "moe"});
     m.gemm = r.choice("gemm", {"bf16", "fp8", "mxfp8", "nvfp4", "tf32", "fp32"});
-    if (known && !m.gemm.empty()) {
-      const Device d = load_device(data_root() / "kernels_profile" / "devices" / (m.gpu + ".yaml"));
-      m.vendor = d.vendor;
-      const std::optional<DType> format = dtype_from_name(m.gemm);
-      m.gemm_peak = format && d.supports(*format) ? d.peak(*format) : 0;
+    if (known && !m.gemm.empty()) {  // each GPU's file read once, however many rows name it
+      auto it = loaded.find(m.gpu);
+      if (it == loaded.end()) it = loaded.emplace(m.gpu, load_device(data_root() / "kernels_profile" / "devices" / (m.gpu + ".yaml"))).first;
+      m.vendor = it->second.vendor;
+      m.gemm_peak = peak_at(it->second, m.gemm);
     }
     m.mfu = r.number("mfu", 0.01, 1.0);
     m.source = r.text("source");
@@ -82,8 +93,7 @@ struct TypeFigure {
 
 const PublishedMfu* stand_in_row(const std::vector<PublishedMfu>& table, const Device& d, const std::string& setting,
                                  const std::string& gemm, std::string& why) {
-  const std::optional<DType> format = dtype_from_name(gemm);
-  const double peak = format && d.supports(*format) ? d.peak(*format) : 0;
+  const double peak = peak_at(d, gemm);
   const PublishedMfu *same_peak = nullptr, *any = nullptr;
   for (const PublishedMfu& m : table) {
     if (m.setting != setting || m.gemm != gemm) continue;
