@@ -202,11 +202,28 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
     }
   }
   if (best == nullptr) return std::nullopt;
+  // A time bar is not borrowed across dense and mixture-of-experts runs: their time goes to other
+  // things (expert all-to-alls, grouped GEMMs, routing), and so do their errors (B300's MoE rows are
+  // within 5 %, GB300's dense rows off by up to 30 %). missing_error_bar_text says so.
+  if (quantity == Quantity::kTime && best->moe != moe) return std::nullopt;
   // The class covers every GPU type of the prediction (it may cover others too: rows on A100 and
   // H100 speak for an H100 prediction); exact when scope, setting and stack are the prediction's as well.
   const bool setting = best->has_scope(scope) && best->moe == moe && best->low_precision_gemms == low_precision && best->fp32_gemms == fp32 &&
                        same_format(*best);
   return ErrorBar{*best, setting && same_stack(*best), setting && !same_stack(*best)};
+}
+
+std::string missing_error_bar_text(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
+                                   const std::set<std::string>& gpus, bool moe) {
+  const CalibrationClass* other = nullptr;
+  for (const CalibrationClass& c : classes) {
+    if (c.quantity != quantity || c.kind != kind || gpus.empty() || c.moe == moe) continue;
+    if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
+    if (other == nullptr || c.rows > other->rows) other = &c;
+  }
+  if (other == nullptr) return "no calibration for these GPU types in training runs";
+  return std::string("no calibration for this GPU and setting (its calibration rows are of ") +
+         (moe ? "dense" : "mixture-of-experts") + " runs only: " + other->name + ")";
 }
 
 }  // namespace hetsim

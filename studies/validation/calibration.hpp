@@ -4,7 +4,8 @@
 // states its rows, mean, max and 90th-percentile |error|. A later prediction is given the 90th
 // percentile of a class of the same quantity and kind of run whose GPU types include all of the
 // prediction's (mixture of experts or not, then GEMM precision, then scope, then rows decide); none:
-// no error bar, and the prediction says it has no calibration rather than borrowing another GPU's.
+// no error bar, and the prediction says it has no calibration rather than borrowing another GPU's
+// (nor a time bar of the other kind of model: MoE or dense).
 #pragma once
 
 #include <filesystem>
@@ -72,11 +73,18 @@ struct ErrorBar {
 // Of those, the one of the same setting first (MoE or dense, then the GEMM recipe, fp32 or tensor
 // cores, then the format itself: fp16 rows before TF32 rows for an fp16 prediction), then of the
 // same profiles (rows of the same software stack), then of the same scope, then the one with more
-// rows, then the wider bar.
+// rows, then the wider bar. A time bar is never one of the other kind of model (MoE or dense):
+// nullopt then.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
                                                         const std::string& scope, bool moe = false, bool low_precision = false,
                                                         bool fp32 = false, const std::set<std::string>& profiles = {},
                                                         const std::string& gemm_format = "");
+
+// What a prediction with no bar says: "no calibration for this GPU and setting (...)" where classes
+// of these GPU types exist for the other kind of model only (MoE or dense), naming the largest;
+// else "no calibration for these GPU types in training runs".
+[[nodiscard]] std::string missing_error_bar_text(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
+                                                 const std::set<std::string>& gpus, bool moe);
 
 }  // namespace hetsim

@@ -1,7 +1,7 @@
 // File: tests/studies/error_bars_test.cpp
 // What a run's summary says beside its error bars: that the GPU types compared stand under different
 // calibration (a profile for some, the raw model for others), and that a GPU's peak memory comes
-// within the memory bar of its capacity.
+// within the memory bar of its capacity; and that a time bar is not lent across dense and MoE runs.
 #include "studies/validation/error_bars.hpp"
 
 #include <gtest/gtest.h>
@@ -51,6 +51,28 @@ TEST(MemoryHeadroom, APeakWithinTheMemoryBarOfTheCapacityIsSaidToMaybeNotFit) {
   EXPECT_NE(close.str().find("within the memory error bar"), std::string::npos) << close.str();
   EXPECT_EQ(close.str().find("gpu0"), std::string::npos) << close.str();  // half full: room to spare
   EXPECT_EQ(clear.str().find("may not fit"), std::string::npos) << clear.str();
+}
+
+TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSetting) {
+  // The shipped calibration has B300 MoE rows (within about 5 %) and no dense B300 row, while dense
+  // runs on its sibling GB300 are off by up to 30 %: the MoE bar is not lent to a dense run.
+  Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-b300-1.yaml");
+  std::ostringstream dense, moe;
+  Report r = one_gpu_report("B300", 0.1 * c.device_of(0).memory_bytes);
+  print_error_bars(dense, r, c);
+  r.moe = true;
+  r.low_precision_gemms = true;
+  r.gemm_format = "mxfp8";
+  print_error_bars(moe, r, c);
+  EXPECT_NE(dense.str().find("time no calibration for this GPU and setting (its calibration rows are of mixture-of-experts runs only: "
+                             "Megatron-Core B300 MoE MXFP8 (held out))"),
+            std::string::npos)
+      << dense.str();
+  EXPECT_NE(moe.str().find("time ±"), std::string::npos) << moe.str();
+  EXPECT_NE(moe.str().find("Megatron-Core B300 MoE MXFP8 (held out)"), std::string::npos) << moe.str();
+  // The JSON says null where the line says there is no bar.
+  r.moe = false;
+  EXPECT_TRUE(error_bars_json(r, c).at("time").is_null());
 }
 
 }  // namespace

@@ -273,6 +273,19 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   // An H100 plan: an H100 class, dense or MoE as the model is (not the one with more rows).
   EXPECT_EQ(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", false)->of.name, "train H100");
   EXPECT_EQ(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", true)->of.name, "train H100 MoE");
+  // A dense plan on GPUs whose only rows are MoE runs (and the other way round): no time bar, and
+  // the line says which rows there are; memory bars still come from the GPUs' peak-memory rows.
+  CalibrationClass moe_b{"train B300 MoE", Quantity::kTime, RunKind::kTraining, {"B300"}, "1 node", 3, 0.03, 0.05, 0.05, true};
+  CalibrationClass mem_b{"memory B300", Quantity::kMemory, RunKind::kTraining, {"B300"}, "1 node", 4, 0.02, 0.03, 0.03, true};
+  EXPECT_FALSE(nearest_error_bar({moe_b, mem_b}, Quantity::kTime, RunKind::kTraining, {"B300"}, "1 node", false).has_value());
+  EXPECT_EQ(nearest_error_bar({moe_b, mem_b}, Quantity::kTime, RunKind::kTraining, {"B300"}, "1 node", true)->of.name, "train B300 MoE");
+  EXPECT_EQ(nearest_error_bar({moe_b, mem_b}, Quantity::kMemory, RunKind::kTraining, {"B300"}, "1 node", false)->of.name, "memory B300");
+  EXPECT_EQ(missing_error_bar_text({moe_b, mem_b}, Quantity::kTime, RunKind::kTraining, {"B300"}, false),
+            "no calibration for this GPU and setting (its calibration rows are of mixture-of-experts runs only: train B300 MoE)");
+  EXPECT_EQ(missing_error_bar_text(all, Quantity::kTime, RunKind::kTraining, {"A100"}, true),
+            "no calibration for this GPU and setting (its calibration rows are of dense runs only: train A100)");
+  EXPECT_EQ(missing_error_bar_text(all, Quantity::kTime, RunKind::kTraining, {"V100"}, false),
+            "no calibration for these GPU types in training runs");
   // FP8 GEMMs where the only dense H100 class trained in bf16: that class, not an exact match.
   const auto fp8 = nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"H100"}, "multi-node", false, true);
   ASSERT_TRUE(fp8.has_value());
