@@ -422,24 +422,34 @@ std::optional<CalibrationProfile> calibration_for(std::string_view device) {
   return best ? std::optional(*best) : std::nullopt;
 }
 
+std::string profile_identity(const CalibrationProfile& p) {
+  for (const CalibrationProfile& q : shipped_calibration_profiles()) {
+    if (q.name != p.name) continue;
+    const bool same = q.parameters.size() == p.parameters.size() &&
+                      std::equal(q.parameters.begin(), q.parameters.end(), p.parameters.begin(),
+                                 [](const FittedParameter& a, const FittedParameter& b) { return a.name == b.name && a.value == b.value; });
+    return same ? p.name : p.name + " (" + (p.file.empty() ? std::string("not the shipped values") : p.file) + ")";
+  }
+  return p.name;
+}
+
 std::set<std::string> profiles_in_force(const std::set<std::string>& devices) {
-  // A profile of a shipped profile's name but other values (an edited copy) is another profile.
-  const auto identity = [](const CalibrationProfile& p) {
-    for (const CalibrationProfile& q : shipped_calibration_profiles()) {
-      if (q.name != p.name) continue;
-      const bool same = q.parameters.size() == p.parameters.size() &&
-                        std::equal(q.parameters.begin(), q.parameters.end(), p.parameters.begin(),
-                                   [](const FittedParameter& a, const FittedParameter& b) { return a.name == b.name && a.value == b.value; });
-      return same ? p.name : p.name + " (" + (p.file.empty() ? std::string("not the shipped values") : p.file) + ")";
-    }
-    return p.name;
-  };
   std::set<std::string> out;
   for (const std::string& d : devices) {
     const std::optional<CalibrationProfile> p = calibration_for(d);
-    out.insert(p ? identity(*p) : "none");
+    out.insert(p ? profile_identity(*p) : "none");
   }
   return out;
+}
+
+std::optional<CalibrationProfile> calibration_applying(std::string_view device, bool moe) {
+  std::optional<CalibrationProfile> p = calibration_for(device);
+  if (p && !moe) {
+    FittedCosts f = p->fitted_costs();
+    f.moe_layer_s = f.expert_gemm_s = 0;
+    if (f == FittedCosts{}) p.reset();
+  }
+  return p;
 }
 
 void apply_calibration(Device& device) {

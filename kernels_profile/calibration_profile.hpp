@@ -174,8 +174,14 @@ class CalibrationScope {
 
 // The profile in force for `device` (nullopt: the raw model).
 [[nodiscard]] std::optional<CalibrationProfile> calibration_for(std::string_view device);
+// A profile's name; a profile of a shipped profile's name but other values (an edited copy) is
+// another profile: "NAME (FILE)".
+[[nodiscard]] std::string profile_identity(const CalibrationProfile& p);
 // The names of the profiles in force on these GPU types ("none" for one that takes the raw model).
 [[nodiscard]] std::set<std::string> profiles_in_force(const std::set<std::string>& devices);
+// The profile in force for `device` where its parameters move a run of this kind: a profile of
+// mixture-of-experts host times alone leaves a dense run (moe false) on the raw model (nullopt).
+[[nodiscard]] std::optional<CalibrationProfile> calibration_applying(std::string_view device, bool moe);
 // Sets device.fitted and device.calibration from the profile in force (device loading calls it).
 void apply_calibration(Device& device);
 

@@ -118,6 +118,7 @@ nlohmann::json Report::to_json() const {
                               {"memory_capacity_bytes", d.memory_capacity_bytes}});
     }
   }
+  if (!calibration.empty()) j["calibration"] = calibration;
   j["assumptions"] = assumptions;
   return j;
 }

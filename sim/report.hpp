@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Report {
   bool low_precision_gemms = false;
   bool fp32_gemms = false;
   std::string gemm_format;  // TrainingSpec::gemm_format()
+  // GPU type -> the calibration profile whose parameters moved this run's times ("none": the raw
+  // model there), as calibration_applying says for this kind of model.
+  std::map<std::string, std::string> calibration;
   bool feasible = true;
   std::string infeasible_reason;  // when !feasible: which device, by how much
 

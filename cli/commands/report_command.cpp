@@ -91,6 +91,7 @@ int run_report(const ReportArgs& a) {
     for (size_t c = 0; c < header.size(); ++c) std::cout << "---|";
     std::cout << "\n";
     for (const auto& row : table) std::cout << line(row) << "\n";
+    for (const std::string& note : t.notes) std::cout << "\nnote: " << printable(note) << "\n";
     return 0;
   }
   for (std::string& h : header) h = printable(h);  // axis values and errors from inputs: no terminal escapes
@@ -111,6 +112,7 @@ int run_report(const ReportArgs& a) {
   print(header);
   for (const auto& row : table) print(row);
   std::cout << t.scenarios << " scenario(s) in " << printable(a.db) << "\n";
+  for (const std::string& note : t.notes) std::cout << "note: " << printable(note) << "\n";
   return 0;
 }
 

@@ -21,6 +21,9 @@ struct ResultsTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;  // cells as text (axis values and errors from inputs: not yet printable())
   size_t scenarios = 0;
+  // What the rows cannot say: scenarios whose GPU types ran under different calibration (a profile
+  // on some, the raw model on others) compare unlike predictions.
+  std::vector<std::string> notes;
 };
 
 // Reads `db` (read-only). Throws InputError for a missing or foreign database, and for a --sort or

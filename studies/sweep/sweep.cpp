@@ -19,6 +19,7 @@
 #include "base/text.hpp"
 #include "studies/sweep/mpi_pool.hpp"
 #include "studies/sweep/results_db.hpp"
+#include "studies/sweep/results_table.hpp"
 #include "studies/sweep/scenario_rows.hpp"
 #include "studies/sweep/study_file.hpp"
 #include "studies/sweep/worker_pool.hpp"
@@ -306,6 +307,7 @@ SweepOutcome sweep(const std::filesystem::path& study_file, const SweepOptions& 
   out << "ran " << finished << ": " << finished - failed - infeasible - limited << " ok, " << infeasible << " infeasible, " << failed
             << " error(s)" << (limited > 0 ? ", " + std::to_string(limited) + " not stored (a limit of this machine)" : "")
             << "; results in " << db_path.string() << " (hetsim report " << db_path.string() << ")\n";
+  for (const std::string& note : results_table(db_path, {}).notes) out << "note: " << printable(note) << "\n";
   out.flush();
   if (limited > 0) {
     // Not an outcome of the scenarios: resuming the sweep (where more memory is) runs them again.

@@ -78,7 +78,6 @@ std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q)
                            profiles_in_force(s.gpus), r.gemm_format);
 }
 
-const char* const kNoClass = "no calibration for these GPU types in training runs";
 const char* const kNoCalibration = "unknown (no shipped calibration: studies/validation/calibration.json)";
 
 nlohmann::json to_json(const std::optional<ErrorBar>& b) {
@@ -106,10 +105,12 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
     return;
   }
   const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
-  // No class covers these GPU types: said, not borrowed from another GPU's runs.
-  out << "prediction error on published runs: time " << (t ? t->text() : kNoClass) << "; memory " << (m ? m->text() : kNoClass)
-      << "\n";
-  if (const std::string c = calibration_contrast(scope_of(r, cluster).gpus, r.moe); !c.empty()) out << c << "\n";
+  // No class covers these GPU types, or only the other kind of model's: said, not borrowed.
+  const std::set<std::string> gpus = scope_of(r, cluster).gpus;
+  const auto none = [&](Quantity q) { return missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe); };
+  out << "prediction error on published runs: time " << (t ? t->text() : none(Quantity::kTime)) << "; memory "
+      << (m ? m->text() : none(Quantity::kMemory)) << "\n";
+  if (const std::string c = calibration_contrast(gpus, r.moe); !c.empty()) out << c << "\n";
   // A peak within the memory bar of the capacity may not fit: the bar of its class, else the
   // widest memory bar shipped (no class speaks for these GPUs' memory).
   double margin = 0;
@@ -132,12 +133,7 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
 std::string calibration_contrast(const std::set<std::string>& gpus, bool moe) {
   std::string calibrated, raw;
   for (const std::string& g : gpus) {
-    std::optional<CalibrationProfile> p = calibration_for(g);
-    if (p && !moe) {  // a profile of MoE host times alone leaves a dense run on the raw model
-      FittedCosts f = p->fitted_costs();
-      f.moe_layer_s = f.expert_gemm_s = 0;
-      if (f == FittedCosts{}) p.reset();
-    }
+    const std::optional<CalibrationProfile> p = calibration_applying(g, moe);
     std::string& to = p ? calibrated : raw;
     to += (to.empty() ? "" : ", ") + g + (p ? " (" + p->name + ")" : "");
   }
@@ -157,7 +153,7 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   const std::optional<ErrorBar> b =
       nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), model.moe.has_value(), model.training.low_precision_gemms(),
                         model.training.fp32_gemms(), profiles_in_force(gpus), model.training.gemm_format());
-  return b ? b->text() : kNoClass;
+  return b ? b->text() : missing_error_bar_text(classes(), Quantity::kTime, RunKind::kTraining, gpus, model.moe.has_value());
 }
 
 }  // namespace hetsim

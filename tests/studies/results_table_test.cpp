@@ -1,0 +1,107 @@
+// File: tests/studies/results_table_test.cpp
+// What a sweep's table says beside its rows: where scenarios' GPU types ran under different
+// calibration (a profile on some, the raw model on others), the rows compare unlike predictions,
+// and `hetsim report` and the sweep itself say so, naming the rows.
+#include "studies/sweep/results_table.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "studies/sweep/results_db.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Folder {
+  fs::path dir = fs::temp_directory_path() / ("hetsim-results-table-test-" + std::to_string(::getpid()));
+  Folder() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Folder() { fs::remove_all(dir); }
+};
+
+// An ok row whose report says which profile moved each GPU type's times.
+void put(ResultsDb& db, int position, const std::string& gpu, const std::string& profile) {
+  ScenarioRow row;
+  row.scenario = "key-" + std::to_string(position);
+  row.study = std::string("s");
+  row.position = position;
+  row.axes = "{\"gpu\": \"" + gpu + "\"}";
+  row.status = std::string("ok");
+  row.samples_per_s = 20.0 - position;  // --sort samples_per_s turns the rows round
+  row.report = nlohmann::json{{"calibration", {{gpu, profile}}}}.dump();
+  db.put(row);
+}
+
+TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePredictions) {
+  const Folder f;
+  const fs::path mixed = f.dir / "mixed.db", alike = f.dir / "alike.db";
+  {
+    ResultsDb db(mixed);
+    put(db, 0, "A100-SXM4-80GB", "megatron-lm-2021-a100");
+    put(db, 1, "A100-SXM4-80GB", "megatron-lm-2021-a100");
+    put(db, 2, "MI250X", "none");
+    put(db, 3, "A100-SXM4-80GB", "megatron-lm-2021-a100");
+    ResultsDb both_raw(alike);
+    put(both_raw, 0, "A100-SXM4-80GB", "none");
+    put(both_raw, 1, "MI250X", "none");
+  }
+  const ResultsTable t = results_table(mixed, {});
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_NE(t.notes[0].find("calibration differs across these scenarios: A100-SXM4-80GB under megatron-lm-2021-a100 (rows 1-2, 4); "
+                            "MI250X on the raw model (row 3)"),
+            std::string::npos)
+      << t.notes[0];
+  // Sorted, the rows named are the printed table's.
+  const ResultsTable sorted = results_table(mixed, {"samples_per_s", {}, false});
+  ASSERT_EQ(sorted.notes.size(), 1u);
+  EXPECT_NE(sorted.notes[0].find("(rows 1, 3-4); MI250X on the raw model (row 2)"), std::string::npos) << sorted.notes[0];
+  // All on the raw model (--calibration none in every scenario): like with like, nothing to say.
+  EXPECT_TRUE(results_table(alike, {}).notes.empty());
+  const test::CliRun r = test::run_hetsim("report " + mixed.string(), test::Capture::kStdout);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.output.find("note: calibration differs across these scenarios"), std::string::npos) << r.output;
+}
+
+TEST(ResultsTable, ASweepThatSwapsTheGpuTypeSaysWhereCalibrationDiffers) {
+  // The default cluster's V100 nodes (dle-pytorch-bert-2022 in force) swapped for MI250X nodes (no
+  // profile); then the same with --calibration none in every scenario: like with like.
+  const Folder f;
+  const std::string axis =
+      "vary:\n  - set: cluster.node_types[1]\n    values:\n"
+      "      v100: {name: dgx1-v100, count: 2, gpu: V100-SXM2-32GB, gpus_per_node: 8, intra_node: {fabric: nvlink-mesh, "
+      "bandwidth: 150GBps, latency: 1us, links: 6}, nic: {count: 4, bandwidth: 100Gbps, latency: 2us}}\n"
+      "      mi250x: {name: mi250x-node, count: 2, gpu: MI250X, gpus_per_node: 8, intra_node: {fabric: xgmi-mesh, "
+      "bandwidth: 100GBps, latency: 1.5us}, nic: {count: 4, bandwidth: 200Gbps, latency: 2us}}\n";
+  std::ofstream(f.dir / "swap.yaml") << "name: swap\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n" << axis;
+  std::ofstream(f.dir / "raw.yaml") << "name: raw\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n"
+                                    << axis << "  - flags: [[--calibration=none]]\n";
+  const test::CliRun r = test::run_hetsim("sweep " + (f.dir / "swap.yaml").string(), test::Capture::kStdout);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("note: calibration differs across these scenarios: A100-SXM4-40GB under megatron-lm-2021-a100 (rows 1-2), "
+                          "V100-SXM2-32GB under dle-pytorch-bert-2022 (row 1); MI250X on the raw model (row 2)"),
+            std::string::npos)
+      << r.output;
+  const test::CliRun raw = test::run_hetsim("sweep " + (f.dir / "raw.yaml").string(), test::Capture::kStdout);
+  ASSERT_EQ(raw.rc, 0) << raw.output;
+  EXPECT_EQ(raw.output.find("calibration differs"), std::string::npos) << raw.output;
+  // Each scenario's report says which profile moved each GPU type's times.
+  const ResultsDb db(f.dir / "swap.db", ResultsDb::Mode::kRead);
+  const std::vector<ScenarioRow> rows = db.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ScenarioRow& row : rows) {
+    const nlohmann::json j = nlohmann::json::parse(row.report);
+    ASSERT_TRUE(j.contains("calibration")) << row.report.substr(0, 200);
+    EXPECT_EQ(j["calibration"]["A100-SXM4-40GB"], "megatron-lm-2021-a100");
+  }
+}
+
+}  // namespace
+}  // namespace hetsim
