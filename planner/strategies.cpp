@@ -42,7 +42,19 @@ Evaluation evaluate_strategy(const std::string& strategy, const ModelSpec& model
   else if (strategy != "dp-even") throw std::invalid_argument("unknown strategy " + strategy);
   DataParallelPlan plan = plan_data_parallel(model, cluster, cost, split, batch, options.every_step, options.every_replica);
   if (!plan.feasible) return infeasible_evaluation(strategy, model, cluster, plan.infeasible_reason);
-  return simulated_evaluation(std::move(plan.program), model, cluster, options);
+  const auto idle = std::count(plan.samples.begin(), plan.samples.end(), 0L);
+  Evaluation ev = simulated_evaluation(std::move(plan.program), model, cluster, options);
+  // GPUs with no sample still hold the model and join every gradient all-reduce: said, since the
+  // throughput is then that of fewer GPUs paying the collective of all of them.
+  if (idle > 0) {
+    const std::string n = std::to_string(cluster.gpu_count());
+    ev.report.assumptions.push_back(std::to_string(idle) + " of " + n + " GPUs get no sample of the global batch of " +
+                                    std::to_string(batch) + " (" + strategy +
+                                    "): they hold the model and join the gradient all-reduce but compute nothing. " +
+                                    (split == BatchSplit::kEven ? "A global batch of at least " + n + " gives each GPU one"
+                                                                : "Their share of it, by their speed, rounds to none"));
+  }
+  return ev;
 }
 
 namespace {

@@ -64,7 +64,7 @@ nlohmann::json simulate_report(const ModelSpec& spec, const Cluster& cluster, co
   Evaluation ev = plan_file.empty() ? evaluate_strategy(strategy, model, cluster, cost, sim)
                                     : run_plan_file(plan_file, model, cluster, cost, sim, "plan " + plan_file).evaluation;
   if (ev.report.feasible && upper_bound) set_upper_bound(ev.report, plan_upper_bound(model, cluster, cost, sim, notes));
-  ev.report.assumptions = notes;
+  ev.report.assumptions.insert(ev.report.assumptions.end(), notes.begin(), notes.end());  // the run's own notes first
   nlohmann::json j = ev.report.to_json();
   j["error_bars"] = error_bars_json(ev.report, cluster);
   if (ev.report.feasible) j["mfu_published"] = mfu_published(ev.report, model, cluster);  // null: nothing published applies

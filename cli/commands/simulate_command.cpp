@@ -61,13 +61,13 @@ int run_simulate(const SimulateArgs& a) {
     ev = evaluate_strategy(a.strategy, model, cluster, cost, opts);
   }
   if (ev.report.feasible && !a.no_upper_bound) set_upper_bound(ev.report, plan_upper_bound(model, cluster, cost, opts, notes));
-  ev.report.assumptions = notes;
+  ev.report.assumptions.insert(ev.report.assumptions.end(), notes.begin(), notes.end());  // the run's own notes first
   print_header(std::cout, model, cluster, model.training.global_batch, micro_batch);
   std::cout << plan_text.str();
   print_run_summary(std::cout, ev.report, cluster);
   const nlohmann::json mfu_published = check_mfu(std::cout, ev.report, model, cluster);
   const nlohmann::json goodput = c.reliability ? print_goodput(std::cout, ev.report, model, cluster) : nlohmann::json();
-  print_assumptions(std::cout, notes);
+  print_assumptions(std::cout, ev.report.assumptions);
   nlohmann::json j = ev.report.to_json();
   j["error_bars"] = error_bars_json(ev.report, cluster);
   if (!goodput.empty()) j["goodput"] = goodput;

@@ -32,6 +32,22 @@ TEST(DataParallel, ProportionalBeatsEvenOnMixedCluster) {
   EXPECT_LT(prop.report.iteration_time_s, 0.9 * even.report.iteration_time_s);
 }
 
+TEST(DataParallel, GpusLeftWithoutASampleAreSaid) {
+  // 16 samples over 32 GPUs: half compute nothing yet join the all-reduce. 32 samples: none idle.
+  const ModelSpec m = model("bert-base");
+  const Cluster c = cluster("a100-v100-2x2");
+  const auto said = [&](const std::string& strategy, long batch) {
+    for (const std::string& a : evaluate_strategy(strategy, m, c, CostModel{}, {}, batch).report.assumptions) {
+      if (a.find("get no sample of the global batch") != std::string::npos) return a;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(said("dp-even", 16).substr(0, 76), "16 of 32 GPUs get no sample of the global batch of 16 (dp-even): they hold t");
+  EXPECT_NE(said("dp-even", 16).find("A global batch of at least 32 gives each GPU one"), std::string::npos);
+  EXPECT_EQ(said("dp-even", 32), "");
+  EXPECT_NE(said("dp-proportional", 40).find("rounds to none"), std::string::npos);
+}
+
 TEST(DataParallel, ProportionalEqualsEvenOnHomogeneousCluster) {
   const ModelSpec m = model("gpt3-1.3b");
   const Cluster c = cluster("a100-8x8");
