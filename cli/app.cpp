@@ -21,6 +21,7 @@
 #include "cli/commands/validate_command.hpp"
 #include "cli/commands/calibrate_command.hpp"
 #include "kernels_profile/device.hpp"
+#include "planner/planner.hpp"
 #include "planner/strategies.hpp"
 #include "topologies/cluster.hpp"
 
@@ -129,7 +130,8 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
                                            std::string(option) + " out");
         }
       }
-      (void)load_inputs(common);
+      const Inputs in = load_inputs(common);
+      if (*sim && !sim_args.plan.empty()) check_plan_file(sim_args.plan, in.model, in.cluster, in.cost);
     }
     return 0;
   }

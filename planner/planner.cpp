@@ -173,6 +173,14 @@ std::string emitted_plan(const PlanResult& r, const ModelSpec& model, const Clus
   return r.chosen_hybrid() != nullptr ? hybrid_plan_to_yaml(*r.chosen_hybrid()) : std::string();
 }
 
+void check_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost) {
+  if (plan_file_kind(path) == "hybrid") {
+    (void)load_hybrid_plan(path, model, cluster);
+  } else {
+    (void)load_plan(path, build_spmd_problem(model, cluster, cost), model.name, cluster.name);
+  }
+}
+
 PlanFileRun run_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
                           const SimOptions& sim, const std::string& strategy, const SpmdProblem* problem, bool estimate_here) {
   PlanFileRun run;

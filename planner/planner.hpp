@@ -57,6 +57,10 @@ struct PlanFileRun {
                                         const SimOptions& sim, const std::string& strategy, const SpmdProblem* problem = nullptr,
                                         bool estimate_here = false);
 
+// Reads a plan file for this model and cluster as run_plan_file does, and runs nothing: a sweep's
+// --dry-run and its check before any scenario runs. Throws InputError where it does not load here.
+void check_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
+
 // The kept plan (PlannerOptions::keep_plan) on this cluster: its simulated figures, or why it does
 // not apply here (another GPU count or type, a model it was not made for).
 struct KeptPlan {
