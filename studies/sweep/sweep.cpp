@@ -110,10 +110,10 @@ void check_flags(const Study& study, const ScenarioRunner& runner) {
   try {
     runner.check(scenario_args(study, Scenario{}));
   } catch (const InputError& e) {
-    // A problem of the cluster or model file as read there, with its line and field; one of the
-    // run's options (no file of its own) at the study.
+    // A problem of the cluster, model or plan file as read there, with its line and field; one of
+    // the run's options (no file of its own) at the study.
     for (const Diagnostic& d : e.diagnostics()) {
-      const bool in_a_file = d.line > 0 && !d.file.empty() && d.file.front() != '-';
+      const bool in_a_file = (d.line > 0 && !d.file.empty() && d.file.front() != '-') || (!study.plan.empty() && d.file == study.plan);
       bad.push_back(in_a_file ? d : Diagnostic{study.file, 0, 0, "", d.message});
     }
   }
