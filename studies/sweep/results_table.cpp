@@ -86,36 +86,33 @@ std::string row_list(const std::vector<size_t>& rows) {
   return s;
 }
 
-// Where some scenarios' GPU types ran under a calibration profile and others' on the raw model (a
-// sweep that swaps the GPU type, or --calibration none in one of its flags), their rows compare
-// unlike predictions: said, with the rows (`order`: the table's). From each report's `calibration`.
-std::string calibration_note(const std::vector<ScenarioRow>& rows, const std::vector<size_t>& order) {
-  std::map<std::string, std::vector<size_t>> calibrated, raw;  // "GPU under PROFILE" / "GPU" -> table rows
-  for (size_t k = 0; k < order.size(); ++k) {
-    const ScenarioRow& r = rows[order[k]];
-    if (r.status != "ok") continue;
-    const nlohmann::json j = nlohmann::json::parse(r.report, nullptr, false);
-    if (!j.is_object() || !j.contains("calibration") || !j["calibration"].is_object()) continue;
-    for (const auto& [gpu, profile] : j["calibration"].items()) {
-      if (!profile.is_string()) continue;
-      const std::string name = profile.get<std::string>();
-      std::vector<size_t>& at = name == "none" ? raw[gpu] : calibrated[gpu + " under " + name];
-      if (at.empty() || at.back() != k + 1) at.push_back(k + 1);
-    }
+}  // namespace
+
+void CalibrationSpread::add(size_t row, const std::string& report) {
+  const nlohmann::json j = nlohmann::json::parse(report, nullptr, false);
+  if (!j.is_object() || !j.contains("calibration") || !j["calibration"].is_object()) return;
+  for (const auto& [gpu, profile] : j["calibration"].items()) {
+    if (!profile.is_string()) continue;
+    const std::string name = profile.get<std::string>();
+    std::vector<size_t>& at = name == "none" ? raw_[gpu] : calibrated_[gpu + " under " + name];
+    if (at.empty() || at.back() != row) at.push_back(row);
   }
-  if (calibrated.empty() || raw.empty()) return "";
-  const auto list = [](const std::map<std::string, std::vector<size_t>>& m, const std::string& tail) {
+}
+
+std::string CalibrationSpread::note(bool rows) const {
+  if (calibrated_.empty() || raw_.empty()) return "";
+  const auto list = [rows](const std::map<std::string, std::vector<size_t>>& m, const std::string& tail) {
     std::vector<std::string> out;
-    for (const auto& [what, at] : m) out.push_back(what + tail + " (row" + (at.size() == 1 ? " " : "s ") + row_list(at) + ")");
+    for (const auto& [what, at] : m) {
+      out.push_back(what + tail + " (" + (rows ? std::string(at.size() == 1 ? "row " : "rows ") + row_list(at) : counted(at.size(), "scenario")) + ")");
+    }
     return join(out);
   };
-  return "calibration differs across these scenarios: " + list(calibrated, "") + "; " + list(raw, " on the raw model") +
+  return "calibration differs across these scenarios: " + list(calibrated_, "") + "; " + list(raw_, " on the raw model") +
          ". The raw model ran faster than measured wherever a profile was fitted, so a raw GPU reads optimistic beside a "
          "calibrated one: compare like with like (--calibration none in every scenario's flags, or a profile for each: hetsim "
          "calibrate)";
 }
-
-}  // namespace
 
 ResultsTable results_table(const std::filesystem::path& file, const ResultsTableOptions& o) {
   ResultsTable out;
@@ -203,7 +200,11 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   }
   if (plan_study) header.insert(header.end(), {"plans", "baseline_plan_samples_per_s"});
   if (base >= 0) header.push_back("samples_per_s_vs_baseline");
-  if (std::string note = calibration_note(rows, order); !note.empty()) out.notes.push_back(std::move(note));
+  CalibrationSpread spread;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (rows[order[k]].status == "ok") spread.add(k + 1, rows[order[k]].report);
+  }
+  if (std::string note = spread.note(true); !note.empty()) out.notes.push_back(std::move(note));
   out.scenarios = rows.size();
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,20 @@ struct ResultsTable {
   // What the rows cannot say: scenarios whose GPU types ran under different calibration (a profile
   // on some, the raw model on others) compare unlike predictions.
   std::vector<std::string> notes;
+};
+
+// Which calibration profile moved each GPU type's times, scenario by scenario (each report's
+// `calibration`): where some scenarios' GPU types ran under a profile and others' on the raw model
+// (a sweep that swaps the GPU type, or --calibration none in some flags), their rows compare unlike
+// predictions, and note() says so.
+class CalibrationSpread {
+ public:
+  void add(size_t row, const std::string& report);  // `row`: the table's row (1-based), rising
+  // "" where all GPU types ran alike; else the note, naming rows (or counting scenarios).
+  [[nodiscard]] std::string note(bool rows) const;
+
+ private:
+  std::map<std::string, std::vector<size_t>> calibrated_, raw_;  // "GPU under PROFILE" / "GPU" -> rows
 };
 
 // Reads `db` (read-only). Throws InputError for a missing or foreign database, and for a --sort or

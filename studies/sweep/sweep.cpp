@@ -279,6 +279,7 @@ SweepOutcome sweep(const std::filesystem::path& study_file, const SweepOptions& 
   Progress bar(pending.size(), "scenarios");
   size_t finished = 0, failed = 0, infeasible = 0, limited = 0;
   std::string first_limit;
+  CalibrationSpread spread;  // the scenarios run now (those already in the database were said when they ran)
   const auto record = [&](const JobOutcome& o) {
     const Scenario s = scenario_at(study, pending[o.job]);
     ScenarioRow row;
@@ -292,6 +293,7 @@ SweepOutcome sweep(const std::filesystem::path& study_file, const SweepOptions& 
     } else {
       failed += row.status == "error";
       infeasible += row.status == "infeasible";
+      if (row.status == "ok") spread.add(finished + 1, row.report);
       db.put(row);
     }
     ++finished;
@@ -307,7 +309,9 @@ SweepOutcome sweep(const std::filesystem::path& study_file, const SweepOptions& 
   out << "ran " << finished << ": " << finished - failed - infeasible - limited << " ok, " << infeasible << " infeasible, " << failed
             << " error(s)" << (limited > 0 ? ", " + std::to_string(limited) + " not stored (a limit of this machine)" : "")
             << "; results in " << db_path.string() << " (hetsim report " << db_path.string() << ")\n";
-  for (const std::string& note : results_table(db_path, {}).notes) out << "note: " << printable(note) << "\n";
+  if (const std::string note = spread.note(false); !note.empty()) {
+    out << "note: " << printable(note) << " (hetsim report " << db_path.string() << " names the rows)\n";
+  }
   out.flush();
   if (limited > 0) {
     // Not an outcome of the scenarios: resuming the sweep (where more memory is) runs them again.

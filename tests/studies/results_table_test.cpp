@@ -1,7 +1,7 @@
 // File: tests/studies/results_table_test.cpp
 // What a sweep's table says beside its rows: where scenarios' GPU types ran under different
 // calibration (a profile on some, the raw model on others), the rows compare unlike predictions,
-// and `hetsim report` and the sweep itself say so, naming the rows.
+// and `hetsim report` says so naming the rows, the sweep itself counting the scenarios.
 #include "studies/sweep/results_table.hpp"
 
 #include <gtest/gtest.h>
@@ -85,10 +85,15 @@ TEST(ResultsTable, ASweepThatSwapsTheGpuTypeSaysWhereCalibrationDiffers) {
                                     << axis << "  - flags: [[--calibration=none]]\n";
   const test::CliRun r = test::run_hetsim("sweep " + (f.dir / "swap.yaml").string(), test::Capture::kStdout);
   ASSERT_EQ(r.rc, 0) << r.output;
-  EXPECT_NE(r.output.find("note: calibration differs across these scenarios: A100-SXM4-40GB under megatron-lm-2021-a100 (rows 1-2), "
-                          "V100-SXM2-32GB under dle-pytorch-bert-2022 (row 1); MI250X on the raw model (row 2)"),
+  EXPECT_NE(r.output.find("note: calibration differs across these scenarios: A100-SXM4-40GB under megatron-lm-2021-a100 (2 scenarios), "
+                          "V100-SXM2-32GB under dle-pytorch-bert-2022 (1 scenario); MI250X on the raw model (1 scenario)"),
             std::string::npos)
       << r.output;
+  const test::CliRun table = test::run_hetsim("report " + (f.dir / "swap.db").string(), test::Capture::kStdout);
+  EXPECT_NE(table.output.find("A100-SXM4-40GB under megatron-lm-2021-a100 (rows 1-2), V100-SXM2-32GB under dle-pytorch-bert-2022 (row 1); "
+                              "MI250X on the raw model (row 2)"),
+            std::string::npos)
+      << table.output;
   const test::CliRun raw = test::run_hetsim("sweep " + (f.dir / "raw.yaml").string(), test::Capture::kStdout);
   ASSERT_EQ(raw.rc, 0) << raw.output;
   EXPECT_EQ(raw.output.find("calibration differs"), std::string::npos) << raw.output;
