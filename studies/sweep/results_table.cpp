@@ -72,10 +72,13 @@ long baseline_row(const std::vector<std::string>& spec, const std::vector<Scenar
   return matches.front();
 }
 
-// "1-3, 5": table rows (1-based, ascending).
+// "1-3, 5": table rows (1-based, ascending); past eight ranges "..." and how many rows (a GPU axis
+// varied fastest alternates the rows of a study of a million).
 std::string row_list(const std::vector<size_t>& rows) {
   std::string s;
+  size_t ranges = 0;
   for (size_t i = 0; i < rows.size();) {
+    if (++ranges > 8) return s + ", ... (" + std::to_string(rows.size()) + " rows)";
     size_t j = i;
     while (j + 1 < rows.size() && rows[j + 1] == rows[j] + 1) ++j;
     if (!s.empty()) s.append(", ");
