@@ -204,7 +204,7 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   if (best == nullptr) return std::nullopt;
   // A time bar is not borrowed across dense and mixture-of-experts runs: their time goes to other
   // things (expert all-to-alls, grouped GEMMs, routing), and so do their errors (B300's MoE rows are
-  // within 5 %, GB300's dense rows off by up to 30 %). missing_error_bar_text says so.
+  // within 5.2 %, GB300's dense rows off by up to 30 %). missing_error_bar_text says so.
   if (quantity == Quantity::kTime && best->moe != moe) return std::nullopt;
   // The class covers every GPU type of the prediction (it may cover others too: rows on A100 and
   // H100 speak for an H100 prediction); exact when scope, setting and stack are the prediction's as well.

@@ -54,7 +54,7 @@ TEST(MemoryHeadroom, APeakWithinTheMemoryBarOfTheCapacityIsSaidToMaybeNotFit) {
 }
 
 TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSetting) {
-  // The shipped calibration has B300 MoE rows (within about 5 %) and no dense B300 row, while dense
+  // The shipped calibration has B300 MoE rows (within 5.2 %) and no dense B300 row, while dense
   // runs on its sibling GB300 are off by up to 30 %: the MoE bar is not lent to a dense run.
   Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-b300-1.yaml");
   std::ostringstream dense, moe;
