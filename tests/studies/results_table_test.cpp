@@ -33,7 +33,7 @@ void put(ResultsDb& db, int position, const std::string& gpu, const std::string&
   row.scenario = "key-" + std::to_string(position);
   row.study = std::string("s");
   row.position = position;
-  row.axes = "{\"gpu\": \"" + gpu + "\"}";
+  row.axes = nlohmann::json{{"gpu", gpu}}.dump();
   row.status = std::string("ok");
   row.samples_per_s = 100.0 - position;  // --sort samples_per_s turns the rows round
   row.report = nlohmann::json{{"calibration", {{gpu, profile}}}}.dump();
@@ -80,6 +80,28 @@ TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePred
   const test::CliRun r = test::run_hetsim("report " + mixed.string(), test::Capture::kStdout);
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.output.find("note: calibration differs across these scenarios"), std::string::npos) << r.output;
+  // A database edited to carry terminal escapes in a GPU name: the note is printed without them;
+  // values that are not strings are left out.
+  const fs::path hostile = f.dir / "hostile.db";
+  {
+    ResultsDb db(hostile);
+    put(db, 0, "A100\x1b]0;owned\x07\x1b[31m", "megatron-lm-2021-a100");
+    put(db, 1, "MI250X", "none");
+    ScenarioRow odd;
+    odd.scenario = std::string("key-odd");
+    odd.study = std::string("s");
+    odd.position = 2;
+    odd.axes = std::string("{}");
+    odd.status = std::string("ok");
+    odd.samples_per_s = 1;
+    odd.report = nlohmann::json{{"calibration", {{"H100", 7}}}}.dump();
+    db.put(odd);
+  }
+  const test::CliRun h = test::run_hetsim("report " + hostile.string(), test::Capture::kStdout);
+  EXPECT_EQ(h.rc, 0) << test::run_hetsim("report " + hostile.string(), test::Capture::kStderr).output;
+  EXPECT_NE(h.output.find("note: calibration differs across these scenarios"), std::string::npos) << h.output;
+  EXPECT_EQ(h.output.find('\x1b'), std::string::npos) << h.output;
+  EXPECT_EQ(h.output.find("H100"), std::string::npos) << h.output;
 }
 
 TEST(ResultsTable, ASweepThatSwapsTheGpuTypeSaysWhereCalibrationDiffers) {
