@@ -24,8 +24,7 @@ std::string axis_text(const nlohmann::json& v) { return v.is_string() ? v.get<st
 struct PlanCells {
   std::string plans, baseline_plan;
 };
-PlanCells plan_cells(const ScenarioRow& r, bool full) {
-  const nlohmann::json j = nlohmann::json::parse(r.report, nullptr, false);
+PlanCells plan_cells(const ScenarioRow& r, const nlohmann::json& j, bool full) {
   if (!j.is_object() || !j.contains("plans") || !j["plans"].is_string()) return {};
   PlanCells c{j["plans"].get<std::string>(), ""};
   if (!j.contains("kept_plan") || !j["kept_plan"].is_object()) return c;
@@ -91,14 +90,12 @@ std::string row_list(const std::vector<size_t>& rows) {
 
 }  // namespace
 
-void CalibrationSpread::add(size_t row, const std::string& report) {
-  const nlohmann::json j = nlohmann::json::parse(report, nullptr, false);
-  if (!j.is_object() || !j.contains("calibration") || !j["calibration"].is_object()) return;
-  for (const auto& [gpu, profile] : j["calibration"].items()) {
+void CalibrationSpread::add(size_t row, const nlohmann::json& report) {
+  if (!report.is_object() || !report.contains("calibration") || !report["calibration"].is_object()) return;
+  for (const auto& [gpu, profile] : report["calibration"].items()) {
     if (!profile.is_string()) continue;
     const std::string name = profile.get<std::string>();
-    std::vector<size_t>& at = name == "none" ? raw_[gpu] : calibrated_[gpu + " under " + name];
-    if (at.empty() || at.back() != row) at.push_back(row);
+    (name == "none" ? raw_[gpu] : calibrated_[gpu + " under " + name]).push_back(row);
   }
 }
 
@@ -106,7 +103,8 @@ std::string CalibrationSpread::note(bool rows) const {
   if (calibrated_.empty() || raw_.empty()) return "";
   const auto list = [rows](const std::map<std::string, std::vector<size_t>>& m, const std::string& tail) {
     std::vector<std::string> out;
-    for (const auto& [what, at] : m) {
+    for (auto [what, at] : m) {
+      std::sort(at.begin(), at.end());  // a sorted table's rows arrive in the database's order
       out.push_back(what + tail + " (" + (rows ? std::string(at.size() == 1 ? "row " : "rows ") + row_list(at) : counted(at.size(), "scenario")) + ")");
     }
     return join(out);
@@ -159,11 +157,17 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   }
   const long base = baseline_row(o.baseline, rows, parsed, order);
   const bool full = o.full;
+  std::vector<size_t> table_row(rows.size());  // each row's line in the table (1-based)
+  for (size_t k = 0; k < order.size(); ++k) table_row[order[k]] = k + 1;
+  // Each report read once, for what the study did with plans and for the calibration in force.
   std::vector<PlanCells> plans;
   bool plan_study = false;
-  for (const ScenarioRow& r : rows) {
-    plans.push_back(plan_cells(r, full));
+  CalibrationSpread spread;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const nlohmann::json report = nlohmann::json::parse(rows[i].report, nullptr, false);
+    plans.push_back(plan_cells(rows[i], report, full));
     plan_study = plan_study || !plans.back().plans.empty();
+    if (rows[i].status == "ok") spread.add(table_row[i], report);
   }
   std::vector<std::string>& header = out.header;
   header = {"study"};
@@ -203,10 +207,6 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   }
   if (plan_study) header.insert(header.end(), {"plans", "baseline_plan_samples_per_s"});
   if (base >= 0) header.push_back("samples_per_s_vs_baseline");
-  CalibrationSpread spread;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (rows[order[k]].status == "ok") spread.add(k + 1, rows[order[k]].report);
-  }
   if (std::string note = spread.note(true); !note.empty()) out.notes.push_back(std::move(note));
   out.scenarios = rows.size();
   return out;

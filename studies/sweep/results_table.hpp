@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct ResultsTable {
 // predictions, and note() says so.
 class CalibrationSpread {
  public:
-  void add(size_t row, const std::string& report);  // `row`: the table's row (1-based), rising
+  void add(size_t row, const nlohmann::json& report);  // `row`: the table's row (1-based)
   // "" where all GPU types ran alike; else the note, naming rows (or counting scenarios).
   [[nodiscard]] std::string note(bool rows) const;
 

@@ -118,7 +118,7 @@ Study load_study(const std::filesystem::path& path) {
     const std::filesystem::path p(*plan);
     s.plan = (p.is_absolute() ? p : path.parent_path() / p).string();
     std::error_code ec;  // (its text keys every scenario: read before any run reads it)
-    if (!std::filesystem::exists(std::filesystem::symlink_status(s.plan, ec)) && !std::filesystem::exists(s.plan, ec)) {
+    if (!std::filesystem::exists(std::filesystem::symlink_status(s.plan, ec))) {  // (a dangling link: its reader says so)
       r.error("plan", s.plan + ": no such plan file (a relative plan: is found beside the study file)");
     } else if (const uintmax_t bytes = std::filesystem::file_size(s.plan, ec); !ec && bytes > kMaxYamlFileBytes) {
       r.error("plan", s.plan + " is " + std::to_string(bytes) + " bytes; an input file is at most " + std::to_string(kMaxYamlFileBytes));

@@ -293,7 +293,7 @@ SweepOutcome sweep(const std::filesystem::path& study_file, const SweepOptions& 
     } else {
       failed += row.status == "error";
       infeasible += row.status == "infeasible";
-      if (row.status == "ok") spread.add(finished + 1, row.report);
+      if (row.status == "ok") spread.add(finished + 1, nlohmann::json::parse(row.report, nullptr, false));
       db.put(row);
     }
     ++finished;

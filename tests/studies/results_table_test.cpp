@@ -5,11 +5,11 @@
 #include "studies/sweep/results_table.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/temp_dir.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "test_support.hpp"
 
@@ -18,31 +18,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Folder {
-  fs::path dir = fs::temp_directory_path() / ("hetsim-results-table-test-" + std::to_string(::getpid()));
-  Folder() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Folder() { fs::remove_all(dir); }
-};
-
-// An ok row whose report says which profile moved each GPU type's times.
-void put(ResultsDb& db, int position, const std::string& gpu, const std::string& profile) {
+// An ok row with these axes whose report's `calibration` is `calibration`.
+void put_row(ResultsDb& db, int position, const nlohmann::json& axes, const nlohmann::json& calibration) {
   ScenarioRow row;
   row.scenario = "key-" + std::to_string(position);
   row.study = std::string("s");
   row.position = position;
-  row.axes = nlohmann::json{{"gpu", gpu}}.dump();
+  row.axes = axes.dump();
   row.status = std::string("ok");
   row.samples_per_s = 100.0 - position;  // --sort samples_per_s turns the rows round
-  row.report = nlohmann::json{{"calibration", {{gpu, profile}}}}.dump();
+  row.report = nlohmann::json{{"calibration", calibration}}.dump();
   db.put(row);
 }
 
+// An ok row of one GPU type, run under `profile` ("none": the raw model).
+void put(ResultsDb& db, int position, const std::string& gpu, const std::string& profile) {
+  put_row(db, position, {{"gpu", gpu}}, {{gpu, profile}});
+}
+
 TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePredictions) {
-  const Folder f;
-  const fs::path mixed = f.dir / "mixed.db", alike = f.dir / "alike.db";
+  const TempDir f("results-table-test");
+  const fs::path mixed = f.path() / "mixed.db", alike = f.path() / "alike.db";
   {
     ResultsDb db(mixed);
     put(db, 0, "A100-SXM4-80GB", "megatron-lm-2021-a100");
@@ -64,7 +60,7 @@ TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePred
   ASSERT_EQ(sorted.notes.size(), 1u);
   EXPECT_NE(sorted.notes[0].find("(rows 1, 3-4); MI250X on the raw model (row 2)"), std::string::npos) << sorted.notes[0];
   // A GPU axis varied fastest alternates the rows: past eight ranges the list is cut, with the count.
-  const fs::path alternating = f.dir / "alternating.db";
+  const fs::path alternating = f.path() / "alternating.db";
   {
     ResultsDb db(alternating);
     for (int i = 0; i < 40; ++i) put(db, i, i % 2 == 0 ? "A100-SXM4-80GB" : "MI250X", i % 2 == 0 ? "megatron-lm-2021-a100" : "none");
@@ -82,20 +78,12 @@ TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePred
   EXPECT_NE(r.output.find("note: calibration differs across these scenarios"), std::string::npos) << r.output;
   // A database edited to carry terminal escapes in a GPU name: the note is printed without them;
   // values that are not strings are left out.
-  const fs::path hostile = f.dir / "hostile.db";
+  const fs::path hostile = f.path() / "hostile.db";
   {
     ResultsDb db(hostile);
     put(db, 0, "A100\x1b]0;owned\x07\x1b[31m", "megatron-lm-2021-a100");
     put(db, 1, "MI250X", "none");
-    ScenarioRow odd;
-    odd.scenario = std::string("key-odd");
-    odd.study = std::string("s");
-    odd.position = 2;
-    odd.axes = std::string("{}");
-    odd.status = std::string("ok");
-    odd.samples_per_s = 1;
-    odd.report = nlohmann::json{{"calibration", {{"H100", 7}}}}.dump();
-    db.put(odd);
+    put_row(db, 2, nlohmann::json::object(), {{"H100", 7}});
   }
   const test::CliRun h = test::run_hetsim("report " + hostile.string(), test::Capture::kStdout);
   EXPECT_EQ(h.rc, 0) << test::run_hetsim("report " + hostile.string(), test::Capture::kStderr).output;
@@ -107,32 +95,32 @@ TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePred
 TEST(ResultsTable, ASweepThatSwapsTheGpuTypeSaysWhereCalibrationDiffers) {
   // The default cluster's V100 nodes (dle-pytorch-bert-2022 in force) swapped for MI250X nodes (no
   // profile); then the same with --calibration none in every scenario: like with like.
-  const Folder f;
+  const TempDir f("results-table-test");
   const std::string axis =
       "vary:\n  - set: cluster.node_types[1]\n    values:\n"
       "      v100: {name: dgx1-v100, count: 2, gpu: V100-SXM2-32GB, gpus_per_node: 8, intra_node: {fabric: nvlink-mesh, "
       "bandwidth: 150GBps, latency: 1us, links: 6}, nic: {count: 4, bandwidth: 100Gbps, latency: 2us}}\n"
       "      mi250x: {name: mi250x-node, count: 2, gpu: MI250X, gpus_per_node: 8, intra_node: {fabric: xgmi-mesh, "
       "bandwidth: 100GBps, latency: 1.5us}, nic: {count: 4, bandwidth: 200Gbps, latency: 2us}}\n";
-  std::ofstream(f.dir / "swap.yaml") << "name: swap\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n" << axis;
-  std::ofstream(f.dir / "raw.yaml") << "name: raw\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n"
+  std::ofstream(f.path() / "swap.yaml") << "name: swap\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n" << axis;
+  std::ofstream(f.path() / "raw.yaml") << "name: raw\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n"
                                     << axis << "  - flags: [[--calibration=none]]\n";
-  const test::CliRun r = test::run_hetsim("sweep " + (f.dir / "swap.yaml").string(), test::Capture::kStdout);
+  const test::CliRun r = test::run_hetsim("sweep " + (f.path() / "swap.yaml").string(), test::Capture::kStdout);
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_NE(r.output.find("note: calibration differs across these scenarios: A100-SXM4-40GB under megatron-lm-2021-a100 (2 scenarios), "
                           "V100-SXM2-32GB under dle-pytorch-bert-2022 (1 scenario); MI250X on the raw model (1 scenario)"),
             std::string::npos)
       << r.output;
-  const test::CliRun table = test::run_hetsim("report " + (f.dir / "swap.db").string(), test::Capture::kStdout);
+  const test::CliRun table = test::run_hetsim("report " + (f.path() / "swap.db").string(), test::Capture::kStdout);
   EXPECT_NE(table.output.find("A100-SXM4-40GB under megatron-lm-2021-a100 (rows 1-2), V100-SXM2-32GB under dle-pytorch-bert-2022 (row 1); "
                               "MI250X on the raw model (row 2)"),
             std::string::npos)
       << table.output;
-  const test::CliRun raw = test::run_hetsim("sweep " + (f.dir / "raw.yaml").string(), test::Capture::kStdout);
+  const test::CliRun raw = test::run_hetsim("sweep " + (f.path() / "raw.yaml").string(), test::Capture::kStdout);
   ASSERT_EQ(raw.rc, 0) << raw.output;
   EXPECT_EQ(raw.output.find("calibration differs"), std::string::npos) << raw.output;
   // Each scenario's report says which profile moved each GPU type's times.
-  const ResultsDb db(f.dir / "swap.db", ResultsDb::Mode::kRead);
+  const ResultsDb db(f.path() / "swap.db", ResultsDb::Mode::kRead);
   const std::vector<ScenarioRow> rows = db.rows();
   ASSERT_EQ(rows.size(), 2u);
   for (const ScenarioRow& row : rows) {

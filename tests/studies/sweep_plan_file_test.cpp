@@ -3,11 +3,11 @@
 // file is said at the study's `plan:` line, a broken one at its own line, and a plan made for another
 // cluster by the plan file's own check.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "base/temp_dir.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -16,9 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(SweepPlanFile, IsCheckedBeforeAnythingRunsDryRunIncluded) {
-  const fs::path dir = fs::temp_directory_path() / ("hetsim-sweep-plan-test-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TempDir scratch("sweep-plan-test");
+  const fs::path& dir = scratch.path();
   const auto study = [&](const std::string& name, const std::string& cluster, const std::string& plan) {
     std::ofstream(dir / name) << "name: s\ncluster: " << cluster << "\nmodel: bert-base\nrun: simulate\nplan: " << plan
                               << "\nvary:\n  - set: model.training.global_batch\n    values: [64, 128]\n";
@@ -46,7 +45,6 @@ TEST(SweepPlanFile, IsCheckedBeforeAnythingRunsDryRunIncluded) {
 
   const test::CliRun good = dry(study("good.yaml", "a100-v100-2x2", "good.plan.yaml"));
   EXPECT_EQ(good.rc, 0) << good.output;
-  fs::remove_all(dir);
 }
 
 }  // namespace
