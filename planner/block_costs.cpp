@@ -172,4 +172,10 @@ double optimizer_traffic_per_param(const ModelSpec& model, DType dtype) {
   return copy_in + unscale + norm + update + copy_out + recast;
 }
 
+std::string memory_shortfall_text(int gpu, const Device& device, double need_bytes, const std::string& parts) {
+  std::string out = "gpu" + std::to_string(gpu) + " (" + device.name + ") needs " + format_bytes(need_bytes);
+  if (!parts.empty()) out.append(" (").append(parts).append(")");
+  return out.append(" but has ").append(format_bytes(device.memory_bytes)).append(": short by ").append(format_bytes(need_bytes - device.memory_bytes));
+}
+
 }  // namespace hetsim

@@ -4,6 +4,7 @@
 // Also: which dtype a device type computes in (the model's, or its stated fallback).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "kernels_profile/cost_model.hpp"
@@ -68,5 +69,9 @@ struct BlockCost {
 // Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
 // allocator slack). A stated assumption, not a measurement: no sourced per-vendor figure found.
 inline constexpr double kRuntimeReserveBytes = 1024.0 * 1024 * 1024;
+
+// Why GPU `gpu` (a `device`) cannot hold `need_bytes`: "gpuN (NAME) needs X (PARTS) but has Y: short
+// by Z", PARTS what the need is made of (left out when empty).
+[[nodiscard]] std::string memory_shortfall_text(int gpu, const Device& device, double need_bytes, const std::string& parts);
 
 }  // namespace hetsim

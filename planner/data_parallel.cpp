@@ -94,11 +94,9 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     }
     const double need = state_bytes + act + kRuntimeReserveBytes;
     if (need > dev.memory_bytes) {
-      plan.infeasible_reason = "gpu" + std::to_string(g) + " (" + dev.name + ") needs " + format_bytes(need) +
-                               " (model state " + format_bytes(state_bytes) + ", activations of one micro-batch " +
-                               format_bytes(act) + ", runtime reserve " + format_bytes(kRuntimeReserveBytes) +
-                               ") but has " + format_bytes(dev.memory_bytes) + ": short by " +
-                               format_bytes(need - dev.memory_bytes);
+      plan.infeasible_reason = memory_shortfall_text(g, dev, need,
+                                                     "model state " + format_bytes(state_bytes) + ", activations of one micro-batch " +
+                                                         format_bytes(act) + ", runtime reserve " + format_bytes(kRuntimeReserveBytes));
       return plan;
     }
   }

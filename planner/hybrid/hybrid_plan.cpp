@@ -36,6 +36,17 @@ long HybridPlan::samples() const {
   return n;
 }
 
+double HybridPlan::stage_copy_passes() const {
+  double passes = 0;
+  for (const PipelinePlan& pl : pipelines) {
+    for (const StagePlan& st : pl.stages) {
+      passes += static_cast<double>(pl.micro_batches) * static_cast<double>(st.chunks.size()) * st.dp() *
+                (splits_weight_gradient(schedule) ? 3 : 2);
+    }
+  }
+  return passes;
+}
+
 namespace {
 
 // "3-5", or "3" for a single layer.

@@ -157,6 +157,9 @@ struct HybridPlan {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 
   [[nodiscard]] long samples() const;  // sum over pipelines of micro_batches x micro_batch
+  // Passes of stage copies in one iteration (forward, backward, and weight-gradient ones where the
+  // schedule splits them off): what a program of the plan writes before folding.
+  [[nodiscard]] double stage_copy_passes() const;
   // "2 pipelines x 4 stages, tp 8/4, 1f1b[, micro-batch 2][, recompute full]" style description.
   [[nodiscard]] std::string shape() const;
 };

@@ -76,33 +76,24 @@ class Emitter {
     // Every pass of every copy becomes a few tasks: refuse plans too large to simulate. Folded,
     // the program holds only the passes that do not repeat, but every pass is still written once
     // on the way (about a microsecond each).
-    for (const PipelinePlan& pl : plan_.pipelines) {
-      for (const StagePlan& st : pl.stages) {
-        passes_ += static_cast<double>(pl.micro_batches) * static_cast<double>(st.chunks.size()) * st.dp() *
-                  (splits_weight_gradient(plan_.schedule) ? 3 : 2);
-      }
-    }
-    const double limit = ctx_.fold_rounds ? kMaxWrittenPasses : kMaxHeldPasses;
-    if (passes_ > limit) {
-      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes_)) +
-                               " forward and backward passes of stage copies; hetsim simulates at most " +
-                               std::to_string(static_cast<long long>(limit)) + ": use fewer, larger micro-batches";
+    passes_ = plan_.stage_copy_passes();
+    // Refused for hetsim's pass limit, not for the GPUs.
+    auto count = [](double n) { return std::to_string(static_cast<long long>(n)); };
+    auto too_large = [&](const std::string& why) {
+      out_.infeasible_reason = "the plan has " + count(passes_) + " forward and backward passes of stage copies" + why +
+                               ": use fewer, larger micro-batches";
+      out_.program.tasks.clear();
       out_.too_large = true;
       return std::move(out_);
-    }
+    };
+    const double limit = ctx_.fold_rounds ? kMaxWrittenPasses : kMaxHeldPasses;
+    if (passes_ > limit) return too_large("; hetsim simulates at most " + count(limit));
     setup();
     param_waits_ = add_param_prefetch(plan_, cluster_, work_, ctx_, layout_, out_.program);
     try {
       emit_pipelines();
     } catch (const TooManyHeldPasses&) {
-      out_.infeasible_reason = "the plan has " + std::to_string(static_cast<long long>(passes_)) +
-                               " forward and backward passes of stage copies and its micro-batches do not repeat "
-                               "identically; hetsim holds at most " +
-                               std::to_string(static_cast<long long>(kMaxHeldPasses)) +
-                               " that do not: use fewer, larger micro-batches";
-      out_.program.tasks.clear();
-      out_.too_large = true;
-      return std::move(out_);
+      return too_large(" and its micro-batches do not repeat identically; hetsim holds at most " + count(kMaxHeldPasses) + " that do not");
     }
     add_gradient_sync(plan_, cluster_, work_, ctx_, layout_, out_.program);
     check_memory();
@@ -118,7 +109,6 @@ class Emitter {
 
  private:
   const std::vector<BlockWork>& work_of(const Replica& r, int tp) { return replica_work(work_, plan_, r, tp); }
-
 
   void setup() {
     const std::vector<BlockWork>& any = work_(cluster_.gpus[plan_.pipelines[0].stages[0].devices[0]].node_type,
@@ -574,11 +564,10 @@ class Emitter {
       const Device& dev = cluster_.device_of(d);
       if (out_.feasible && out_.peak_memory_bytes[d] > dev.memory_bytes) {
         out_.feasible = false;
-        out_.infeasible_reason = "gpu" + std::to_string(d) + " (" + dev.name + ") needs " + format_bytes(out_.peak_memory_bytes[d]) +
-                                 " (weights, gradients and optimizer state " + format_bytes(static_bytes - ctx_.reserve_bytes) +
-                                 ", activations in flight " + format_bytes(peak) + ", runtime reserve " +
-                                 format_bytes(ctx_.reserve_bytes) + ") but has " + format_bytes(dev.memory_bytes) +
-                                 ": short by " + format_bytes(out_.peak_memory_bytes[d] - dev.memory_bytes);
+        out_.infeasible_reason = memory_shortfall_text(d, dev, out_.peak_memory_bytes[d],
+                                                       "weights, gradients and optimizer state " + format_bytes(static_bytes - ctx_.reserve_bytes) +
+                                                           ", activations in flight " + format_bytes(peak) + ", runtime reserve " +
+                                                           format_bytes(ctx_.reserve_bytes));
       }
     }
   }

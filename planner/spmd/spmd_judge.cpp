@@ -19,11 +19,7 @@ std::string memory_shortfall(const SpmdProblem& p, const SpmdCandidate& c, const
   const std::vector<double> mem = spmd_memory(p, c);
   for (int d = 0; d < p.devices; ++d) {
     const double need = mem[d] + kRuntimeReserveBytes;
-    const double have = cluster.device_of(d).memory_bytes;
-    if (need > have) {
-      return "gpu" + std::to_string(d) + " (" + cluster.device_of(d).name + ") needs " + format_bytes(need) + " but has " +
-             format_bytes(have) + ": short by " + format_bytes(need - have);
-    }
+    if (need > cluster.device_of(d).memory_bytes) return memory_shortfall_text(d, cluster.device_of(d), need, "");
   }
   return {};
 }
