@@ -38,37 +38,49 @@ CriticalPath critical_path(const Program& program, const SimResult& result) {
       last[s] = t;
     });
   }
-  int t = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (result.tasks[i].end_s > result.tasks[t].end_s) t = static_cast<int>(i);
-  }
-  // Program::repeated_step: a predecessor in its copies really ended in the last copy, the left-out
-  // time later, and the copy the walk enters stands for every copy the program leaves out.
+  // Program::repeated_step: the second copy stands for the last one, which really ran
+  // result.repeat_gap_s later (the tasks after the copies already carry that shift). The walk goes
+  // over these real times, so it spans the whole iteration; where it leaves the last copy for an
+  // earlier task, the copies left out lie in the wait between them, and that time is counted as the
+  // path through the two simulated copies was made of (an estimate: each left-out copy assumed alike).
   const RepeatedStep rs = program.repeated_step.value_or(RepeatedStep{});
   const int a = rs.first, b = rs.first + rs.size, c = rs.first + 2 * rs.size;
-  int copy_begin = -1, copy_end = -1;
+  const double gap = rs.more > 0 ? result.repeat_gap_s : 0.0;
+  auto in_last_copy = [&](int task) { return task >= b && task < c; };
   auto in_copies = [&](int task) { return task >= a && task < c; };
-  auto ready_of = [&](int p, int from) { return result.tasks[p].end_s + (from >= c && in_copies(p) ? result.repeat_gap_s : 0); };
-  std::map<std::string, double> kinds;
+  auto shift = [&](int task) { return in_last_copy(task) ? gap : 0.0; };
+  int t = 0;
+  for (size_t i = 1; i < n; ++i) {
+    const int k = static_cast<int>(i);
+    if (result.tasks[i].end_s + shift(k) > result.tasks[t].end_s + shift(t)) t = k;
+  }
+  std::map<std::string, double> kinds, copy_kinds;
+  double left_out = 0;  // the copies left out, where the walk crossed them
   while (t >= 0) {
     path.tasks.push_back(t);
     const TaskTiming& timing = result.tasks[t];
-    const double weight = t >= copy_begin && t < copy_end ? 1.0 + static_cast<double>(rs.more) : 1.0;
-    kinds[label_kind(program.tasks[t].label)] += weight * (timing.end_s - timing.start_s);
+    auto& into = in_copies(t) ? copy_kinds : kinds;
+    into[label_kind(program.tasks[t].label)] += timing.end_s - timing.start_s;
     int next = -1;
     for (int p : before[t]) {  // earlier in program order, so the walk ends
-      if (next < 0 || ready_of(p, t) > ready_of(next, t)) next = p;
+      if (next < 0 || result.tasks[p].end_s + shift(p) > result.tasks[next].end_s + shift(next)) next = p;
     }
-    const double ready = next >= 0 ? ready_of(next, t) : 0.0;
-    if (timing.start_s > ready) kinds["(waiting)"] += weight * (timing.start_s - ready);
-    if (next >= 0 && t >= c && in_copies(next) && rs.more > 0) {
-      copy_begin = next >= b ? b : a;
-      copy_end = next >= b ? c : b;
+    double wait = timing.start_s + shift(t) - (next >= 0 ? result.tasks[next].end_s + shift(next) : 0.0);
+    if (gap > 0 && in_last_copy(t) && (next < 0 || !in_last_copy(next))) {
+      left_out += gap;  // leaving the last copy: the wait holds the copies left out
+      wait -= gap;
     }
+    if (wait > 0) (in_copies(t) ? copy_kinds : kinds)["(waiting)"] += wait;
     t = next;
   }
+  double in_copies_s = 0;
+  for (const auto& [kind, seconds] : copy_kinds) in_copies_s += seconds;
+  for (const auto& [kind, seconds] : copy_kinds) kinds[kind] += seconds * (in_copies_s > 0 ? 1.0 + left_out / in_copies_s : 1.0);
+  if (in_copies_s <= 0 && left_out > 0) kinds["(waiting)"] += left_out;
   std::reverse(path.tasks.begin(), path.tasks.end());
-  path.by_kind.assign(kinds.begin(), kinds.end());
+  for (const auto& [kind, seconds] : kinds) {
+    if (seconds > 0) path.by_kind.emplace_back(kind, seconds);  // a kind of no time on the path says nothing
+  }
   std::stable_sort(path.by_kind.begin(), path.by_kind.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return path;
 }

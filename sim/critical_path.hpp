@@ -2,7 +2,9 @@
 // The chain of tasks that set a simulated iteration's length: from the task that ends last, back
 // through whichever predecessor (a dependency, or the task before it on one of its streams)
 // ended last, to the start. Its time is split into the tasks' own spans and the waits between
-// them (latency a task spent ready but not yet started is counted as the wait before it).
+// them (latency a task spent ready but not yet started is counted as the wait before it). It
+// spans the whole iteration. In a program that leaves copies of a repeated step out, the copies
+// left out are counted as the path through the two simulated copies is made of.
 #pragma once
 
 #include <string>
@@ -12,7 +14,6 @@
 #include "sim/program.hpp"
 #include "sim/sim_result.hpp"
 #include "topologies/cluster.hpp"
-#include "sim/program.hpp"
 
 namespace hetsim {
 

@@ -580,7 +580,9 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   }
   if (program.repeated_step && program.repeated_step->more > 0) {
     const auto run = [&](const Program& p) { return simulate_program(p, cluster, options); };
-    return options.every_step ? folded_result(program, run(unrolled(program))) : simulate_folded(program, run);
+    if (!options.every_step) return simulate_folded(program, run);
+    const Program all = unrolled(program);
+    return folded_result(program, all, run(all));
   }
   return simulate_program(program, cluster, options);
 }

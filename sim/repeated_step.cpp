@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "sim/critical_path.hpp"
 #include "sim/device_timing.hpp"
 
 namespace hetsim {
@@ -49,7 +50,7 @@ Program unrolled(const Program& p, long copies) {
   return out;
 }
 
-SimResult folded_result(const Program& p, const SimResult& u, long copies) {
+SimResult folded_result(const Program& p, const Program& simulated, const SimResult& u, long copies) {
   const RepeatedStep rs = *p.repeated_step;
   const long written = copies < 0 ? rs.more : std::min(copies, rs.more);
   const size_t c = static_cast<size_t>(rs.first) + 2 * static_cast<size_t>(rs.size);
@@ -60,6 +61,7 @@ SimResult folded_result(const Program& p, const SimResult& u, long copies) {
   // The last copy ran u.repeat_gap_s after the last one `u` holds (0 when every copy is written).
   const size_t second = static_cast<size_t>(rs.first + rs.size);
   r.repeat_gap_s = rs.size > 0 ? u.tasks[second + extra].end_s + u.repeat_gap_s - u.tasks[second].end_s : 0;
+  r.critical_path_by_kind = critical_path(simulated, u).by_kind;
   return r;
 }
 
@@ -260,12 +262,13 @@ SimResult simulate_folded(const Program& program, const std::function<SimResult(
     if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
     const Program later = unrolled(program, copies);
     SimResult u = run(later);
-    if (extended(later, u)) return folded_result(program, u, copies);
+    if (extended(later, u)) return folded_result(program, later, u, copies);
   }
   // Never exactly periodic (flows that share links drift against each other by a little each
   // copy): the copies left out at the second one's period, with a bound, where that bound is small.
   if (extrapolate_repeats(program, r)) return r;
-  return folded_result(program, run(unrolled(program)));
+  const Program all = unrolled(program);
+  return folded_result(program, all, run(all));
 }
 
 bool deviations_meet_what_follows(const Program& p, const SimResult& r) {

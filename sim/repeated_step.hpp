@@ -22,10 +22,12 @@ namespace hetsim {
 // left out). Throws InputError (naming the global batch) past Program::max_program_tasks().
 [[nodiscard]] Program unrolled(const Program& p, long copies = -1);
 
-// A result of simulating unrolled(p, copies) (extended by the copies it still leaves out), as a
-// result of `p`: its tasks' timings (those after the copies from their written-out twins), the
-// devices' figures of the whole iteration.
-[[nodiscard]] SimResult folded_result(const Program& p, const SimResult& unrolled_result, long copies = -1);
+// A result of simulating `simulated` = unrolled(p, copies) (extended by the copies it still leaves
+// out), as a result of `p`: its tasks' timings (those after the copies from their written-out
+// twins), the devices' figures of the whole iteration, and the critical path walked over
+// `simulated` (SimResult::critical_path_by_kind).
+[[nodiscard]] SimResult folded_result(const Program& p, const Program& simulated, const SimResult& unrolled_result,
+                                      long copies = -1);
 
 // The period of `r`, a simulation of `p` as it is: every task of the second copy started and ended
 // that long after its twin in the first; nullopt where not.

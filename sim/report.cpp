@@ -31,7 +31,7 @@ Report make_report(const Program& program, const Cluster& cluster, const SimResu
   for (int i = 0; i < kCostSources && total > 0; ++i) {
     r.compute_time_sources.push_back({std::string(cost_source_name(static_cast<CostSource>(i))), program.compute_source_s[i] / total});
   }
-  r.critical_path = critical_path(program, result).by_kind;
+  r.critical_path = result.critical_path_by_kind.empty() ? critical_path(program, result).by_kind : result.critical_path_by_kind;
   for (int g = 0; g < cluster.gpu_count(); ++g) {
     const DeviceTiming& t = result.devices[g];
     DeviceReport d;

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace hetsim {
@@ -84,6 +86,10 @@ struct SimResult {
   long extrapolated_copies = 0;
   double extrapolation_bound_s = 0;
   double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
+  // The critical path's time by kind (critical_path.hpp), where `tasks` cannot show it: a result
+  // folded from a simulation with more copies written out (folded_result) keeps two of them, whose
+  // times need not lie a period apart. Empty otherwise: the path is walked over `tasks`.
+  std::vector<std::pair<std::string, double>> critical_path_by_kind;
 };
 
 }  // namespace hetsim

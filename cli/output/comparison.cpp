@@ -109,7 +109,8 @@ nlohmann::json print_comparison(const nlohmann::json& ra, const nlohmann::json& 
     for (size_t i = 0; i < kinds.size(); ++i) {
       const auto& [k, v] = kinds[i];
       diff["critical_path"].push_back({{"kind", k}, {"a_s", v.first}, {"b_s", v.second}});
-      if (i < kShown) row(k.size() > 28 ? k.substr(0, 25) + "..." : k, format_time(v.first), format_time(v.second), change(v.first, v.second));
+      // Cut in the middle: kinds that differ only at the end (".release") stay apart.
+      if (i < kShown) row(k.size() > 28 ? k.substr(0, 13) + "..." + k.substr(k.size() - 12) : k, format_time(v.first), format_time(v.second), change(v.first, v.second));
     }
     if (kinds.size() > kShown) std::cout << "(" << kinds.size() - kShown << " more kinds in --report)\n";
   }

@@ -139,8 +139,8 @@ TEST_F(RepeatedSteps, CopiesWrittenOutInPartKeepTheRestForTheSameRule) {
       EXPECT_EQ(rest.tasks[i].label, full.tasks[i].label) << i;
     }
     // Its simulation, taken back to `folded`'s tasks, is that of every copy.
-    const SimResult r = folded_result(folded, simulate(part, cluster_), k);
-    const SimResult all = folded_result(folded, simulate(full, cluster_));
+    const SimResult r = folded_result(folded, part, simulate(part, cluster_), k);
+    const SimResult all = folded_result(folded, full, simulate(full, cluster_));
     ASSERT_EQ(r.tasks.size(), folded.tasks.size());
     EXPECT_NEAR(r.iteration_time_s, all.iteration_time_s, 1e-9 * all.iteration_time_s);
     EXPECT_NEAR(r.repeat_gap_s, all.repeat_gap_s, 1e-9 * all.iteration_time_s);
