@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -184,7 +185,21 @@ std::string result_of(const std::string& reply) {
   return reply.substr(1);
 }
 
+// SimGrid's flow-sharing solver recurses once per constraint along a chain of flows that share
+// links (lmm::System::update_modified_cnst_set_rec): a ring over 40 000 one-GPU nodes overflowed
+// the usual 8 MiB stack (audit, 2026-12-03; 32 769 nodes fitted). The stack of this process's only
+// thread grows on demand up to the soft limit, so the limit is raised as far as the hard one allows,
+// up to 256 MiB (the 131 072 GPUs hetsim simulates at most need about a quarter of that).
+void allow_deep_recursion() {
+  constexpr rlim_t kStack = rlim_t{256} << 20;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= kStack) return;
+  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? kStack : std::min(kStack, limit.rlim_max);
+  (void)::setrlimit(RLIMIT_STACK, &limit);
+}
+
 [[noreturn]] void serve(int fd, const Cluster& cluster, PlatformJob job) {
+  allow_deep_recursion();
   std::string broken;  // why the platform could not be built: every request's answer
   Platform platform;
   try {

@@ -72,6 +72,7 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
 }
 
 int run_report(const ReportArgs& a) {
+  check_paths_apart({{"--plot", a.plot}}, {{"the results database", a.db}});
   ResultsTable t = results_table(a.db, ResultsTableOptions{a.sort, a.baseline, a.csv || !a.plot.empty()});
   std::vector<std::string>& header = t.header;
   std::vector<std::vector<std::string>>& table = t.rows;

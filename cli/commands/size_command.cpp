@@ -52,6 +52,8 @@ void add_size_options(CLI::App* cmd, SizeArgs& a) {
 }
 
 int run_size(const SizeArgs& a) {
+  const std::string db = a.db.empty() ? std::filesystem::path(a.sizing).replace_extension(".db").string() : a.db;
+  check_paths_apart({{"--report", a.report}, {"--plot", a.plot}}, {{"the results database", db}, {"the sizing file", a.sizing}});
   const Sizing s = load_sizing(a.sizing);
   const std::string model_path = resolve_input(s.model, "workloads", "model").string();
   const ModelSpec model = load_model_arg(model_path);

@@ -106,10 +106,11 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
   }
   int failed = 0;
   for (const RunResult& r : results) failed += r.failure.empty() ? 0 : 1;
-  std::cout << "\ntime:   mean |error| " << pct(time.mean(), false) << ", max " << pct(time.max, false) << " over "
-            << time.rows << " figures\n";
-  std::cout << "memory: mean |error| " << pct(memory.mean(), false) << ", max " << pct(memory.max, false) << " over "
-            << memory.rows << " figures\n";
+  std::cout << "\n";
+  for (const auto& [what, e] : {std::pair<const char*, const Totals&>{"time:  ", time}, {"memory:", memory}}) {
+    if (e.rows == 0) std::cout << what << " no figure of this kind in these runs\n";
+    else std::cout << what << " mean |error| " << pct(e.mean(), false) << ", max " << pct(e.max, false) << " over " << e.rows << " figure" << (e.rows == 1 ? "" : "s") << "\n";
+  }
   if (failed > 0) std::cout << failed << " run" << (failed == 1 ? "" : "s") << " could not be predicted (see above)\n";
   if (fitted_rows > 0) {
     std::cout << fitted_rows << " figure" << (fitted_rows == 1 ? " is a row" : "s are rows")

@@ -41,6 +41,24 @@ PlanCells plan_cells(const ScenarioRow& r, const nlohmann::json& j, bool full) {
   return c;
 }
 
+// A flags alternative written as the study writes it, "[--no-lp, --no-zero1]" or "[]", as its cell
+// shows it ("--no-lp --no-zero1", ""); other text as it is.
+std::string flags_text(const std::string& value) {
+  if (value.size() < 2 || value.front() != '[' || value.back() != ']') return value;
+  std::string out, flag;
+  auto add = [&] {
+    const size_t from = flag.find_first_not_of(" \t\"'"), to = flag.find_last_not_of(" \t\"'");
+    if (from != std::string::npos) out.append(out.empty() ? "" : " ").append(flag.substr(from, to - from + 1));
+    flag.clear();
+  };
+  for (const char c : value.substr(1, value.size() - 2)) {
+    if (c == ',') add();
+    else flag += c;
+  }
+  add();
+  return out;
+}
+
 // The row --baseline names (an index into `rows`), or -1 without --baseline. A number is a row of
 // the printed table (1 = the first); AXIS=VALUE conditions must all hold for exactly one row.
 long baseline_row(const std::vector<std::string>& spec, const std::vector<ScenarioRow>& rows,
@@ -60,7 +78,7 @@ long baseline_row(const std::vector<std::string>& spec, const std::vector<Scenar
       const size_t eq = cond.find('=');
       if (eq == std::string::npos) throw InputError("--baseline", "", in_quotes(cond) + " is neither a row number nor AXIS=VALUE");
       const std::string axis = cond.substr(0, eq), value = cond.substr(eq + 1);
-      all = all && parsed[i].contains(axis) && axis_text(parsed[i][axis]) == value;
+      all = all && parsed[i].contains(axis) && (axis_text(parsed[i][axis]) == value || axis_text(parsed[i][axis]) == flags_text(value));
     }
     if (all) matches.push_back(static_cast<long>(i));
   }

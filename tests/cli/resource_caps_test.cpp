@@ -223,5 +223,19 @@ TEST(ResourceCaps, AScenarioStoppedByAMachineLimitIsLeftForTheNextResume) {
   fs::remove(db);
 }
 
+TEST(ResourceCaps, ARingOverFortyThousandOneGpuNodesDoesNotOverflowTheStack) {
+  // Audit 2026-12-03: SimGrid's flow-sharing solver recursed once per link along the ring and
+  // overflowed an 8 MiB stack past about 32 768 nodes (signal 11, an internal error).
+  const fs::path cluster = temp("ring40k.yaml");
+  std::ofstream(cluster) << "name: ring40k\nnode_types:\n  - {name: one, count: 40000, gpu: A100-SXM4-40GB, gpus_per_node: 1,\n"
+                            "     intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us},\n"
+                            "     nic: {count: 1, bandwidth: 200Gbps, latency: 2us}}\n"
+                            "network: {topology: single-switch, switch_latency: 1us}\n";
+  const test::CliRun r = run_limited(0, "collective -c " + cluster.string() + " --op allreduce --size 1MiB");
+  EXPECT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("1048576"), std::string::npos) << r.output;  // the size's row
+  fs::remove(cluster);
+}
+
 }  // namespace
 }  // namespace hetsim

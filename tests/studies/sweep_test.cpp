@@ -439,5 +439,26 @@ TEST(Sweep, ReportSaysEachRowsChangeAgainstABaselineRow) {
   for (const auto& p : {study, db}) std::filesystem::remove(p);
 }
 
+TEST(Sweep, AnAblationsBaselineIsNamedAsTheStudyWritesItsFlags) {
+  // Audit 2026-12-03: docs/ablations.md's --baseline 'flags=[]' named no row (the cell reads "").
+  const auto study = write_study("abl", "name: a\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\n"
+                                        "vary:\n  - flags: [[], [--no-interference, --every-step]]\n");
+  const auto db = temp("abl.db");
+  std::filesystem::remove(db);
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string()})), 0);
+  for (const std::string which : {"'flags=[]'", "flags=", "'flags=[--no-interference, \"--every-step\"]'", "'flags=--no-interference --every-step'"}) {
+    const test::CliRun r = test::run_hetsim("report " + db.string() + " --baseline " + which, test::Capture::kStdout);
+    EXPECT_EQ(r.rc, 0) << which << "\n" << r.output;
+  }
+  const test::CliRun none = test::run_hetsim("report " + db.string() + " --baseline 'flags=[--no-lp]'", test::Capture::kStderr);
+  EXPECT_EQ(none.rc, 2) << none.output;
+  // A plot given the database's own path would have replaced the results with a PNG.
+  const test::CliRun over = test::run_hetsim("report " + db.string() + " --plot " + db.string(), test::Capture::kStderr);
+  EXPECT_EQ(over.rc, 2) << over.output;
+  EXPECT_NE(over.output.find("is the results database this run reads; it would be overwritten"), std::string::npos) << over.output;
+  EXPECT_EQ(ResultsDb(db, ResultsDb::Mode::kRead).rows().size(), 2u);
+  for (const auto& p : {study, db}) std::filesystem::remove(p);
+}
+
 }  // namespace
 }  // namespace hetsim
