@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "base/build_id.hpp"
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
@@ -55,7 +56,8 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
              "infeasible_reason say why); 128+N stopped by signal N (a sweep or sizing keeps what finished).");
   bool quiet = false;
   app.add_flag("--quiet,-q", quiet, "no progress messages on stderr");
-  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + " (version+commit at configure time)");
+  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + " (version+commit at configure time; build " +
+                                        (build_id().empty() ? std::string("id unknown") : build_id()) + ")");
 
   PlanArgs plan_args;
   CLI::App* plan = app.add_subcommand("plan", "synthesise, simulate and compare programs; report the best");

@@ -71,8 +71,16 @@ std::string ending(const Ended& e) {
 
 }  // namespace
 
-std::filesystem::path hetsim_program() {
-  static const std::filesystem::path program = [] {
+namespace {
+
+// The hetsim program this module runs, and its version line.
+struct CheckedProgram {
+  std::filesystem::path path;
+  std::string version;
+};
+
+const CheckedProgram& checked_program() {
+  static const CheckedProgram program = [] {
     const std::filesystem::path prefix = install_prefix();
     std::filesystem::path p = prefix.empty() ? std::filesystem::path(HETSIM_BUILD_PROGRAM) : prefix / "bin" / "hetsim";
     if (::access(p.c_str(), X_OK) != 0) {
@@ -87,15 +95,23 @@ std::filesystem::path hetsim_program() {
       throw InputError(p.string(), "", "is not this module's hetsim (" + std::string(HETSIM_VERSION) + "): it says " +
                                            in_quotes(version) + "; a sweep's rows are keyed by the version that ran them");
     }
-    return p;
+    return CheckedProgram{p, version};
   }();
   return program;
 }
 
+}  // namespace
+
+std::filesystem::path hetsim_program() { return checked_program().path; }
+
 ScenarioRunner program_scenario_runner() {
   const std::filesystem::path program = hetsim_program();
   ScenarioRunner runner;
-  runner.version = HETSIM_VERSION;
+  // Keyed as the program keys its own sweeps: the version and the build ID of the code that runs
+  // them ("... build HEX)" ends its version line).
+  const std::string& said = checked_program().version;
+  const size_t build = said.rfind("build ");
+  runner.version = std::string(HETSIM_VERSION) + " " + (build == std::string::npos ? said : said.substr(build, said.size() - build - 1));
   runner.check = [program](const std::vector<std::string>& args) {
     const TempDir scratch("check");
     const std::filesystem::path said = scratch.new_file("check", ".txt");

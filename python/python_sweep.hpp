@@ -18,7 +18,8 @@ namespace hetsim::python {
 // missing or is not this module's version (the scenarios' keys hold the version).
 [[nodiscard]] std::filesystem::path hetsim_program();
 
-// check and run through hetsim_program(); version: this module's (the program's, checked).
+// check and run through hetsim_program(); version: this module's and the build ID the program says
+// (a sweep run from Python keys its rows as the program's own sweeps do).
 [[nodiscard]] ScenarioRunner program_scenario_runner();
 
 }  // namespace hetsim::python

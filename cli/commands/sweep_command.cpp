@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "base/build_id.hpp"
 #include "cli/app.hpp"
 #include "cli/commands/scenario_run.hpp"
 #include "studies/sweep/sweep.hpp"
@@ -13,7 +14,9 @@ namespace {
 
 // A study's scenarios are this program's command lines: checked and run here, keyed by its version.
 ScenarioRunner cli_scenario_runner() {
-  return {HETSIM_VERSION, [](const std::vector<std::string>& args) { check_command_line(args); },
+  // Keyed by the code that runs them, not only the commit the build was configured at: a rebuild
+  // after a change runs them again.
+  return {std::string(HETSIM_VERSION) + " build " + build_id(), [](const std::vector<std::string>& args) { check_command_line(args); },
           [](const std::vector<std::string>& args, const TempDir& scratch, bool with_plan) { return run_scenario_here(args, scratch, with_plan); }};
 }
 

@@ -18,8 +18,8 @@ namespace hetsim {
 // (docs/formats/study.md: its flags are that command's switches), so the program that reads them
 // says how: the CLI runs them in-process (cli/commands/scenario_run.hpp).
 struct ScenarioRunner {
-  // The version of the program that runs them ("0.1.0+COMMIT"): part of every scenario's key, so
-  // that another version runs them again.
+  // The version and build of the program that runs them ("0.1.0+COMMIT build HEX"): part of every
+  // scenario's key, so that other code runs them again.
   std::string version;
   // Throws InputError where `args` is not a valid command line (checked before anything runs).
   std::function<void(const std::vector<std::string>& args)> check;
