@@ -97,11 +97,7 @@ void keep_plan(PlanResult& r, const std::string& file, const ModelSpec& model, c
                const SimOptions& sim) {
   KeptPlan k;
   k.file = file;
-  // A file that is no plan at all (not YAML, or not a map of a plan's fields) is bad input; a plan
-  // that does not fit this model or cluster is only said (a what-if keeps its baseline's plan).
-  if (!YamlFile::load(file).tree().IsMap()) {
-    throw InputError(file, "", "is not a plan file: its top level is not a map of a plan's fields (docs/formats/hybrid-plan.md, spmd-plan.md)");
-  }
+  check_kept_plan_file(file);
   log_info("simulating the kept plan " + file + " ...");
   try {
     PlanFileRun run = run_plan_file(file, model, cluster, cost, sim, "kept plan", r.spmd_run ? &r.spmd.problem : nullptr,
@@ -171,6 +167,14 @@ std::optional<double> own_references_bound(const PlanResult& r, const PlannerOpt
 std::string emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const PlannerOptions& o) {
   if (r.chosen_spmd() != nullptr) return plan_to_yaml(PlanFile{model.name, cluster.name, o.spmd_options.search, *r.chosen_spmd()}, r.spmd.problem);
   return r.chosen_hybrid() != nullptr ? hybrid_plan_to_yaml(*r.chosen_hybrid()) : std::string();
+}
+
+void check_kept_plan_file(const std::string& path) {
+  // A file that is no plan at all (not YAML, or not a map of a plan's fields) is bad input; a plan
+  // that does not fit this model or cluster is only said (a what-if keeps its baseline's plan).
+  if (!YamlFile::load(path).tree().IsMap()) {
+    throw InputError(path, "", "is not a plan file: its top level is not a map of a plan's fields (docs/formats/hybrid-plan.md, spmd-plan.md)");
+  }
 }
 
 void check_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost) {

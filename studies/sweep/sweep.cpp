@@ -166,6 +166,19 @@ std::string run_scenario(const Study& study, const Scenario& s, const TempDir& s
   std::string out = runner.run(scenario_args(study, s, baseline_plan), scratch, false);
   if (study.run != "plan") return out;
   nlohmann::json row = nlohmann::json::parse(out, nullptr, false);
+  if (study.hold_plan && !baseline_plan.empty() && row.is_object() && row.value("status", "") == "error" &&
+      !row.value("machine_limit", false)) {
+    // The held plan refused by this scenario's cluster or model (its GPUs, their count, the model's
+    // operators): a result, not a failure of the run. Said without the scratch file's name.
+    std::string why = row.value("error", std::string());
+    if (why.find(baseline_plan) != std::string::npos) {
+      for (size_t at = why.find(baseline_plan); at != std::string::npos; at = why.find(baseline_plan, at)) {
+        why.replace(at, baseline_plan.size(), "the baseline's plan");
+      }
+      return nlohmann::json{{"status", "infeasible"}, {"error", "the baseline's plan does not fit this scenario: " + why}}.dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
   if (!row.is_object() || !row.contains("report")) return out;
   nlohmann::json report = nlohmann::json::parse(row.value("report", std::string()), nullptr, false);
   if (!report.is_object()) return out;

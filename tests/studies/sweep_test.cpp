@@ -247,8 +247,16 @@ TEST(Sweep, AFlagsAxisThatWritesFilesOrCannotLoadIsRefusedBeforeAnythingRuns) {
   EXPECT_EQ(w.output, apart.string() + ":7:12: error: vary[0].flags: \"64\" is not a flag: each starts with -- (an option's value goes "
                                        "with it: --global-batch=64)\n")
       << w.output;
+  // A kept plan that is no plan file failed every scenario of a plan study (audit 2026-12-03).
+  const auto kept = write_study("kept", "name: f\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: plan\n"
+                                        "vary:\n  - flags: [[], [--keep-plan=/etc/hostname], [--keep-plan=nothere.yaml]]\n");
+  const test::CliRun k = test::run_hetsim("sweep " + kept.string() + " --dry-run", test::Capture::kStderr);
+  EXPECT_EQ(k.rc, 2);
+  EXPECT_NE(k.output.find(":6:12: error: vary[0].flags: [--keep-plan=/etc/hostname]: "), std::string::npos) << k.output;
+  EXPECT_NE(k.output.find(":6:12: error: vary[0].flags: [--keep-plan=nothere.yaml]: "), std::string::npos) << k.output;
   std::filesystem::remove(study);
   std::filesystem::remove(apart);
+  std::filesystem::remove(kept);
 }
 
 TEST(Sweep, AnAxisValueNoScenarioCouldLoadIsRefusedAtTheStudysLine) {
@@ -436,6 +444,26 @@ TEST(Sweep, ReportSaysEachRowsChangeAgainstABaselineRow) {
   EXPECT_EQ(none.rc, 2);
   EXPECT_NE(none.output.find("--baseline: error: model.training.global_batch=64 names no row of this study"), std::string::npos)
       << none.output;
+  for (const auto& p : {study, db}) std::filesystem::remove(p);
+}
+
+TEST(Sweep, AHeldPlanThatDoesNotFitAScenarioIsAnInfeasibleResult) {
+  // Audit 2026-12-03: recorded as an error naming the sweep's deleted scratch file.
+  const auto study = write_study("heldfit", "name: h\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: plan\nhold_plan: true\n"
+                                            "vary:\n  - set: cluster.node_types[*].count\n    values: [1, 2]\n");
+  const auto db = temp("heldfit.db");
+  std::filesystem::remove(db);
+  ASSERT_EQ(wait_for(start_sweep({study.string(), "--db", db.string(), "--jobs", "2"})), 0);
+  const std::vector<ScenarioRow> rows = ResultsDb(db, ResultsDb::Mode::kRead).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ScenarioRow& r : rows) {
+    const bool baseline = r.axes.find("2") != std::string::npos;
+    EXPECT_EQ(r.status, baseline ? "ok" : "infeasible") << r.axes << ": " << r.error;
+    if (!baseline) {
+      EXPECT_EQ(r.error.rfind("the baseline's plan does not fit this scenario: the baseline's plan:", 0), 0u) << r.error;
+      EXPECT_EQ(r.error.find(".plan.yaml"), std::string::npos) << r.error;
+    }
+  }
   for (const auto& p : {study, db}) std::filesystem::remove(p);
 }
 
