@@ -84,7 +84,7 @@ int run_size(const SizeArgs& a) {
   std::cout << "\n";
   if (s.reliability) std::cout << "with " << reliability_assumption(*s.reliability) << "\n";
   if (a.dry_run) {
-    if (const std::string note = calibration_note(s); !note.empty()) std::cout << note << "\n";
+    if (const std::string note = calibration_note(s, model.moe.has_value()); !note.empty()) std::cout << note << "\n";
     std::cout << "checked; nothing planned (--dry-run"
               << (a.report.empty() && a.plot.empty() && a.emit.empty() ? "" : ": no report, plot or front files written") << ")\n";
     return 0;

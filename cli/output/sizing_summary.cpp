@@ -50,7 +50,7 @@ void print_sizing_front(const Sizing& s, const ModelSpec& model, const SizingRun
     std::cout << "  " << s.offers[i].name << ": " << format_double("%.4g", run.rates[i].samples_per_s_per_gpu) << " samples/s per GPU, "
               << run.rates[i].source << "\n";
   }
-  if (const std::string note = calibration_note(s); !note.empty()) std::cout << note << "\n";
+  if (const std::string note = calibration_note(s, model.moe.has_value()); !note.empty()) std::cout << note << "\n";
 }
 
 std::string sizing_plot_table(const Sizing& s, const SizingRun& run) {

@@ -122,7 +122,7 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
   return run;
 }
 
-std::string calibration_note(const Sizing& s) {
+std::string calibration_note(const Sizing& s, bool moe) {
   // The sizing's own flags may choose the profile for every plan: `none` leaves every type raw.
   for (size_t i = 0; i < s.flags.size(); ++i) {
     std::string chosen;
@@ -152,8 +152,10 @@ std::string calibration_note(const Sizing& s) {
   // Per GPU type the profile in force ("" none) and its software era.
   std::map<std::string, std::pair<std::string, std::string>> by_gpu;
   for (const Offer& of : s.offers) {
-    const std::optional<CalibrationProfile> p = of.gpu.calibration.empty() ? std::nullopt : calibration_for(of.gpu.name);
-    by_gpu[of.gpu.name] = {of.gpu.calibration, p ? p->era : ""};
+    // A profile whose parameters do not move this kind of run (MoE host times, a dense model) leaves it raw.
+    const std::optional<CalibrationProfile> p =
+        of.gpu.calibration.empty() || !calibration_applying(of.gpu.name, moe) ? std::nullopt : calibration_for(of.gpu.name);
+    by_gpu[of.gpu.name] = {p ? of.gpu.calibration : "", p ? p->era : ""};
   }
   bool raw = false, calibrated = false;
   std::set<std::string> eras;
@@ -246,7 +248,7 @@ nlohmann::json sizing_report_json(const Sizing& s, const ModelSpec& model, const
       std::string("network: ") + (s.network_given ? "the sizing file's" : "default fat-tree, oversubscription 1, 1 us switches"),
       "which mixes are planned: a fast estimate (each offer's per-GPU throughput planned alone, summed; optimistic), pruned "
       "when another mix beats it by the tolerance; mixes never planned may be missing from the front"};
-  if (const std::string note = calibration_note(s); !note.empty()) report["assumptions"].push_back(note);
+  if (const std::string note = calibration_note(s, model.moe.has_value()); !note.empty()) report["assumptions"].push_back(note);
   if (s.reliability) {
     report["assumptions"].push_back("time to train with failures: simulated rate x expected goodput; " + reliability_assumption(*s.reliability));
   }

@@ -72,7 +72,8 @@ struct SizingRun {
 // "" where the offers' GPU types compare like with like: all raw, or all under profiles of one
 // software era (each fitted on its own GPU's runs); else one line naming each type's profile and
 // why a front across them is skewed (a raw type against a calibrated one, or different eras).
-[[nodiscard]] std::string calibration_note(const Sizing& s);
+// `moe`: the model is a mixture of experts (a profile of MoE host times alone leaves a dense run raw).
+[[nodiscard]] std::string calibration_note(const Sizing& s, bool moe);
 
 // {offer name: nodes} of a mix.
 [[nodiscard]] nlohmann::json mix_nodes_json(const Sizing& s, const Mix& m);

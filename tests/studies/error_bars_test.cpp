@@ -51,6 +51,13 @@ TEST(MemoryHeadroom, APeakWithinTheMemoryBarOfTheCapacityIsSaidToMaybeNotFit) {
   EXPECT_NE(close.str().find("within the memory error bar"), std::string::npos) << close.str();
   EXPECT_EQ(close.str().find("gpu0"), std::string::npos) << close.str();  // half full: room to spare
   EXPECT_EQ(clear.str().find("may not fit"), std::string::npos) << clear.str();
+  // A GPU no memory class speaks for: the widest bar shipped, said as that, not as its own
+  // (audit 2026-12-03: "memory no calibration ..." and then "within the memory error bar").
+  Cluster v = test::shipped_cluster("p3-8xlarge-5");
+  std::ostringstream v100;
+  print_error_bars(v100, one_gpu_report("V100-SXM2-16GB", 0.999 * v.device_of(3).memory_bytes), v);
+  EXPECT_NE(v100.str().find("; memory no calibration"), std::string::npos) << v100.str();
+  EXPECT_NE(v100.str().find("within the widest memory error bar of any calibrated GPU (none for this one: "), std::string::npos) << v100.str();
 }
 
 TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSetting) {

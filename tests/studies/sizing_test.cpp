@@ -73,31 +73,36 @@ TEST(Sizing, OffersUnderDifferentCalibrationAreSaidToBe) {
   // report and summary say which is in force on each.
   Sizing s = load_sizing(fixture());
   ASSERT_NE(s.offers[0].gpu.calibration, s.offers[1].gpu.calibration);
-  const std::string note = calibration_note(s);
+  const std::string note = calibration_note(s, false);
   EXPECT_NE(note.find("calibration differs"), std::string::npos) << note;
   EXPECT_NE(note.find("different software eras"), std::string::npos) << note;
   for (const Offer& of : s.offers) EXPECT_NE(note.find(of.gpu.name + ": " + of.gpu.calibration), std::string::npos) << note;
   s.offers[1].gpu.calibration.clear();  // one type raw
-  EXPECT_NE(calibration_note(s).find(s.offers[1].gpu.name + ": none (the raw model)"), std::string::npos);
-  EXPECT_NE(calibration_note(s).find("a raw type against a calibrated one"), std::string::npos);
+  EXPECT_NE(calibration_note(s, false).find(s.offers[1].gpu.name + ": none (the raw model)"), std::string::npos);
+  EXPECT_NE(calibration_note(s, false).find("a raw type against a calibrated one"), std::string::npos);
   s.offers[0].gpu.calibration.clear();  // both raw: like with like
-  EXPECT_EQ(calibration_note(s), "");
-  // H100 and B200 under their own profiles of one era (Megatron-Core 2026): like with like.
+  EXPECT_EQ(calibration_note(s, false), "");
+  // H100 and B200 under their own profiles of one era (Megatron-Core 2026): like with like for a
+  // mixture of experts. H100's profile holds MoE host times alone: a dense model runs it raw
+  // (audit 2026-12-03: the note named its profile for a dense Llama 2 13B).
   s.offers[0].gpu = load_shipped_device("H100-SXM5-80GB", Diagnostic{});
   s.offers[1].gpu = load_shipped_device("B200", Diagnostic{});
   ASSERT_FALSE(s.offers[0].gpu.calibration.empty());
   ASSERT_FALSE(s.offers[1].gpu.calibration.empty());
-  EXPECT_EQ(calibration_note(s), "");
+  EXPECT_EQ(calibration_note(s, true), "");
+  EXPECT_NE(calibration_note(s, false).find("; H100-SXM5-80GB: none (the raw model)"), std::string::npos)
+      << calibration_note(s, false);
+  EXPECT_NE(calibration_note(s, false).find("(B200: megatron-core-2026-b200"), std::string::npos) << calibration_note(s, false);
   s = load_sizing(fixture());
   s.flags = {"--calibration", "none"};  // the sizing's plans all run the raw model
-  EXPECT_EQ(calibration_note(s), "");
+  EXPECT_EQ(calibration_note(s, false), "");
   s.flags = {"--calibration=megatron-lm-2021-a100"};  // one profile, listing the A100s only
-  EXPECT_NE(calibration_note(s).find("the flags' profile megatron-lm-2021-a100 on A100-SXM4-40GB; none (the raw model) on V100-SXM2-32GB"),
+  EXPECT_NE(calibration_note(s, false).find("the flags' profile megatron-lm-2021-a100 on A100-SXM4-40GB; none (the raw model) on V100-SXM2-32GB"),
             std::string::npos)
-      << calibration_note(s);
+      << calibration_note(s, false);
   s.flags.clear();
   s.offers[1].gpu = s.offers[0].gpu;  // one GPU type: nothing to say
-  EXPECT_EQ(calibration_note(s), "");
+  EXPECT_EQ(calibration_note(s, false), "");
 }
 
 TEST(Sizing, CountStepTakesWholeRacksOnly) {
