@@ -429,6 +429,11 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
     throw InputError(path.string(), "", "is over " + std::to_string(kMaxYamlFileBytes) +
                                             " bytes; an input file is at most 2 MiB (the largest hetsim writes is under 0.5 MB)");
   }
+  // Old Mac line ends (a CR alone) are line breaks to YAML 1.2 but not to yaml-cpp, which read
+  // such a file as one comment line ("the file is empty"): read as LF, each line where it was.
+  for (size_t i = text.find('\r'); i != std::string::npos; i = text.find('\r', i + 1)) {
+    if (i + 1 >= text.size() || text[i + 1] != '\n') text[i] = '\n';
+  }
   try {
     f.root_ = YAML::Load(text);
     // One document per file: a second one after "---" would be read by nothing, silently. Looked

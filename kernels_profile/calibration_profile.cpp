@@ -187,6 +187,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   p.file = file.name();
   p.name = r.name("name");
   p.software = r.text("software");
+  if (p.software.find_first_not_of(" \t") == std::string::npos) r.error("software", "is empty; name the software stack the runs used");
   p.fitted = r.text("fitted");
   const std::string fitted_problem = iso_date_problem(p.fitted);
   if (!fitted_problem.empty()) r.error("fitted", in_quotes(p.fitted) + fitted_problem);
@@ -237,14 +238,22 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       f.uncertainty = one->number("uncertainty", 0, 1e6);
     }
     if (!(f.value <= info.max)) {  // a share as written, not rounded: 1.0000001 is over 1
-      one->error("value", (info.unit == ParameterUnit::kTime ? info.format(f.value) : format_double("%.9g", f.value)) + " is over " +
-                              info.format(info.max) + ", " + std::string(info.beyond));
+      // As written where the bound's own format would round it onto the bound ("50 ms is over 50 ms").
+      std::string shown = info.unit == ParameterUnit::kTime ? info.format(f.value) : format_double("%.9g", f.value);
+      if (shown == info.format(info.max)) shown = format_double("%.12g s", f.value);
+      one->error("value", shown + " is over " + info.format(info.max) + ", " + std::string(info.beyond));
     }
     one->finish();
     p.parameters.push_back(std::move(f));
   }
   params.finish();  // names an unknown parameter, with the known ones
   p.fitted_on = r.names("fitted_on");
+  for (size_t i = 0; i < p.fitted_on.size(); ++i) {
+    if (std::find(p.fitted_on.begin(), p.fitted_on.begin() + static_cast<std::ptrdiff_t>(i), p.fitted_on[i]) !=
+        p.fitted_on.begin() + static_cast<std::ptrdiff_t>(i)) {
+      r.error("fitted_on", in_quotes(p.fitted_on[i]) + " is listed twice");
+    }
+  }
   if (r.opt_node("cross_validation")) {
     for (FieldReader c : r.list("cross_validation")) {
       CrossValidatedClass k;
@@ -263,8 +272,14 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       CrossValidatedRun k;
       k.run = c.name("run");
       k.source = c.text("source");
-      k.in_sample_error = c.number("in_sample_error", -100, 100);
-      k.loso_error = c.number("loso_error", -100, 100);
+      // An error is predicted / measured - 1: never below -1 (a prediction of nothing).
+      k.in_sample_error = c.number("in_sample_error", -1, 100);
+      k.loso_error = c.number("loso_error", -1, 100);
+      if (std::find(p.fitted_on.begin(), p.fitted_on.end(), k.run) == p.fitted_on.end()) {
+        c.error("run", in_quotes(k.run) + " is not in fitted_on: the profile's runs are the ones it was fitted on");
+      } else if (std::any_of(p.runs.begin(), p.runs.end(), [&](const CrossValidatedRun& x) { return x.run == k.run; })) {
+        c.error("run", in_quotes(k.run) + " is listed twice");
+      }
       c.finish();
       p.runs.push_back(std::move(k));
     }

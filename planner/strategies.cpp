@@ -154,7 +154,12 @@ std::optional<Reference> decode(const std::string& text) {
   const std::string figure = j["per_gpu_samples_per_s"].get<std::string>();
   char* end = nullptr;
   r.per_gpu = std::strtod(figure.c_str(), &end);
-  if (figure.empty() || end != figure.c_str() + figure.size() || !std::isfinite(r.per_gpu) || r.per_gpu < 0) return std::nullopt;
+  // Within what a simulation gives (0 where the type's reference does not fit): an edited entry is
+  // computed again, never taken (a figure of 2^1000 put the efficiency at 0.0 %).
+  if (figure.empty() || end != figure.c_str() + figure.size() || !std::isfinite(r.per_gpu) || r.per_gpu < 0 || r.per_gpu > 1e9 ||
+      (r.per_gpu > 0 && r.per_gpu < 1e-9)) {
+    return std::nullopt;
+  }
   for (const nlohmann::json& n : j["notes"]) {
     if (!n.is_string()) return std::nullopt;
     r.notes.push_back(n.get<std::string>());

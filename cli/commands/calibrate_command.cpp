@@ -71,11 +71,9 @@ int run_calibrate(const CalibrateArgs& a) {
   for (const std::string& f : a.runs) inputs.emplace_back("a run file", f);
   check_paths_apart({{"--out", a.out}}, inputs);
   std::vector<ValidationRun> runs;
-  for (const std::string& f : a.runs) {
-    for (ValidationRun& x : load_runs(f)) {
-      const bool all = std::all_of(a.only.begin(), a.only.end(), [&](const std::string& t) { return x.name.find(t) != std::string::npos; });
-      if (all) runs.push_back(std::move(x));
-    }
+  for (ValidationRun& x : load_run_files(a.runs)) {
+    const bool all = std::all_of(a.only.begin(), a.only.end(), [&](const std::string& t) { return x.name.find(t) != std::string::npos; });
+    if (all) runs.push_back(std::move(x));
   }
   if (runs.empty() && a.only.empty()) throw InputError("--runs", "", "the run files hold no run");
   if (runs.empty()) {

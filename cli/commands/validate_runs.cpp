@@ -35,11 +35,8 @@ struct Totals {
 int run_validation_runs(const std::vector<std::string>& files, const std::string& only, const std::string& report,
                         const std::string& markdown_file, const std::string& trace_dir) {
   std::vector<ValidationRun> runs;
-  for (const std::string& f : files) {
-    std::vector<ValidationRun> r = load_runs(f);
-    for (ValidationRun& x : r) {
-      if (only.empty() || x.name.find(only) != std::string::npos) runs.push_back(std::move(x));
-    }
+  for (ValidationRun& x : load_run_files(files)) {
+    if (only.empty() || x.name.find(only) != std::string::npos) runs.push_back(std::move(x));
   }
   if (runs.empty()) throw InputError("--only", "", "\"" + only + "\" matches no run name");
   if (!trace_dir.empty()) {

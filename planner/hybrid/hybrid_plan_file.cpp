@@ -288,7 +288,9 @@ std::string plan_file_kind(const std::filesystem::path& path) {
   const YamlFile file = YamlFile::load(path);
   Diagnostics ignored;  // only `kind` is looked at: the plan's own reader reports the rest
   FieldReader r = file.root(ignored);
-  return r.opt_text("kind").value_or("spmd");
+  const std::string kind = r.opt_text("kind").value_or("spmd");
+  if (kind != "spmd" && kind != "hybrid") throw InputError({r.locate("kind", in_quotes(kind) + " is not one of: spmd, hybrid")});
+  return kind;
 }
 
 HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& model, const Cluster& cluster) {

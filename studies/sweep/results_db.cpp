@@ -220,9 +220,10 @@ void ResultsDb::exec(const char* sql) const {
 }
 
 std::set<std::string> ResultsDb::keys() const {
-  const Statement st(*this, "SELECT scenario FROM scenarios");
+  // Each row read and checked as a report reads it (a sweep resumed into a hand-edited database
+  // took its rows as done), its report left out: a million rows' reports would not fit in memory.
   std::set<std::string> out;
-  while (st.step()) out.insert(st.text(0));
+  for (ScenarioRow& r : read_rows(false)) out.insert(std::move(r.scenario));
   return out;
 }
 
@@ -245,10 +246,13 @@ void ResultsDb::put(const ScenarioRow& r) {
   (void)st.step();
 }
 
-std::vector<ScenarioRow> ResultsDb::rows() const {
-  const Statement st(*this,
-                     "SELECT scenario, study, position, axes, status, error, iteration_time_s, samples_per_s, mfu, efficiency, "
-                     "peak_memory_bytes, report, wall_s FROM scenarios ORDER BY study, position");
+std::vector<ScenarioRow> ResultsDb::rows() const { return read_rows(true); }
+
+std::vector<ScenarioRow> ResultsDb::read_rows(bool with_reports) const {
+  const Statement st(*this, with_reports ? "SELECT scenario, study, position, axes, status, error, iteration_time_s, samples_per_s, mfu, "
+                                           "efficiency, peak_memory_bytes, report, wall_s FROM scenarios ORDER BY study, position"
+                                         : "SELECT scenario, study, position, axes, status, error, iteration_time_s, samples_per_s, mfu, "
+                                           "efficiency, peak_memory_bytes, '', wall_s FROM scenarios ORDER BY study, position");
   std::vector<ScenarioRow> out;
   while (st.step()) {
     sqlite3_stmt* s = st.get();
@@ -261,24 +265,26 @@ std::vector<ScenarioRow> ResultsDb::rows() const {
     r.error = st.text(5);
     // Figures hetsim writes are finite and not negative, and an ok row has them all: anything else
     // was written by another hand (sqlite3 holds inf, and stores a NaN as NULL).
-    const auto figure = [&](int col, const char* name) {
+    // Each also within what any simulation could give (a hand's 1e308 printed "inf%" and broke the plot).
+    const auto figure = [&](int col, const char* name, double most) {
       const int type = sqlite3_column_type(s, col);
       const double v = sqlite3_column_double(s, col);
       const bool missing = type == SQLITE_NULL;
-      if ((type != SQLITE_FLOAT && type != SQLITE_INTEGER && !missing) || (missing && r.status == "ok") || !std::isfinite(v) || v < 0) {
+      if ((type != SQLITE_FLOAT && type != SQLITE_INTEGER && !missing) || (missing && r.status == "ok") || !std::isfinite(v) || v < 0 ||
+          v > most) {
         throw InputError(path_.string(), "", "scenario " + printable(r.scenario.substr(0, 32)) + "'s " + name +
-                                                 " is not a finite figure of 0 or more (the database was edited by hand or "
-                                                 "damaged); " + kRestore);
+                                                 " is not a finite figure from 0 to " + format_double("%g", most) +
+                                                 " (the database was edited by hand or damaged); " + kRestore);
       }
       return v;
     };
-    r.iteration_time_s = figure(6, "iteration_time_s");
-    r.samples_per_s = figure(7, "samples_per_s");
-    r.mfu = figure(8, "mfu");
-    r.efficiency = figure(9, "efficiency");
-    r.peak_memory_bytes = figure(10, "peak_memory_bytes");
+    r.iteration_time_s = figure(6, "iteration_time_s", 1e9);  // 30 years
+    r.samples_per_s = figure(7, "samples_per_s", 1e12);
+    r.mfu = figure(8, "mfu", 100);  // shares (an FP4 run's MFU of a bf16 peak passes 1)
+    r.efficiency = figure(9, "efficiency", 100);
+    r.peak_memory_bytes = figure(10, "peak_memory_bytes", 1e18);  // an exabyte
     r.report = st.text(11);
-    r.wall_s = figure(12, "wall_s");
+    r.wall_s = figure(12, "wall_s", 1e9);
     const nlohmann::json axes = nlohmann::json::parse(r.axes, nullptr, false);
     if (!axes.is_object() && !axes.is_null()) {
       throw InputError(path_.string(), "", "scenario " + printable(r.scenario.substr(0, 32)) +

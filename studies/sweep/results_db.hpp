@@ -40,7 +40,7 @@ class ResultsDb {
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
 
-  // Keys of the scenarios already recorded.
+  // Keys of the scenarios already recorded (every row checked as rows() checks it).
   [[nodiscard]] std::set<std::string> keys() const;
   // Inserts (or replaces) one row and commits it.
   void put(const ScenarioRow& row);
@@ -50,6 +50,8 @@ class ResultsDb {
 
  private:
   class Statement;
+  // rows(), with each report or without (left "").
+  [[nodiscard]] std::vector<ScenarioRow> read_rows(bool with_reports) const;
   // Every SQLite failure (a damaged page, a full disk, a lock held too long) is an InputError
   // naming the file and giving SQLite's message: exit 2, never a silent short read.
   [[noreturn]] void fail(int sqlite_rc) const;

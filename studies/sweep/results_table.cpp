@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,12 @@ long baseline_row(const std::vector<std::string>& spec, const std::vector<Scenar
       throw InputError("--baseline", "", "row " + spec[0] + " is not in the table (rows 1 to " + std::to_string(order.size()) + ")");
     }
     return static_cast<long>(order[static_cast<size_t>(n - 1)]);
+  }
+  for (const std::string& cond : spec) {
+    if (!cond.empty() && std::all_of(cond.begin(), cond.end(), ::isdigit)) {
+      throw InputError("--baseline", "", "row " + cond + " is given with another --baseline: a row number names one row by itself; "
+                                         "repeat --baseline only for AXIS=VALUE conditions that together name one row");
+    }
   }
   std::vector<long> matches;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -183,6 +190,11 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   CalibrationSpread spread;
   for (size_t i = 0; i < rows.size(); ++i) {
     const nlohmann::json report = nlohmann::json::parse(rows[i].report, nullptr, false);
+    if (rows[i].status == "ok" && !rows[i].report.empty() && !report.is_object()) {  // a hand's edit, said
+      throw InputError(file.string(), "", "scenario " + printable(rows[i].scenario.substr(0, 32)) +
+                                              "'s report is not a JSON object (the database was edited by hand or damaged); "
+                                              "restore it from a copy, or run the study into a new one (--db)");
+    }
     plans.push_back(plan_cells(rows[i], report, full));
     plan_study = plan_study || !plans.back().plans.empty();
     if (rows[i].status == "ok") spread.add(table_row[i], report);
@@ -219,7 +231,10 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
     if (base >= 0) {
       const ScenarioRow& b = rows[static_cast<size_t>(base)];
       const double change = ok && b.samples_per_s > 0 ? r.samples_per_s / b.samples_per_s - 1 : 0;
-      cells.push_back(!ok || b.samples_per_s <= 0 ? "" : full ? format_double(f, change) : format_double("%+.1f%%", 100 * change));
+      // (A baseline of almost no throughput, as only a hand's edit leaves, gives no finite change.)
+      cells.push_back(!ok || b.samples_per_s <= 0 || !std::isfinite(change) ? ""
+                      : full                                                ? format_double(f, change)
+                                                                            : format_double("%+.1f%%", 100 * change));
     }
     table.push_back(std::move(cells));
   }

@@ -309,6 +309,12 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       out.left_out.push_back(run.name + ": no prediction (" + r.failure + ")");
       continue;
     }
+    const bool timed = std::any_of(r.figures.begin(), r.figures.end(),
+                                   [](const FigureResult& f) { return quantity_of(f.key) == Quantity::kTime && f.measured > 0; });
+    if (!timed) {
+      out.left_out.push_back(run.name + ": it measures no time, throughput or bus bandwidth (a profile's parameters are times)");
+      continue;
+    }
     for (size_t f = 0; f < r.figures.size(); ++f) {
       if (quantity_of(r.figures[f].key) != Quantity::kTime || !(r.figures[f].measured > 0)) continue;
       const auto same = std::find_if(rows.begin(), rows.end(), [&](const Row& x) { return same_setting(*x.run, run); });

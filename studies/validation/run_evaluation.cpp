@@ -152,11 +152,18 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   const Cluster cluster = run_cluster(run);
   const ModelSpec model = load_model(run.layer.model);
   const int tp = run.layer.tp;
-  if (tp > cluster.node_types.front().gpus_per_node) {
+  const auto refuse = [&](const std::string& why) {
     Diagnostic at = run.layer.tp_where;
-    at.message = "tp " + std::to_string(tp) + " is wider than a node of " + cluster.name + " (" +
-                 std::to_string(cluster.node_types.front().gpus_per_node) + " GPUs)";
+    at.message = "tp " + std::to_string(tp) + " " + why;
     throw InputError({at});
+  };
+  if (tp > cluster.node_types.front().gpus_per_node) {
+    refuse("is wider than a node of " + cluster.name + " (" + std::to_string(cluster.node_types.front().gpus_per_node) + " GPUs)");
+  }
+  // As a training run's or a plan's tensor parallelism (check_hybrid_plan): whole heads per GPU.
+  if (model.heads > 0 && model.heads % tp != 0) refuse("does not divide the model's " + std::to_string(model.heads) + " attention heads");
+  if (model.kv_heads > 0 && model.kv_heads != model.heads && model.kv_heads % tp != 0) {
+    refuse("does not divide the model's " + std::to_string(model.kv_heads) + " key/value heads");
   }
   const std::vector<int> group = first_node_group(cluster, 0, tp);
   const Device& device = cluster.device_of(group.front());

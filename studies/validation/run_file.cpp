@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "base/data_dir.hpp"
@@ -168,6 +169,9 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.name = r.name("name");
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");
+  const auto blank = [](const std::string& t) { return t.find_first_not_of(" \t") == std::string::npos; };
+  if (blank(run.source)) r.error("source", "is empty; say where the measurement was published or made");
+  if (r.opt_node("class") && blank(run.class_name)) r.error("class", "is empty; leave it out for the default class, or name one");
   run.source_group = r.opt_text("source_group").value_or(run.source);
   if (const std::optional<std::string> cal = r.opt_text("calibration")) {
     run.calibration = *cal;
@@ -275,6 +279,25 @@ std::vector<ValidationRun> load_runs(const std::filesystem::path& file) {
     runs.push_back(std::move(run));
   }
   diags.throw_if_any();
+  return runs;
+}
+
+std::vector<ValidationRun> load_run_files(const std::vector<std::string>& files) {
+  std::vector<ValidationRun> runs;
+  std::map<std::string, Diagnostic> seen;  // name: where it was first given
+  std::vector<Diagnostic> twice;
+  for (const std::string& f : files) {
+    for (ValidationRun& r : load_runs(f)) {
+      if (const auto [at, first] = seen.emplace(r.name, r.where); !first) {
+        Diagnostic d = r.where;
+        d.field = "name";
+        d.message = in_quotes(r.name) + " names a run of " + at->second.file + ":" + std::to_string(at->second.line) + " too";
+        twice.push_back(std::move(d));
+      }
+      runs.push_back(std::move(r));
+    }
+  }
+  if (!twice.empty()) throw InputError(twice);
   return runs;
 }
 

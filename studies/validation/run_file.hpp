@@ -144,4 +144,8 @@ struct ValidationRun {
 // folder, or name shipped inputs. Throws InputError listing every problem (file:line:col, field).
 [[nodiscard]] std::vector<ValidationRun> load_runs(const std::filesystem::path& file);
 
+// The runs of every file, in order. A name given in two files (or one file given twice) is refused
+// at its later run: a run counted twice would weigh twice in a class's errors and in a fit.
+[[nodiscard]] std::vector<ValidationRun> load_run_files(const std::vector<std::string>& files);
+
 }  // namespace hetsim

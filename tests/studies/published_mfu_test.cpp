@@ -87,6 +87,13 @@ TEST(PublishedMfu, AGpuWithNoFigureIsHeldToOneOfTheSamePeakElseToTheHighestOnAny
   }
   EXPECT_DOUBLE_EQ(l40s->mfu, highest);
   EXPECT_NE(l40s->gpu.find("L40S (no figure of its own: the highest for any GPU, "), std::string::npos) << l40s->gpu;
+  // GB300 has figures of its own (Megatron-Bridge's held-out rows): a dense MXFP8 run is held to
+  // its 98.1 %, not to B200's 70.0 % (audit 2026-12-03: a GB300 plan was flagged at 71.6 %).
+  const ModelSpec mx = load_model(test::source_dir() / "studies/validation/models/llama3-70b-mxfp8.yaml");
+  const std::optional<PublishedMfu> gb300 = published_mfu_ceiling(table, mx, one_type("GB300"));
+  ASSERT_TRUE(gb300.has_value());
+  EXPECT_EQ(gb300->gpu, "GB300");
+  EXPECT_DOUBLE_EQ(gb300->mfu, 0.9812);
   // Nothing published for the setting and format on any GPU (MoE in 16 bits): none.
   ModelSpec moe = load_model(test::shipped("workloads", "mixtral-8x7b"));
   moe.training.gemm_precision = GemmPrecision::kDtype;

@@ -110,11 +110,15 @@ TEST(ResultsDb, FiguresNoRunCouldHaveWrittenAreRefused) {
     const char* edit;
     const char* says;
   };
-  for (const Case& c : {Case{"iteration_time_s = 9e999", "'s iteration_time_s is not a finite figure of 0 or more"},
-                        Case{"samples_per_s = -9e999", "'s samples_per_s is not a finite figure of 0 or more"},
-                        Case{"mfu = -5", "'s mfu is not a finite figure of 0 or more"},
-                        Case{"efficiency = 'fast'", "'s efficiency is not a finite figure of 0 or more"},
-                        Case{"iteration_time_s = NULL", "'s iteration_time_s is not a finite figure of 0 or more"},
+  for (const Case& c : {Case{"iteration_time_s = 9e999", "'s iteration_time_s is not a finite figure from 0 to 1e+09"},
+                        Case{"samples_per_s = -9e999", "'s samples_per_s is not a finite figure from 0 to 1e+12"},
+                        Case{"mfu = -5", "'s mfu is not a finite figure from 0 to 100"},
+                        Case{"efficiency = 'fast'", "'s efficiency is not a finite figure from 0 to 100"},
+                        Case{"iteration_time_s = NULL", "'s iteration_time_s is not a finite figure from 0 to 1e+09"},
+                        // Finite but beyond any simulation: printed "inf%" and broke the plot (audit 2026-12-03).
+                        Case{"mfu = 1e308", "'s mfu is not a finite figure from 0 to 100"},
+                        Case{"peak_memory_bytes = 1.7e308", "'s peak_memory_bytes is not a finite figure from 0 to 1e+18"},
+                        Case{"report = '{'", "'s report is not a JSON object"},
                         Case{"axes = '{not json'", "'s axes are not a JSON object"}}) {
     SCOPED_TRACE(c.edit);
     const fs::path db = f.dir / "edited.db";
@@ -136,6 +140,12 @@ TEST(ResultsDb, FiguresNoRunCouldHaveWrittenAreRefused) {
     EXPECT_EQ(report.rc, 2) << report.output;
     EXPECT_EQ(report.output, db.string() + ": error: scenario k1" + c.says +
                                  " (the database was edited by hand or damaged); restore it from a copy, or run the study into a new one (--db)\n");
+    // A sweep resumed into it refuses it too (it took the edited rows as done; audit 2026-12-03).
+    // Reports are not read back by a sweep: an edited report is for `hetsim report` to find.
+    if (std::string(c.edit).starts_with("report")) continue;
+    const test::CliRun sweep = test::run_hetsim("sweep " + f.study().string() + " --db " + db.string(), test::Capture::kStderr);
+    EXPECT_EQ(sweep.rc, 2) << sweep.output;
+    EXPECT_NE(sweep.output.find(db.string() + ": error: scenario k1" + c.says), std::string::npos) << sweep.output;
   }
 }
 
