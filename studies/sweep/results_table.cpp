@@ -188,6 +188,7 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   std::vector<PlanCells> plans;
   bool plan_study = false;
   CalibrationSpread spread;
+  std::vector<size_t> above_published;  // table rows whose MFU is above the published figure
   for (size_t i = 0; i < rows.size(); ++i) {
     const nlohmann::json report = nlohmann::json::parse(rows[i].report, nullptr, false);
     if (rows[i].status == "ok" && !rows[i].report.empty() && !report.is_object()) {  // a hand's edit, said
@@ -198,6 +199,14 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
     plans.push_back(plan_cells(rows[i], report, full));
     plan_study = plan_study || !plans.back().plans.empty();
     if (rows[i].status == "ok") spread.add(table_row[i], report);
+    const nlohmann::json published = report.is_object() ? report.value("mfu_published", nlohmann::json()) : nlohmann::json();
+    if (rows[i].status == "ok" && published.is_object() && published.value("above", false) == true) above_published.push_back(table_row[i]);
+  }
+  if (!above_published.empty()) {  // as plan and simulate say it beside the figure, said of the table's rows
+    std::sort(above_published.begin(), above_published.end());
+    out.notes.push_back("MFU above the highest published for its GPUs and setting in rows " + row_list(above_published) +
+                        " (each row's report names the figure: mfu_published): nothing published on those GPUs has run that "
+                        "fast, so those predictions are more likely optimistic than the hardware faster");
   }
   std::vector<std::string>& header = out.header;
   header = {"study"};

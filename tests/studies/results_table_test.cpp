@@ -92,6 +92,31 @@ TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePred
   EXPECT_EQ(h.output.find("H100"), std::string::npos) << h.output;
 }
 
+TEST(ResultsTable, RowsAboveThePublishedMfuAreNamed) {
+  // Audit 2026-12-03: plan and simulate said it beside the figure, sweep tables did not.
+  const TempDir f("results-table-mfu");
+  const fs::path file = f.path() / "mfu.db";
+  {
+    ResultsDb db(file);
+    for (int i = 0; i < 4; ++i) {
+      ScenarioRow row;
+      row.scenario = "key-" + std::to_string(i);
+      row.study = std::string("s");
+      row.position = i;
+      row.axes = nlohmann::json{{"nic", std::to_string(i)}}.dump();
+      row.status = std::string("ok");
+      row.samples_per_s = 10.0 + i;  // --sort samples_per_s keeps the order
+      nlohmann::json report{{"mfu_published", {{"highest", 0.495}, {"above", i >= 2}}}};
+      if (i == 0) report["mfu_published"] = nullptr;  // nothing published for its GPUs: not said
+      row.report = report.dump();
+      db.put(row);
+    }
+  }
+  const ResultsTable t = results_table(file, {});
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_EQ(t.notes[0].rfind("MFU above the highest published for its GPUs and setting in rows 3-4 (", 0), 0u) << t.notes[0];
+}
+
 TEST(ResultsTable, ASweepThatSwapsTheGpuTypeSaysWhereCalibrationDiffers) {
   // The default cluster's V100 nodes (dle-pytorch-bert-2022 in force) swapped for MI250X nodes (no
   // profile); then the same with --calibration none in every scenario: like with like.
