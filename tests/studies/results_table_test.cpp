@@ -18,8 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// An ok row with these axes whose report's `calibration` is `calibration`.
-void put_row(ResultsDb& db, int position, const nlohmann::json& axes, const nlohmann::json& calibration) {
+// An ok row with these axes and this report.
+void put_row(ResultsDb& db, int position, const nlohmann::json& axes, const nlohmann::json& report) {
   ScenarioRow row;
   row.scenario = "key-" + std::to_string(position);
   row.study = std::string("s");
@@ -27,13 +27,13 @@ void put_row(ResultsDb& db, int position, const nlohmann::json& axes, const nloh
   row.axes = axes.dump();
   row.status = std::string("ok");
   row.samples_per_s = 100.0 - position;  // --sort samples_per_s turns the rows round
-  row.report = nlohmann::json{{"calibration", calibration}}.dump();
+  row.report = report.dump();
   db.put(row);
 }
 
 // An ok row of one GPU type, run under `profile` ("none": the raw model).
 void put(ResultsDb& db, int position, const std::string& gpu, const std::string& profile) {
-  put_row(db, position, {{"gpu", gpu}}, {{gpu, profile}});
+  put_row(db, position, {{"gpu", gpu}}, {{"calibration", {{gpu, profile}}}});
 }
 
 TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePredictions) {
@@ -83,7 +83,7 @@ TEST(ResultsTable, ScenariosOfCalibratedAndRawGpuTypesAreSaidToCompareUnlikePred
     ResultsDb db(hostile);
     put(db, 0, "A100\x1b]0;owned\x07\x1b[31m", "megatron-lm-2021-a100");
     put(db, 1, "MI250X", "none");
-    put_row(db, 2, nlohmann::json::object(), {{"H100", 7}});
+    put_row(db, 2, nlohmann::json::object(), {{"calibration", {{"H100", 7}}}});
   }
   const test::CliRun h = test::run_hetsim("report " + hostile.string(), test::Capture::kStdout);
   EXPECT_EQ(h.rc, 0) << test::run_hetsim("report " + hostile.string(), test::Capture::kStderr).output;
@@ -99,17 +99,9 @@ TEST(ResultsTable, RowsAboveThePublishedMfuAreNamed) {
   {
     ResultsDb db(file);
     for (int i = 0; i < 4; ++i) {
-      ScenarioRow row;
-      row.scenario = "key-" + std::to_string(i);
-      row.study = std::string("s");
-      row.position = i;
-      row.axes = nlohmann::json{{"nic", std::to_string(i)}}.dump();
-      row.status = std::string("ok");
-      row.samples_per_s = 10.0 + i;  // --sort samples_per_s keeps the order
       nlohmann::json report{{"mfu_published", {{"highest", 0.495}, {"above", i >= 2}}}};
       if (i == 0) report["mfu_published"] = nullptr;  // nothing published for its GPUs: not said
-      row.report = report.dump();
-      db.put(row);
+      put_row(db, i, {{"nic", std::to_string(i)}}, report);
     }
   }
   const ResultsTable t = results_table(file, {});
