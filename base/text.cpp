@@ -8,6 +8,8 @@
 
 namespace hetsim {
 
+bool is_blank(std::string_view s) { return s.find_first_not_of(" \t") == std::string_view::npos; }
+
 std::string in_quotes(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);

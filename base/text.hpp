@@ -10,6 +10,8 @@
 
 namespace hetsim {
 
+// Nothing but spaces and tabs (or nothing at all): a required text left empty.
+[[nodiscard]] bool is_blank(std::string_view s);
 // "word" with double quotes around it.
 [[nodiscard]] std::string in_quotes(std::string_view s);
 // prefix followed by the number, e.g. ("r", 3) -> "r3".

@@ -158,6 +158,14 @@ namespace {
 // An |error| share as a profile writes it: "0.0412".
 double read_share(FieldReader& r, std::string_view key) { return r.number(key, 0, 100); }
 
+// Each name of the list at `field` once: a repeat is said at the field.
+void refuse_repeats(FieldReader& r, std::string_view field, const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto before = names.begin() + static_cast<std::ptrdiff_t>(i);
+    if (std::find(names.begin(), before, names[i]) != before) r.error(field, in_quotes(names[i]) + " is listed twice");
+  }
+}
+
 // A YAML double-quoted scalar (the text is printable: names and sources were checked when read).
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -187,7 +195,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   p.file = file.name();
   p.name = r.name("name");
   p.software = r.text("software");
-  if (p.software.find_first_not_of(" \t") == std::string::npos) r.error("software", "is empty; name the software stack the runs used");
+  if (is_blank(p.software)) r.error("software", "is empty; name the software stack the runs used");
   p.fitted = r.text("fitted");
   const std::string fitted_problem = iso_date_problem(p.fitted);
   if (!fitted_problem.empty()) r.error("fitted", in_quotes(p.fitted) + fitted_problem);
@@ -199,13 +207,10 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   }
   p.devices = r.names("devices");
   const std::vector<std::string> known = shipped_device_names();
-  for (size_t i = 0; i < p.devices.size(); ++i) {
-    const std::string& d = p.devices[i];
+  for (const std::string& d : p.devices) {
     if (std::find(known.begin(), known.end(), d) == known.end()) r.error("devices", unknown_device_message(d, known));
-    if (std::find(p.devices.begin(), p.devices.begin() + static_cast<std::ptrdiff_t>(i), d) != p.devices.begin() + static_cast<std::ptrdiff_t>(i)) {
-      r.error("devices", in_quotes(d) + " is listed twice");
-    }
   }
+  refuse_repeats(r, "devices", p.devices);
   if (r.opt_node("transferred_to")) {
     for (FieldReader c : r.list("transferred_to")) {
       TransferredDevice t;
@@ -218,7 +223,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       } else if (p.transfer_to(t.device) != nullptr) {
         c.error("device", in_quotes(t.device) + " is listed twice");
       }
-      if (t.why.find_first_not_of(" \t") == std::string::npos) c.error("why", "is empty; say why the parameters carry over to this GPU type");
+      if (is_blank(t.why)) c.error("why", "is empty; say why the parameters carry over to this GPU type");
       c.finish();
       p.transferred_to.push_back(std::move(t));
     }
@@ -248,12 +253,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   }
   params.finish();  // names an unknown parameter, with the known ones
   p.fitted_on = r.names("fitted_on");
-  for (size_t i = 0; i < p.fitted_on.size(); ++i) {
-    if (std::find(p.fitted_on.begin(), p.fitted_on.begin() + static_cast<std::ptrdiff_t>(i), p.fitted_on[i]) !=
-        p.fitted_on.begin() + static_cast<std::ptrdiff_t>(i)) {
-      r.error("fitted_on", in_quotes(p.fitted_on[i]) + " is listed twice");
-    }
-  }
+  refuse_repeats(r, "fitted_on", p.fitted_on);
   if (r.opt_node("cross_validation")) {
     for (FieldReader c : r.list("cross_validation")) {
       CrossValidatedClass k;

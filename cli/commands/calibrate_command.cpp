@@ -57,7 +57,7 @@ int run_calibrate(const CalibrateArgs& a) {
   o.software = a.software;
   // A profile's name and stack are what reports say of it: text on one line, never empty.
   for (const auto& [flag, text] : {std::pair<const char*, const std::string*>{"--name", &a.name}, {"--software", &a.software}}) {
-    if (text->find_first_not_of(" \t") == std::string::npos) throw InputError(flag, "", "is empty: every report the profile is used in names it");
+    if (is_blank(*text)) throw InputError(flag, "", "is empty: every report the profile is used in names it");
     if (std::any_of(text->begin(), text->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
       throw InputError(flag, "", "holds a control character (a line break or tab): give text on one line");
     }

@@ -79,7 +79,7 @@ Offer read_offer(FieldReader& o) {
     }
   }
   offer.source = o.text("source");
-  if (offer.source.find_first_not_of(" \t") == std::string::npos) o.error("source", "say where the price and power come from, with a date");
+  if (is_blank(offer.source)) o.error("source", "say where the price and power come from, with a date");
   offer.date = o.opt_text("date").value_or("");
   if (std::string why = offer.date.empty() ? "" : iso_date_problem(offer.date); !why.empty()) o.error("date", in_quotes(offer.date) + why);
   offer.min_count = o.opt_integer("min_count", 0, kMaxNodesPerOffer).value_or(0);

@@ -34,8 +34,6 @@ CREATE TABLE IF NOT EXISTS scenarios (
   wall_s REAL
 ))sql";
 
-constexpr const char* kRestore = "restore it from a copy, or run the study into a new one (--db)";
-
 constexpr const char* kColumns[] = {"scenario", "study", "position", "axes", "status", "error", "iteration_time_s",
                                     "samples_per_s", "mfu", "efficiency", "peak_memory_bytes", "report", "wall_s"};
 
@@ -98,7 +96,7 @@ class ResultsDb::Statement {
 void ResultsDb::fail(int rc) const {
   if ((rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
     damaged_ = true;
-    throw InputError(path_.string(), "", "the results database is damaged (" + sqlite_error(db_, rc) + "); " + kRestore);
+    throw InputError(path_.string(), "", "the results database is damaged (" + sqlite_error(db_, rc) + "); " + kRestoreResults);
   }
   throw InputError(path_.string(), "", "the results database cannot be used: " + sqlite_error(db_, rc));
 }
@@ -169,7 +167,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Mode mode) : path_(path)
     if (problems != std::vector<std::string>{"ok"}) {
       std::string text;
       for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
-      refuse("the results database is damaged (PRAGMA quick_check: " + text + "); " + kRestore, true);
+      refuse("the results database is damaged (PRAGMA quick_check: " + text + "); " + kRestoreResults, true);
     }
     std::vector<std::string> tables;
     {
@@ -274,7 +272,7 @@ std::vector<ScenarioRow> ResultsDb::read_rows(bool with_reports) const {
           v > most) {
         throw InputError(path_.string(), "", "scenario " + printable(r.scenario.substr(0, 32)) + "'s " + name +
                                                  " is not a finite figure from 0 to " + format_double("%g", most) +
-                                                 " (the database was edited by hand or damaged); " + kRestore);
+                                                 " (the database was edited by hand or damaged); " + kRestoreResults);
       }
       return v;
     };
@@ -288,7 +286,7 @@ std::vector<ScenarioRow> ResultsDb::read_rows(bool with_reports) const {
     const nlohmann::json axes = nlohmann::json::parse(r.axes, nullptr, false);
     if (!axes.is_object() && !axes.is_null()) {
       throw InputError(path_.string(), "", "scenario " + printable(r.scenario.substr(0, 32)) +
-                                               "'s axes are not a JSON object (the database was edited by hand or damaged); " + kRestore);
+                                               "'s axes are not a JSON object (the database was edited by hand or damaged); " + kRestoreResults);
     }
     out.push_back(std::move(r));
   }

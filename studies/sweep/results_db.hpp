@@ -15,6 +15,9 @@ struct sqlite3;
 
 namespace hetsim {
 
+// What to do with a results database found damaged or edited by hand, ending each such message.
+inline constexpr const char* kRestoreResults = "restore it from a copy, or run the study into a new one (--db)";
+
 struct ScenarioRow {
   std::string scenario;  // the key
   std::string study;

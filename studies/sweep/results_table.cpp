@@ -193,8 +193,8 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
     const nlohmann::json report = nlohmann::json::parse(rows[i].report, nullptr, false);
     if (rows[i].status == "ok" && !rows[i].report.empty() && !report.is_object()) {  // a hand's edit, said
       throw InputError(file.string(), "", "scenario " + printable(rows[i].scenario.substr(0, 32)) +
-                                              "'s report is not a JSON object (the database was edited by hand or damaged); "
-                                              "restore it from a copy, or run the study into a new one (--db)");
+                                              "'s report is not a JSON object (the database was edited by hand or damaged); " +
+                                              kRestoreResults);
     }
     plans.push_back(plan_cells(rows[i], report, full));
     plan_study = plan_study || !plans.back().plans.empty();

@@ -159,6 +159,13 @@ std::string scenario_key(const Study& study, const Scenario& s, const std::strin
   return digest(text);
 }
 
+// `text` with the baseline's plan file, `path`, named as "the baseline's plan" wherever it appears:
+// the same study gives the same rows, bit for bit, whatever scratch folder it ran in.
+std::string naming_the_baseline(std::string text, const std::string& path) {
+  for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at)) text.replace(at, path.size(), "the baseline's plan");
+  return text;
+}
+
 // Runs one scenario in this (worker) process; returns its row as JSON.
 // A plan study's report says what the scenario did with plans (`plans`: held, or re-planned).
 std::string run_scenario(const Study& study, const Scenario& s, const TempDir& scratch, const std::string& baseline_plan,
@@ -170,13 +177,11 @@ std::string run_scenario(const Study& study, const Scenario& s, const TempDir& s
       !row.value("machine_limit", false)) {
     // The held plan refused by this scenario's cluster or model (its GPUs, their count, the model's
     // operators): a result, not a failure of the run. Said without the scratch file's name.
-    std::string why = row.value("error", std::string());
+    const std::string why = row.value("error", std::string());
     if (why.find(baseline_plan) != std::string::npos && !why.starts_with("internal error")) {  // a bug stays an error
-      for (size_t at = why.find(baseline_plan); at != std::string::npos; at = why.find(baseline_plan, at)) {
-        why.replace(at, baseline_plan.size(), "the baseline's plan");
-      }
-      return nlohmann::json{{"status", "infeasible"}, {"error", "the baseline's plan does not fit this scenario: " + why}}.dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return nlohmann::json{{"status", "infeasible"},
+                            {"error", "the baseline's plan does not fit this scenario: " + naming_the_baseline(why, baseline_plan)}}
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
   }
   if (!row.is_object() || !row.contains("report")) return out;
@@ -184,14 +189,9 @@ std::string run_scenario(const Study& study, const Scenario& s, const TempDir& s
   if (!report.is_object()) return out;
   report["plans"] = study.hold_plan ? "held" : "re-planned";
   std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  // The baseline's plan by name, not by its file in this sweep's scratch folder: the same study
-  // gives the same rows, bit for bit, whatever folder it ran in.
   if (!baseline_plan.empty()) {
     const std::string path = nlohmann::json(baseline_plan).dump();  // as the JSON text spells it
-    const std::string name = path.substr(1, path.size() - 2);
-    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
-      text.replace(at, name.size(), "the baseline's plan");
-    }
+    text = naming_the_baseline(std::move(text), path.substr(1, path.size() - 2));
   }
   row["report"] = std::move(text);
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

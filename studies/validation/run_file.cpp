@@ -169,9 +169,8 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.name = r.name("name");
   run.source = r.text("source");
   run.class_name = r.opt_text("class").value_or("");
-  const auto blank = [](const std::string& t) { return t.find_first_not_of(" \t") == std::string::npos; };
-  if (blank(run.source)) r.error("source", "is empty; say where the measurement was published or made");
-  if (r.opt_node("class") && blank(run.class_name)) r.error("class", "is empty; leave it out for the default class, or name one");
+  if (is_blank(run.source)) r.error("source", "is empty; say where the measurement was published or made");
+  if (r.opt_node("class") && is_blank(run.class_name)) r.error("class", "is empty; leave it out for the default class, or name one");
   run.source_group = r.opt_text("source_group").value_or(run.source);
   if (const std::optional<std::string> cal = r.opt_text("calibration")) {
     run.calibration = *cal;
