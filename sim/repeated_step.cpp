@@ -233,6 +233,12 @@ bool extrapolate_repeats(const Program& p, SimResult& r) {
 }
 
 SimResult simulate_folded(const Program& program, const std::function<SimResult(const Program&)>& run) {
+  // What the tries have cost, in tasks simulated: they stop before passing half the full run's.
+  double spent = 0;
+  const auto counted = [&](const Program& p) {
+    spent += static_cast<double>(p.tasks.size());
+    return run(p);
+  };
   // Two copies simulated, periodic, and all that runs between the work before and after them, or
   // else one more copy written out moves everything after them by one period: then every copy left
   // out does (the same state, a period later). Or the last copy differs from the one before only
@@ -243,25 +249,31 @@ SimResult simulate_folded(const Program& program, const std::function<SimResult(
     const bool periodic = copy_period(p, r).has_value();
     if (periodic && copies_cut_the_iteration(p, r)) return extend_by_repeats(p, r);
     if (!periodic && !deviations_meet_what_follows(p, r)) return false;
-    const SimResult next = run(unrolled(p, 1));
+    const SimResult next = counted(unrolled(p, 1));
     if (periodic && next_copy_agrees(p, r, next)) return extend_by_repeats(p, r);
     const std::optional<double> period = boundary_copy_period(p, r, next);
     if (period) extend_by_next(p, r, next, *period);
     return period.has_value();
   };
-  SimResult r = run(program);
+  SimResult r = counted(program);
   if (extended(program, r)) return r;
   // Not periodic yet: the copies may settle into their rhythm a few copies on (a pipeline's
   // steady state after its warm-up, about as many copies as stages). Write out 2, 4, 8, ... of
-  // them, up to a quarter of the rest, and take the last two (the tries cost at most half the
-  // full run where they never settle, and a few copies where they do).
+  // them, up to a quarter of the rest, and take the last two. A try is made only while everything
+  // tried so far and the try itself stay within half the full run's tasks (where the copies never
+  // settle, as the pipelines of MoE plans whose flows drift against each other, the tries would
+  // otherwise cost nearly a full run before it), so a run that folds costs a few copies and one that
+  // does not about one and a half runs at most (a try that extends by one copy more may pass it by that).
   const RepeatedStep& rs = *program.repeated_step;
+  const double size = static_cast<double>(rs.size);
+  const double half_full = 0.5 * (static_cast<double>(program.tasks.size()) + static_cast<double>(rs.more) * size);  // unrolled(program)
   const double budget = static_cast<double>(Program::max_program_tasks()) / 8;
   for (long copies = 2; copies <= std::max(2L, rs.more / 4); copies *= 2) {
     if (copies >= rs.more) break;  // as many as the full run
-    if (static_cast<double>(program.tasks.size()) + static_cast<double>(copies + 1) * rs.size > budget) break;
+    const double tasks = static_cast<double>(program.tasks.size()) + static_cast<double>(copies) * size;
+    if (tasks + size > budget || spent + tasks > half_full) break;
     const Program later = unrolled(program, copies);
-    SimResult u = run(later);
+    SimResult u = counted(later);
     if (extended(later, u)) return folded_result(program, later, u, copies);
   }
   // Never exactly periodic (flows that share links drift against each other by a little each

@@ -286,3 +286,42 @@ TEST_F(RepeatedSteps, NearlyPeriodicCopiesAreExtrapolatedWithABound) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+// Copies that never settle (as the pipelines of MoE plans whose flows drift against each other):
+// what the tries simulate before the full run stays within half of it, even where much of the
+// program lies outside the repeated step and every try repeats it.
+TEST_F(RepeatedSteps, TriesOfCopiesThatNeverSettleCostAtMostHalfTheFullRun) {
+  Program folded = steps_program(cluster_, 200, true);  // 196 copies left out, 7 tasks each
+  int last = -1;
+  for (int i = 0; i < 300; ++i) {  // work after the copies, on a GPU of its own: repeated by every try
+    last = folded.add({"other" + std::to_string(i), ComputeTask{3, 1e-4, 0, 0}, last < 0 ? std::vector<int>{} : std::vector<int>{last}});
+  }
+  ASSERT_EQ(validate(folded), "");
+  const RepeatedStep rs = *folded.repeated_step;
+  const size_t second = static_cast<size_t>(rs.first + rs.size);
+  std::vector<size_t> sizes;
+  const auto drifting = [&](const Program& p) {
+    sizes.push_back(p.tasks.size());
+    SimResult r = simulate(p, cluster_);
+    if (p.repeated_step) {  // a try: the second copy off its period, by more than extrapolation allows
+      r.tasks[second + 1].start_s += 5e-3;
+      r.tasks[second + 1].end_s += 5e-3;
+    }
+    return r;
+  };
+  const SimResult r = simulate_folded(folded, drifting);
+  const size_t full = folded.tasks.size() + static_cast<size_t>(rs.more * rs.size);
+  ASSERT_GE(sizes.size(), 2U);
+  EXPECT_EQ(sizes.back(), full);  // written out in the end
+  size_t tried = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) tried += sizes[i];
+  EXPECT_LE(2 * tried, full);
+  EXPECT_EQ(r.extrapolated_copies, 0);
+  EXPECT_DOUBLE_EQ(r.iteration_time_s, simulate(unrolled(folded), cluster_).iteration_time_s);
+}
+
+}  // namespace
+}  // namespace hetsim
