@@ -120,9 +120,16 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     }
   }
 
-  // Micro-batch steps per GPU, and how many of them (those before the last) run as one task.
+  // Micro-batch steps per GPU: a share that is not a multiple of the micro-batch runs its partial
+  // micro-batch first, so that its last step, whose backward hides the gradient all-reduces, is a
+  // full one (last, a step of one sample would leave them exposed). The full steps before the last
+  // run as one task.
+  auto partial_of = [&](int g) { return plan.samples[g] > mb ? plan.samples[g] % mb : 0L; };
   auto steps_of = [&](int g) { return plan.samples[g] / mb + (plan.samples[g] % mb != 0 ? 1 : 0); };  // no overflow
-  auto collapsed_of = [&](int g) { return every_step || steps_of(g) < 3 ? 0L : steps_of(g) - 1; };
+  auto collapsed_of = [&](int g) {
+    const long full = plan.samples[g] / mb;
+    return every_step || full < 3 ? 0L : full - 1;
+  };
   double steps = 0;  // micro-batch steps simulated over all streams: the program's size, known before building it
   for (const std::vector<int>& c : classes) {
     const int g = c.front();
@@ -150,31 +157,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     // The framework's host time at the start of each forward and backward pass (the calibration
     // profile's pass_host): the GPU waits for it.
     const double host = cluster.device_of(g).fitted.pass_host_s;
-    if (const long repeats = collapsed_of(g); repeats > 0) {
-      // Steps 0 .. repeats-1, all of the full micro-batch: one task of their summed length that
-      // holds one step's activations (the step's peak), then releases them.
-      const std::vector<BlockCost>& blocks = costs.blocks(g, mb);
-      double step_s = 2 * host, step_flops = 0, activations = 0;
-      for (const BlockCost& b : blocks) {
-        step_s += b.fwd_s + b.bwd_s;
-        step_flops += b.model_flops;
-        activations += b.saved_bytes;
-        for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * static_cast<double>(repeats) * b.sources[s];
-      }
-      const double r = static_cast<double>(repeats);
-      std::string label = prefix;
-      label.append("mb0-").append(std::to_string(repeats - 1)).append(" (").append(std::to_string(repeats));
-      label.append(" identical steps as one task)");
-      p.add({label, ComputeTask{g, r * step_s, r * step_flops, activations, mirrors}, {}});
-      p.add({label + ".release", ComputeTask{g, 0, 0, -activations, mirrors}, {}});
-      p.model_flops += replicas * r * step_flops;
-      done = repeats * mb;
-      k = repeats;
-    }
-    for (; done < plan.samples[g]; ++k) {
-      const long size = std::min(mb, plan.samples[g] - done);
-      done += size;
-      const bool last = done == plan.samples[g];
+    const auto step = [&](long size, bool last) {
       const std::vector<BlockCost>& blocks = costs.blocks(g, size);
       const std::string mbtag = "mb" + std::to_string(k) + ".";
       if (host > 0) p.add({prefix + mbtag + "host.fwd", ComputeTask{g, host, 0, 0, mirrors}, {}});
@@ -189,6 +172,44 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
         p.model_flops += replicas * b.model_flops;
         if (last) last_bwd[i].push_back(t);
       }
+      done += size;
+      ++k;
+    };
+    const long partial = partial_of(g);
+    if (const long repeats = collapsed_of(g); repeats > 0) {
+      // The partial step and the full ones before the last (compute alone: no collective runs before
+      // the last step's backward): one task of their summed length that holds one full step's
+      // activations (the steps' peak), then releases them.
+      double seconds = 0, flops = 0, activations = 0;
+      for (const auto& [size, count] : {std::pair{partial, 1L}, std::pair{mb, repeats}}) {
+        if (size == 0) continue;
+        const double times = static_cast<double>(count);
+        double step_s = 2 * host, step_flops = 0, step_bytes = 0;
+        for (const BlockCost& b : costs.blocks(g, size)) {
+          step_s += b.fwd_s + b.bwd_s;
+          step_flops += b.model_flops;
+          step_bytes += b.saved_bytes;
+          for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * times * b.sources[s];
+        }
+        seconds += times * step_s;
+        flops += times * step_flops;
+        activations = std::max(activations, step_bytes);
+      }
+      const long steps = repeats + (partial > 0 ? 1 : 0);
+      std::string label = prefix;
+      label.append("mb0-").append(std::to_string(steps - 1)).append(" (").append(std::to_string(steps));
+      label.append(partial > 0 ? " steps as one task, the partial one first)" : " identical steps as one task)");
+      p.add({label, ComputeTask{g, seconds, flops, activations, mirrors}, {}});
+      p.add({label + ".release", ComputeTask{g, 0, 0, -activations, mirrors}, {}});
+      p.model_flops += replicas * flops;
+      done = partial + repeats * mb;
+      k = steps;
+    } else if (partial > 0) {
+      step(partial, false);
+    }
+    while (done < plan.samples[g]) {
+      const long size = std::min(mb, plan.samples[g] - done);
+      step(size, done + size == plan.samples[g]);
     }
   }
   // Gradient all-reduce per block, in the order backward produces them; GPUs without samples
