@@ -119,6 +119,17 @@ FittedCosts CalibrationProfile::fitted_costs() const {
   return h;
 }
 
+FittedCosts CalibrationProfile::fitted_costs_on(std::string_view device) const {
+  const TransferredDevice* t = transfer_to(device);
+  if (t == nullptr || t->parameters.empty()) return fitted_costs();
+  FittedCosts h;
+  for (const FittedParameter& p : parameters) {
+    const ParameterInfo* info = find_calibration_parameter(p.name);
+    if (info != nullptr && std::find(t->parameters.begin(), t->parameters.end(), p.name) != t->parameters.end()) h.*(info->field) = p.value;
+  }
+  return h;
+}
+
 bool CalibrationProfile::covers(std::string_view device) const {
   return std::find(devices.begin(), devices.end(), device) != devices.end() || transfer_to(device) != nullptr;
 }
@@ -133,8 +144,10 @@ std::string CalibrationProfile::describe_on(std::string_view device) const {
   if (t == nullptr) return describe();
   std::string fitted_types;
   for (const std::string& d : devices) fitted_types += (fitted_types.empty() ? "" : ", ") + d;
+  std::string carried;
+  for (const std::string& name : t->parameters) carried += (carried.empty() ? "" : ", ") + name;
   return describe() + "; transferred to " + std::string(device) + " from " + (fitted_types.empty() ? std::string("none") : fitted_types) +
-         ", fitted on none of its runs: " + t->why;
+         (carried.empty() ? std::string() : " (" + carried + " only)") + ", fitted on none of its runs: " + t->why;
 }
 
 std::string CalibrationProfile::describe() const {
@@ -211,23 +224,6 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
     if (std::find(known.begin(), known.end(), d) == known.end()) r.error("devices", unknown_device_message(d, known));
   }
   refuse_repeats(r, "devices", p.devices);
-  if (r.opt_node("transferred_to")) {
-    for (FieldReader c : r.list("transferred_to")) {
-      TransferredDevice t;
-      t.device = c.name("device");
-      t.why = c.text("why");
-      if (std::find(known.begin(), known.end(), t.device) == known.end()) {
-        c.error("device", unknown_device_message(t.device, known));
-      } else if (std::find(p.devices.begin(), p.devices.end(), t.device) != p.devices.end()) {
-        c.error("device", in_quotes(t.device) + " is in devices: the profile was fitted on it, not transferred to it");
-      } else if (p.transfer_to(t.device) != nullptr) {
-        c.error("device", in_quotes(t.device) + " is listed twice");
-      }
-      if (is_blank(t.why)) c.error("why", "is empty; say why the parameters carry over to this GPU type");
-      c.finish();
-      p.transferred_to.push_back(std::move(t));
-    }
-  }
   FieldReader params = r.child("parameters");
   for (const ParameterInfo& info : calibration_parameters()) {
     std::optional<FieldReader> one = params.opt_child(info.name);
@@ -252,6 +248,35 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
     p.parameters.push_back(std::move(f));
   }
   params.finish();  // names an unknown parameter, with the known ones
+  if (r.opt_node("transferred_to")) {
+    for (FieldReader c : r.list("transferred_to")) {
+      TransferredDevice t;
+      t.device = c.name("device");
+      t.why = c.text("why");
+      if (std::find(known.begin(), known.end(), t.device) == known.end()) {
+        c.error("device", unknown_device_message(t.device, known));
+      } else if (std::find(p.devices.begin(), p.devices.end(), t.device) != p.devices.end()) {
+        c.error("device", in_quotes(t.device) + " is in devices: the profile was fitted on it, not transferred to it");
+      } else if (p.transfer_to(t.device) != nullptr) {
+        c.error("device", in_quotes(t.device) + " is listed twice");
+      }
+      if (is_blank(t.why)) c.error("why", "is empty; say why the parameters carry over to this GPU type");
+      if (c.opt_node("parameters")) {  // only these carry over (default: every one)
+        t.parameters = c.names("parameters");
+        refuse_repeats(c, "parameters", t.parameters);
+        for (const std::string& name : t.parameters) {
+          if (std::none_of(p.parameters.begin(), p.parameters.end(), [&](const FittedParameter& f) { return f.name == name; })) {
+            std::string held;
+            for (const FittedParameter& f : p.parameters) held += (held.empty() ? "" : ", ") + f.name;
+            c.error("parameters", in_quotes(name) + " is not a parameter of this profile (it holds " + held + ")");
+          }
+        }
+        if (t.parameters.empty()) c.error("parameters", "is empty; list the parameters that carry over, or leave the field out for all");
+      }
+      c.finish();
+      p.transferred_to.push_back(std::move(t));
+    }
+  }
   p.fitted_on = r.names("fitted_on");
   refuse_repeats(r, "fitted_on", p.fitted_on);
   if (r.opt_node("cross_validation")) {
@@ -309,7 +334,15 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   o << "]\n";
   if (!p.transferred_to.empty()) {
     o << "transferred_to:\n";
-    for (const TransferredDevice& t : p.transferred_to) o << "  - {device: " << quoted(t.device) << ", why: " << quoted(t.why) << "}\n";
+    for (const TransferredDevice& t : p.transferred_to) {
+      o << "  - {device: " << quoted(t.device) << ", why: " << quoted(t.why);
+      if (!t.parameters.empty()) {
+        o << ", parameters: [";
+        for (size_t i = 0; i < t.parameters.size(); ++i) o << (i > 0 ? ", " : "") << quoted(t.parameters[i]);
+        o << "]";
+      }
+      o << "}\n";
+    }
   }
   o << "parameters:\n";
   for (const FittedParameter& f : p.parameters) {
@@ -460,16 +493,17 @@ std::set<std::string> profiles_in_force(const std::set<std::string>& devices) {
 std::optional<CalibrationProfile> calibration_applying(std::string_view device, bool moe) {
   std::optional<CalibrationProfile> p = calibration_for(device);
   if (p && !moe) {
-    FittedCosts f = p->fitted_costs();
+    FittedCosts f = p->fitted_costs_on(device);
     f.moe_layer_s = f.expert_gemm_s = 0;
-    if (f == FittedCosts{}) p.reset();
+    const TransferredDevice* t = p->transfer_to(device);
+    if (f == FittedCosts{} && (t == nullptr || t->parameters.empty())) p.reset();
   }
   return p;
 }
 
 void apply_calibration(Device& device) {
   const std::optional<CalibrationProfile> p = calibration_for(device.name);
-  device.fitted = p ? p->fitted_costs() : FittedCosts{};
+  device.fitted = p ? p->fitted_costs_on(device.name) : FittedCosts{};
   device.calibration = p ? p->describe_on(device.name) : "";
 }
 

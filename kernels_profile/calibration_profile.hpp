@@ -109,6 +109,7 @@ struct CrossValidatedRun {
 struct TransferredDevice {
   std::string device;
   std::string why;
+  std::vector<std::string> parameters{};  // the parameters that carry over; empty: every one
 };
 
 struct CalibrationProfile {
@@ -127,6 +128,9 @@ struct CalibrationProfile {
   std::string file;  // where it was read from (empty: made in memory)
 
   [[nodiscard]] FittedCosts fitted_costs() const;
+  // The costs in force on `device`: a GPU type it was transferred to takes only the parameters its
+  // transfer names (all where it names none).
+  [[nodiscard]] FittedCosts fitted_costs_on(std::string_view device) const;
   // Whether it applies to `device`: fitted on it (`devices`) or transferred to it.
   [[nodiscard]] bool covers(std::string_view device) const;
   [[nodiscard]] const TransferredDevice* transfer_to(std::string_view device) const;  // nullptr: not transferred
@@ -181,6 +185,8 @@ class CalibrationScope {
 [[nodiscard]] std::set<std::string> profiles_in_force(const std::set<std::string>& devices);
 // The profile in force for `device` where its parameters move a run of this kind: a profile of
 // mixture-of-experts host times alone leaves a dense run (moe false) on the raw model (nullopt).
+// A transfer that names its parameters counts either way: the others were left out on that GPU
+// type's own runs (its dense runs read right without them), not for want of runs.
 [[nodiscard]] std::optional<CalibrationProfile> calibration_applying(std::string_view device, bool moe);
 // Sets device.fitted and device.calibration from the profile in force (device loading calls it).
 void apply_calibration(Device& device);

@@ -111,7 +111,47 @@ TEST(CalibrationTransfer, AWrongTransferIsRefusedWithItsLine) {
   EXPECT_NE(refusal("{device: GB200}").find("why"), std::string::npos);
   EXPECT_NE(refusal("{device: GB200, why: \"a\"}\n  - {device: GB200, why: \"b\"}").find("\"GB200\" is listed twice"), std::string::npos);
   EXPECT_NE(refusal("{device: GB200, why: \"a\", extra: 1}").find("extra"), std::string::npos);
+  // `parameters`: only those carry over; each must be one the profile holds, once.
+  EXPECT_EQ(refusal("{device: GB200, why: \"a\", parameters: [gemm_time_excess]}"), "loaded");
+  EXPECT_NE(refusal("{device: GB200, why: \"a\", parameters: [moe_layer_host]}")
+                .find("transferred_to[0].parameters: \"moe_layer_host\" is not a parameter of this profile (it holds gemm_time_excess)"),
+            std::string::npos);
+  EXPECT_NE(refusal("{device: GB200, why: \"a\", parameters: [gemm_time_excess, gemm_time_excess]}").find("gemm_time_excess"), std::string::npos);
+  EXPECT_NE(refusal("{device: GB200, why: \"a\", parameters: []}").find("parameters: is empty"), std::string::npos);
   std::filesystem::remove(file);
+}
+
+TEST(CalibrationTransfer, ATransferOfSomeParametersCarriesOnlyThose) {
+  CalibrationProfile p;
+  p.name = "some";
+  p.software = "s";
+  p.devices = {"B200"};
+  p.transferred_to = {{"GB200", "all of them"}, {"GB300", "the host time only", {"moe_layer_host"}}};
+  p.fitted = p.era = "2026-12-03";
+  p.parameters = {{"moe_layer_host", 3e-3, 3e-4}, {"gemm_time_excess", 0.28, 0.02}};
+  p.fitted_on = {"a"};
+  EXPECT_EQ(p.fitted_costs_on("B200"), p.fitted_costs());
+  EXPECT_EQ(p.fitted_costs_on("GB200"), p.fitted_costs());
+  const FittedCosts gb300 = p.fitted_costs_on("GB300");
+  EXPECT_DOUBLE_EQ(gb300.moe_layer_s, 3e-3);
+  EXPECT_EQ(gb300.gemm_time_excess, 0.0);
+  EXPECT_NE(p.describe_on("GB300").find("transferred to GB300 from B200 (moe_layer_host only), fitted on none of its runs: the host time only"),
+            std::string::npos)
+      << p.describe_on("GB300");
+  // Written and read back with its list.
+  const std::string text = calibration_profile_text(p);
+  EXPECT_NE(text.find("  - {device: \"GB300\", why: \"the host time only\", parameters: [\"moe_layer_host\"]}\n"), std::string::npos) << text;
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-some-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << text;
+  const CalibrationProfile back = load_calibration_profile(file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(back.fitted_costs_on("GB300"), gb300);
+  // The shipped profile carries only B200's host time to GB300: a device loaded there takes no GEMM excess.
+  use_shipped_calibrations();
+  const Device shipped = load_device(test::shipped("kernels_profile/devices", "GB300"));
+  EXPECT_EQ(shipped.fitted.gemm_time_excess, 0.0);
+  EXPECT_EQ(shipped.fitted.moe_layer_s, calibration_for("B200")->fitted_costs().moe_layer_s);
+  EXPECT_GT(load_device(test::shipped("kernels_profile/devices", "GB200")).fitted.gemm_time_excess, 0.0);
 }
 
 }  // namespace

@@ -50,12 +50,47 @@ TEST(HeldOut, GB200RowsArePredictedWithinTenPercentByTheProfileTransferredFromB2
   EXPECT_EQ(check_rows("megatron-bridge-gb200.yaml", 6, {}, {"405b"}, true), 5);
 }
 
-TEST(HeldOut, BlackwellUltraMoeRowsArePredictedWithinTenPercentByTheProfileTransferredFromB200) {
-  // Megatron-Bridge's Qwen3-30B-A3B rows on 8 DGX-B300 and 8 DGX-GB300 GPUs (containers 26.02.01 to
-  // 26.04.01, MXFP8, micro-batch 8: the B200 rows' recipe but for the micro-batch) under
-  // megatron-core-2026-b200 transferred to B300 and GB300: -0.2 to +5.2 % (2026-12-03); the raw model
-  // is 33-40 % fast on the same rows, so the transfer is what these rows test.
-  EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"qwen3"}, {}, true), 6);
+TEST(HeldOut, B300MoeRowsArePredictedWithinTenPercentByTheProfileTransferredFromB200) {
+  // Megatron-Bridge's Qwen3-30B-A3B rows on 8 DGX-B300 GPUs (containers 26.02.01 to 26.04.01, MXFP8,
+  // micro-batch 8: the B200 rows' recipe but for the micro-batch) under megatron-core-2026-b200
+  // transferred to B300: +0.9 to +5.2 % (2026-12-03); the raw model is 33-40 % fast on the same rows,
+  // so the transfer is what these rows test. The same rows on DGX-GB300, which takes only the host
+  // time (below), read +13 to +18 %: their small expert GEMMs run slower than the kernel model there
+  // too, which one GEMM share for dense and expert GEMMs alike cannot say (docs/validation.md).
+  EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"qwen3", "b300"}, {"gb300"}, true), 3);
+  EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"qwen3", "gb300"}, {}, false), 3);
+}
+
+TEST(HeldOut, GB300TakesTheHostTimeAloneAndItsDenseMxfp8RowsHoldWithinTenPercent) {
+  // megatron-core-2026-b200 carries only moe_layer_host to GB300 (its transfer's `parameters`),
+  // chosen on these rows: with B200's gemm_time_excess too, GB300's dense rows read 19-30 % slow;
+  // without it, Llama 3 70B and Llama 3.1 405B in MXFP8 -4.4 to +1.9 % (the FP8-CS 405B rows -9 to
+  // -13 %, only predicted here). In sample for that choice, not held out from it.
+  EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"gb300", "mxfp8"}, {"qwen3"}, true), 7);
+}
+
+TEST(HeldOut, AGB200ToGB300SwapReadsAsMeasured) {
+  // The same model on both racks in container 26.04.01: Llama 3 70B MXFP8 on 64 GPUs, 3712 tokens/s
+  // per GPU on GB200 (TP 2) and 4864 on GB300 (TP 1), 1.31x. hetsim read 1.01x while GB300 took
+  // B200's GEMM excess whole; a what-if between the two must say what the hardware does.
+  use_shipped_calibrations();
+  const CostModel cost = CostModel::shipped();
+  const auto tokens = [&](const std::string& file, const std::string& name, bool predicted) {
+    for (const ValidationRun& run : load_runs(test::source_dir() / "studies/validation/heldout" / file)) {
+      if (run.name != name) continue;
+      const RunResult r = evaluate_run(run, cost, SimOptions{});
+      EXPECT_TRUE(r.failure.empty()) << r.failure;
+      if (r.figures.empty()) return 0.0;
+      return predicted ? r.figures.front().predicted : r.figures.front().measured;
+    }
+    ADD_FAILURE() << name;
+    return 0.0;
+  };
+  const std::string gb200 = "mbridge-26.04.01-llama3-70b-gb200-64gpu-mxfp8", gb300 = "mbridge-26.04.01-llama3-70b-gb300-64gpu-mxfp8";
+  const double measured = tokens("megatron-bridge-blackwell-ultra.yaml", gb300, false) / tokens("megatron-bridge-gb200.yaml", gb200, false);
+  const double predicted = tokens("megatron-bridge-blackwell-ultra.yaml", gb300, true) / tokens("megatron-bridge-gb200.yaml", gb200, true);
+  EXPECT_NEAR(measured, 1.31, 0.01);
+  EXPECT_NEAR(predicted / measured, 1.0, 0.10) << predicted << " against " << measured;
 }
 
 TEST(HeldOut, PublishedGB300DenseLayoutsFitInMemoryWithFp8ParamGather) {
