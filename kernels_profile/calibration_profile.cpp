@@ -142,12 +142,8 @@ const TransferredDevice* CalibrationProfile::transfer_to(std::string_view device
 std::string CalibrationProfile::describe_on(std::string_view device) const {
   const TransferredDevice* t = transfer_to(device);
   if (t == nullptr) return describe();
-  std::string fitted_types;
-  for (const std::string& d : devices) fitted_types += (fitted_types.empty() ? "" : ", ") + d;
-  std::string carried;
-  for (const std::string& name : t->parameters) carried += (carried.empty() ? "" : ", ") + name;
-  return describe() + "; transferred to " + std::string(device) + " from " + (fitted_types.empty() ? std::string("none") : fitted_types) +
-         (carried.empty() ? std::string() : " (" + carried + " only)") + ", fitted on none of its runs: " + t->why;
+  return describe() + "; transferred to " + std::string(device) + " from " + (devices.empty() ? std::string("none") : join(devices)) +
+         (t->parameters.empty() ? std::string() : " (" + join(t->parameters) + " only)") + ", fitted on none of its runs: " + t->why;
 }
 
 std::string CalibrationProfile::describe() const {
@@ -266,9 +262,9 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
         refuse_repeats(c, "parameters", t.parameters);
         for (const std::string& name : t.parameters) {
           if (std::none_of(p.parameters.begin(), p.parameters.end(), [&](const FittedParameter& f) { return f.name == name; })) {
-            std::string held;
-            for (const FittedParameter& f : p.parameters) held += (held.empty() ? "" : ", ") + f.name;
-            c.error("parameters", in_quotes(name) + " is not a parameter of this profile (it holds " + held + ")");
+            std::vector<std::string> held;
+            for (const FittedParameter& f : p.parameters) held.push_back(f.name);
+            c.error("parameters", in_quotes(name) + " is not a parameter of this profile (it holds " + join(held) + ")");
           }
         }
         if (t.parameters.empty()) c.error("parameters", "is empty; list the parameters that carry over, or leave the field out for all");
