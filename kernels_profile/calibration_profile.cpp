@@ -257,7 +257,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
         c.error("device", in_quotes(t.device) + " is listed twice");
       }
       if (is_blank(t.why)) c.error("why", "is empty; say why the parameters carry over to this GPU type");
-      if (c.opt_node("parameters")) {  // only these carry over (default: every one)
+      if (c.opt_node("parameters")) {  // only these carry over (default: every one); names() refuses an empty list
         t.parameters = c.names("parameters");
         refuse_repeats(c, "parameters", t.parameters);
         for (const std::string& name : t.parameters) {
@@ -267,7 +267,6 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
             c.error("parameters", in_quotes(name) + " is not a parameter of this profile (it holds " + join(held) + ")");
           }
         }
-        if (t.parameters.empty()) c.error("parameters", "is empty; list the parameters that carry over, or leave the field out for all");
       }
       c.finish();
       p.transferred_to.push_back(std::move(t));
