@@ -61,11 +61,12 @@ TEST(HeldOut, B300MoeRowsArePredictedWithinTenPercentByTheProfileTransferredFrom
   EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"qwen3", "gb300"}, {}, false), 3);
 }
 
-TEST(HeldOut, LumiMi250xRowsArePredictedFrom32To2048Gcds) {
+TEST(HeldOut, LumiMi250xRowsAreReadAndTheSmallerOnesPredicted) {
   // The LUMI scaling study's Megatron-DeepSpeed runs (2023, ROCm 5.2) on MI250X, which no profile
   // covers: the raw model reads them 36-42 % fast in iteration time, and the 7B's throughput +69 %
-  // (docs/validation.md). Here: every row fits and simulates, the 175B's from 16 to 256 nodes.
-  EXPECT_EQ(check_rows("lumi-mi250x.yaml", 6, {}, {}, false), 6);
+  // (docs/validation.md). Here: every row is read, and the 7B's and the 175B's on 16 and 32 nodes fit
+  // and simulate (the larger ones run in scripts/calibrate: under the sanitizers they cost CI a minute).
+  EXPECT_EQ(check_rows("lumi-mi250x.yaml", 6, {}, {"512gcd", "1024gcd", "2048gcd"}, false), 3);
 }
 
 TEST(HeldOut, AGB200ToGB300SwapReadsAsMeasured) {
