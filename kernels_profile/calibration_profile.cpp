@@ -111,21 +111,17 @@ const ParameterInfo* find_calibration_parameter(std::string_view name) {
   return nullptr;
 }
 
-FittedCosts CalibrationProfile::fitted_costs() const {
-  FittedCosts h;
-  for (const FittedParameter& p : parameters) {
-    if (const ParameterInfo* info = find_calibration_parameter(p.name)) h.*(info->field) = p.value;
-  }
-  return h;
-}
+FittedCosts CalibrationProfile::fitted_costs() const { return fitted_costs_on(""); }
 
 FittedCosts CalibrationProfile::fitted_costs_on(std::string_view device) const {
   const TransferredDevice* t = transfer_to(device);
-  if (t == nullptr || t->parameters.empty()) return fitted_costs();
+  const auto carried = [&](const std::string& name) {
+    return t == nullptr || t->parameters.empty() || std::find(t->parameters.begin(), t->parameters.end(), name) != t->parameters.end();
+  };
   FittedCosts h;
   for (const FittedParameter& p : parameters) {
     const ParameterInfo* info = find_calibration_parameter(p.name);
-    if (info != nullptr && std::find(t->parameters.begin(), t->parameters.end(), p.name) != t->parameters.end()) h.*(info->field) = p.value;
+    if (info != nullptr && carried(p.name)) h.*(info->field) = p.value;
   }
   return h;
 }
@@ -324,18 +320,17 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   o << "software: " << quoted(p.software) << "\n";
   o << "fitted: " << p.fitted << "\n";
   if (!p.era.empty() && p.era != p.fitted) o << "era: " << p.era << "\n";
-  o << "devices: [";
-  for (size_t i = 0; i < p.devices.size(); ++i) o << (i ? ", " : "") << quoted(p.devices[i]);
-  o << "]\n";
+  auto list = [](const std::vector<std::string>& names) {  // ["a", "b"]
+    std::string out = "[";
+    for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + quoted(names[i]);
+    return out + "]";
+  };
+  o << "devices: " << list(p.devices) << "\n";
   if (!p.transferred_to.empty()) {
     o << "transferred_to:\n";
     for (const TransferredDevice& t : p.transferred_to) {
       o << "  - {device: " << quoted(t.device) << ", why: " << quoted(t.why);
-      if (!t.parameters.empty()) {
-        o << ", parameters: [";
-        for (size_t i = 0; i < t.parameters.size(); ++i) o << (i > 0 ? ", " : "") << quoted(t.parameters[i]);
-        o << "]";
-      }
+      if (!t.parameters.empty()) o << ", parameters: " << list(t.parameters);
       o << "}\n";
     }
   }

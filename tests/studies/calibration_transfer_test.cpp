@@ -28,6 +28,16 @@ std::string in_force(const std::string& gpu) {
   return p ? p->name : std::string("none");
 }
 
+// `profile` written as a file (calibration_profile_text) and read back.
+CalibrationProfile read_back(const CalibrationProfile& profile) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("hetsim-" + profile.name + "-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << calibration_profile_text(profile);
+  const CalibrationProfile back = load_calibration_profile(file);
+  std::filesystem::remove(file);
+  return back;
+}
+
 TEST(CalibrationTransfer, SiblingGpuTypesTakeTheShippedProfileOfTheirFittedSibling) {
   use_shipped_calibrations();
   EXPECT_EQ(in_force("H200-SXM-141GB"), "megatron-core-2026");
@@ -77,10 +87,7 @@ TEST(CalibrationTransfer, ATransferIsWrittenAndReadBack) {
   transferred.fitted_on = {"a"};
   const std::string text = calibration_profile_text(transferred);
   EXPECT_NE(text.find("transferred_to:\n  - {device: \"H200-SXM-141GB\", why: \"siblings\"}\n"), std::string::npos) << text;
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-transfer-" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(file) << text;
-  const CalibrationProfile back = load_calibration_profile(file);
-  std::filesystem::remove(file);
+  const CalibrationProfile back = read_back(transferred);
   ASSERT_EQ(back.transferred_to.size(), 1u);
   EXPECT_EQ(back.transferred_to[0].device, "H200-SXM-141GB");
   EXPECT_EQ(back.transferred_to[0].why, "siblings");
@@ -141,11 +148,7 @@ TEST(CalibrationTransfer, ATransferOfSomeParametersCarriesOnlyThose) {
   // Written and read back with its list.
   const std::string text = calibration_profile_text(p);
   EXPECT_NE(text.find("  - {device: \"GB300\", why: \"the host time only\", parameters: [\"moe_layer_host\"]}\n"), std::string::npos) << text;
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-some-" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(file) << text;
-  const CalibrationProfile back = load_calibration_profile(file);
-  std::filesystem::remove(file);
-  EXPECT_EQ(back.fitted_costs_on("GB300"), gb300);
+  EXPECT_EQ(read_back(p).fitted_costs_on("GB300"), gb300);
   // The shipped profile carries only B200's host time to GB300: a device loaded there takes no GEMM excess.
   use_shipped_calibrations();
   const Device shipped = load_device(test::shipped("kernels_profile/devices", "GB300"));
