@@ -36,7 +36,9 @@ std::string not_one_shape(const HybridPlan& plan, const Cluster& cluster) {
   }
   if (plan.stage_program != StageProgram::kMegatron) return "its stages run synthesised programs, not Megatron's tensor parallelism";
   if (!plan.vocab_parallel) return "it gathers the logits; Megatron's loss is always vocabulary-parallel";
-  if (plan.gradient_sync == GradientSync::kZero3) return "it shards weights (zero-3); Megatron-LM has no one flag for that (Megatron-FSDP)";
+  if (plan.gradient_sync == GradientSync::kZero3 && first.stages.size() > 1) {
+    return "it shards weights (zero-3) over a pipeline; Megatron-LM's torch FSDP2 (--use-torch-fsdp2) does not run with pipeline parallelism";
+  }
   if (plan.schedule != PipelineSchedule::kOneFOneB && plan.schedule != PipelineSchedule::kInterleaved) {
     return "Megatron has no " + std::string(schedule_name(plan.schedule)) + " schedule (1f1b and interleaved-1f1b only)";
   }
@@ -131,6 +133,9 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   if (plan.recompute == RecomputeMode::kSelective) out.args += " --recompute-granularity selective";
   if (plan.recompute == RecomputeMode::kFull) out.args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   flag(plan.gradient_sync == GradientSync::kZero1, "use-distributed-optimizer");
+  // Weights sharded (zero-3): Megatron-LM's torch FSDP2, without the fused weight-gradient
+  // accumulation it cannot run (AMD's Primus FSDP recipes set both).
+  flag(plan.gradient_sync == GradientSync::kZero3, "use-torch-fsdp2 --no-gradient-accumulation-fusion");
   flag(plan.grad_sync_overlap, "overlap-grad-reduce");
   flag(plan.gradient_sync == GradientSync::kZero1 && plan.overlap_param_gather, "overlap-param-gather");
   flag(plan.tp_comm_userbuffers, "tp-comm-overlap");

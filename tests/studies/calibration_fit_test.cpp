@@ -466,7 +466,8 @@ TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
   // Pinned, so that a refit that changes which profile a GPU type takes by default is seen. All
   // were fitted in the same days; their eras decide: the A100 80GB is listed by
   // megatron-lm-2021-a100 (2022-05) and dle-pytorch-bert-2022 (2022-03), the A100 40GB by the
-  // first and dle-pytorch-bert-2020 (2020-06), the V100s by both DLE profiles.
+  // first and dle-pytorch-bert-2020 (2020-06), the V100s by both DLE profiles; MI300X is
+  // primus-2026's by transfer, MI250X no profile's.
   auto in_force = [](const std::string& gpu) {
     const std::optional<CalibrationProfile> p = calibration_for(gpu);
     return p ? p->name : std::string("none");
@@ -477,7 +478,10 @@ TEST(CalibrationProfiles, EachGpuTypeTakesTheShippedProfileOfItsMostRecentEra) {
   EXPECT_EQ(in_force("V100-SXM2-16GB"), "dle-pytorch-bert-2022");
   EXPECT_EQ(in_force("H100-SXM5-80GB"), "megatron-core-2026");
   EXPECT_EQ(in_force("B200"), "megatron-core-2026-b200");
-  EXPECT_EQ(in_force("MI300X"), "none");
+  EXPECT_EQ(in_force("MI325X"), "primus-2026");
+  EXPECT_EQ(in_force("MI355X"), "primus-2026");
+  EXPECT_EQ(in_force("MI300X"), "primus-2026");
+  EXPECT_EQ(in_force("MI250X"), "none");
 }
 
 TEST(CalibrationProfiles, ABarComesFromRowsOfTheStackInForceOnThisTimeModel) {

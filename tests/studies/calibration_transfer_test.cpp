@@ -45,8 +45,10 @@ TEST(CalibrationTransfer, SiblingGpuTypesTakeTheShippedProfileOfTheirFittedSibli
   // A sibling's parameters are its fitted sibling's, every one.
   EXPECT_EQ(calibration_for("GB200")->fitted_costs(), calibration_for("B200")->fitted_costs());
   EXPECT_EQ(calibration_for("H200-SXM-141GB")->fitted_costs(), calibration_for("H100-SXM5-80GB")->fitted_costs());
+  EXPECT_EQ(in_force("MI300X"), "primus-2026");
+  EXPECT_EQ(calibration_for("MI300X")->fitted_costs(), calibration_for("MI325X")->fitted_costs());
   // Not transferred across architectures or vendors.
-  EXPECT_EQ(in_force("MI300X"), "none");
+  EXPECT_EQ(in_force("MI250X"), "none");
   EXPECT_EQ(in_force("H20"), "none");
 }
 

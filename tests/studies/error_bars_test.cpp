@@ -14,18 +14,21 @@ namespace hetsim {
 namespace {
 
 TEST(CalibrationContrast, SaidWhereSomeGpuTypesStandUnderAProfileThatAppliesAndOthersOnTheRawModel) {
-  // B200's profile (megatron-core-2026-b200) lengthens every GEMM; MI355X has none.
-  const std::string b200_mi355x = calibration_contrast({"B200", "MI355X"}, false);
-  EXPECT_NE(b200_mi355x.find("B200 (megatron-core-2026-b200) under a calibration profile, MI355X on the raw model"), std::string::npos)
-      << b200_mi355x;
-  EXPECT_NE(b200_mi355x.find("--calibration none"), std::string::npos) << b200_mi355x;
+  // B200's profile (megatron-core-2026-b200) lengthens every GEMM; MI250X has none.
+  const std::string b200_mi250x = calibration_contrast({"B200", "MI250X"}, false);
+  EXPECT_NE(b200_mi250x.find("B200 (megatron-core-2026-b200) under a calibration profile, MI250X on the raw model"), std::string::npos)
+      << b200_mi250x;
+  EXPECT_NE(b200_mi250x.find("--calibration none"), std::string::npos) << b200_mi250x;
   // H100's profile holds MoE host times alone: a dense run stands on the raw model on both; a MoE
   // run does not.
-  EXPECT_EQ(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, false), "");
-  EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, true).find("MI300X on the raw model"), std::string::npos);
+  EXPECT_EQ(calibration_contrast({"H100-SXM5-80GB", "MI250X"}, false), "");
+  EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI250X"}, true).find("MI250X on the raw model"), std::string::npos);
+  // MI300X takes primus-2026's kernel excesses, dense or MoE; H100 only for MoE.
+  EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, false).find("MI300X (primus-2026) under a calibration profile"), std::string::npos);
   // One status for all: nothing to say.
   EXPECT_EQ(calibration_contrast({"B200"}, false), "");
   EXPECT_EQ(calibration_contrast({"MI300X", "MI355X"}, true), "");
+  EXPECT_EQ(calibration_contrast({"MI250X", "MI210"}, true), "");
 }
 
 Report one_gpu_report(const std::string& gpu, double peak_bytes) {

@@ -73,6 +73,7 @@ TEST(MegatronArgs, EveryPublishedMegatronGridRoundTrips) {
       EXPECT_EQ(chunks, g.chunks) << out.args;
       EXPECT_EQ(a.count("sequence-parallel"), g.sequence_parallel ? 1u : 0u) << out.args;
       EXPECT_EQ(a.count("use-distributed-optimizer"), g.gradient_sync == GradientSync::kZero1 ? 1u : 0u) << out.args;
+      EXPECT_EQ(a.count("use-torch-fsdp2"), g.gradient_sync == GradientSync::kZero3 ? 1u : 0u) << out.args;
       EXPECT_EQ(a.count("overlap-param-gather"), g.overlap_param_gather ? 1u : 0u) << out.args;
       EXPECT_EQ(a.count("tp-comm-overlap"), g.tp_comm_userbuffers ? 1u : 0u) << out.args;
       EXPECT_EQ(a.count("overlap-moe-expert-parallel-comm"), g.overlap_moe_expert_parallel_comm ? 1u : 0u) << out.args;
