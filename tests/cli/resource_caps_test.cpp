@@ -13,6 +13,20 @@
 
 #include "test_support.hpp"
 
+
+// AddressSanitizer: GCC says so with __SANITIZE_ADDRESS__, clang (scripts/configure-sanitize) with
+// __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define HETSIM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HETSIM_TEST_ASAN 1
+#endif
+#endif
+#ifndef HETSIM_TEST_ASAN
+#define HETSIM_TEST_ASAN 0
+#endif
+
 namespace hetsim {
 namespace {
 
@@ -59,7 +73,7 @@ TEST(ResourceCaps, AMillionScenarioStudyIsCheckedInLittleMemory) {
       out << "]\n";
     }
   }
-#if defined(__SANITIZE_ADDRESS__)
+#if HETSIM_TEST_ASAN
   const long kib = 0;  // AddressSanitizer maps terabytes of shadow memory: no address-space limit
 #else
   const long kib = 600000;
@@ -117,7 +131,7 @@ TEST(ResourceCaps, AYamlFileOverTwoMibIsRefusedBeforeItIsParsed) {
     for (int i = 0; i < 2000000; ++i) out << ",1";
     out << "]\n";
   }
-#if defined(__SANITIZE_ADDRESS__)
+#if HETSIM_TEST_ASAN
   const long kib = 0;
 #else
   const long kib = 600000;
@@ -145,7 +159,7 @@ TEST(ResourceCaps, AListOfMoreMappingsThanACapIsRefusedAsOneProblem) {
 }
 
 TEST(ResourceCaps, UnderAnAddressSpaceLimitARunGivesTheSameTimeOrAResourceError) {
-#if defined(__SANITIZE_ADDRESS__)
+#if HETSIM_TEST_ASAN
   GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
 #endif
   // 4096 GPUs: the gradient all-reduce's 4096 concurrent flows run between relay actors, 256
@@ -186,7 +200,7 @@ TEST(ResourceCaps, CollectiveCountsBeyondThirtyTwoBitsArePrintedWhole) {
 }
 
 TEST(ResourceCaps, AMachineLimitStopsThePlannerRatherThanChangeItsChoice) {
-#if defined(__SANITIZE_ADDRESS__)
+#if HETSIM_TEST_ASAN
   GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
 #endif
   // Qwen3-30B-A3B on 16 H100: judging the hybrid candidates needs 513 actor stacks, which a 4 GB
@@ -200,7 +214,7 @@ TEST(ResourceCaps, AMachineLimitStopsThePlannerRatherThanChangeItsChoice) {
 }
 
 TEST(ResourceCaps, AScenarioStoppedByAMachineLimitIsLeftForTheNextResume) {
-#if defined(__SANITIZE_ADDRESS__)
+#if HETSIM_TEST_ASAN
   GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory: no address-space limit can hold it";
 #endif
   // The plan above in a sweep: its error is not the scenario's outcome (more memory would run it),

@@ -152,7 +152,8 @@ TEST(StageWork, MoeAndLatentAttentionSplitLikeMegatronCore) {
       {"layer3.shared_fc1", TpSplit::kColumn},       {"layer3.shared_act", TpSplit::kSharded},
       {"layer3.shared_fc2", TpSplit::kRow},          {"layer3.mlp_norm", TpSplit::kSharded}};
   for (const auto& [name, split] : expect) {
-    const auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; });
+    const std::string& wanted = name;  // clang before 16 cannot capture a structured binding
+    const auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == wanted; });
     ASSERT_NE(it, g.ops.end()) << name;
     EXPECT_EQ(megatron_split(*it, true), split) << name;
     if (split == TpSplit::kSequence) {
