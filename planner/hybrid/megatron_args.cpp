@@ -135,7 +135,8 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   flag(plan.gradient_sync == GradientSync::kZero1, "use-distributed-optimizer");
   // Weights sharded (zero-3): Megatron-LM's torch FSDP2, without the fused weight-gradient
   // accumulation it cannot run (AMD's Primus FSDP recipes set both).
-  flag(plan.gradient_sync == GradientSync::kZero3, "use-torch-fsdp2 --no-gradient-accumulation-fusion");
+  flag(plan.gradient_sync == GradientSync::kZero3, "use-torch-fsdp2");
+  flag(plan.gradient_sync == GradientSync::kZero3, "no-gradient-accumulation-fusion");
   flag(plan.grad_sync_overlap, "overlap-grad-reduce");
   flag(plan.gradient_sync == GradientSync::kZero1 && plan.overlap_param_gather, "overlap-param-gather");
   flag(plan.tp_comm_userbuffers, "tp-comm-overlap");

@@ -13,7 +13,6 @@
 
 #include "test_support.hpp"
 
-
 // AddressSanitizer: GCC says so with __SANITIZE_ADDRESS__, clang (scripts/configure-sanitize) with
 // __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
