@@ -20,8 +20,12 @@ const char* const kUpperBoundNote =
     "strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever planner switches a run turns off)";
 }  // namespace
 
-double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& sim,
+double plan_upper_bound(const ModelSpec& model, const Cluster& cluster, const CostModel& cost, const SimOptions& options,
                         std::vector<std::string>& notes, int direct_max_gpus) {
+  // A reference is never traced: its flows are not kept, and a traced run (--trace) shares the
+  // cached references of one that is not.
+  SimOptions sim = options;
+  sim.record_flows = false;
   const ReferencePlanner reference = [&](const ModelSpec& m, const Cluster& sub) {
     HybridReference h = hybrid_reference(m, sub, cost, sim);
     PlannerReference r{h.samples_per_s, nullptr};

@@ -101,8 +101,11 @@ nlohmann::json print_comparison(const nlohmann::json& ra, const nlohmann::json& 
     for (const auto& [k, s] : cb) {
       if (!ca.contains(k)) kinds.push_back({k, {0.0, s}});
     }
+    // Ties (where nothing changed, all of them): the larger time on the path first.
     std::stable_sort(kinds.begin(), kinds.end(), [](const auto& x, const auto& y) {
-      return std::fabs(x.second.second - x.second.first) > std::fabs(y.second.second - y.second.first);
+      const double dx = std::fabs(x.second.second - x.second.first), dy = std::fabs(y.second.second - y.second.first);
+      if (dx != dy) return dx > dy;
+      return std::max(x.second.first, x.second.second) > std::max(y.second.first, y.second.second);
     });
     constexpr size_t kShown = 8;
     std::cout << "\ncritical path, the largest differences (time on the path by kind of task; N = any number):\n";

@@ -126,8 +126,9 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
     const double capacity = cluster.device_of(static_cast<int>(g)).memory_bytes, peak = r.devices[g].peak_memory_bytes;
     if (margin <= 0 || peak <= capacity * (1 - margin) || !said.insert(r.devices[g].gpu).second) continue;
     out << "memory: gpu" << g << " (" << r.devices[g].gpu << ") peaks at " << format_bytes(peak) << " of " << format_bytes(capacity)
-        << ", within " << (m ? "the memory error bar" : "the widest memory error bar of any calibrated GPU (none for this one:")
-        << " " << (m ? "(" : "") << format_double("%.1f %%", 100 * margin) << ") of its capacity: it may not fit\n";
+        << ", within " << format_double("%.1f %%", 100 * margin) << " of its capacity ("
+        << (m ? "its memory error bar" : "no published run measured this GPU type's memory: the widest memory error bar of any other")
+        << "): it may not fit\n";
   }
 }
 

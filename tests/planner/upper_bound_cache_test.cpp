@@ -48,6 +48,12 @@ TEST(UpperBoundCache, ACachedBoundEqualsTheComputedOneAndIsReadBack) {
   EXPECT_EQ(first_notes, uncached_notes);
   EXPECT_EQ(second_notes, uncached_notes);
   EXPECT_EQ(entries(tmp.path() / "upper-bound"), written);  // nothing new: both read back
+  // A traced run (--trace keeps every flow) reads them too: a reference is never traced.
+  SimOptions traced;
+  traced.record_flows = true;
+  std::vector<std::string> traced_notes;
+  EXPECT_EQ(plan_upper_bound(model, cluster, cost, traced, traced_notes), uncached);
+  EXPECT_EQ(entries(tmp.path() / "upper-bound"), written);
 
   // The second run read the entries, not the programs: an entry's figure changed by hand is what
   // it then reports (per GPU x 16 GPUs of that type).

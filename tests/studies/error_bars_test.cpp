@@ -51,7 +51,7 @@ TEST(MemoryHeadroom, APeakWithinTheMemoryBarOfTheCapacityIsSaidToMaybeNotFit) {
   print_error_bars(close, one_gpu_report("H100-SXM5-80GB", 0.995 * capacity), c);
   print_error_bars(clear, one_gpu_report("H100-SXM5-80GB", 0.5 * capacity), c);
   EXPECT_NE(close.str().find("memory: gpu3 (H100-SXM5-80GB) peaks at "), std::string::npos) << close.str();
-  EXPECT_NE(close.str().find("within the memory error bar"), std::string::npos) << close.str();
+  EXPECT_NE(close.str().find(" of its capacity (its memory error bar): it may not fit"), std::string::npos) << close.str();
   EXPECT_EQ(close.str().find("gpu0"), std::string::npos) << close.str();  // half full: room to spare
   EXPECT_EQ(clear.str().find("may not fit"), std::string::npos) << clear.str();
   // A GPU no memory class speaks for: the widest bar shipped, said as that, not as its own
@@ -60,7 +60,9 @@ TEST(MemoryHeadroom, APeakWithinTheMemoryBarOfTheCapacityIsSaidToMaybeNotFit) {
   std::ostringstream v100;
   print_error_bars(v100, one_gpu_report("V100-SXM2-16GB", 0.999 * v.device_of(3).memory_bytes), v);
   EXPECT_NE(v100.str().find("; memory no calibration"), std::string::npos) << v100.str();
-  EXPECT_NE(v100.str().find("within the widest memory error bar of any calibrated GPU (none for this one: "), std::string::npos) << v100.str();
+  EXPECT_NE(v100.str().find(" of its capacity (no published run measured this GPU type's memory: the widest memory error bar of any other): it may not fit"),
+            std::string::npos)
+      << v100.str();
 }
 
 TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSetting) {
