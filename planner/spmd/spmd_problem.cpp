@@ -2,6 +2,11 @@
 #include "planner/spmd/spmd_problem.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "planner/block_costs.hpp"
 #include "sim/collective.hpp"
@@ -20,15 +25,74 @@ CollectiveCost fit_collective(CollectiveOp op, const Cluster& c, const Fabric& f
   return {f.alpha_s, f.beta_s_per_byte};
 }
 
+// The op of `unfused` (the graph a GPU type without a fused attention kernel runs) that `op` of
+// the fused graph stands for: the same op by name; a fused attention core, the unfused core's ops
+// (QK^T, softmax, dropout, PV) of its layer. Empty where the graphs differ otherwise.
+std::vector<const Op*> unfused_counterparts(const Op& op, const std::unordered_map<std::string, const Op*>& unfused) {
+  std::vector<const Op*> out;
+  if (op.kind == OpKind::kFlashAttention) {
+    const std::string prefix = op.name.substr(0, op.name.size() - std::string_view("attention").size());
+    for (const char* part : {"attn_scores", "softmax", "attn_dropout", "attn_context"}) {
+      if (const auto it = unfused.find(prefix + part); it != unfused.end()) out.push_back(it->second);
+    }
+    if (out.size() < 3) out.clear();  // scores, softmax and context at least
+  } else if (const auto it = unfused.find(op.name); it != unfused.end()) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+// Per GPU type, the ops of `g` each type runs: the ops themselves where the type runs the graph's
+// attention kernel; for a type without a fused attention kernel beside types with one, the unfused
+// graph's counterparts. One SPMD program runs one operator graph on every GPU, but each GPU runs its
+// own kernel for an op (an A100 the fused attention core, a V100 the unfused one). Empty where the
+// two graphs cannot be matched op for op: every type then runs `g` as built.
+std::vector<std::vector<std::vector<const Op*>>> kernels_by_type(const OpGraph& g, const OpGraph* unfused, const Cluster& cluster) {
+  std::vector<std::vector<std::vector<const Op*>>> by_type;
+  if (unfused == nullptr) return by_type;
+  std::unordered_map<std::string, const Op*> names;
+  for (const Op& op : unfused->ops) names.emplace(op.name, &op);
+  std::vector<std::vector<const Op*>> fallback;
+  size_t matched = 0;
+  for (const Op& op : g.ops) {
+    fallback.push_back(unfused_counterparts(op, names));
+    if (fallback.back().empty()) return {};
+    matched += fallback.back().size();
+  }
+  if (matched != unfused->ops.size()) return {};  // every unfused op accounted for once
+  for (const NodeType& nt : cluster.node_types) {
+    if (nt.gpu.flash_attention) {
+      std::vector<std::vector<const Op*>> own;
+      for (const Op& op : g.ops) own.push_back({&op});
+      by_type.push_back(std::move(own));
+    } else {
+      by_type.push_back(fallback);
+    }
+  }
+  return by_type;
+}
+
 }  // namespace
 
-SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, const CostModel& cost) {
+SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                               MixedAttention mixed_attention) {
   const DType dtype = resolve_dtype(model, cluster);
   // One global micro-batch gives every device about the model's micro-batch; the iteration runs
   // it as many times as the global batch needs (gradient accumulation).
   const long global = model.training.global_batch;
   const long micro = std::min(global, static_cast<long>(cluster.gpu_count()) * model.training.micro_batch);
-  const OpGraph g = build_op_graph(model, micro, dtype, cluster_kernel_support(cluster));
+  // GPU types with a fused attention kernel beside types without: the graph of the fused ones, each
+  // type costed with its own kernels.
+  const bool some_fused = std::any_of(cluster.node_types.begin(), cluster.node_types.end(),
+                                      [](const NodeType& nt) { return nt.gpu.flash_attention; });
+  const KernelSupport every = cluster_kernel_support(cluster);
+  const bool mixed = mixed_attention == MixedAttention::kPerGpuType && some_fused && !every.flash_attention &&
+                     uses_flash_attention(model.training, true);
+  const OpGraph g = build_op_graph(model, micro, dtype, mixed ? KernelSupport{true} : every);
+  std::optional<OpGraph> unfused;
+  if (mixed) unfused = build_op_graph(model, micro, dtype, every);
+  const auto kernels = kernels_by_type(g, unfused ? &*unfused : nullptr, cluster);
+  const OpGraph& graph = mixed && kernels.empty() ? *unfused : g;  // unmatched: the unfused graph everywhere
   SpmdProblem p;
   p.devices = cluster.gpu_count();
   p.accumulation = static_cast<double>(global) / static_cast<double>(micro);
@@ -37,19 +101,28 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   for (const NodeType& nt : cluster.node_types) p.pass_host_s.push_back(nt.gpu.fitted.pass_host_s);
   const double e = dtype_bytes(dtype);
   const double state = state_bytes_per_param(model, dtype);
-  for (const Op& op : g.ops) {
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
     SpmdOp s;
     s.name = op.name;
     s.kind = op.kind;
     s.inputs = op.inputs;
-    for (const NodeType& nt : cluster.node_types) {
-      const OpCost fwd = cost.op_time(nt.gpu, op, dtype, Pass::kForward);
-      const OpCost bwd = cost.op_time(nt.gpu, op, dtype, Pass::kBackward);
-      s.time_s.push_back(fwd.seconds + bwd.seconds);
-      s.bwd_s.push_back(bwd.seconds);
+    for (size_t t = 0; t < cluster.node_types.size(); ++t) {
+      const Device& gpu = cluster.node_types[t].gpu;
+      double fwd_s = 0, bwd_s = 0, saved = 0;
       std::array<double, kCostSources> src{};
-      for (int k = 0; k < kCostSources; ++k) src[k] = fwd.by_source[k] + bwd.by_source[k];
+      for (const Op* k : kernels.empty() ? std::vector<const Op*>{&op} : kernels[t][i]) {
+        const OpCost fwd = cost.op_time(gpu, *k, dtype, Pass::kForward);
+        const OpCost bwd = cost.op_time(gpu, *k, dtype, Pass::kBackward);
+        fwd_s += fwd.seconds;
+        bwd_s += bwd.seconds;
+        saved += k->saved_bytes;
+        for (int c = 0; c < kCostSources; ++c) src[c] += fwd.by_source[c] + bwd.by_source[c];
+      }
+      s.time_s.push_back(fwd_s + bwd_s);
+      s.bwd_s.push_back(bwd_s);
       s.sources.push_back(src);
+      s.saved_bytes.push_back(saved);
     }
     double elems = 1;
     for (long d : op.shape) elems *= static_cast<double>(d);
@@ -57,7 +130,6 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
     s.param_elems = op.params;
     s.param_bytes = op.params * e;
     s.param_state_bytes = op.params * state;
-    s.saved_bytes = op.saved_bytes;
     s.rules = rules_for(op);
     if (micro < p.devices) {
       // Fewer samples than devices: a batch split would run fractions of a sample (HAP's shares

@@ -13,8 +13,15 @@
 
 namespace hetsim {
 
+// Where GPU types with a fused attention kernel and types without share a cluster: one operator
+// graph, the fused one, each type costed with its own attention kernel (kPerGpuType); or every GPU
+// on the unfused path (kUnfusedEverywhere: how hetsim built SPMD problems before 2026-12-04, which
+// plan files written then name).
+enum class MixedAttention { kPerGpuType, kUnfusedEverywhere };
+
 // Throws InputError for a dtype no device supports.
-[[nodiscard]] SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
+[[nodiscard]] SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                                             MixedAttention mixed_attention = MixedAttention::kPerGpuType);
 
 // Shares proportional to each device's speed on the whole model (HAP's starting point).
 [[nodiscard]] std::vector<double> speed_ratios(const SpmdProblem& p);

@@ -87,7 +87,7 @@ std::vector<double> spmd_memory(const SpmdProblem& p, const SpmdCandidate& c) {
     for (int d = 0; d < p.devices; ++d) {
       const double share = c.ratios[d];
       mem[d] += (stored_sharded(rule.params) ? share : 1.0) * p.ops[i].param_state_bytes +
-                (rule.sharded ? share : 1.0) * p.ops[i].saved_bytes;
+                (rule.sharded ? share : 1.0) * p.ops[i].saved_bytes[p.type_of[d]];
     }
   }
   return mem;
@@ -104,7 +104,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
   std::vector<double> activations(n, 0);
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
-    for (int d = 0; d < n; ++d) activations[d] += (rule.sharded ? c.ratios[d] : 1.0) * p.ops[i].saved_bytes;
+    for (int d = 0; d < n; ++d) activations[d] += (rule.sharded ? c.ratios[d] : 1.0) * p.ops[i].saved_bytes[p.type_of[d]];
   }
   for (int d = 0; d < n; ++d) {
     prog.devices[d].static_memory_bytes = state[d] - activations[d] + kRuntimeReserveBytes;
@@ -147,7 +147,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
         const int t = p.type_of[d];
-        b.compute(d, (op.time_s[t] - op.bwd_s[t]) * share * times, 0, op.saved_bytes * share);
+        b.compute(d, (op.time_s[t] - op.bwd_s[t]) * share * times, 0, op.saved_bytes[t] * share);
         for (int src = 0; src < kCostSources; ++src) prog.compute_source_s[src] += op.sources[t][src] * share * times;
       }
     }
@@ -178,7 +178,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       }
       for (int d = 0; d < n; ++d) {
         const double share = rule.sharded ? c.ratios[d] : 1.0;
-        b.compute(d, op.bwd_s[p.type_of[d]] * share * times, 0, -op.saved_bytes * share);
+        b.compute(d, op.bwd_s[p.type_of[d]] * share * times, 0, -op.saved_bytes[p.type_of[d]] * share);
       }
       if (step + 1 == steps && rule.params == ParamPlacement::kGathered && n > 1) {  // gradients reduce-scattered
         syncs.push_back(b.collective(collective_for(Comm::kReduceScatter, all, op.param_bytes, c.ratios, grouped),

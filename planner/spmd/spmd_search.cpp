@@ -137,7 +137,7 @@ class StepModel {
     const Rule& rule = op.rules[ri];
     const double share = rule.sharded ? r_[d] : 1.0;
     const double params = stored_sharded(rule.params) ? op.param_state_bytes * r_[d] : op.param_state_bytes;
-    return params + op.saved_bytes * share;
+    return params + op.saved_bytes[p_.type_of[d]] * share;
   }
 
   // Memory classes: index k stands for device class_rep(k).

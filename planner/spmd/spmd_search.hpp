@@ -45,7 +45,7 @@ struct SpmdOp {
   double param_elems = 0;            // parameters owned
   double param_bytes = 0;            // gradient bytes (dtype)
   double param_state_bytes = 0;      // weights + gradients + optimizer state
-  double saved_bytes = 0;            // activations kept for backward, whole batch
+  std::vector<double> saved_bytes;   // per device type: activations kept for backward, whole batch
   std::vector<Rule> rules;
 };
 

@@ -12,8 +12,11 @@ namespace {
 const hetsim::SpmdProblem& problem() {
   static const hetsim::SpmdProblem p = [] {
     const std::filesystem::path src = hetsim::fuzz::source_dir();
+    // The seeds name the operators of every GPU on the unfused attention path (as plans for this
+    // mixed A100 + V100 cluster were written before 2026-12-04): the problem they were written for.
     return hetsim::build_spmd_problem(hetsim::load_model(src / "workloads/gpt3-1.3b.yaml"),
-                                      hetsim::load_cluster(src / "topologies/a100-v100-2x2.yaml"), hetsim::CostModel{});
+                                      hetsim::load_cluster(src / "topologies/a100-v100-2x2.yaml"), hetsim::CostModel{},
+                                      hetsim::MixedAttention::kUnfusedEverywhere);
   }();
   return p;
 }
