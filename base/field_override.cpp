@@ -151,6 +151,18 @@ FieldOverride parse_override(std::string_view arg, const std::vector<std::string
                      "the path must start with the input it edits (" + list + ")" + did_you_mean(o.input, inputs));
   }
   if (o.value.empty()) throw InputError("--set " + shown_arg(arg), "", "no value after \"=\"");
+  // A line that is a YAML document marker ends the value there: what follows would be dropped unread.
+  for (size_t at = 0; at != std::string::npos;) {
+    const std::string_view line = std::string_view(o.value).substr(at, o.value.find('\n', at) - at);
+    for (std::string_view m : {"---", "..."}) {
+      if (line.starts_with(m) && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
+        throw InputError("--set " + shown_arg(arg), "",
+                         "the value holds a YAML document marker (a line \"" + std::string(m) + "\"); a --set value is one YAML value");
+      }
+    }
+    at = o.value.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
   return o;
 }
 

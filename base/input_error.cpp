@@ -35,6 +35,17 @@ std::vector<Diagnostic> capped(std::vector<Diagnostic> d, size_t not_kept) {
 
 }  // namespace
 
+std::string Diagnostic::located_message(const std::string& outer) const {
+  std::string out;
+  if (!file.empty() && file != outer && line > 0) {  // (a command-line option has no line)
+    out = "in " + file;
+    if (line > 0) out += ':' + std::to_string(line) + (column > 0 ? ':' + std::to_string(column) : std::string());
+    out += ", ";
+  }
+  if (!field.empty() && out.size() > 0) out += field + ": ";
+  return out + message;
+}
+
 std::string Diagnostic::str() const {
   // Text from inputs (a name, a value, a path) reaches the terminal escaped: no terminal escape
   // sequence, control character or byte that is not UTF-8 is ever printed raw.

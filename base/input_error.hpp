@@ -21,6 +21,9 @@ struct Diagnostic {
   // One line, "file:line:col: error: field: message", with the text escaped by printable()
   // (base/text.hpp).
   [[nodiscard]] std::string str() const;
+  // The message as another input's error quotes it: with the file, line and field it is at when
+  // that is not `outer` (a calibration profile named in a run file, a cluster a study's flag names).
+  [[nodiscard]] std::string located_message(const std::string& outer = "") const;
 };
 
 // Every problem found in an input, thrown at once. what() is all lines joined by '\n'.

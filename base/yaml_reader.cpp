@@ -5,6 +5,7 @@
 #include <yaml-cpp/parser.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -108,8 +109,11 @@ namespace {
 // Why `v` is not a name (1 to 256 printable characters), or empty when it is one.
 std::string name_problem(const std::string& v) {
   const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override
-  if (!v.empty() && v.size() <= 256 && !control) return {};
-  return std::string(v.empty() ? "is empty" : v.size() > 256 ? "has " + std::to_string(v.size()) + " characters" : "has a control character") +
+  // Characters, not bytes: every byte but UTF-8's continuation bytes starts one (printable() has
+  // refused anything that is not UTF-8).
+  const auto characters = static_cast<size_t>(std::count_if(v.begin(), v.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  if (!v.empty() && characters <= 256 && !control) return {};
+  return std::string(v.empty() ? "is empty" : control ? "has a control character" : "has " + std::to_string(characters) + " characters") +
          "; a name is 1 to 256 printable characters";
 }
 
@@ -346,14 +350,40 @@ std::vector<FieldReader> FieldReader::list(std::string_view key) {
   return out;
 }
 
+namespace {
+
+// Whether an unknown key reads as a mistyped field name, worth quoting back: short, and of the
+// characters field names have. Anything else (a line of some other file, such as a password
+// file's, named where a cluster or model was expected) is described, not echoed.
+bool field_like(std::string_view key) {
+  return !key.empty() && key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == ' ';
+  });
+}
+
+}  // namespace
+
 void FieldReader::finish() {
   if (!valid_map_ || !node_.IsMap()) return;
   std::vector<std::string> valid(asked_.begin(), asked_.end());
+  // A file none of whose top-level keys is a field, or reads as one, is another kind of file: said
+  // once, not key by key (its lines are not quoted back).
+  size_t plausible = 0, keys = 0;
+  for (auto it = node_.begin(); it != node_.end(); ++it, ++keys) {
+    plausible += asked_.contains(it->first.Scalar()) || field_like(it->first.Scalar()) ? 1 : 0;
+  }
+  if (path_.empty() && plausible == 0 && keys > 0) {
+    diags_->add(at(node_.begin()->first, path_,
+                   "none of its " + std::to_string(keys) + " top-level keys is a field here: not a file of the kind expected"));
+    return;
+  }
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string key = it->first.Scalar();
     if (asked_.contains(key)) continue;
     const bool set = marks_ != nullptr && !marks_->origin(it->second).empty();  // a key a --set created
-    diags_->add(at(set ? it->second : it->first, path_, "unknown key " + in_quotes(key) + did_you_mean(key, valid)));
+    const std::string what = field_like(key) ? "unknown key " + in_quotes(key) + did_you_mean(key, valid)
+                                             : "unknown key (" + std::to_string(key.size()) + " bytes, not a field name)";
+    diags_->add(at(set ? it->second : it->first, path_, what));
   }
 }
 
@@ -474,6 +504,14 @@ std::vector<FieldReader> YamlFile::items(Diagnostics& diags) const {
     out.emplace_back(root_[i], std::move(path), file_, &diags, marks_);
   }
   return out;
+}
+
+bool is_format_error(std::string_view message) {
+  for (std::string_view p : {"unknown key", "none of its ", "missing required field", "expected a ", "has no value",
+                             "has a control character", "is not a name"}) {
+    if (message.starts_with(p)) return true;
+  }
+  return false;
 }
 
 }  // namespace hetsim

@@ -135,4 +135,8 @@ class YamlFile {
   std::shared_ptr<const OverrideMarks> marks_;
 };
 
+// Whether a diagnostic's message says the file is not well-formed for its format (an unknown or
+// missing field, a value of the wrong shape), rather than that its values do not fit this run.
+[[nodiscard]] bool is_format_error(std::string_view message);
+
 }  // namespace hetsim

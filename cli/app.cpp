@@ -134,7 +134,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
       }
       const Inputs in = load_inputs(common);
       if (*sim && !sim_args.plan.empty()) check_plan_file(sim_args.plan, in.model, in.cluster, in.cost);
-      if (planning && !plan_args.keep_plan.empty()) check_kept_plan_file(plan_args.keep_plan);
+      if (planning && !plan_args.keep_plan.empty()) check_kept_plan_file(plan_args.keep_plan, in.model, in.cluster, in.cost);
     }
     return 0;
   }

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 #include <optional>
 
 #include "base/input_error.hpp"
@@ -101,7 +105,6 @@ void keep_plan(PlanResult& r, const std::string& file, const ModelSpec& model, c
                const SimOptions& sim) {
   KeptPlan k;
   k.file = file;
-  check_kept_plan_file(file);
   log_info("simulating the kept plan " + file + " ...");
   try {
     PlanFileRun run = run_plan_file(file, model, cluster, cost, sim, "kept plan", r.spmd_run ? &r.spmd.problem : nullptr,
@@ -126,6 +129,11 @@ void keep_plan(PlanResult& r, const std::string& file, const ModelSpec& model, c
       if (best) r.spmd.chosen = static_cast<int>(r.spmd.judged.size() - 1);
     }
   } catch (const InputError& e) {
+    // A file that is not a well-formed plan is bad input; a plan for another model or cluster (or
+    // batch) only does not apply here.
+    for (const Diagnostic& d : e.diagnostics()) {
+      if (is_format_error(d.message)) throw;
+    }
     k.why_not = e.diagnostics().front().message;
   }
   r.notes.push_back(k.applies ? "kept plan: " + file + " simulated beside the search's candidates (a what-if keeps its baseline's plan)"
@@ -173,19 +181,61 @@ std::string emitted_plan(const PlanResult& r, const ModelSpec& model, const Clus
   return r.chosen_hybrid() != nullptr ? hybrid_plan_to_yaml(*r.chosen_hybrid()) : std::string();
 }
 
-void check_kept_plan_file(const std::string& path) {
-  // A file that is no plan at all (not YAML, or not a map of a plan's fields) is bad input; a plan
-  // that does not fit this model or cluster is only said (a what-if keeps its baseline's plan).
+void check_kept_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost) {
+  // A file that is no plan at all (not YAML, not a map of a plan's fields, an unknown or missing
+  // field) is bad input; a plan that does not fit this model, cluster or batch is only said (a
+  // what-if keeps its baseline's plan), when it is simulated beside the search's candidates.
   if (!YamlFile::load(path).tree().IsMap()) {
     throw InputError(path, "", "is not a plan file: its top level is not a map of a plan's fields (docs/formats/hybrid-plan.md, spmd-plan.md)");
   }
+  try {
+    check_plan_file(path, model, cluster, cost);
+  } catch (const InputError& e) {
+    for (const Diagnostic& d : e.diagnostics()) {
+      if (is_format_error(d.message)) throw;
+    }
+  }
 }
+
+namespace {
+
+// An SPMD plan file read against the problem it was written for: today's, or, where its operators
+// are those of every GPU on the unfused attention path (plans hetsim wrote before 2026-12-04 for
+// clusters mixing GPUs with and without a fused attention kernel), that one, said on stderr. Which
+// one: the operators only one of the two problems has, counted among the names the file gives.
+PlanFile load_spmd_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                             SpmdProblem& problem) {
+  SpmdProblem unfused = build_spmd_problem(model, cluster, cost, MixedAttention::kUnfusedEverywhere);
+  if (unfused.ops.size() != problem.ops.size()) {
+    std::set<std::string> given;  // every "name: X" of the file
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    static const std::regex kName(R"(name:\s*([A-Za-z0-9_.\-]+))");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), kName); it != std::sregex_iterator(); ++it) given.insert((*it)[1]);
+    std::set<std::string> today, before;
+    for (const SpmdOp& op : problem.ops) today.insert(op.name);
+    for (const SpmdOp& op : unfused.ops) before.insert(op.name);
+    const auto only = [&](const std::set<std::string>& in_this, const std::set<std::string>& not_in) {
+      return std::count_if(given.begin(), given.end(), [&](const std::string& n) { return in_this.contains(n) && !not_in.contains(n); });
+    };
+    if (only(before, today) > only(today, before)) {
+      log_info(path + ": its operators are those of every GPU on the unfused attention path (SPMD plans hetsim wrote "
+               "before 2026-12-04 for clusters that mix GPUs with and without a fused attention kernel): read and "
+               "simulated as written; plan again for each GPU type's own attention kernel");
+      problem = std::move(unfused);
+    }
+  }
+  return load_plan(path, problem, model.name, cluster.name);
+}
+
+}  // namespace
 
 void check_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost) {
   if (plan_file_kind(path) == "hybrid") {
     (void)load_hybrid_plan(path, model, cluster);
   } else {
-    (void)load_plan(path, build_spmd_problem(model, cluster, cost), model.name, cluster.name);
+    SpmdProblem problem = build_spmd_problem(model, cluster, cost);
+    (void)load_spmd_plan_file(path, model, cluster, cost, problem);
   }
 }
 
@@ -201,7 +251,7 @@ PlanFileRun run_plan_file(const std::string& path, const ModelSpec& model, const
     return run;
   }
   run.problem = problem != nullptr ? *problem : build_spmd_problem(model, cluster, cost);
-  const PlanFile plan = load_plan(path, run.problem, model.name, cluster.name);
+  const PlanFile plan = load_spmd_plan_file(path, model, cluster, cost, run.problem);
   run.evaluation = evaluate_candidate(run.problem, plan.candidate, model, cluster, cost, plan.options, sim, strategy);
   run.spmd = plan.candidate;
   return run;
@@ -215,6 +265,7 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const CostModel&
     throw InputError("cluster", "", "hetsim plan searches clusters of at most " + std::to_string(kMaxPlanGpus) + " GPUs; this one has " +
                      std::to_string(cluster.gpu_count()) + " (hetsim simulate runs a strategy or a plan on any number)");
   }
+  if (!o.keep_plan.empty()) check_kept_plan_file(o.keep_plan, model, cluster, cost);  // before the searches: fail fast
   PlanResult r;
   r.notes = assumptions(model, cluster, cost, sim.collective_interference);
   r.heuristic = o.spmd_options.search.heuristic == Heuristic::kZero ? "zero" : "admissible";

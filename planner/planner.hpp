@@ -57,9 +57,10 @@ struct PlanFileRun {
                                         const SimOptions& sim, const std::string& strategy, const SpmdProblem* problem = nullptr,
                                         bool estimate_here = false);
 
-// A --keep-plan file is a plan file at all (YAML whose top level is a map); whether it fits a
-// model and cluster is said when it runs (KeptPlan). Throws InputError where not.
-void check_kept_plan_file(const std::string& path);
+// A --keep-plan file is a well-formed plan file (YAML whose top level is a map of a plan's fields,
+// none unknown or missing); whether it fits the model, cluster and batch is said when it runs
+// (KeptPlan). Throws InputError where not.
+void check_kept_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost);
 
 // Reads a plan file for this model and cluster as run_plan_file does, and runs nothing: a sweep's
 // --dry-run and its check before any scenario runs. Throws InputError where it does not load here.

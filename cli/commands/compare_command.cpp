@@ -98,6 +98,14 @@ int run_compare(const CompareArgs& a, const std::vector<std::string>& words) {
   if (std::find(sb.begin(), sb.end(), "--report") != sb.end() || std::find(sa.begin(), sa.end(), "--report") != sa.end()) {
     throw InputError("compare", "", "--report goes before the scenarios (hetsim compare --report R.json A... --vs B...)");
   }
+  for (const std::vector<std::string>* side : {&sa, &sb}) {  // help runs nothing: no report to compare
+    for (const std::string& w : *side) {
+      if (w == "--help" || w == "-h") {
+        throw InputError("compare", "", w + " inside a scenario runs nothing to compare; `hetsim simulate --help` and "
+                                            "`hetsim plan --help` list a scenario's options, `hetsim compare --help` compare's");
+      }
+    }
+  }
   if (!is_run(sb.front())) sb.insert(sb.begin(), sa.begin(), sa.end());
   const nlohmann::json ra = run_scenario(sa, "A"), rb = run_scenario(sb, "B");
   std::cout << "A: hetsim " << joined(sa) << "\nB: hetsim " << joined(sb) << "\n\n";

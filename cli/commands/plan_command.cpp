@@ -62,7 +62,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
       ->check(CLI::IsMember(moe_dispatcher_names()));
   cmd->add_option("--keep-plan", a.keep_plan,
                   "a plan (hetsim plan --emit-plan) simulated beside the candidates and chosen where it is the fastest, so "
-                  "a what-if that re-plans never loses it to the search; one that does not apply here is said and left out")
+                  "a what-if that re-plans never loses it to the search; one for another model, cluster or batch is said and left out")
       ->check(CLI::ExistingFile);
 }
 

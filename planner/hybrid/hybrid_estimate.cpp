@@ -57,7 +57,12 @@ double HybridEstimator::tp_time(int node_type, int tp, CollectiveOp op, double b
   if (tp < 2 || bytes <= 0) return 0;
   const auto key = std::make_tuple(node_type, tp, static_cast<int>(op), bytes);
   if (auto it = tp_cache_.find(key); it != tp_cache_.end()) return it->second;
-  const double t = choose_algorithm(collective(op, first_node_group(cluster_, node_type, tp), bytes), cluster_, fabric_).estimate_s;
+  // Past 1 TiB (more than any GPU's memory holds: such a plan never fits) the 1 TiB estimate scaled
+  // by the size: a pipelined algorithm's schedule holds a piece per 512 KiB, and a model of 2^24
+  // hidden and sequence (hundreds of TiB a collective) took gigabytes and minutes to plan.
+  const double priced = std::min(bytes, kMaxCollectiveBytes);
+  const double t = choose_algorithm(collective(op, first_node_group(cluster_, node_type, tp), priced), cluster_, fabric_).estimate_s *
+                   (bytes / priced);
   tp_cache_[key] = t;
   return t;
 }

@@ -33,6 +33,12 @@ struct Reliability {
   bool restart_given = false;                   // false: the assumed default, said so
 };
 
+// The longest restart a sizing file may state: a week (a restart detects the failure, reschedules
+// and reloads; longer, and the failures are the study, not the training).
+inline constexpr double kMaxRestartS = 7 * 86400.0;
+// Below this useful share of wall time a mix trains nothing worth pricing: infeasible, with why.
+inline constexpr double kMinGoodput = 1e-3;
+
 struct Goodput {
   double mtbf_s = 0;          // the job's mean time between failures
   double checkpoint_s = 0;    // writing one checkpoint

@@ -103,7 +103,13 @@ SizingRun run_sizing(const Sizing& s, const ModelSpec& model, const std::vector<
     seen[m.counts] = true;
     SizingPoint pt{m, p, {}, mix_goodput(s, m, needs), 0, index.contains(m.counts)};
     if (pt.valid) pt.estimate = est_samples[index.at(m.counts)];
-    if (p.status == "ok" && p.samples_per_s > 0) {
+    if (pt.row.status == "ok" && pt.goodput.goodput < kMinGoodput) {  // failures leave it no time to train
+      pt.row.status = "infeasible";
+      pt.row.error = "failures and checkpoints leave " + format_double("%.3g", 100 * pt.goodput.goodput) +
+                     " % of the wall time to training (job MTBF " + format_time(pt.goodput.mtbf_s) + ", checkpoint write " +
+                     format_time(pt.goodput.checkpoint_s) + ", restart " + format_time(s.reliability->restart_s) + ")";
+    }
+    if (pt.row.status == "ok" && p.samples_per_s > 0) {
       pt.costs = costs_of(s, m, p.samples_per_s * pt.goodput.goodput, needs.tokens_per_sample);
     }
     run.points.push_back(std::move(pt));

@@ -283,8 +283,13 @@ Sizing load_sizing(const std::filesystem::path& path) {
     // Up to one failure a day per GPU: past it no run of any size gets anywhere.
     if (auto v = rel->opt_number("gpu_failures_per_year", 0, 365)) x.gpu_failures_per_year = *v;
     if (auto v = rel->opt_number("node_failures_per_year", 0, 365)) x.node_failures_per_year = *v;
-    x.checkpoint_write_Bps = rel->opt_quantity("checkpoint_write", Unit::kRate);
+    // As cluster links: under 1 MB/s no storage a training job checkpoints to is that slow.
+    x.checkpoint_write_Bps = rel->opt_quantity_at_least("checkpoint_write", Unit::kRate, 1e6, "1MBps");
     if (auto v = rel->opt_quantity("restart", Unit::kTime)) {
+      if (*v > kMaxRestartS) {
+        rel->error("restart", format_time(*v) + " is longer than a restart takes (detect the failure, reschedule, reload); "
+                              "expected at most 7d");
+      }
       x.restart_s = *v;
       x.restart_given = true;
     }

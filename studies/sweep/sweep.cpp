@@ -87,7 +87,7 @@ void check_axes(const Study& study) {
         }
       } catch (const InputError& e) {
         bad.push_back({study.file, axis.line, axis.column, field + "[" + std::to_string(k) + "]",
-                       axis.values[k].substr(0, 80) + ": " + e.diagnostics().front().message});
+                       axis.values[k].substr(0, 80) + ": " + e.diagnostics().front().located_message()});
       }
     }
   }
@@ -129,7 +129,7 @@ void check_flags(const Study& study, const ScenarioRunner& runner) {
         std::string text;
         for (const std::string& f : alternative) text += (text.empty() ? "" : ", ") + f;
         bad.push_back({study.file, axis.line, axis.column, "vary[" + std::to_string(i) + "].flags",
-                       "[" + text + "]: " + e.diagnostics().front().message});
+                       "[" + text + "]: " + e.diagnostics().front().located_message()});
       }
     }
   }

@@ -173,11 +173,14 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   if (r.opt_node("class") && is_blank(run.class_name)) r.error("class", "is empty; leave it out for the default class, or name one");
   run.source_group = r.opt_text("source_group").value_or(run.source);
   if (const std::optional<std::string> cal = r.opt_text("calibration")) {
-    run.calibration = *cal;
+    // A profile file next to the run file, as the run's other paths; else as --calibration takes it.
+    std::error_code ec;
+    const bool local = *cal != "none" && *cal != "shipped" && std::filesystem::is_regular_file(dir / *cal, ec);
+    run.calibration = local ? (dir / *cal).string() : *cal;
     try {
-      const CalibrationScope check(*cal);  // a profile that does not load is this field's error
+      const CalibrationScope check(run.calibration);  // a profile that does not load is this field's error
     } catch (const InputError& e) {
-      r.error("calibration", e.diagnostics().front().message);
+      r.error("calibration", e.diagnostics().front().located_message());
     }
   }
   const std::optional<std::string> cluster = r.opt_text("cluster");

@@ -86,7 +86,10 @@ TEST(Compare, ThePathOfAPipelineWhoseRepeatedStepsAreLeftOutCoversTheIteration) 
 
 TEST(Compare, BadCommandLinesAreInputErrors) {
   for (const std::string args : {"compare simulate -c a100-v100-2x2", "compare -c a100-v100-2x2 --vs plan",
-                                  "compare simulate --vs --set cluster.node_types[0].nic.bandwith=1Gbps"}) {
+                                  "compare simulate --vs --set cluster.node_types[0].nic.bandwith=1Gbps",
+                                  // help inside a scenario runs nothing (it was an internal error, exit 1: audit 2026-12-04)
+                                  "compare simulate -m bert-base --vs --help", "compare simulate -m bert-base -h --vs --global-batch 512",
+                                  "compare plan -m bert-base --vs simulate --help"}) {
     const test::CliRun r = test::run_hetsim(args, test::Capture::kStderr);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.output;
   }
