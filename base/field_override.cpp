@@ -73,7 +73,7 @@ std::string FieldOverride::shown_value() const {
   return value.substr(0, 60) + "... (" + std::to_string(value.size()) + " characters)";
 }
 
-std::string FieldOverride::text() const { return input + "." + path + "=" + shown_value(); }
+std::string FieldOverride::text() const { return input + (path.empty() ? "" : "." + path) + "=" + shown_value(); }
 
 namespace {
 

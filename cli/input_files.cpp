@@ -22,10 +22,14 @@ void write_file(const std::string& path, const std::string& text, const std::str
   write_file_with(path, option, [&](std::ostream& out) { out << text; });
 }
 
-void write_file_with(const std::string& path, const std::string& option, const std::function<void(std::ostream&)>& write) {
+void refuse_overwriting_an_input(const std::string& path, const std::string& option) {
   if (const std::string read = input_read_as(path); !read.empty()) {  // (direct inputs are refused before the run)
     throw InputError(path, option, "is " + read + ", a file this run read as an input; it would be overwritten");
   }
+}
+
+void write_file_with(const std::string& path, const std::string& option, const std::function<void(std::ostream&)>& write) {
+  refuse_overwriting_an_input(path, option);
   errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) write(out);

@@ -105,6 +105,11 @@ int run_size(const SizeArgs& a) {
   if (!a.emit.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(a.emit, ec);
+    // Every file checked before any is written: a refusal leaves no front half written.
+    for (size_t k = 0; k < run.front.size(); ++k) {
+      const std::string stem = (std::filesystem::path(a.emit) / ("front-" + std::to_string(k + 1))).string();
+      for (const std::string& f : {stem + ".cluster.yaml", stem + ".plan.yaml"}) refuse_overwriting_an_input(f, "--emit");
+    }
     for (size_t k = 0; k < run.front.size(); ++k) {
       const SizingPoint& p = run.points[run.front[k]];
       const std::string stem = (std::filesystem::path(a.emit) / ("front-" + std::to_string(k + 1))).string();

@@ -146,7 +146,10 @@ ResultsTable results_table(const std::filesystem::path& file, const ResultsTable
   if (std::filesystem::is_directory(file, ec)) {
     throw InputError(file.string(), "", "is a directory; expected a results database file (hetsim sweep writes one: --db, or by default the study file with .db)");
   }
-  if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file.string(), "", "no such results database (hetsim sweep writes one)");
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    throw InputError(file.string(), "", std::filesystem::exists(file, ec) ? "is not a results database: not a regular file (hetsim sweep writes one)"
+                                                                           : "no such results database (hetsim sweep writes one)");
+  }
   const ResultsDb db(file, ResultsDb::Mode::kRead);
   std::vector<ScenarioRow> rows = db.rows();
   // Axis columns: every axis of every row, in first-seen order.

@@ -245,5 +245,24 @@ TEST(HostileRuns, ANameIsCountedInCharactersNotBytes) {
   EXPECT_NE(r.output.find("name: has 300 characters; a name is 1 to 256 printable characters"), std::string::npos) << r.output;
 }
 
+TEST(HostileRuns, RefusalsLeaveNoHalfWrittenOutputAndEchoWhatWasTyped) {
+  // size --emit onto a folder holding the sizing file itself as front-1.plan.yaml: refused, but
+  // only after front-1.cluster.yaml was written.
+  const Dir d;
+  const std::string sizing = d.write(
+      "front-1.plan.yaml",
+      "name: t\nmodel: bert-base\ntrain_tokens: 1G\nbudget: {rent_per_hour: 100USD/h}\noffers:\n  - name: a100\n"
+      "    node: {gpu: A100-SXM4-40GB, gpus_per_node: 8, intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us},\n"
+      "           nic: {count: 8, bandwidth: 200Gbps, latency: 2us}}\n    rent: 30USD/h\n    power: 6.5kW\n"
+      "    source: \"test figure, 2026-12\"\n    max_count: 1\n");
+  const test::CliRun r = stderr_of("size " + sizing + " --emit " + d.path.string() + " --db " + (d.path / "s.db").string());
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_NE(r.output.find("a file this run read as an input; it would be overwritten"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(d.path / "front-1.cluster.yaml"));
+  // A device is not "no such results database"; --set cluster=foo was echoed as "cluster.=foo".
+  EXPECT_NE(stderr_of("report /dev/null").output.find("/dev/null: error: is not a results database: not a regular file"), std::string::npos);
+  EXPECT_NE(stderr_of("simulate --no-upper-bound --set cluster=foo").output.find("--set cluster=foo: error: "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hetsim
