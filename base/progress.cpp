@@ -52,7 +52,8 @@ void Progress::update(size_t done, const std::string& note) {
     if (drawn_at_s_ >= 0 && elapsed - drawn_at_s_ < 0.25 && done != total_) return;
   } else {
     const size_t decile = done * 10 / total_;
-    if (decile == last_decile_ && done != total_) return;
+    const double since = elapsed - (drawn_at_s_ >= 0 ? drawn_at_s_ : quiet_s_);
+    if (decile == last_decile_ && done != total_ && since < line_every_s_) return;
     last_decile_ = decile;
   }
   draw(elapsed);

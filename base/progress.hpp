@@ -1,6 +1,7 @@
 // File: base/progress.hpp
 // A progress bar with ETA on stderr for long runs (quiet under -q): redrawn in place on a
-// terminal, at most four times a second; a line every tenth of the way otherwise.
+// terminal, at most four times a second; otherwise (a log file) a line every tenth of the way, and
+// at least one every kProgressLineEveryS, so that a slow tenth is never minutes of silence.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,8 @@ namespace hetsim {
 // How long work that may be short (a simulation, a planner's search) runs before it shows a bar:
 // the CLI shows one on everything that runs longer than this.
 inline constexpr double kProgressAfterS = 3;
+// Off a terminal, the longest span between two lines of a bar.
+inline constexpr double kProgressLineEveryS = 30;
 
 class Progress {
  public:
@@ -28,6 +31,8 @@ class Progress {
   // first unit was done, not the pace since the bar began, and is shown once that span is as long as
   // the set-up or a second, whichever is shorter.
   void pace_from_first_unit() { from_first_ = true; }
+  // Off a terminal, a line at least every `s` seconds (kProgressLineEveryS unless set; for tests).
+  void line_every(double s) { line_every_s_ = s; }
 
  private:
   void draw(double elapsed);
@@ -44,6 +49,7 @@ class Progress {
   std::string note_;
   bool held_ = false;  // the last update was not drawn (too soon after the one before)
   bool from_first_ = false;
+  double line_every_s_ = kProgressLineEveryS;
   double first_s_ = -1;     // elapsed time of the first update with a unit done
   size_t first_done_ = 0;   // its count
 };

@@ -4,11 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <sstream>
 
 #include "base/build_id.hpp"
 #include "base/data_dir.hpp"
 #include "base/input_error.hpp"
 #include "base/log.hpp"
+#include "base/text.hpp"
 #include "cli/common_args.hpp"
 #include "cli/commands/collective_command.hpp"
 #include "cli/commands/compare_command.hpp"
@@ -116,6 +118,14 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
       throw InputError("hetsim", "", "asks for help, which runs nothing");
     }
     if (throw_parse_errors && e.get_exit_code() != 0) throw InputError("hetsim", "", e.what());
+    // CLI11 quotes what was typed (an unknown option, a value off its list): escaped line by line,
+    // so a terminal escape sequence in an argument is shown, never obeyed.
+    app.failure_message([](const CLI::App* a, const CLI::Error& err) {
+      std::string out;
+      std::istringstream lines(CLI::FailureMessage::simple(a, err));
+      for (std::string line; std::getline(lines, line);) out += printable(line) + "\n";
+      return out;
+    });
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

@@ -291,6 +291,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       // An error is predicted / measured - 1: never below -1 (a prediction of nothing).
       k.in_sample_error = c.number("in_sample_error", -1, 100);
       k.loso_error = c.number("loso_error", -1, 100);
+      k.loso_unfitted = c.opt_flag("loso_unfitted").value_or(false);
       if (std::find(p.fitted_on.begin(), p.fitted_on.end(), k.run) == p.fitted_on.end()) {
         c.error("run", in_quotes(k.run) + " is not in fitted_on: the profile's runs are the ones it was fitted on");
       } else if (std::any_of(p.runs.begin(), p.runs.end(), [&](const CrossValidatedRun& x) { return x.run == k.run; })) {
@@ -354,7 +355,8 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
     o << "runs:\n";
     for (const CrossValidatedRun& c : p.runs) {
       o << "  - {run: " << quoted(c.run) << ", source: " << quoted(c.source) << ", in_sample_error: "
-        << format_double("%.4f", c.in_sample_error) << ", loso_error: " << format_double("%.4f", c.loso_error) << "}\n";
+        << format_double("%.4f", c.in_sample_error) << ", loso_error: " << format_double("%.4f", c.loso_error)
+        << (c.loso_unfitted ? ", loso_unfitted: true" : "") << "}\n";
     }
   }
   return o.str();

@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "base/input_error.hpp"
 #include "base/iso_date.hpp"
@@ -59,7 +61,7 @@ int run_calibrate(const CalibrateArgs& a) {
   for (const auto& [flag, text] : {std::pair<const char*, const std::string*>{"--name", &a.name}, {"--software", &a.software}}) {
     if (is_blank(*text)) throw InputError(flag, "", "is empty: every report the profile is used in names it");
     if (std::any_of(text->begin(), text->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
-      throw InputError(flag, "", "holds a control character (a line break or tab): give text on one line");
+      throw InputError(flag, "", "holds a control character (a line break, a tab, an escape): give plain text on one line");
     }
   }
   if (a.name.size() > 256) throw InputError("--name", "", "has " + std::to_string(a.name.size()) + " characters; a name is 1 to 256");
@@ -75,6 +77,14 @@ int run_calibrate(const CalibrateArgs& a) {
     const bool all = std::all_of(a.only.begin(), a.only.end(), [&](const std::string& t) { return x.name.find(t) != std::string::npos; });
     if (all) runs.push_back(std::move(x));
   }
+  // The files the runs read (clusters, models, plans), before the fit rather than after it.
+  for (const ValidationRun& r : runs) {
+    for (const auto& [what, path] : {std::pair{"a run's cluster", r.cluster}, std::pair{"a run's model", r.training.model},
+                                     std::pair{"a run's plan", r.training.plan}, std::pair{"a run's model", r.layer.model}}) {
+      if (!path.empty()) inputs.emplace_back(what, path.string());
+    }
+  }
+  check_paths_apart({{"--out", a.out}}, inputs);
   if (runs.empty() && a.only.empty()) throw InputError("--runs", "", "the run files hold no run");
   if (runs.empty()) {
     std::vector<std::string> quoted;
@@ -85,12 +95,19 @@ int run_calibrate(const CalibrateArgs& a) {
   const CostModel cost = CostModel::shipped();
   const SimOptions sim;
   std::optional<Progress> bar;
-  // The total is first an upper estimate (every asked parameter on the grid), then, once each
-  // parameter was simulated alone, the grid of those the runs move.
+  std::string bar_unit;
+  const auto began = std::chrono::steady_clock::now();  // a fit of seconds shows no bar
+  // A bar a phase: the runs as they are, each parameter alone (a screen), then the grid of those
+  // the runs move and the leave-one-source-out fits.
   const auto fit = [&] {
     try {
-      return fit_calibration(runs, cost, sim, o, [&](size_t done, size_t total) {
-        if (!bar) bar.emplace(total, "simulations");
+      return fit_calibration(runs, cost, sim, o, [&](size_t done, size_t total, const std::string& unit) {
+        if (!bar || unit != bar_unit) {
+          if (bar) bar->finish();
+          const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+          bar.emplace(total, unit, std::max(0.0, kProgressAfterS - elapsed));
+          bar_unit = unit;
+        }
         bar->set_total(total);
         bar->update(done);
       });
@@ -116,12 +133,26 @@ int run_calibrate(const CalibrateArgs& a) {
                 pct(c.in_sample_max).c_str(), pct(c.loso_mean).c_str(), pct(c.loso_max).c_str());
   }
   std::printf("\n  %-50s %10s %10s  %s\n", "run", "in sample", "loso", "source");
+  std::set<std::string> sources, unfitted_sources;
+  size_t unfitted = 0;
   for (const CrossValidatedRun& r : p.runs) {
-    std::printf("  %-50s %+9.1f%% %+9.1f%%  %s\n", printable(r.run).c_str(), 100 * r.in_sample_error, 100 * r.loso_error,
-                printable(r.source).substr(0, 80).c_str());
+    std::printf("  %-50s %+9.1f%% %+9.1f%%%s %s\n", printable(r.run).c_str(), 100 * r.in_sample_error, 100 * r.loso_error,
+                r.loso_unfitted ? "*" : " ", printable(r.source).substr(0, 80).c_str());
+    sources.insert(r.source);
+    if (r.loso_unfitted) unfitted_sources.insert(r.source);
+    unfitted += r.loso_unfitted;
+  }
+  // A fold that fitted nothing tests nothing: its runs' loso errors are the raw model's.
+  if (sources.size() == 1) {
+    std::cout << "  * every run is of one source (" << in_quotes(*sources.begin()) << "): leaving it out leaves no run to fit on, so the\n"
+                 "    loso errors are the unfitted model's, not a test of this fit; the in-sample errors, optimistic, are the\n"
+                 "    only figures of it here. Runs of a second source (another campaign) give the honest figure.\n";
+  } else if (unfitted > 0) {
+    std::cout << "  * " << counted(unfitted, "run") << " of " << counted(unfitted_sources.size(), "source")
+              << ": the other sources' runs constrain no parameter,\n    so their loso errors are the unfitted model's, not a test of this fit\n";
   }
   write_file(a.out, calibration_profile_text(p), "--out");
-  std::cout << "\nwrote " << a.out << " (simulate, plan and validate take it with --calibration " << a.out << ")\n";
+  std::cout << "\nwrote " << printable(a.out) << " (simulate, plan and validate take it with --calibration " << printable(a.out) << ")\n";
   return 0;
 }
 

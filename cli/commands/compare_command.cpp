@@ -28,7 +28,7 @@ bool is_run(const std::string& w) { return w == "simulate" || w == "plan"; }
 
 std::string joined(const std::vector<std::string>& words) {
   std::string s;
-  for (const std::string& w : words) s += (s.empty() ? "" : " ") + (w.find_first_of(" '*[]") == std::string::npos ? w : "'" + w + "'");
+  for (const std::string& w : words) s += (s.empty() ? "" : " ") + (w.find_first_of(" '*[]") == std::string::npos ? printable(w) : "'" + printable(w) + "'");
   return s;
 }
 

@@ -50,7 +50,7 @@ int plot(const ReportArgs& a, const std::vector<std::string>& axes, const std::v
   args.insert(args.end(), {"--title", std::filesystem::path(a.db).filename().string()});
   const int rc = run_plot_script("studies/sweep/plot_report.py", text, a.plot, args, "hetsim report --plot",
                                  "the table itself (hetsim report " + a.db + ")");
-  if (rc == 0) std::cout << "wrote " << a.plot << ": " << y << " against " << x << (lines.empty() ? "" : ", one line per " + lines) << "\n";
+  if (rc == 0) std::cout << "wrote " << printable(a.plot) << ": " << y << " against " << x << (lines.empty() ? "" : ", one line per " + lines) << "\n";
   return rc;
 }
 

@@ -100,7 +100,7 @@ int run_size(const SizeArgs& a) {
   print_sizing_front(s, model, run, planner.db_path());
   if (!a.report.empty()) {
     write_file(a.report, sizing_report_json(s, model, options, run).dump(2) + "\n", "--report");
-    std::cout << "report: " << a.report << "\n";
+    std::cout << "report: " << printable(a.report) << "\n";
   }
   if (!a.emit.empty()) {
     std::error_code ec;
@@ -116,11 +116,11 @@ int run_size(const SizeArgs& a) {
       write_file(stem + ".cluster.yaml", planner.cluster_yaml(p.mix), "--emit");
       write_file(stem + ".plan.yaml", p.row.report.is_object() ? p.row.report.value("plan", std::string()) : std::string(), "--emit");
     }
-    std::cout << "front clusters and plans: " << a.emit << "/front-N.{cluster,plan}.yaml (hetsim simulate -c ... -m "
+    std::cout << "front clusters and plans: " << printable(a.emit) << "/front-N.{cluster,plan}.yaml (hetsim simulate -c ... -m "
               << s.model << " --plan ...)\n";
   }
   if (!a.plot.empty() && run.feasible.empty()) {
-    std::cerr << "hetsim size --plot: no feasible planned mix to plot; " << a.plot << " not written\n";
+    std::cerr << "hetsim size --plot: no feasible planned mix to plot; " << printable(a.plot) << " not written\n";
   } else if (!a.plot.empty()) {
     // Each point with its time error bar (the plan report's: a share of the time, empty where none
     // applies), and the offers' price dates under the plot.
@@ -133,7 +133,7 @@ int run_size(const SizeArgs& a) {
                                    {"--xlabel", cost_label(s.cost_objective), "--title", s.name + ": " + model.name, "--note", dates},
                                    "hetsim size --plot", "the front itself (hetsim size without --plot)");
     if (rc != 0) return rc;
-    std::cout << "plot: " << a.plot << "\n";
+    std::cout << "plot: " << printable(a.plot) << "\n";
   }
   return 0;
 }

@@ -78,7 +78,7 @@ int run_validate(const ValidateArgs& a) {
     layer_inputs.push_back(std::move(lf));
   }
   const std::vector<LayerKernelFile> kernel_inputs = layer_kernel_files(a, dir);
-  std::cout << "hetsim validate: kernel tables in " << dir.string() << "\n\n";
+  std::cout << "hetsim validate: kernel tables in " << printable(dir.string()) << "\n\n";
   print_kernel_tables(*tables, report);
   print_layers(layer_inputs, cost, report);
   print_layer_kernels(kernel_inputs, cost, report);

@@ -63,7 +63,7 @@ void print_layers(const std::vector<LayerFile>& files, const CostModel& cost, nl
   std::vector<double> layer_err;
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // |fwd|, |bwd| errors per device and layer kind
   for (const LayerFile& lf : files) {
-    std::cout << "layers measured in " << lf.path.string() << ":\n";
+    std::cout << "layers measured in " << printable(lf.path.string()) << ":\n";
     std::printf("%-16s %6s %5s %6s %3s %-5s %-7s %12s %12s %7s %12s %12s %7s  %s\n", "device", "hidden", "heads", "seq", "mb", "dtype", "attn",
                 "fwd meas.", "fwd pred.", "error", "bwd meas.", "bwd pred.", "error", "prediction from");
     for (const auto& [m, device] : lf.rows) {
@@ -109,7 +109,7 @@ void print_layer_kernels(const std::vector<LayerKernelFile>& files, const CostMo
   std::map<std::string, Device> devices;                        // each device file read once
   for (const auto& [f, layers] : files) {
     if (layers.empty()) continue;
-    std::cout << "\nlayers kernel by kernel in " << f.string() << " (us per pass, measured/predicted, classes over 1 % of the pass):\n";
+    std::cout << "\nlayers kernel by kernel in " << printable(f.string()) << " (us per pass, measured/predicted, classes over 1 % of the pass):\n";
     for (const LayerKernels& lk : layers) {
       const LayerMeasurement& m = lk.layer;
       auto it = devices.find(m.device);

@@ -9,6 +9,7 @@
 
 #include "base/data_dir.hpp"
 #include "base/temp_dir.hpp"
+#include "base/text.hpp"
 #include "cli/input_files.hpp"
 
 namespace hetsim::cli {
@@ -43,7 +44,7 @@ int run_plot_script(const std::string& script, const std::string& csv, const std
               << " needs neither\n";
     return 2;
   } else {
-    std::cerr << command << ": " << path << " failed (exit " << rc << ")\n";
+    std::cerr << command << ": " << printable(path) << " failed (exit " << rc << ")\n";
   }
   return 1;
 }

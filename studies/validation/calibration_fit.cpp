@@ -1,7 +1,6 @@
 // File: studies/validation/calibration_fit.cpp
 #include "studies/validation/calibration_fit.hpp"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -25,12 +24,6 @@ constexpr double kLeastEffect = 1e-3;
 // The most parameters one fit takes: a grid of 4^6 = 4096 simulations a setting.
 constexpr size_t kMostFitted = 6;
 
-size_t grid_size(size_t params, size_t axis) {
-  size_t n = 1;
-  for (size_t j = 0; j < params; ++j) n *= axis;
-  return n;
-}
-
 // Grid point `g` as parameter values (row-major, the last parameter fastest).
 std::vector<double> grid_point(size_t g, const std::vector<double>& scales, const std::vector<double>& axis) {
   std::vector<double> theta(scales.size());
@@ -39,16 +32,6 @@ std::vector<double> grid_point(size_t g, const std::vector<double>& scales, cons
     g /= axis.size();
   }
   return theta;
-}
-
-double objective(const std::vector<std::vector<double>>& logp, const std::vector<double>& logm, const std::vector<double>& scales,
-                 const std::vector<double>& axis, const std::vector<size_t>& rows, const std::vector<double>& theta) {
-  double f = 0;
-  for (const size_t i : rows) {
-    const double r = interpolate(logp[i], scales, axis, theta) - logm[i];
-    f += r * r;
-  }
-  return f;
 }
 
 // How far `run`'s log-prediction moves as parameter j goes over its range, the others at 0 or at
@@ -64,128 +47,6 @@ double effect(const std::vector<double>& on_grid, const std::vector<double>& sca
   }
   return most;
 }
-
-}  // namespace
-
-double interpolate(const std::vector<double>& on_grid, const std::vector<double>& scales, const std::vector<double>& axis,
-                   const std::vector<double>& theta) {
-  const size_t p = scales.size();
-  std::vector<size_t> cell(p);
-  std::vector<double> t(p);
-  for (size_t j = 0; j < p; ++j) {
-    const double x = std::clamp(theta[j] / scales[j], axis.front(), axis.back());
-    size_t k = 0;
-    while (k + 2 < axis.size() && x > axis[k + 1]) ++k;
-    cell[j] = k;
-    t[j] = (x - axis[k]) / (axis[k + 1] - axis[k]);
-  }
-  double v = 0;
-  for (size_t corner = 0; corner < (size_t{1} << p); ++corner) {
-    double w = 1;
-    size_t g = 0;
-    for (size_t j = 0; j < p; ++j) {
-      const bool up = (corner >> j) & 1;
-      w *= up ? t[j] : 1 - t[j];
-      g = g * axis.size() + cell[j] + (up ? 1 : 0);
-    }
-    if (w > 0) v += w * std::exp(on_grid[g]);
-  }
-  return std::log(v);
-}
-
-GridFit fit_on_grid(const std::vector<std::vector<double>>& logp, const std::vector<double>& logm, const std::vector<double>& scales,
-                    const std::vector<double>& axis, const std::vector<bool>& used, const std::vector<size_t>& rows) {
-  const size_t p = scales.size();
-  std::vector<size_t> free;
-  for (size_t j = 0; j < p; ++j) {
-    if (used[j]) free.push_back(j);
-  }
-  GridFit fit;
-  fit.values.assign(p, 0);
-  fit.uncertainties.assign(p, 0);
-  // A search on a fine grid of the box (64 steps a parameter; fewer past four free parameters, so
-  // that it stays under 2e7 points), then Gauss-Newton from its best point.
-  size_t steps = 64;
-  while (steps > 4 && std::pow(static_cast<double>(steps + 1), static_cast<double>(free.size())) > 2e7) steps /= 2;
-  std::vector<double> best(p, 0);
-  double best_f = objective(logp, logm, scales, axis, rows, best);
-  const size_t points = grid_size(free.size(), steps + 1);
-  for (size_t g = 0; g < points; ++g) {
-    std::vector<double> theta(p, 0);
-    size_t rest = g;
-    for (size_t k = free.size(); k-- > 0;) {
-      theta[free[k]] = axis.back() * scales[free[k]] * static_cast<double>(rest % (steps + 1)) / steps;
-      rest /= steps + 1;
-    }
-    if (const double f = objective(logp, logm, scales, axis, rows, theta); f < best_f) {
-      best_f = f;
-      best = theta;
-    }
-  }
-  // Jacobian of the residuals in units of each parameter's scale (central differences, one-sided at the box's edges).
-  auto jacobian = [&](const std::vector<double>& theta) {
-    Eigen::MatrixXd J(rows.size(), free.size());
-    for (size_t k = 0; k < free.size(); ++k) {
-      const size_t j = free[k];
-      const double h = 1e-6 * scales[j];  // small: a one-sided difference at the box's edge agrees with a central one
-      std::vector<double> lo = theta, hi = theta;
-      lo[j] = std::max(0.0, theta[j] - h);
-      hi[j] = std::min(axis.back() * scales[j], theta[j] + h);
-      const double span = (hi[j] - lo[j]) / scales[j];
-      for (size_t r = 0; r < rows.size(); ++r) {
-        const auto& g = logp[rows[r]];
-        J(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(k)) =
-            span > 0 ? (interpolate(g, scales, axis, hi) - interpolate(g, scales, axis, lo)) / span : 0;
-      }
-    }
-    return J;
-  };
-  for (int it = 0; it < 30 && !free.empty(); ++it) {
-    const Eigen::MatrixXd J = jacobian(best);
-    Eigen::VectorXd res(static_cast<Eigen::Index>(rows.size()));
-    for (size_t r = 0; r < rows.size(); ++r) {
-      res(static_cast<Eigen::Index>(r)) = interpolate(logp[rows[r]], scales, axis, best) - logm[rows[r]];
-    }
-    Eigen::MatrixXd A = J.transpose() * J;
-    A.diagonal().array() += 1e-9;
-    const Eigen::VectorXd step = A.ldlt().solve(-J.transpose() * res);
-    std::vector<double> next = best;
-    for (size_t k = 0; k < free.size(); ++k) {
-      const size_t j = free[k];
-      next[j] = std::clamp(best[j] + step(static_cast<Eigen::Index>(k)) * scales[j], 0.0, axis.back() * scales[j]);
-    }
-    const double f = objective(logp, logm, scales, axis, rows, next);
-    if (!(f < best_f - 1e-15)) break;
-    best_f = f;
-    best = next;
-  }
-  fit.values = best;
-  fit.rss = best_f;
-  if (!free.empty()) {
-    const Eigen::MatrixXd J = jacobian(best);
-    fit.column_norms.assign(p, 0);
-    for (size_t k = 0; k < free.size(); ++k) fit.column_norms[free[k]] = J.col(static_cast<Eigen::Index>(k)).norm();
-  }
-  // One standard deviation: the residuals' variance times (JᵀJ)⁻¹, in each parameter's units.
-  if (!free.empty() && rows.size() > free.size()) {
-    const Eigen::MatrixXd J = jacobian(best);
-    const Eigen::MatrixXd A = J.transpose() * J;
-    const double sigma2 = best_f / static_cast<double>(rows.size() - free.size());
-    Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
-    lu.setThreshold(1e-8);
-    fit.separable = lu.isInvertible();
-    if (fit.separable) {
-      const Eigen::MatrixXd cov = sigma2 * lu.inverse();
-      for (size_t k = 0; k < free.size(); ++k) {
-        const double var = cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k));
-        fit.uncertainties[free[k]] = var > 0 && std::isfinite(var) ? std::sqrt(var) * scales[free[k]] : 0;
-      }
-    }
-  }
-  return fit;
-}
-
-namespace {
 
 struct Row {
   const ValidationRun* run = nullptr;
@@ -271,7 +132,11 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
   for (const ParameterInfo& p : calibration_parameters()) {
     if (o.parameters.empty() || std::find(o.parameters.begin(), o.parameters.end(), p.name) != o.parameters.end()) out.push_back(&p);
   }
-  for (const std::string& name : o.parameters) {
+  for (size_t i = 0; i < o.parameters.size(); ++i) {
+    const std::string& name = o.parameters[i];
+    if (std::find(o.parameters.begin(), o.parameters.begin() + static_cast<std::ptrdiff_t>(i), name) != o.parameters.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw InputError("--parameters", "", in_quotes(name) + " is named twice");
+    }
     if (!find_calibration_parameter(name)) {
       throw InputError("--parameters", "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
     }
@@ -282,12 +147,15 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
 }  // namespace
 
 CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const CostModel& cost, const SimOptions& sim,
-                               const CalibrateOptions& options, const std::function<void(size_t, size_t)>& progress) {
+                               const CalibrateOptions& options, const CalibrationProgress& progress) {
   // The fit is of the raw model plus its trial parameters: a run's own `calibration` (the profile
   // it names, perhaps this very one, fitted before) is not put in force here.
   std::vector<ValidationRun> runs = given;
   for (ValidationRun& run : runs) run.calibration.clear();
   std::vector<const ParameterInfo*> params = chosen_parameters(options);
+  const size_t fittable = static_cast<size_t>(std::count_if(runs.begin(), runs.end(), [](const ValidationRun& r) {
+    return r.kind == RunKind::kTraining || r.kind == RunKind::kCollective;
+  }));
   // The runs it can fit on, and the GPU types they run (the profile's devices): at the grid's origin.
   struct Restore {  // trial profiles are put in force while it runs; none is left after
     ~Restore() { use_no_calibration(); }
@@ -298,6 +166,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   std::vector<double> at_origin;  // each row's prediction without a profile
   std::set<std::string> gpus;
   use_no_calibration();
+  size_t evaluated = 0;
   for (const ValidationRun& run : runs) {
     if (run.kind != RunKind::kTraining && run.kind != RunKind::kCollective) {
       out.left_out.push_back(run.name + ": a " + std::string(run_kind_name(run.kind)) +
@@ -305,6 +174,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       continue;
     }
     const RunResult r = evaluate_run(run, cost, sim);
+    if (progress) progress(++evaluated, fittable, "runs simulated as they are");
     if (!r.failure.empty()) {
       out.left_out.push_back(run.name + ": no prediction (" + r.failure + ")");
       continue;
@@ -336,15 +206,16 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   }
   // Each parameter alone at the top of its grid first: one no run moves is refused before the grid,
   // whose size is 4 to the power of the parameters (simulations a setting).
-  size_t done = 0;  // simulations run, for the progress bar
   std::vector<std::pair<size_t, std::pair<size_t, double>>> screened;  // (kept parameter, (row, prediction alone))
   if (params.size() > 1) {
     std::set<const ValidationRun*> settings;
     for (const Row& r : rows) settings.insert(r.setting);
-    const size_t most = params.size() * settings.size();
+    const size_t most = params.size() * settings.size();  // a parameter's screen stops at the first run it moves
+    const std::string unit = "simulations screening " + counted(params.size(), "parameter");
+    size_t done = 0;
     Fitter screen(cost, sim, {gpus.begin(), gpus.end()}, params);
     screen.on_simulation_ = [&] {
-      if (progress) progress(++done, most + grid_size(params.size(), kAxis.size()) * settings.size());
+      if (progress) progress(++done, most, unit);
     };
     std::vector<const ParameterInfo*> kept;
     for (size_t j = 0; j < params.size(); ++j) {
@@ -365,6 +236,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       }
     }
     params = kept;
+    if (progress) progress(most, most, unit);
   }
   const size_t p = params.size();
   if (p == 0) {
@@ -404,9 +276,10 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   for (const std::string& g : sources) total += distinct([&](const Row& r) { return r.run->source_group == g; });
   std::set<std::pair<size_t, const ValidationRun*>> known;  // the screen's simulations the grid takes
   for (const auto& [k, at] : screened) known.insert({k, rows[at.first].setting});
-  total = total + done - std::min(total, known.size());
+  total -= std::min(total, known.size());
+  size_t done = 0;
   fitter.on_simulation_ = [&] {
-    if (progress) progress(++done, std::max(total, done));
+    if (progress) progress(++done, std::max(total, done), "simulations on the grid and the leave-one-source-out fits");
   };
   std::vector<std::vector<double>> logp(rows.size(), std::vector<double>(points, 0));
   std::vector<double> logm(rows.size());
@@ -544,6 +417,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   std::map<std::string, std::vector<size_t>> by_source;
   for (const size_t i : all) by_source[rows[i].run->source_group].push_back(i);
   std::vector<double> in_sample(rows.size(), 0), loso(rows.size(), 0);
+  std::vector<bool> unfitted(rows.size(), false);  // its fold fitted nothing: its loso error is the raw model's
   for (const size_t i : all) {
     in_sample[i] = fitter.predict(rows[i], fit.values) / rows[i].measured - 1;
   }
@@ -557,14 +431,16 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     GridFit f;
     f.values.assign(p, 0);  // no other source: every parameter held at 0
     if (!rest.empty()) f = fit_on_grid(logp, logm, scales, kAxis, fold_used, rest);
+    const bool nothing = std::none_of(fold_used.begin(), fold_used.end(), [](bool u) { return u; });
     for (const size_t i : held_out) {
       loso[i] = fitter.predict(rows[i], f.values) / rows[i].measured - 1;
+      unfitted[i] = nothing;
     }
   }
   std::map<std::string, CrossValidatedClass> classes;
   for (const size_t i : all) {
     prof.fitted_on.push_back(rows[i].run->name);
-    prof.runs.push_back({rows[i].run->name, rows[i].run->source_group, in_sample[i], loso[i]});
+    prof.runs.push_back({rows[i].run->name, rows[i].run->source_group, in_sample[i], loso[i], unfitted[i]});
     CrossValidatedClass& c = classes[rows[i].cls];
     c.name = rows[i].cls;
     ++c.rows;

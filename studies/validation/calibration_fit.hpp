@@ -23,6 +23,7 @@
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "sim/executor.hpp"
+#include "studies/validation/grid_fit.hpp"
 #include "studies/validation/run_file.hpp"
 
 namespace hetsim {
@@ -45,26 +46,12 @@ struct CalibrationFit {
 // Fits on the training and collective runs of `runs` with a time-like measured figure (busbw is one:
 // its inverse is a time; others are left out, and
 // so are runs that fail to predict at the grid's origin). Throws InputError when no run is left or
-// no parameter is constrained. `progress`(done, total) after each simulation.
+// no parameter is constrained, or the runs are of one source. `progress`(done, total, unit) after
+// each simulation; the fit runs in phases (the runs as they are, each parameter alone, the grid),
+// each with its own unit and total.
+using CalibrationProgress = std::function<void(size_t done, size_t total, const std::string& unit)>;
 [[nodiscard]] CalibrationFit fit_calibration(const std::vector<ValidationRun>& runs, const CostModel& cost,
                                              const SimOptions& sim, const CalibrateOptions& options,
-                                             const std::function<void(size_t, size_t)>& progress = {});
-
-// The surrogate and fit alone, for tests: logs of each run's predicted time on the grid (run-major,
-// grid points in row-major order over the parameters, each axis `axis` x its scale) fitted to the
-// logs of the runs' measured times. Returns the values; `used` marks the parameters fitted (others held at 0).
-struct GridFit {
-  std::vector<double> values;
-  std::vector<double> uncertainties;
-  double rss = 0;
-  bool separable = true;              // the fitted parameters' effects are not in proportion on these runs
-  std::vector<double> column_norms;   // each parameter's effect on the runs (0 where not fitted)
-};
-[[nodiscard]] GridFit fit_on_grid(const std::vector<std::vector<double>>& log_predicted, const std::vector<double>& log_measured,
-                                  const std::vector<double>& scales, const std::vector<double>& axis,
-                                  const std::vector<bool>& used, const std::vector<size_t>& rows);
-// The log of the multilinear interpolation of one run's times at `theta`, its grid holding their logs.
-[[nodiscard]] double interpolate(const std::vector<double>& on_grid, const std::vector<double>& scales,
-                                 const std::vector<double>& axis, const std::vector<double>& theta);
+                                             const CalibrationProgress& progress = {});
 
 }  // namespace hetsim

@@ -51,6 +51,28 @@ TEST(Progress, OffATerminalALineEachTenthAndTheEnd) {
   EXPECT_EQ(line_with(out, "100/100").find("ETA"), std::string::npos) << out;  // done: no ETA
 }
 
+TEST(Progress, OffATerminalASlowTenthStillGivesALineEveryFewSeconds) {
+  // 1000 units, the first tenth slow: a line as soon as a span has passed since the last one,
+  // not silence until the tenth (the span is 30 s in use; 50 ms here).
+  const AtInfoLevel info;
+  testing::internal::CaptureStderr();
+  Progress bar(1000, "simulations");
+  bar.line_every(0.05);
+  bar.update(1);   // the first span has not passed: nothing yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  bar.update(2);   // one span since the bar began: a line
+  bar.update(3);   // right after it: none
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  bar.update(4);   // a span since that line: another
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count(out, "\n"), 2u) << out;
+  EXPECT_NE(out.find(" 2/1000 simulations, "), std::string::npos) << out;
+  EXPECT_NE(out.find(" 4/1000 simulations, "), std::string::npos) << out;
+  EXPECT_EQ(out.find(" 1/1000 "), std::string::npos) << out;
+  EXPECT_EQ(out.find(" 3/1000 "), std::string::npos) << out;
+  bar.finish();
+}
+
 TEST(Progress, TheLastCountToldAgainIsDrawnOnce) {
   // A simulation tells its count as it goes and once more at the end: the end is one line.
   const AtInfoLevel info;

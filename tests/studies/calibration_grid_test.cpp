@@ -9,6 +9,7 @@
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "studies/validation/calibration_fit.hpp"
+#include "studies/validation/grid_fit.hpp"
 #include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
 
