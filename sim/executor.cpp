@@ -81,6 +81,7 @@ class Run {
     if (const size_t fit = Network::stacks_that_fit(); workers + 1 > fit) refuse_for_stacks(workers + 1, fit);
     net_.set_actor_budget(o.actor_budget, workers);
     net_.set_relays_from(o.relays_from_flows);
+    net_.show_rounds(p.tasks.size() == 1);
     if (!o.every_collective && !reuse_collectives_) find_collectives_alone();
   }
 

@@ -253,7 +253,7 @@ uint64_t Network::concurrent(const std::vector<Flow>& flows, std::vector<FlowRec
     // A set this large takes seconds on its own (an all-to-all over hundreds of GPUs): a bar over
     // its transfer legs, drawn when it takes long, counted as each leg arrives.
     std::optional<TransferBar> bar;
-    if (started >= kBarFromLegs) {
+    if (started >= kBarFromLegs && !rounds_bar_) {
       bar.emplace(TransferBar{{static_cast<size_t>(started), "transfers of one collective simulated", kProgressAfterS}});
       bar->bar.pace_from_first_unit();  // the first legs arrive only after every flow's first solve
     }
@@ -311,9 +311,20 @@ uint64_t Network::run(const PreparedSchedule& p, std::vector<FlowRecord>* into) 
       sg4::this_actor::sleep_for(p.setup_s);
       ++started;
     }
+    size_t rounds = 0;
+    for (const RoundGroup& g : p.rounds) rounds += static_cast<size_t>(g.count);
+    std::optional<Progress> bar;
+    if (show_rounds_ && rounds > 1) bar.emplace(rounds, "rounds of the collective simulated (step fidelity)", kProgressAfterS);
+    rounds_bar_ = bar.has_value();
+    size_t done = 0;
     for (const RoundGroup& g : p.rounds) {
-      for (int r = 0; r < g.count; ++r) started += concurrent(g.flows, into);
+      for (int r = 0; r < g.count; ++r) {
+        started += concurrent(g.flows, into);
+        if (bar) bar->update(++done);
+      }
     }
+    if (bar) bar->finish();
+    rounds_bar_ = false;
     return started;
   }
   started += concurrent(p.flows, into);

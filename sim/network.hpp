@@ -103,6 +103,9 @@ class Network {
   }
   // Concurrent flows from which relays run (0: kRelaysFromFlows); tests lower it.
   void set_relays_from(size_t flows) { relays_from_ = flows > 0 ? flows : kRelaysFromFlows; }
+  // A run that is one collective (hetsim collective): at step fidelity, one bar over its rounds
+  // (with an ETA for the whole collective) in place of a bar for each large round.
+  void show_rounds(bool on) { show_rounds_ = on; }
 
  private:
   using Legs = FlowLegs;
@@ -129,6 +132,8 @@ class Network {
   size_t relays_from_ = kRelaysFromFlows;
   size_t live_actors_ = 0;            // relay and batch actors running now
   size_t live_direct_ = 0;            // host-to-host transfers in flight (SimGrid's engine-wide list)
+  bool show_rounds_ = false;
+  bool rounds_bar_ = false;           // a bar over the rounds is up: rounds show none of their own
   // Relay pairs kept for the run (daemon actors: SimGrid ends them with it), the idle ones ready
   // for the next set of transfers.
   struct RelayPair;
