@@ -459,6 +459,19 @@ YamlFile YamlFile::parse(const std::filesystem::path& path) {
     throw InputError(path.string(), "", "is over " + std::to_string(kMaxYamlFileBytes) +
                                             " bytes; an input file is at most 2 MiB (the largest hetsim writes is under 0.5 MB)");
   }
+  // yaml-cpp decodes UTF-16 and UTF-32 as it goes (a byte-order mark, or NUL bytes between the
+  // characters): such a file would load, against the contract that inputs are UTF-8; a NUL byte is
+  // in no YAML text.
+  if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF")) {
+    throw InputError(path.string(), "", "starts with a UTF-16 or UTF-32 byte-order mark; hetsim reads every input as UTF-8: save it as UTF-8");
+  }
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t line_start = text.rfind('\n', nul);
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+    const int column = 1 + static_cast<int>(line_start == std::string::npos ? nul : nul - line_start - 1);
+    throw InputError({Diagnostic{path.string(), line, column, "",
+                                 "a NUL byte: not a text file, or UTF-16 or UTF-32 text; hetsim reads every input as UTF-8"}});
+  }
   // Old Mac line ends (a CR alone) are line breaks to YAML 1.2 but not to yaml-cpp, which read
   // such a file as one comment line ("the file is empty"): read as LF, each line where it was.
   for (size_t i = text.find('\r'); i != std::string::npos; i = text.find('\r', i + 1)) {

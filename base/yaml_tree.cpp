@@ -106,6 +106,11 @@ std::vector<Diagnostic> yaml_tree_problems(const YAML::Node& root, const std::st
       return found;
     }
     ancestors.push_back(v.node);
+    // A tag of its own (!name) asks for a type hetsim has not: refused, not read as if absent. The
+    // core schema's (!!str, !!int, ...) and none ("?" plain, "!" quoted) are read as usual.
+    if (const std::string& tag = v.node.Tag(); !tag.empty() && tag != "?" && tag != "!" && !tag.starts_with("tag:yaml.org,2002:")) {
+      found.push_back(at(v.node, file, joined(labels), "a YAML tag (" + printable(tag) + ") that hetsim does not read; leave it out"));
+    }
     if (v.node.IsScalar()) check_utf8(v.node, v.node.Scalar(), file, joined(labels), found);
     if (v.node.IsSequence()) {
       // Pushed last first, so the walk (and the duplicate-key report) goes in document order.

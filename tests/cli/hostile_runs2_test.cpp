@@ -109,5 +109,27 @@ TEST(HostileRuns2, CalibrateRefusesATwiceNamedParameterAndAnOutputItsRunsReadBef
   EXPECT_EQ(test::run_shell("cat " + (d.path / "c.yaml").string()).output, before);
 }
 
+TEST(HostileRuns2, ACustomYamlTagUtf16TextAndNulBytesAreRefusedWhereTheyAre) {
+  const Dir d;
+  // yaml-cpp read "!foo 3" as 3 and decoded UTF-16 silently; a NUL byte ended a key.
+  const std::string tag = d.write("tag.yaml", "name: x\nnodes: !foo 3\n");
+  const std::string u16 = d.write("u16.yaml", std::string("\xFF\xFEn\0a\0m\0e\0:\0 \0x\0\n\0", 18));
+  const std::string nul = d.write("nul.yaml", std::string("name: x\nfo\0o: 1\n", 17));
+  const std::string core = d.write("core.yaml", "name: !!str x\n");  // the core schema's tags read as usual
+  test::CliRun r = test::run_hetsim("simulate -c " + tag, test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, tag + ":2:8: error: nodes: a YAML tag (!foo) that hetsim does not read; leave it out\n");
+  r = test::run_hetsim("simulate -c " + u16, test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, u16 + ": error: starts with a UTF-16 or UTF-32 byte-order mark; hetsim reads every input as UTF-8: save it as UTF-8\n");
+  r = test::run_hetsim("simulate -c " + nul, test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, nul + ":2:3: error: a NUL byte: not a text file, or UTF-16 or UTF-32 text; hetsim reads every input as UTF-8\n");
+  r = test::run_hetsim("simulate -c " + core, test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output.find("tag"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("node_types: missing required field"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace hetsim
