@@ -53,16 +53,16 @@ TEST(Progress, OffATerminalALineEachTenthAndTheEnd) {
 
 TEST(Progress, OffATerminalASlowTenthStillGivesALineEveryFewSeconds) {
   // 1000 units, the first tenth slow: a line as soon as a span has passed since the last one,
-  // not silence until the tenth (the span is 30 s in use; 50 ms here).
+  // not silence until the tenth (the span is 30 s in use; 0.5 s here).
   const AtInfoLevel info;
   testing::internal::CaptureStderr();
   Progress bar(1000, "simulations");
-  bar.line_every(0.05);
+  bar.line_every(0.5);
   bar.update(1);   // the first span has not passed: nothing yet
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   bar.update(2);   // one span since the bar began: a line
   bar.update(3);   // right after it: none
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   bar.update(4);   // a span since that line: another
   const std::string out = testing::internal::GetCapturedStderr();
   EXPECT_EQ(count(out, "\n"), 2u) << out;
