@@ -32,6 +32,7 @@ namespace hetsim::cli {
 namespace {
 
 int run_list(const std::string& what) {
+  if (what.empty()) throw InputError("hetsim list", "", "say what to list: devices, clusters, models or strategies");
   if (what == "devices") {
     for (const std::string& n : shipped_device_names()) std::cout << n << "\n";
   } else if (what == "clusters") {
@@ -88,7 +89,6 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");
   std::string what;
   list->add_option("what", what, "devices | clusters | models | strategies")
-      ->required()
       ->check(CLI::IsMember({"devices", "clusters", "models", "strategies"}));
 
   SweepArgs sweep_args;

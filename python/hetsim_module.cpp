@@ -270,7 +270,7 @@ PYBIND11_MODULE(hetsim, m) {
   m.def("results", &results, py::arg("db_path"), py::arg("frame") = true,
         "A sweep's results database as a pandas DataFrame (a list of dicts where pandas is absent, or with frame=False).");
   m.def(
-      "set_progress", [](bool on) { set_log_level(on ? LogLevel::kInfo : LogLevel::kQuiet); }, py::arg("on"),
+      "set_progress", [](bool on) { set_log_level(on ? LogLevel::kInfo : LogLevel::kQuiet); }, py::arg("on").noconvert(),
       "Progress lines on stderr (\"hetsim: planning ...\"), on by default as in the CLI; False silences them (--quiet).");
   m.def("use_calibration", &use_calibration, py::arg("profile"),
         "\"shipped\", \"none\" or a profile file: in force for clusters loaded from now on.");

@@ -116,6 +116,10 @@ class Runs(unittest.TestCase):
             hetsim.simulate(self.cluster, self.model, strategy="no-such-strategy")
         with self.assertRaises(hetsim.InputError):
             hetsim.plan(self.cluster, self.model, candidates=0)
+        # set_progress takes True or False; None (read as False) is refused, not guessed at.
+        with self.assertRaises(TypeError):
+            hetsim.set_progress(None)
+        hetsim.set_progress(False)
 
 
 def nic_study(name, values):

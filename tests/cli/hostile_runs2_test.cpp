@@ -51,6 +51,12 @@ TEST(HostileRuns2, EscapesTypedIntoArgumentsAreShownEscapedInParserErrors) {
   }
 }
 
+TEST(HostileRuns2, ListWithNothingToListSaysWhatItLists) {
+  const test::CliRun r = test::run_hetsim("list", test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, "hetsim list: error: say what to list: devices, clusters, models or strategies\n");
+}
+
 TEST(HostileRuns2, CalibrateSaysTheProfileItWroteWithItsNameEscaped) {
   const Dir d;
   const std::string runs =
