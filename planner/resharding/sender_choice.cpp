@@ -100,6 +100,7 @@ std::pair<std::vector<int>, std::vector<int>> greedy_order(const ReshardWorks& w
   std::vector<int> order, choice(w.works.size(), 0);
   std::vector<int> remaining(w.works.size());
   for (size_t i = 0; i < remaining.size(); ++i) remaining[i] = static_cast<int>(i);
+  std::vector<char> placed(w.works.size(), 0);  // a work once placed stays placed
   Progress bar(remaining.size(), "works ordered by the greedy", kProgressAfterS);  // tens of thousands take seconds
   while (!remaining.empty()) {
     Packing best;
@@ -151,7 +152,6 @@ std::pair<std::vector<int>, std::vector<int>> greedy_order(const ReshardWorks& w
         have = true;
       }
     }
-    std::vector<char> placed(w.works.size(), 0);
     for (const auto& [i, o] : best.set) {
       order.push_back(i);
       choice[i] = o;
