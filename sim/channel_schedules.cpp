@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
+#include "topologies/fabric.hpp"
 #include "topologies/link_class.hpp"
 
 namespace hetsim {
@@ -48,21 +50,88 @@ std::vector<std::vector<size_t>> zigzag_orders(size_t m) {
 
 }  // namespace
 
-std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c) {
-  const size_t m = nodes.front().size();
+namespace {
+
+// The m orders (positions in `node`) in which the channel rings cross one node, each member the
+// last of exactly one (it leaves through its NIC):
+//   full xGMI mesh (m even):  Walecki's zigzag paths and their reverses (every directed link once);
+//   whole DGX-1 NVLink mesh:  the node's edge-disjoint Hamiltonian cycles in both directions
+//                             (topologies/fabric.hpp: disjoint_rings), ring c opened so that it
+//                             leaves from member c - 1, the cycles taken in turn: the rings spread
+//                             over every NVLink of the mesh, as NCCL's channels do, instead of all
+//                             following one cycle's single links;
+//   otherwise (NVSwitch, PCIe, part of a node): enter at member c, visit the members in turn.
+std::vector<std::vector<size_t>> crossing_orders(const std::vector<int>& node, const Cluster& c) {
+  const size_t m = node.size();
+  if (m % 2 == 0 && full_mesh(node, c)) return zigzag_orders(m);
   std::vector<std::vector<size_t>> orders(m);
-  const bool meshes = m % 2 == 0 && std::all_of(nodes.begin(), nodes.end(), [&](const std::vector<int>& n) { return full_mesh(n, c); });
-  if (meshes) {
-    orders = zigzag_orders(m);
-  } else {
+  const NodeType& nt = c.node_type_of_gpu(node.front());
+  std::vector<std::vector<int>> cycles;  // directed, local indices
+  if (nt.intra.fabric == IntraFabric::kNvlinkMesh && static_cast<int>(m) == nt.gpus_per_node) {
+    for (const auto& cycle : disjoint_rings(nt)) {
+      cycles.emplace_back(cycle.begin(), cycle.end());
+      cycles.emplace_back(cycle.rbegin(), cycle.rend());
+    }
+  }
+  if (cycles.empty()) {
     for (size_t ch = 0; ch < m; ++ch) {  // enter at member ch, leave from member ch - 1
       for (size_t j = 0; j < m; ++j) orders[ch].push_back((ch + j) % m);
     }
+    return orders;
   }
-  std::vector<std::vector<int>> rings(m);
+  // Ring ch leaves from member ch - 1 and enters at its successor on the cycle it takes. The cycles
+  // are assigned (depth-first, in turn) so that every member is also entered exactly once (each NIC
+  // receives as many rings as it sends) and no cycle carries more than its share of the rings.
+  std::vector<size_t> position(m);
+  for (size_t j = 0; j < m; ++j) position[static_cast<size_t>(c.gpus[node[j]].local)] = j;
+  auto at_of = [](const std::vector<int>& cycle, int local) {
+    return static_cast<size_t>(std::find(cycle.begin(), cycle.end(), local) - cycle.begin());
+  };
+  const size_t cap = (m + cycles.size() - 1) / cycles.size();
+  std::vector<size_t> taken(m, 0), uses(cycles.size(), 0);
+  std::vector<bool> entered(m, false);
+  auto assign = [&](auto&& self, size_t ch) -> bool {
+    if (ch == m) return true;
+    const int leaves = c.gpus[node[(ch + m - 1) % m]].local;
+    for (size_t k = 0; k < cycles.size(); ++k) {
+      const size_t d = (ch + k) % cycles.size();
+      const std::vector<int>& cycle = cycles[d];
+      const auto enters = static_cast<size_t>(cycle[(at_of(cycle, leaves) + 1) % m]);
+      if (uses[d] == cap || entered[enters]) continue;
+      ++uses[d];
+      entered[enters] = true;
+      taken[ch] = d;
+      if (self(self, ch + 1)) return true;
+      --uses[d];
+      entered[enters] = false;
+    }
+    return false;
+  };
+  if (!assign(assign, 0)) {
+    for (size_t ch = 0; ch < m; ++ch) taken[ch] = ch % cycles.size();  // balance the cycles only
+  }
   for (size_t ch = 0; ch < m; ++ch) {
-    for (const auto& node : nodes) {
-      for (size_t j : orders[ch]) rings[ch].push_back(node[j]);
+    const std::vector<int>& cycle = cycles[taken[ch]];
+    const size_t at = at_of(cycle, c.gpus[node[(ch + m - 1) % m]].local);
+    for (size_t j = 1; j <= m; ++j) orders[ch].push_back(position[static_cast<size_t>(cycle[(at + j) % m])]);
+  }
+  return orders;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c) {
+  const size_t m = nodes.front().size();
+  // Members of one node type are laid out alike (all whole nodes, or all the same part): their
+  // orders are computed once per type.
+  std::map<int, std::vector<std::vector<size_t>>> orders_of_type;
+  std::vector<std::vector<int>> rings(m);
+  for (const auto& node : nodes) {
+    const int type = c.gpus[node.front()].node_type;
+    auto it = orders_of_type.find(type);
+    if (it == orders_of_type.end()) it = orders_of_type.emplace(type, crossing_orders(node, c)).first;
+    for (size_t ch = 0; ch < m; ++ch) {
+      for (size_t j : it->second[ch]) rings[ch].push_back(node[j]);
     }
   }
   return rings;

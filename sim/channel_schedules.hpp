@@ -3,7 +3,8 @@
 //   channel rings   k rings over whole nodes, ring c entering every node at its c-th GPU and
 //                   leaving from the one before it (on a full xGMI mesh: each ring its own path
 //                   through the node's links), so every GPU's NIC carries one ring's boundary
-//                   crossing (NCCL's rail-aligned channels);
+//                   crossing (NCCL's rail-aligned channels); on a DGX-1 NVLink mesh the rings
+//                   follow the mesh's edge-disjoint cycles in both directions;
 //   NVLS            NVLink SHARP on NVSwitch nodes: each GPU stores its data into the switch,
 //                   the switch's reduction engine returns the reduced slice, multicast returns
 //                   the whole result (intra-node reduce-scatter + all-gather through the switch);
@@ -30,7 +31,8 @@ namespace hetsim {
 // (its NIC). Inside NVSwitch nodes a ring visits the members in turn from its entry; inside full
 // xGMI meshes (an even count of members) each ring takes its own order, so that the rings together
 // use every link of the mesh once, as RCCL's channels do (the same order in every ring would send 7
-// rings of 8 over one link of each GPU).
+// rings of 8 over one link of each GPU); inside whole DGX-1 NVLink meshes the rings follow the
+// mesh's edge-disjoint cycles in both directions, in turn.
 [[nodiscard]] std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c);
 
 // Adds each ring (visiting members in order, wrapping) with `steps` chunks of `bytes`.

@@ -18,11 +18,34 @@ namespace {
 
 int chunks_for(double bytes) { return std::max(1, static_cast<int>(std::ceil(bytes / kPipelineChunkBytes))); }
 
-// Pipelined chain broadcast from chain[0] (or reduce towards it): `bytes` in chunks.
-void add_chain(Schedule& s, const std::vector<int>& chain, double bytes, bool towards_root) {
+// Chunks of pipelined chains of `bytes` each along `chains` (one count for all: a schedule's rounds
+// run in step). NCCL keeps several chunks of a chain in flight (NCCL_STEPS slots), so a chunk's
+// latency hides under the transfer of the ones behind it and only the fill pays the hops'
+// latencies. A schedule's rounds each pay their latency in full; the count k that minimises the
+// rounds' time, (k + h - 1) (alpha + bytes / k / B) over h hops of at most alpha latency and at
+// least B bandwidth (k* = sqrt((h - 1) bytes / (B alpha))), stands in for that, never in chunks
+// smaller than NCCL's (kPipelineChunkBytes). Without the fabric: those.
+int chain_chunks(const std::vector<std::vector<int>>& chains, double bytes, const Fabric* fabric) {
+  const int most = chunks_for(bytes);
+  if (fabric == nullptr) return most;
+  double alpha = 0, bw = 1e300, fill = 0;
+  for (const std::vector<int>& chain : chains) {
+    fill = std::max(fill, static_cast<double>(chain.size()) - 2);
+    for (size_t p = 0; p + 1 < chain.size(); ++p) {
+      const Route r = fabric->route(chain[p], chain[p + 1]);
+      alpha = std::max(alpha, r.latency_s);
+      bw = std::min(bw, fabric->bottleneck_Bps(r));
+    }
+  }
+  if (alpha <= 0 || bw >= 1e300) return most;
+  const double best = std::sqrt(fill * bytes / (bw * alpha));
+  return static_cast<int>(std::clamp(std::round(best), 1.0, static_cast<double>(most)));
+}
+
+// Pipelined chain broadcast from chain[0] (or reduce towards it): `bytes` in `k` chunks.
+void add_chain(Schedule& s, const std::vector<int>& chain, double bytes, bool towards_root, int k) {
   const int n = static_cast<int>(chain.size());
   if (n < 2 || bytes <= 0) return;
-  const int k = chunks_for(bytes);
   for (int p = 0; p + 1 < n; ++p) {
     if (towards_root) s.edges.push_back({chain[p + 1], chain[p], n - 2 - p, k, bytes / k});
     else s.edges.push_back({chain[p], chain[p + 1], p, k, bytes / k});
@@ -107,6 +130,20 @@ void add_tree(Schedule& s, const std::vector<int>& order, double bytes, int chun
     s.edges.push_back({order[v], order[parent[v]], height[v], k, bytes / k});                 // reduce
     s.edges.push_back({order[parent[v]], order[v], h_root + depth[parent[v]], k, bytes / k});  // broadcast
   }
+}
+
+// The rings NCCL's channels run over the members in topology order `ring`: over whole nodes one
+// channel per member of a node (each leaving through its own NIC); over one whole DGX-1 NVLink mesh
+// node its edge-disjoint cycles in both directions (so every NVLink carries traffic, not only the
+// single links of one cycle); else the one ring. Ring, broadcast and reduce spread over these.
+std::vector<std::vector<int>> channels(const std::vector<int>& ring, const Cluster& c) {
+  const std::vector<std::vector<int>> nodes = per_domain(ring, c);
+  if (spans_whole_nodes(nodes)) return channel_rings(nodes, c);
+  if (nodes.size() == 1 && c.node_type_of_gpu(ring.front()).intra.fabric == IntraFabric::kNvlinkMesh &&
+      c.gpus[ring.front()].node == c.gpus[ring.back()].node) {
+    return node_rings(ring, c);
+  }
+  return {ring};
 }
 
 std::vector<int> rotated(const std::vector<int>& v, size_t by) {
@@ -211,7 +248,7 @@ std::string unsupported_reason(const CollectiveTask& t, Algorithm a, const Clust
   return "unknown algorithm";
 }
 
-std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a, const Cluster& c) {
+std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a, const Cluster& c, const Fabric* fabric) {
   const std::vector<int> ring = topology_order(t.group, c);
   const int n = static_cast<int>(ring.size());
   const double s = t.size_bytes;
@@ -221,10 +258,7 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
   switch (a) {
     case Algorithm::kAuto: throw std::logic_error("collective_schedules: resolve kAuto with choose_algorithm first");
     case Algorithm::kRing: {
-      // Over whole nodes, one channel per member of a node (each leaving through its own NIC);
-      // else one ring in topology order.
-      const std::vector<std::vector<int>> nodes = per_domain(ring, c);
-      const std::vector<std::vector<int>> rings = spans_whole_nodes(nodes) ? channel_rings(nodes, c) : std::vector<std::vector<int>>{ring};
+      const std::vector<std::vector<int>> rings = channels(ring, c);
       const double k = static_cast<double>(rings.size());
       for (const auto& r : rings) {
         if (t.op == CollectiveOp::kAllReduce) add_ring(one, r, 2 * (n - 1), s / n / k);
@@ -320,8 +354,14 @@ std::vector<Schedule> collective_schedules(const CollectiveTask& t, Algorithm a,
       break;
     }
     case Algorithm::kChain: {
-      const auto root = std::find(ring.begin(), ring.end(), t.root) - ring.begin();
-      add_chain(one, rotated(ring, static_cast<size_t>(root)), s, t.op == CollectiveOp::kReduce);
+      // NCCL's broadcast and reduce: a pipelined chain from the root along each channel's ring,
+      // each channel carrying its share of the buffer.
+      const std::vector<std::vector<int>> rings = channels(ring, c);
+      const double share = s / static_cast<double>(rings.size());
+      std::vector<std::vector<int>> chains;
+      for (const auto& r : rings) chains.push_back(rotated(r, static_cast<size_t>(std::find(r.begin(), r.end(), t.root) - r.begin())));
+      const int k = chain_chunks(chains, share, fabric);
+      for (const auto& chain : chains) add_chain(one, chain, share, t.op == CollectiveOp::kReduce, k);
       out.push_back(std::move(one));
       break;
     }
@@ -376,7 +416,7 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
       size_t flows = 0;
       if (!fabric) fabric = std::make_unique<Fabric>(cluster);
       const Algorithm a = choose_algorithm(*t, cluster, *fabric).algorithm;
-      for (const Schedule& s : collective_schedules(*t, a, cluster)) {  // shifts: every ordered pair (not built)
+      for (const Schedule& s : collective_schedules(*t, a, cluster, fabric.get())) {  // shifts: every ordered pair (not built)
         flows = std::max(flows, s.shifts.ring.size() >= 2 ? s.shifts.ring.size() * (s.shifts.ring.size() - 1) : merged_flows(s).size());
       }
       it = seen.emplace(std::move(key), flows).first;
@@ -403,7 +443,7 @@ namespace {
 AlgorithmChoice choose_on_links(const CollectiveTask& t, const Cluster& c, const Fabric& fabric) {
   auto time_of = [&](Algorithm a) {
     double total = 0;
-    for (const Schedule& s : collective_schedules(t, a, c)) total += step_estimate(s, fabric);
+    for (const Schedule& s : collective_schedules(t, a, c, &fabric)) total += step_estimate(s, fabric);
     return total;
   };
   if (t.algorithm != Algorithm::kAuto) return {t.algorithm, time_of(t.algorithm)};

@@ -38,9 +38,11 @@ inline constexpr double kMaxCollectiveBytes = 1099511627776.0;
 // Why `algorithm` cannot run `task` on this cluster; empty when it can. kAuto always can.
 [[nodiscard]] std::string unsupported_reason(const CollectiveTask& task, Algorithm algorithm, const Cluster& cluster);
 
-// The schedules `task` runs as, back to back, with `algorithm` (not kAuto).
+// The schedules `task` runs as, back to back, with `algorithm` (not kAuto). With the cluster's
+// `fabric`, pipelined chains (broadcast, reduce) take the chunk count that suits their hops' latency
+// and bandwidth (see collective.cpp: chain_chunks); without it, chunks of kPipelineChunkBytes.
 [[nodiscard]] std::vector<Schedule> collective_schedules(const CollectiveTask& task, Algorithm algorithm,
-                                                         const Cluster& cluster);
+                                                         const Cluster& cluster, const Fabric* fabric = nullptr);
 
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::kRing;

@@ -432,7 +432,7 @@ class Run {
       const Algorithm a = choose_algorithm(c, cluster_, *platform_.fabric).algorithm;
       PreparedCollective p;
       p.latency_s = call_latency(c, cluster_);
-      for (const Schedule& s : collective_schedules(c, a, cluster_)) p.schedules.push_back(net_.prepare(s, opts_.fidelity));
+      for (const Schedule& s : collective_schedules(c, a, cluster_, platform_.fabric.get())) p.schedules.push_back(net_.prepare(s, opts_.fidelity));
       it = collective_cache_.emplace(std::move(key), std::move(p)).first;
     }
     return it->second;

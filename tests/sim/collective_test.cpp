@@ -10,6 +10,7 @@
 #include "sim/channel_schedules.hpp"
 #include "sim/executor.hpp"
 #include "test_support.hpp"
+#include "topologies/fabric.hpp"
 #include "topologies/link_class.hpp"
 
 namespace hetsim {
@@ -74,11 +75,15 @@ TEST_P(Closed, RingAllGatherAndReduceScatter) {
 }
 
 TEST_P(Closed, ChainBroadcastAndReduce) {
-  // Pipelined chain of n ranks, k chunks of c: (k + n - 2) * (alpha + c / B)
-  const int k = chunks(kGiB);
-  const double expect = (k + 8 - 2) * (kNicAlpha + kGiB / k / kNicBw);
+  // Pipelined chain of n ranks, k chunks: (k + n - 2) * (alpha + S / k / B). The chain takes the k
+  // that minimises it (NCCL hides a chunk's latency under the chunks behind it; rounds pay it in
+  // full), in chunks no smaller than NCCL's: the best of every such k, here about 240 of 4.3 MiB.
+  auto closed = [](int k) { return (k + 8 - 2) * (kNicAlpha + kGiB / k / kNicBw); };
+  double best = closed(1);
+  for (int k = 2; k <= chunks(kGiB); ++k) best = std::min(best, closed(k));
+  EXPECT_LT(best, 0.9 * closed(chunks(kGiB)));  // NCCL's 512 KiB chunks each paying 5 us would cost more
   for (CollectiveOp op : {CollectiveOp::kBroadcast, CollectiveOp::kReduce}) {
-    EXPECT_NEAR(run(c_, task(op, one_per_node_, kGiB, Algorithm::kChain), GetParam()) / expect, 1, 0.01);
+    EXPECT_NEAR(run(c_, task(op, one_per_node_, kGiB, Algorithm::kChain), GetParam()) / best, 1, 0.01);
   }
 }
 
@@ -190,17 +195,67 @@ TEST(Staging, CrossVendorPaysTwoCopiesOnTopOfTheNetwork) {
 }
 
 TEST(Algorithms, HierarchicalBeatsFlatRingWithFewNics) {
-  // Flat channel rings cross every node boundary once per channel: each NIC carries its channels'
-  // 2(n-1)/n * S/k, and inside DGX-1 nodes each channel has one NVLink path. Hierarchical moves
-  // 2(N-1)/N * S/m per GPU across nodes and uses every NVLink of the mesh (measured 0.41 here).
-  for (const auto& [name, max_ratio] : {std::pair<std::string, double>{"a100-v100-2x2", 0.45},  // 4-8 NICs per node
-                                        std::pair<std::string, double>{"hap-v100-p100", 0.97}}) {  // 1 NIC per node
-    const Cluster c = shipped_cluster(name);
-    const std::vector<int> all = range(0, c.gpu_count());
-    const double flat = run(c, task(CollectiveOp::kAllReduce, all, 256 << 20, Algorithm::kRing));
-    const double hier = run(c, task(CollectiveOp::kAllReduce, all, 256 << 20, Algorithm::kHierarchical));
-    EXPECT_LT(hier, max_ratio * flat) << name;
+  // Flat channel rings cross every node boundary once per channel: on a DGX-1 (8 channels, 4 NICs)
+  // each NIC carries 2 channels' 2(n-1)/n * S/8; inside the node the channels spread over the
+  // mesh's NVLink cycles, so the NICs bound the ring. Hierarchical sends 2(N-1)/N * S/m per GPU
+  // across the N nodes, 2 GPUs per NIC: on a100-v100-2x2 (n = 32, N = 4, m = 8) the NIC bytes are
+  // (2 * 1.5 / 8) / (2 * 1.9375 / 8) = 0.774 of the flat ring's, which bounds the ratio from below;
+  // the pipeline's fill and its intra-node phases add a little above it.
+  const Cluster c = shipped_cluster("a100-v100-2x2");
+  const std::vector<int> all = range(0, c.gpu_count());
+  const double flat = run(c, task(CollectiveOp::kAllReduce, all, 256 << 20, Algorithm::kRing));
+  const double hier = run(c, task(CollectiveOp::kAllReduce, all, 256 << 20, Algorithm::kHierarchical));
+  EXPECT_GT(hier, 0.774 * flat);
+  EXPECT_LT(hier, 0.85 * flat);
+  // One NIC per node: every GPU's traffic leaves through it either way; hierarchical still wins
+  // a little (measured 0.97 before the channels spread over the mesh).
+  const Cluster one_nic = shipped_cluster("hap-v100-p100");
+  const std::vector<int> every = range(0, one_nic.gpu_count());
+  EXPECT_LT(run(one_nic, task(CollectiveOp::kAllReduce, every, 256 << 20, Algorithm::kHierarchical)),
+            0.97 * run(one_nic, task(CollectiveOp::kAllReduce, every, 256 << 20, Algorithm::kRing)));
+}
+
+TEST(Channels, OneDgx1NodeRunsItsRingsOverEveryNvlink) {
+  // One DGX-1 V100 (6 NVLinks of 25 GB/s per GPU, some pairs doubled): 3 edge-disjoint cycles in
+  // both directions, 6 rings each carrying S/6, every directed NVLink wire carrying one ring. A
+  // ring step moves S/8/6 over a 25 GB/s wire at the NVLink fraction: the all-reduce takes
+  // 2(n-1) (alpha + S/48 / B) with n = 8, busbw 6 x 20 GB/s (it was one ring on single links:
+  // 20 GB/s).
+  const Cluster c = shipped_cluster("a100-v100-2x2");
+  const double link = 25e9 * fraction(LinkClass::kNvlink2);
+  const double t = run(c, task(CollectiveOp::kAllReduce, range(16, 8), kGiB, Algorithm::kRing));
+  EXPECT_NEAR(t / (14 * (1e-6 + kGiB / 48.0 / link)), 1, 0.01);
+  // Broadcast and reduce spread over the same rings: a chain per ring from the root.
+  const double b = run(c, task(CollectiveOp::kBroadcast, range(16, 8), kGiB, Algorithm::kChain));
+  EXPECT_LT(b, 1.25 * kGiB / 6 / link);
+}
+
+TEST(Channels, Dgx1RingsAcrossNodesAreBoundByTheNics) {
+  // 2 DGX-1 V100 nodes, 8 channel rings: each GPU leaves its node in one ring and is entered in
+  // one, so each of the 4 NICs (GPU i uses NIC i mod 4) sends and receives 2 rings' 2(n-1)/n S/8.
+  const Cluster c = shipped_cluster("a100-v100-2x2");
+  const std::vector<int> v100 = range(16, 16);
+  const auto rings = channel_rings(members_by_domain(topology_order(v100, c), c), c);
+  ASSERT_EQ(rings.size(), 8u);
+  std::vector<int> leaves(32, 0), entered(32, 0);
+  for (const auto& r : rings) {
+    for (size_t k = 0; k < r.size(); ++k) {
+      const int a = r[k], b = r[(k + 1) % r.size()];
+      if (c.gpus[a].node != c.gpus[b].node) {
+        ++leaves[a];
+        ++entered[b];
+      } else {
+        EXPECT_GT(dgx1_nvlinks(6, c.gpus[a].local, c.gpus[b].local), 0) << a << " -> " << b << " has no NVLink";
+      }
+    }
   }
+  for (int g : v100) {
+    EXPECT_EQ(leaves[g], 1) << "GPU " << g;
+    EXPECT_EQ(entered[g], 1) << "GPU " << g;
+  }
+  const double nic = 100e9 / 8 * fraction(LinkClass::kNic);
+  const double t = run(c, task(CollectiveOp::kAllReduce, v100, kGiB, Algorithm::kRing));
+  EXPECT_NEAR(t / (2 * 30.0 / 16 * kGiB / 8 / nic), 1, 0.02);
 }
 
 TEST(Algorithms, AutoPicksByTopologyAndSize) {

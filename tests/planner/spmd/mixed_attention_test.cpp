@@ -83,7 +83,8 @@ TEST(SpmdMixedAttention, OneKernelForEveryGpuLeavesTheProblemAsItWas) {
 TEST(SpmdMixedAttention, TheBestSpmdProgramNoLongerTrailsTheDataParallelBaselineOnTheDefaultCluster) {
   // `hetsim plan --no-pipeline` on the default cluster: hetsim's chosen SPMD program (data parallel
   // with speed-proportional shares) simulated 3.34 s against dp-proportional's 2.825 s when every
-  // GPU ran the unfused attention; 2.626 s now.
+  // GPU ran the unfused attention; 2.626 s against 2.825 s with the per-type kernels (2.52 s against
+  // 2.719 s since the DGX-1 channel rings spread over the whole NVLink mesh).
   const TempDir tmp("mixed-attention");
   const std::filesystem::path report = tmp.path() / "plan.json";
   const test::CliRun r = test::run_hetsim("plan --no-pipeline --no-upper-bound --report " + report.string(), test::Capture::kStdout);
