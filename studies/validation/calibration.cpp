@@ -169,7 +169,8 @@ std::string ErrorBar::text() const {
   s.append(" (90th percentile of |error| over ").append(std::to_string(of.rows)).append(" calibration row");
   if (of.rows != 1) s.append("s");
   s.append(": ").append(of.name);
-  if (other_stack) s.append("; nearest class, rows of another calibration profile");
+  if (!sibling.empty()) s.append("; rows on ").append(sibling).append(", under the profile in force here");
+  else if (other_stack) s.append("; nearest class, rows of another calibration profile");
   else if (!exact) s.append("; nearest class, not this setting");
   s.append(")");
   return s;

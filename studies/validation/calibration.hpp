@@ -63,6 +63,9 @@ struct ErrorBar {
   CalibrationClass of;
   bool exact = false;  // the class covers the prediction's GPU types and matches its scope, MoE or dense, GEMM precision and profiles
   bool other_stack = false;  // all of that but the calibration profiles: its rows ran another software stack
+  // Where the class speaks for a GPU type through a sibling's rows (same chip, another memory; the
+  // profile in force on it was fitted on those rows): "GPU-A for GPU-B", said in the text.
+  std::string sibling{};
   // "±4.1 % (90th percentile of |error| over 8 calibration rows: A100 NVSwitch)"
   [[nodiscard]] std::string text() const;
 };

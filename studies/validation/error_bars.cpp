@@ -2,6 +2,8 @@
 #include "studies/validation/error_bars.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <ostream>
 #include <set>
 
@@ -16,13 +18,13 @@
 namespace hetsim {
 namespace {
 
-// The GPU types that work in this report, and how many nodes the cluster has.
-RunScope scope_of(const Report& r, const Cluster& cluster) {
+// The GPU types that work in this report (only `only` where given), and how many nodes they span.
+RunScope scope_of(const Report& r, const Cluster& cluster, const std::string& only = "") {
   RunScope s;
   s.gpu_count = 0;
   std::set<int> nodes;
   for (size_t g = 0; g < r.devices.size() && g < static_cast<size_t>(cluster.gpu_count()); ++g) {
-    if (r.devices[g].compute_s <= 0) continue;
+    if (r.devices[g].compute_s <= 0 || (!only.empty() && r.devices[g].gpu != only)) continue;
     s.gpus.insert(r.devices[g].gpu);
     nodes.insert(cluster.gpus[g].node);
     ++s.gpu_count;
@@ -42,26 +44,34 @@ bool same_time_model(const Device& a, const Device& b, const KernelTables& measu
          !measured.has_device(a.name) && !measured.has_device(b.name);
 }
 
+const std::vector<Device>& shipped_devices() {
+  static const std::vector<Device> devices = [] {
+    std::vector<Device> all;
+    for (const std::string& name : shipped_device_names()) all.push_back(load_device(data_root() / "kernels_profile/devices" / (name + ".yaml")));
+    return all;
+  }();
+  return devices;
+}
+
+const Device* shipped_device(const std::string& name) {
+  for (const Device& d : shipped_devices()) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
 // The shipped classes; each also speaks for the GPU types of the same time model as one of its
 // rows' (rows on V100-SXM2-32GB for a V100-SXM2-16GB prediction).
 const std::vector<CalibrationClass>& classes() {
   static const std::vector<CalibrationClass> shipped = [] {
     std::vector<CalibrationClass> all = shipped_calibration();
     const KernelTables measured = KernelTables::load_dir(data_root() / "kernels_profile" / "measured");
-    std::vector<Device> devices;
-    for (const std::string& name : shipped_device_names()) devices.push_back(load_device(data_root() / "kernels_profile/devices" / (name + ".yaml")));
-    const auto device = [&](const std::string& name) -> const Device* {
-      for (const Device& d : devices) {
-        if (d.name == name) return &d;
-      }
-      return nullptr;
-    };
     for (CalibrationClass& c : all) {
       std::set<std::string> twins;
       for (const std::string& g : c.gpus) {
-        const Device* row = device(g);
+        const Device* row = shipped_device(g);
         if (row == nullptr) continue;
-        for (const Device& d : devices) {
+        for (const Device& d : shipped_devices()) {
           if (!c.gpus.contains(d.name) && same_time_model(*row, d, measured)) twins.insert(d.name);
         }
       }
@@ -72,11 +82,55 @@ const std::vector<CalibrationClass>& classes() {
   return shipped;
 }
 
-std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) {
-  const RunScope s = scope_of(r, cluster);
-  return nearest_error_bar(classes(), q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision_gemms, r.fp32_gemms,
-                           profiles_in_force(s.gpus), r.gemm_format);
+// A GPU type's sibling among a class's rows: the same chip in another memory (same vendor and peak
+// FLOP/s, as A100 40 GB and 80 GB), where the profile in force on the GPU type is one the class's
+// rows were predicted with. That profile was fitted on those rows, so their errors are the nearest
+// evidence for its predictions on the sibling; the bar says whose rows they are. Empty: none.
+std::string sibling_row(const CalibrationClass& c, const std::string& gpu, bool moe) {
+  const std::optional<CalibrationProfile> p = calibration_applying(gpu, moe);
+  const Device* d = shipped_device(gpu);
+  if (!p || d == nullptr || !c.profiles.contains(p->name)) return "";
+  for (const std::string& row : c.gpus) {
+    const Device* r = shipped_device(row);
+    if (r != nullptr && r->vendor == d->vendor && r->peak_flops == d->peak_flops) return row;
+  }
+  return "";
 }
+
+// What the nearest class is chosen by, besides the GPU types and scope.
+struct Setting {
+  bool moe = false, low_precision = false, fp32 = false;
+  std::string gemm_format;
+};
+Setting setting_of(const Report& r) { return {r.moe, r.low_precision_gemms, r.fp32_gemms, r.gemm_format}; }
+
+// The bar of the nearest class for a run over `s`; a class covers a GPU type through a sibling's
+// rows (sibling_row) where none of its own does.
+std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
+  std::vector<CalibrationClass> candidates = classes();
+  std::map<std::string, std::string> siblings;  // "class/quantity/gpu" -> the row GPU speaking for it
+  for (CalibrationClass& c : candidates) {
+    for (const std::string& g : s.gpus) {
+      if (c.gpus.contains(g)) continue;
+      if (const std::string row = sibling_row(c, g, r.moe); !row.empty()) {
+        c.gpus.insert(g);
+        siblings[c.name + "/" + std::to_string(static_cast<int>(c.quantity)) + "/" + g] = row;
+      }
+    }
+  }
+  std::optional<ErrorBar> b = nearest_error_bar(candidates, q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision, r.fp32,
+                                                profiles_in_force(s.gpus), r.gemm_format);
+  if (!b) return b;
+  for (const std::string& g : s.gpus) {
+    const auto it = siblings.find(b->of.name + "/" + std::to_string(static_cast<int>(b->of.quantity)) + "/" + g);
+    if (it == siblings.end()) continue;
+    b->sibling.append(b->sibling.empty() ? "" : ", ").append(it->second + " for " + g);
+    b->exact = false;
+  }
+  return b;
+}
+
+std::optional<ErrorBar> bar(const Report& r, const Cluster& cluster, Quantity q) { return bar(scope_of(r, cluster), setting_of(r), q); }
 
 const char* const kNoCalibration = "unknown (no shipped calibration: studies/validation/calibration.json)";
 
@@ -91,11 +145,48 @@ nlohmann::json to_json(const std::optional<ErrorBar>& b) {
           {"text", b->text()}};
 }
 
+// No published run mixes these GPU types: each type's own bar, as it would run alone over
+// `scope_alone(type)` (a lower bound on the mix's uncertainty: nothing measured what mixing adds).
+// Empty for one GPU type.
+std::map<std::string, std::optional<ErrorBar>> per_type_bars(const std::set<std::string>& gpus,
+                                                             const std::function<RunScope(const std::string&)>& scope_alone,
+                                                             const Setting& setting, Quantity q) {
+  std::map<std::string, std::optional<ErrorBar>> out;
+  if (gpus.size() < 2) return out;
+  for (const std::string& g : gpus) out[g] = bar(scope_alone(g), setting, q);
+  return out;
+}
+std::map<std::string, std::optional<ErrorBar>> per_type_bars(const Report& r, const Cluster& cluster, Quantity q) {
+  return per_type_bars(scope_of(r, cluster).gpus, [&](const std::string& g) { return scope_of(r, cluster, g); }, setting_of(r), q);
+}
+
+// The bars of per_type_bars as one line's text; empty where no type has one.
+std::string per_type_text(const std::map<std::string, std::optional<ErrorBar>>& bars) {
+  if (std::none_of(bars.begin(), bars.end(), [](const auto& e) { return e.second.has_value(); })) return "";
+  std::string s = "no published run mixes these GPU types; each alone:";
+  for (const auto& [gpu, b] : bars) {
+    s.append(" ").append(gpu).append(" ");
+    if (!b) {
+      s.append("none;");
+      continue;
+    }
+    s.append(format_double("±%.1f %%", 100 * b->of.p90_abs_error)).append(" (").append(b->of.name).append(");");
+  }
+  s.pop_back();
+  return s;
+}
+
 }  // namespace
 
 nlohmann::json error_bars_json(const Report& r, const Cluster& cluster) {
   if (!r.feasible) return nullptr;
-  return {{"time", to_json(bar(r, cluster, Quantity::kTime))}, {"memory", to_json(bar(r, cluster, Quantity::kMemory))}};
+  nlohmann::json out{{"time", to_json(bar(r, cluster, Quantity::kTime))}, {"memory", to_json(bar(r, cluster, Quantity::kMemory))}};
+  for (const Quantity q : {Quantity::kTime, Quantity::kMemory}) {
+    const char* key = q == Quantity::kTime ? "time" : "memory";
+    if (!out[key].is_null()) continue;
+    for (const auto& [gpu, b] : per_type_bars(r, cluster, q)) out["per_gpu_type"][gpu][key] = to_json(b);
+  }
+  return out;
 }
 
 void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster) {
@@ -107,7 +198,10 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
   const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
   // No class covers these GPU types, or only the other kind of model's: said, not borrowed.
   const std::set<std::string> gpus = scope_of(r, cluster).gpus;
-  const auto none = [&](Quantity q) { return missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe); };
+  const auto none = [&](Quantity q) {
+    const std::string each = per_type_text(per_type_bars(r, cluster, q));
+    return !each.empty() ? each : missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe);
+  };
   out << "prediction error on published runs: time " << (t ? t->text() : none(Quantity::kTime)) << "; memory "
       << (m ? m->text() : none(Quantity::kMemory)) << "\n";
   if (const std::string c = calibration_contrast(gpus, r.moe); !c.empty()) out << c << "\n";
@@ -152,10 +246,16 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   s.gpus = gpus;
   s.gpu_count = static_cast<int>(gpu_count);
   s.nodes = static_cast<int>(nodes);
-  const std::optional<ErrorBar> b =
-      nearest_error_bar(classes(), Quantity::kTime, RunKind::kTraining, gpus, s.name(), model.moe.has_value(), model.training.low_precision_gemms(),
-                        model.training.fp32_gemms(), profiles_in_force(gpus), model.training.gemm_format());
-  return b ? b->text() : missing_error_bar_text(classes(), Quantity::kTime, RunKind::kTraining, gpus, model.moe.has_value());
+  const Setting setting{model.moe.has_value(), model.training.low_precision_gemms(), model.training.fp32_gemms(), model.training.gemm_format()};
+  const std::optional<ErrorBar> b = bar(s, setting, Quantity::kTime);
+  if (b) return b->text();
+  // A mix: each type's bar over the mix's scope (how its GPUs split over the nodes is not known here).
+  const std::string each = per_type_text(per_type_bars(gpus, [&](const std::string& g) {
+    RunScope alone = s;
+    alone.gpus = {g};
+    return alone;
+  }, setting, Quantity::kTime));
+  return !each.empty() ? each : missing_error_bar_text(classes(), Quantity::kTime, RunKind::kTraining, gpus, model.moe.has_value());
 }
 
 }  // namespace hetsim

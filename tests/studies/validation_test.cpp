@@ -414,12 +414,41 @@ TEST(ErrorBarsCli, AnH100PredictionTakesAnH100ClassAndAMixWithoutOneSaysSo) {
   EXPECT_NE(line.find("H100 dense"), std::string::npos) << line;  // a dense model: the dense H100 class
   EXPECT_NE(line.find("not this setting"), std::string::npos) << line;  // whose runs had FP8 GEMMs; this one bf16
   EXPECT_NE(line.find("90th percentile of |error|"), std::string::npos) << line;
-  // The demo's A100 + V100 mix: no published run used it.
-  const test::CliRun mix = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-v100-2x2", test::Capture::kStdout);
+  // The demo's A100 + V100 mix: no published run used it; each type's own bar is said as such.
+  const std::filesystem::path report = std::filesystem::temp_directory_path() / ("hetsim_mix_bars_" + std::to_string(::getpid()) + ".json");
+  const test::CliRun mix = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-v100-2x2 --report " + report.string(),
+                                            test::Capture::kStdout);
   ASSERT_EQ(mix.rc, 0);
-  EXPECT_NE(mix.output.find("prediction error on published runs: time no calibration for these GPU types in training runs"),
+  EXPECT_NE(mix.output.find("prediction error on published runs: time no published run mixes these GPU types; each alone: "
+                            "A100-SXM4-40GB ±"),
             std::string::npos)
       << mix.output;
+  EXPECT_NE(mix.output.find("(Megatron-LM A100 multi-node); V100-SXM2-32GB ±"), std::string::npos) << mix.output;
+  std::ifstream in(report);
+  const nlohmann::json bars = nlohmann::json::parse(in)["error_bars"];
+  std::filesystem::remove(report);
+  EXPECT_TRUE(bars["time"].is_null());
+  EXPECT_EQ(bars["per_gpu_type"]["A100-SXM4-40GB"]["time"]["class"], "Megatron-LM A100 multi-node");
+  EXPECT_FALSE(bars["per_gpu_type"]["A100-SXM4-40GB"]["time"]["exact_match"].get<bool>());
+  EXPECT_EQ(bars["per_gpu_type"]["V100-SXM2-32GB"]["time"]["class"], "DLE BERT 2022 V100 mixed precision");
+}
+
+TEST(ErrorBarsCli, AGptRunOnA100FortyGbTakesTheMegatronRowsItsProfileWasFittedOn) {
+  // The Megatron-LM rows ran on A100 80 GB; megatron-lm-2021-a100, fitted on them, is in force on the
+  // 40 GB part too. Their bar speaks for a GPT run there (said so), not the BERT rows' narrower one
+  // that happened to run on 40 GB under another stack.
+  const test::CliRun r = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-8x8", test::Capture::kStdout);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  const size_t at = r.output.find("prediction error on published runs: time ±");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string line = r.output.substr(at, r.output.find("; memory", at) - at);
+  EXPECT_NE(line.find("Megatron-LM A100 multi-node; rows on A100-SXM4-80GB for A100-SXM4-40GB, under the profile in force here"),
+            std::string::npos)
+      << line;
+  // With the raw model no profile is in force: no sibling lends its rows.
+  const test::CliRun raw = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-8x8 --calibration none", test::Capture::kStdout);
+  ASSERT_EQ(raw.rc, 0) << raw.output;
+  EXPECT_EQ(raw.output.find("rows on A100-SXM4-80GB"), std::string::npos) << raw.output;
 }
 
 TEST(ValidateCli, TraceDirHoldsOneChromeTraceForEachTrainingRunAndNoOther) {
