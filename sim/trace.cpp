@@ -22,7 +22,9 @@ nlohmann::json slice(const std::string& name, const std::string& cat, int pid, i
 }
 
 // Counter tracks of link use, rebuilt from the recorded flows: a flow adds bytes / duration to
-// every shared link of its route from its start to its end.
+// every shared link of its route from its start to its end. That is each flow's mean rate over its
+// life: a flow that shared the link and then had it alone adds more than its share while it
+// shared, so the sum is capped at the link's achievable rate (the simulation never exceeds it).
 // A sample is drawn where the bandwidth in use changes (flows ending as others start at the same
 // rate leave it as it was).
 template <class Emit>
@@ -51,7 +53,7 @@ void add_link_counters(Emit&& emit, const Cluster& cluster, const SimResult& res
     for (size_t i = 0; i < ch.size(); ++i) {
       in_use += ch[i].second;
       if (i + 1 < ch.size() && ch[i + 1].first == ch[i].first) continue;  // one sample per instant
-      const double gbps = std::max(0.0, in_use) / 1e9;
+      const double gbps = std::clamp(in_use, 0.0, fl.bandwidth_Bps) / 1e9;
       if (gbps == drawn) continue;
       drawn = gbps;
       emit({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", ch[i].first * 1e6}, {"args", {{"GB/s", gbps}}}});

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/executor.hpp"
+#include "topologies/fabric.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -34,6 +35,35 @@ TEST(Trace, TheStreamedTraceIsTheTraceHeldWhole) {
   for (const nlohmann::json& e : held["traceEvents"]) counters += e["ph"] == "C" ? 1 : 0;
   EXPECT_GT(counters, 0u);
   EXPECT_EQ(out.str().find("  "), std::string::npos);  // compact: no indentation
+}
+
+TEST(Trace, ALinksCounterNeverDrawsMoreThanTheLinkCarries) {
+  // GPU 0 sends 1 GB to node 1 and 0.2 GB to node 2 at once, both through NIC 0 of node 0: they
+  // share it until the short one ends, then the long one has it alone. Each flow's mean rate over
+  // its life (what the counters are built from) sums to more than the NIC while both run (the long
+  // one's mean includes its time alone); the counter is capped at what the link carries.
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-8x8"));
+  Program p;
+  p.devices.resize(static_cast<size_t>(c.gpu_count()));
+  p.add({"long", SendTask{0, 8, 1e9, CommStream::kPipeline}, {}});
+  p.add({"short", SendTask{0, 16, 2e8, CommStream::kPipelineBack}, {}});
+  SimOptions o;
+  o.record_flows = true;
+  const SimResult r = simulate(p, c, o);
+  double nic = 0;
+  const Fabric fabric(c);
+  for (const FabricLink& l : fabric.links()) nic = l.name == "node0.nic0.tx" ? l.bandwidth_Bps : nic;
+  ASSERT_GT(nic, 0);
+  double mean_sum = 0;  // the two flows' mean rates added, as drawn before the cap
+  for (const FlowRecord& f : r.flows) mean_sum += f.bytes / (f.end_s - f.start_s);
+  EXPECT_GT(mean_sum, 1.05 * nic);
+  double most = 0;
+  const nlohmann::json trace = chrome_trace(p, c, r);
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"].get<std::string>().starts_with("node0.nic0.tx")) most = std::max(most, e["args"]["GB/s"].get<double>());
+  }
+  EXPECT_GT(most, 0.99 * nic / 1e9);
+  EXPECT_LE(most, nic / 1e9 * (1 + 1e-12));
 }
 
 }  // namespace
