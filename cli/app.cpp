@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -111,6 +112,17 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   CLI::App* scenario = app.add_subcommand("scenario", "one scenario of a study, for programs (python/python_sweep.hpp)");
   add_scenario_options(scenario, scenario_args);
 
+  // CLI11 answers --version before it looks at the rest: anything else given with it is refused
+  // here, not silently ignored.
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::find(args.begin(), args.end(), "--version") != args.end()) {
+    for (const std::string& a : args) {
+      if (a == "--version" || a == "-q" || a == "--quiet") continue;
+      if (throw_parse_errors) throw InputError("hetsim", "", "--version takes nothing else, got " + printable(a));
+      std::cerr << "hetsim: error: --version takes nothing else, got " << printable(a) << "\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

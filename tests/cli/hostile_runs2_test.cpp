@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli/scratch_dir.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -18,15 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Dir {
-  fs::path path = fs::temp_directory_path() / ("hetsim_hostile2_" + std::to_string(::getpid()));
-  Dir() { fs::create_directories(path); }
-  ~Dir() { fs::remove_all(path); }
-  [[nodiscard]] std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using Dir = test::ScratchDir;
 
 // ESC [2J clears a terminal; ESC ] 0;x BEL retitles it. Through printf: /bin/sh has no $'...'.
 const std::string kEscape = "\"$(printf '\\033[2J\\033]0;x\\007')\"";
@@ -55,6 +48,16 @@ TEST(HostileRuns2, ListWithNothingToListSaysWhatItLists) {
   const test::CliRun r = test::run_hetsim("list", test::Capture::kStderr);
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.output, "hetsim list: error: say what to list: devices, clusters, models or strategies\n");
+}
+
+TEST(HostileRuns2, VersionWithAnythingElseIsRefused) {
+  // CLI11 answers --version before it reads the rest, so `--version extra` used to exit 0.
+  test::CliRun r = test::run_shell(test::hetsim_binary() + " --version extra 2>&1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output, "hetsim: error: --version takes nothing else, got extra\n");
+  r = test::run_shell(test::hetsim_binary() + " -q --version 2>&1");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.output.rfind("hetsim ", 0), 0u) << r.output;
 }
 
 TEST(HostileRuns2, CalibrateSaysTheProfileItWroteWithItsNameEscaped) {

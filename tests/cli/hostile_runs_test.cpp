@@ -12,6 +12,7 @@
 
 #include "kernels_profile/calibration_profile.hpp"
 #include "asan.hpp"
+#include "cli/scratch_dir.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -19,15 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Dir {
-  fs::path path = fs::temp_directory_path() / ("hetsim_hostile_" + std::to_string(::getpid()));
-  Dir() { fs::create_directories(path); }
-  ~Dir() { fs::remove_all(path); }
-  [[nodiscard]] std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using Dir = test::ScratchDir;
 
 std::string slurp(const std::string& p) {
   std::ifstream in(p);
