@@ -89,6 +89,31 @@ double HybridEstimator::send_time(int src, int dst, double bytes) {
   return concurrent_time({Flow{src, dst, bytes}}, fabric_);
 }
 
+double HybridEstimator::tied_embedding_time(const HybridPlan& plan, double tied_params, double grad_bytes_per_param) {
+  const bool tied = tied_params > 0 && std::all_of(plan.pipelines.begin(), plan.pipelines.end(),
+                                                   [](const PipelinePlan& p) { return p.stages.size() > 1; });
+  if (!tied) return 0;
+  // A two-rank all-reduce moves the whole gradient each way (two ring steps of half of it).
+  std::vector<Flow> flows;
+  for (const PipelinePlan& pl : plan.pipelines) {
+    const StagePlan& first = pl.stages.front();
+    const StagePlan& last = pl.stages.back();
+    const double bytes = tied_params / first.tp * grad_bytes_per_param;
+    const int last_copies = std::max(1, last.dp());
+    for (int j = 0; j < first.dp(); ++j) {
+      const int b = j % last_copies;
+      for (int rank = 0; rank < first.group(); ++rank) {
+        const int x = first.devices[j * first.group() + rank];
+        const int y = last.devices[b * last.group() + rank % last.group()];
+        if (x == y) continue;
+        flows.push_back({x, y, bytes});
+        flows.push_back({y, x, bytes});
+      }
+    }
+  }
+  return flows.empty() ? 0 : concurrent_time(flows, fabric_);
+}
+
 double HybridEstimator::boundary_time(const HybridPlan& plan, const StagePlan& st, const StagePlan& next, double copy) {
   const int from = st.devices.back(), to = next.devices.front();
   const int nics_from = cluster_.node_type_of_gpu(from).nic.count, nics_to = cluster_.node_type_of_gpu(to).nic.count;
@@ -268,6 +293,8 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
   for (std::vector<int>& h : holders) std::sort(h.begin(), h.end());
   for (std::vector<int>& h : expert_holders) std::sort(h.begin(), h.end());
 
+  // After every copy's gradient sync, the embedding's across the stages that share it.
+  const double tied_sync = tied_embedding_time(plan, ctx.tied_embedding_params, ctx.grad_bytes_per_param);
   for (const PipelinePlan& pl : plan.pipelines) {
     const int P = static_cast<int>(pl.stages.size());
     const int v = static_cast<int>(pl.stages[0].chunks.size());
@@ -400,7 +427,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
       gather_exposed = std::max(gather_exposed, std::max(0.0, gather_first[s] - ahead) +
                                                     std::max(0.0, gather_all[s] - gather_first[s] - fwd[s] / v - ahead));
     }
-    exposed += gather_exposed;
+    exposed += gather_exposed + tied_sync;
     out.time_s = std::max(out.time_s, pipe + exposed + opt);
   }
   return out;

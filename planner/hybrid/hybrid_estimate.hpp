@@ -71,6 +71,10 @@ class HybridEstimator {
   // by the plan's resharding method.
   double boundary_time(const HybridPlan& plan, const StagePlan& st, const StagePlan& next, double copy);
   double send_time(int src, int dst, double bytes);
+  // Megatron's tied-embedding all-reduces (every first-stage copy's TP rank with its partner in the
+  // last stage, as planner/hybrid/gradient_sync.cpp writes them), all at once on their links; 0
+  // where the plan ties no embedding across stages.
+  double tied_embedding_time(const HybridPlan& plan, double tied_params, double grad_bytes_per_param);
   double optimizer_s(int node_type, double params);
 
   const ModelSpec& model_;
