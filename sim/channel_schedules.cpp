@@ -60,6 +60,7 @@ namespace {
 //                             leaves from member c - 1, the cycles taken in turn: the rings spread
 //                             over every NVLink of the mesh, as NCCL's channels do, instead of all
 //                             following one cycle's single links;
+//   part of a DGX-1 mesh (an even count): every other ring runs the members backwards;
 //   otherwise (NVSwitch, PCIe, part of a node): enter at member c, visit the members in turn.
 std::vector<std::vector<size_t>> crossing_orders(const std::vector<int>& node, const Cluster& c) {
   const size_t m = node.size();
@@ -74,8 +75,14 @@ std::vector<std::vector<size_t>> crossing_orders(const std::vector<int>& node, c
     }
   }
   if (cycles.empty()) {
-    for (size_t ch = 0; ch < m; ++ch) {  // enter at member ch, leave from member ch - 1
-      for (size_t j = 0; j < m; ++j) orders[ch].push_back((ch + j) % m);
+    // Enter at member ch, leave from member ch - 1. On part of an NVLink mesh (an even count of
+    // members) every other ring runs the members backwards, entering at ch and leaving from ch + 1:
+    // the links between consecutive members carry traffic both ways, each member still leaving
+    // (and being entered) in one ring.
+    const bool both_ways = nt.intra.fabric == IntraFabric::kNvlinkMesh && m % 2 == 0;
+    for (size_t ch = 0; ch < m; ++ch) {
+      const bool back = both_ways && ch % 2 == 1;
+      for (size_t j = 0; j < m; ++j) orders[ch].push_back(back ? (ch + m - j) % m : (ch + j) % m);
     }
     return orders;
   }

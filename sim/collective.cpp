@@ -24,10 +24,12 @@ int chunks_for(double bytes) { return std::max(1, static_cast<int>(std::ceil(byt
 // latencies. A schedule's rounds each pay their latency in full; the count k that minimises the
 // rounds' time, (k + h - 1) (alpha + bytes / k / B) over h hops of at most alpha latency and at
 // least B bandwidth (k* = sqrt((h - 1) bytes / (B alpha))), stands in for that, never in chunks
-// smaller than NCCL's (kPipelineChunkBytes). Without the fabric: those.
+// smaller than kMinChainChunkBytes (NCCL's LL128 protocol moves mid-size messages in lines of a
+// few KiB). Without the fabric: chunks of kPipelineChunkBytes.
+constexpr double kMinChainChunkBytes = 4096;
 int chain_chunks(const std::vector<std::vector<int>>& chains, double bytes, const Fabric* fabric) {
-  const int most = chunks_for(bytes);
-  if (fabric == nullptr) return most;
+  if (fabric == nullptr) return chunks_for(bytes);
+  const int most = std::max(1, static_cast<int>(std::min(1e9, std::ceil(bytes / kMinChainChunkBytes))));
   double alpha = 0, bw = 1e300, fill = 0;
   for (const std::vector<int>& chain : chains) {
     fill = std::max(fill, static_cast<double>(chain.size()) - 2);
@@ -133,15 +135,20 @@ void add_tree(Schedule& s, const std::vector<int>& order, double bytes, int chun
 }
 
 // The rings NCCL's channels run over the members in topology order `ring`: over whole nodes one
-// channel per member of a node (each leaving through its own NIC); over one whole DGX-1 NVLink mesh
-// node its edge-disjoint cycles in both directions (so every NVLink carries traffic, not only the
-// single links of one cycle); else the one ring. Ring, broadcast and reduce spread over these.
+// channel per member of a node (each leaving through its own NIC); over one whole 8-GPU mesh node
+// (DGX-1 NVLink, xGMI) its edge-disjoint cycles in both directions, so every link carries traffic,
+// not only the single links of one cycle; over part of a mesh node (or a 4-GPU one) the ring both
+// ways, so each link of it carries traffic in both directions; else the one ring. Ring, broadcast
+// and reduce spread over these.
 std::vector<std::vector<int>> channels(const std::vector<int>& ring, const Cluster& c) {
   const std::vector<std::vector<int>> nodes = per_domain(ring, c);
   if (spans_whole_nodes(nodes)) return channel_rings(nodes, c);
-  if (nodes.size() == 1 && c.node_type_of_gpu(ring.front()).intra.fabric == IntraFabric::kNvlinkMesh &&
-      c.gpus[ring.front()].node == c.gpus[ring.back()].node) {
-    return node_rings(ring, c);
+  const IntraFabric f = c.node_type_of_gpu(ring.front()).intra.fabric;
+  const bool mesh = f == IntraFabric::kNvlinkMesh || f == IntraFabric::kXgmiMesh;
+  if (nodes.size() == 1 && mesh && ring.size() >= 3 && c.gpus[ring.front()].node == c.gpus[ring.back()].node) {
+    std::vector<std::vector<int>> rings = node_rings(ring, c);
+    if (rings.size() > 1) return rings;
+    return {ring, std::vector<int>(ring.rbegin(), ring.rend())};
   }
   return {ring};
 }

@@ -132,10 +132,11 @@ TEST_P(Closed, HierarchicalAllGatherAndReduceScatter) {
 }
 
 TEST_P(Closed, RingOnMi300xUsesPeerLinks) {
-  // Full xGMI mesh: each ring hop is its own 64 GB/s link (not a 448 GB/s switch port), at the
-  // xGMI fraction: 2(n-1)/n S / (achievable x B) + 2(n-1) alpha.
+  // Full xGMI mesh: the ring runs as RCCL's channels over the node's 3 edge-disjoint Hamiltonian
+  // cycles in both directions, 6 rings of S/6 each, every hop its own 64 GB/s link (not a 448 GB/s
+  // switch port) at the xGMI fraction: 2(n-1)/n (S/6) / (achievable x B) + 2(n-1) alpha.
   const Cluster c = fixture_cluster("mi300x-2");
-  const double expect = ring_allreduce_time(8, kGiB, 64e9 * fraction(LinkClass::kXgmi), 1e-6);
+  const double expect = ring_allreduce_time(8, kGiB / 6, 64e9 * fraction(LinkClass::kXgmi), 1e-6);
   EXPECT_NEAR(run(c, task(CollectiveOp::kAllReduce, range(0, 8), kGiB, Algorithm::kRing), GetParam()) / expect, 1, 0.01);
 }
 
@@ -228,6 +229,23 @@ TEST(Channels, OneDgx1NodeRunsItsRingsOverEveryNvlink) {
   // Broadcast and reduce spread over the same rings: a chain per ring from the root.
   const double b = run(c, task(CollectiveOp::kBroadcast, range(16, 8), kGiB, Algorithm::kChain));
   EXPECT_LT(b, 1.25 * kGiB / 6 / link);
+}
+
+TEST(Channels, PartsOfAMeshNodeRunTheirRingBothWaysAndBroadcastsKeepUpWithAllGathers) {
+  // GPUs 0-3 of a DGX-1 V100 (locals 0, 1, 2, 3: every hop a direct NVLink, the 0-1 one single):
+  // the ring and its reverse each carry S/2, so each all-gather step moves S/4/2 over the single
+  // 25 GB/s link at the NVLink fraction: 3 (alpha + S/8 / B), where one direction alone took twice.
+  const Cluster c = shipped_cluster("a100-v100-2x2");
+  const double link = 25e9 * fraction(LinkClass::kNvlink2);
+  EXPECT_NEAR(run(c, task(CollectiveOp::kAllGather, range(16, 4), kGiB, Algorithm::kRing)) / (3 * (1e-6 + kGiB / 8 / link)), 1, 0.01);
+  // A broadcast over one xGMI node spreads over its 6 rings (it ran at one link's 46.5 GB/s), and a
+  // mid-size one over one DGX-1 pipelines in chunks smaller than NCCL's 512 KiB (one chunk a chain
+  // left nothing to pipeline: 16 against the all-gather's 82 GB/s at 2 MiB).
+  const Cluster mi = fixture_cluster("mi300x-2");
+  EXPECT_GT(kGiB / run(mi, task(CollectiveOp::kBroadcast, range(0, 8), kGiB, Algorithm::kChain)), 200e9);
+  const double mib2 = 2.0 * 1024 * 1024;
+  const double ag = run(c, task(CollectiveOp::kAllGather, range(16, 8), mib2, Algorithm::kRing));
+  EXPECT_LT(run(c, task(CollectiveOp::kBroadcast, range(16, 8), mib2, Algorithm::kChain)), 2.5 * ag * 8 / 7);
 }
 
 TEST(Channels, Dgx1RingsAcrossNodesAreBoundByTheNics) {
