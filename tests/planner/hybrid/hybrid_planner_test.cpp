@@ -423,6 +423,23 @@ TEST(HybridPlanner, ReshardingMethodsMoveTheBoundaryTensorOnceOrPerRank) {
   }
 }
 
+// BERT-base's 12 layers as two stages of one GPU each, on GPU 0 (node 0) and GPU 8 (node 1) of
+// hap-v100-p100: every cut crosses the two nodes' 10.4 Gbit/s NICs.
+HybridPlan two_stages_on_two_nodes(long micro_batch, long micro_batches) {
+  HybridPlan plan;
+  plan.micro_batch = micro_batch;
+  PipelinePlan pl;
+  pl.micro_batches = micro_batches;
+  for (const auto& [gpu, first] : {std::pair{0, 0}, std::pair{8, 6}}) {
+    StagePlan st;
+    st.devices = {gpu};
+    st.chunks = {{first, first + 5}};
+    pl.stages.push_back(st);
+  }
+  plan.pipelines = {pl};
+  return plan;
+}
+
 TEST(HybridPlanner, TheEstimateCountsTheTiedEmbeddingAllReduceAcrossStages) {
   // BERT-base ties its word embeddings (30522 x 768) between the first stage and the head. With
   // the two stages on two nodes of hap-v100-p100 (one 10.4 Gbit/s NIC each), Megatron's embedding
@@ -437,17 +454,7 @@ TEST(HybridPlanner, TheEstimateCountsTheTiedEmbeddingAllReduceAcrossStages) {
   ModelSpec untied = tied;
   untied.tied_embeddings = false;
   const Cluster c = test::shipped_cluster("hap-v100-p100");
-  HybridPlan plan;
-  plan.micro_batch = 16;
-  PipelinePlan pl;
-  pl.micro_batches = 2;
-  for (const auto& [gpu, first] : {std::pair{0, 0}, std::pair{8, 6}}) {
-    StagePlan st;
-    st.devices = {gpu};
-    st.chunks = {{first, first + 5}};
-    pl.stages.push_back(st);
-  }
-  plan.pipelines = {pl};
+  const HybridPlan plan = two_stages_on_two_nodes(16, 2);
   const auto estimate = [&](const ModelSpec& m) {
     PipelineProgramBuilder builder(m, c, CostModel{});
     HybridEstimator est(m, c, builder);
@@ -474,17 +481,7 @@ TEST(HybridPlanner, UnderPlain1F1BTheEstimateCountsTheCutInTheSteadyState) {
   m.seq_len = 128;
   m.tied_embeddings = false;
   const Cluster c = test::shipped_cluster("hap-v100-p100");
-  HybridPlan plan;
-  plan.micro_batch = 4;
-  PipelinePlan pl;
-  pl.micro_batches = 64;
-  for (const auto& [gpu, first] : {std::pair{0, 0}, std::pair{8, 6}}) {
-    StagePlan st;
-    st.devices = {gpu};
-    st.chunks = {{first, first + 5}};
-    pl.stages.push_back(st);
-  }
-  plan.pipelines = {pl};
+  HybridPlan plan = two_stages_on_two_nodes(4, 64);
   for (const PipelineSchedule sched : {PipelineSchedule::kOneFOneB, PipelineSchedule::kEager}) {
     plan.schedule = sched;
     PipelineProgramBuilder builder(m, c, CostModel{});
