@@ -25,11 +25,13 @@ int chunks_for(double bytes) { return std::max(1, static_cast<int>(std::ceil(byt
 // rounds' time, (k + h - 1) (alpha + bytes / k / B) over h hops of at most alpha latency and at
 // least B bandwidth (k* = sqrt((h - 1) bytes / (B alpha))), stands in for that, never in chunks
 // smaller than kMinChainChunkBytes (NCCL's LL128 protocol moves mid-size messages in lines of a
-// few KiB). Without the fabric: chunks of kPipelineChunkBytes.
+// few KiB) and never more than kMaxChainChunks of them unless NCCL's own 512 KiB chunks are more
+// (a step-fidelity run sends every chunk). Without the fabric: chunks of kPipelineChunkBytes.
 constexpr double kMinChainChunkBytes = 4096;
+constexpr double kMaxChainChunks = 4096;
 int chain_chunks(const std::vector<std::vector<int>>& chains, double bytes, const Fabric* fabric) {
   if (fabric == nullptr) return chunks_for(bytes);
-  const int most = std::max(1, static_cast<int>(std::min(1e9, std::ceil(bytes / kMinChainChunkBytes))));
+  const int most = std::max(chunks_for(bytes), static_cast<int>(std::min(kMaxChainChunks, std::ceil(bytes / kMinChainChunkBytes))));
   double alpha = 0, bw = 1e300, fill = 0;
   for (const std::vector<int>& chain : chains) {
     fill = std::max(fill, static_cast<double>(chain.size()) - 2);
