@@ -3,9 +3,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -28,13 +31,26 @@ namespace {
 std::vector<double> parse_sizes(const std::string& spec) {
   const size_t colon = spec.find(':');
   auto one = [&](const std::string& s) {
-    // A plain count is bytes, as nccl-tests' -b and -e take it.
-    const bool plain = !s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-    const ParsedQuantity q = parse_quantity(plain ? s + "B" : s, Unit::kBytes);
-    if (!q.ok()) throw InputError("--size", "", q.error);
-    if (q.value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
-    if (q.value > kMaxCollectiveBytes) throw InputError("--size", "", "\"" + s + "\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
-    return q.value;
+    // A plain number is bytes, as nccl-tests' -b and -e take a count (1e9 too: it is read, and
+    // then held to the limits below, rather than told it lacks a unit).
+    const bool plain = !s.empty() && s.size() <= 32 && std::isdigit(static_cast<unsigned char>(s.front())) &&
+                       std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; });
+    double value = 0;
+    if (plain) {
+      char* end = nullptr;
+      value = std::strtod(s.c_str(), &end);
+      if (end != s.c_str() + s.size() || !std::isfinite(value)) {
+        throw InputError("--size", "", "\"" + s + "\" is neither a byte count nor a size with its unit (e.g. 1GiB)");
+      }
+      if (value != std::floor(value)) throw InputError("--size", "", "\"" + s + "\" is not a whole number of bytes");
+    } else {
+      const ParsedQuantity q = parse_quantity(s, Unit::kBytes);
+      if (!q.ok()) throw InputError("--size", "", q.error);
+      value = q.value;
+    }
+    if (value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
+    if (value > kMaxCollectiveBytes) throw InputError("--size", "", "\"" + s + "\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
+    return value;
   };
   if (colon == std::string::npos) return {one(spec)};
   const double first = one(spec.substr(0, colon)), last = one(spec.substr(colon + 1));

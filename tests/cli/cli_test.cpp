@@ -413,6 +413,12 @@ TEST(CliCollective, BadArgumentsExitWithTwo) {
   EXPECT_EQ(err("collective --size 12x").rc, 2);
   EXPECT_EQ(err("collective --size 4096").rc, 0);  // a plain count is bytes, as nccl-tests' -b takes it
   EXPECT_EQ(err("collective --size 0").output, "--size: error: \"0\" must be at least 1 byte\n");
+  // A plain number in scientific notation is bytes too, held to the same limits (it was told it
+  // had no unit, and to write "1e30GiB").
+  EXPECT_EQ(err("collective --size 1e3").rc, 0);
+  EXPECT_EQ(err("collective --size 1e30").output,
+            "--size: error: \"1e30\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)\n");
+  EXPECT_EQ(err("collective --size 1.5").output, "--size: error: \"1.5\" is not a whole number of bytes\n");
   EXPECT_EQ(err("collective --group 0-99").output,
             "--group: error: \"99\" is not a GPU index of this cluster: it has 32 GPUs (0 to 31); write e.g. \"0-7,16\"\n");
   EXPECT_EQ(err("collective --op broadcast --algorithm tree").output,
