@@ -147,7 +147,7 @@ std::vector<std::vector<int>> channels(const std::vector<int>& ring, const Clust
   if (spans_whole_nodes(nodes)) return channel_rings(nodes, c);
   const IntraFabric f = c.node_type_of_gpu(ring.front()).intra.fabric;
   const bool mesh = f == IntraFabric::kNvlinkMesh || f == IntraFabric::kXgmiMesh;
-  if (nodes.size() == 1 && mesh && ring.size() >= 3 && c.gpus[ring.front()].node == c.gpus[ring.back()].node) {
+  if (nodes.size() == 1 && mesh && ring.size() >= 3) {  // one mesh node (a mesh's NVLink domain is its node)
     std::vector<std::vector<int>> rings = node_rings(ring, c);
     if (rings.size() > 1) return rings;
     return {ring, std::vector<int>(ring.rbegin(), ring.rend())};

@@ -2,7 +2,6 @@
 #include "studies/validation/error_bars.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <ostream>
 #include <set>
@@ -108,13 +107,13 @@ Setting setting_of(const Report& r) { return {r.moe, r.low_precision_gemms, r.fp
 // rows (sibling_row) where none of its own does.
 std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
   std::vector<CalibrationClass> candidates = classes();
-  std::map<std::string, std::string> siblings;  // "class/quantity/gpu" -> the row GPU speaking for it
+  std::map<std::pair<std::string, std::string>, std::string> siblings;  // (class, GPU type) -> the row GPU speaking for it
   for (CalibrationClass& c : candidates) {
     for (const std::string& g : s.gpus) {
-      if (c.gpus.contains(g)) continue;
+      if (c.quantity != q || c.gpus.contains(g)) continue;
       if (const std::string row = sibling_row(c, g, r.moe); !row.empty()) {
         c.gpus.insert(g);
-        siblings[c.name + "/" + std::to_string(static_cast<int>(c.quantity)) + "/" + g] = row;
+        siblings[{c.name, g}] = row;
       }
     }
   }
@@ -122,7 +121,7 @@ std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
                                                 profiles_in_force(s.gpus), r.gemm_format);
   if (!b) return b;
   for (const std::string& g : s.gpus) {
-    const auto it = siblings.find(b->of.name + "/" + std::to_string(static_cast<int>(b->of.quantity)) + "/" + g);
+    const auto it = siblings.find({b->of.name, g});
     if (it == siblings.end()) continue;
     b->sibling.append(b->sibling.empty() ? "" : ", ").append(it->second + " for " + g);
     b->exact = false;
@@ -145,19 +144,19 @@ nlohmann::json to_json(const std::optional<ErrorBar>& b) {
           {"text", b->text()}};
 }
 
-// No published run mixes these GPU types: each type's own bar, as it would run alone over
-// `scope_alone(type)` (a lower bound on the mix's uncertainty: nothing measured what mixing adds).
-// Empty for one GPU type.
-std::map<std::string, std::optional<ErrorBar>> per_type_bars(const std::set<std::string>& gpus,
-                                                             const std::function<RunScope(const std::string&)>& scope_alone,
-                                                             const Setting& setting, Quantity q) {
+// No published run mixes these GPU types: each type's own bar, over its scope alone (`alone`: one
+// RunScope of one GPU type each; a lower bound on the mix's uncertainty: nothing measured what
+// mixing adds). Empty for one GPU type.
+std::map<std::string, std::optional<ErrorBar>> per_type_bars(const std::vector<RunScope>& alone, const Setting& setting, Quantity q) {
   std::map<std::string, std::optional<ErrorBar>> out;
-  if (gpus.size() < 2) return out;
-  for (const std::string& g : gpus) out[g] = bar(scope_alone(g), setting, q);
+  if (alone.size() < 2) return out;
+  for (const RunScope& s : alone) out[*s.gpus.begin()] = bar(s, setting, q);
   return out;
 }
 std::map<std::string, std::optional<ErrorBar>> per_type_bars(const Report& r, const Cluster& cluster, Quantity q) {
-  return per_type_bars(scope_of(r, cluster).gpus, [&](const std::string& g) { return scope_of(r, cluster, g); }, setting_of(r), q);
+  std::vector<RunScope> alone;
+  for (const std::string& g : scope_of(r, cluster).gpus) alone.push_back(scope_of(r, cluster, g));
+  return per_type_bars(alone, setting_of(r), q);
 }
 
 // The bars of per_type_bars as one line's text; empty where no type has one.
@@ -250,11 +249,12 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   const std::optional<ErrorBar> b = bar(s, setting, Quantity::kTime);
   if (b) return b->text();
   // A mix: each type's bar over the mix's scope (how its GPUs split over the nodes is not known here).
-  const std::string each = per_type_text(per_type_bars(gpus, [&](const std::string& g) {
-    RunScope alone = s;
-    alone.gpus = {g};
-    return alone;
-  }, setting, Quantity::kTime));
+  std::vector<RunScope> alone;
+  for (const std::string& g : gpus) {
+    alone.push_back(s);
+    alone.back().gpus = {g};
+  }
+  const std::string each = per_type_text(per_type_bars(alone, setting, Quantity::kTime));
   return !each.empty() ? each : missing_error_bar_text(classes(), Quantity::kTime, RunKind::kTraining, gpus, model.moe.has_value());
 }
 
