@@ -243,17 +243,17 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     c.seconds += excess;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;
   }
-  // Each tensor's cast: from the measured FP8 casts (fp8_cast rows, by the bytes hetsim counts)
-  // for FP8 GEMM inputs where the device has them, else the roofline; a memory-bound kernel.
+  // Each tensor's cast, a memory-bound kernel on the roofline. The tables' fp8_cast rows are not
+  // used: they time PyTorch's torch.compile casts as kernels_profile/torch/layer_bench.py runs them,
+  // which ran at 300-400 GB/s on H200 and 3x faster in another process (docs/validation.md), not a
+  // training framework's fused cast-transpose.
   double kernels = kernel_count(op, pass);
   auto cast = [&](double bytes) {
     if (bytes <= 0) return;
     ++kernels;
-    std::optional<KernelEstimate> e;
-    if (tables_ != nullptr && gemm == DType::kFp8) e = find(device, "fp8_cast", dtype).by_bytes(bytes);
-    const double s = device.slowdown * (e ? e->seconds : roofline(device, 0, bytes, 1));
+    const double s = device.slowdown * roofline(device, 0, bytes, 1);
     c.seconds += s * (1 + memory_share);
-    c.by_source[static_cast<size_t>(e ? e->source : CostSource::kRoofline)] += s;
+    c.by_source[static_cast<size_t>(CostSource::kRoofline)] += s;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += s * memory_share;
   };
   if (pass == Pass::kForward) {

@@ -270,8 +270,9 @@ std::string row_key_text(const std::string& device, const std::string& kernel, D
 void KernelTables::load_file(const std::filesystem::path& file) {
   static const std::vector<std::string> kColumns{"device", "kernel", "dtype",  "batch", "m",      "n",   "k",
                                                  "bytes",  "seconds", "gpu", "driver", "clock_mhz", "date"};
-  static const std::vector<std::string> kOptional{"library"};  // e.g. "torch 2.11.0+cu130 CUDA 13.0 cuBLAS 13.1.0"
-  enum Col { kDevice, kKernel, kDtype, kBatch, kM, kN, kK, kBytes, kSeconds, kGpu, kDriver, kClock, kDate };
+  // library: e.g. "torch 2.11.0+cu130 CUDA 13.0 cuBLAS 13.1.0"; sm_clock_mhz: the SM clock while timed
+  static const std::vector<std::string> kOptional{"library", "sm_clock_mhz"};
+  enum Col { kDevice, kKernel, kDtype, kBatch, kM, kN, kK, kBytes, kSeconds, kGpu, kDriver, kClock, kDate, kLibrary, kSmClock };
   const std::vector<std::string> devices = shipped_device_names();
   std::map<std::string, Device> loaded;  // the datasheet figures rows are checked against
   read_csv(file, kColumns, [&](const CsvRow& row) {
@@ -307,13 +308,21 @@ void KernelTables::load_file(const std::filesystem::path& file) {
         if (!row.text(c).empty()) fail(c, kernel + " is keyed by bytes; leave batch, m, n and k empty");
       }
     }
-    (void)row.number(kClock, 0, false);
+    const std::optional<double> max_clock = row.number(kClock, 0, false);
+    // A clock a GPU computes at: 0 (not known), else from 100 MHz to its maximum (clock_mhz) where
+    // the row states one, and no GPU's beyond 10 GHz.
+    constexpr double kMinMhz = 100, kMaxMhz = 1e4;
+    std::optional<double> clock;
+    if (row.has(kSmClock)) clock = row.number(kSmClock, 0, false, max_clock.value_or(0) > 0 ? *max_clock : kMaxMhz);
+    if (row.has(kSmClock) && !row.text(kSmClock).empty() && !clock) ok = false;
+    if (clock && *clock > 0 && *clock < kMinMhz) fail(kSmClock, row.text(kSmClock) + " MHz is below any GPU's compute clock (0 says it is not known)");
     if (!ok) return;
     KernelSample s;
     s.shape = {batch.value_or(1), m.value_or(0), n.value_or(0), k.value_or(0)};
     s.bytes = bytes.value_or(0);
     s.seconds = *seconds;
-    s.framework = row.has(kDate + 1) && !row.text(kDate + 1).empty();
+    s.framework = row.has(kLibrary) && !row.text(kLibrary).empty();
+    s.mhz = clock.value_or(0);
 
     auto it = loaded.find(device);
     if (it == loaded.end()) it = loaded.emplace(device, load_shipped_device(device, Diagnostic{file.string(), row.line(), 0, "device", ""})).first;
@@ -348,7 +357,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     const std::string key = row_key_text(device, kernel, *dtype, s, shaped);
     KernelSeries& series = series_.try_emplace({device, kernel, *dtype}, kernel, *dtype).first->second;
     const std::string here = file.string() + ":" + std::to_string(row.line());
-    const auto [at, fresh] = measured_.try_emplace(key, Repeats{&series, series.samples().size(), {}, {}});
+    const auto [at, fresh] = measured_.try_emplace(key, Repeats{&series, series.samples().size(), {}, {}, {}});
     for (const auto& [run, where] : at->second.runs) {
       if (run == *date) {
         fail(kDate, "a second row for " + key + " in the run of " + run + " (the first is at " + where + ")");
@@ -357,13 +366,15 @@ void KernelTables::load_file(const std::filesystem::path& file) {
     }
     at->second.runs.emplace_back(*date, here);
     at->second.seconds.push_back(s.seconds);
+    at->second.mhz.push_back(s.mhz);
     if (fresh) series.add(s);
   }, kOptional);
 }
 
 void KernelTables::prepare() {
   for (auto& [key, r] : measured_) {
-    if (r.seconds.size() > 1) r.series->set_seconds(r.sample, median(r.seconds));
+    std::erase(r.mhz, 0.0);  // the clocks the repeats state
+    if (r.seconds.size() > 1) r.series->set_seconds(r.sample, median(r.seconds), median(r.mhz));
   }
   measured_.clear();  // sample indices change when the series sort
   for (auto& [key, s] : series_) s.prepare();

@@ -48,6 +48,11 @@ struct KernelSample {
   // Measured as a training framework runs the kernel (a row with the `library` column, e.g.
   // PyTorch's): where a series has such samples, they alone are used (prepare()).
   bool framework = false;
+  // The SM clock NVML read while it was timed (column sm_clock_mhz), 0 where the row does not say.
+  // A 700 W Hopper ran the same GEMM anywhere from about 1400 to 1980 MHz, by what ran before it;
+  // the clock is provenance (hetsim validate shows it), not a correction: taking times to one clock
+  // by 1 / clock over-corrected (kernels_profile/README.md).
+  double mhz = 0;
 };
 
 struct KernelEstimate {
@@ -63,8 +68,9 @@ class KernelSeries {
     samples_.push_back(s);
     forget();
   }
-  void set_seconds(size_t sample, double seconds) {
+  void set_seconds(size_t sample, double seconds, double mhz = 0) {
     samples_[sample].seconds = seconds;
+    samples_[sample].mhz = mhz;
     forget();
   }
   void prepare();  // drops other samples where framework ones exist, sorts and fits; call after the last add()
@@ -112,17 +118,18 @@ class KernelTables {
 
   [[nodiscard]] const KernelSeries* find(const std::string& device, const std::string& kernel, DType dtype) const;
   [[nodiscard]] bool has_device(const std::string& device) const;
+
   [[nodiscard]] const std::map<std::tuple<std::string, std::string, DType>, KernelSeries>& series() const { return series_; }
 
  private:
   std::map<std::tuple<std::string, std::string, DType>, KernelSeries> series_;
-  // Every shape read so far: its sample, and each run's (date, "file:line") and time; prepare()
-  // gives the sample the median of the times.
+  // Every shape read so far: its sample, and each run's (date, "file:line"), time and clock;
+  // prepare() gives the sample the median of the times and of the clocks stated.
   struct Repeats {
     KernelSeries* series;
     size_t sample;
     std::vector<std::pair<std::string, std::string>> runs;
-    std::vector<double> seconds;
+    std::vector<double> seconds, mhz;
   };
   std::map<std::string, Repeats> measured_;
 };

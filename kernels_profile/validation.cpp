@@ -38,14 +38,15 @@ std::vector<KernelValidation> validate_kernels(const KernelTables& tables) {
 
 namespace {
 
-// Whether the file's header (its first line that is not a '#' comment) ends in `attention`.
+// Whether the file's header (its first line that is not a '#' comment) has the column `attention`.
 bool has_attention_column(const std::filesystem::path& file) {
   check_input_file(file);
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    return line.ends_with(",attention") || line.ends_with(",attention\r");
+    if (line.ends_with('\r')) line.pop_back();
+    return (line + ",").find(",attention,") != std::string::npos;
   }
   return false;
 }
@@ -128,7 +129,7 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
                                    "fwd_s",  "bwd_s",  "gpu",   "driver",     "clock_mhz", "date"};
   const bool attention_column = has_attention_column(file);
   if (attention_column) columns.push_back("attention");
-  enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate, kAttention };
+  enum Col { kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kFwd, kBwd, kGpu, kDriver, kClock, kDate, kAttention, kFwdMhz, kStepMhz, kSustained };
   const LayerColumns cols{kDevice, kHidden, kHeads, kFfn, kSeq, kMb, kDtype, kGpu, kDate,
                           attention_column ? std::optional<size_t>(kAttention) : std::nullopt};
   std::vector<LayerMeasurement> out;
@@ -145,8 +146,17 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     }
     m->fwd_s = *fwd;
     m->bwd_s = *bwd;
+    // The clocks the passes ran at: 0 (not known), else 100 MHz up to the GPU's maximum (clock_mhz).
+    const double most = row.number(kClock, 0, false).value_or(0);
+    for (const auto& [col, mhz] : {std::pair{kFwdMhz, &m->fwd_mhz}, std::pair{kStepMhz, &m->step_mhz}}) {
+      if (!row.has(col)) continue;
+      const std::optional<double> v = row.number(col, 0, false, most > 0 ? most : 1e4);
+      if (v && *v > 0 && *v < 100) row.error(col, row.text(col) + " MHz is below any GPU's compute clock (0 says it is not known)");
+      *mhz = v.value_or(0);
+    }
+    if (row.has(kSustained)) m->sustained_s = row.number(kSustained, 0, false, 3600).value_or(0);
     out.push_back(*m);
-  });
+  }, attention_column ? std::vector<std::string>{"fwd_sm_clock_mhz", "step_sm_clock_mhz", "sustained_s"} : std::vector<std::string>{});
   return out;
 }
 

@@ -37,6 +37,12 @@ struct LayerMeasurement {
   // fp8-current); `attention` then says how the casts ran: flash+compiled-casts (fused kernels, as
   // Transformer Engine's) or flash+eager-casts (unfused PyTorch: more traffic than hetsim models).
   std::string casts;
+  // The median SM clocks NVML read while the forward alone and the forward with backward ran
+  // (optional columns fwd_sm_clock_mhz, step_sm_clock_mhz; 0: not stated): provenance.
+  double fwd_mhz = 0, step_mhz = 0;
+  // Seconds of the layer's forward + backward replays before it was timed (optional column
+  // sustained_s; 0: a burst from a cool GPU).
+  double sustained_s = 0;
 };
 // Reads a layer CSV (hetsim-layer-bench, or kernels_profile/torch/layer_bench.py with the extra
 // column `attention`). Throws InputError naming file, line and column.

@@ -1,6 +1,7 @@
 // File: cli/output/kernel_validation.cpp
 #include "cli/output/kernel_validation.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +24,27 @@ constexpr double kLayerTarget = 0.05;
 const char* verdict(double err, double target, size_t n) { return n == 0 ? "no data" : (err <= target ? "PASS" : "FAIL"); }
 
 std::string pct(double x) { return format_double("%.1f%%", 100 * x); }
+
+// The SM clocks the rows that state one (column sm_clock_mhz) ran at, per device: a 700 W GPU's
+// clock moves with what ran before, so a time is only as steady as its clock.
+void print_row_clocks(const KernelTables& tables, nlohmann::json& report) {
+  std::map<std::string, std::pair<std::vector<double>, size_t>> by_device;  // clocks stated, rows
+  for (const auto& [key, series] : tables.series()) {
+    auto& [clocks, rows] = by_device[std::get<0>(key)];
+    for (const KernelSample& x : series.samples()) {
+      if (x.mhz > 0) clocks.push_back(x.mhz);
+    }
+    rows += series.samples().size();
+  }
+  for (auto& [device, d] : by_device) {
+    auto& [clocks, rows] = d;
+    if (clocks.empty()) continue;
+    const auto [lo, hi] = std::minmax_element(clocks.begin(), clocks.end());
+    std::printf("%s: %zu of the %zu rows in use say the SM clock they ran at: %.0f-%.0f MHz, median %.0f\n", device.c_str(),
+                clocks.size(), rows, *lo, *hi, median(clocks));
+    report["row_clocks_mhz"][device] = {{"rows", clocks.size()}, {"min", *lo}, {"max", *hi}, {"median", median(clocks)}};
+  }
+}
 
 }  // namespace
 
@@ -51,8 +73,8 @@ void print_kernel_tables(const KernelTables& tables, nlohmann::json& report) {
               << verdict(median(all_interp), kInterpTarget, all_interp.size()) << ")\n";
     report["fit_median_error"] = median(all_fit);
     report["interpolation_median_error"] = median(all_interp);
+    print_row_clocks(tables, report);
   }
-
 }
 
 void print_layers(const std::vector<LayerFile>& files, const CostModel& cost, nlohmann::json& report) {
@@ -80,6 +102,8 @@ void print_layers(const std::vector<LayerFile>& files, const CostModel& cost, nl
       for (int s = 0; s < kCostSources; ++s) {
         if (p.sources[s] > 0) from += (from.empty() ? "" : ", ") + pct(p.sources[s] / total) + " " + std::string(cost_source_name(static_cast<CostSource>(s)));
       }
+      if (m.fwd_mhz > 0 && m.step_mhz > 0) from += format_double("; ran at %.0f", m.fwd_mhz) + format_double("/%.0f MHz", m.step_mhz);
+      if (m.sustained_s > 0) from += format_double(" after %g s of replays", m.sustained_s);
       std::printf("%-16s %6ld %5ld %6ld %3ld %-5s %-7s %10.3f ms %9.3f ms %+6.1f%% %9.3f ms %9.3f ms %+6.1f%%  %s\n",
                   m.device.c_str(), m.hidden, m.heads, m.seq_len, m.micro_batch, std::string(dtype_name(m.dtype)).c_str(),
                   m.flash ? "flash" : "unfused", m.fwd_s * 1e3, p.fwd_s * 1e3, 100 * ef, m.bwd_s * 1e3, p.bwd_s * 1e3, 100 * eb, from.c_str());
@@ -88,7 +112,8 @@ void print_layers(const std::vector<LayerFile>& files, const CostModel& cost, nl
                                   {"attention", m.flash ? "flash" : "unfused"},
                                   {"measured_fwd_s", m.fwd_s}, {"predicted_fwd_s", p.fwd_s},
                                   {"measured_bwd_s", m.bwd_s}, {"predicted_bwd_s", p.bwd_s},
-                                  {"gpu", m.gpu}, {"measured_at", m.date}});
+                                  {"gpu", m.gpu}, {"measured_at", m.date}, {"fwd_sm_clock_mhz", m.fwd_mhz},
+                                  {"step_sm_clock_mhz", m.step_mhz}, {"sustained_s", m.sustained_s}});
     }
   }
   if (!layer_err.empty()) {

@@ -12,7 +12,8 @@
   grouped_gemm_fwd / _dgrad / _wgrad: a mixture-of-experts layer's expert GEMMs, one kernel over
   all local experts (torch._grouped_mm; fp8: torch._scaled_grouped_mm with row-wise scales).
 
-Columns are those of every GEMM row: the product is batch x [m x k] . [k x n] with m, n the output
+Columns are those of every GEMM row, and sm_clock_mhz (the median SM clock while the row was
+timed: timing.py): the product is batch x [m x k] . [k x n] with m, n the output
 and k the reduction, so gemm_fwd has m = tokens, n = output features, k = input features;
 gemm_dgrad m = tokens, n = input features, k = output features; gemm_wgrad m = output features,
 n = input features, k = tokens. A grouped row has batch = local experts, m = the rows of all
@@ -37,7 +38,7 @@ import torch.nn.functional as F
 from timing import append_rows, graph_median_seconds, identity, library
 
 HEADER = ["device", "kernel", "dtype", "batch", "m", "n", "k", "bytes", "seconds", "gpu", "driver", "clock_mhz", "date",
-          "library"]
+          "library", "sm_clock_mhz"]
 E4M3 = getattr(torch, "float8_e4m3fn", None)
 
 # name: hidden, ffn, heads, kv heads, gated MLP (SwiGLU: the up projection is 2 x ffn wide)
@@ -227,7 +228,8 @@ def main():
     print(f"framework_gemms.py: {gpu}, {driver}, {clock} MHz, {lib}, {date}", flush=True)
 
     def common(kernel, dtype_name, batch, m, n, k, sec):
-        return [a.device, kernel, dtype_name, batch, m, n, k, "", f"{sec:.9g}", gpu, driver, clock, date, lib]
+        return [a.device, kernel, dtype_name, batch, m, n, k, "", f"{sec:.9g}", gpu, driver, clock, date, lib,
+                f"{sec.mhz:.0f}"]
 
     def emit(rows):  # each shape's rows as soon as they are measured: a later failure keeps them
         append_rows(a.out, HEADER, rows)

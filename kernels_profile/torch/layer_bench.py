@@ -11,7 +11,9 @@ torch.autograd.grad over the input and every weight (what a training step comput
 Both are replayed from CUDA graphs (forward alone, and forward + backward; backward = the
 difference), so the times are the GPU's: PyTorch's host-side dispatch, which can exceed the GPU
 work of a small layer, is not counted (hetsim models GPU time; a CPU-bound eager loop is a
-different question).
+different question). fwd_sm_clock_mhz and step_sm_clock_mhz are the median SM clocks NVML read
+while each ran (timing.py); sustained_s the seconds of forward + backward replays before timing
+(--sustain: 0 times a burst from a cool GPU, a few seconds the clock a training step holds).
 
 --dtype fp8 runs the four GEMMs in FP8 as Transformer Engine's per-tensor current scaling does
 (Megatron-Core's fp8 "tensorwise" recipe): each activation and gradient is cast to E4M3 after its
@@ -26,6 +28,7 @@ Usage: layer_bench.py --device H100-SXM5-80GB --out layers.csv --hidden 4096 --h
 """
 import argparse
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +37,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from timing import DTYPES, append_rows, identity, median_seconds
 
 HEADER = ["device", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "dtype", "fwd_s", "bwd_s", "gpu",
-          "driver", "clock_mhz", "date", "attention"]
+          "driver", "clock_mhz", "date", "attention", "fwd_sm_clock_mhz", "step_sm_clock_mhz", "sustained_s"]
 
 
 E4M3 = getattr(torch, "float8_e4m3fn", None)
@@ -151,6 +154,17 @@ def graphed(fn):
     return graph
 
 
+def sustain(step, seconds):
+    """Replays the layer's forward + backward for `seconds` (synchronising every 20 replays), so the
+    timing that follows finds the GPU in the state a training step's long compute keeps it in: a 700 W
+    H100/H200 lowers its SM clock under sustained load (measured/sustained)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(20):
+            step.replay()
+        torch.cuda.synchronize()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", required=True)
@@ -161,6 +175,8 @@ def main():
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--micro-batch", type=int, default=1)
     ap.add_argument("--dtype", choices=sorted(DTYPES) + ["fp8"], default="bf16")
+    ap.add_argument("--sustain", type=float, default=0.0,
+                    help="seconds of forward + backward replays before timing (0: time at once, as in a burst)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("layer_bench.py: no CUDA GPU")
@@ -171,13 +187,15 @@ def main():
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         forward = graphed(lambda: layer(x, w, a.heads))
         step = graphed(lambda: torch.autograd.grad(layer(x, w, a.heads), inputs, g))
+        sustain(step, a.sustain)
         fwd = median_seconds(forward.replay)
-        bwd = median_seconds(step.replay) - fwd
+        both = median_seconds(step.replay)
+        bwd = both - fwd
     gpu, driver, clock, date = identity()
     append_rows(a.out, HEADER, [[a.device, h, a.heads, f, a.seq, a.micro_batch, a.dtype, f"{fwd:.9g}", f"{bwd:.9g}", gpu,
-                                 driver, clock, date, attention]])
-    print(f"layer h={h} heads={a.heads} s={a.seq} b={a.micro_batch} {a.dtype} ({attention}): forward {fwd * 1e3:.3f} ms, "
-          f"backward {bwd * 1e3:.3f} ms")
+                                 driver, clock, date, attention, f"{fwd.mhz:.0f}", f"{both.mhz:.0f}", f"{a.sustain:g}"]])
+    print(f"layer h={h} heads={a.heads} s={a.seq} b={a.micro_batch} {a.dtype} ({attention}): forward {fwd * 1e3:.3f} ms "
+          f"at {fwd.mhz:.0f} MHz, backward {bwd * 1e3:.3f} ms (forward + backward at {both.mhz:.0f} MHz)")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from timing import DTYPES, append_rows, graph_median_seconds, identity, library
 FP8 = False  # set in main: float8 in this PyTorch and an sm_89+ GPU
 
 HEADER = ["device", "kernel", "dtype", "batch", "m", "n", "k", "bytes", "seconds", "gpu", "driver", "clock_mhz", "date",
-          "library"]
+          "library", "sm_clock_mhz"]
 
 
 def measure(rows_count, width, dtype):
@@ -95,7 +95,7 @@ def main():
             fresh = {k: v for k, v in got.items() if (k, int(v[0])) not in emitted}
             emitted.update((k, int(v[0])) for k, v in fresh.items())
             append_rows(a.out, HEADER, [[a.device, k, name, "", "", "", "", int(nbytes), f"{sec:.9g}", gpu, driver, clock,
-                                         date, lib] for k, (nbytes, sec) in fresh.items()])
+                                         date, lib, f"{sec.mhz:.0f}"] for k, (nbytes, sec) in fresh.items()])
             print(f"{name} {rows_count:6d}x{width:6d}: " + " ".join(
                 f"{k} {sec * 1e6:.1f} us ({nbytes / sec / 1e9:.0f} GB/s)" for k, (nbytes, sec) in got.items()), flush=True)
             torch.cuda.empty_cache()

@@ -4,6 +4,12 @@ identity for provenance columns, and appending rows to a CSV that gets its heade
 Same conventions as kernels_profile/cuda/bench_util.cuh: 5 warm-up runs, median of 20 timed
 samples, each sample k launches back to back between CUDA events, divided by k (the GPU never
 waits for the host to launch, as in a training step's stream), k = enough for 1 ms, 1 to 10; identity = GPU name, CUDA driver version, maximum SM clock, UTC date.
+
+Every median is a `Seconds`: a float that also carries `mhz`, the median SM clock NVML read while
+its timed samples ran (read once per sample, after its work is queued and before the GPU finishes
+it; 0 without NVML). Under a 700 W cap an H100 or H200 runs GEMMs between about 1500 and 1980 MHz
+depending on what ran just before (kernels_profile/measured/sustained), so a time is stated with
+the clock it ran at.
 """
 import csv
 import datetime
@@ -17,11 +23,45 @@ TIMED = 20
 BACK_TO_BACK = 10
 
 
-def _event_seconds(run):
-    """GPU seconds of run() on the current stream, between two CUDA events."""
+class Seconds(float):
+    """A median time in seconds with `mhz`, the median SM clock while it was measured (0: unknown)."""
+
+    def __new__(cls, seconds, mhz=0.0):
+        self = super().__new__(cls, seconds)
+        self.mhz = float(mhz)
+        return self
+
+
+_NVML = []  # [(pynvml, handle)] once NVML answered, [None] when it did not
+
+
+def sm_clock_mhz():
+    """The SM clock now, in MHz, through NVML; 0 where NVML is missing."""
+    if not _NVML:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            _NVML.append((pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)))
+        except Exception:  # noqa: BLE001 - the clock is context; 0 says it is unknown
+            _NVML.append(None)
+    if _NVML[0] is None:
+        return 0.0
+    lib, handle = _NVML[0]
+    try:
+        return float(lib.nvmlDeviceGetClockInfo(handle, lib.NVML_CLOCK_SM))
+    except Exception:  # noqa: BLE001
+        return 0.0
+
+
+def _event_seconds(run, clocks=None):
+    """GPU seconds of run() on the current stream, between two CUDA events; appends the SM clock read
+    while run()'s work executes to `clocks` when given."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     run()
+    if clocks is not None:
+        clocks.append(sm_clock_mhz())
     end.record()
     end.synchronize()
     return start.elapsed_time(end) * 1e-3
@@ -33,8 +73,10 @@ def _calls_for_a_millisecond(fn, at_most, floor_ms):
 
 
 def _median_per_call(run, k, timed):
-    """Median over `timed` samples of run()'s time divided by the k calls it makes."""
-    return statistics.median(_event_seconds(run) / k for _ in range(timed))
+    """Median over `timed` samples of run()'s time divided by the k calls it makes, with the median clock."""
+    clocks = []
+    seconds = statistics.median(_event_seconds(run, clocks) / k for _ in range(timed))
+    return Seconds(seconds, statistics.median(clocks))
 
 
 def median_seconds(fn, warmup=WARMUP, timed=TIMED, back_to_back=BACK_TO_BACK):

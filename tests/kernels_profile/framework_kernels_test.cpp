@@ -1,7 +1,8 @@
 // File: tests/kernels_profile/framework_kernels_test.cpp
 // Rows measured as training frameworks run kernels (kernels_profile/torch/framework_gemms.py,
-// memory_kernels.py): GEMMs per pass direction, grouped expert GEMMs, the optional `library`
-// column, and framework rows superseding hetsim-kernels' rows of the same kernel.
+// memory_kernels.py): GEMMs per pass direction, grouped expert GEMMs, the optional `library` and
+// `sm_clock_mhz` columns, framework rows superseding hetsim-kernels' rows of the same kernel, and
+// layer files' clock columns.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -110,14 +111,15 @@ TEST_F(FrameworkRows, ExpertGemmsRunAsOneGroupedKernelOverAllLocalExperts) {
   EXPECT_DOUBLE_EQ(f8.by_source[static_cast<int>(CostSource::kMeasured)], 0.3e-3);
 }
 
-TEST_F(FrameworkRows, Fp8CastsComeFromTheMeasuredCastRowsWhereTheDeviceHasThem) {
+TEST_F(FrameworkRows, Fp8CastsStayOnTheRooflineBesideMeasuredCastRows) {
   // An fp8 GEMM input of 64 MiB as hetsim counts its cast (6 bytes per element under current
-  // scaling): 40 us measured, where the H100's roofline would give ~25 us.
+  // scaling), with an fp8_cast row of 40 us for it: PyTorch's casts, process-dependent, not used.
   const double bytes = 64.0 * 1024 * 1024;
   std::string gemm = row("gemm_fwd", "1,4096,4096,4096,", 0.1e-3, "torch");
   gemm.replace(gemm.find(",bf16,"), 6, ",fp8,");
   const CostModel cost(std::make_shared<KernelTables>(load("", gemm + row("fp8_cast", ",,,," + std::to_string(static_cast<long>(bytes)), 40e-6, "torch"))),
                        nullptr);
+  const CostModel bare(std::make_shared<KernelTables>(load("", gemm)), nullptr);
   const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
   Op x = Op::make("qkv", OpKind::kLinear, 0);
   x.gemm = {1, 4096, 4096, 4096};
@@ -125,13 +127,11 @@ TEST_F(FrameworkRows, Fp8CastsComeFromTheMeasuredCastRowsWhereTheDeviceHasThem) 
   x.gemm_dtype = DType::kFp8;
   x.cast_fwd_bytes = bytes;
   const OpCost c = cost.op_time(h100, x, DType::kBf16, Pass::kForward);
-  EXPECT_DOUBLE_EQ(c.seconds, 0.1e-3 + 40e-6);
-  EXPECT_DOUBLE_EQ(c.by_source[static_cast<int>(CostSource::kMeasured)], c.seconds);
-  // Without cast rows: the roofline, as before.
-  const CostModel bare(std::make_shared<KernelTables>(load("", gemm)), nullptr);
-  const OpCost r = bare.op_time(h100, x, DType::kBf16, Pass::kForward);
-  EXPECT_GT(r.by_source[static_cast<int>(CostSource::kRoofline)], 0);
-  EXPECT_LT(r.seconds, c.seconds);
+  const double roofline = c.by_source[static_cast<int>(CostSource::kRoofline)];
+  EXPECT_GT(roofline, 0);
+  EXPECT_LT(roofline, 40e-6);  // H100's bandwidth moves 64 MiB faster than the row says
+  EXPECT_DOUBLE_EQ(c.seconds, 0.1e-3 + roofline);
+  EXPECT_DOUBLE_EQ(c.seconds, bare.op_time(h100, x, DType::kBf16, Pass::kForward).seconds);
 }
 
 TEST_F(FrameworkRows, TheLibraryColumnIsOptionalAndNothingElseMayFollow) {
@@ -146,6 +146,65 @@ TEST_F(FrameworkRows, TheLibraryColumnIsOptionalAndNothingElseMayFollow) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("then optionally library"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(FrameworkRows, RowsMayStateTheSmClockTheyRanAtAndRepeatsTakeTheMedianOfTheStatedClocks) {
+  const std::string shape = "1,4096,4096,4096,";
+  std::filesystem::remove(dir_ / "h100.csv");
+  auto write = [&](const std::string& rows) {
+    std::ofstream(dir_ / "h100-framework.csv") << kHeader << ",library,sm_clock_mhz\n" << rows;
+  };
+  auto clocked = [&](const std::string& date, double seconds, const std::string& mhz) {
+    return "H100-SXM5-80GB,gemm_fwd,bf16," + shape + "," + std::to_string(seconds) + ",H100,13.0,1980," + date + ",torch," + mhz + "\n";
+  };
+  // Three runs of one shape: one says nothing of its clock; the median of the two stated is kept.
+  write(clocked("2026-11-27T00:00:00Z", 1e-3, "1500") + clocked("2026-12-04T00:00:00Z", 2e-3, "") +
+        clocked("2026-12-05T00:00:00Z", 3e-3, "1700"));
+  const KernelTables t = KernelTables::load_dir(dir_);
+  const KernelSeries* s = t.find("H100-SXM5-80GB", "gemm_fwd", DType::kBf16);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->samples().size(), 1u);
+  EXPECT_DOUBLE_EQ(s->samples()[0].seconds, 2e-3);
+  EXPECT_DOUBLE_EQ(s->samples()[0].mhz, 1600);
+  // A clock beyond the GPU's maximum (clock_mhz) or below any GPU's is said at its column.
+  for (const std::string& bad : {std::string("2100"), std::string("50"), std::string("fast")}) {
+    write(clocked("2026-11-27T00:00:00Z", 1e-3, bad));
+    try {
+      (void)KernelTables::load_dir(dir_);
+      ADD_FAILURE() << bad << " MHz accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("h100-framework.csv:2:"), std::string::npos) << what;
+      EXPECT_NE(what.find("error: sm_clock_mhz: "), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(LayerFiles, StateTheClocksTheirPassesRanAtAndHowLongTheLayerRanBefore) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_layer_clocks_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string header = "device,hidden,heads,ffn_hidden,seq_len,micro_batch,dtype,fwd_s,bwd_s,gpu,driver,clock_mhz,date,attention";
+  const std::string row = "H100-SXM5-80GB,4096,32,16384,2048,1,bf16,0.0013,0.0033,gpu,driver,1980,2026-12-04T00:00:00Z,flash";
+  std::ofstream(dir / "clocks.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz,sustained_s\n" << row << ",1980,1620,3\n";
+  std::ofstream(dir / "older.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz\n" << row << ",,\n";
+  std::ofstream(dir / "bad.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz\n" << row << ",1980,20\n";
+  const std::vector<LayerMeasurement> rows = load_layer_measurements(dir / "clocks.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].fwd_mhz, 1980);
+  EXPECT_DOUBLE_EQ(rows[0].step_mhz, 1620);
+  EXPECT_DOUBLE_EQ(rows[0].sustained_s, 3);
+  const std::vector<LayerMeasurement> older = load_layer_measurements(dir / "older.csv");
+  ASSERT_EQ(older.size(), 1u);
+  EXPECT_EQ(older[0].fwd_mhz, 0);
+  try {
+    (void)load_layer_measurements(dir / "bad.csv");
+    ADD_FAILURE() << "a 20 MHz clock accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.csv:2:"), std::string::npos) << what;
+    EXPECT_NE(what.find("error: step_sm_clock_mhz: 20 MHz is below any GPU"), std::string::npos) << what;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Fp8Layers, SayHowTheirCastsRanAndArePredictedWithTheFp8Recipe) {
