@@ -20,6 +20,8 @@ namespace {
 constexpr double kFitTarget = 0.05;
 constexpr double kInterpTarget = 0.10;
 constexpr double kLayerTarget = 0.05;
+// Per pass direction, per kind of layer (the GPU measurement issue): 16-bit layers 3 %, fp8 5 %.
+constexpr double kPassTarget = 0.03, kFp8PassTarget = 0.05;
 
 const char* verdict(double err, double target, size_t n) { return n == 0 ? "no data" : (err <= target ? "PASS" : "FAIL"); }
 
@@ -121,8 +123,10 @@ void print_layers(const std::vector<LayerFile>& files, const CostModel& cost, nl
               << ": " << verdict(median(layer_err), kLayerTarget, layer_err.size()) << ")\n";
     report["layer_median_error"] = median(layer_err);
     for (const auto& [kind, e] : by_kind) {
+      const double target = kind.ends_with("fp8 GEMMs") ? kFp8PassTarget : kPassTarget;
       std::cout << "median |error| of layers on " << kind << " (" << e.first.size() << "): forward " << pct(median(e.first))
-                << ", backward " << pct(median(e.second)) << "\n";
+                << ", backward " << pct(median(e.second)) << " (target " << pct(target) << " each: "
+                << verdict(std::max(median(e.first), median(e.second)), target, e.first.size()) << ")\n";
       report["layer_median_error_by_kind"][kind] = {{"forward", median(e.first)}, {"backward", median(e.second)}};
     }
   }
