@@ -87,6 +87,31 @@ std::optional<long> CsvRow::integer(size_t column, long min, long max, bool requ
   return static_cast<long>(*v);
 }
 
+std::optional<double> CsvRow::sm_clock(size_t column, size_t max_column) const {
+  if (!has(column)) return 0.0;
+  const std::optional<double> v = number(column, 0, false);
+  if (!v) return fields_[column].first.empty() ? std::optional<double>(0.0) : std::nullopt;
+  if (*v == 0) return 0.0;
+  const std::string& f = fields_[column].first;
+  if (*v < 100) {
+    error(column, f + " MHz is below any GPU's compute clock (0 says it is not known)");
+    return std::nullopt;
+  }
+  // The maximum, read quietly: its own column reports its own problems.
+  const std::string& m = fields_[max_column].first;
+  double most = 0;
+  const auto [p, ec] = std::from_chars(m.data(), m.data() + m.size(), most);
+  if (ec != std::errc() || p != m.data() + m.size() || !std::isfinite(most) || most <= 0) {
+    error(column, f + " MHz cannot be checked: the row states no clock_mhz, the GPU's maximum");
+    return std::nullopt;
+  }
+  if (*v > most) {
+    error(column, f + " MHz is above the GPU's maximum, clock_mhz " + m);
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::optional<double> CsvRow::seconds(size_t column, bool required) const {
   const std::optional<double> v = number(column, std::numeric_limits<double>::lowest(), required, 3600);
   if (v && *v <= 0) {

@@ -31,6 +31,10 @@ class CsvRow {
   [[nodiscard]] std::optional<long> integer(size_t column, long min, long max, bool required = true) const;
   // A time in seconds, from a nanosecond to an hour (one kernel's or layer's time).
   [[nodiscard]] std::optional<double> seconds(size_t column, bool required = true) const;
+  // An SM clock in MHz in an optional column: 0 where the column is absent or the field empty or 0
+  // (not known), else from 100 MHz up to the GPU's maximum in column `max_column` (clock_mhz), which
+  // must then be stated; nullopt after a diagnostic.
+  [[nodiscard]] std::optional<double> sm_clock(size_t column, size_t max_column) const;
   // A required date (base/iso_date.hpp: ISO 8601, 2000 to 2100); `what` as for required().
   [[nodiscard]] std::optional<std::string> date(size_t column, const std::string& what) const;
   void error(size_t column, std::string message) const;

@@ -244,9 +244,9 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += excess;
   }
   // Each tensor's cast, a memory-bound kernel on the roofline. The tables' fp8_cast rows are not
-  // used: they time PyTorch's torch.compile casts as kernels_profile/torch/layer_bench.py runs them,
-  // which ran at 300-400 GB/s on H200 and 3x faster in another process (docs/validation.md), not a
-  // training framework's fused cast-transpose.
+  // used: they time PyTorch's torch.compile casts as kernels_profile/torch/layer_bench.py ran them
+  // (on H200 at 160-400 GB/s; the same layer's amax kernels took 164 to 818 us from run to run,
+  // docs/validation.md), not a training framework's fused cast-transpose.
   double kernels = kernel_count(op, pass);
   auto cast = [&](double bytes) {
     if (bytes <= 0) return;

@@ -308,21 +308,16 @@ void KernelTables::load_file(const std::filesystem::path& file) {
         if (!row.text(c).empty()) fail(c, kernel + " is keyed by bytes; leave batch, m, n and k empty");
       }
     }
-    const std::optional<double> max_clock = row.number(kClock, 0, false);
-    // A clock a GPU computes at: 0 (not known), else from 100 MHz to its maximum (clock_mhz) where
-    // the row states one, and no GPU's beyond 10 GHz.
-    constexpr double kMinMhz = 100, kMaxMhz = 1e4;
-    std::optional<double> clock;
-    if (row.has(kSmClock)) clock = row.number(kSmClock, 0, false, max_clock.value_or(0) > 0 ? *max_clock : kMaxMhz);
-    if (row.has(kSmClock) && !row.text(kSmClock).empty() && !clock) ok = false;
-    if (clock && *clock > 0 && *clock < kMinMhz) fail(kSmClock, row.text(kSmClock) + " MHz is below any GPU's compute clock (0 says it is not known)");
+    (void)row.number(kClock, 0, false);
+    const std::optional<double> clock = row.sm_clock(kSmClock, kClock);
+    ok = ok && clock.has_value();
     if (!ok) return;
     KernelSample s;
     s.shape = {batch.value_or(1), m.value_or(0), n.value_or(0), k.value_or(0)};
     s.bytes = bytes.value_or(0);
     s.seconds = *seconds;
     s.framework = row.has(kLibrary) && !row.text(kLibrary).empty();
-    s.mhz = clock.value_or(0);
+    s.mhz = *clock;
 
     auto it = loaded.find(device);
     if (it == loaded.end()) it = loaded.emplace(device, load_shipped_device(device, Diagnostic{file.string(), row.line(), 0, "device", ""})).first;

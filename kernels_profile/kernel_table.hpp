@@ -49,7 +49,7 @@ struct KernelSample {
   // PyTorch's): where a series has such samples, they alone are used (prepare()).
   bool framework = false;
   // The SM clock NVML read while it was timed (column sm_clock_mhz), 0 where the row does not say.
-  // A 700 W Hopper ran the same GEMM anywhere from about 1400 to 1980 MHz, by what ran before it;
+  // A 700 W H200 ran GEMMs anywhere from about 1200 to 1980 MHz, by what ran before them;
   // the clock is provenance (hetsim validate shows it), not a correction: taking times to one clock
   // by 1 / clock over-corrected (kernels_profile/README.md).
   double mhz = 0;

@@ -59,7 +59,8 @@ std::optional<LayerMeasurement> LayerRowReader::read(const CsvRow& row, const La
     const std::string& a = row.text(*c.attention);
     // attention path, and for an fp8 layer how its casts ran
     static const std::vector<std::pair<std::string, std::string>> kKinds{
-        {"flash", ""}, {"unfused", ""}, {"flash+compiled-casts", "compiled"}, {"flash+eager-casts", "eager"}};
+        {"flash", ""}, {"unfused", ""}, {"flash+compiled-casts", "compiled"}, {"flash+shape-compiled-casts", "shape-compiled"},
+        {"flash+eager-casts", "eager"}};
     const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](const auto& k) { return k.first == a; });
     if (kind == kKinds.end()) {
       std::vector<std::string> names;
@@ -83,7 +84,7 @@ std::optional<LayerMeasurement> LayerRowReader::read(const CsvRow& row, const La
   if (!h || !a || !f || !s || !b || !t || m.device.empty() || m.gpu.empty() || !date) return std::nullopt;
   m.date = *date;
   if ((*t == DType::kFp8) != !m.casts.empty()) {
-    row.error(c.dtype, *t == DType::kFp8 ? "an fp8 layer says how its casts ran: attention flash+compiled-casts or flash+eager-casts"
+    row.error(c.dtype, *t == DType::kFp8 ? "an fp8 layer says how its casts ran: attention flash+shape-compiled-casts, flash+compiled-casts or flash+eager-casts"
                                          : "only an fp8 layer has casts (attention " + row.text(*c.attention) + ")");
     return std::nullopt;
   }
@@ -138,7 +139,10 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
   read_csv(file, columns, [&](const CsvRow& row) {
     std::optional<LayerMeasurement> m = reader.read(row, cols);
     const auto fwd = row.seconds(kFwd), bwd = row.seconds(kBwd);
-    if (!m || !fwd || !bwd) return;
+    // The clocks the passes ran at (0: not known) and the replays before the timing.
+    const std::optional<double> fwd_mhz = row.sm_clock(kFwdMhz, kClock), step_mhz = row.sm_clock(kStepMhz, kClock);
+    const std::optional<double> sustained = row.has(kSustained) ? row.number(kSustained, 0, false, 3600) : 0.0;
+    if (!m || !fwd || !bwd || !fwd_mhz || !step_mhz || (!sustained && !row.text(kSustained).empty())) return;
     // One row per layer shape and run (several runs are repeats, each a row of the table).
     if (const auto [at, fresh] = seen.emplace(layer_key(*m), row.line()); !fresh) {
       row.error(kDate, "a second row for this layer in the run of " + m->date + " (the first is at line " + std::to_string(at->second) + ")");
@@ -146,15 +150,9 @@ std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::pat
     }
     m->fwd_s = *fwd;
     m->bwd_s = *bwd;
-    // The clocks the passes ran at: 0 (not known), else 100 MHz up to the GPU's maximum (clock_mhz).
-    const double most = row.number(kClock, 0, false).value_or(0);
-    for (const auto& [col, mhz] : {std::pair{kFwdMhz, &m->fwd_mhz}, std::pair{kStepMhz, &m->step_mhz}}) {
-      if (!row.has(col)) continue;
-      const std::optional<double> v = row.number(col, 0, false, most > 0 ? most : 1e4);
-      if (v && *v > 0 && *v < 100) row.error(col, row.text(col) + " MHz is below any GPU's compute clock (0 says it is not known)");
-      *mhz = v.value_or(0);
-    }
-    if (row.has(kSustained)) m->sustained_s = row.number(kSustained, 0, false, 3600).value_or(0);
+    m->fwd_mhz = *fwd_mhz;
+    m->step_mhz = *step_mhz;
+    m->sustained_s = sustained.value_or(0);
     out.push_back(*m);
   }, attention_column ? std::vector<std::string>{"fwd_sm_clock_mhz", "step_sm_clock_mhz", "sustained_s"} : std::vector<std::string>{});
   return out;

@@ -34,8 +34,9 @@ struct LayerMeasurement {
   std::string gpu, date;
   bool flash = false;  // fused (flash) attention: optional last column `attention` = flash | unfused
   // dtype fp8: the layer in bf16 with its four GEMMs in FP8, per-tensor current scaling (recipe
-  // fp8-current); `attention` then says how the casts ran: flash+compiled-casts (fused kernels, as
-  // Transformer Engine's) or flash+eager-casts (unfused PyTorch: more traffic than hetsim models).
+  // fp8-current); `attention` then says how the casts ran: flash+shape-compiled-casts (torch.compile
+  // for each shape, fused as Transformer Engine's), flash+compiled-casts (compiled once for any shape,
+  // rows until 2026-12-04) or flash+eager-casts (unfused PyTorch: more traffic than hetsim models).
   std::string casts;
   // The median SM clocks NVML read while the forward alone and the forward with backward ran
   // (optional columns fwd_sm_clock_mhz, step_sm_clock_mhz; 0: not stated): provenance.

@@ -42,7 +42,7 @@ void print_row_clocks(const KernelTables& tables, nlohmann::json& report) {
     auto& [clocks, rows] = d;
     if (clocks.empty()) continue;
     const auto [lo, hi] = std::minmax_element(clocks.begin(), clocks.end());
-    std::printf("%s: %zu of the %zu rows in use say the SM clock they ran at: %.0f-%.0f MHz, median %.0f\n", device.c_str(),
+    std::printf("%s: %zu of the %zu samples in use (repeats merged) say the SM clock they ran at: %.0f-%.0f MHz, median %.0f\n", device.c_str(),
                 clocks.size(), rows, *lo, *hi, median(clocks));
     report["row_clocks_mhz"][device] = {{"rows", clocks.size()}, {"min", *lo}, {"max", *hi}, {"median", median(clocks)}};
   }

@@ -7,7 +7,7 @@ waits for the host to launch, as in a training step's stream), k = enough for 1 
 
 Every median is a `Seconds`: a float that also carries `mhz`, the median SM clock NVML read while
 its timed samples ran (read once per sample, after its work is queued and before the GPU finishes
-it; 0 without NVML). Under a 700 W cap an H100 or H200 runs GEMMs between about 1500 and 1980 MHz
+it; 0 without NVML). Under a 700 W cap an H100 or H200 ran GEMMs between about 1200 and 1980 MHz
 depending on what ran just before (kernels_profile/measured/sustained), so a time is stated with
 the clock it ran at.
 """
@@ -60,9 +60,9 @@ def _event_seconds(run, clocks=None):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     run()
-    if clocks is not None:
-        clocks.append(sm_clock_mhz())
     end.record()
+    if clocks is not None:  # after the end is queued: the NVML call's own time is never timed
+        clocks.append(sm_clock_mhz())
     end.synchronize()
     return start.elapsed_time(end) * 1e-3
 

@@ -166,9 +166,12 @@ TEST_F(FrameworkRows, RowsMayStateTheSmClockTheyRanAtAndRepeatsTakeTheMedianOfTh
   ASSERT_EQ(s->samples().size(), 1u);
   EXPECT_DOUBLE_EQ(s->samples()[0].seconds, 2e-3);
   EXPECT_DOUBLE_EQ(s->samples()[0].mhz, 1600);
-  // A clock beyond the GPU's maximum (clock_mhz) or below any GPU's is said at its column.
-  for (const std::string& bad : {std::string("2100"), std::string("50"), std::string("fast")}) {
-    write(clocked("2026-11-27T00:00:00Z", 1e-3, bad));
+  // A clock beyond the GPU's maximum (clock_mhz) or below any GPU's, or one with no maximum to be
+  // checked against, is said at its column.
+  for (const std::string& bad : {std::string("2100"), std::string("50"), std::string("fast"), std::string("1500 no max")}) {
+    std::string r = clocked("2026-11-27T00:00:00Z", 1e-3, bad.substr(0, 4));
+    if (bad.ends_with("no max")) r.replace(r.find(",1980,"), 6, ",,");
+    write(r);
     try {
       (void)KernelTables::load_dir(dir_);
       ADD_FAILURE() << bad << " MHz accepted";
@@ -188,6 +191,10 @@ TEST(LayerFiles, StateTheClocksTheirPassesRanAtAndHowLongTheLayerRanBefore) {
   std::ofstream(dir / "clocks.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz,sustained_s\n" << row << ",1980,1620,3\n";
   std::ofstream(dir / "older.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz\n" << row << ",,\n";
   std::ofstream(dir / "bad.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz\n" << row << ",1980,20\n";
+  // Two problems in one row: both said (the clock is read whatever else is wrong).
+  std::string unknown = row;
+  unknown.replace(0, unknown.find(','), "NO-SUCH-GPU");
+  std::ofstream(dir / "two.csv") << header << ",fwd_sm_clock_mhz,step_sm_clock_mhz\n" << unknown << ",abc,\n";
   const std::vector<LayerMeasurement> rows = load_layer_measurements(dir / "clocks.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(rows[0].fwd_mhz, 1980);
@@ -204,6 +211,14 @@ TEST(LayerFiles, StateTheClocksTheirPassesRanAtAndHowLongTheLayerRanBefore) {
     EXPECT_NE(what.find("bad.csv:2:"), std::string::npos) << what;
     EXPECT_NE(what.find("error: step_sm_clock_mhz: 20 MHz is below any GPU"), std::string::npos) << what;
   }
+  try {
+    (void)load_layer_measurements(dir / "two.csv");
+    ADD_FAILURE() << "an unknown GPU accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("error: device:"), std::string::npos) << what;
+    EXPECT_NE(what.find("error: fwd_sm_clock_mhz:"), std::string::npos) << what;
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -214,6 +229,8 @@ TEST(Fp8Layers, SayHowTheirCastsRanAndArePredictedWithTheFp8Recipe) {
   const std::string fp8 = "H100-SXM5-80GB,4096,32,16384,2048,1,fp8,0.0012,0.0027,gpu,driver,1980,2026-11-27T00:00:00Z,";
   const std::string bf16 = "H100-SXM5-80GB,4096,32,16384,2048,1,bf16,0.0013,0.0033,gpu,driver,1980,2026-11-27T00:00:00Z,";
   std::ofstream(dir / "good.csv") << header << "\n" << fp8 << "flash+compiled-casts\n" << bf16 << "flash\n";
+  std::ofstream(dir / "per_shape.csv") << header << "\n" << fp8 << "flash+shape-compiled-casts\n";
+  EXPECT_EQ(load_layer_measurements(dir / "per_shape.csv").at(0).casts, "shape-compiled");
   std::ofstream(dir / "no_casts.csv") << header << "\n" << fp8 << "flash\n";
   std::ofstream(dir / "casts_on_bf16.csv") << header << "\n" << bf16 << "flash+eager-casts\n";
   const std::vector<LayerMeasurement> rows = load_layer_measurements(dir / "good.csv");

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <numeric>
 
 #include "base/input_error.hpp"
@@ -37,9 +39,15 @@ TEST(LayerKernels, ProfilerKernelNamesGroupByWhatTheyDo) {
 }
 
 TEST(LayerKernels, ShippedH200RowsSumToTheirPassesAndThePredictionSplitsTheSameWay) {
-  const std::vector<LayerKernels> layers =
+  // 2026-11-27: 11 bf16/fp16 layers, 4 fp8, fp16 at four more shapes (scripts/measure-gpu + the log);
+  // 2026-12-04: 4 bf16 layers and 3 fp8.
+  std::vector<LayerKernels> layers =
       load_layer_kernels(test::source_dir() / "kernels_profile/measured/layer-kernels/h200.csv");
-  ASSERT_GE(layers.size(), 17u);  // 11 bf16/fp16 layers, 4 fp8, fp16 at four more shapes (scripts/measure-gpu + the log)
+  ASSERT_GE(layers.size(), 17u);
+  const std::vector<LayerKernels> later =
+      load_layer_kernels(test::source_dir() / "kernels_profile/measured/layer-kernels/h200-2026-12-04.csv");
+  ASSERT_GE(later.size(), 7u);
+  layers.insert(layers.end(), later.begin(), later.end());
   const CostModel cost = CostModel::shipped();
   const Device h200 = load_shipped_device("H200-SXM-141GB", Diagnostic{});
   for (const LayerKernels& lk : layers) {
@@ -61,6 +69,27 @@ TEST(LayerKernels, ShippedH200RowsSumToTheirPassesAndThePredictionSplitsTheSameW
     EXPECT_EQ(p.by_class[0][static_cast<int>(KernelClass::kCast)] > 0, fp8);
     EXPECT_EQ(lk.measured[0][static_cast<int>(KernelClass::kCast)] > 0, fp8);
   }
+}
+
+TEST(LayerMeasurements, EveryShippedLayerFileLoadsAndEachLayerIsPredicted) {
+  const CostModel cost = CostModel::shipped();
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / "kernels_profile/measured/layers")) {
+    if (entry.path().extension() != ".csv") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++files;
+    const std::vector<LayerMeasurement> rows = load_layer_measurements(entry.path());
+    ASSERT_FALSE(rows.empty());
+    for (const LayerMeasurement& m : rows) {
+      const LayerPrediction p = predict_layer(m, load_shipped_device(m.device, Diagnostic{}), cost);
+      EXPECT_GT(p.fwd_s, 0);
+      EXPECT_GT(p.bwd_s, 0);
+      // each within a factor of three of what was measured: a unit slip shows here
+      EXPECT_LT(std::fabs(std::log(p.fwd_s / m.fwd_s)), std::log(3.0));
+      EXPECT_LT(std::fabs(std::log(p.bwd_s / m.bwd_s)), std::log(3.0));
+    }
+  }
+  EXPECT_GE(files, 8);  // h100 and h200: unfused, flash, fp8; the H200 runs of 2026-12-04
 }
 
 }  // namespace
