@@ -51,7 +51,7 @@ struct KernelSample {
   // The SM clock NVML read while it was timed (column sm_clock_mhz), 0 where the row does not say.
   // A 700 W H200 ran GEMMs anywhere from about 1200 to 1980 MHz, by what ran before them;
   // the clock is provenance (hetsim validate shows it), not a correction: taking times to one clock
-  // by 1 / clock over-corrected (kernels_profile/README.md).
+  // by 1 / clock over-corrected (docs/validation.md, "H200 again").
   double mhz = 0;
 };
 
@@ -118,7 +118,6 @@ class KernelTables {
 
   [[nodiscard]] const KernelSeries* find(const std::string& device, const std::string& kernel, DType dtype) const;
   [[nodiscard]] bool has_device(const std::string& device) const;
-
   [[nodiscard]] const std::map<std::tuple<std::string, std::string, DType>, KernelSeries>& series() const { return series_; }
 
  private:
