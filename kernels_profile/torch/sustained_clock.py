@@ -21,21 +21,11 @@ import time
 
 import torch
 
-from timing import append_rows, identity
+from timing import append_rows, identity, nvml
 
 HEADER = ["device", "dtype", "m", "n", "k", "burst_s", "sustained_s", "ratio", "burst_clock_mhz", "sustained_clock_mhz",
           "sustained_power_w", "reasons", "gpu", "driver", "clock_mhz", "date"]
 SHAPES = [(8192, 8192, 8192), (16384, 4096, 16384), (4096, 12288, 4096)]
-
-
-def nvml():
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
-    except Exception:  # noqa: BLE001 - clocks are context; say they are missing
-        return None, None
 
 
 def read(lib, handle):

@@ -32,22 +32,28 @@ class Seconds(float):
         return self
 
 
-_NVML = []  # [(pynvml, handle)] once NVML answered, [None] when it did not
+_NVML = {}  # lib, handle and why NVML is missing, once per process (nvml())
 
 
-def sm_clock_mhz():
-    """The SM clock now, in MHz, through NVML; 0 where NVML is missing."""
+def nvml():
+    """(pynvml, the handle of device 0), NVML initialised once per process; (None, None) where NVML
+    is missing (_NVML["why"] says why)."""
     if not _NVML:
         try:
             import pynvml
 
             pynvml.nvmlInit()
-            _NVML.append((pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)))
-        except Exception:  # noqa: BLE001 - the clock is context; 0 says it is unknown
-            _NVML.append(None)
-    if _NVML[0] is None:
+            _NVML.update(lib=pynvml, handle=pynvml.nvmlDeviceGetHandleByIndex(0), why="")
+        except Exception as e:  # noqa: BLE001 - clocks and versions are context; say they are missing
+            _NVML.update(lib=None, handle=None, why=type(e).__name__)
+    return _NVML["lib"], _NVML["handle"]
+
+
+def sm_clock_mhz():
+    """The SM clock now, in MHz, through NVML; 0 where NVML is missing."""
+    lib, handle = nvml()
+    if lib is None:
         return 0.0
-    lib, handle = _NVML[0]
     try:
         return float(lib.nvmlDeviceGetClockInfo(handle, lib.NVML_CLOCK_SM))
     except Exception:  # noqa: BLE001
@@ -122,15 +128,17 @@ def identity():
     """(gpu name, driver, max SM clock in MHz, UTC date) of device 0."""
     name = torch.cuda.get_device_name(0)
     driver, clock = "", 0
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        v = pynvml.nvmlSystemGetCudaDriverVersion()
-        driver = f"CUDA driver {v // 1000}.{(v % 1000) // 10}"
-        clock = pynvml.nvmlDeviceGetMaxClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM)
-    except Exception as e:  # noqa: BLE001 - provenance only; say what is missing
-        driver = f"CUDA runtime {torch.version.cuda} (driver unknown: {type(e).__name__})"
+    lib, handle = nvml()
+    why = _NVML["why"]
+    if lib is not None:
+        try:
+            v = lib.nvmlSystemGetCudaDriverVersion()
+            driver = f"CUDA driver {v // 1000}.{(v % 1000) // 10}"
+            clock = lib.nvmlDeviceGetMaxClockInfo(handle, lib.NVML_CLOCK_SM)
+        except Exception as e:  # noqa: BLE001 - provenance only; say what is missing
+            why = type(e).__name__
+    if why:
+        driver = f"CUDA runtime {torch.version.cuda} (driver unknown: {why})"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return name, driver, clock, date
 
