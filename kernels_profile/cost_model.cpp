@@ -248,19 +248,25 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   // (on H200 at 160-400 GB/s; the same layer's amax kernels took 164 to 818 us from run to run,
   // docs/validation.md), not a training framework's fused cast-transpose.
   double kernels = kernel_count(op, pass);
-  auto cast = [&](double bytes) {
-    if (bytes <= 0) return;
-    ++kernels;
-    const double s = device.slowdown * roofline(device, 0, bytes, 1);
+  // `count` memory-bound kernels moving `bytes` in all, on the roofline (each with its launch).
+  auto memory_kernels = [&](double bytes, int count) {
+    if (bytes <= 0 || count <= 0) return;
+    kernels += count;
+    const double s = device.slowdown * (roofline(device, 0, bytes, 1) + (count - 1) * device.efficiency.kernel_launch_s);
     c.seconds += s * (1 + memory_share);
     c.by_source[static_cast<size_t>(CostSource::kRoofline)] += s;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += s * memory_share;
   };
   if (pass == Pass::kForward) {
-    cast(op.cast_fwd_bytes);
+    memory_kernels(op.cast_fwd_bytes, 1);
   } else {
-    cast(op.cast_bwd_bytes);
-    if (op.recompute_flops > 0) cast(op.cast_fwd_bytes);
+    memory_kernels(op.cast_bwd_bytes, 1);
+    if (op.recompute_flops > 0) memory_kernels(op.cast_fwd_bytes, 1);
+    // training.kernels: eager: autograd's bias-gradient sums and the QKV views' gradient assembly,
+    // on the roofline (no table times strided copies or column sums; on an H200 the fills ran near
+    // it, the copies and sums at half of it or less: kernels_profile/measured/layer-kernels).
+    const EagerGradBytes eager = eager_grad_bytes(op, dtype_bytes(dtype));
+    memory_kernels(eager.total(), eager.kernels);
   }
   // Each kernel's fixed cost beyond the kernel model (the calibration profile in force), said as calibrated.
   if (const double overhead = kernels * device.fitted.kernel_overhead_s; overhead > 0) {

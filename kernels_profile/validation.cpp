@@ -70,6 +70,7 @@ std::optional<LayerMeasurement> LayerRowReader::read(const CsvRow& row, const La
     }
     m.flash = a.starts_with("flash");
     m.casts = kind->second;
+    m.pytorch = true;  // only kernels_profile/torch's files have the column
   }
   m.device = row.required(c.device);
   // The model file's own bounds (workloads/README.md): widths and tokens 2^24, heads 2^16; a
@@ -122,7 +123,7 @@ LayerRowReader::LayerRowReader(const std::filesystem::path& file) : file_(file.s
 std::string layer_key(const LayerMeasurement& m) {
   return m.device + " " + std::to_string(m.hidden) + " " + std::to_string(m.heads) + " " + std::to_string(m.ffn_hidden) + " " +
          std::to_string(m.seq_len) + " " + std::to_string(m.micro_batch) + " " + std::string(dtype_name(m.dtype)) +
-         (m.flash ? " flash " : " unfused ") + m.casts + " " + m.date;
+         (m.flash ? " flash " : " unfused ") + m.casts + (m.pytorch ? " pytorch " : " cuda ") + m.date;
 }
 
 std::vector<LayerMeasurement> load_layer_measurements(const std::filesystem::path& file) {
@@ -175,20 +176,37 @@ LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, c
   const DType dtype = m.dtype == DType::kFp8 ? DType::kBf16 : m.dtype;
   spec.training.dtype = dtype;
   if (m.dtype == DType::kFp8) spec.training.gemm_precision = GemmPrecision::kFp8Current;
+  // A layer measured in PyTorch ran as plain autograd runs it (kernels_profile/torch/layer_bench.py).
+  if (m.pytorch) spec.training.kernels = TrainingKernels::kEager;
   const OpGraph g = build_op_graph(spec, m.micro_batch, dtype, KernelSupport{m.flash});
+  const double e = dtype_bytes(dtype);
   LayerPrediction p;
   for (const Op& op : g.ops) {
     if (op.layer != 0) continue;  // the transformer layer only: no embedding, head or loss
-    Op uncast = op;  // the same product without its fp8 casts: the casts' share, by difference
+    // The same product without its fp8 casts, and without autograd's kernels around it too: the
+    // casts' and those kernels' shares, by difference.
+    Op uncast = op;
     uncast.cast_fwd_bytes = uncast.cast_bwd_bytes = 0;
+    Op plain = uncast;
+    plain.eager_bias_grad = false;
+    plain.eager_views = 0;
+    const EagerGradBytes eager = eager_grad_bytes(op, e);
     for (Pass pass : {Pass::kForward, Pass::kBackward}) {
       const OpCost c = cost.op_time(device, op, dtype, pass);
       (pass == Pass::kForward ? p.fwd_s : p.bwd_s) += c.seconds;
       for (int s = 0; s < kCostSources; ++s) p.sources[s] += c.by_source[s];
       ClassSeconds& by = p.by_class[pass == Pass::kForward ? 0 : 1];
-      const double body = op.cast_fwd_bytes + op.cast_bwd_bytes > 0 ? cost.op_time(device, uncast, dtype, pass).seconds : c.seconds;
+      const double without_casts = cost.op_time(device, uncast, dtype, pass).seconds;
+      const double body = cost.op_time(device, plain, dtype, pass).seconds;
       by[static_cast<int>(op_kernel_class(op.kind))] += body;
-      by[static_cast<int>(KernelClass::kCast)] += c.seconds - body;
+      by[static_cast<int>(KernelClass::kCast)] += c.seconds - without_casts;
+      // Autograd's kernels, all on the roofline: their time in proportion to their bytes.
+      if (const double extra = without_casts - body; extra > 0 && eager.total() > 0) {
+        by[static_cast<int>(KernelClass::kBiasGrad)] += extra * eager.bias_grad / eager.total();
+        by[static_cast<int>(KernelClass::kFill)] += extra * eager.fill / eager.total();
+        by[static_cast<int>(KernelClass::kCopy)] += extra * eager.copy / eager.total();
+        by[static_cast<int>(KernelClass::kResidual)] += extra * eager.add / eager.total();
+      }
     }
   }
   return p;

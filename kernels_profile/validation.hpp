@@ -33,6 +33,10 @@ struct LayerMeasurement {
   double fwd_s = 0, bwd_s = 0;
   std::string gpu, date;
   bool flash = false;  // fused (flash) attention: optional last column `attention` = flash | unfused
+  // Measured by PyTorch (kernels_profile/torch: files with the column `attention`), whose autograd
+  // runs kernels of its own around the layer's operators: predicted with training.kernels eager.
+  // Else hetsim-layer-bench's CUDA program, which runs the operators hetsim's graph has (fused).
+  bool pytorch = false;
   // dtype fp8: the layer in bf16 with its four GEMMs in FP8, per-tensor current scaling (recipe
   // fp8-current); `attention` then says how the casts ran: flash+shape-compiled-casts (torch.compile
   // for each shape, fused as Transformer Engine's), flash+compiled-casts (compiled once for any shape,

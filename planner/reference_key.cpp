@@ -26,8 +26,8 @@ static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 80, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
-static_assert(sizeof(TrainingSpec) == 64, "TrainingSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 816, "ModelSpec changed: update reference_key");
+static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 824, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -234,6 +234,7 @@ void put_model(Text& t, const ModelSpec& m) {
   t.put("training.fp32_grads", tr.fp32_grads);
   t.put("training.gemm_precision", tr.gemm_precision);
   t.put("training.fp8_param_gather", tr.fp8_param_gather);
+  t.put("training.kernels", tr.kernels);
 }
 
 // The bytes of every data file the cost model and the devices read (kernel tables, published

@@ -35,6 +35,8 @@ std::string_view attention_kernel_name(AttentionKernel k) {
   return "?";
 }
 
+std::string_view training_kernels_name(TrainingKernels k) { return k == TrainingKernels::kEager ? "eager" : "fused"; }
+
 bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash) {
   return t.attention != AttentionKernel::kStandard && device_has_flash;
 }
@@ -237,6 +239,8 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
                 : attention == "fused"    ? AttentionKernel::kFused
                 : attention == "standard" ? AttentionKernel::kStandard
                                           : AttentionKernel::kAuto;
+  t.kernels = r.opt_choice("kernels", {"fused", "eager"}).value_or("fused") == "eager" ? TrainingKernels::kEager
+                                                                                     : TrainingKernels::kFused;
   // A name of a 16- or 32-bit format restates the dtype; the recipes put the layers' GEMM inputs in
   // 8 or 4 bits (an 8-bit dtype would put every tensor there, which no training recipe does).
   std::vector<std::string> precisions{"dtype", "fp32", "tf32", "fp16", "bf16"};

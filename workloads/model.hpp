@@ -31,6 +31,15 @@ enum class Recompute { kNone, kFull };
 // device that has none falls back to the unfused path there, with a warning from resolve_dtype());
 // `standard` is always unfused.
 enum class AttentionKernel { kAuto, kStandard, kFlash, kFused };
+// training.kernels: which kernels the training code runs around the GEMMs and attention.
+// `fused` (default): those of Megatron-LM / Megatron-Core with Transformer Engine, Apex or
+// DeepLearningExamples, whose bias gradients come out of the weight-gradient GEMM's epilogue or a
+// fused kernel and whose q, k, v are views of the QKV projection's output. `eager`: PyTorch's
+// autograd over plain torch.nn.functional code (a module written as timm's ViT, minGPT or
+// kernels_profile/torch/layer_bench.py write it): each biased linear layer's bias gradient is a
+// column-sum kernel of its own, and q, k, v taken from the packed QKV output by indexing have
+// their gradients assembled by select-backward kernels (workloads/op_graph.hpp, Op::eager_views).
+enum class TrainingKernels { kFused, kEager };
 
 // Mixture of experts in a gpt, llama or bert model (the `moe:` block; workloads/README.md): in MoE
 // layers the MLP becomes a router, `experts` routed experts of which each token uses `top_k`, and
@@ -84,6 +93,7 @@ struct TrainingSpec {
   // GEMM inputs of the transformer layers in FP8 or a block-scaled format (training.gemm_precision,
   // workloads/gemm_precision.hpp); kDtype: in `dtype`.
   GemmPrecision gemm_precision = GemmPrecision::kDtype;
+  TrainingKernels kernels = TrainingKernels::kFused;
   [[nodiscard]] bool low_precision_gemms() const { return gemm_precision != GemmPrecision::kDtype; }
   // GEMMs in fp32: SIMT kernels, not tensor cores (tf32 runs on tensor cores).
   [[nodiscard]] bool fp32_gemms() const { return !low_precision_gemms() && dtype == DType::kFp32; }
@@ -140,6 +150,7 @@ struct ModelSpec {
 
 [[nodiscard]] std::string_view family_name(Family f);
 [[nodiscard]] std::string_view attention_kernel_name(AttentionKernel k);  // "auto", "standard", "flash", "fused"
+[[nodiscard]] std::string_view training_kernels_name(TrainingKernels k);  // "fused", "eager"
 // Whether a graph for a device with (`device_has_flash`) or without a fused attention kernel uses it.
 // (`flash` and `auto` both need the device's kernel; `standard` never uses one.)
 [[nodiscard]] bool uses_flash_attention(const TrainingSpec& t, bool device_has_flash);

@@ -66,4 +66,25 @@ Op swiglu_op(const std::string& name, int layer, double n, std::vector<long> sha
   return op;
 }
 
+// Declared in op_graph.hpp (the cost model reads it): the select-backward assembly as PyTorch's
+// autograd runs it for q, k, v = qkv[0], qkv[1], qkv[2] of a packed [3, ...] output
+// (kernels_profile/measured/layer-kernels: 3 fills, 4 copies and 2 of the adds of a layer's backward).
+EagerGradBytes eager_grad_bytes(const Op& op, double elem_bytes) {
+  EagerGradBytes g;
+  const double e = elem_bytes, batch = static_cast<double>(op.gemm.batch), rows = static_cast<double>(op.gemm.m),
+               cols = static_cast<double>(op.gemm.n);
+  const double out = batch * rows * cols;  // elements of the output (its gradient)
+  if (op.eager_bias_grad && out > 0) {
+    g.bias_grad = (out + batch * cols) * e;
+    g.kernels += 1;
+  }
+  if (const int v = op.eager_views; v > 1 && out > 0) {
+    g.fill = v * out * e;
+    g.copy = 2 * out * e + 2 * out * e;  // the views' parts in, the sum back
+    g.add = (v - 1) * 3 * out * e;
+    g.kernels += v + v + 1 + (v - 1);
+  }
+  return g;
+}
+
 }  // namespace hetsim

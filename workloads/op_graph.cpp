@@ -79,7 +79,8 @@ class Builder {
  public:
   Builder(const ModelSpec& m, long b, DType dtype, bool flash)
       : m_(m), b_(static_cast<double>(b)), s_(static_cast<double>(m.seq_len)), h_(static_cast<double>(m.hidden)),
-        e_(dtype_bytes(dtype)), flash_(flash), dropout_(m.training.dropout > 0) {
+        e_(dtype_bytes(dtype)), flash_(flash), dropout_(m.training.dropout > 0),
+        eager_(m.training.kernels == TrainingKernels::kEager) {
     g_.model = m.name;
     g_.micro_batch = b;
     g_.seq_len = m.seq_len;
@@ -110,7 +111,9 @@ class Builder {
   // y[rows, out] = x[rows, in] · W[in, out] (+ bias), output shaped `shape`.
   int linear_rows(const std::string& name, int layer, double rows, double in, double out, bool bias,
                   std::vector<long> shape, OpKind kind = OpKind::kLinear, bool save_input = true) {
-    return add(linear_op(name, layer, rows, in, out, bias, std::move(shape), e_, kind, save_input));
+    Op op = linear_op(name, layer, rows, in, out, bias, std::move(shape), e_, kind, save_input);
+    op.eager_bias_grad = eager_ && bias;  // training.kernels: eager sums the bias gradient in a kernel of its own
+    return add(std::move(op));
   }
 
   int vector_op(const std::string& name, OpKind kind, int layer, double elements, double flops_per,
@@ -164,7 +167,10 @@ class Builder {
     const double d = static_cast<double>(attention_head_dim(m_));
     const double kv = static_cast<double>(m_.kv_heads) * d;
     const bool bias = m_.family != Family::kLlama;
-    linear(p + "qkv", layer, h_, a * d + 2 * kv, bias);
+    const int qkv = linear(p + "qkv", layer, h_, a * d + 2 * kv, bias);
+    // Eager code indexes q, k, v out of one packed projection of three equal parts (timm's ViT,
+    // minGPT); Llama-style code (grouped K/V) projects them separately.
+    if (eager_ && m_.family != Family::kLlama && kv == a * d) g_.ops[static_cast<size_t>(qkv)].eager_views = 3;
     attention_core(scope(), p, layer, {a, static_cast<double>(m_.kv_heads), d, d});
     linear(p + "attn_out", layer, a * d, h_, bias);
   }
@@ -436,6 +442,7 @@ class Builder {
   double b_, s_, h_, e_;
   bool flash_;    // fused attention kernel
   bool dropout_;  // dropout ops and masks
+  bool eager_;    // training.kernels: eager (PyTorch autograd kernels around linear layers and the QKV views)
   OpGraph g_;
 };
 

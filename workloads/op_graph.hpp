@@ -79,6 +79,14 @@ struct Op {
   // those of all experts (each expert owns params / experts) and its FLOPs and rows those of the
   // micro-batch's tokens x top_k routed copies over all experts; expert parallelism divides both.
   bool expert = false;
+  // training.kernels: eager (workloads/model.hpp): backward kernels PyTorch's autograd runs around
+  // this op that fused frameworks do not (eager_grad_bytes). eager_bias_grad: a linear layer's bias
+  // gradient as a column sum of its output gradient. eager_views: the output read as that many
+  // tensors by indexing (q, k, v = qkv[0], qkv[1], qkv[2]), so that each view's gradient becomes a
+  // zero-filled tensor of the whole output with the view's part copied in, the copies are summed,
+  // and the sum is copied back into the output's layout.
+  bool eager_bias_grad = false;
+  int eager_views = 0;
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;
@@ -88,6 +96,19 @@ struct Op {
     return op;
   }
 };
+
+// Bytes and kernels of the backward kernels an eager op adds (Op::eager_bias_grad, eager_views),
+// each memory-bound, over its matrix product's output of gemm.batch x gemm.m x gemm.n elements of
+// `elem_bytes` (so every shard of the op has its own). The bias gradient reads the output gradient
+// and writes one row; the assembly of v views writes v zero-filled outputs, copies each view's
+// gradient into its own (reading and writing a v-th of the output), adds the v copies (v - 1 kernels,
+// each reading two outputs and writing one) and copies the sum back (reading and writing one).
+struct EagerGradBytes {
+  double bias_grad = 0, fill = 0, copy = 0, add = 0;
+  int kernels = 0;
+  [[nodiscard]] double total() const { return bias_grad + fill + copy + add; }
+};
+[[nodiscard]] EagerGradBytes eager_grad_bytes(const Op& op, double elem_bytes);
 
 struct OpGraph {
   std::string model;

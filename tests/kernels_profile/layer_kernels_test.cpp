@@ -68,6 +68,14 @@ TEST(LayerKernels, ShippedH200RowsSumToTheirPassesAndThePredictionSplitsTheSameW
     const bool fp8 = lk.layer.dtype == DType::kFp8;
     EXPECT_EQ(p.by_class[0][static_cast<int>(KernelClass::kCast)] > 0, fp8);
     EXPECT_EQ(lk.measured[0][static_cast<int>(KernelClass::kCast)] > 0, fp8);
+    // PyTorch ran them (training.kernels eager): autograd's bias-gradient sums, the QKV views'
+    // fills and copies are predicted in the backward, as measured, and in no forward.
+    ASSERT_TRUE(lk.layer.pytorch);
+    for (KernelClass k : {KernelClass::kBiasGrad, KernelClass::kFill, KernelClass::kCopy}) {
+      EXPECT_GT(p.by_class[1][static_cast<int>(k)], 0) << kernel_class_name(k);
+      EXPECT_GT(lk.measured[1][static_cast<int>(k)], 0) << kernel_class_name(k);
+      EXPECT_EQ(p.by_class[0][static_cast<int>(k)], 0) << kernel_class_name(k);
+    }
   }
 }
 
@@ -81,7 +89,12 @@ TEST(LayerMeasurements, EveryShippedLayerFileLoadsAndEachLayerIsPredicted) {
     const std::vector<LayerMeasurement> rows = load_layer_measurements(entry.path());
     ASSERT_FALSE(rows.empty());
     for (const LayerMeasurement& m : rows) {
+      // PyTorch's files (with the column attention) are predicted as eager autograd runs them; the
+      // CUDA program's as fused, with no copy, bias-gradient or fill kernel
       const LayerPrediction p = predict_layer(m, load_shipped_device(m.device, Diagnostic{}), cost);
+      EXPECT_EQ(m.pytorch, m.flash);  // every PyTorch layer here ran flash attention, every CUDA one unfused
+      EXPECT_EQ(p.by_class[1][static_cast<int>(KernelClass::kBiasGrad)] > 0, m.pytorch);
+      EXPECT_EQ(p.by_class[1][static_cast<int>(KernelClass::kCopy)] > 0, m.pytorch);
       EXPECT_GT(p.fwd_s, 0);
       EXPECT_GT(p.bwd_s, 0);
       // each within a factor of three of what was measured: a unit slip shows here
