@@ -84,6 +84,7 @@ nlohmann::json Report::to_json() const {
   if (!shape.empty()) j["shape"] = shape;
   j["cluster"] = cluster;
   j["model"] = model;
+  j["training_kernels"] = eager_kernels ? "eager" : "fused";
   j["feasible"] = feasible;
   if (!feasible) {
     j["infeasible_reason"] = infeasible_reason;

@@ -42,6 +42,9 @@ struct Report {
   bool low_precision_gemms = false;
   bool fp32_gemms = false;
   std::string gemm_format;  // TrainingSpec::gemm_format()
+  // training.kernels eager: PyTorch's autograd kernels (JSON training_kernels); no published run
+  // hetsim holds trained so, so there is no time error bar.
+  bool eager_kernels = false;
   // GPU type -> the calibration profile whose parameters moved this run's times ("none": the raw
   // model there), as calibration_applying says for this kind of model.
   std::map<std::string, std::string> calibration;

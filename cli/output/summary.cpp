@@ -66,7 +66,8 @@ void print_header(std::ostream& out, const ModelSpec& model, const Cluster& clus
   std::string mix;
   for (const std::string& t : gpu_types(cluster)) mix += (mix.empty() ? "" : " + ") + std::to_string(counts[t]) + " x " + t;
   out << model.name << " on " << cluster.name << ": " << cluster.gpu_count() << " GPUs (" << mix << "), global batch "
-      << global_batch << ", micro-batch " << micro_batch << ", seq " << model.seq_len << "\n";
+      << global_batch << ", micro-batch " << micro_batch << ", seq " << model.seq_len
+      << (model.training.kernels == TrainingKernels::kEager ? ", eager PyTorch kernels (training.kernels)" : "") << "\n";
   for (const NodeType& nt : cluster.node_types) {  // what-if degradation, said up front
     if (!nt.degraded.healthy()) out << "degraded: every " << nt.name << " node: " << factors(nt.degraded) << "\n";
     for (const auto& [index, d] : nt.degraded_nodes) {

@@ -100,12 +100,23 @@ std::string sibling_row(const CalibrationClass& c, const std::string& gpu, bool 
 struct Setting {
   bool moe = false, low_precision = false, fp32 = false;
   std::string gemm_format;
+  bool eager = false;  // training.kernels eager
 };
-Setting setting_of(const Report& r) { return {r.moe, r.low_precision_gemms, r.fp32_gemms, r.gemm_format}; }
+Setting setting_of(const Report& r) { return {r.moe, r.low_precision_gemms, r.fp32_gemms, r.gemm_format, r.eager_kernels}; }
+Setting setting_of(const ModelSpec& m) {
+  return {m.moe.has_value(), m.training.low_precision_gemms(), m.training.fp32_gemms(), m.training.gemm_format(),
+          m.training.kernels == TrainingKernels::kEager};
+}
+
+// Every published run of the calibration set trained with a fused framework's kernels.
+const char* const kNoEagerCalibration =
+    "no calibration for this setting (training.kernels eager: every published run hetsim holds trained with a fused "
+    "framework's kernels; docs/validation.md compares eager PyTorch with layers measured on our GPUs)";
 
 // The bar of the nearest class for a run over `s`; a class covers a GPU type through a sibling's
 // rows (sibling_row) where none of its own does.
 std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
+  if (r.eager && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused runs
   std::vector<CalibrationClass> candidates = classes();
   std::map<std::pair<std::string, std::string>, std::string> siblings;  // (class, GPU type) -> the row GPU speaking for it
   for (CalibrationClass& c : candidates) {
@@ -197,7 +208,8 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
   const std::optional<ErrorBar> t = bar(r, cluster, Quantity::kTime), m = bar(r, cluster, Quantity::kMemory);
   // No class covers these GPU types, or only the other kind of model's: said, not borrowed.
   const std::set<std::string> gpus = scope_of(r, cluster).gpus;
-  const auto none = [&](Quantity q) {
+  const auto none = [&](Quantity q) -> std::string {
+    if (q == Quantity::kTime && r.eager_kernels) return kNoEagerCalibration;
     const std::string each = per_type_text(per_type_bars(r, cluster, q));
     return !each.empty() ? each : missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe);
   };
@@ -245,7 +257,8 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   s.gpus = gpus;
   s.gpu_count = static_cast<int>(gpu_count);
   s.nodes = static_cast<int>(nodes);
-  const Setting setting{model.moe.has_value(), model.training.low_precision_gemms(), model.training.fp32_gemms(), model.training.gemm_format()};
+  const Setting setting = setting_of(model);
+  if (setting.eager) return kNoEagerCalibration;
   const std::optional<ErrorBar> b = bar(s, setting, Quantity::kTime);
   if (b) return b->text();
   // A mix: each type's bar over the mix's scope (how its GPUs split over the nodes is not known here).

@@ -87,5 +87,21 @@ TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSe
   EXPECT_TRUE(error_bars_json(r, c).at("time").is_null());
 }
 
+TEST(TimeErrorBar, EagerKernelsBorrowNoBarFromFusedRuns) {
+  // H100 has dense Megatron-Core rows (a time bar); a run of PyTorch's eager kernels is not one of them.
+  Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-2.yaml");
+  Report r = one_gpu_report("H100-SXM5-80GB", 0.1 * c.device_of(0).memory_bytes);
+  std::ostringstream fused, eager;
+  print_error_bars(fused, r, c);
+  ASSERT_NE(fused.str().find("time ±"), std::string::npos) << fused.str();
+  r.eager_kernels = true;
+  print_error_bars(eager, r, c);
+  EXPECT_NE(eager.str().find("time no calibration for this setting (training.kernels eager"), std::string::npos) << eager.str();
+  EXPECT_NE(eager.str().find("; memory ±"), std::string::npos) << eager.str();  // memory is the same
+  EXPECT_TRUE(error_bars_json(r, c).at("time").is_null());
+  EXPECT_FALSE(error_bars_json(r, c).at("memory").is_null());
+  EXPECT_EQ(r.to_json().at("training_kernels"), "eager");
+}
+
 }  // namespace
 }  // namespace hetsim
