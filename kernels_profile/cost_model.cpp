@@ -263,8 +263,9 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     memory_kernels(op.cast_bwd_bytes, 1);
     if (op.recompute_flops > 0) memory_kernels(op.cast_fwd_bytes, 1);
     // training.kernels: eager: autograd's bias-gradient sums and the QKV views' gradient assembly,
-    // on the roofline (no table times strided copies or column sums; on an H200 the fills ran near
-    // it, the copies and sums at half of it or less: kernels_profile/measured/layer-kernels).
+    // on the roofline (no table times strided copies or column sums; on an H200 the adds ran at it,
+    // the fills at three quarters of it, the copies and sums at a quarter to two thirds of it:
+    // kernels_profile/measured/layer-kernels).
     const EagerGradBytes eager = eager_grad_bytes(op, dtype_bytes(dtype));
     memory_kernels(eager.total(), eager.kernels);
   }

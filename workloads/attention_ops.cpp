@@ -15,8 +15,9 @@ int LayerScope::add(Op op, std::vector<int> inputs) const {
 
 int LayerScope::linear(const std::string& name, int layer, double in, double out, bool bias, bool save_input,
                        std::vector<int> inputs) const {
-  return add(linear_op(name, layer, tokens(), in, out, bias, act_shape(out), e, OpKind::kLinear, save_input),
-             std::move(inputs));
+  Op op = linear_op(name, layer, tokens(), in, out, bias, act_shape(out), e, OpKind::kLinear, save_input);
+  op.eager_bias_grad = bias && model.training.kernels == TrainingKernels::kEager;  // as the builder's linear layers
+  return add(std::move(op), std::move(inputs));
 }
 
 int LayerScope::norm(const std::string& name, int layer, double width) const {

@@ -100,6 +100,11 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   MegatronArgs out;
   out.why_not = not_one_shape(plan, cluster);
   if (!out.why_not.empty()) return out;
+  if (model.training.kernels == TrainingKernels::kEager) {  // Megatron runs its fused kernels, not these
+    out.why_not = "the model trains with PyTorch's eager kernels (training.kernels: eager); Megatron runs its fused "
+                  "kernels, faster than the times this plan was chosen on: plan with training.kernels fused for Megatron";
+    return out;
+  }
   const PipelinePlan& pl = plan.pipelines.front();
   const StagePlan& st = pl.stages.front();
   bool uniform = false;

@@ -73,8 +73,9 @@ Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
       s.gemm.k = std::max(1L, s.gemm.k / tp);
       s.saved_bytes *= f;
       break;
-    default:
-      s.gemm.batch = std::max(1L, s.gemm.batch / tp);
+    default:  // each rank an equal slice: of the batched products (heads), else of the rows (data)
+      if (s.gemm.batch >= tp) s.gemm.batch = std::max(1L, s.gemm.batch / tp);
+      else if (s.gemm.m > 0) s.gemm.m = std::max(1L, (s.gemm.m + tp - 1) / tp);
       s.saved_bytes *= f;
   }
   return s;

@@ -113,6 +113,10 @@ TEST(MegatronArgs, UnevenStagesAreWrittenAsALayout) {
   HybridPlan wide = p;
   wide.pipelines[0].stages[1].tp = 8;
   EXPECT_NE(megatron_args(wide, m, c).why_not.find("different tp"), std::string::npos);
+  // A plan chosen on PyTorch's eager kernels is not what Megatron's fused ones would run.
+  ModelSpec eager = m;
+  eager.training.kernels = TrainingKernels::kEager;
+  EXPECT_NE(megatron_args(p, eager, c).why_not.find("training.kernels: eager"), std::string::npos);
   const Cluster mixed = test::shipped_cluster("a100-v100-2x2");
   HybridPlan across = p;
   for (int d = 0; d < 8; ++d) across.pipelines[0].stages[1].devices[d] = 16 + d;  // the V100 nodes

@@ -294,6 +294,18 @@ TEST(MoeOps, GptExpertsUseGeluWithBiases) {
   EXPECT_EQ(test::op_named(g, "layer0.expert_act").shape, (std::vector<long>{8, 16, 128}));
 }
 
+TEST(MoeOps, EagerKernelsSumTheBiasGradientsOfBiasedLayersButNotOfTheRoutedExperts) {
+  ModelSpec m = small_moe(Family::kGpt);
+  m.moe->shared_experts = 1;
+  m.moe->shared_ffn_hidden = 128;
+  m.training.kernels = TrainingKernels::kEager;
+  const OpGraph g = build_op_graph(m, 1, DType::kBf16);
+  EXPECT_TRUE(test::op_named(g, "layer0.shared_fc1").eager_bias_grad);  // a plain linear layer with a bias
+  EXPECT_TRUE(test::op_named(g, "layer0.qkv").eager_bias_grad);
+  EXPECT_EQ(test::op_named(g, "layer0.qkv").eager_views, 3);
+  EXPECT_FALSE(test::op_named(g, "layer0.expert_fc1").eager_bias_grad);  // grouped GEMMs: left fused
+}
+
 TEST(Model, MoeBlockDefaults) {
   const ModelSpec q = load_model(test::shipped("workloads", "qwen3-30b-a3b"));
   ASSERT_TRUE(q.moe);

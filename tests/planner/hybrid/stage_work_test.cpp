@@ -193,3 +193,31 @@ TEST(StageWork, ColumnSplitLayersSumTheGradientOfTheirOwnInputWidth) {
 
 }  // namespace
 }  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(StageWork, ADataSplitLinearLayerRunsItsShareOfTheRows) {
+  // Stage synthesis may split a layer's every operator by data (TpSplit::kSharded): each of tp ranks
+  // then runs 1/tp of every product's rows, its GEMM shape and PyTorch's eager kernels included, not
+  // the whole product (the shape was left whole: a linear layer's product has no batch to split).
+  ModelSpec m = paper_layer(2048, 6144, 64);
+  m.training.kernels = TrainingKernels::kEager;
+  const Device a100 = load_device(test::shipped("kernels_profile/devices", "A100-SXM4-80GB"));
+  const OpGraph g = build_op_graph(m, 4, DType::kFp16);
+  LayerProgram data;
+  for (const Op& op : g.ops) {
+    if (op.layer == 0) data.ops.push_back({TpSplit::kSharded, {}, {}, {}, {}, {}});
+  }
+  const auto layer_s = [&](int tp) {
+    const std::vector<BlockWork> w = stage_block_work(m, a100, DType::kFp16, CostModel{}, {4, tp, false, RecomputeMode::kNone, StageProgram::kMegatron}, data);
+    return std::pair{w[1].fwd_s(), w[1].bwd_s()};
+  };
+  const auto [fwd1, bwd1] = layer_s(1);
+  const auto [fwd4, bwd4] = layer_s(4);
+  EXPECT_NEAR(fwd4 / fwd1, 0.25, 0.01);  // a quarter, but for each kernel's launch
+  EXPECT_NEAR(bwd4 / bwd1, 0.25, 0.01);
+}
+
+}  // namespace
+}  // namespace hetsim
