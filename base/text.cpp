@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 namespace hetsim {
@@ -52,6 +53,15 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  // The same name in other letter case ("EAGER", "bf16" for "BF16") is the one meant.
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  for (const std::string& c : candidates) {
+    if (c != word && lower(c) == lower(word)) return c;
+  }
   std::string best;
   size_t best_d = SIZE_MAX;
   for (const std::string& c : candidates) {  // first of equal distance wins: candidates are ordered

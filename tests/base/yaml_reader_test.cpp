@@ -18,6 +18,8 @@ TEST(EditDistance, SuggestsNearKeysOnly) {
   EXPECT_EQ(edit_distance("gpus_per_nodes", "gpus_per_node"), 1u);
   EXPECT_EQ(nearest("gpus_per_nodes", {"count", "gpus_per_node", "gpu"}), "gpus_per_node");
   EXPECT_EQ(nearest("zzzzzz", {"count", "gpu"}), "");
+  EXPECT_EQ(nearest("EAGER", {"fused", "eager"}), "eager");  // the same name in other letter case
+  EXPECT_EQ(nearest("h100-sxm5-80gb", {"B200", "H100-SXM5-80GB"}), "H100-SXM5-80GB");
   // A word that starts a name means it, not a name two letters away.
   EXPECT_EQ(nearest("H100", {"B200", "H100-SXM5-80GB", "H200-SXM-141GB"}), "H100-SXM5-80GB");
   EXPECT_EQ(nearest("A100", {"A100-SXM4-40GB", "A100-SXM4-80GB", "B200"}), "A100-SXM4-40GB");
