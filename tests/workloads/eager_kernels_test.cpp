@@ -11,14 +11,6 @@
 namespace hetsim {
 namespace {
 
-const Op& op_named(const OpGraph& g, const std::string& name) {
-  for (const Op& op : g.ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  return g.ops.front();
-}
-
 TEST(EagerKernels, ByHandOnePackedProjection) {
   Op op = Op::make("qkv", OpKind::kLinear, 0);
   op.gemm = {2, 10, 6, 4};  // two batches of a [10 x 4] . [4 x 6]: an output of 120 elements
@@ -49,10 +41,10 @@ TEST(EagerKernels, EagerGraphsMarkBiasedLinearsAndPackedQkvOnly) {
   const OpGraph eager = build_op_graph(gpt, 1, DType::kBf16);
   ASSERT_EQ(eager.ops.size(), fused.ops.size());  // the same operators, FLOPs and traffic
   EXPECT_DOUBLE_EQ(eager.model_flops(), fused.model_flops());
-  EXPECT_TRUE(op_named(eager, "layer0.qkv").eager_bias_grad);
-  EXPECT_EQ(op_named(eager, "layer0.qkv").eager_views, 3);
-  EXPECT_TRUE(op_named(eager, "layer0.mlp_down").eager_bias_grad);
-  EXPECT_EQ(op_named(eager, "layer0.mlp_down").eager_views, 0);
+  EXPECT_TRUE(test::op_named(eager, "layer0.qkv").eager_bias_grad);
+  EXPECT_EQ(test::op_named(eager, "layer0.qkv").eager_views, 3);
+  EXPECT_TRUE(test::op_named(eager, "layer0.mlp_down").eager_bias_grad);
+  EXPECT_EQ(test::op_named(eager, "layer0.mlp_down").eager_views, 0);
   for (const Op& op : eager.ops) {
     if (op.kind != OpKind::kLinear) {
       EXPECT_FALSE(op.eager_bias_grad) << op.name;
@@ -70,7 +62,7 @@ TEST(EagerKernels, EagerGraphsMarkBiasedLinearsAndPackedQkvOnly) {
 TEST(EagerKernels, CostOnlyTheBackwardAndScaleWithTheShard) {
   ModelSpec gpt = load_model(test::shipped("workloads", "gpt3-1.3b"));
   gpt.training.kernels = TrainingKernels::kEager;
-  const Op qkv = op_named(build_op_graph(gpt, 2, DType::kBf16), "layer0.qkv");
+  const Op qkv = test::op_named(build_op_graph(gpt, 2, DType::kBf16), "layer0.qkv");
   Op fused = qkv;
   fused.eager_bias_grad = false;
   fused.eager_views = 0;
