@@ -153,7 +153,8 @@ std::string CalibrationProfile::describe() const {
   for (size_t i = 0; i < parameters.size(); ++i) {
     const ParameterInfo* info = find_calibration_parameter(parameters[i].name);
     const auto value = [&](double v) { return info != nullptr ? info->format(v) : format_time(v); };
-    s += (i ? ", " : "") + parameters[i].name + " " + value(parameters[i].value) + " ± " + value(parameters[i].uncertainty);
+    s += (i ? ", " : "") + parameters[i].name + " " + value(parameters[i].value) +
+         (parameters[i].measured.empty() ? " ± " + value(parameters[i].uncertainty) : " (measured, not fitted)");
   }
   return s + ")";
 }
@@ -236,6 +237,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       if (shown == info.format(info.max)) shown = format_double("%.12g s", f.value);
       one->error("value", shown + " is over " + info.format(info.max) + ", " + std::string(info.beyond));
     }
+    if (one->opt_node("measured")) f.measured = one->text("measured");  // held through the fit: where it was measured
     one->finish();
     p.parameters.push_back(std::move(f));
   }
@@ -337,7 +339,9 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   }
   o << "parameters:\n";
   for (const FittedParameter& f : p.parameters) {
-    o << "  " << f.name << ": {value: " << value(f, f.value) << ", uncertainty: " << value(f, f.uncertainty) << "}\n";
+    o << "  " << f.name << ": {value: " << value(f, f.value) << ", uncertainty: " << value(f, f.uncertainty);
+    if (!f.measured.empty()) o << ", measured: " << quoted(f.measured);
+    o << "}\n";
   }
   o << "fitted_on:\n";
   for (const std::string& run : p.fitted_on) o << "  - " << quoted(run) << "\n";

@@ -90,6 +90,9 @@ struct FittedParameter {
   std::string name;
   double value = 0;
   double uncertainty = 0;  // one standard deviation
+  // Held at a measured value through the fit, not fitted (hetsim calibrate --measured): where it
+  // was measured (file, GPU, date). Empty: fitted. Optional key `measured` in profile files.
+  std::string measured{};
 };
 
 // Leave-one-source-out cross-validation of one class of runs (studies/validation classes).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -35,6 +36,11 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
                   "the software stack's date, YYYY-MM-DD (its newest container or code the runs used; default: --date): "
                   "each GPU type's default profile is the one of the most recent era")
       ->each([&a](const std::string&) { a.era_given = true; });
+  cmd->add_option("--measured", a.measured,
+                  "hold a parameter at a measured value instead of fitting it, e.g. pass_host=842us (repeatable; "
+                  "needs --measured-source)");
+  cmd->add_option("--measured-source", a.measured_source,
+                  "where the --measured values were measured (file, GPU, date), written into the profile beside them");
 }
 
 namespace {
@@ -49,6 +55,49 @@ std::string today() {
 }
 
 std::string pct(double x) { return format_double("%.1f %%", 100 * x); }
+
+// --measured NAME=VALUE, each a parameter within its bounds, with --measured-source saying where.
+std::vector<FittedParameter> measured_parameters(const CalibrateArgs& a) {
+  if (a.measured.empty() != is_blank(a.measured_source)) {
+    throw InputError(a.measured.empty() ? "--measured-source" : "--measured", "",
+                     a.measured.empty() ? "says where values were measured, but no --measured NAME=VALUE gives one"
+                                        : "needs --measured-source: the file, GPU and date the values were measured on");
+  }
+  if (std::any_of(a.measured_source.begin(), a.measured_source.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    throw InputError("--measured-source", "", "holds a control character (a line break, a tab, an escape): give plain text on one line");
+  }
+  std::vector<std::string> known;
+  for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
+  std::vector<FittedParameter> out;
+  for (const std::string& m : a.measured) {
+    const std::string flag = "--measured " + m;
+    const size_t eq = m.find('=');
+    if (eq == std::string::npos) throw InputError(flag, "", "is not NAME=VALUE, e.g. pass_host=842us");
+    const std::string name = m.substr(0, eq), text = m.substr(eq + 1);
+    const ParameterInfo* info = find_calibration_parameter(name);
+    if (info == nullptr) {
+      throw InputError(flag, "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
+    }
+    if (std::any_of(out.begin(), out.end(), [&](const FittedParameter& f) { return f.name == name; })) {
+      throw InputError(flag, "", in_quotes(name) + " is measured twice");
+    }
+    double value = 0;
+    if (info->unit == ParameterUnit::kTime) {
+      const ParsedQuantity q = parse_quantity(text, Unit::kTime);
+      if (!q.ok()) throw InputError(flag, "", q.error);
+      value = q.value;
+    } else {
+      char* end = nullptr;
+      value = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || value < 0) {
+        throw InputError(flag, "", in_quotes(text) + " is not a share (a number from 0 to " + info->format(info->max) + ")");
+      }
+    }
+    if (!(value <= info->max)) throw InputError(flag, "", info->format(value) + " is over " + info->format(info->max) + ", " + std::string(info->beyond));
+    out.push_back({name, value, 0, a.measured_source});
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -67,6 +116,7 @@ int run_calibrate(const CalibrateArgs& a) {
   if (a.name.size() > 256) throw InputError("--name", "", "has " + std::to_string(a.name.size()) + " characters; a name is 1 to 256");
   o.date = a.date_given ? a.date : today();
   if (const std::string why = iso_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
+  o.measured = measured_parameters(a);
   o.era = a.era_given ? a.era : "";
   if (const std::string why = a.era_given ? era_problem(o.era, o.date) : ""; !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
   std::vector<std::pair<std::string, std::string>> inputs;
@@ -121,6 +171,10 @@ int run_calibrate(const CalibrateArgs& a) {
   std::cout << "\nfitted on " << counted(p.fitted_on.size(), "run") << " of " << join(p.devices) << ":\n";
   for (const FittedParameter& f : p.parameters) {
     const ParameterInfo* info = find_calibration_parameter(f.name);
+    if (!f.measured.empty()) {
+      std::printf("  %-24s %12s   measured, not fitted (%s)\n", f.name.c_str(), info->format(f.value).c_str(), f.measured.c_str());
+      continue;
+    }
     std::printf("  %-24s %12s ± %s\n", f.name.c_str(), info->format(f.value).c_str(), info->format(f.uncertainty).c_str());
   }
   for (const std::string& r : fit.refused) std::cout << "  refused " << r << "\n";

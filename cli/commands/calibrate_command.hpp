@@ -24,6 +24,8 @@ struct CalibrateArgs {
   std::string date;  // not given: today (UTC)
   std::string era;   // not given: the date
   bool date_given = false, era_given = false;
+  std::vector<std::string> measured;  // NAME=VALUE: held at a measured value, not fitted
+  std::string measured_source;        // where those were measured
 };
 
 void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a);

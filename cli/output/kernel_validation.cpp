@@ -221,6 +221,18 @@ void print_framework_costs(const std::filesystem::path& measured, nlohmann::json
                                        {"median_fit_error", f.median_error}, {"gpu", f.gpu}, {"measured_at", f.date},
                                        {"library", f.library}});
   }
+  // A per-pass host time for a calibration that holds it at the measurement (hetsim calibrate
+  // --measured): the mean of a forward's and a backward's fixed cost, where both came out positive.
+  bool said = false;
+  for (const PassOverheadFit& f : fits) {
+    if (!(f.fwd_fixed_s > 0) || !(f.bwd_fixed_s > 0)) continue;
+    if (!said) std::cout << "a calibration's per-pass host time from these (the mean of a forward's and a backward's fixed cost):\n";
+    said = true;
+    const double per_pass = (f.fwd_fixed_s + f.bwd_fixed_s) / 2;
+    std::printf("  %s %s: hetsim calibrate ... --measured pass_host=%.0fus --measured-source \"kernels_profile/measured/steps: %s %s "
+                "step fit, %s, %s\"\n",
+                f.device.c_str(), f.mode.c_str(), per_pass * 1e6, f.device.c_str(), f.mode.c_str(), f.gpu.c_str(), f.date.c_str());
+  }
   report["interference"] = nlohmann::json::array();
   for (const InterferenceCurve& c : curves) {
     std::cout << "\nGEMM beside a reduction kernel on k SMs (" << c.device << ", " << c.gpu << ", " << c.date

@@ -9,6 +9,7 @@
 #include "base/input_error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "kernels_profile/device.hpp"
 #include "studies/validation/calibration.hpp"
 #include "studies/validation/run_evaluation.hpp"
 
@@ -76,8 +77,9 @@ bool same_setting(const ValidationRun& a, const ValidationRun& b) {
 
 class Fitter {
  public:
-  Fitter(const CostModel& cost, const SimOptions& sim, std::vector<std::string> devices, std::vector<const ParameterInfo*> params)
-      : cost_(cost), sim_(sim), devices_(std::move(devices)), params_(std::move(params)) {}
+  Fitter(const CostModel& cost, const SimOptions& sim, std::vector<std::string> devices, std::vector<const ParameterInfo*> params,
+         std::vector<FittedParameter> measured)
+      : cost_(cost), sim_(sim), devices_(std::move(devices)), params_(std::move(params)), measured_(std::move(measured)) {}
 
   // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered per
   // setting: runs of one setting share it (published tables repeat a layout across releases).
@@ -87,7 +89,8 @@ class Fitter {
     CalibrationProfile trial;
     trial.name = "trial";
     trial.devices = devices_;
-    for (size_t j = 0; j < params_.size(); ++j) trial.parameters.push_back({std::string(params_[j]->name), theta[j], 0});
+    for (size_t j = 0; j < params_.size(); ++j) trial.parameters.push_back({std::string(params_[j]->name), theta[j], 0, ""});
+    trial.parameters.insert(trial.parameters.end(), measured_.begin(), measured_.end());
     use_calibration_profile(std::move(trial));
     const RunResult r = evaluate_run(*row.run, cost_, sim_);
     const double v = r.failure.empty() && row.figure < r.figures.size() ? r.figures[row.figure].predicted : 0;
@@ -106,6 +109,7 @@ class Fitter {
   const SimOptions& sim_;
   std::vector<std::string> devices_;
   std::vector<const ParameterInfo*> params_;
+  std::vector<FittedParameter> measured_;  // held at their values in every trial
   std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
 };
 
@@ -129,7 +133,11 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
   std::vector<const ParameterInfo*> out;
   std::vector<std::string> known;
   for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
+  const auto held = [&](std::string_view name) {
+    return std::any_of(o.measured.begin(), o.measured.end(), [&](const FittedParameter& m) { return m.name == name; });
+  };
   for (const ParameterInfo& p : calibration_parameters()) {
+    if (held(p.name)) continue;  // measured, not fitted
     if (o.parameters.empty() || std::find(o.parameters.begin(), o.parameters.end(), p.name) != o.parameters.end()) out.push_back(&p);
   }
   for (size_t i = 0; i < o.parameters.size(); ++i) {
@@ -140,6 +148,7 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
     if (!find_calibration_parameter(name)) {
       throw InputError("--parameters", "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
     }
+    if (held(name)) throw InputError("--parameters", "", in_quotes(name) + " is measured (--measured): it is held, not fitted");
   }
   return out;
 }
@@ -160,12 +169,22 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   struct Restore {  // trial profiles are put in force while it runs; none is left after
     ~Restore() { use_no_calibration(); }
   } restore;
+  const std::vector<FittedParameter>& measured = options.measured;
   CalibrationFit out;
   size_t unmoved = 0;  // parameters refused because no run moves them
   std::vector<Row> rows;
   std::vector<double> at_origin;  // each row's prediction without a profile
   std::set<std::string> gpus;
-  use_no_calibration();
+  // The grid's origin: the raw model with the measured parameters alone in force, on every GPU type.
+  if (measured.empty()) {
+    use_no_calibration();
+  } else {
+    CalibrationProfile held;
+    held.name = "measured";
+    held.devices = shipped_device_names();
+    held.parameters = measured;
+    use_calibration_profile(std::move(held));
+  }
   size_t evaluated = 0;
   for (const ValidationRun& run : runs) {
     if (run.kind != RunKind::kTraining && run.kind != RunKind::kCollective) {
@@ -213,7 +232,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     const size_t most = params.size() * settings.size();  // a parameter's screen stops at the first run it moves
     const std::string unit = "simulations screening " + counted(params.size(), "parameter");
     size_t done = 0;
-    Fitter screen(cost, sim, {gpus.begin(), gpus.end()}, params);
+    Fitter screen(cost, sim, {gpus.begin(), gpus.end()}, params, measured);
     screen.on_simulation_ = [&] {
       if (progress) progress(++done, most, unit);
     };
@@ -253,7 +272,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   }
   std::vector<double> scales;
   for (const ParameterInfo* info : params) scales.push_back(info->scale);
-  Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params);
+  Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params, measured);
   for (size_t i = 0; i < rows.size(); ++i) fitter.remember(rows[i], std::vector<double>(p, 0), at_origin[i]);
   for (const auto& [k, at] : screened) {  // the screen's points are the grid's too
     std::vector<double> theta(p, 0);
@@ -410,8 +429,9 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   for (const size_t i : all) fitted_gpus.insert(rows[i].gpus.begin(), rows[i].gpus.end());
   prof.devices = {fitted_gpus.begin(), fitted_gpus.end()};
   for (size_t j = 0; j < p; ++j) {
-    if (used[j]) prof.parameters.push_back({std::string(params[j]->name), fit.values[j], fit.uncertainties[j]});
+    if (used[j]) prof.parameters.push_back({std::string(params[j]->name), fit.values[j], fit.uncertainties[j], ""});
   }
+  prof.parameters.insert(prof.parameters.end(), measured.begin(), measured.end());
   // In sample: every run simulated at the fitted values; leave one source out: each source's runs at
   // the values fitted without them.
   std::map<std::string, std::vector<size_t>> by_source;

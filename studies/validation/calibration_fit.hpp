@@ -34,6 +34,9 @@ struct CalibrateOptions {
   std::string software;                 // the stack the runs ran
   std::string date;                     // ISO date of the fit
   std::string era;                      // ISO date of the stack (empty: the fit's date)
+  // Parameters held at measured values through the fit (in every simulation: the runs as they are,
+  // the grid, each fold), written into the profile with FittedParameter::measured, not fitted.
+  std::vector<FittedParameter> measured;
 };
 
 // A fitted profile, its parameters refused (one message each) and the predictions it made.

@@ -40,6 +40,20 @@ TEST_F(AuditInputs, ARunGivenTwiceIsRefusedNotCountedTwice) {
           runs + ":1:3: error: name: \"ar-32k\" names a run of " + runs + ":1 too");
 }
 
+TEST_F(AuditInputs, AMeasuredParameterIsNamedWithAValueInItsRangeAndWhereItWasMeasured) {
+  const std::string runs = write("runs.yaml", "- name: ar-32k\n  source: a\n  cluster: " + cluster() +
+                                                  "\n  collective: {op: allreduce, size: 32KiB, group: all}\n  measured: {busbw_Bps: 1.0e9}\n");
+  const std::string head = "calibrate --runs " + runs + " --software x --out " + (dir_.path() / "p.yaml").string() + " ";
+  refused(head + "--measured pass_host=842us", "--measured: error: needs --measured-source");
+  refused(head + "--measured-source steps.csv", "--measured-source: error: says where values were measured, but no --measured");
+  refused(head + "--measured pass_host --measured-source s", "--measured pass_host: error: is not NAME=VALUE");
+  refused(head + "--measured pass_hots=1ms --measured-source s", "unknown parameter \"pass_hots\"");
+  refused(head + "--measured pass_host=1parsec --measured-source s", "--measured pass_host=1parsec: error:");
+  refused(head + "--measured pass_host=51ms --measured-source s", "is over 50 ms");
+  refused(head + "--measured gemm_time_excess=-1 --measured-source s", "is not a share");
+  refused(head + "--measured pass_host=1ms --measured pass_host=2ms --measured-source s", "\"pass_host\" is measured twice");
+}
+
 TEST_F(AuditInputs, AProfilesRunsAreItsFittedOnesOnceEachWithPossibleErrors) {
   const std::string head = "name: t\nsoftware: \"x\"\nfitted: 2026-11-28\ndevices: [A100-SXM4-40GB]\n"
                            "parameters:\n  gemm_time_excess: {value: 0.1, uncertainty: 0.01}\n";

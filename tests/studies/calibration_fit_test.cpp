@@ -257,6 +257,56 @@ TEST(CalibrationFit, AKernelOverheadIsRecoveredBesideAGemmExcess) {
   recovered_beside_a_gemm_excess("kernel_overhead", 7e-6);
 }
 
+TEST(CalibrationFit, AMeasuredParameterIsHeldThroughTheFitAndWrittenWithWhereItWasMeasured) {
+  // Runs synthesised at a GEMM excess of 0.35 and a kernel overhead of 7 us: with the overhead held at
+  // its (here: known) measured value, the GEMM excess alone is fitted, and recovered.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", 0.35, 0}, {"kernel_overhead", 7e-6, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  CalibrateOptions o = gemm_excess_options("2026-12-04");
+  o.measured = {{"kernel_overhead", 7e-6, 0, "steps.csv, an H100, 2026-11-27"}};
+  const CalibrationFit held = fit_calibration(runs, cost, SimOptions{}, o);
+  // Held at half the overhead the runs were made with, the GEMM excess takes the rest of the time.
+  o.measured.front().value = 3.5e-6;
+  const CalibrationFit half = fit_calibration(runs, cost, SimOptions{}, o);
+  o.measured.front().value = 7e-6;
+  use_shipped_calibrations();
+  ASSERT_FALSE(held.profile.parameters.empty());
+  const FittedParameter& last = held.profile.parameters.back();
+  EXPECT_EQ(last.name, "kernel_overhead");
+  EXPECT_EQ(last.value, 7e-6);  // as measured, not moved by the fit
+  EXPECT_EQ(last.measured, "steps.csv, an H100, 2026-11-27");
+  for (const FittedParameter& f : held.profile.parameters) {
+    if (f.name == "gemm_time_excess") {
+      EXPECT_NEAR(f.value, 0.35, 0.035);
+    }
+    if (f.name != "kernel_overhead") {
+      EXPECT_TRUE(f.measured.empty()) << f.name;
+    }
+  }
+  for (const CrossValidatedRun& r : held.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+  ASSERT_EQ(half.profile.parameters.front().name, "gemm_time_excess");
+  EXPECT_GT(half.profile.parameters.front().value, 0.35 * 1.02);
+  EXPECT_EQ(half.profile.parameters.back().value, 3.5e-6);
+  // The profile reads back with the measured value's source, and says it was not fitted.
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("hetsim-held-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << calibration_profile_text(held.profile);
+  const CalibrationProfile back = load_calibration_profile(file);
+  std::filesystem::remove(file);
+  ASSERT_EQ(back.parameters.size(), held.profile.parameters.size());
+  EXPECT_EQ(back.parameters.back().measured, "steps.csv, an H100, 2026-11-27");
+  EXPECT_NE(back.describe().find("kernel_overhead 7 us (measured, not fitted)"), std::string::npos) << back.describe();
+  // A parameter is measured or fitted, not both.
+  o.measured = {{"kernel_overhead", 7e-6, 0, "x"}};
+  o.parameters = {"gemm_time_excess", "kernel_overhead"};
+  EXPECT_THROW((void)fit_calibration(runs, cost, SimOptions{}, o), InputError);
+}
+
 TEST(CalibrationFit, AParameterTheNoiseSwampsBesideAnotherIsRefusedWithItsUncertainty) {
   // Runs at a GEMM excess of 0.35 and no overlap slowdown, measured with +-2 % of noise: compute
   // slowed beside a collective moves them by about 1 % at most, less than the noise, so the fit
