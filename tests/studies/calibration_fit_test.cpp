@@ -214,18 +214,24 @@ TEST(CalibrationFit, AGemmTimeExcessIsRecoveredAndWrittenAsAShare) {
   EXPECT_NE(back.describe().find("gemm_time_excess 0.3"), std::string::npos) << back.describe();
 }
 
+// The synthetic runs, each measured as predicted with `truth`'s parameters on B200 (in force afterwards).
+std::vector<ValidationRun> runs_made_at(const CostModel& cost, std::vector<FittedParameter> truth) {
+  std::vector<ValidationRun> runs = synthetic_runs();
+  CalibrationProfile p;
+  p.name = "truth";
+  p.devices = {"B200"};
+  p.parameters = std::move(truth);
+  use_calibration_profile(p);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  return runs;
+}
+
 // Runs synthesised at a GEMM excess of 0.35 and `second` at `value` (inside grid cells, not on their
 // points): the fit of both recovers each within a tenth, and predicts every run within 1 %.
 void recovered_beside_a_gemm_excess(const std::string& second, double value) {
   const CostModel cost = CostModel::shipped();
-  std::vector<ValidationRun> runs = synthetic_runs();
   const double gemm = 0.35;
-  CalibrationProfile truth;
-  truth.name = "truth";
-  truth.devices = {"B200"};
-  truth.parameters = {{"gemm_time_excess", gemm, 0}, {second, value, 0}};
-  use_calibration_profile(truth);
-  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  std::vector<ValidationRun> runs = runs_made_at(cost, {{"gemm_time_excess", gemm, 0}, {second, value, 0}});
   CalibrateOptions o = gemm_excess_options("2026-11-29");
   o.parameters = {"gemm_time_excess", second};
   const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
@@ -261,13 +267,7 @@ TEST(CalibrationFit, AMeasuredParameterIsHeldThroughTheFitAndWrittenWithWhereItW
   // Runs synthesised at a GEMM excess of 0.35 and a kernel overhead of 7 us: with the overhead held at
   // its (here: known) measured value, the GEMM excess alone is fitted, and recovered.
   const CostModel cost = CostModel::shipped();
-  std::vector<ValidationRun> runs = synthetic_runs();
-  CalibrationProfile truth;
-  truth.name = "truth";
-  truth.devices = {"B200"};
-  truth.parameters = {{"gemm_time_excess", 0.35, 0}, {"kernel_overhead", 7e-6, 0}};
-  use_calibration_profile(truth);
-  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  std::vector<ValidationRun> runs = runs_made_at(cost, {{"gemm_time_excess", 0.35, 0}, {"kernel_overhead", 7e-6, 0}});
   CalibrateOptions o = gemm_excess_options("2026-12-04");
   o.measured = {{"kernel_overhead", 7e-6, 0, "steps.csv, an H100, 2026-11-27"}};
   const CalibrationFit held = fit_calibration(runs, cost, SimOptions{}, o);
