@@ -344,7 +344,7 @@ TEST(BadInputs, ALayerProfileRowFasterThanItsGpuIsRefusedAtAnyMicroBatch) {
                         "bert-base,A100-SXM4-40GB,transformer,1024,1,0.0001,0.0002,0.0001,test\n";
   EXPECT_EQ(run_cli("simulate --no-upper-bound -m bert-base --layer-profile " + csv.string()),
             std::make_pair(2, csv.string() + ":3: error: bert-base layer0 on A100-SXM4-40GB at micro-batch 1024: forward + backward "
-                                             "300 us is faster than the GPU's peak fp16 rate allows for its 2.48e+13 FLOP (at least 79.5 ms)\n"));
+                                             "300 us is faster than the GPU's peak fp16 rate allows for its 2.48e+13 FLOP (at least 79.49 ms)\n"));
   // Rows at tensor-parallel degrees no plan of the run could have were kept, used by nothing.
   std::ofstream(csv) << "model,device,layer,micro_batch,tp,fwd_s,bwd_s,optimizer_s,source\n"
                         "bert-base,A100-SXM4-40GB,transformer,16,1,0.002,0.004,0.0001,test\n"

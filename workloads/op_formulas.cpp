@@ -54,6 +54,20 @@ Op dropout_op(const std::string& name, int layer, double n, std::vector<long> sh
   return op;
 }
 
+Op residual_op(const std::string& name, int layer, double n, int branches, bool dropout, std::vector<long> shape,
+                double elem_bytes) {
+  const double e = elem_bytes, merges = branches - 1;
+  Op op = vector_op(name, OpKind::kResidual, layer, n, merges + (dropout ? 2 : 0), branches + 1, 0, 0, std::move(shape), e);
+  op.bwd_flops = n * (merges + (dropout ? 1 : 0));
+  op.bwd_bytes = 3 * n * e * merges;
+  if (dropout) {
+    op.fwd_bytes += n;
+    op.bwd_bytes += n * (2 * e + 1);
+    op.saved_bytes = n;
+  }
+  return op;
+}
+
 Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes) {
   Op op = vector_op(name, OpKind::kActivation, layer, n, 8, 2, 0, n, std::move(shape), elem_bytes);
   op.bwd_bytes = 3 * n * elem_bytes;

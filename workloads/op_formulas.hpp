@@ -35,6 +35,15 @@ namespace hetsim {
 [[nodiscard]] Op dropout_op(const std::string& name, int layer, double n, std::vector<long> shape, bool keep_output,
                             double elem_bytes);
 
+// A residual add over `n` elements summing `branches` tensors (the residual stream and what its
+// branches computed from it): forward reads them and writes the sum. Its backward passes the
+// gradient to every branch unchanged; autograd then sums the gradients where the stream forked,
+// one add per further branch (reads two gradients, writes one: 3n each). With `dropout`,
+// Megatron's fused bias+dropout+add: forward also writes a 1-byte mask (kept), and backward also
+// runs the dropout's gradient (reads dy and the mask, writes dx).
+[[nodiscard]] Op residual_op(const std::string& name, int layer, double n, int branches, bool dropout,
+                             std::vector<long> shape, double elem_bytes);
+
 // Megatron's fused bias+GeLU over `n` elements: forward reads x (and the bias), writes y;
 // backward reads dy and x, writes dx. Keeps its input.
 [[nodiscard]] Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes);

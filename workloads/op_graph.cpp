@@ -134,20 +134,11 @@ class Builder {
   }
   int norm(const std::string& name, int layer) { return norm(name, layer, tokens(), act_shape(h_)); }
 
-  // x + y (+ z: a MoE layer's shared experts); with dropout Megatron's fused bias+dropout+add:
-  // forward reads the inputs, writes the sum and a 1-byte mask (kept for backward); backward reads
-  // the gradient and the mask and writes dx (the residual branch's gradient passes through).
+  // x + y (+ z: a MoE layer's shared experts); with dropout Megatron's fused bias+dropout+add
+  // (op_formulas.hpp: residual_op, with the gradient sums where the stream forked).
   int residual(const std::string& name, int layer, std::vector<int> inputs) {
-    const double n = tokens() * h_;
-    const double reads = static_cast<double>(inputs.size());
-    Op op = hetsim::vector_op(name, OpKind::kResidual, layer, n, (dropout_ ? 3 : 1) + (reads - 2), reads + 1, 0, 0,
-                              act_shape(h_), e_);
-    if (dropout_) {
-      op.fwd_bytes = n * ((reads + 1) * e_ + 1);
-      op.bwd_bytes = n * (2 * e_ + 1);
-      op.saved_bytes = n;
-    }
-    return add(std::move(op), std::move(inputs));
+    const int branches = static_cast<int>(inputs.size());
+    return add(residual_op(name, layer, tokens() * h_, branches, dropout_, act_shape(h_), e_), std::move(inputs));
   }
   int residual(const std::string& name, int layer, int a, int b) { return residual(name, layer, std::vector<int>{a, b}); }
 

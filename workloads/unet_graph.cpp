@@ -150,6 +150,12 @@ class UnetBuilder {
                std::move(inputs));
   }
 
+  // out = a + b where b (or what made a) forked off the stream: op_formulas.hpp's residual_op.
+  int residual(const std::string& name, double elements, std::vector<long> shape, std::vector<int> inputs) {
+    const int branches = static_cast<int>(inputs.size());
+    return add(residual_op(name, layer_, elements, branches, false, std::move(shape), e_), std::move(inputs));
+  }
+
   double elements(const Act& x) const { return b_ * static_cast<double>(x.c * x.side * x.side); }
 
   Act group_norm(const std::string& name, const Act& x) {
@@ -182,8 +188,7 @@ class UnetBuilder {
                     c1.side};
     const Act c2 = conv(p + "conv2", silu(p + "silu2", group_norm(p + "norm2", added)), cout, 3, 1);
     const Act shortcut = x.c != cout ? conv(p + "shortcut", x, cout, 1, 1) : x;
-    return {vec(p + "residual", OpKind::kResidual, elements(c2), 1, 3, 0, 0, img(cout, c2.side), {c2.op, shortcut.op}), cout,
-            c2.side};
+    return {residual(p + "residual", elements(c2), img(cout, c2.side), {c2.op, shortcut.op}), cout, c2.side};
   }
 
   // Scores, softmax and context of `heads`-head attention: n queries over lk keys, width c.
@@ -218,7 +223,7 @@ class UnetBuilder {
     return vec(name, OpKind::kLayerNorm, el, 8, 2, 2.0 * static_cast<double>(c), el, tok(static_cast<long>(n), c), {in});
   }
   int residual_tokens(const std::string& name, int a, int b, double n, long c) {
-    return vec(name, OpKind::kResidual, b_ * n * static_cast<double>(c), 1, 3, 0, 0, tok(static_cast<long>(n), c), {a, b});
+    return residual(name, b_ * n * static_cast<double>(c), tok(static_cast<long>(n), c), {a, b});
   }
 
   // Transformer2DModel with one BasicTransformerBlock: GroupNorm, proj_in, self-attention,
@@ -245,7 +250,7 @@ class UnetBuilder {
     const int down = linear(p + "ff.mlp_down", rows, 4 * w, w, true, tok(nl, c), {gg});
     const int r3 = residual_tokens(p + "ff.residual", down, r2, n, c);
     const int out = linear(p + "proj_out", rows, w, w, true, tok(nl, c), {r3});
-    return {vec(p + "residual", OpKind::kResidual, elements(x), 1, 3, 0, 0, img(c, x.side), {out, x.op}), c, x.side};
+    return {residual(p + "residual", elements(x), img(c, x.side), {out, x.op}), c, x.side};
   }
 
   // Channel concatenation of the trunk and one skip tensor (memory-bound: read both, write once).

@@ -142,6 +142,35 @@ TEST(OpGraph, DropoutMasksAreOneBytePerElement) {
   EXPECT_EQ(with.ops.size(), without.ops.size() + m.layers + 1);  // attn_dropout per layer, embedding_dropout
 }
 
+TEST(OpGraph, AResidualAddsBackwardSumsTheForkedGradientsOnce) {
+  // Backward, the add passes its gradient to both branches; autograd sums the two where the stream
+  // forked: one add of 3 tensors (PyTorch's layers show two such adds per layer). With dropout,
+  // Megatron's fused bias+dropout+add also runs the dropout's gradient (dy and the mask -> dx).
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const double n = 2.0 * m.seq_len * m.hidden, e = 2;  // micro-batch 2, fp16
+  m.training.dropout = 0;
+  const Op plain = test::op_named(build_op_graph(m, 2, DType::kFp16), "layer0.mlp_residual");
+  EXPECT_DOUBLE_EQ(plain.fwd_bytes, 3 * n * e);
+  EXPECT_DOUBLE_EQ(plain.bwd_bytes, 3 * n * e);
+  EXPECT_DOUBLE_EQ(plain.bwd_flops, n);
+  m.training.dropout = 0.1;
+  const Op dropped = test::op_named(build_op_graph(m, 2, DType::kFp16), "layer0.mlp_residual");
+  EXPECT_DOUBLE_EQ(dropped.fwd_bytes, 3 * n * e + n);
+  EXPECT_DOUBLE_EQ(dropped.bwd_bytes, 3 * n * e + (2 * e + 1) * n);
+  EXPECT_DOUBLE_EQ(dropped.saved_bytes, n);
+  // A MoE layer's residual with shared experts sums three tensors: two gradient sums.
+  const ModelSpec moe = load_model(test::shipped("workloads", "llama4-maverick"));
+  const OpGraph g = build_op_graph(moe, 1, DType::kBf16);
+  const double nm = static_cast<double>(moe.seq_len) * static_cast<double>(moe.hidden);
+  int three = 0;
+  for (const Op& op : g.ops) {
+    if (op.kind != OpKind::kResidual || op.inputs.size() != 3) continue;
+    ++three;
+    EXPECT_DOUBLE_EQ(op.bwd_bytes, 2 * 3 * nm * 2) << op.name;
+  }
+  EXPECT_EQ(three, 24);  // its 24 MoE layers
+}
+
 TEST(OpGraph, TheLossCountsTheSixteenBitLogitsBesideItsFp32CopyOnlyBelowFp32) {
   ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
   for (const auto& [dtype, extra] : {std::pair{DType::kBf16, 2.0}, std::pair{DType::kFp32, 0.0}}) {
