@@ -105,8 +105,9 @@ struct CrossValidatedClass {
 struct CrossValidatedRun {
   std::string run, source;
   double in_sample_error = 0, loso_error = 0;  // signed (predicted - measured) / measured
-  // The other sources' runs constrain no parameter (or there is no other source): the fold fitted
-  // nothing and loso_error is the unfitted model's, no test of the fit. Optional in the file.
+  // The other sources' runs constrain no parameter, are fewer than the parameters they would fit,
+  // or there is no other source: the fold fitted nothing and loso_error is the unfitted model's, no
+  // test of the fit. Optional in the file.
   bool loso_unfitted = false;
 };
 

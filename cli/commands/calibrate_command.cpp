@@ -203,7 +203,7 @@ int run_calibrate(const CalibrateArgs& a) {
                  "    only figures of it here. Runs of a second source (another campaign) give the honest figure.\n";
   } else if (unfitted > 0) {
     std::cout << "  * " << counted(unfitted, "run") << " of " << counted(unfitted_sources.size(), "source")
-              << ": the other sources' runs constrain no parameter,\n    so their loso errors are the unfitted model's, not a test of this fit\n";
+              << ": the other sources' runs constrain no parameter, or are fewer than the parameters\n    they would fit, so their loso errors are the unfitted model's, not a test of this fit\n";
   }
   write_file(a.out, calibration_profile_text(p), "--out");
   std::cout << "\nwrote " << printable(a.out) << " (simulate, plan and validate take it with --calibration " << printable(a.out) << ")\n";

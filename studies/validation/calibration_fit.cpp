@@ -448,10 +448,15 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     }
     std::vector<bool> fold_used = rest.empty() ? std::vector<bool>(p, false) : constrained(rest);
     for (size_t j = 0; j < p; ++j) fold_used[j] = fold_used[j] && used[j];
-    GridFit f;
-    f.values.assign(p, 0);  // no other source: every parameter held at 0
-    if (!rest.empty()) f = fit_on_grid(logp, logm, scales, kAxis, fold_used, rest);
+    // A fold needs at least as many runs as parameters: fewer leave a line of equally good values,
+    // and the left-out runs' error would be one arbitrary point of it. Such a fold fits nothing, and
+    // its runs keep the raw model's error (loso_unfitted). (The whole fit needs more, to state its
+    // uncertainties; a fold only predicts.)
+    if (static_cast<size_t>(std::count(fold_used.begin(), fold_used.end(), true)) > rest.size()) fold_used.assign(p, false);
     const bool nothing = std::none_of(fold_used.begin(), fold_used.end(), [](bool u) { return u; });
+    GridFit f;
+    f.values.assign(p, 0);  // no other source, or fewer runs than parameters: every parameter held at 0
+    if (!nothing) f = fit_on_grid(logp, logm, scales, kAxis, fold_used, rest);
     for (const size_t i : held_out) {
       loso[i] = fitter.predict(rows[i], f.values) / rows[i].measured - 1;
       unfitted[i] = nothing;

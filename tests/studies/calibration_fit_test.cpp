@@ -263,6 +263,30 @@ TEST(CalibrationFit, AKernelOverheadIsRecoveredBesideAGemmExcess) {
   recovered_beside_a_gemm_excess("kernel_overhead", 7e-6);
 }
 
+TEST(CalibrationFit, AFoldWithFewerRunsThanParametersFitsNothing) {
+  // Two parameters fitted on one run of the other source are any point of a line of equally good
+  // values: the left-out runs' error would be an arbitrary one (AMD's Primus profile, 2026-12-04:
+  // a residual-add change of under a point moved it by 12). A fold with fewer runs than parameters
+  // fits nothing, and its runs keep the raw error.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = runs_made_at(cost, {{"gemm_time_excess", 0.35, 0}, {"memory_bound_time_excess", 0.3, 0}});
+  for (size_t i = 0; i < runs.size(); ++i) runs[i].source_group = i + 1 < runs.size() ? "many" : "one";
+  CalibrateOptions o = gemm_excess_options("2026-12-04");
+  o.parameters = {"gemm_time_excess", "memory_bound_time_excess"};
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o);
+  use_shipped_calibrations();
+  ASSERT_EQ(fit.profile.parameters.size(), 2u);
+  ASSERT_EQ(fit.profile.runs.size(), runs.size());
+  for (const CrossValidatedRun& r : fit.profile.runs) {
+    const bool left_with_one = r.source == "many";  // its fold keeps the one run of "one"
+    EXPECT_EQ(r.loso_unfitted, left_with_one) << r.run;
+    // Unfitted: the raw model, which leaves out the 35 % longer GEMMs the runs were made with, so
+    // it predicts their throughput too high.
+    if (left_with_one) EXPECT_GT(r.loso_error, 0.05) << r.run;
+    else EXPECT_LT(std::fabs(r.loso_error), 0.02) << r.run;
+  }
+}
+
 TEST(CalibrationFit, AMeasuredParameterIsHeldThroughTheFitAndWrittenWithWhereItWasMeasured) {
   // Runs synthesised at a GEMM excess of 0.35 and a kernel overhead of 7 us: with the overhead held at
   // its (here: known) measured value, the GEMM excess alone is fitted, and recovered.
