@@ -194,8 +194,9 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   for (const CalibrationClass& c : classes) {
     if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
-    const int score = (c.moe == moe ? 32 : 0) + (c.low_precision_gemms == low_precision ? 16 : 0) + (c.fp32_gemms == fp32 ? 8 : 0) +
-                      (same_format(c) ? 4 : 0) + (same_stack(c) ? 2 : 0) + (c.has_scope(scope) ? 1 : 0);
+    const bool own_rows = std::none_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.borrowed.contains(g); });
+    const int score = (c.moe == moe ? 64 : 0) + (c.low_precision_gemms == low_precision ? 32 : 0) + (c.fp32_gemms == fp32 ? 16 : 0) +
+                      (same_format(c) ? 8 : 0) + (same_stack(c) ? 4 : 0) + (c.has_scope(scope) ? 2 : 0) + (own_rows ? 1 : 0);
     // Of classes equally near: more rows, then the wider bar (not the more flattering one).
     if (score > best_score || (score == best_score && (c.rows > best->rows || (c.rows == best->rows && c.p90_abs_error > best->p90_abs_error)))) {
       best = &c;

@@ -42,6 +42,9 @@ struct CalibrationClass {
   std::set<std::string> scopes{};    // every RunScope::name() of its runs (empty: `scope` alone)
   std::set<std::string> profiles{};  // the calibration profiles its runs were predicted with (empty: unknown)
   std::set<std::string> gemm_formats{};  // its training runs' GEMM formats ("fp16", "tf32", "mxfp8"; empty: unknown)
+  // GPU types of `gpus` it covers through a sibling's rows, not rows of their own (error_bars.cpp);
+  // of two classes equally near, the one with rows of the prediction's own GPU types is nearer.
+  std::set<std::string> borrowed{};
   [[nodiscard]] bool has_scope(const std::string& s) const { return scopes.empty() ? scope == s : scopes.contains(s); }
 };
 

@@ -114,7 +114,8 @@ const char* const kNoEagerCalibration =
     "framework's kernels; docs/validation.md compares eager PyTorch with layers measured on our GPUs)";
 
 // The bar of the nearest class for a run over `s`; a class covers a GPU type through a sibling's
-// rows (sibling_row) where none of its own does.
+// rows (sibling_row) where none of its own does, and is then less near than an otherwise equally
+// near class with rows of that GPU type.
 std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
   if (r.eager && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused runs
   std::vector<CalibrationClass> candidates = classes();
@@ -124,6 +125,7 @@ std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
       if (c.quantity != q || c.gpus.contains(g)) continue;
       if (const std::string row = sibling_row(c, g, r.moe); !row.empty()) {
         c.gpus.insert(g);
+        c.borrowed.insert(g);
         siblings[{c.name, g}] = row;
       }
     }

@@ -340,6 +340,15 @@ TEST(Calibration, TheBarComesFromAClassOfTheseGpusOrThereIsNone) {
   CalibrationClass wide{"b wide", Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node", 4, 0.03, 0.073, 0.073};
   EXPECT_EQ(nearest_error_bar({narrow, wide}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "b wide");
   EXPECT_EQ(nearest_error_bar({wide, narrow}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "b wide");
+  // ... unless the wider covers the GPU type through a sibling's rows and the other holds its own.
+  CalibrationClass sibling_wide = wide;
+  sibling_wide.borrowed = {"V100"};
+  EXPECT_EQ(nearest_error_bar({sibling_wide, narrow}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "a narrow");
+  EXPECT_EQ(nearest_error_bar({narrow, sibling_wide}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "a narrow");
+  // A sibling's rows in the prediction's scope stay nearer than own rows of another scope.
+  CalibrationClass other_scope = narrow;
+  other_scope.scope = "multi-node";
+  EXPECT_EQ(nearest_error_bar({sibling_wide, other_scope}, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node")->of.name, "b wide");
   // No V100 class, and no class with both A100 and H100: none, rather than another GPU's bar.
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"V100"}, "1 node").has_value());
   EXPECT_FALSE(nearest_error_bar(all, Quantity::kTime, RunKind::kTraining, {"A100", "H100"}, "multi-node").has_value());
@@ -449,6 +458,16 @@ TEST(ErrorBarsCli, AGptRunOnA100FortyGbTakesTheMegatronRowsItsProfileWasFittedOn
   const test::CliRun raw = test::run_hetsim("simulate --no-upper-bound -m gpt3-1.3b -c a100-8x8 --calibration none", test::Capture::kStdout);
   ASSERT_EQ(raw.rc, 0) << raw.output;
   EXPECT_EQ(raw.output.find("rows on A100-SXM4-80GB"), std::string::npos) << raw.output;
+}
+
+TEST(ErrorBarsCli, AnMi325xRunTakesItsOwnRowsOverItsSiblingsEquallyNearOnes) {
+  // The FSDP rows of MI300X and of MI325X (one chip, primus-2026 in force on both) are equally near a
+  // dense MI325X run, with as many rows; the MI325X rows speak for it, whichever bar is wider.
+  const std::string cluster = (test::source_dir() / "studies/validation/clusters/mi325x-8.yaml").string();
+  const test::CliRun r = test::run_hetsim("simulate --no-upper-bound -m llama2-7b -c " + cluster, test::Capture::kStdout);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("calibration rows: PyTorch FSDP MI325X dense (held out)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("rows on MI300X for MI325X"), std::string::npos) << r.output;
 }
 
 TEST(ValidateCli, TraceDirHoldsOneChromeTraceForEachTrainingRunAndNoOther) {
