@@ -62,8 +62,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                 "also give the goodput with failures and checkpoints: Llama 3's 0.173 failures per GPU-year, 122 MB/s of "
                 "checkpoint writes per GPU, an assumed 10-minute restart, the checkpoint interval that maximises it");
   cmd->add_flag("--every-replica", a.every_replica,
-                "write every data-parallel replica's compute (by default GPUs of the same type, node health and share "
-                "of the batch, which run in lockstep, are written once and mirrored on all of them: the same times)");
+                "write every data-parallel replica's compute and every data-parallel pipeline (by default GPUs of the "
+                "same type, node health and share of the batch, which run in lockstep, and pipelines alike stage by stage "
+                "are written once and mirrored: the same times)");
   add_calibration_option(cmd, a.calibration);
   cmd->add_option("--layer-profile", a.layer_profile,
                   "per-layer profile CSV (kernels_profile/README.md) used instead of kernel costs where it applies");

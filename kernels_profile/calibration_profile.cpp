@@ -162,7 +162,7 @@ std::string CalibrationProfile::describe() const {
 namespace {
 
 // An |error| share as a profile writes it: "0.0412".
-double read_share(FieldReader& r, std::string_view key) { return r.number(key, 0, 100); }
+double read_share(FieldReader& r, std::string_view key) { return r.number(key, 0, kMaxProfileError); }
 
 // Each name of the list at `field` once: a repeat is said at the field.
 void refuse_repeats(FieldReader& r, std::string_view field, const std::vector<std::string>& names) {
@@ -291,8 +291,8 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       k.run = c.name("run");
       k.source = c.text("source");
       // An error is predicted / measured - 1: never below -1 (a prediction of nothing).
-      k.in_sample_error = c.number("in_sample_error", -1, 100);
-      k.loso_error = c.number("loso_error", -1, 100);
+      k.in_sample_error = c.number("in_sample_error", -1, kMaxProfileError);
+      k.loso_error = c.number("loso_error", -1, kMaxProfileError);
       k.loso_unfitted = c.opt_flag("loso_unfitted").value_or(false);
       if (std::find(p.fitted_on.begin(), p.fitted_on.end(), k.run) == p.fitted_on.end()) {
         c.error("run", in_quotes(k.run) + " is not in fitted_on: the profile's runs are the ones it was fitted on");

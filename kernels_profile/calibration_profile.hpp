@@ -102,6 +102,10 @@ struct CrossValidatedClass {
   double in_sample_mean = 0, in_sample_max = 0;  // |error| with the parameters fitted on every run
   double loso_mean = 0, loso_max = 0;            // |error| with each source's runs left out of the fit
 };
+// The largest |error| a profile holds, as a share (10 000 %): a run a fit leaves further off
+// measured something else than what it names, and hetsim calibrate refuses it.
+inline constexpr double kMaxProfileError = 100;
+
 struct CrossValidatedRun {
   std::string run, source;
   double in_sample_error = 0, loso_error = 0;  // signed (predicted - measured) / measured

@@ -430,7 +430,8 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
       }
       it = seen.emplace(std::move(key), flows).first;
     }
-    if (it->second > out.flows) out = {static_cast<int>(i), it->second};
+    const size_t flows = it->second * t->parts();  // mirror groups run theirs at once
+    if (flows > out.flows) out = {static_cast<int>(i), flows};
   }
   return out;
 }

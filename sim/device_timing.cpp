@@ -18,7 +18,7 @@ std::vector<StreamIntervals> stream_intervals(const Program& program, const std:
         s.compute.push_back(t);
       }
     } else if (const auto* g = std::get_if<CollectiveTask>(&program.tasks[i].body)) {
-      for (int d : g->group) out[d].comm.push_back(t);
+      g->for_each_member([&](int d) { out[d].comm.push_back(t); });
     } else if (const auto* s = std::get_if<SendTask>(&program.tasks[i].body)) {
       for (const auto& [src, dst] : s->transfers()) out[src].comm.push_back(t);
     }

@@ -97,6 +97,23 @@ std::vector<std::pair<int, int>> SendTask::transfers() const {
   return all;
 }
 
+std::vector<std::pair<int, int>> SendTask::copy_transfers(size_t k) const {
+  const std::vector<std::pair<int, int>> all = transfers();
+  const size_t n = all.size() / static_cast<size_t>(copies);
+  return {all.begin() + static_cast<long>(k * n), all.begin() + static_cast<long>((k + 1) * n)};
+}
+
+CollectiveTask CollectiveTask::part(size_t k) const {
+  CollectiveTask c = *this;
+  c.mirror_groups.clear();
+  if (k == 0) return c;
+  c.group = mirror_groups.at(k - 1);
+  if (const auto at = std::find(group.begin(), group.end(), root); at != group.end() && c.group.size() == group.size()) {
+    c.root = c.group[static_cast<size_t>(at - group.begin())];
+  }
+  return c;
+}
+
 std::string validate(const Program& p) {
   const int n = static_cast<int>(p.devices.size());
   auto bad_device = [n](int d) { return d < 0 || d >= n; };
@@ -127,9 +144,14 @@ std::string validate(const Program& p) {
         if (bad_device(m) || m == c->device) return where + "bad mirror device";
       }
       if (!(c->duration_s >= 0)) return where + "negative duration";
+      if (c->copies < 1 || (1 + c->mirrors.size()) % static_cast<size_t>(c->copies) != 0) return where + "mirrors not in equal copies";
     } else if (const auto* g = std::get_if<CollectiveTask>(&t.body)) {
       if (g->group.empty()) return where + "empty group";
-      std::vector<int> sorted = g->group;
+      std::vector<int> sorted;
+      g->for_each_member([&](int d) { sorted.push_back(d); });
+      for (const std::vector<int>& m : g->mirror_groups) {
+        if (m.size() != g->group.size()) return where + "a mirror group's size differs from the group's";
+      }
       std::sort(sorted.begin(), sorted.end());
       if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return where + "device repeated in group";
       if (bad_device(sorted.front()) || bad_device(sorted.back())) return where + "device out of range";
@@ -144,6 +166,7 @@ std::string validate(const Program& p) {
         if (bad_device(src) || bad_device(dst) || src == dst) return where + "bad endpoints";
       }
       if (!(s->size_bytes >= 0)) return where + "negative size";
+      if (s->copies < 1 || (1 + s->mirrors.size()) % static_cast<size_t>(s->copies) != 0) return where + "mirrors not in equal copies";
     }
   }
   return {};

@@ -27,6 +27,11 @@ struct ComputeTask {
   // parallel group): simulated once on `device`'s stream, accounted on every one of them. The
   // program's dependencies must keep their own compute tasks from overlapping it.
   std::vector<int> mirrors{};
+  // The device and its mirrors are `copies` runs of equal length, in order: the kernel of as many
+  // data-parallel pipelines written once (planner/hybrid/pipeline_mirrors.hpp), each run one
+  // pipeline's TP group. The simulator checks that every run keeps one pace (SimResult::
+  // mirrors_diverged where not).
+  int copies = 1;
   friend bool operator==(const ComputeTask&, const ComputeTask&) = default;
 };
 
@@ -61,6 +66,23 @@ struct CollectiveTask {
   std::vector<double> shard_bytes;  // uneven all-gather / reduce-scatter: bytes per member (in
                                     // `group` order, summing to size_bytes); empty = even
   CommStream stream = CommStream::kData;
+  // Further groups of group.size() devices that run the same collective from the same moment (the
+  // TP groups of data-parallel pipelines that nothing tells apart, written once): one task on the
+  // streams of every group's members, each group's flows simulated, done when all are done.
+  std::vector<std::vector<int>> mirror_groups{};
+
+  // The collective of group k (0: this one's; k >= 1: mirror_groups[k - 1], the root and shard
+  // sizes carried over member by member).
+  [[nodiscard]] CollectiveTask part(size_t k) const;
+  [[nodiscard]] size_t parts() const { return 1 + mirror_groups.size(); }
+  // Calls f(device) for every member of every group.
+  template <class F>
+  void for_each_member(F&& f) const {
+    for (int d : group) f(d);
+    for (const std::vector<int>& g : mirror_groups) {
+      for (int d : g) f(d);
+    }
+  }
   friend bool operator==(const CollectiveTask&, const CollectiveTask&) = default;
 };
 
@@ -85,9 +107,15 @@ struct SendTask {
   // stream, every transfer simulated, done when all have arrived. Their senders' streams do not
   // hold the task; the program's dependencies must order it against their other sends.
   std::vector<std::pair<int, int>> mirrors{};
+  // The transfers are `copies` runs of equal length, in order: one pipeline's each, of as many
+  // data-parallel pipelines written once. Each run is simulated as a communication of its own (as
+  // the pipelines' own tasks would be); the simulator checks that all end together.
+  int copies = 1;
 
   // Every transfer of the task, (src, dst) first.
   [[nodiscard]] std::vector<std::pair<int, int>> transfers() const;
+  // Copy k's transfers.
+  [[nodiscard]] std::vector<std::pair<int, int>> copy_transfers(size_t k) const;
   friend bool operator==(const SendTask&, const SendTask&) = default;
 };
 
@@ -103,13 +131,14 @@ inline constexpr size_t kStreamsPerDevice = 1 + kCommStreams;
 
 // Calls f(stream), stream = device * kStreamsPerDevice + (0: compute, 1 + CommStream), for every
 // stream that runs `task` in program order: a compute task's device's compute stream, a
-// collective's stream on every member, a send's stream on its sender (not on its mirrors').
+// collective's stream on every member (of its mirror groups too), a send's stream on its sender
+// (not on its mirrors').
 template <class F>
 void for_each_stream(const Task& task, F&& f) {
   if (const auto* c = std::get_if<ComputeTask>(&task.body)) {
     f(static_cast<size_t>(c->device) * kStreamsPerDevice);
   } else if (const auto* g = std::get_if<CollectiveTask>(&task.body)) {
-    for (int d : g->group) f(static_cast<size_t>(d) * kStreamsPerDevice + 1 + static_cast<size_t>(g->stream));
+    g->for_each_member([&](int d) { f(static_cast<size_t>(d) * kStreamsPerDevice + 1 + static_cast<size_t>(g->stream)); });
   } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
     f(static_cast<size_t>(s->src) * kStreamsPerDevice + 1 + static_cast<size_t>(s->stream));
   }

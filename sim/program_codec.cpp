@@ -81,6 +81,7 @@ void encode_task(Writer& w, const Task& t) {
     w.pod(c->flops);
     w.pod(c->memory_delta_bytes);
     w.pods(c->mirrors);
+    w.pod(c->copies);
   } else if (const auto* g = std::get_if<CollectiveTask>(&t.body)) {
     w.pod(Tag::kCollective);
     w.pod(g->op);
@@ -90,6 +91,8 @@ void encode_task(Writer& w, const Task& t) {
     w.pod(g->root);
     w.pods(g->shard_bytes);
     w.pod(g->stream);
+    w.size(g->mirror_groups.size());
+    for (const std::vector<int>& m : g->mirror_groups) w.pods(m);
   } else {
     const auto& s = std::get<SendTask>(t.body);
     w.pod(Tag::kSend);
@@ -102,6 +105,7 @@ void encode_task(Writer& w, const Task& t) {
       w.pod(from);
       w.pod(to);
     }
+    w.pod(s.copies);
   }
 }
 
@@ -117,6 +121,7 @@ Task decode_task(Reader& r) {
       c.flops = r.pod<double>();
       c.memory_delta_bytes = r.pod<double>();
       c.mirrors = r.pods<int>();
+      c.copies = r.pod<int>();
       t.body = std::move(c);
       break;
     }
@@ -129,6 +134,10 @@ Task decode_task(Reader& r) {
       g.root = r.pod<int>();
       g.shard_bytes = r.pods<double>();
       g.stream = r.pod<CommStream>();
+      const size_t groups = r.size();
+      if (groups > r.left() / sizeof(uint64_t)) Reader::fail();  // each group at least its length
+      g.mirror_groups.resize(groups);
+      for (std::vector<int>& m : g.mirror_groups) m = r.pods<int>();
       t.body = std::move(g);
       break;
     }
@@ -145,6 +154,7 @@ Task decode_task(Reader& r) {
         const int from = r.pod<int>();
         s.mirrors.emplace_back(from, r.pod<int>());
       }
+      s.copies = r.pod<int>();
       t.body = std::move(s);
       break;
     }

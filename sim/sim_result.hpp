@@ -85,6 +85,10 @@ struct SimResult {
   // be off for it (an estimate). Both 0 when every copy was simulated or repeated exactly.
   long extrapolated_copies = 0;
   double extrapolation_bound_s = 0;
+  // Copies of a task written once for alike pipelines (ComputeTask/SendTask::copies, a collective's
+  // mirror groups) did not keep one pace, so simulate() ran the program with every copy written
+  // out (sim/mirror_copies.hpp): these are its times, each mirrored task spanning its copies.
+  bool mirrors_diverged = false;
   double wall_s = 0;        // wall-clock time of the simulation itself (not part of results)
   // The critical path's time by kind (critical_path.hpp), where `tasks` cannot show it: a result
   // folded from a simulation with more copies written out (folded_result) keeps two of them, whose

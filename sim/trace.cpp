@@ -72,7 +72,7 @@ void trace_events(Emit&& emit, const Program& program, const Cluster& cluster, c
   std::vector<std::array<bool, kCommStreams>> used(cluster.gpu_count());
   for (const Task& task : program.tasks) {
     if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
-      for (int d : col->group) used[d][static_cast<int>(col->stream)] = true;
+      col->for_each_member([&](int d) { used[d][static_cast<int>(col->stream)] = true; });
     } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
       for (const auto& [src, dst] : s->transfers()) used[src][static_cast<int>(s->stream)] = true;
     }
@@ -95,11 +95,11 @@ void trace_events(Emit&& emit, const Program& program, const Cluster& cluster, c
       emit(slice(task.label, "compute", cluster.gpus[c->device].node, tid(c->device, kComputeTrack), t));
       for (int m : c->mirrors) emit(slice(task.label, "compute", cluster.gpus[m].node, tid(m, kComputeTrack), t));
     } else if (const auto* col = std::get_if<CollectiveTask>(&task.body)) {
-      for (int d : col->group) {
+      col->for_each_member([&](int d) {
         nlohmann::json e = slice(task.label, std::string(collective_name(col->op)), cluster.gpus[d].node, tid(d, comm_track(col->stream)), t);
         e["args"] = {{"size_bytes", col->size_bytes}, {"group_size", col->group.size()}};
         emit(std::move(e));
-      }
+      });
     } else if (const auto* s = std::get_if<SendTask>(&task.body)) {
       for (const auto& [src, dst] : s->transfers()) {
         nlohmann::json e = slice(task.label, "send", cluster.gpus[src].node, tid(src, comm_track(s->stream)), t);

@@ -121,7 +121,8 @@ void mla_attention(const LayerScope& sc, const std::string& p, int layer) {
   const double nope = static_cast<double>(mla.qk_nope_head_dim), rope = static_cast<double>(mla.qk_rope_head_dim);
   const double v = static_cast<double>(mla.v_head_dim), kv_lora = static_cast<double>(mla.kv_lora_rank);
   const bool bias = sc.model.family != Family::kLlama;
-  const int x = sc.last();  // the attention norm's output
+  const int x = sc.last();  // the attention norm's output, read by the query's and the keys' down-projections
+  add_fork_gradient_sums(sc.ops[static_cast<size_t>(x)], sc.tokens() * sc.h, 2, sc.e);  // their gradients summed
   int q = 0;
   if (mla.q_lora_rank) {
     const double q_lora = static_cast<double>(*mla.q_lora_rank);

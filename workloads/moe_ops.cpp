@@ -66,6 +66,8 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   const Routing r = routing(moe, t);
   const long experts = static_cast<long>(r.experts), rows = static_cast<long>(r.per_expert);
   const int x = sc.last();  // the MLP norm's output, read by the router, the permutation and the shared experts
+  // Their gradients summed into x's before the norm's backward.
+  add_fork_gradient_sums(sc.ops[static_cast<size_t>(x)], t * h, moe.shared_ffn_hidden > 0 ? 3 : 2, e);
 
   // Router: logits = x · W_r (h -> E, no bias), kept input x.
   sc.linear(p + "router", layer, h, r.experts, false);

@@ -58,14 +58,23 @@ Op residual_op(const std::string& name, int layer, double n, int branches, bool 
                 double elem_bytes) {
   const double e = elem_bytes, merges = branches - 1;
   Op op = vector_op(name, OpKind::kResidual, layer, n, merges + (dropout ? 2 : 0), branches + 1, 0, 0, std::move(shape), e);
-  op.bwd_flops = n * (merges + (dropout ? 1 : 0));
-  op.bwd_bytes = 3 * n * e * merges;
+  op.bwd_flops = 0;
+  op.bwd_bytes = 0;
+  add_fork_gradient_sums(op, n, branches, e);
   if (dropout) {
     op.fwd_bytes += n;
+    op.bwd_flops += n;
     op.bwd_bytes += n * (2 * e + 1);
     op.saved_bytes = n;
   }
   return op;
+}
+
+void add_fork_gradient_sums(Op& op, double n, int consumers, double elem_bytes) {
+  if (consumers < 2) return;
+  const double sums = consumers - 1;
+  op.bwd_flops += n * sums;
+  op.bwd_bytes += 3 * n * elem_bytes * sums;
 }
 
 Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes) {

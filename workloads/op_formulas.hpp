@@ -35,6 +35,12 @@ namespace hetsim {
 [[nodiscard]] Op dropout_op(const std::string& name, int layer, double n, std::vector<long> shape, bool keep_output,
                             double elem_bytes);
 
+// Autograd's sums where a tensor of `n` elements is read by `consumers` ops: the gradients arriving
+// from them are added one by one (PyTorch's InputBuffer: one add per further consumer, reading two
+// gradients and writing one, 3n elements and n FLOPs each), added to `op`'s backward. Views that
+// slice a tensor (q, k, v of a packed projection) write disjoint parts and need no sum.
+void add_fork_gradient_sums(Op& op, double n, int consumers, double elem_bytes);
+
 // A residual add over `n` elements summing `branches` tensors (the residual stream and what its
 // branches computed from it): forward reads them and writes the sum. Its backward passes the
 // gradient to every branch unchanged; autograd then sums the gradients where the stream forked,

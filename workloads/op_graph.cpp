@@ -191,6 +191,8 @@ class Builder {
     const double f = static_cast<double>(m_.ffn_hidden);
     const double capacity = std::ceil(tokens() * static_cast<double>(m_.top_k) * m_.capacity_factor / experts);
     const long E = static_cast<long>(experts), C = static_cast<long>(capacity);
+    // The gate and the dispatch both read the norm's output: their gradients summed into its.
+    add_fork_gradient_sums(g_.ops.back(), tokens() * h_, 2, e_);
     linear(p + "moe_gate", layer, h_, experts, false);
     const double routed = experts * capacity;  // token slots over all experts
     Op dispatch = Op::make(p + "moe_dispatch", OpKind::kMoeDispatch, layer);

@@ -184,11 +184,22 @@ class UnetBuilder {
     const double t = static_cast<double>(temb_dim_);
     const int ts = vec(p + "temb_silu", OpKind::kActivation, b_ * t, 4, 2, 0, b_ * t, {bl_, temb_dim_}, {temb_});
     const int tp = linear(p + "temb_proj", b_, t, static_cast<double>(cout), true, {bl_, cout}, {ts});
-    const Act added{vec(p + "temb_add", OpKind::kResidual, elements(c1), 1, 2, 0, 0, img(cout, c1.side), {c1.op, tp}), cout,
-                    c1.side};
+    // The projected embedding broadcast over the pixels. Backward: c1 takes the gradient as it is
+    // (no kernel); the embedding's is its sum over the pixels (reads it, writes one value per channel).
+    Op temb_add = vector_op(p + "temb_add", OpKind::kResidual, layer_, elements(c1), 1, 2, 0, 0, img(cout, c1.side), e_);
+    temb_add.bwd_flops = elements(c1);
+    temb_add.bwd_bytes = (elements(c1) + b_ * static_cast<double>(cout)) * e_;
+    const Act added{add(std::move(temb_add), {c1.op, tp}), cout, c1.side};
     const Act c2 = conv(p + "conv2", silu(p + "silu2", group_norm(p + "norm2", added)), cout, 3, 1);
-    const Act shortcut = x.c != cout ? conv(p + "shortcut", x, cout, 1, 1) : x;
-    return {residual(p + "residual", elements(c2), img(cout, c2.side), {c2.op, shortcut.op}), cout, c2.side};
+    if (x.c == cout) return {residual(p + "residual", elements(c2), img(cout, c2.side), {c2.op, x.op}), cout, c2.side};
+    // With a 1x1 shortcut the stream forks at the block's input (norm1 and the shortcut read it):
+    // the gradients summed there are of the input's size, not the output's.
+    const Act shortcut = conv(p + "shortcut", x, cout, 1, 1);
+    Op sum = residual_op(p + "residual", layer_, elements(c2), 2, false, img(cout, c2.side), e_);
+    sum.bwd_flops = 0;
+    sum.bwd_bytes = 0;
+    add_fork_gradient_sums(sum, elements(x), 2, e_);
+    return {add(std::move(sum), {c2.op, shortcut.op}), cout, c2.side};
   }
 
   // Scores, softmax and context of `heads`-head attention: n queries over lk keys, width c.

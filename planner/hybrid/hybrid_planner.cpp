@@ -30,6 +30,7 @@ HybridPlanner::HybridPlanner(const ModelSpec& model, const Cluster& cluster, con
     : model_(model), cluster_(cluster), cost_(cost), sim_(sim), builder_(model, cluster, cost),
       estimator_(model, cluster, builder_) {
   builder_.set_fold_rounds(!sim.every_step);
+  builder_.set_mirror_pipelines(!sim.every_replica);
 }
 
 namespace {

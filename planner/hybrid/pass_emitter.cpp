@@ -12,6 +12,13 @@ namespace hetsim {
 ComputeStreams::ComputeStreams(Program& program, PipelineLayout& layout, int devices)
     : program_(program), layout_(layout), mem_now_(devices, 0), mem_peak_(devices, 0), last_compute_(devices, -1), gather_dep_(devices, -1) {}
 
+void ComputeStreams::mirror(int from, int to) {
+  mem_now_[to] = mem_now_[from];
+  mem_peak_[to] = mem_peak_[from];
+  last_compute_[to] = last_compute_[from];
+  gather_dep_[to] = gather_dep_[from];
+}
+
 int ComputeStreams::add(const std::vector<int>& group, double seconds, double flops, double memory, std::vector<int> deps,
                         std::string label) {
   for (int d : group) {

@@ -39,6 +39,9 @@ class ComputeStreams {
       if (t >= 0) f(t);
     }
   }
+  // Device `to` runs what `from` ran (a mirrored pipeline's): its latest kernel, pending gather and
+  // activation memory are `from`'s.
+  void mirror(int from, int to);
   [[nodiscard]] Program& program() { return program_; }
   [[nodiscard]] PipelineLayout& layout() { return layout_; }
 

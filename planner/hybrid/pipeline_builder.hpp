@@ -31,6 +31,9 @@ class PipelineProgramBuilder {
   // Micro-batch rounds that repeat held twice (the default) or every one written out
   // (PipelineContext::fold_rounds; --every-step turns it off).
   void set_fold_rounds(bool fold) { ctx_.fold_rounds = fold; }
+  // Alike data-parallel pipelines written once and mirrored (PipelineContext::mirror_pipelines;
+  // --every-replica turns it off).
+  void set_mirror_pipelines(bool mirror) { ctx_.mirror_pipelines = mirror; }
   // The dtype the job computes in on the GPUs of `plan` (the model's, or its fallback).
   [[nodiscard]] DType dtype_for(const HybridPlan& plan) const;
 

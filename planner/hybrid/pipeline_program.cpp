@@ -17,6 +17,7 @@
 #include "planner/hybrid/gradient_sync.hpp"
 #include "planner/hybrid/pass_emitter.hpp"
 #include "planner/hybrid/pipeline_layout.hpp"
+#include "planner/hybrid/pipeline_mirrors.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "planner/hybrid/stage_boundary.hpp"
 #include "planner/resharding/reshard_program.hpp"
@@ -89,9 +90,13 @@ class Emitter {
     const double limit = ctx_.fold_rounds ? kMaxWrittenPasses : kMaxHeldPasses;
     if (passes_ > limit) return too_large("; hetsim simulates at most " + count(limit));
     setup();
+    mirrors_ = pipeline_mirrors(ctx_.mirror_pipelines ? alike_pipelines(plan_, cluster_, layout_) : std::vector<int>(plan_.pipelines.size(), -1),
+                                layout_, cluster_.gpu_count());
     param_waits_ = add_param_prefetch(plan_, cluster_, work_, ctx_, layout_, out_.program);
     try {
+      const size_t first = out_.program.tasks.size();
       emit_pipelines();
+      mirror_pipelines(first);
     } catch (const TooManyHeldPasses&) {
       return too_large(" and its micro-batches do not repeat identically; hetsim holds at most " + count(kMaxHeldPasses) + " that do not");
     }
@@ -181,7 +186,7 @@ class Emitter {
     auto weight_pass_next = [&](int s) {  // some pipeline's next step at stage s is a weight pass
       for (size_t pi = 0; pi < np; ++pi) {
         const std::vector<StageInfo>& infos = layout_.stages[pi];
-        if (s < static_cast<int>(infos.size()) && infos[s].next < infos[s].order.size() &&
+        if (!mirrors_.is_mirror(pi) && s < static_cast<int>(infos.size()) && infos[s].next < infos[s].order.size() &&
             infos[s].order[infos[s].next].pass == PassKind::kWeight) {
           return true;
         }
@@ -231,7 +236,7 @@ class Emitter {
           const int lockstep_start = static_cast<int>(out_.program.tasks.size());
           const double passes_before = held_passes_;
           for (size_t pi = 0; pi < np; ++pi) {
-            if (!ready(pi, s)) continue;
+            if (mirrors_.is_mirror(pi) || !ready(pi, s)) continue;
             StageInfo& info = layout_.stages[pi][s];
             const PipelineStep st = info.order[info.next];
             const bool pairs = runs_paired(static_cast<int>(pi), s);
@@ -274,7 +279,7 @@ class Emitter {
     }
     folder.finish();
     for (size_t pi = 0; pi < np; ++pi) {
-      for (size_t s = 0; s < layout_.stages[pi].size(); ++s) {
+      for (size_t s = 0; s < layout_.stages[pi].size() && !mirrors_.is_mirror(pi); ++s) {
         if (layout_.stages[pi][s].next != layout_.stages[pi][s].order.size()) {
           throw std::logic_error("pipeline schedule " + std::string(schedule_name(plan_.schedule)) + " deadlocks at stage " +
                                  std::to_string(s));
@@ -283,6 +288,12 @@ class Emitter {
     }
   }
 
+  // The pipelines that mirror a written one: its tasks from `first` on name their devices, which
+  // then hold what its devices hold.
+  void mirror_pipelines(size_t first) {
+    add_pipeline_mirrors(out_.program, first, mirrors_);
+    mirror_device_state(mirrors_, layout_, streams_, param_waits_);
+  }
   // Every task index the emitter holds for tasks still to come to depend on (not the -1 of slots
   // never set, most [device][block] ones: the folder walks these once per period it leaves out).
   void for_each_held_task(const std::function<void(int&)>& f) {
@@ -428,7 +439,7 @@ class Emitter {
     if (st.pass == PassKind::kBackward) {
       for (int b : blocks) {
         for (int k = 0; k < kCostSources; ++k) {
-          out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(u.spec.replica->devices.size());
+          out_.program.compute_source_s[k] += w[b].sources[k] * static_cast<double>(u.spec.replica->devices.size()) * mirrors_.stands_for(static_cast<size_t>(pi));
         }
       }
     }
@@ -582,6 +593,7 @@ class Emitter {
   std::map<int, std::vector<int>> block_vs_;      // [pipeline][block]: its virtual stage
   BoundaryResharder resharder_;                    // boundary tensors' works and schedules
   std::vector<Inbox> inbox_;                       // [pipeline]: what copies of stages are yet to receive
+  PipelineMirrors mirrors_;                        // alike pipelines written once
   std::vector<std::vector<std::vector<int>>> param_waits_;  // [device][block]: parameter gathers its first forward waits for
   double held_passes_ = 0;                         // passes of stage copies the program holds
   double passes_ = 0;                              // passes of stage copies the plan runs

@@ -51,6 +51,9 @@ struct PipelineContext {
   // micro-batch) held twice and the rest left to the simulator (Program::repeated_step), so that
   // micro-batches cost no memory however many there are (true, the default); or every one written.
   bool fold_rounds = true;
+  // Data-parallel pipelines that nothing tells apart written once, their tasks mirrored on the
+  // others' devices (pipeline_mirrors.hpp; true, the default); or each written out (--every-replica).
+  bool mirror_pipelines = true;
 };
 
 struct PipelineProgram {

@@ -308,7 +308,15 @@ Sizing load_sizing(const std::filesystem::path& path) {
       }
       const std::string word = (*f)[i].Scalar();
       const std::string name = word.substr(0, word.find('='));
-      if (std::any_of(word.begin(), word.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      // What a --set names: after its '=', or the next word.
+      const std::string set_path = name != "--set" ? ""
+                                   : word.size() > name.size() ? word.substr(name.size() + 1)
+                                   : i + 1 < f->size() && (*f)[i + 1].IsScalar() ? (*f)[i + 1].Scalar() : "";
+      if (set_path.starts_with("cluster.") || set_path.starts_with("cluster[")) {
+        r.error("flags", "entry " + std::to_string(i + 1) + " (--set " + set_path.substr(0, set_path.find('=')) +
+                             ") would change every mix's cluster alike, which the sizing builds from its offers and counts; "
+                             "edit the offers or the sizing's fields instead");
+      } else if (std::any_of(word.begin(), word.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
         r.error("flags", "entry " + std::to_string(i + 1) + " holds a control character (a NUL, tab or line break): one printable word each");
       } else if (name == "--cluster" || name == "--model" || (word.size() >= 2 && word[0] == '-' && (word[1] == 'c' || word[1] == 'm'))) {
         r.error("flags", "the sizing gives every plan its model and each mix's cluster; leave " +

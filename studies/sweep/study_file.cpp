@@ -191,6 +191,22 @@ Study load_study(const std::filesystem::path& path) {
           }
         }
       }
+      // A --set among a flags axis's alternatives edits a field too: not one another axis varies
+      // (its scenarios would be labelled with values they did not run).
+      for (size_t j = 0; j < s.axes.size() && set.has_value() != flags.has_value(); ++j) {
+        const StudyAxis& flagged = axis.is_flags() ? axis : s.axes[j];
+        const StudyAxis& valued = axis.is_flags() ? s.axes[j] : axis;
+        if (!flagged.is_flags() || valued.is_flags()) continue;
+        for (const std::vector<std::string>& alt : flagged.flags) {
+          for (const std::string& word : alt) {
+            if (!word.starts_with("--set=")) continue;
+            const std::string path = word.substr(6, word.find('=', 6) - 6);
+            if (!paths_overlap(path, valued.path)) continue;
+            a.error(axis.is_flags() ? "flags" : "set", "the flags axis's " + word.substr(0, 80) + " edits " + valued.path +
+                                                           ", which a set axis varies; one axis per field (list the values in that axis)");
+          }
+        }
+      }
       // Each field (or the flags) varied by one axis, each alternative listed once.
       // One exception: an axis that replaces a node type and one that edits a field of every node
       // type ("swap the V100 nodes, and also change every NIC"); their edits apply in axis order.

@@ -462,6 +462,19 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       unfitted[i] = nothing;
     }
   }
+  // A run the fit leaves more than a profile holds off (kMaxProfileError) measured something other
+  // than what it names: said at its entry, not written into a profile hetsim would refuse to read.
+  std::vector<Diagnostic> absurd;
+  for (const size_t i : all) {
+    const double worst = std::max(in_sample[i], loso[i]);
+    if (!(worst > kMaxProfileError)) continue;
+    Diagnostic d = rows[i].run->where;
+    d.field = "measured";
+    d.message = "predicted " + format_double("%.0f", 1 + worst) + " times the measured figure even fitted: it cannot be of "
+                "this run (a profile holds errors up to " + format_double("%.0f", 100 * kMaxProfileError) + " %)";
+    absurd.push_back(std::move(d));
+  }
+  if (!absurd.empty()) throw InputError(absurd);
   std::map<std::string, CrossValidatedClass> classes;
   for (const size_t i : all) {
     prof.fitted_on.push_back(rows[i].run->name);

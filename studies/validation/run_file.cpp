@@ -2,6 +2,7 @@
 #include "studies/validation/run_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -65,7 +66,10 @@ MeasuredRange measured_range(const std::string& key) {
 // name; a diagnostic at the field when neither exists.
 std::filesystem::path resolve(FieldReader& r, std::string_view key, const std::string& arg,
                               const std::filesystem::path& dir, std::string_view folder) {
-  if (arg.empty()) return {};
+  if (arg.empty()) {  // absent (another field names what runs), or given empty
+    if (r.opt_node(key)) r.error(key, "is empty; expected a file next to the run file or a shipped name in " + std::string(folder) + "/");
+    return {};
+  }
   std::error_code ec;
   const std::filesystem::path local = dir / arg;
   if (std::filesystem::is_regular_file(local, ec)) return local;
@@ -85,7 +89,11 @@ CollectiveRun read_collective(FieldReader c) {
   const std::string op = c.choice("op", collective_names());
   out.op = collective_from_name(op).value_or(CollectiveOp::kAllReduce);
   out.size_bytes = c.quantity("size", Unit::kBytes);
-  if (out.size_bytes > kMaxCollectiveBytes) {
+  if (out.size_bytes > 0 && out.size_bytes < 1) {  // (0: not a size, said already)
+    c.error("size", format_bytes(out.size_bytes) + " is less than one byte; expected at least 1B (hetsim collective --size refuses it too)");
+  } else if (out.size_bytes != std::floor(out.size_bytes)) {
+    c.error("size", format_double("%.6g", out.size_bytes) + " bytes is not a whole number of bytes");
+  } else if (out.size_bytes > kMaxCollectiveBytes) {
     c.error("size", format_bytes(out.size_bytes) + " is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
   }
   out.group = c.opt_text("group").value_or("all");

@@ -144,18 +144,21 @@ void BM_Hybrid_SimulateDeepPipelines(benchmark::State& state) {
   const Cluster c = scaled(llama ? "meta-h100-24k" : "selene-64", llama ? 2048 : 64);
   const HybridPlan plan = megatron_layout(m, 8, llama ? 16 : 64, llama ? 128 : 1);
   PipelineProgramBuilder builder(m, c, CostModel{});
-  double iteration_s = 0, tasks = 0;
+  builder.set_mirror_pipelines(state.range(1) == 0);  // 1: every pipeline written out (--every-replica)
+  double iteration_s = 0, tasks = 0, diverged = 0;
   for (auto _ : state) {
     const PipelineProgram p = builder.build(plan);
     const SimResult r = simulate(p.program, c);
     iteration_s = r.iteration_time_s;
     tasks = static_cast<double>(p.program.tasks.size());
+    diverged = r.mirrors_diverged ? 1 : 0;  // 1: not the written-out program's times (the planner would simulate that)
   }
+  state.counters["mirrors_diverged"] = diverged;
   state.counters["gpus"] = static_cast<double>(c.gpus.size());
   state.counters["tasks_held"] = tasks;
   state.counters["simulated_s"] = iteration_s;
 }
-BENCHMARK(BM_Hybrid_SimulateDeepPipelines)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Hybrid_SimulateDeepPipelines)->Args({0, 0})->Args({1, 0})->Args({1, 1})->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 void BM_Hybrid_PlanLlama13bOn512MixedGpus(benchmark::State& state) {
   const ModelSpec m = load_model(shipped("workloads", "llama2-13b"));

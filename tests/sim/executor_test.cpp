@@ -99,6 +99,50 @@ TEST(ExecutorSharing, MirroredSendsEqualSeparateSends) {
   EXPECT_THROW((void)simulate(mirrored, c), std::logic_error);  // a mirror sending to itself
 }
 
+TEST(ExecutorSharing, ACollectiveWithMirrorGroupsEqualsOneCollectiveOfEachGroup) {
+  // Two all-reduces across the two V100 nodes whose members 16 and 20 share NIC 0: as two tasks
+  // started together, or as one task with a mirror group. The same times, link sharing included;
+  // the next compute on every member waits for the task, and each member's stream is busy.
+  const Cluster c = load_cluster(test::shipped("topologies", "a100-v100-2x2"));
+  for (const bool every_collective : {false, true}) {
+    SimOptions o;
+    o.every_collective = every_collective;
+    Program separate;
+    separate.devices.resize(c.gpu_count());
+    const int a = separate.add({"a", ComputeTask{16, 0.01, 0, 0, {20}}, {}});
+    separate.add({"ar1", collective(CollectiveOp::kAllReduce, {16, 0}, 1e9), {a}});
+    separate.add({"ar2", collective(CollectiveOp::kAllReduce, {20, 8}, 1e9), {a}});
+    separate.add({"b", ComputeTask{16, 0.01, 0, 0, {20}}, {1, 2}});
+    Program mirrored;
+    mirrored.devices.resize(c.gpu_count());
+    const int m = mirrored.add({"a", ComputeTask{16, 0.01, 0, 0, {20}}, {}});
+    CollectiveTask both = collective(CollectiveOp::kAllReduce, {16, 0}, 1e9);
+    both.mirror_groups = {{20, 8}};
+    const int ar = mirrored.add({"ar", both, {m}});
+    mirrored.add({"b", ComputeTask{16, 0.01, 0, 0, {20}}, {ar}});
+    ASSERT_EQ(validate(mirrored), "");
+    const SimResult x = simulate(separate, c, o);
+    const SimResult y = simulate(mirrored, c, o);
+    EXPECT_DOUBLE_EQ(y.tasks[1].end_s, std::max(x.tasks[1].end_s, x.tasks[2].end_s));
+    EXPECT_DOUBLE_EQ(y.iteration_time_s, x.iteration_time_s);
+    for (int d : {16, 0, 20, 8}) EXPECT_DOUBLE_EQ(y.devices[d].comm_s, x.devices[d].comm_s) << d;
+    // Alone, one all-reduce is faster: the two shared the NIC.
+    Program alone = separate;
+    alone.tasks.erase(alone.tasks.begin() + 2);
+    alone.tasks[2].deps = {1};
+    EXPECT_LT(simulate(alone, c, o).tasks[1].end_s, y.tasks[1].end_s);
+  }
+  Program bad;
+  bad.devices.resize(c.gpu_count());
+  CollectiveTask wrong = collective(CollectiveOp::kAllReduce, {16, 0}, 1e9);
+  wrong.mirror_groups = {{20, 8, 9}};
+  bad.add({"wrong", wrong, {}});
+  EXPECT_NE(validate(bad), "");
+  wrong.mirror_groups = {{16, 8}};
+  bad.tasks[0].body = wrong;
+  EXPECT_NE(validate(bad), "");  // a member in two groups
+}
+
 TEST_F(Executor, StreamsOfDifferentLengthsWaitForTheirOwnTasks) {
   // Devices 0 and 1 run a collective of their own before the one of all four; devices 2 and 3
   // only the second, which must still wait for 0 and 1 (identical streams run as one actor).

@@ -12,7 +12,7 @@ namespace {
 Program every_kind_of_task() {
   Program p;
   p.strategy = "hybrid";
-  p.devices = {{1e9, 312e12}, {2e9, 125e12}, {3e9, 383e12}};
+  p.devices = {{1e9, 312e12}, {2e9, 125e12}, {3e9, 383e12}, {1e9, 312e12}, {1e9, 312e12}};
   p.samples = 64;
   p.tokens = 131072;
   p.model_flops = 1.5e15;
@@ -26,6 +26,9 @@ Program every_kind_of_task() {
   CollectiveTask b = collective(CollectiveOp::kBroadcast, {2, 0}, 1e6);
   b.root = 2;
   p.add({"bcast", b, {0, 1}});
+  CollectiveTask m = collective(CollectiveOp::kAllReduce, {0, 1}, 1e6);
+  m.mirror_groups = {{2, 3}, {4, 1}};
+  p.add({"mirrored", m, {}});
   SendTask s{0, 2, 4096, CommStream::kPipelineBack, {{1, 2}, {0, 1}}};
   p.add({"send", s, {2}});
   p.add({"", ComputeTask{2, 0, 0, -4e6}, {3}});

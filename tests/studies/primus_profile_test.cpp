@@ -42,15 +42,16 @@ TEST(PrimusProfile, RefittedOnItsDeclaredRunsItGivesTheParametersAndLeftOutError
   }
   // The MI325X rows' fold keeps the one MI355X row for two parameters, too few to fit them: it fits
   // nothing, and those rows keep the raw model's error (about +15 to +21 %, too fast). The MI355X row
-  // is predicted from the three MI325X rows alone, across GPU generations: within the 5.9 % the docs
-  // state, and not within 1 % (a fold that saw its own row would be).
+  // is predicted from the three MI325X rows alone, across GPU generations: within the 6.4 % the docs
+  // state (5.9 % until the MoE router fork's gradient sum was counted, 2026-12-04), and not within 1 %
+  // (a fold that saw its own row would be).
   for (const CrossValidatedRun& r : shipped.runs) {
     const bool mi325x = r.run.find("mi325x") != std::string::npos;
     EXPECT_EQ(r.loso_unfitted, mi325x) << r.run;
     if (mi325x) {
       EXPECT_GT(r.loso_error, 0.1) << r.run;
     } else {
-      EXPECT_LT(std::fabs(r.loso_error), 0.06) << r.run;
+      EXPECT_LT(std::fabs(r.loso_error), 0.065) << r.run;
       EXPECT_GT(std::fabs(r.loso_error), 0.01) << r.run;
     }
   }

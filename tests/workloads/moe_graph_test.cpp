@@ -368,7 +368,9 @@ TEST(OpGraph, BertMoeFamilyGraphUnchanged) {
   // The BERT-MoE family (family: moe, HAP's model) as built before moe: blocks existed, at
   // micro-batch 2 on 8 devices (16 experts) and 1 device (2 experts), unfused and flash. Since
   // 2026-12-04 each of the 24 residual adds' backward also sums the two gradients where the stream
-  // forked (3 x 2·128·768 fp32 elements: +2 359 296 bytes) and counts 2 FLOPs per element, not 6.
+  // forked (3 x 2·128·768 fp32 elements: +2 359 296 bytes) and counts 2 FLOPs per element, not 6;
+  // and each of the 6 MoE layers' norm output, read by the gate and the dispatch, sums their two
+  // gradients (+2 359 296 bytes and 196 608 FLOPs each).
   struct Expect {
     int devices;
     bool flash;
@@ -376,10 +378,10 @@ TEST(OpGraph, BertMoeFamilyGraphUnchanged) {
     double params, flops, saved, fwd_bytes, bwd_bytes;
   };
   const std::vector<Expect> before{
-      {8, false, 186, 534873602, 314580931168, 402469504, 3040317312, 5915212288},
-      {8, true, 150, 534873602, 314495996512, 360149632, 2922499968, 5740771840},
-      {1, false, 186, 138124802, 314481840736, 402469504, 1454526336, 2743630336},
-      {1, true, 150, 138124802, 314396906080, 360149632, 1336708992, 2569189888}};
+      {8, false, 186, 534873602, 314582110816, 402469504, 3040317312, 5929368064},
+      {8, true, 150, 534873602, 314497176160, 360149632, 2922499968, 5754927616},
+      {1, false, 186, 138124802, 314483020384, 402469504, 1454526336, 2757786112},
+      {1, true, 150, 138124802, 314398085728, 360149632, 1336708992, 2583345664}};
   for (const Expect& e : before) {
     ModelSpec m = load_model(test::shipped("workloads", "bert-moe"));
     resolve_experts(m, e.devices);

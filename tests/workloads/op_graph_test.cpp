@@ -171,6 +171,30 @@ TEST(OpGraph, AResidualAddsBackwardSumsTheForkedGradientsOnce) {
   EXPECT_EQ(three, 24);  // its 24 MoE layers
 }
 
+TEST(OpGraph, ANormReadByRouterExpertsAndSharedExpertsOrByMlasTwoDownProjectionsSumsTheirGradients) {
+  // Where one tensor feeds several ops, autograd adds their gradients (one add of 3 tensors per
+  // further reader) before the backward of the op that produced it: the MoE block's norm output
+  // (router, token permutation, shared experts) and MLA's attention norm (q_down, kv_down).
+  const ModelSpec ds = load_model(test::shipped("workloads", "deepseek-v3"));
+  const OpGraph g = build_op_graph(ds, 1, DType::kBf16);
+  const double n = static_cast<double>(ds.seq_len) * static_cast<double>(ds.hidden), e = 2;
+  // The same norm in a layer without the fork: layer 0 is dense (first_k_dense) with MLA,
+  // the MoE layers' MLP norm is read three times (shared experts).
+  const Op attn_norm = test::op_named(g, "layer0.attn_norm");
+  const Op dense_mlp_norm = test::op_named(g, "layer0.mlp_norm");
+  EXPECT_DOUBLE_EQ(attn_norm.bwd_bytes - dense_mlp_norm.bwd_bytes, 3 * n * e);
+  EXPECT_DOUBLE_EQ(attn_norm.bwd_flops - dense_mlp_norm.bwd_flops, n);
+  const int moe_layer = static_cast<int>(ds.layers) - 1;
+  const Op moe_norm = test::op_named(g, "layer" + std::to_string(moe_layer) + ".mlp_norm");
+  EXPECT_DOUBLE_EQ(moe_norm.bwd_bytes - dense_mlp_norm.bwd_bytes, 2 * 3 * n * e);
+  // Without shared experts: router and permutation, one sum.
+  const ModelSpec qwen = load_model(test::shipped("workloads", "qwen3-30b-a3b"));
+  ASSERT_LE(qwen.moe->shared_ffn_hidden, 0);
+  const OpGraph q = build_op_graph(qwen, 1, DType::kBf16);
+  const double nq = static_cast<double>(qwen.seq_len) * static_cast<double>(qwen.hidden);
+  EXPECT_DOUBLE_EQ(test::op_named(q, "layer0.mlp_norm").bwd_bytes - test::op_named(q, "layer0.attn_norm").bwd_bytes, 3 * nq * e);
+}
+
 TEST(OpGraph, TheLossCountsTheSixteenBitLogitsBesideItsFp32CopyOnlyBelowFp32) {
   ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
   for (const auto& [dtype, extra] : {std::pair{DType::kBf16, 2.0}, std::pair{DType::kFp32, 0.0}}) {

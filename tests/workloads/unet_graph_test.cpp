@@ -11,6 +11,47 @@
 namespace hetsim {
 namespace {
 
+TEST(UnetGraph, AResnetBlocksBackwardSumsGradientsAtItsInputAndReducesTheEmbeddingsOverThePixels) {
+  // Backward of a ResnetBlock2D: the residual add hands its gradient to both branches; autograd sums
+  // the two at the block's input (norm1 and the shortcut read it): 3 tensors of the input's size,
+  // not the output's where a 1x1 shortcut changes the width. The embedding's add passes the gradient to
+  // the convolution unchanged and sums it over the pixels for the embedding: one read of the output.
+  const ModelSpec m = load_model(test::shipped("workloads", "unet-470m"));
+  const long b = 2;
+  const double e = 4;  // fp32
+  const OpGraph g = build_op_graph(m, b, DType::kFp32);
+  const auto elements = [](const std::vector<long>& shape) {
+    double n = 1;
+    for (long d : shape) n *= static_cast<double>(d);
+    return n;
+  };
+  int shortcuts = 0, plain = 0, embeddings = 0;
+  for (const Op& op : g.ops) {
+    const std::string suffix = ".residual";
+    if (op.name.size() > suffix.size() && op.name.ends_with(suffix) && op.name.find("attn") == std::string::npos &&
+        op.name.find(".ff") == std::string::npos) {
+      const Op& branch = g.ops[static_cast<size_t>(op.inputs.at(1))];
+      if (branch.name.ends_with(".shortcut")) {
+        ++shortcuts;
+        const double in = elements(g.ops[static_cast<size_t>(branch.inputs.at(0))].shape);
+        EXPECT_NE(in, elements(op.shape)) << op.name;  // narrower going down, wider coming up (concatenated skips)
+        EXPECT_DOUBLE_EQ(op.bwd_bytes, 3 * in * e) << op.name;
+      } else if (op.name.find(".res") != std::string::npos) {
+        ++plain;
+        EXPECT_DOUBLE_EQ(op.bwd_bytes, 3 * elements(op.shape) * e) << op.name;
+      }
+    }
+    if (op.name.ends_with(".temb_add")) {
+      ++embeddings;
+      EXPECT_DOUBLE_EQ(op.bwd_bytes, (elements(op.shape) + static_cast<double>(b * op.shape.at(1))) * e) << op.name;
+      EXPECT_DOUBLE_EQ(op.bwd_flops, elements(op.shape)) << op.name;
+    }
+  }
+  EXPECT_GT(shortcuts, 0);
+  EXPECT_GT(plain, 0);
+  EXPECT_GT(embeddings, 0);
+}
+
 // diffusers' UNet2DConditionModel with its defaults (4 levels [1, 2, 4, 4], 8 heads, 4 channels,
 // a 77 x 768 text context), fp32.
 ModelSpec diffusers_unet(long base_channels, long layers_per_block, long image_size) {
