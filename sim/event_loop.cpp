@@ -134,8 +134,9 @@ class Run {
       if (!streams_.tasks[s].empty()) arrive(streams_.tasks[s].front());
     }
     start_ready();
-    // (Copies that no longer keep one pace stop the run: simulate() runs them written out.)
-    while ((in_flight_ > 0 || !timers_.empty()) && !mirrors_diverged_) {
+    // Copies that no longer keep one pace stop the run (simulate() runs them written out): nothing
+    // more starts, and the communications in flight end (SimGrid may not drop them midway).
+    while (in_flight_ > 0 || (!timers_.empty() && !mirrors_diverged_)) {
       bool timed_out = false;
       if (in_flight_ == 0) {
         sg4::this_actor::sleep_until(timers_.top().end_s);
@@ -188,7 +189,7 @@ class Run {
   }
 
   void start_ready() {
-    while (!ready_.empty()) {  // starting a task of no length completes it, which may ready more
+    while (!ready_.empty() && !mirrors_diverged_) {  // starting a task of no length completes it, which may ready more
       std::vector<int> now;
       now.swap(ready_);
       for (int t : now) start(t);

@@ -79,13 +79,14 @@ WrittenOut written_out(const Program& p) {
   w.program.tasks.clear();
   w.first.resize(p.tasks.size());
   w.count.resize(p.tasks.size());
+  std::vector<std::vector<int>> devices;  // of each copy of a task with several, once looked at
   for (size_t i = 0; i < p.tasks.size(); ++i) {
     const size_t n = copies_of(p.tasks[i]);
     w.first[i] = w.program.tasks.size();
     w.count[i] = n;
     for (size_t k = 0; k < n; ++k) {
       Task t = copy_of(p.tasks[i], k);
-      const std::vector<int> mine = devices_of(t);
+      std::vector<int> mine;
       for (const int dep : p.tasks[i].deps) {
         const size_t j = static_cast<size_t>(dep), m = w.count[j];
         if (m == 1) {
@@ -93,11 +94,14 @@ WrittenOut written_out(const Program& p) {
         } else if (m == n) {
           t.deps.push_back(static_cast<int>(w.first[j] + k));
         } else {
+          if (mine.empty()) mine = devices_of(t);
+          if (devices.size() < w.program.tasks.size()) devices.resize(w.program.tasks.size());
           std::vector<int> sharing, every;
           for (size_t c = 0; c < m; ++c) {
-            const int index = static_cast<int>(w.first[j] + c);
-            every.push_back(index);
-            if (share_a_device(mine, devices_of(w.program.tasks[static_cast<size_t>(index)]))) sharing.push_back(index);
+            const size_t index = w.first[j] + c;
+            every.push_back(static_cast<int>(index));
+            if (devices[index].empty()) devices[index] = devices_of(w.program.tasks[index]);
+            if (share_a_device(mine, devices[index])) sharing.push_back(static_cast<int>(index));
           }
           const std::vector<int>& take = sharing.empty() ? every : sharing;
           t.deps.insert(t.deps.end(), take.begin(), take.end());

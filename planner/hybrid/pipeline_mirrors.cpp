@@ -1,6 +1,7 @@
 // File: planner/hybrid/pipeline_mirrors.cpp
 #include "planner/hybrid/pipeline_mirrors.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -45,11 +46,26 @@ bool alike(const HybridPlan& plan, const Cluster& cluster, const PipelineLayout&
   return true;
 }
 
+// Links between nodes that pipelines may share unevenly: an oversubscribed tier, or a network read
+// from a graph file. Pipelines there tend to part (one's transfers slowed where another's are not:
+// Llama 3.1 405B on meta-h100-24k's 7:1 core), and the simulator would then run them twice,
+// mirrored until they part and written out; they are written out from the start instead.
+bool uneven(const NetworkSpec& n) {
+  switch (n.topology) {
+    case NetTopology::kSingleSwitch: return false;
+    case NetTopology::kFatTree:
+    case NetTopology::kRailOptimized: return n.oversubscription > 1;
+    case NetTopology::kClos3: return std::any_of(n.tier_oversubscription.begin(), n.tier_oversubscription.end(), [](double o) { return o > 1; });
+    case NetTopology::kGraph: return true;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<int> alike_pipelines(const HybridPlan& plan, const Cluster& cluster, const PipelineLayout& layout) {
   std::vector<int> mirror_of(plan.pipelines.size(), -1);
-  if (plan.gradient_sync == GradientSync::kZero3) return mirror_of;
+  if (plan.gradient_sync == GradientSync::kZero3 || uneven(cluster.network)) return mirror_of;
   for (size_t q = 1; q < plan.pipelines.size(); ++q) {
     for (size_t p = 0; p < q; ++p) {
       if (mirror_of[p] < 0 && alike(plan, cluster, layout, p, q)) {

@@ -24,7 +24,8 @@ namespace hetsim {
 
 // For each pipeline of `plan` (as `layout` lays out its stages), the pipeline it mirrors: -1 for one
 // the program writes, else the first earlier pipeline like it. None under ZeRO-3 (its gathers run in
-// lockstep across pipelines, emitted with them).
+// lockstep across pipelines, emitted with them), nor where the network between nodes has an
+// oversubscribed tier or is a graph (pipelines there tend to part, and would be simulated twice).
 [[nodiscard]] std::vector<int> alike_pipelines(const HybridPlan& plan, const Cluster& cluster, const PipelineLayout& layout);
 
 // Device maps of the mirrors: for each pipeline written (mirror_of[p] == -1) the maps, one per

@@ -47,16 +47,21 @@ void BM_Hybrid_SimulateGpt3OnThousandGpus(benchmark::State& state) {
   const Cluster c = scaled("selene-64", 128);
   const HybridPlan plan = megatron_layout(m, 8, 16, 8);
   PipelineProgramBuilder builder(m, c, CostModel{});
+  builder.set_mirror_pipelines(state.range(0) == 0);  // 1: every pipeline written out (--every-replica)
   uint64_t activities = 0;
+  double iteration_s = 0, tasks = 0;
   for (auto _ : state) {
     const PipelineProgram p = builder.build(plan);
     const SimResult r = simulate(p.program, c);
     activities += r.activities;
-    benchmark::DoNotOptimize(r.iteration_time_s);
+    iteration_s = r.iteration_time_s;
+    tasks = static_cast<double>(p.program.tasks.size());
   }
   state.SetItemsProcessed(static_cast<int64_t>(activities));
+  state.counters["simulated_s"] = iteration_s;
+  state.counters["tasks_held"] = tasks;
 }
-BENCHMARK(BM_Hybrid_SimulateGpt3OnThousandGpus)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Hybrid_SimulateGpt3OnThousandGpus)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 // The same iteration traced (--trace): simulated with its flows recorded, then its Chrome trace
 // written to a temporary file; reports its bytes.

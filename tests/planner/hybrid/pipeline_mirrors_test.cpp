@@ -110,6 +110,12 @@ TEST(PipelineMirrors, PipelinesToldApartAreWrittenEach) {
   zero3.gradient_sync = GradientSync::kZero3;
   const auto [z_mirrored, z_written] = mirrors_of(zero3, c);
   EXPECT_EQ(z_mirrored, z_written);
+  // Nor over an oversubscribed network, where pipelines tend to part (and would be simulated twice).
+  Cluster tapered = c;
+  ASSERT_EQ(tapered.network.topology, NetTopology::kFatTree);
+  tapered.network.oversubscription = 2;
+  const auto [t_mirrored, t_written] = mirrors_of(plan, tapered);
+  EXPECT_EQ(t_mirrored, t_written);
 }
 
 TEST(PipelineMirrors, ADegradedNodeUnderEveryPipelineKeepsThemAlike) {
