@@ -2,7 +2,9 @@
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
+#include <system_error>
 
 #include "base/yaml_reader.hpp"
 
@@ -276,6 +278,12 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     if (n.planes > 1 && n.topology != NetTopology::kRailOptimized) net.error("planes", "only a rail-optimized network has planes");
     if (n.topology == NetTopology::kGraph) {
       if (n.graph_file.empty()) net.error("topology", "a graph network needs graph: FILE (its switches, links and where the NICs plug in)");
+      std::error_code ec;
+      const std::filesystem::path graph = std::filesystem::path(n.graph_file).is_relative() ? path.parent_path() / n.graph_file
+                                                                                             : std::filesystem::path(n.graph_file);
+      if (!n.graph_file.empty() && !std::filesystem::is_regular_file(graph, ec)) {
+        net.error("graph", "\"" + n.graph_file + "\" is not a file (a graph file's path is relative to the cluster file's folder)");
+      }
       if (n.oversubscription != 1) net.error("oversubscription", "a graph states its links' bandwidths; oversubscribe by giving fewer or slower links");
     } else if (!n.graph_file.empty()) {
       net.error("graph", "only topology: graph reads a graph file");

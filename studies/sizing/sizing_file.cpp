@@ -95,6 +95,11 @@ std::vector<Offer> read_offers(FieldReader& r, const std::filesystem::path& fold
   if (node && node->IsScalar()) {  // a separate offers file
     const std::filesystem::path p(node->Scalar());
     const std::filesystem::path file = p.is_absolute() ? p : folder / p;
+    std::error_code ec;
+    if (p.empty() || !std::filesystem::is_regular_file(file, ec)) {
+      r.error("offers", in_quotes(node->Scalar()) + " is not a file (an offers file's path is relative to the sizing file's folder)");
+      return offers;
+    }
     const YamlFile f = YamlFile::load(file);
     offers_file = f.name();
     Diagnostics diags;

@@ -109,8 +109,11 @@ Study load_study(const std::filesystem::path& path) {
   Study s;
   s.file = file.name();
   s.name = r.name("name");
-  s.cluster = beside(path, r.text("cluster"));
-  s.model = beside(path, r.text("model"));
+  for (const char* key : {"cluster", "model"}) {
+    const std::string v = r.text(key);
+    if (v.empty()) r.error(key, std::string("is empty; expected a file next to the study or a shipped ") + key + "'s name");
+    (std::string_view(key) == "cluster" ? s.cluster : s.model) = v.empty() ? "" : beside(path, v);
+  }
   s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
   s.strategy = r.opt_text("strategy").value_or("");
   if (!s.strategy.empty()) (void)r.opt_choice("strategy", strategy_names());  // said here, with its line

@@ -88,5 +88,30 @@ TEST(HostileRuns3, CalibrateRefusesARunItLeavesBeyondWhatAProfileHoldsAtItsEntry
   EXPECT_FALSE(fs::exists(d.path / "o.yaml"));
 }
 
+TEST(HostileRuns3, PathsThatAreEmptyOrNotFilesAreSaidAtTheirField) {
+  // They were refused, but without the file, line and field that named them.
+  const Dir d;
+  const std::string study = d.write("st.yaml", "name: st\ncluster: a100-8x8\nmodel: \"\"\nrun: plan\n");
+  test::CliRun r = cli("sweep --dry-run " + study);
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_EQ(r.output, study + ":3:8: error: model: is empty; expected a file next to the study or a shipped model's name\n");
+  const std::string sizing = d.write("s.yaml", "name: s\nmodel: gpt3-1.3b\ntrain_samples: 1000\nobjective: [time_to_train, cost]\n"
+                                               "budget: {rent_per_hour: 100USD/h}\noffers: .\n");
+  r = cli("size --dry-run " + sizing);
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_NE(r.output.find(sizing + ":6:9: error: offers: \".\" is not a file (an offers file's path is relative to the sizing "
+                                   "file's folder)\n"),
+            std::string::npos)
+      << r.output;
+  const std::string cluster = d.write("c.yaml",
+                                      "name: c\nnode_types:\n  - {name: n, count: 2, gpu: A100-SXM4-80GB, gpus_per_node: 8, "
+                                      "intra_node: {fabric: nvswitch, bandwidth: 300GBps, latency: 1us}, nic: {count: 8, bandwidth: 200Gbps, latency: 2us}}\n"
+                                      "network: {topology: graph, graph: nope.yaml, switch_latency: 1us}\n");
+  r = cli("simulate --no-upper-bound -m gpt3-1.3b -c " + cluster);
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_EQ(r.output, cluster + ":4:35: error: network.graph: \"nope.yaml\" is not a file (a graph file's path is relative to the "
+                                "cluster file's folder)\n");
+}
+
 }  // namespace
 }  // namespace hetsim
