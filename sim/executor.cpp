@@ -122,6 +122,7 @@ SimResult simulate(const Program& program, const Cluster& cluster, const SimOpti
   // Copies of tasks written once for alike pipelines did not keep one pace (links shared unevenly):
   // the program with every copy written out instead, its times read back onto this one.
   const WrittenOut all = written_out(program);
+  if (std::string err = validate(all.program); !err.empty()) throw std::logic_error("program written out malformed: " + err);
   std::optional<SimResult> r = simulate_as_written(all.program, cluster, options);
   if (!r) throw std::logic_error("a program written out still has copies");
   SimResult back = onto_copies(program, all, std::move(*r));

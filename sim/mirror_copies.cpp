@@ -20,7 +20,7 @@ size_t copies_of(const Task& t) {
 // Copy k of `t`'s body.
 Task copy_of(const Task& t, size_t k) {
   Task out;
-  out.label = k == 0 ? t.label : t.label + " [copy " + std::to_string(k) + "]";
+  out.label = t.label;  // (a copy's own label would be a kind of its own in the critical path)
   if (const auto* c = std::get_if<ComputeTask>(&t.body)) {
     const size_t run = (1 + c->mirrors.size()) / static_cast<size_t>(c->copies);
     const auto at = [&](size_t i) { return i == 0 ? c->device : c->mirrors[i - 1]; };
@@ -84,10 +84,13 @@ WrittenOut written_out(const Program& p) {
     const size_t n = copies_of(p.tasks[i]);
     w.first[i] = w.program.tasks.size();
     w.count[i] = n;
+    std::vector<int> deps = p.tasks[i].deps;  // (a collective over mirrored devices names a task once per device)
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     for (size_t k = 0; k < n; ++k) {
       Task t = copy_of(p.tasks[i], k);
       std::vector<int> mine;
-      for (const int dep : p.tasks[i].deps) {
+      for (const int dep : deps) {
         const size_t j = static_cast<size_t>(dep), m = w.count[j];
         if (m == 1) {
           t.deps.push_back(static_cast<int>(w.first[j]));

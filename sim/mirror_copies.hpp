@@ -26,8 +26,8 @@ struct WrittenOut {
 // Every copy a task of its own, in place (each stream's order kept): copy k of a task depends on
 // copy k of each dependency with as many copies, on every copy of one with other counts that
 // shares a device with it (all of them where none does: a collective over every pipeline waits
-// for each one's copy), and on a dependency of one copy as before. Copy 0 keeps the label, copy k
-// adds " [copy k]". A repeated step covers the same tasks' copies.
+// for each one's copy), and on a dependency of one copy as before. Every copy keeps the label. A
+// repeated step covers the same tasks' copies.
 [[nodiscard]] WrittenOut written_out(const Program& p);
 
 // `r`, a simulation of w.program, read for the mirrored program `p`: each task from its first

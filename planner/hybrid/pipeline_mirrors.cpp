@@ -2,6 +2,8 @@
 #include "planner/hybrid/pipeline_mirrors.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -20,10 +22,29 @@ bool same_chunks(const StagePlan& a, const StagePlan& b) {
   return true;
 }
 
+// Where a pipeline's devices sit, as the planner's choices read it (boundary resharding takes
+// send-recv where a TP group spans hosts; NVLink domains): for each device in stage order, the
+// first-seen index of its node and of its NVLink domain. (Its place inside the node is not: links
+// it shares unevenly there show in the simulation, which checks the copies keep one pace.)
+std::vector<std::array<int, 2>> placement(const PipelinePlan& pl, const Cluster& cluster) {
+  std::vector<std::array<int, 2>> out;
+  std::map<int, int> nodes, domains;
+  for (const StagePlan& st : pl.stages) {
+    for (const int d : st.devices) {
+      const GpuSlot& g = cluster.gpus[static_cast<size_t>(d)];
+      const int node = nodes.try_emplace(g.node, static_cast<int>(nodes.size())).first->second;
+      const int domain = domains.try_emplace(g.domain, static_cast<int>(domains.size())).first->second;
+      out.push_back({node, domain});
+    }
+  }
+  return out;
+}
+
 // Whether pipelines p and q run the same tasks, device for device, from the same moments.
 bool alike(const HybridPlan& plan, const Cluster& cluster, const PipelineLayout& layout, size_t p, size_t q) {
   const PipelinePlan &a = plan.pipelines[p], &b = plan.pipelines[q];
   if (a.micro_batches != b.micro_batches || a.stages.size() != b.stages.size()) return false;
+  if (placement(a, cluster) != placement(b, cluster)) return false;
   const auto health = [&](int d) {
     return cluster.node_health.empty() ? Degradation{} : cluster.node_health[static_cast<size_t>(cluster.gpus[d].node)];
   };
@@ -65,7 +86,10 @@ bool uneven(const NetworkSpec& n) {
 
 std::vector<int> alike_pipelines(const HybridPlan& plan, const Cluster& cluster, const PipelineLayout& layout) {
   std::vector<int> mirror_of(plan.pipelines.size(), -1);
-  if (plan.gradient_sync == GradientSync::kZero3 || uneven(cluster.network)) return mirror_of;
+  // (Resharding that balances senders by NIC loads or orders them over the whole plan chooses each
+  // pipeline's senders after the others': not alike.)
+  const bool balanced_by_plan = plan.resharding.load_balance == LoadBalance::kNic || plan.resharding.load_balance == LoadBalance::kOrder;
+  if (plan.gradient_sync == GradientSync::kZero3 || uneven(cluster.network) || balanced_by_plan) return mirror_of;
   for (size_t q = 1; q < plan.pipelines.size(); ++q) {
     for (size_t p = 0; p < q; ++p) {
       if (mirror_of[p] < 0 && alike(plan, cluster, layout, p, q)) {

@@ -1,7 +1,8 @@
 // File: planner/hybrid/pipeline_mirrors.hpp
 // Data-parallel pipelines that nothing tells apart, written once. Pipelines of a hybrid plan whose
-// stages match stage by stage (node types, node health, layers, TP/CP/EP widths, copies and their
-// shares of each micro-batch, schedule) run the same tasks from the same moments: the program
+// stages match stage by stage (node types, node health, where the devices sit in their nodes and
+// NVLink domains, layers, TP/CP/EP widths, copies and their shares of each micro-batch, schedule)
+// run the same tasks from the same moments: the program
 // holds one of them, and every task of it names the others' devices as mirrors (ComputeTask and
 // SendTask mirrors, CollectiveTask mirror groups), as data-parallel replicas' compute already is
 // (planner/data_parallel.cpp). Each copy's transfers and collectives are still simulated, as

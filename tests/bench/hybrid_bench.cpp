@@ -156,7 +156,7 @@ void BM_Hybrid_SimulateDeepPipelines(benchmark::State& state) {
     const SimResult r = simulate(p.program, c);
     iteration_s = r.iteration_time_s;
     tasks = static_cast<double>(p.program.tasks.size());
-    diverged = r.mirrors_diverged ? 1 : 0;  // 1: not the written-out program's times (the planner would simulate that)
+    diverged = r.mirrors_diverged ? 1 : 0;  // 1: the copies parted, so the written-out program was simulated too
   }
   state.counters["mirrors_diverged"] = diverged;
   state.counters["gpus"] = static_cast<double>(c.gpus.size());

@@ -19,7 +19,7 @@ TEST(MirrorCopies, EachCopyBecomesATaskOfItsOwnWithItsOwnCopysDependencies) {
   CollectiveTask tp = collective(CollectiveOp::kAllReduce, {4, 5}, 1e6);
   tp.mirror_groups = {{6, 7}};
   const int c = p.add({"tp", tp, {s}});
-  const int dp = p.add({"dp", collective(CollectiveOp::kAllReduce, {4, 6}, 1e6), {c}});  // over both copies
+  const int dp = p.add({"dp", collective(CollectiveOp::kAllReduce, {4, 6}, 1e6), {c, c}});  // over both copies (named twice)
   p.add({"own", ComputeTask{6, 0.1, 0, 0}, {c}});  // a task of copy 1 alone
   p.add({"after", ComputeTask{0, 0.1, 0, 0, {1, 2, 3}, 2}, {dp}});
   ASSERT_EQ(validate(p), "");
@@ -29,7 +29,7 @@ TEST(MirrorCopies, EachCopyBecomesATaskOfItsOwnWithItsOwnCopysDependencies) {
   ASSERT_EQ(validate(w.program), "");
   EXPECT_FALSE(has_copies(w.program));
   const auto& t = w.program.tasks;
-  EXPECT_EQ(t[1].label, "a [copy 1]");
+  EXPECT_EQ(t[1].label, "a");  // each copy keeps the label (the critical path's kinds)
   EXPECT_EQ(std::get<ComputeTask>(t[1].body).device, 2);
   EXPECT_EQ(std::get<ComputeTask>(t[1].body).mirrors, (std::vector<int>{3}));
   EXPECT_EQ(std::get<SendTask>(t[3].body).src, 3);
@@ -54,10 +54,10 @@ TEST(MirrorCopies, CopiesThatMeetAnotherTransferUnevenlyAreSimulatedWrittenOut) 
   Program separate;
   separate.devices.resize(c.gpu_count());
   separate.add({"pair", SendTask{16, 0, 1e9}, {}});
-  separate.add({"pair [copy 1]", SendTask{18, 2, 1e9}, {}});
+  separate.add({"pair", SendTask{18, 2, 1e9}, {}});
   separate.add({"other", SendTask{20, 8, 1e9}, {}});
   separate.add({"next", ComputeTask{0, 0.01, 0, 0}, {0}});
-  separate.add({"next [copy 1]", ComputeTask{2, 0.01, 0, 0}, {1}});
+  separate.add({"next", ComputeTask{2, 0.01, 0, 0}, {1}});
   const SimResult m = simulate(mirrored, c);
   const SimResult s = simulate(separate, c);
   EXPECT_TRUE(m.mirrors_diverged);

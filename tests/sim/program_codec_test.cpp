@@ -12,7 +12,7 @@ namespace {
 Program every_kind_of_task() {
   Program p;
   p.strategy = "hybrid";
-  p.devices = {{1e9, 312e12}, {2e9, 125e12}, {3e9, 383e12}, {1e9, 312e12}, {1e9, 312e12}};
+  p.devices = {{1e9, 312e12}, {2e9, 125e12}, {3e9, 383e12}, {1e9, 312e12}, {1e9, 312e12}, {1e9, 312e12}, {1e9, 312e12}};
   p.samples = 64;
   p.tokens = 131072;
   p.model_flops = 1.5e15;
@@ -27,8 +27,10 @@ Program every_kind_of_task() {
   b.root = 2;
   p.add({"bcast", b, {0, 1}});
   CollectiveTask m = collective(CollectiveOp::kAllReduce, {0, 1}, 1e6);
-  m.mirror_groups = {{2, 3}, {4, 1}};
+  m.mirror_groups = {{2, 3}, {4, 5}};
   p.add({"mirrored", m, {}});
+  p.add({"copies", ComputeTask{0, 1e-3, 0, 0, {1, 5, 6}, 2}, {}});
+  p.add({"send copies", SendTask{0, 2, 64, CommStream::kPipeline, {{5, 6}}, 2}, {}});
   SendTask s{0, 2, 4096, CommStream::kPipelineBack, {{1, 2}, {0, 1}}};
   p.add({"send", s, {2}});
   p.add({"", ComputeTask{2, 0, 0, -4e6}, {3}});

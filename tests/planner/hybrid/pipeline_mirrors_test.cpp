@@ -75,7 +75,7 @@ TEST(PipelineMirrors, AlikePipelinesAreWrittenOnceWithTheTimesOfEveryOneWritten)
   const ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
   const Cluster c = test::shipped_cluster("a100-8x8");
   for (const bool zero1 : {false, true}) {
-    SCOPED_TRACE(zero1 ? "zero-1, sequence parallel, interleaved" : "all-reduce, 1F1B");
+    SCOPED_TRACE(zero1 ? "zero-1, sequence parallel, parameter gathers overlapped" : "all-reduce");
     HybridPlan plan = megatron(m, 2, 2, 4, 6);
     if (zero1) {
       plan.gradient_sync = GradientSync::kZero1;
@@ -110,6 +110,21 @@ TEST(PipelineMirrors, PipelinesToldApartAreWrittenEach) {
   zero3.gradient_sync = GradientSync::kZero3;
   const auto [z_mirrored, z_written] = mirrors_of(zero3, c);
   EXPECT_EQ(z_mirrored, z_written);
+  // Nor a pipeline whose TP group spans two nodes where the others' do not (its boundary tensors
+  // are resharded another way), nor with senders balanced over the whole plan's NIC loads.
+  HybridPlan straddle = plan;
+  straddle.pipelines[3].stages[0].devices = {7, 56};
+  const auto [s_mirrored, s_written] = mirrors_of(straddle, c);
+  EXPECT_LT(s_mirrored, s_written);
+  HybridPlan only_straddle = straddle;
+  only_straddle.pipelines.resize(1);
+  only_straddle.pipelines.push_back(straddle.pipelines[3]);
+  const auto [o_mirrored, o_written] = mirrors_of(only_straddle, c);
+  EXPECT_EQ(o_mirrored, o_written);
+  HybridPlan by_nic = plan;
+  by_nic.resharding.load_balance = LoadBalance::kNic;
+  const auto [n_mirrored, n_written] = mirrors_of(by_nic, c);
+  EXPECT_EQ(n_mirrored, n_written);
   // Nor over an oversubscribed network, where pipelines tend to part (and would be simulated twice).
   Cluster tapered = c;
   ASSERT_EQ(tapered.network.topology, NetTopology::kFatTree);
