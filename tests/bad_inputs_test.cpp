@@ -246,7 +246,8 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
   std::ofstream(study) << "name: t\ncluster: /nonexistent/c.yaml\nmodel: bert-base\nrun: simulate\nstrategy: dp-even\n";
   const auto [rc, err] = run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string());
   EXPECT_EQ(rc, 2);
-  EXPECT_EQ(err.rfind(study.string() + ": error: cluster: no file and no shipped cluster named \"/nonexistent/c.yaml\"", 0), 0u) << err;
+  EXPECT_EQ(err.rfind(study.string() + ":2:10: error: cluster: no file and no shipped cluster named \"/nonexistent/c.yaml\"", 0), 0u) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;  // said once
   std::ofstream(study) << head << "  - flags: [[], [--no-lp, --no-sfb], [--no-sfb, --no-lp]]\n";
   EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
             std::make_pair(2, study.string() + ":5:12: error: vary[0].flags: [--no-sfb --no-lp] is listed twice (alternatives 1 and 2): the scenarios would repeat\n"));

@@ -109,6 +109,8 @@ Study load_study(const std::filesystem::path& path) {
   Study s;
   s.file = file.name();
   s.name = r.name("name");
+  s.cluster_where = r.locate("cluster", "");
+  s.model_where = r.locate("model", "");
   for (const char* key : {"cluster", "model"}) {
     const std::string v = r.text(key);
     if (v.empty()) r.error(key, std::string("is empty; expected a file next to the study or a shipped ") + key + "'s name");

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/input_error.hpp"
+
 namespace hetsim {
 
 // One axis: a field path with its values (`set`), or alternative sets of planner flags (`flags`).
@@ -28,6 +30,7 @@ struct Study {
   std::string name;
   std::string cluster;   // a path or a shipped name
   std::string model;
+  Diagnostic cluster_where{}, model_where{};  // file:line of `cluster` and `model`, for messages found later
   std::string run = "plan";  // plan | simulate
   std::string strategy;      // simulate: a strategy, or
   std::string plan;          // a plan file (resolved against the study's folder)

@@ -100,13 +100,18 @@ void check_flags(const Study& study, const ScenarioRunner& runner) {
   std::vector<Diagnostic> bad;
   // The study's own cluster, model and command line, once (a cluster that is nowhere, or
   // strategy: dp-bogus, failed every scenario the same way).
-  for (const auto& [field, arg, folder] : {std::tuple{"cluster", study.cluster, "topologies"}, std::tuple{"model", study.model, "workloads"}}) {
+  for (const auto& [field, arg, folder, where] : {std::tuple{"cluster", study.cluster, "topologies", study.cluster_where},
+                                                   std::tuple{"model", study.model, "workloads", study.model_where}}) {
     try {
       (void)resolve_input(arg, folder, field);
     } catch (const InputError& e) {
-      bad.push_back({study.file, 0, 0, field, e.diagnostics().front().message});
+      Diagnostic d = where.file.empty() ? Diagnostic{study.file, 0, 0, field, ""} : where;
+      d.field = field;
+      d.message = e.diagnostics().front().message;
+      bad.push_back(std::move(d));
     }
   }
+  if (!bad.empty()) throw InputError(bad);  // (the command line below would say it again)
   try {
     runner.check(scenario_args(study, Scenario{}));
   } catch (const InputError& e) {

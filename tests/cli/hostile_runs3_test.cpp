@@ -5,6 +5,7 @@
 // of a fraction of a byte, an empty path, and a calibration whose run stays absurdly far off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -95,6 +96,11 @@ TEST(HostileRuns3, PathsThatAreEmptyOrNotFilesAreSaidAtTheirField) {
   test::CliRun r = cli("sweep --dry-run " + study);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, study + ":3:8: error: model: is empty; expected a file next to the study or a shipped model's name\n");
+  const std::string missing = d.write("st2.yaml", "name: st\ncluster: a100-8x8\nmodel: nope.yaml\nrun: plan\n");
+  r = cli("sweep --dry-run " + missing);  // once, at its line (it was said twice, without one)
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_EQ(r.output.rfind(missing + ":3:8: error: model: no file and no shipped model named \"nope.yaml\"", 0), 0u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   const std::string sizing = d.write("s.yaml", "name: s\nmodel: gpt3-1.3b\ntrain_samples: 1000\nobjective: [time_to_train, cost]\n"
                                                "budget: {rent_per_hour: 100USD/h}\noffers: .\n");
   r = cli("size --dry-run " + sizing);
