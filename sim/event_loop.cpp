@@ -208,13 +208,13 @@ class Run {
   // copy, ComputeTask/SendTask::copies); the task completes with its last part. The parts are copies
   // of one pipeline's task for others alike: they must end together (mirrors_diverged_).
   void part_done(int task) {
-    if (const auto it = parts_left_.find(task); it != parts_left_.end()) {
+    if (const auto it = parts_.find(task); it != parts_.end()) {
       const double now = sg4::Engine::get_clock();
-      const auto [first, fresh] = part_end_.try_emplace(task, now);
-      if (!fresh && first->second != now) mirrors_diverged_ = true;
-      if (--it->second > 0) return;
-      parts_left_.erase(it);
-      part_end_.erase(task);
+      Parts& p = it->second;
+      if (p.first_end < 0) p.first_end = now;
+      if (p.first_end != now) mirrors_diverged_ = true;
+      if (--p.left > 0) return;
+      parts_.erase(it);
     }
     complete(task);
   }
@@ -223,7 +223,7 @@ class Run {
     ++completed_;
     if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[task].body)) {
       c->for_each_member([&](int d) { --comm_live_[static_cast<size_t>(d)]; });
-      repace(members(*c));
+      repace(*c);
     }
     done_[task] = 1;
     timing_[task].end_s = sg4::Engine::get_clock();
@@ -322,35 +322,26 @@ class Run {
 
   // A collective started or ended on `group`: the compute tasks running there go on at their new
   // pace, the work left the same (their timers move; the old ones are dropped as stale).
-  void repace(const std::vector<int>& group) {
+  void repace(const CollectiveTask& c) {
     if (!opts_.collective_interference) return;
     const double now = sg4::Engine::get_clock();
     std::unordered_set<int> seen;  // a task mirrored on many members is re-paced once
-    for (int d : group) {
+    c.for_each_member([&](int d) {
       const int t = running_on_[static_cast<size_t>(d)];
-      if (t < 0 || !seen.insert(t).second) continue;
+      if (t < 0 || !seen.insert(t).second) return;
       Running& r = running_.at(t);
       const double s = slowdown(std::get<ComputeTask>(prog_.tasks[t].body));
-      if (s == r.slowdown) continue;
+      if (s == r.slowdown) return;
       const double left = std::max(0.0, r.end_s - now) / r.slowdown;  // at the task's own pace
       r.slowdown = s;
       r.end_s = now + left * s;
       timers_.push({r.end_s, timer_order_++, t, ++r.version});
-    }
-  }
-
-  // Every member of every group of `c`.
-  static const std::vector<int>& members(const CollectiveTask& c) {
-    if (c.mirror_groups.empty()) return c.group;
-    thread_local std::vector<int> all;
-    all.clear();
-    c.for_each_member([](int d) { all.push_back(d); });
-    return all;
+    });
   }
 
   void start(int t, const CollectiveTask& c) {
     c.for_each_member([&](int d) { ++comm_live_[static_cast<size_t>(d)]; });
-    repace(members(c));
+    repace(c);
     // The same collective alone on the same links (an idle network, or links no other task can
     // cross meanwhile): the same time, and in a traced run the same flows, moved in time.
     const bool reuse = reuse_collectives_ || (!alone_.empty() && alone_[static_cast<size_t>(t)] != 0);
@@ -359,7 +350,7 @@ class Run {
       return;
     }
     // Each group's collective from now, as if each were a task of its own started together.
-    parts_left_[t] = static_cast<int>(c.parts());
+    parts_[t] = {static_cast<int>(c.parts())};
     for (size_t k = 0; k < c.parts(); ++k) start_part(t, prepared(c.part(k)), reuse);
   }
 
@@ -411,7 +402,7 @@ class Run {
       if (const auto* c = std::get_if<CollectiveTask>(&prog_.tasks[t].body)) {
         std::vector<int>* all = c->mirror_groups.empty() ? nullptr : &mirrored_links.emplace_back();
         for (size_t k = 0; k < c->parts(); ++k) {
-          PreparedCollective& p = k == 0 && all == nullptr ? prepared(*c) : prepared(c->part(k));
+          PreparedCollective& p = all == nullptr ? prepared(*c) : prepared(c->part(k));
           if (!p.links) {
             p.links = shared.of(p.schedules);
             if (shared.legs() > kMostLegsLooked) return;
@@ -444,7 +435,7 @@ class Run {
       return;
     }
     // One communication per pipeline's copy, started together, as its own task would be.
-    parts_left_[t] = s.copies;
+    parts_[t] = {s.copies};
     for (size_t k = 0; k < static_cast<size_t>(s.copies); ++k) {
       communicate(t, [this, &s, k] {
         std::vector<Flow> flows;
@@ -524,8 +515,11 @@ class Run {
 
   using CollectiveKey = std::tuple<int, int, int, double, std::vector<int>, std::vector<double>>;
   std::map<CollectiveKey, PreparedCollective> collective_cache_;
-  std::unordered_map<int, int> parts_left_;    // tasks of several parts running: parts not done
-  std::unordered_map<int, double> part_end_;   // ... when their first part ended
+  struct Parts {
+    int left = 0;          // parts not done
+    double first_end = -1;  // when the first one ended (< 0: none yet)
+  };
+  std::unordered_map<int, Parts> parts_;  // tasks of several parts running
   bool mirrors_diverged_ = false;
   const Program& prog_;
   const Cluster& cluster_;

@@ -96,7 +96,10 @@ class Emitter {
     try {
       const size_t first = out_.program.tasks.size();
       emit_pipelines();
-      mirror_pipelines(first);
+      // The pipelines that mirror a written one: its tasks name their devices, which then hold
+      // what its devices hold.
+      add_pipeline_mirrors(out_.program, first, mirrors_);
+      mirror_device_state(mirrors_, layout_, streams_, param_waits_);
     } catch (const TooManyHeldPasses&) {
       return too_large(" and its micro-batches do not repeat identically; hetsim holds at most " + count(kMaxHeldPasses) + " that do not");
     }
@@ -288,12 +291,6 @@ class Emitter {
     }
   }
 
-  // The pipelines that mirror a written one: its tasks from `first` on name their devices, which
-  // then hold what its devices hold.
-  void mirror_pipelines(size_t first) {
-    add_pipeline_mirrors(out_.program, first, mirrors_);
-    mirror_device_state(mirrors_, layout_, streams_, param_waits_);
-  }
   // Every task index the emitter holds for tasks still to come to depend on (not the -1 of slots
   // never set, most [device][block] ones: the folder walks these once per period it leaves out).
   void for_each_held_task(const std::function<void(int&)>& f) {
