@@ -132,6 +132,9 @@ FieldOverride parse_override(std::string_view arg, const std::vector<std::string
                      "has " + std::to_string(arg.size()) + " characters; a --set is at most " + std::to_string(kMaxSetBytes) +
                          " (edit a copy of the file for a larger change)");
   }
+  if (const std::optional<size_t> bad = utf8_error(arg)) {  // as a file holding those bytes is refused
+    throw InputError("--set " + shown_arg(arg), "", "is not UTF-8 text (a bad byte at offset " + std::to_string(*bad) + ")");
+  }
   const size_t eq = arg.find('=');
   FieldOverride o;
   if (eq == std::string_view::npos) throw InputError("--set " + shown_arg(arg), "", "expected PATH=VALUE, e.g. cluster.node_types[0].nic.bandwidth=400Gbps");

@@ -104,9 +104,6 @@ std::optional<std::string> FieldReader::scalar(std::string_view key, bool requir
 
 std::string FieldReader::text(std::string_view key) { return scalar(key, true).value_or(""); }
 
-namespace {
-
-// Why `v` is not a name (1 to 256 printable characters), or empty when it is one.
 std::string name_problem(const std::string& v) {
   const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override
   // Characters, not bytes: every byte but UTF-8's continuation bytes starts one (printable() has
@@ -117,12 +114,10 @@ std::string name_problem(const std::string& v) {
          "; a name is 1 to 256 printable characters";
 }
 
-}  // namespace
-
 std::string FieldReader::name(std::string_view key) {
   const size_t problems = diags_->size();
   std::string v = text(key);
-  if (diags_->size() != problems) return v;  // missing or not text: already reported
+  if (diags_->size() != problems || !readable()) return v;  // missing, not text, or no mapping: already reported
   if (const std::string why = name_problem(v); !why.empty()) {
     error(key, why);
     return "";
@@ -381,8 +376,9 @@ void FieldReader::finish() {
     const std::string key = it->first.Scalar();
     if (asked_.contains(key)) continue;
     const bool set = marks_ != nullptr && !marks_->origin(it->second).empty();  // a key a --set created
-    const std::string what = field_like(key) ? "unknown key " + in_quotes(key) + did_you_mean(key, valid)
-                                             : "unknown key (" + std::to_string(key.size()) + " bytes, not a field name)";
+    const std::string what = key == "<<" ? "a YAML merge key (<<), which hetsim does not read: write the fields out"
+                             : field_like(key) ? "unknown key " + in_quotes(key) + did_you_mean(key, valid)
+                                               : "unknown key (" + std::to_string(key.size()) + " bytes, not a field name)";
     diags_->add(at(set ? it->second : it->first, path_, what));
   }
 }

@@ -84,6 +84,9 @@ class FieldReader {
   void error(std::string_view key, std::string message);
   void error_here(std::string message);
 
+  // Whether this is a mapping whose fields can be read: false for a list entry that is not one, or a
+  // missing child (already reported once; checks of its fields' values would only repeat it).
+  [[nodiscard]] bool readable() const { return valid_map_ && !absent_; }
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] const std::string& file() const { return *file_; }
   [[nodiscard]] Diagnostics& diagnostics() const { return *diags_; }
@@ -138,5 +141,7 @@ class YamlFile {
 // Whether a diagnostic's message says the file is not well-formed for its format (an unknown or
 // missing field, a value of the wrong shape), rather than that its values do not fit this run.
 [[nodiscard]] bool is_format_error(std::string_view message);
+// Why `v` is not a name shown in summaries (1 to 256 printable characters), or empty when it is one.
+[[nodiscard]] std::string name_problem(const std::string& v);
 
 }  // namespace hetsim

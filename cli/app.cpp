@@ -56,7 +56,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   app.footer("Exit codes: 0 success; 1 internal error (a bug: please report it); 2 bad input, said like a compiler error "
              "(file:line:col), or a resource limit (a cluster over " + std::to_string(kMaxClusterGpus) +
              " GPUs, a --set over 64 KiB, a run over the tasks or pipeline passes hetsim simulates, memory or ulimit -v); "
-             "3 infeasible: simulate's run or every program plan made does not fit (the summary, stderr and the report's "
+             "3 infeasible: simulate's run or every program plan made does not fit, or a compare scenario's (the summary, stderr and the report's "
              "infeasible_reason say why); 128+N stopped by signal N (a sweep or sizing keeps what finished).");
   bool quiet = false;
   app.add_flag("--quiet,-q", quiet, "no progress messages on stderr");

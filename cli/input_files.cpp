@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "base/data_dir.hpp"
@@ -36,6 +37,23 @@ void write_file_with(const std::string& path, const std::string& option, const s
   if (out) out.close();  // the last block reaches the file here: a full disk shows now or never
   if (!out) {
     const int err = errno;
+    throw InputError(path, option, std::string("cannot write this file") + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
+  }
+}
+
+void check_writable(const std::string& path, const std::string& option) {
+  refuse_overwriting_an_input(path, option);
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  errno = 0;
+  bool opened = false;
+  {
+    std::ofstream probe(path, std::ios::binary | std::ios::app);  // appends nothing: an existing file keeps its bytes
+    opened = static_cast<bool>(probe);
+  }
+  const int err = errno;
+  if (!existed) std::filesystem::remove(path, ec);
+  if (!opened) {
     throw InputError(path, option, std::string("cannot write this file") + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
   }
 }

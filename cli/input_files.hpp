@@ -22,6 +22,10 @@ inline constexpr const char* kDefaultModel = "gpt3-1.3b";
 void write_file(const std::string& path, const std::string& text, const std::string& option);
 // The same for what `write` puts on the stream (a file too large to build as one string first).
 void write_file_with(const std::string& path, const std::string& option, const std::function<void(std::ostream&)>& write);
+// Before a long run: throws InputError, as write_file would at its end, where `path` cannot be
+// opened for writing (a read-only folder or file). Leaves an existing file as it was and creates
+// none. A device that takes the open and refuses the bytes (/dev/full) shows only when written.
+void check_writable(const std::string& path, const std::string& option);
 // Throws InputError where `path` is a file this run read through one of its inputs (a cluster's
 // switch graph, a sizing's offers): writing it would overwrite an input.
 void refuse_overwriting_an_input(const std::string& path, const std::string& option);

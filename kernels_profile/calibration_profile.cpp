@@ -184,6 +184,11 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
+std::string fitted_date_problem(const std::string& fitted) {
+  if (fitted.size() != 10) return " is not a day; write YYYY-MM-DD (the fit's date)";
+  return iso_date_problem(fitted);
+}
+
 std::string era_problem(const std::string& era, const std::string& fitted) {
   if (era.size() != 10) return " is not a date; write YYYY-MM-DD (the software stack's date)";
   if (std::string why = iso_date_problem(era); !why.empty()) return why;
@@ -203,7 +208,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   p.software = r.text("software");
   if (is_blank(p.software)) r.error("software", "is empty; name the software stack the runs used");
   p.fitted = r.text("fitted");
-  const std::string fitted_problem = iso_date_problem(p.fitted);
+  const std::string fitted_problem = fitted_date_problem(p.fitted);
   if (!fitted_problem.empty()) r.error("fitted", in_quotes(p.fitted) + fitted_problem);
   if (r.opt_node("era")) {
     p.era = r.text("era");
@@ -237,7 +242,12 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       if (shown == info.format(info.max)) shown = format_double("%.12g s", f.value);
       one->error("value", shown + " is over " + info.format(info.max) + ", " + std::string(info.beyond));
     }
-    if (one->opt_node("measured")) f.measured = one->text("measured");  // held through the fit: where it was measured
+    f.value += 0.0;  // -0 is 0: never shown as "-0 s"
+    f.uncertainty += 0.0;
+    if (one->opt_node("measured")) {  // held through the fit: where it was measured
+      f.measured = one->text("measured");
+      if (is_blank(f.measured)) one->error("measured", "is empty; say where the value was measured (file, GPU, date), or leave the field out for a fitted value");
+    }
     one->finish();
     p.parameters.push_back(std::move(f));
   }
@@ -247,14 +257,16 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       TransferredDevice t;
       t.device = c.name("device");
       t.why = c.text("why");
-      if (std::find(known.begin(), known.end(), t.device) == known.end()) {
+      if (t.device.empty()) {
+        // missing, or not a name: said by name() already
+      } else if (std::find(known.begin(), known.end(), t.device) == known.end()) {
         c.error("device", unknown_device_message(t.device, known));
       } else if (std::find(p.devices.begin(), p.devices.end(), t.device) != p.devices.end()) {
         c.error("device", in_quotes(t.device) + " is in devices: the profile was fitted on it, not transferred to it");
       } else if (p.transfer_to(t.device) != nullptr) {
         c.error("device", in_quotes(t.device) + " is listed twice");
       }
-      if (is_blank(t.why)) c.error("why", "is empty; say why the parameters carry over to this GPU type");
+      if (is_blank(t.why) && c.readable()) c.error("why", "is empty; say why the parameters carry over to this GPU type");
       if (c.opt_node("parameters")) {  // only these carry over (default: every one); names() refuses an empty list
         t.parameters = c.names("parameters");
         refuse_repeats(c, "parameters", t.parameters);

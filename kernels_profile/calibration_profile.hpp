@@ -154,6 +154,9 @@ struct CalibrationProfile {
 // Why `era` is no software stack's date ("" when it is): YYYY-MM-DD, and not after `fitted` (the
 // fit's date; empty: not compared). Profiles and hetsim calibrate --era check it alike.
 [[nodiscard]] std::string era_problem(const std::string& era, const std::string& fitted);
+// Why `fitted` is not a fit's date ("" when it is): YYYY-MM-DD, to the day, as eras are (they are
+// compared with it). Profiles and hetsim calibrate --date check it alike.
+[[nodiscard]] std::string fitted_date_problem(const std::string& fitted);
 // Reads and checks one profile. Throws InputError naming file, line, column and field.
 [[nodiscard]] CalibrationProfile load_calibration_profile(const std::filesystem::path& path);
 // The profile as a file load_calibration_profile reads back.

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -87,14 +88,14 @@ std::vector<FittedParameter> measured_parameters(const CalibrateArgs& a) {
       if (!q.ok()) throw InputError(flag, "", q.error);
       value = q.value;
     } else {
-      char* end = nullptr;
-      value = std::strtod(text.c_str(), &end);
-      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || value < 0) {
+      // As a profile file's number is read: decimal only (no hex float, no "inf", no spaces).
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
         throw InputError(flag, "", in_quotes(text) + " is not a share (a number from 0 to " + info->format(info->max) + ")");
       }
     }
     if (!(value <= info->max)) throw InputError(flag, "", info->format(value) + " is over " + info->format(info->max) + ", " + std::string(info->beyond));
-    out.push_back({name, value, 0, a.measured_source});
+    out.push_back({name, value + 0.0, 0, a.measured_source});  // -0 is written 0
   }
   return out;
 }
@@ -109,13 +110,14 @@ int run_calibrate(const CalibrateArgs& a) {
   // A profile's name and stack are what reports say of it: text on one line, never empty.
   for (const auto& [flag, text] : {std::pair<const char*, const std::string*>{"--name", &a.name}, {"--software", &a.software}}) {
     if (is_blank(*text)) throw InputError(flag, "", "is empty: every report the profile is used in names it");
+    if (utf8_error(*text)) throw InputError(flag, "", "is not UTF-8 text; the profile file it is written into must be");
     if (std::any_of(text->begin(), text->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
       throw InputError(flag, "", "holds a control character (a line break, a tab, an escape): give plain text on one line");
     }
   }
   if (a.name.size() > 256) throw InputError("--name", "", "has " + std::to_string(a.name.size()) + " characters; a name is 1 to 256");
   o.date = a.date_given ? a.date : today();
-  if (const std::string why = iso_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
+  if (const std::string why = fitted_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
   o.measured = measured_parameters(a);
   o.era = a.era_given ? a.era : "";
   if (const std::string why = a.era_given ? era_problem(o.era, o.date) : ""; !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
@@ -135,6 +137,7 @@ int run_calibrate(const CalibrateArgs& a) {
     }
   }
   check_paths_apart({{"--out", a.out}}, inputs);
+  check_writable(a.out, "--out");  // a fit can take many minutes: say so now, not after it
   if (runs.empty() && a.only.empty()) throw InputError("--runs", "", "the run files hold no run");
   if (runs.empty()) {
     std::vector<std::string> quoted;

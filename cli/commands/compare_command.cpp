@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,47 @@ std::string joined(const std::vector<std::string>& words) {
   std::string s;
   for (const std::string& w : words) s += (s.empty() ? "" : " ") + (w.find_first_of(" '*[]") == std::string::npos ? printable(w) : "'" + printable(w) + "'");
   return s;
+}
+
+// An option word's name ("--trace" of "--trace=t.json", "-c"), or "" for a value or a subcommand.
+std::string option_name(const std::string& w) {
+  if (w.rfind("--", 0) == 0 && w.size() > 2) return w.substr(0, w.find('='));
+  if (w.size() == 2 && w[0] == '-' && std::isalpha(static_cast<unsigned char>(w[1])) != 0) return w;
+  return "";
+}
+
+// What `option` is given in `words` ("--trace P" or "--trace=P"), or "" when it is not.
+std::string option_value(const std::vector<std::string>& words, const std::string& option) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i].rfind(option + "=", 0) == 0) return words[i].substr(option.size() + 1);
+    if (words[i] == option && i + 1 < words.size()) return words[i + 1];
+  }
+  return "";
+}
+
+// B given as words added to A's: an option A gives that B gives again would be given twice (only
+// --set adds up). Said here, naming the option, rather than as the option parser's count.
+void refuse_options_given_twice(const std::vector<std::string>& sa, const std::vector<std::string>& sb) {
+  for (const std::string& w : sb) {
+    const std::string opt = option_name(w);
+    if (opt.empty() || opt == "--set") continue;
+    if (std::any_of(sa.begin(), sa.end(), [&](const std::string& x) { return option_name(x) == opt; })) {
+      throw InputError("compare", "", "scenario B's words are added to A's, and A gives " + opt +
+                                          " already; to change it, give B whole (starting with simulate or plan)");
+    }
+  }
+}
+
+// Both scenarios writing one --trace: the second would overwrite the first without a word.
+void refuse_one_trace_for_both(const std::vector<std::string>& sa, const std::vector<std::string>& sb) {
+  const std::string ta = option_value(sa, "--trace"), tb = option_value(sb, "--trace");
+  if (ta.empty() || tb.empty()) return;
+  std::error_code ea, eb;
+  const auto ca = std::filesystem::weakly_canonical(ta, ea), cb = std::filesystem::weakly_canonical(tb, eb);
+  if (ta == tb || (!ea && !eb && ca == cb)) {
+    throw InputError("compare", "", "both scenarios would write their trace to " + in_quotes(ta) +
+                                        ", B's over A's; give B whole (starting with simulate or plan) with a --trace of its own");
+  }
 }
 
 // Sends stdout (C and C++ streams alike) to /dev/null while it lives.
@@ -106,7 +148,11 @@ int run_compare(const CompareArgs& a, const std::vector<std::string>& words) {
       }
     }
   }
-  if (!is_run(sb.front())) sb.insert(sb.begin(), sa.begin(), sa.end());
+  if (!is_run(sb.front())) {
+    refuse_options_given_twice(sa, sb);
+    sb.insert(sb.begin(), sa.begin(), sa.end());
+  }
+  refuse_one_trace_for_both(sa, sb);
   const nlohmann::json ra = run_scenario(sa, "A"), rb = run_scenario(sb, "B");
   std::cout << "A: hetsim " << joined(sa) << "\nB: hetsim " << joined(sb) << "\n\n";
   const nlohmann::json diff = print_comparison(ra, rb);
@@ -117,7 +163,8 @@ int run_compare(const CompareArgs& a, const std::vector<std::string>& words) {
                        .dump(2) + "\n",
                "--report");
   }
-  return 0;
+  // A side that does not fit has no figures to compare: the table says which, the exit code too.
+  return ra.value("feasible", false) && rb.value("feasible", false) ? 0 : kExitInfeasible;
 }
 
 }  // namespace hetsim::cli

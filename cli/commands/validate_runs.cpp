@@ -39,6 +39,8 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
     if (only.empty() || x.name.find(only) != std::string::npos) runs.push_back(std::move(x));
   }
   if (runs.empty()) throw InputError("--only", "", "\"" + only + "\" matches no run name");
+  if (!report.empty()) check_writable(report, "--report");  // before minutes of runs, not after them
+  if (!markdown_file.empty()) check_writable(markdown_file, "--markdown");
   if (!trace_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(trace_dir, ec);

@@ -280,7 +280,7 @@ Sizing load_sizing(const std::filesystem::path& path) {
   }
   if (std::optional<double> a = r.opt_quantity("amortization", Unit::kTime)) {
     s.amortization_s = *a;
-  } else if (buys) {
+  } else if (buys && !r.opt_node("amortization")) {  // (one that is there but wrong is said at itself)
     r.error("amortization", "offers to buy need the time their price is spread over, e.g. 4y");
   }
   if (std::optional<FieldReader> rel = r.opt_child("reliability")) {

@@ -116,10 +116,14 @@ Study load_study(const std::filesystem::path& path) {
     if (v.empty()) r.error(key, std::string("is empty; expected a file next to the study or a shipped ") + key + "'s name");
     (std::string_view(key) == "cluster" ? s.cluster : s.model) = v.empty() ? "" : beside(path, v);
   }
-  s.run = r.opt_choice("run", {"plan", "simulate"}).value_or("plan");
+  const std::optional<std::string> run = r.opt_choice("run", {"plan", "simulate"});
+  const bool run_read = run.has_value() || !r.opt_node("run");  // a wrong run: is said once, at itself
+  s.run = run.value_or("plan");
   s.strategy = r.opt_text("strategy").value_or("");
   if (!s.strategy.empty()) (void)r.opt_choice("strategy", strategy_names());  // said here, with its line
-  if (std::optional<std::string> plan = r.opt_text("plan")) {
+  if (std::optional<std::string> plan = r.opt_text("plan"); plan && plan->empty()) {
+    r.error("plan", "is empty; give a plan file (found beside the study), or leave the field out");
+  } else if (plan) {
     const std::filesystem::path p(*plan);
     s.plan = (p.is_absolute() ? p : path.parent_path() / p).string();
     std::error_code ec;  // (its text keys every scenario: read before any run reads it)
@@ -129,8 +133,10 @@ Study load_study(const std::filesystem::path& path) {
       r.error("plan", s.plan + " is " + std::to_string(bytes) + " bytes; an input file is at most " + std::to_string(kMaxYamlFileBytes));
     }
   }
-  if (s.run == "simulate" && s.strategy.empty() && s.plan.empty()) r.error("run", "simulate needs strategy: NAME or plan: FILE");
-  if (s.run == "plan" && (!s.strategy.empty() || !s.plan.empty())) r.error("run", "strategy and plan go with run: simulate");
+  if (run_read && s.run == "simulate" && s.strategy.empty() && s.plan.empty() && !r.opt_node("plan")) {
+    r.error("run", "simulate needs strategy: NAME or plan: FILE");
+  }
+  if (run_read && s.run == "plan" && (!s.strategy.empty() || !s.plan.empty())) r.error("run", "strategy and plan go with run: simulate");
   if (!s.strategy.empty() && !s.plan.empty()) r.error("plan", "give strategy or plan, not both");
   s.hold_plan = r.opt_flag("hold_plan").value_or(false);
   if (s.hold_plan && s.run != "plan") {

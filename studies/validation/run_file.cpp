@@ -176,9 +176,12 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.memory_where = r.locate("memory", "");
   run.name = r.name("name");
   run.source = r.text("source");
-  run.class_name = r.opt_text("class").value_or("");
   if (is_blank(run.source)) r.error("source", "is empty; say where the measurement was published or made");
-  if (r.opt_node("class") && is_blank(run.class_name)) r.error("class", "is empty; leave it out for the default class, or name one");
+  if (const std::optional<std::string> cls = r.opt_text("class")) {  // every table row prints it: a name's length
+    if (is_blank(*cls)) r.error("class", "is empty; leave it out for the default class, or name one");
+    else if (const std::string why = name_problem(*cls); !why.empty()) r.error("class", why);
+    else run.class_name = *cls;
+  }
   run.source_group = r.opt_text("source_group").value_or(run.source);
   if (const std::optional<std::string> cal = r.opt_text("calibration")) {
     // A profile file next to the run file, as the run's other paths; else as --calibration takes it.
@@ -296,7 +299,16 @@ std::vector<ValidationRun> load_run_files(const std::vector<std::string>& files)
   std::vector<ValidationRun> runs;
   std::map<std::string, Diagnostic> seen;  // name: where it was first given
   std::vector<Diagnostic> twice;
+  std::map<std::filesystem::path, std::string> given;  // a file's canonical path: as it was first given
   for (const std::string& f : files) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(f, ec);
+    if (!ec) {
+      if (const auto [at, first] = given.emplace(canonical, f); !first) {
+        throw InputError(f, "--runs", "is given twice" + (at->second == f ? std::string() : " (also as " + in_quotes(at->second) + ")") +
+                                          ": give each run file once");
+      }
+    }
     for (ValidationRun& r : load_runs(f)) {
       if (const auto [at, first] = seen.emplace(r.name, r.where); !first) {
         Diagnostic d = r.where;
