@@ -135,9 +135,10 @@ void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost)
   }
   const double b = static_cast<double>(mm.batch), m = static_cast<double>(mm.m), n = static_cast<double>(mm.n),
                k = static_cast<double>(mm.k);
-  // The published figures time torch.mm / torch.matmul of two plain matrices: cuBLAS's NN product,
-  // which is how the cost model times a product of two activations (not x·Wᵀ, a linear layer).
-  Op op = Op::make("matmul", OpKind::kAttnContext, 0);
+  // torch.mm / torch.matmul of two plain matrices is cuBLAS's NN product, which is how the cost
+  // model times a product of two activations; layout tn (x·Wᵀ) is a linear layer's forward, timed
+  // from the rows of the layout frameworks run (gemm_fwd) where a GPU has them.
+  Op op = Op::make("matmul", mm.linear ? OpKind::kLinear : OpKind::kAttnContext, 0);
   op.shape = {mm.batch, mm.m, mm.n};
   op.gemm = {mm.batch, mm.m, mm.n, mm.k};
   op.fwd_flops = 2 * b * m * n * k;

@@ -116,6 +116,7 @@ MatmulRun read_matmul(FieldReader c) {
   const std::string dt = c.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"});
   out.dtype_where = c.locate("dtype", "");
   out.dtype = dtype_from_name(dt).value_or(DType::kBf16);
+  out.linear = c.opt_choice("layout", {"nn", "tn"}).value_or("nn") == "tn";
   c.finish();
   return out;
 }

@@ -39,6 +39,9 @@ struct MatmulRun {
   std::string device;  // shipped device name
   long batch = 1, m = 0, n = 0, k = 0;
   DType dtype = DType::kBf16;
+  // nn: torch.matmul of two plain matrices (cuBLAS's NN product, the default); tn: x·Wᵀ, a linear
+  // layer's forward (cuBLASLt's TN layout, the only one its FP8 GEMMs take on Hopper).
+  bool linear = false;
   Diagnostic device_where, dtype_where;  // file:line of those fields, for errors found later
 };
 
