@@ -142,6 +142,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   p.strategy = split == BatchSplit::kEven ? "dp-even" : "dp-proportional";
   p.devices.resize(n);
   p.samples = static_cast<double>(global_batch);
+  p.model_flops = p.samples * model_flops_per_sample(model, dtype);  // MFU's count (op_graph.hpp)
   p.tokens = static_cast<double>(global_batch) * static_cast<double>(model.seq_len);
   for (int g = 0; g < n; ++g) {
     p.devices[g].static_memory_bytes = state_bytes + kRuntimeReserveBytes;
@@ -169,7 +170,6 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       for (size_t i = nblocks; i-- > 0;) {
         const BlockCost& b = blocks[i];
         const int t = p.add({prefix + mbtag + b.name + ".bwd", ComputeTask{g, b.bwd_s, b.model_flops, -b.saved_bytes, mirrors}, {}});
-        p.model_flops += replicas * b.model_flops;
         if (last) last_bwd[i].push_back(t);
       }
       done += size;
@@ -201,7 +201,6 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       label.append(partial > 0 ? " steps as one task, the partial one first)" : " identical steps as one task)");
       p.add({label, ComputeTask{g, seconds, flops, activations, mirrors}, {}});
       p.add({label + ".release", ComputeTask{g, 0, 0, -activations, mirrors}, {}});
-      p.model_flops += replicas * flops;
       done = partial + repeats * mb;
       k = steps;
     } else if (partial > 0) {

@@ -41,6 +41,9 @@ Report make_report(const Program& program, const Cluster& cluster, const SimResu
     d.compute_s = t.compute_s;
     d.comm_s = t.comm_s;
     d.idle_s = std::max(0.0, result.iteration_time_s - t.busy_s);
+    // A difference of two sums of the same intervals leaves a rounding residue (1e-16 s on a 1 s
+    // iteration), not idle time: below 1e-12 of the iteration it is none.
+    if (d.idle_s < 1e-12 * result.iteration_time_s) d.idle_s = 0;
     d.peak_memory_bytes = t.peak_memory_bytes;
     d.memory_capacity_bytes = cluster.device_of(g).memory_bytes;
     r.devices.push_back(d);

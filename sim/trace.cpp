@@ -116,8 +116,21 @@ void trace_events(Emit&& emit, const Program& program, const Cluster& cluster, c
     const std::string what = result.extrapolated_copies > 0
                                  ? " more steps, nearly identical, extrapolated (± " + format_duration(result.extrapolation_bound_s) + ") and not drawn ("
                                  : " more identical steps, not drawn (";
-    emit({{"name", std::to_string(rs.more) + what + format_duration(result.repeat_gap_s) + ")"},
-                      {"cat", "repeated"}, {"ph", "i"}, {"s", "g"}, {"pid", 0}, {"tid", 0}, {"ts", at * 1e6}});
+    const std::string name = std::to_string(rs.more) + what + format_duration(result.repeat_gap_s) + ")";
+    emit({{"name", name}, {"cat", "repeated"}, {"ph", "i"}, {"s", "g"}, {"pid", 0}, {"tid", 0}, {"ts", at * 1e6}});
+    // And on the compute track of every GPU the step computes on, one slice over the gap, so that
+    // the steps left out do not read as an idle GPU.
+    std::vector<bool> computes(cluster.gpu_count(), false);
+    for (int i = rs.first; i < rs.first + rs.size; ++i) {
+      if (const auto* c = std::get_if<ComputeTask>(&program.tasks[i].body)) {
+        computes[c->device] = true;
+        for (int m : c->mirrors) computes[m] = true;
+      }
+    }
+    const TaskTiming gap{at, at + result.repeat_gap_s};
+    for (int g = 0; g < cluster.gpu_count(); ++g) {
+      if (computes[g]) emit(slice(name, "repeated", cluster.gpus[g].node, tid(g, kComputeTrack), gap));
+    }
   }
   if (!result.flows.empty()) add_link_counters(emit, cluster, result);
 }

@@ -441,6 +441,12 @@ class Builder {
 
 }  // namespace
 
+double model_flops_per_sample(const ModelSpec& model, DType dtype) {
+  ModelSpec one = model;
+  one.training.recompute = Recompute::kNone;
+  return build_op_graph(one, 1, dtype).model_flops();
+}
+
 OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype, const KernelSupport& support) {
   const bool flash = uses_flash_attention(model.training, support.flash_attention);
   if (model.family == Family::kUnet) return build_unet_graph(model, micro_batch, dtype, flash);

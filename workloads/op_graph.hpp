@@ -139,6 +139,11 @@ struct KernelSupport {
 [[nodiscard]] OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype,
                                      const KernelSupport& support = {});
 
+// Model FLOPs of one sample, forward and backward, as MFU counts them: without recompute, and of
+// the graph with no fused attention kernel (attention: auto), whatever kernels a plan's GPUs run and
+// whatever micro-batch it takes, so that every program of one run reports one MFU.
+[[nodiscard]] double model_flops_per_sample(const ModelSpec& model, DType dtype);
+
 // A tensor crossing pipeline layers: the output of one op of layer `from_layer` read by ops of a
 // later layer `to_layer` (layer numbers as Op::layer: -1 before the first, `layers` after the last).
 struct LayerEdge {

@@ -20,11 +20,8 @@ std::vector<int> first_node_group(const Cluster& cluster, int node_type, int siz
 
 PipelineProgramBuilder::PipelineProgramBuilder(const ModelSpec& model, const Cluster& cluster, const CostModel& cost)
     : model_(model), cluster_(cluster), cost_(cost) {
-  ModelSpec one = model;
-  one.training.recompute = Recompute::kNone;
-  const OpGraph g = build_op_graph(one, 1, model.training.dtype);
   ctx_.tokens_per_sample = static_cast<double>(model.seq_len);
-  ctx_.model_flops_per_sample = g.model_flops();
+  ctx_.model_flops_per_sample = model_flops_per_sample(model, resolve_dtype(model, cluster));
   ctx_.reserve_bytes = kRuntimeReserveBytes;
   if (model.tied_embeddings && model.family != Family::kVit && model.family != Family::kVgg) {
     ctx_.tied_embedding_params = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);

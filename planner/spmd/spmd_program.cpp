@@ -112,7 +112,7 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
   }
   prog.samples = static_cast<double>(model.training.global_batch);
   prog.tokens = prog.samples * static_cast<double>(model.seq_len);
-  prog.model_flops = build_op_graph(model, 1, dtype).model_flops() * prog.samples;
+  prog.model_flops = model_flops_per_sample(model, dtype) * prog.samples;
   std::vector<int> all(n);
   for (int d = 0; d < n; ++d) all[d] = d;
   const std::vector<Layout> layouts = output_layouts(p, c.program);
