@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/field_override.hpp"
 #include "base/input_error.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "studies/validation/published_mfu.hpp"
 #include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
@@ -36,11 +38,26 @@ std::string problem_of(const fs::path& file) {
   const YAML::Node root = YAML::LoadFile(file.string());
   const auto has = [&](const char* key) { return root.IsMap() && root[key]; };
   try {
-    if (root.IsSequence()) {  // validation runs, with the clusters and models they name
+    if (root.IsSequence()) {  // validation runs, with the clusters, models and hybrid plans they name
       for (const ValidationRun& run : load_runs(file)) {
         if (!run.cluster.empty()) (void)load_cluster(run.cluster);
         if (!run.training.model.empty()) (void)load_model(run.training.model);
+        if (run.training.plan.empty() || plan_file_kind(run.training.plan) != "hybrid") continue;
+        std::vector<FieldOverride> nodes;  // the run's `nodes`, as validate applies them
+        if (run.nodes > 0) nodes.push_back(parse_override("cluster.node_types[0].count=" + std::to_string(run.nodes)));
+        const Cluster cluster = load_cluster(run.cluster, nodes);
+        ModelSpec model = load_model(run.training.model);
+        if (run.training.global_batch > 0) model.training.global_batch = run.training.global_batch;
+        resolve_experts(model, cluster.gpu_count());
+        (void)load_hybrid_plan(run.training.plan, model, cluster);
       }
+    } else if (has("kind") && has("pipelines")) {  // a hybrid plan: read through a run file one folder up
+      bool named = false;
+      for (const auto& e : fs::directory_iterator(file.parent_path().parent_path())) {
+        named |= e.path().extension() == ".yaml" && read(e.path()).find("plan: " + file.parent_path().filename().string() + "/" +
+                                                                       file.filename().string()) != std::string::npos;
+      }
+      if (!named) return "a hybrid plan that no run file one folder up reads";
     } else if (has("vary") || has("run")) {
       const test::CliRun r = test::run_hetsim_redirected("sweep " + quoted(file.string()) + " --dry-run 2>&1");
       if (r.rc != 0) return "sweep --dry-run exited " + std::to_string(r.rc) + ": " + r.output;
