@@ -21,14 +21,14 @@ struct PassUnit {
 };
 
 // Seconds for a forward `a` and a backward `b` run together as pass_emitter's
-// emit_overlapped_passes writes them: their parts in turn (a's first, b's first, a's second, ...)
-// on one compute stream, each part's collectives after it on one expert stream, and each part
-// waiting for its own pass's collectives before it.
+// emit_overlapped_passes writes them: their parts in turn (b's first, a's first, b's second, ...:
+// Megatron-Core's order) on one compute stream, each part's collectives after it on one expert
+// stream, and each part waiting for its own pass's collectives before it.
 double paired_seconds(const std::vector<PassUnit>& a, const std::vector<PassUnit>& b) {
   double compute = 0, expert = 0;
   double ready[2] = {0, 0};  // when each pass's collectives so far are done
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass : {1, 0}) {
       const std::vector<PassUnit>& units = pass == 0 ? a : b;
       if (i >= units.size()) continue;
       compute = std::max(compute, ready[pass]) + units[i].compute_s;

@@ -470,10 +470,19 @@ std::pair<int, int> emit_overlapped_passes(ComputeStreams& streams, PassSpec a, 
   PassWriter wa(streams, a, std::move(a_deps)), wb(streams, b, std::move(b_deps));
   wa.host();
   wb.host();
-  const auto ua = wa.units(), ub = wb.units();
-  for (size_t i = 0; i < std::max(ua.size(), ub.size()); ++i) {
-    if (i < ua.size()) wa.run_unit(ua[i]);
-    if (i < ub.size()) wb.run_unit(ub[i]);
+  // The backward's part first, then the forward's, as Megatron-Core orders a layer of the two
+  // (TransformerLayerSchedulePlan.run in megatron/core/models/common/model_chunk_schedule_plan.py):
+  // the backward's combine under the forward's attention, the forward's dispatch under the
+  // backward's experts, the backward's dispatch under the forward's experts, the forward's combine
+  // under the backward's attention. The forward's part first left the expert stream idle under the
+  // backward's attention and the next forward's attention queued behind it.
+  const bool backward_first = a.pass == PassKind::kForward && b.pass != PassKind::kForward;
+  PassWriter& first = backward_first ? wb : wa;
+  PassWriter& second = backward_first ? wa : wb;
+  const auto u1 = first.units(), u2 = second.units();
+  for (size_t i = 0; i < std::max(u1.size(), u2.size()); ++i) {
+    if (i < u1.size()) first.run_unit(u1[i]);
+    if (i < u2.size()) second.run_unit(u2[i]);
   }
   const int last_a = wa.finish();
   return {last_a, wb.finish()};

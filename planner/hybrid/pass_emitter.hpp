@@ -93,9 +93,10 @@ struct PassSpec {
 int emit_pass(ComputeStreams& streams, const PassSpec& spec, std::vector<int> deps);
 
 // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): a forward and a backward of
-// different micro-batches emitted together, part by part in turn (a's first part, b's first, a's
-// second, ...), with their expert all-to-alls deferred, so that each one's dispatch and combine run
-// under the other's kernels. Both run every part separately. Returns each pass's last task.
+// different micro-batches emitted together, part by part in turn (the backward's first part, the
+// forward's first, the backward's second, ...), with their expert all-to-alls deferred, so that each
+// one's dispatch and combine run under the other's kernels. Both run every part separately.
+// Returns each pass's last task.
 std::pair<int, int> emit_overlapped_passes(ComputeStreams& streams, PassSpec a, std::vector<int> a_deps, PassSpec b,
                                            std::vector<int> b_deps);
 

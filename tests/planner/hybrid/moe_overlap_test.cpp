@@ -143,9 +143,12 @@ TEST(CombinedOneFOneB, RoundTripsThroughThePlanFileAndRefusesWhatCannotRun) {
 
 TEST(CombinedOneFOneB, TheClosedFormFollowsThePairsAsTheyRun) {
   // Each part's all-to-all hides only under the part of the other pass written beside it (the
-  // emitter's order), not under the whole pass: with all-to-alls across two nodes' NICs, longer
-  // than some parts, the estimate of a combined 1F1B plan follows its simulation as closely as the
-  // plain plan's does.
+  // emitter's order, Megatron-Core's), not under the whole pass: with all-to-alls across two nodes'
+  // NICs, longer than some parts, the estimate of a combined 1F1B plan follows its simulation as
+  // closely as the plain plan's does. The gradients are reduced after the backward here: reduced
+  // under it, they share the NICs with the expert all-to-alls, which the closed form leaves out
+  // (2026-12-05, with Megatron-Core's order: estimate -1.5 % plain, -7.7 % combined; +0.7 / -4.9
+  // % as here).
   ModelSpec m = load_model(test::shipped("workloads", "qwen3-30b-a3b"));
   m.layers = 4;
   m.seq_len = 4096;
@@ -155,6 +158,7 @@ TEST(CombinedOneFOneB, TheClosedFormFollowsThePairsAsTheyRun) {
   for (const bool combined : {false, true}) {
     HybridPlan p = test::one_stage_plan(16, 4, 8, 16, 1, 16);
     p.gradient_sync = GradientSync::kZero1;
+    p.grad_sync_overlap = false;
     p.overlap_moe_expert_parallel_comm = combined;
     ASSERT_EQ(check_hybrid_plan(p, m, c).size(), 0u) << check_hybrid_plan(p, m, c)[0].message;
     HybridPlanner planner(m, c, CostModel{}, SimOptions{});
