@@ -44,7 +44,7 @@ void write_file_with(const std::string& path, const std::string& option, const s
 void check_writable(const std::string& path, const std::string& option) {
   refuse_overwriting_an_input(path, option);
   std::error_code ec;
-  const bool existed = std::filesystem::exists(path, ec);
+  const bool existed = std::filesystem::exists(std::filesystem::symlink_status(path, ec));  // a dangling link too: never removed
   errno = 0;
   bool opened = false;
   {
