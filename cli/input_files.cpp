@@ -11,6 +11,15 @@
 
 namespace hetsim::cli {
 
+namespace {
+
+// `path` cannot be written, with the system's reason (`err`, errno; 0: none known).
+InputError cannot_write(const std::string& path, const std::string& option, int err) {
+  return InputError(path, option, std::string("cannot write this file") + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
+}
+
+}  // namespace
+
 Cluster load_cluster_arg(const std::string& arg, const std::vector<FieldOverride>& sets) {
   return load_cluster(resolve_input(arg, "topologies", "cluster"), overrides_for(sets, "cluster"));
 }
@@ -35,10 +44,7 @@ void write_file_with(const std::string& path, const std::string& option, const s
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) write(out);
   if (out) out.close();  // the last block reaches the file here: a full disk shows now or never
-  if (!out) {
-    const int err = errno;
-    throw InputError(path, option, std::string("cannot write this file") + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
-  }
+  if (!out) throw cannot_write(path, option, errno);
 }
 
 void check_writable(const std::string& path, const std::string& option) {
@@ -53,9 +59,7 @@ void check_writable(const std::string& path, const std::string& option) {
   }
   const int err = errno;
   if (!existed) std::filesystem::remove(path, ec);
-  if (!opened) {
-    throw InputError(path, option, std::string("cannot write this file") + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
-  }
+  if (!opened) throw cannot_write(path, option, err);
 }
 
 }  // namespace hetsim::cli

@@ -72,6 +72,38 @@ std::vector<std::vector<std::vector<const Op*>>> kernels_by_type(const OpGraph& 
   return by_type;
 }
 
+// The graph one SPMD program runs for `batch` samples and, where GPU types with and without a
+// fused attention kernel mix, the unfused graph and the ops each type runs (kernels_by_type).
+struct TypedGraph {
+  OpGraph built;
+  std::optional<OpGraph> unfused;
+  std::vector<std::vector<std::vector<const Op*>>> kernels;  // empty: every type runs graph()
+  // Unmatched: the unfused graph everywhere.
+  [[nodiscard]] const OpGraph& graph() const { return unfused && kernels.empty() ? *unfused : built; }
+};
+
+TypedGraph typed_graph(const ModelSpec& model, long batch, DType dtype, bool mixed, const KernelSupport& every, const Cluster& cluster) {
+  TypedGraph t{build_op_graph(model, batch, dtype, mixed ? KernelSupport{true} : every), std::nullopt, {}};
+  if (mixed) t.unfused = build_op_graph(model, batch, dtype, every);
+  t.kernels = kernels_by_type(t.built, t.unfused ? &*t.unfused : nullptr, cluster);
+  return t;
+}
+
+// Whether `a` and `b` (one model at two batch sizes) hold the same ops, each type running as many.
+bool same_ops(const TypedGraph& a, const TypedGraph& b) {
+  const OpGraph &ga = a.graph(), &gb = b.graph();
+  if (ga.ops.size() != gb.ops.size() || a.kernels.size() != b.kernels.size()) return false;
+  for (size_t i = 0; i < ga.ops.size(); ++i) {
+    if (ga.ops[i].name != gb.ops[i].name) return false;
+  }
+  for (size_t t = 0; t < a.kernels.size(); ++t) {
+    for (size_t i = 0; i < a.kernels[t].size(); ++i) {
+      if (a.kernels[t][i].size() != b.kernels[t][i].size()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
@@ -88,11 +120,9 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   const KernelSupport every = cluster_kernel_support(cluster);
   const bool mixed = mixed_attention == MixedAttention::kPerGpuType && some_fused && !every.flash_attention &&
                      uses_flash_attention(model.training, true);
-  const OpGraph g = build_op_graph(model, micro, dtype, mixed ? KernelSupport{true} : every);
-  std::optional<OpGraph> unfused;
-  if (mixed) unfused = build_op_graph(model, micro, dtype, every);
-  const auto kernels = kernels_by_type(g, unfused ? &*unfused : nullptr, cluster);
-  const OpGraph& graph = mixed && kernels.empty() ? *unfused : g;  // unmatched: the unfused graph everywhere
+  const TypedGraph whole = typed_graph(model, micro, dtype, mixed, every, cluster);
+  const OpGraph& graph = whole.graph();
+  const auto& kernels = whole.kernels;
   // Times are linear in a device's share (HAP's model), but taken at the shape a device runs: the
   // graph of an even split's slice (each GPU's micro-batch), scaled to the global micro-batch. The
   // global micro-batch's own GEMMs are larger than any GPU's and reach a higher efficiency (wave
@@ -100,22 +130,13 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   // step costed as data parallelism or a pipeline costs it. Where the two graphs do not match op
   // for op, the global graph's times stand.
   const long slice = std::max(1L, micro / static_cast<long>(cluster.gpu_count()));
-  std::optional<OpGraph> gs, unfused_s;
-  std::vector<std::vector<std::vector<const Op*>>> kernels_s;
-  const OpGraph* sliced = nullptr;
+  std::optional<TypedGraph> part;
   if (slice < micro) {
-    gs = build_op_graph(model, slice, dtype, mixed ? KernelSupport{true} : every);
-    if (mixed) unfused_s = build_op_graph(model, slice, dtype, every);
-    kernels_s = kernels_by_type(*gs, unfused_s ? &*unfused_s : nullptr, cluster);
-    const OpGraph& candidate = mixed && kernels_s.empty() ? *unfused_s : *gs;
-    bool same = candidate.ops.size() == graph.ops.size() && kernels_s.empty() == kernels.empty();
-    for (size_t i = 0; same && i < graph.ops.size(); ++i) same = candidate.ops[i].name == graph.ops[i].name;
-    for (size_t t = 0; same && t < kernels.size(); ++t) {
-      for (size_t i = 0; same && i < kernels[t].size(); ++i) same = kernels[t][i].size() == kernels_s[t][i].size();
-    }
-    if (same) sliced = &candidate;
+    part = typed_graph(model, slice, dtype, mixed, every, cluster);
+    if (!same_ops(*part, whole)) part.reset();
   }
-  const double scale = sliced != nullptr ? static_cast<double>(micro) / static_cast<double>(slice) : 1.0;
+  const TypedGraph& costed_graphs = part ? *part : whole;
+  const double scale = part ? static_cast<double>(micro) / static_cast<double>(slice) : 1.0;
   SpmdProblem p;
   p.devices = cluster.gpu_count();
   p.accumulation = static_cast<double>(global) / static_cast<double>(micro);
@@ -135,9 +156,8 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
       double fwd_s = 0, bwd_s = 0, saved = 0;
       std::array<double, kCostSources> src{};
       for (const Op* k : kernels.empty() ? std::vector<const Op*>{&op} : kernels[t][i]) saved += k->saved_bytes;
-      const Op& costed = sliced != nullptr ? sliced->ops[i] : op;
-      const std::vector<std::vector<std::vector<const Op*>>>& by_type = sliced != nullptr ? kernels_s : kernels;
-      for (const Op* k : by_type.empty() ? std::vector<const Op*>{&costed} : by_type[t][i]) {
+      const auto& by_type = costed_graphs.kernels;
+      for (const Op* k : by_type.empty() ? std::vector<const Op*>{&costed_graphs.graph().ops[i]} : by_type[t][i]) {
         const OpCost fwd = cost.op_time(gpu, *k, dtype, Pass::kForward);
         const OpCost bwd = cost.op_time(gpu, *k, dtype, Pass::kBackward);
         fwd_s += fwd.seconds;
