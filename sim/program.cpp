@@ -18,6 +18,7 @@ std::string_view comm_stream_name(CommStream s) {
     case CommStream::kPipeline: return "p2p";
     case CommStream::kPipelineBack: return "p2p.back";
     case CommStream::kExpert: return "ep";
+    case CommStream::kExpertRail: return "ep.rail";
   }
   return "?";
 }

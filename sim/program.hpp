@@ -41,10 +41,12 @@ struct ComputeTask {
 // transfers towards the next stage (activations) and the previous one (gradients) go through
 // different communicators, as in Alpa's cross-mesh communicators: two streams. Expert
 // parallelism's token dispatch and combine (and expert TP's gathers) run on a stream of their
-// own, as Megatron-Core's combined 1F1B does when it hides them under another micro-batch.
-enum class CommStream { kData, kTensor, kPipeline, kPipelineBack, kExpert };
-inline constexpr int kCommStreams = 5;
-[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p", "p2p.back", "ep"
+// own, as Megatron-Core's combined 1F1B does when it hides them under another micro-batch. The
+// flex dispatcher's inter-node part (an all-to-all over each rail) has one more, beside its
+// in-node part, as HybridEP pipelines its network and NVLink stages.
+enum class CommStream { kData, kTensor, kPipeline, kPipelineBack, kExpert, kExpertRail };
+inline constexpr int kCommStreams = 6;
+[[nodiscard]] std::string_view comm_stream_name(CommStream s);  // "comm", "tp", "p2p", "p2p.back", "ep", "ep.rail"
 
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
 

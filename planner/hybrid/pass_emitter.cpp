@@ -221,8 +221,9 @@ class PassWriter {
   // The flex dispatcher's in-node all-to-all (over each node's GPUs of the EP group, in `ep`) and
   // its inter-node one (`rail` over each rail) run side by side.
   void ep_sync(const TpBytes& ep, const TpBytes& etp, double rail, bool backward, const std::string& label) {
-    const auto issue = [&](const std::vector<std::vector<int>>& groups, const TpBytes& bytes, const std::string& name) {
-      return groups.empty() || !bytes.any() ? std::vector<int>{} : collectives(groups, bytes, false, last_, name, CommStream::kExpert);
+    const auto issue = [&](const std::vector<std::vector<int>>& groups, const TpBytes& bytes, const std::string& name,
+                           CommStream stream = CommStream::kExpert) {
+      return groups.empty() || !bytes.any() ? std::vector<int>{} : collectives(groups, bytes, false, last_, name, stream);
     };
     const auto wait = [&](std::vector<int> ends, const std::string& name) {
       if (ends.empty()) return;
@@ -236,7 +237,7 @@ class PassWriter {
     std::vector<int> ends = issue(ep_node_groups_, ep, label + ".ep");
     TpBytes rails;
     rails.all_to_all = rail;
-    const std::vector<int> rail_ends = issue(rail_groups_, rails, label + ".ep_rail");
+    const std::vector<int> rail_ends = issue(rail_groups_, rails, label + ".ep_rail", CommStream::kExpertRail);
     ends.insert(ends.end(), rail_ends.begin(), rail_ends.end());
     wait(std::move(ends), label + ".ep");
     if (!backward) wait(issue(etp_groups_, etp, label + ".etp"), label + ".etp");

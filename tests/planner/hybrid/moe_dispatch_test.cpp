@@ -106,7 +106,8 @@ Evaluation mixtral_ep16(MoeDispatcher d, Collectives* seen = nullptr, double* to
   if (token_bytes != nullptr) *token_bytes = 4096.0 * static_cast<double>(m.hidden) * 2;  // a GPU's tokens, bf16
   for (const Task& t : ev.program.tasks) {
     const auto* col = std::get_if<CollectiveTask>(&t.body);
-    if (col == nullptr || col->stream != CommStream::kExpert || seen == nullptr) continue;
+    const bool expert = col != nullptr && (col->stream == CommStream::kExpert || col->stream == CommStream::kExpertRail);
+    if (!expert || seen == nullptr) continue;
     if (col->op == CollectiveOp::kAllToAll) seen->a2a.push_back(col);
     if (col->op == CollectiveOp::kAllGather) seen->all_gather.push_back(col);
     if (col->op == CollectiveOp::kReduceScatter) seen->reduce_scatter.push_back(col);
@@ -136,6 +137,22 @@ TEST(MoeDispatch, FlexRunsARailAllToAllBesideAnInNodeOneAndBeatsAllToAllAcrossNo
     }
   }
   EXPECT_TRUE(rail && node);
+  // The first dispatch's two parts run side by side: the rails' on a stream of their own (the NICs)
+  // beside the node's (NVLink), not one after the other on one stream.
+  int first_rail = -1, first_node = -1;
+  for (size_t i = 0; i < f.program.tasks.size(); ++i) {
+    const auto* col = std::get_if<CollectiveTask>(&f.program.tasks[i].body);
+    if (col == nullptr || col->op != CollectiveOp::kAllToAll) continue;
+    int& first = col->group.size() == 2 ? first_rail : first_node;
+    if (first >= 0) continue;
+    first = static_cast<int>(i);
+    EXPECT_EQ(col->stream, col->group.size() == 2 ? CommStream::kExpertRail : CommStream::kExpert);
+  }
+  ASSERT_TRUE(first_rail >= 0 && first_node >= 0);
+  const TaskTiming& tr = f.result.tasks[static_cast<size_t>(first_rail)];
+  const TaskTiming& tn = f.result.tasks[static_cast<size_t>(first_node)];
+  EXPECT_DOUBLE_EQ(tr.start_s, tn.start_s);
+  EXPECT_LT(std::max(tr.start_s, tn.start_s), std::min(tr.end_s, tn.end_s));
   // Across the NICs: alltoall sends 2 x 8/16 of a token per token (top-2, half the experts remote;
   // its buffer holds the 2 copies), flex 1 - misses (its rail buffer 2 x that): a token stays home
   // only if both its experts are local. The first expert collective of each is the same pass's.
