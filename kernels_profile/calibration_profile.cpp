@@ -153,8 +153,9 @@ std::string CalibrationProfile::describe() const {
   for (size_t i = 0; i < parameters.size(); ++i) {
     const ParameterInfo* info = find_calibration_parameter(parameters[i].name);
     const auto value = [&](double v) { return info != nullptr ? info->format(v) : format_time(v); };
-    s += (i ? ", " : "") + parameters[i].name + " " + value(parameters[i].value) +
-         (parameters[i].measured.empty() ? " ± " + value(parameters[i].uncertainty) : " (measured, not fitted)");
+    const FittedParameter& f = parameters[i];
+    s += (i ? ", " : "") + f.name + " " + value(f.value) + (f.measured.empty() ? " ± " + value(f.uncertainty) : " (measured, not fitted)") +
+         (f.held_from.empty() ? "" : " (held from " + f.held_from + ", not fitted here)");
   }
   return s + ")";
 }
@@ -247,6 +248,11 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
     if (one->opt_node("measured")) {  // held through the fit: where it was measured
       f.measured = one->text("measured");
       if (is_blank(f.measured)) one->error("measured", "is empty; say where the value was measured (file, GPU, date), or leave the field out for a fitted value");
+    }
+    if (one->opt_node("held_from")) {  // held through the fit at another profile's fitted value
+      f.held_from = one->text("held_from");
+      if (is_blank(f.held_from)) one->error("held_from", "is empty; name the profile whose fitted value is held, or leave the field out for a fitted value");
+      if (!f.measured.empty()) one->error("held_from", "beside `measured`: a value is measured or held from another profile's fit, not both");
     }
     one->finish();
     p.parameters.push_back(std::move(f));
@@ -353,6 +359,7 @@ std::string calibration_profile_text(const CalibrationProfile& p) {
   for (const FittedParameter& f : p.parameters) {
     o << "  " << f.name << ": {value: " << value(f, f.value) << ", uncertainty: " << value(f, f.uncertainty);
     if (!f.measured.empty()) o << ", measured: " << quoted(f.measured);
+    if (!f.held_from.empty()) o << ", held_from: " << quoted(f.held_from);
     o << "}\n";
   }
   o << "fitted_on:\n";

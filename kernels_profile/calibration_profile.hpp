@@ -93,6 +93,12 @@ struct FittedParameter {
   // Held at a measured value through the fit, not fitted (hetsim calibrate --measured): where it
   // was measured (file, GPU, date). Empty: fitted. Optional key `measured` in profile files.
   std::string measured{};
+  // Held through the fit at the value another profile fitted, its uncertainty kept (hetsim calibrate
+  // --hold): that profile's name, file and fit. Where it carries over (the framework's host time on
+  // another GPU of the same software stack) and these runs cannot pin it. Optional key `held_from`;
+  // never beside `measured`.
+  std::string held_from{};
+  [[nodiscard]] bool held() const { return !measured.empty() || !held_from.empty(); }
 };
 
 // Leave-one-source-out cross-validation of one class of runs (studies/validation classes).

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -42,6 +43,10 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
                   "needs --measured-source)");
   cmd->add_option("--measured-source", a.measured_source,
                   "where the --measured values were measured (file, GPU, date), written into the profile beside them");
+  cmd->add_option("--hold", a.hold,
+                  "hold a parameter at the value another profile fitted (its uncertainty kept) instead of fitting it, e.g. "
+                  "expert_gemm_host=kernels_profile/calibrations/megatron-core-2026.yaml: where it carries over and these runs "
+                  "cannot pin it (repeatable)");
 }
 
 namespace {
@@ -100,6 +105,41 @@ std::vector<FittedParameter> measured_parameters(const CalibrateArgs& a) {
   return out;
 }
 
+// --hold NAME=PROFILE, each a parameter that profile holds, appended to `held` (the --measured ones):
+// its value and uncertainty, and where they come from (a value the other profile held itself keeps
+// its own provenance).
+void add_held_parameters(const CalibrateArgs& a, std::vector<FittedParameter>& held) {
+  for (const std::string& h : a.hold) {
+    const std::string flag = "--hold " + h;
+    const size_t eq = h.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == h.size()) {
+      throw InputError(flag, "", "is not NAME=PROFILE, e.g. expert_gemm_host=kernels_profile/calibrations/megatron-core-2026.yaml");
+    }
+    const std::string name = h.substr(0, eq), file = h.substr(eq + 1);
+    if (find_calibration_parameter(name) == nullptr) {
+      std::vector<std::string> known;
+      for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
+      throw InputError(flag, "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
+    }
+    if (std::any_of(held.begin(), held.end(), [&](const FittedParameter& f) { return f.name == name; })) {
+      throw InputError(flag, "", in_quotes(name) + " is held twice (--measured or --hold)");
+    }
+    const CalibrationProfile from = load_calibration_profile(file);
+    const auto it = std::find_if(from.parameters.begin(), from.parameters.end(), [&](const FittedParameter& f) { return f.name == name; });
+    if (it == from.parameters.end()) {
+      std::vector<std::string> has;
+      for (const FittedParameter& f : from.parameters) has.push_back(f.name);
+      throw InputError(flag, "", from.name + " (" + file + ") does not hold " + in_quotes(name) + "; it holds " + join(has));
+    }
+    FittedParameter f = *it;
+    if (f.measured.empty() && f.held_from.empty()) {
+      f.held_from = from.name + " (" + std::filesystem::path(file).filename().string() + ", fitted " + from.fitted + " on " +
+                    counted(from.fitted_on.size(), "run") + " of " + join(from.devices) + ")";
+    }
+    held.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 int run_calibrate(const CalibrateArgs& a) {
@@ -119,6 +159,7 @@ int run_calibrate(const CalibrateArgs& a) {
   o.date = a.date_given ? a.date : today();
   if (const std::string why = fitted_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
   o.measured = measured_parameters(a);
+  add_held_parameters(a, o.measured);
   o.era = a.era_given ? a.era : "";
   if (const std::string why = a.era_given ? era_problem(o.era, o.date) : ""; !why.empty()) throw InputError("--era", "", in_quotes(o.era) + why);
   std::vector<std::pair<std::string, std::string>> inputs;
@@ -176,6 +217,11 @@ int run_calibrate(const CalibrateArgs& a) {
     const ParameterInfo* info = find_calibration_parameter(f.name);
     if (!f.measured.empty()) {
       std::printf("  %-24s %12s   measured, not fitted (%s)\n", f.name.c_str(), info->format(f.value).c_str(), f.measured.c_str());
+      continue;
+    }
+    if (!f.held_from.empty()) {
+      std::printf("  %-24s %12s ± %s   held from %s, not fitted here\n", f.name.c_str(), info->format(f.value).c_str(),
+                  info->format(f.uncertainty).c_str(), f.held_from.c_str());
       continue;
     }
     std::printf("  %-24s %12s ± %s\n", f.name.c_str(), info->format(f.value).c_str(), info->format(f.uncertainty).c_str());

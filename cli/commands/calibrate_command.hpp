@@ -26,6 +26,7 @@ struct CalibrateArgs {
   bool date_given = false, era_given = false;
   std::vector<std::string> measured;  // NAME=VALUE: held at a measured value, not fitted
   std::string measured_source;        // where those were measured
+  std::vector<std::string> hold;      // NAME=PROFILE: held at the value another profile fitted, not fitted
 };
 
 void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a);

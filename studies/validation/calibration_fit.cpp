@@ -137,7 +137,7 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
     return std::any_of(o.measured.begin(), o.measured.end(), [&](const FittedParameter& m) { return m.name == name; });
   };
   for (const ParameterInfo& p : calibration_parameters()) {
-    if (held(p.name)) continue;  // measured, not fitted
+    if (held(p.name)) continue;  // measured or held from another profile, not fitted
     if (o.parameters.empty() || std::find(o.parameters.begin(), o.parameters.end(), p.name) != o.parameters.end()) out.push_back(&p);
   }
   for (size_t i = 0; i < o.parameters.size(); ++i) {
@@ -148,7 +148,7 @@ std::vector<const ParameterInfo*> chosen_parameters(const CalibrateOptions& o) {
     if (!find_calibration_parameter(name)) {
       throw InputError("--parameters", "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
     }
-    if (held(name)) throw InputError("--parameters", "", in_quotes(name) + " is measured (--measured): it is held, not fitted");
+    if (held(name)) throw InputError("--parameters", "", in_quotes(name) + " is held (--measured or --hold), not fitted");
   }
   return out;
 }

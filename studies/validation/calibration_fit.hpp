@@ -34,8 +34,9 @@ struct CalibrateOptions {
   std::string software;                 // the stack the runs ran
   std::string date;                     // ISO date of the fit
   std::string era;                      // ISO date of the stack (empty: the fit's date)
-  // Parameters held at measured values through the fit (in every simulation: the runs as they are,
-  // the grid, each fold), written into the profile with FittedParameter::measured, not fitted.
+  // Parameters held through the fit (in every simulation: the runs as they are, the grid, each fold),
+  // not fitted: at measured values (FittedParameter::measured) or at another profile's fitted ones
+  // (FittedParameter::held_from), written into the profile as given.
   std::vector<FittedParameter> measured;
 };
 
