@@ -45,7 +45,7 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
                   "where the --measured values were measured (file, GPU, date), written into the profile beside them");
   cmd->add_option("--hold", a.hold,
                   "hold a parameter at the value another profile fitted (its uncertainty kept) instead of fitting it, e.g. "
-                  "expert_gemm_host=kernels_profile/calibrations/megatron-core-2026.yaml: where it carries over and these runs "
+                  "moe_layer_host=kernels_profile/calibrations/megatron-core-2026.yaml: where it carries over and these runs "
                   "cannot pin it (repeatable)");
 }
 
@@ -113,7 +113,7 @@ void add_held_parameters(const CalibrateArgs& a, std::vector<FittedParameter>& h
     const std::string flag = "--hold " + h;
     const size_t eq = h.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == h.size()) {
-      throw InputError(flag, "", "is not NAME=PROFILE, e.g. expert_gemm_host=kernels_profile/calibrations/megatron-core-2026.yaml");
+      throw InputError(flag, "", "is not NAME=PROFILE, e.g. moe_layer_host=kernels_profile/calibrations/megatron-core-2026.yaml");
     }
     const std::string name = h.substr(0, eq), file = h.substr(eq + 1);
     if (find_calibration_parameter(name) == nullptr) {
