@@ -98,7 +98,6 @@ struct FittedParameter {
   // another GPU of the same software stack) and these runs cannot pin it. Optional key `held_from`;
   // never beside `measured`.
   std::string held_from{};
-  [[nodiscard]] bool held() const { return !measured.empty() || !held_from.empty(); }
 };
 
 // Leave-one-source-out cross-validation of one class of runs (studies/validation classes).
