@@ -62,6 +62,14 @@ std::string today() {
 
 std::string pct(double x) { return format_double("%.1f %%", 100 * x); }
 
+// The parameter `name` that `flag` gives, or an error naming the known ones.
+const ParameterInfo& named_parameter(const std::string& flag, const std::string& name) {
+  if (const ParameterInfo* info = find_calibration_parameter(name)) return *info;
+  std::vector<std::string> known;
+  for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
+  throw InputError(flag, "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
+}
+
 // --measured NAME=VALUE, each a parameter within its bounds, with --measured-source saying where.
 std::vector<FittedParameter> measured_parameters(const CalibrateArgs& a) {
   if (a.measured.empty() != is_blank(a.measured_source)) {
@@ -72,18 +80,13 @@ std::vector<FittedParameter> measured_parameters(const CalibrateArgs& a) {
   if (std::any_of(a.measured_source.begin(), a.measured_source.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     throw InputError("--measured-source", "", "holds a control character (a line break, a tab, an escape): give plain text on one line");
   }
-  std::vector<std::string> known;
-  for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
   std::vector<FittedParameter> out;
   for (const std::string& m : a.measured) {
     const std::string flag = "--measured " + m;
     const size_t eq = m.find('=');
     if (eq == std::string::npos) throw InputError(flag, "", "is not NAME=VALUE, e.g. pass_host=842us");
     const std::string name = m.substr(0, eq), text = m.substr(eq + 1);
-    const ParameterInfo* info = find_calibration_parameter(name);
-    if (info == nullptr) {
-      throw InputError(flag, "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
-    }
+    const ParameterInfo* info = &named_parameter(flag, name);
     if (std::any_of(out.begin(), out.end(), [&](const FittedParameter& f) { return f.name == name; })) {
       throw InputError(flag, "", in_quotes(name) + " is measured twice");
     }
@@ -116,11 +119,7 @@ void add_held_parameters(const CalibrateArgs& a, std::vector<FittedParameter>& h
       throw InputError(flag, "", "is not NAME=PROFILE, e.g. moe_layer_host=kernels_profile/calibrations/megatron-core-2026.yaml");
     }
     const std::string name = h.substr(0, eq), file = h.substr(eq + 1);
-    if (find_calibration_parameter(name) == nullptr) {
-      std::vector<std::string> known;
-      for (const ParameterInfo& p : calibration_parameters()) known.emplace_back(p.name);
-      throw InputError(flag, "", "unknown parameter " + in_quotes(name) + " (known: " + join(known) + ")" + did_you_mean(name, known));
-    }
+    (void)named_parameter(flag, name);
     if (std::any_of(held.begin(), held.end(), [&](const FittedParameter& f) { return f.name == name; })) {
       throw InputError(flag, "", in_quotes(name) + " is held twice (--measured or --hold)");
     }
