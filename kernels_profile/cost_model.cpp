@@ -257,11 +257,14 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     c.by_source[static_cast<size_t>(CostSource::kRoofline)] += s;
     c.by_source[static_cast<size_t>(CostSource::kCalibrated)] += s * memory_share;
   };
+  // Where FP8 GEMMs take any layout, per-tensor scaled casts write no transposed copy.
+  const double cast_fwd = op.cast_fwd_bytes - (device.fp8_any_layout ? op.cast_fwd_transpose_bytes : 0);
+  const double cast_bwd = op.cast_bwd_bytes - (device.fp8_any_layout ? op.cast_bwd_transpose_bytes : 0);
   if (pass == Pass::kForward) {
-    memory_kernels(op.cast_fwd_bytes, 1);
+    memory_kernels(cast_fwd, 1);
   } else {
-    memory_kernels(op.cast_bwd_bytes, 1);
-    if (op.recompute_flops > 0) memory_kernels(op.cast_fwd_bytes, 1);
+    memory_kernels(cast_bwd, 1);
+    if (op.recompute_flops > 0) memory_kernels(cast_fwd, 1);
     // training.kernels: eager: autograd's bias-gradient sums and the QKV views' gradient assembly,
     // on the roofline (no table times strided copies or column sums; on an H200 the adds ran at it,
     // the fills at three quarters of it, the copies and sums at a quarter to two thirds of it:

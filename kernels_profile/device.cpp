@@ -89,6 +89,12 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
     d.flash_attention_source = fa->text("source");
     fa->finish();
   }
+  if (std::optional<FieldReader> fl = r.opt_child("fp8_any_layout")) {
+    d.fp8_any_layout = fl->opt_flag("supported").value_or(false);
+    d.fp8_any_layout_source = fl->text("source");
+    fl->finish();
+    if (d.fp8_any_layout && !d.supports(DType::kFp8)) r.error("fp8_any_layout", "says FP8 GEMMs take any layout, but `peak` has no fp8");
+  }
   if (std::optional<FieldReader> kf = r.opt_child("kernels_from")) {
     d.kernels_from = kf->name("device");
     d.kernels_from_source = kf->text("source");

@@ -48,6 +48,11 @@ struct Device {
   std::string gemm_source;
   bool flash_attention = false;       // a fused (flash) attention kernel exists for this GPU
   std::string flash_attention_source;
+  // FP8 GEMMs with per-tensor scales take their operands in any layout, not only TN (NVIDIA
+  // compute capability 10.x and 13+): Transformer Engine then writes and keeps no transposed FP8
+  // copies for the backward (Op::cast_fwd_transpose_bytes, weight_copy_bytes).
+  bool fp8_any_layout = false;
+  std::string fp8_any_layout_source;
   // `kernels_from`: a GPU with measured kernel tables whose per-shape times stand in for this
   // one's where it has none, scaled by the two GPUs' achievable rates (an assumption the device
   // file states: kernels reach the same fraction of the achievable rate at a shape). Empty: none.

@@ -186,7 +186,7 @@ LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, c
     // The same product without its fp8 casts, and without autograd's kernels around it too: the
     // casts' and those kernels' shares, by difference.
     Op uncast = op;
-    uncast.cast_fwd_bytes = uncast.cast_bwd_bytes = 0;
+    uncast.cast_fwd_bytes = uncast.cast_bwd_bytes = uncast.cast_fwd_transpose_bytes = uncast.cast_bwd_transpose_bytes = 0;
     Op plain = uncast;
     plain.eager_bias_grad = false;
     plain.eager_views = 0;

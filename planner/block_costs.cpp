@@ -128,14 +128,14 @@ double held_weights(const ModelSpec& model, double e, double share) { return mod
 
 }  // namespace
 
-double state_bytes_per_param(const ModelSpec& model, DType dtype) {
+double state_bytes_per_param(const ModelSpec& model, DType dtype, bool fp8_any_layout) {
   const double e = dtype_bytes(dtype);
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
   const double share = gemm_precision_param_share(model);
   return held_weights(model, e, share) + grad_bytes_per_param(model, dtype) + master + moments +
-         weight_copy_bytes(model.training.gemm_precision) * share;
+         weight_copy_bytes(model.training.gemm_precision, fp8_any_layout) * share;
 }
 
 double held_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
@@ -150,15 +150,15 @@ double gathered_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
   return e * (1 - share) + share * dtype_bytes(gemm_input_format(p).value_or(dtype));
 }
 
-double low_precision_copy_bytes_per_param(const ModelSpec& model) {
-  return weight_copy_bytes(model.training.gemm_precision) * gemm_precision_param_share(model);
+double low_precision_copy_bytes_per_param(const ModelSpec& model, bool fp8_any_layout) {
+  return weight_copy_bytes(model.training.gemm_precision, fp8_any_layout) * gemm_precision_param_share(model);
 }
 
 double grad_bytes_per_param(const ModelSpec& model, DType dtype) {
   return model.training.fp32_grads ? 4.0 : dtype_bytes(dtype);
 }
 
-double optimizer_traffic_per_param(const ModelSpec& model, DType dtype) {
+double optimizer_traffic_per_param(const ModelSpec& model, DType dtype, bool fp8_any_layout) {
   const double e = dtype_bytes(dtype), g = grad_bytes_per_param(model, dtype);
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
   const double update = (4 + 4 + moments) /*read weights, gradient, moments*/ + (4 + moments) /*write*/;
@@ -168,7 +168,7 @@ double optimizer_traffic_per_param(const ModelSpec& model, DType dtype) {
   const double unscale = dtype == DType::kFp16 ? 8 : 0;  // read and write the fp32 gradient
   const double copy_out = 4 + e;                    // fp32 master -> 16-bit weights
   // Low-precision GEMM recipes: the updated 16-bit weights cast to their copies once per step.
-  const double recast = gemm_precision_param_share(model) * (e + weight_copy_bytes(model.training.gemm_precision));
+  const double recast = gemm_precision_param_share(model) * (e + weight_copy_bytes(model.training.gemm_precision, fp8_any_layout));
   return copy_in + unscale + norm + update + copy_out + recast;
 }
 

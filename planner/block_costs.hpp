@@ -43,8 +43,10 @@ struct BlockCost {
 // Bytes held per parameter for weights, gradients and optimizer state (mixed precision keeps an
 // fp32 master copy; Adam keeps two fp32 moments, SGD one momentum): 16 for mixed-precision Adam,
 // ZeRO's accounting (Rajbhandari et al. 2020: 2 + 2 + 12 bytes); 18 with fp32 gradients
-// (training.fp32_grads, Megatron's --accumulate-allreduce-grads-in-fp32).
-[[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype);
+// (training.fp32_grads, Megatron's --accumulate-allreduce-grads-in-fp32). `fp8_any_layout`: the
+// GPU's FP8 GEMMs take any layout (Device::fp8_any_layout), so per-tensor scaled FP8 weights keep
+// one low-precision copy, not two (weight_copy_bytes).
+[[nodiscard]] double state_bytes_per_param(const ModelSpec& model, DType dtype, bool fp8_any_layout);
 // Of those, the weights in the training dtype: all of them, but for the GEMM weights of a recipe that
 // keeps them only in its low-precision format (training.fp8_param_gather).
 [[nodiscard]] double held_weight_bytes_per_param(const ModelSpec& model, DType dtype);
@@ -55,7 +57,7 @@ struct BlockCost {
 // Of those, the low-precision weight copies a GEMM recipe keeps (training.gemm_precision), averaged
 // over all parameters (only the transformer layers' GEMM weights have them): held with the weights,
 // never sharded by ZeRO-1.
-[[nodiscard]] double low_precision_copy_bytes_per_param(const ModelSpec& model);
+[[nodiscard]] double low_precision_copy_bytes_per_param(const ModelSpec& model, bool fp8_any_layout);
 // Bytes of one gradient as it is accumulated and reduced across data-parallel copies.
 [[nodiscard]] double grad_bytes_per_param(const ModelSpec& model, DType dtype);
 // Bytes the optimizer step reads and writes per parameter, pass by pass as Megatron-LM's
@@ -63,8 +65,9 @@ struct BlockCost {
 // .step, and clip_grads.py; unchanged from 2021 to 2022): copy 16-bit gradients to fp32, unscale and
 // check for inf/NaN (fp16 loss scaling), the gradient norm for clipping, the fused Adam/SGD update of
 // the fp32 master weights and moments, and the copy back to the 16-bit weights. 52 bytes for fp16
-// Adam, 38 with bf16 and fp32 gradients; in fp32 training the update and the norm only.
-[[nodiscard]] double optimizer_traffic_per_param(const ModelSpec& model, DType dtype);
+// Adam, 38 with bf16 and fp32 gradients; in fp32 training the update and the norm only. A GEMM
+// recipe adds the recast of its weight copies (as many as weight_copy_bytes with `fp8_any_layout`).
+[[nodiscard]] double optimizer_traffic_per_param(const ModelSpec& model, DType dtype, bool fp8_any_layout);
 
 // Memory reserved on every device for the runtime (CUDA/ROCm context, collective buffers,
 // allocator slack). A stated assumption, not a measurement: no sourced per-vendor figure found.

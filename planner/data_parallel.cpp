@@ -73,7 +73,8 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   std::vector<double> block_params(nblocks);  // the same on every GPU: each holds the whole model
   double params = 0;
   for (size_t i = 0; i < nblocks; ++i) params += block_params[i] = costs.blocks(0, mb)[i].params;
-  const double state_bytes = params * state_bytes_per_param(model, dtype);
+  // Model state per GPU (its FP8 weight copies depend on the GPU: weight_copy_bytes).
+  auto state_bytes_of = [&](int g) { return params * state_bytes_per_param(model, dtype, cluster.device_of(g).fp8_any_layout); };
 
   // Speed of each GPU on this model: samples per second of forward + backward at the micro-batch.
   plan.speed_samples_per_s.resize(n);
@@ -92,6 +93,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     if (plan.samples[g] > 0) {  // the largest micro-batch this GPU really runs
       for (const BlockCost& b : costs.blocks(g, std::min(mb, plan.samples[g]))) act += b.saved_bytes;
     }
+    const double state_bytes = state_bytes_of(g);
     const double need = state_bytes + act + kRuntimeReserveBytes;
     if (need > dev.memory_bytes) {
       plan.infeasible_reason = memory_shortfall_text(g, dev, need,
@@ -145,7 +147,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   p.model_flops = p.samples * model_flops_per_sample(model, dtype);  // MFU's count (op_graph.hpp)
   p.tokens = static_cast<double>(global_batch) * static_cast<double>(model.seq_len);
   for (int g = 0; g < n; ++g) {
-    p.devices[g].static_memory_bytes = state_bytes + kRuntimeReserveBytes;
+    p.devices[g].static_memory_bytes = state_bytes_of(g) + kRuntimeReserveBytes;
     p.devices[g].peak_flops = cluster.device_of(g).peak(dtype);
   }
   std::vector<std::vector<int>> last_bwd(nblocks);  // per block: each stream's final backward task
@@ -235,7 +237,7 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       for (const BlockCost& b : blocks) opt_s += *b.optimizer_s;
       p.compute_source_s[static_cast<int>(CostSource::kLayerProfile)] += replicas * opt_s;
     } else {
-      const OpCost oc = cost.optimizer_time(dev, params, optimizer_traffic_per_param(model, dtype));
+      const OpCost oc = cost.optimizer_time(dev, params, optimizer_traffic_per_param(model, dtype, dev.fp8_any_layout));
       opt_s = oc.seconds;
       for (int s = 0; s < kCostSources; ++s) p.compute_source_s[s] += replicas * oc.by_source[s];
     }

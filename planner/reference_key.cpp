@@ -17,11 +17,11 @@ namespace {
 static_assert(sizeof(Efficiency) == 72, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
 static_assert(sizeof(FittedCosts) == 88, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 704, "Device changed: update reference_key");
+static_assert(sizeof(Device) == 744, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 1008, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 1048, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 80, "MoeSpec changed: update reference_key");
@@ -92,6 +92,7 @@ void put_device(Text& t, const Device& d) {
   t.put("gemm.reference", std::to_string(d.gemm.reference.batch) + "x" + std::to_string(d.gemm.reference.m) + "x" +
                               std::to_string(d.gemm.reference.n) + "x" + std::to_string(d.gemm.reference.k));
   t.put("flash_attention", d.flash_attention);
+  t.put("fp8_any_layout", d.fp8_any_layout);
   t.put("kernels_from", d.kernels_from);
   for (const auto& [dtype, rate] : d.donor_matmul_rate) t.put(("donor_matmul_rate." + std::to_string(static_cast<int>(dtype))).c_str(), rate);
   t.put("donor_memory_rate", d.donor_memory_rate);

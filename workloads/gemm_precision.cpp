@@ -5,6 +5,12 @@
 //   as is, columnwise (transposed on Hopper, column-blocked under MX) for the weight gradient, as
 //   TE's fused cast-transpose kernels do;
 //   fp8-current reads the tensor once more for its amax before casting (e);
+//   per-tensor scaled FP8 (fp8-delayed, fp8-current) writes the transposed copy only where FP8
+//   GEMMs take TN operands alone: on GPUs whose FP8 GEMMs take any layout (Device::fp8_any_layout:
+//   Blackwell, compute capability 10.x) Transformer Engine makes none (its quantizer creates the
+//   transpose only when nvte_is_non_tn_fp8_gemm_supported() is false) and the backward's GEMMs read
+//   the rowwise copy transposed; the cost model leaves out Op::cast_*_transpose_bytes there. Block
+//   scales (mxfp8, nvfp4) run along the GEMM's K, so the weight gradient's copy is another cast;
 //   nvfp4 runs a random Hadamard transform over the weight-gradient operand (one more read, e).
 // A GEMM whose input comes straight from a norm (QKV, the first MLP projection) gets it cast by the
 // norm kernel itself (TE's LayerNormLinear writes the low-precision copies instead of its output)
@@ -81,7 +87,11 @@ double copy_bytes(GemmPrecision p) { return dtype_bytes(gemm_input_format(p).val
 
 }  // namespace
 
-double weight_copy_bytes(GemmPrecision p) { return p == GemmPrecision::kDtype ? 0 : 2 * copy_bytes(p); }
+double weight_copy_bytes(GemmPrecision p, bool fp8_any_layout) {
+  if (p == GemmPrecision::kDtype) return 0;
+  const bool per_tensor = p == GemmPrecision::kFp8Delayed || p == GemmPrecision::kFp8Current;
+  return (per_tensor && fp8_any_layout ? 1 : 2) * copy_bytes(p);
+}
 
 void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
   const std::optional<DType> format = gemm_input_format(p);
@@ -90,6 +100,10 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
   const double extra_read = (p == GemmPrecision::kFp8Current || p == GemmPrecision::kNvfp4) ? e : 0;
   const double unfused = e + 2 * q + extra_read;               // per element cast on its own
   const double fused = std::max(0.0, 2 * q - e) + extra_read;  // cast by the norm that produced it
+  // The transposed copy's share of each, for per-tensor scaled FP8 (above).
+  const bool transposed = p == GemmPrecision::kFp8Delayed || p == GemmPrecision::kFp8Current;
+  const double unfused_transpose = transposed ? q : 0;
+  const double fused_transpose = transposed ? fused - (std::max(0.0, q - e) + extra_read) : 0;
   for (Op& op : graph.ops) {
     if (!uses_gemm_precision(op, graph.layers)) continue;
     const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
@@ -100,6 +114,8 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
     op.gemm_dtype = format;
     op.cast_fwd_bytes = x * (from_norm ? fused : unfused);
     op.cast_bwd_bytes = dy * unfused;
+    op.cast_fwd_transpose_bytes = x * (from_norm ? fused_transpose : unfused_transpose);
+    op.cast_bwd_transpose_bytes = dy * unfused_transpose;
     // The GEMMs' own traffic: low-precision operands, outputs (y, dx, dW) in the dtype.
     op.fwd_bytes = (x + w) * q + dy * e;
     op.bwd_bytes = (2 * dy + w + x) * q + (x + w) * e;

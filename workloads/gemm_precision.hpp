@@ -43,8 +43,9 @@ enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
 
 // Bytes per weight of the low-precision copies a recipe keeps beside the weights (rowwise for the
 // forward and data gradient, columnwise/transposed for the weight gradient): fp8 2, mxfp8
-// 2 (1 + 1/32), nvfp4 2 (1/2 + 1/16); 0 for kDtype.
-[[nodiscard]] double weight_copy_bytes(GemmPrecision p);
+// 2 (1 + 1/32), nvfp4 2 (1/2 + 1/16); 0 for kDtype. Per-tensor scaled FP8 on a GPU whose FP8
+// GEMMs take any layout (`fp8_any_layout`, Device::fp8_any_layout) keeps the rowwise copy alone: 1.
+[[nodiscard]] double weight_copy_bytes(GemmPrecision p, bool fp8_any_layout);
 
 // Marks the GEMMs of `graph` (built in `dtype`) that run in `p`'s format and adds the casts around
 // them (Op::gemm_dtype, Op::cast_fwd_bytes, Op::cast_bwd_bytes); the inputs they keep for the

@@ -75,6 +75,10 @@ struct Op {
   std::optional<DType> gemm_dtype;
   double cast_fwd_bytes = 0;
   double cast_bwd_bytes = 0;
+  // Of those, the bytes of the transposed copy a per-tensor scaled FP8 recipe writes for the
+  // backward's GEMMs, which a GPU whose FP8 GEMMs take any layout does without (Device::fp8_any_layout).
+  double cast_fwd_transpose_bytes = 0;
+  double cast_bwd_transpose_bytes = 0;
   // A routed expert's op (expert_fc1, expert_act, expert_fc2 of a moe: block): its parameters are
   // those of all experts (each expert owns params / experts) and its FLOPs and rows those of the
   // micro-batch's tokens x top_k routed copies over all experts; expert parallelism divides both.

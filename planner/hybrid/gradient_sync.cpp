@@ -108,13 +108,15 @@ class BucketedSync {
       const double secs = ctx_.optimizer_s ? ctx_.optimizer_s(cluster_.gpus[d].node_type, opt_params[d]) : 0;
       opt_task[d] = p.add({indexed_name("gpu", static_cast<size_t>(d)) + ".optimizer", ComputeTask{d, secs, 0, 0}, std::move(deps)});
       // Static memory: weights and gradients in full (sharded under ZeRO-3), optimizer state per ZeRO.
-      const double held_bytes = ctx_.held_weight_bytes_per_param + ctx_.grad_bytes_per_param + ctx_.copy_bytes_per_param;  // per parameter
-      const double optimizer_state = ctx_.state_bytes_per_param - held_bytes;
+      const auto type = static_cast<size_t>(cluster_.gpus[d].node_type);
+      const double state = ctx_.state_bytes_per_param.at(type);
+      const double held_bytes = ctx_.held_weight_bytes_per_param + ctx_.grad_bytes_per_param + ctx_.copy_bytes_per_param.at(type);  // per parameter
+      const double optimizer_state = state - held_bytes;
       double bytes = 0;
       switch (plan_.gradient_sync) {
-        case GradientSync::kAllReduce: bytes = held_params[d] * ctx_.state_bytes_per_param; break;
+        case GradientSync::kAllReduce: bytes = held_params[d] * state; break;
         case GradientSync::kZero1: bytes = held_params[d] * held_bytes + opt_params[d] * optimizer_state; break;
-        case GradientSync::kZero3: bytes = opt_params[d] * ctx_.state_bytes_per_param + layout_.gathered_bytes[d]; break;
+        case GradientSync::kZero3: bytes = opt_params[d] * state + layout_.gathered_bytes[d]; break;
       }
       p.devices[d].static_memory_bytes = bytes + ctx_.reserve_bytes;
     }

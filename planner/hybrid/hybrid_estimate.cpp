@@ -341,8 +341,9 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         // Memory of this copy's devices.
         const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
         const double expert_copies = static_cast<double>(std::max<size_t>(1, expert_holders[blocks.front()].size()));
-        const double state = ctx.state_bytes_per_param, w = ctx.weight_bytes_per_param;
-        const double kept = ctx.held_weight_bytes_per_param + ctx.grad_bytes_per_param + ctx.copy_bytes_per_param;  // weights (and copies), gradients
+        const double state = ctx.state_bytes_per_param.at(static_cast<size_t>(nt)), w = ctx.weight_bytes_per_param;
+        const double kept = ctx.held_weight_bytes_per_param + ctx.grad_bytes_per_param +
+                            ctx.copy_bytes_per_param.at(static_cast<size_t>(nt));  // weights (and copies), gradients
         double static_bytes = t.params * state;
         if (plan.gradient_sync == GradientSync::kZero1) {
           static_bytes = t.params * kept + (t.params - t.expert_params) * (state - kept) / copies +
@@ -485,7 +486,7 @@ std::vector<StageLayerCost> HybridEstimator::layer_costs(const HybridPlan& plan,
         c.layer_s = layer_s;
         c.fixed_s = fx.f + fx.b + cluster_.node_types[nt].gpu.fitted.pass_host_s * (splits_weight_gradient(plan.schedule) ? 3 : 2);
       }
-      const double state = ctx.state_bytes_per_param;
+      const double state = ctx.state_bytes_per_param.at(static_cast<size_t>(nt));
       const double deferred = splits_weight_gradient(plan.schedule) ? static_cast<double>(std::min<long>(P, pl.micro_batches)) : 0;
       const double layer_bytes = layer.params / layers * state + (held * layer.saved_per_mb + deferred * layer.weight_input_per_mb) / layers;
       const double free = cluster_.device_of(dev).memory_bytes - ctx.reserve_bytes - fx.params * state -

@@ -93,12 +93,17 @@ void PipelineProgramBuilder::prepare(const HybridPlan& plan) {
   ctx_.grad_bytes_per_param = grad_bytes_per_param(model_, ctx_.dtype);
   ctx_.weight_bytes_per_param = gathered_weight_bytes_per_param(model_, ctx_.dtype);
   ctx_.held_weight_bytes_per_param = held_weight_bytes_per_param(model_, ctx_.dtype);
-  ctx_.state_bytes_per_param = state_bytes_per_param(model_, ctx_.dtype);
-  ctx_.copy_bytes_per_param = low_precision_copy_bytes_per_param(model_);
+  ctx_.state_bytes_per_param.clear();
+  ctx_.copy_bytes_per_param.clear();
+  std::vector<double> traffic;
+  for (const NodeType& nt : cluster_.node_types) {
+    ctx_.state_bytes_per_param.push_back(state_bytes_per_param(model_, ctx_.dtype, nt.gpu.fp8_any_layout));
+    ctx_.copy_bytes_per_param.push_back(low_precision_copy_bytes_per_param(model_, nt.gpu.fp8_any_layout));
+    traffic.push_back(optimizer_traffic_per_param(model_, ctx_.dtype, nt.gpu.fp8_any_layout));
+  }
   ctx_.strategy = "hybrid";
-  const double traffic = optimizer_traffic_per_param(model_, ctx_.dtype);
   ctx_.optimizer_s = [this, traffic](int node_type, double params) {
-    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, traffic).seconds;
+    return cost_.optimizer_time(cluster_.node_types[node_type].gpu, params, traffic.at(static_cast<size_t>(node_type))).seconds;
   };
 }
 

@@ -32,8 +32,11 @@ struct PipelineContext {
   double grad_bytes_per_param = 2;    // as reduced across copies (4 with fp32 gradients)
   double weight_bytes_per_param = 2;  // as ZeRO gathers them (FP8 under fp8_param_gather)
   double held_weight_bytes_per_param = 2;  // as every device holds them in full (ZeRO-1)
-  double state_bytes_per_param = 16;  // weights + gradients + optimizer state
-  double copy_bytes_per_param = 0;    // of those, low-precision weight copies (kept in full under ZeRO-1)
+  // Per node type (the cluster's node_types order): weights + gradients + optimizer state, and of
+  // those the low-precision weight copies (kept in full under ZeRO-1), which depend on the GPU
+  // (per-tensor FP8 keeps one copy where its GEMMs take any layout: weight_copy_bytes).
+  std::vector<double> state_bytes_per_param;
+  std::vector<double> copy_bytes_per_param;
   // Optimizer step over `params` parameters on a device of node type `node_type` (seconds).
   std::function<double(int node_type, double params)> optimizer_s;
   double tokens_per_sample = 0;

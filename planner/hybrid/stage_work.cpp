@@ -100,7 +100,7 @@ Op context_shard(const Op& op, int cp, DType dtype) {
   Op s = op;
   const double f = 1.0 / cp;
   for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops, &s.saved_bytes,
-                    &s.cast_fwd_bytes, &s.cast_bwd_bytes}) {
+                    &s.cast_fwd_bytes, &s.cast_bwd_bytes, &s.cast_fwd_transpose_bytes, &s.cast_bwd_transpose_bytes}) {
     *x *= f;
   }
   // Traffic: the activations' share; a weight matrix is still read whole.
@@ -122,8 +122,8 @@ Op expert_shard(const Op& op, int tp, int ep, int etp, double imbalance, DType d
   const double work = imbalance / tp;
   const double rows = fc1 ? work * etp : work;  // fc1's input rows are gathered over expert TP
   for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops}) *x *= work;
-  for (double* x : {&s.saved_bytes, &s.cast_fwd_bytes}) *x *= rows;
-  s.cast_bwd_bytes *= work;
+  for (double* x : {&s.saved_bytes, &s.cast_fwd_bytes, &s.cast_fwd_transpose_bytes}) *x *= rows;
+  for (double* x : {&s.cast_bwd_bytes, &s.cast_bwd_transpose_bytes}) *x *= work;
   const double shard = 1.0 / (static_cast<double>(ep) * etp);
   scale_traffic(s, op, dtype, work, shard);
   s.params *= shard;

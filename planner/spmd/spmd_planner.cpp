@@ -84,10 +84,10 @@ RatioProblem ratio_problem(const SpmdProblem& p, const SpmdProgram& program, con
       }
       step.compute.push_back(c);
       if (fixed > 0 || per_share > 0) step.comm.push_back({d, per_share, fixed});
-      const double params_coeff = stored_sharded(rule.params) ? op.param_state_bytes : 0;
+      const double state = op.param_state_bytes[p.type_of[d]];
       const double saved = op.saved_bytes[p.type_of[d]];
-      mem_coeff[d] += params_coeff + (rule.sharded ? saved : 0);
-      mem_const[d] += (stored_sharded(rule.params) ? 0 : op.param_state_bytes) + (rule.sharded ? 0 : saved);
+      mem_coeff[d] += (stored_sharded(rule.params) ? state : 0) + (rule.sharded ? saved : 0);
+      mem_const[d] += (stored_sharded(rule.params) ? 0 : state) + (rule.sharded ? 0 : saved);
     }
     lp.steps.push_back(std::move(step));
   }

@@ -144,7 +144,6 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
   for (const GpuSlot& s : cluster.gpus) p.type_of.push_back(s.node_type);
   for (const NodeType& nt : cluster.node_types) p.pass_host_s.push_back(nt.gpu.fitted.pass_host_s);
   const double e = dtype_bytes(dtype);
-  const double state = state_bytes_per_param(model, dtype);
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
     SpmdOp s;
@@ -168,13 +167,13 @@ SpmdProblem build_spmd_problem(const ModelSpec& model, const Cluster& cluster, c
       s.bwd_s.push_back(scale * bwd_s);
       s.sources.push_back(src);
       s.saved_bytes.push_back(saved);
+      s.param_state_bytes.push_back(op.params * state_bytes_per_param(model, dtype, gpu.fp8_any_layout));
     }
     double elems = 1;
     for (long d : op.shape) elems *= static_cast<double>(d);
     s.output_bytes = elems * e;
     s.param_elems = op.params;
     s.param_bytes = op.params * e;
-    s.param_state_bytes = op.params * state;
     s.rules = rules_for(op);
     if (micro < p.devices) {
       // Fewer samples than devices: a batch split would run fractions of a sample (HAP's shares

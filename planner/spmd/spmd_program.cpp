@@ -86,7 +86,7 @@ std::vector<double> spmd_memory(const SpmdProblem& p, const SpmdCandidate& c) {
     const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
     for (int d = 0; d < p.devices; ++d) {
       const double share = c.ratios[d];
-      mem[d] += (stored_sharded(rule.params) ? share : 1.0) * p.ops[i].param_state_bytes +
+      mem[d] += (stored_sharded(rule.params) ? share : 1.0) * p.ops[i].param_state_bytes[p.type_of[d]] +
                 (rule.sharded ? share : 1.0) * p.ops[i].saved_bytes[p.type_of[d]];
     }
   }
@@ -241,7 +241,8 @@ Program spmd_to_program(const SpmdProblem& p, const SpmdCandidate& c, const Mode
       const Rule& rule = p.ops[i].rules[c.program.choices[i].rule];
       params += p.ops[i].param_elems * (stored_sharded(rule.params) ? c.ratios[d] : 1.0);
     }
-    const OpCost oc = cost.optimizer_time(cluster.device_of(d), params, optimizer_traffic_per_param(model, dtype));
+    const Device& gpu = cluster.device_of(d);
+    const OpCost oc = cost.optimizer_time(gpu, params, optimizer_traffic_per_param(model, dtype, gpu.fp8_any_layout));
     prog.add({"gpu" + std::to_string(d) + ".optimizer", ComputeTask{d, oc.seconds, 0, 0}, syncs});
   }
   return prog;

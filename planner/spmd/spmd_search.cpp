@@ -136,7 +136,8 @@ class StepModel {
     const SpmdOp& op = p_.ops[i];
     const Rule& rule = op.rules[ri];
     const double share = rule.sharded ? r_[d] : 1.0;
-    const double params = stored_sharded(rule.params) ? op.param_state_bytes * r_[d] : op.param_state_bytes;
+    const double state = op.param_state_bytes[p_.type_of[d]];
+    const double params = stored_sharded(rule.params) ? state * r_[d] : state;
     return params + op.saved_bytes[p_.type_of[d]] * share;
   }
 

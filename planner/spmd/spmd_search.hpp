@@ -44,7 +44,7 @@ struct SpmdOp {
   double output_bytes = 0;           // full output tensor
   double param_elems = 0;            // parameters owned
   double param_bytes = 0;            // gradient bytes (dtype)
-  double param_state_bytes = 0;      // weights + gradients + optimizer state
+  std::vector<double> param_state_bytes;  // per device type: weights + gradients + optimizer state (FP8 weight copies vary)
   std::vector<double> saved_bytes;   // per device type: activations kept for backward, whole batch
   std::vector<Rule> rules;
 };

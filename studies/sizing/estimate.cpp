@@ -24,8 +24,11 @@ DType dtype_on(const ModelSpec& model, const Device& d) {
 ModelNeeds model_needs(const ModelSpec& model) {
   const OpGraph g = build_op_graph(model, 1, model.training.dtype);
   ModelNeeds n;
-  n.state_bytes = g.params() * state_bytes_per_param(model, model.training.dtype);
-  n.checkpoint_bytes = g.params() * (state_bytes_per_param(model, model.training.dtype) - grad_bytes_per_param(model, model.training.dtype));
+  // Before any GPU is chosen: per-tensor FP8's two weight copies, as GPUs whose FP8 GEMMs take TN
+  // operands alone keep them (an upper bound where they take any layout: weight_copy_bytes).
+  const double state = state_bytes_per_param(model, model.training.dtype, false);
+  n.state_bytes = g.params() * state;
+  n.checkpoint_bytes = g.params() * (state - grad_bytes_per_param(model, model.training.dtype));
   n.flops_per_sample = g.model_flops();
   n.tokens_per_sample = static_cast<double>(model.seq_len);
   return n;

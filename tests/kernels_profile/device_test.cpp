@@ -5,8 +5,12 @@
 
 #include "kernels_profile/calibration_profile.hpp"
 
+#include <fstream>
 #include <map>
 #include <sstream>
+
+#include "base/input_error.hpp"
+#include "base/temp_dir.hpp"
 
 #include "kernels_profile/cost_model.hpp"
 #include "test_support.hpp"
@@ -109,6 +113,28 @@ TEST(Device, BlockScaledFormatsOnlyWhereTheSiliconHasThem) {
   EXPECT_FALSE(mi355.supports(DType::kNvfp4));
   EXPECT_FALSE(mi355.supports(DType::kTf32));
   EXPECT_EQ(mi355.vendor, Vendor::kAmd);
+}
+
+TEST(Device, Fp8GemmsOfAnyLayoutOnBlackwellAlone) {
+  // Compute capability 10.x: B200 and GB200 (10.0), B300 and GB300 (10.3). Hopper, Ada and the AMD
+  // files keep TN-only FP8 GEMMs (the default).
+  for (const std::string& n : shipped_device_names()) {
+    const Device d = load_device(test::shipped("kernels_profile/devices", n));
+    const bool blackwell = n == "B200" || n == "GB200" || n == "B300" || n == "GB300";
+    EXPECT_EQ(d.fp8_any_layout, blackwell) << n;
+    EXPECT_EQ(d.fp8_any_layout_source.empty(), !blackwell) << n;
+  }
+  // A GPU without FP8 cannot take FP8 GEMMs of any layout.
+  const TempDir dir("device");
+  const std::filesystem::path file = dir.path() / "V100-SXM2-32GB.yaml";
+  std::ifstream in(test::shipped("kernels_profile/devices", "V100-SXM2-32GB"));
+  std::ofstream(file) << std::string(std::istreambuf_iterator<char>(in), {}) << "fp8_any_layout: {supported: true, source: \"x\"}\n";
+  try {
+    (void)load_device(file);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fp8_any_layout: says FP8 GEMMs take any layout, but `peak` has no fp8"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DType, MxFormatsCountTheirScales) {

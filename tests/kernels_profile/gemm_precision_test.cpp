@@ -72,6 +72,34 @@ TEST(GemmPrecision, CastsFollowTheRecipe) {
   EXPECT_DOUBLE_EQ(out.cast_fwd_bytes, x * 4);
 }
 
+TEST(GemmPrecision, PerTensorFp8WritesNoTransposedCopyWhereItsGemmsTakeAnyLayout) {
+  // The transposed copy's share of each cast: per-tensor scaled FP8 only (q = 1 byte an element);
+  // delayed scaling's forward cast is the norm's, whose one or two copies cost it nothing more.
+  const double x = 4096.0 * 4096, dy = 4096.0 * 3 * 4096;
+  const auto qkv = [](GemmPrecision p) { return test::op_named(build_op_graph(llama(p), 1, DType::kBf16), "layer0.qkv"); };
+  const Op delayed = qkv(GemmPrecision::kFp8Delayed), current = qkv(GemmPrecision::kFp8Current), mx = qkv(GemmPrecision::kMxfp8);
+  EXPECT_DOUBLE_EQ(delayed.cast_fwd_transpose_bytes, 0);
+  EXPECT_DOUBLE_EQ(delayed.cast_bwd_transpose_bytes, dy);
+  EXPECT_DOUBLE_EQ(current.cast_fwd_transpose_bytes, x);
+  EXPECT_DOUBLE_EQ(current.cast_bwd_transpose_bytes, dy);
+  EXPECT_DOUBLE_EQ(mx.cast_fwd_transpose_bytes + mx.cast_bwd_transpose_bytes, 0);  // block scales: both copies
+  // On a B200 (compute capability 10.0) the casts move those bytes less, at the memory roofline;
+  // the same GPU said to take TN operands alone (as Hopper) writes them; MXFP8 is the same on both.
+  const Device b200 = load_shipped_device("B200", Diagnostic{});
+  ASSERT_TRUE(b200.fp8_any_layout);
+  EXPECT_FALSE(load_shipped_device("H100-SXM5-80GB", Diagnostic{}).fp8_any_layout);
+  Device tn_only = b200;
+  tn_only.fp8_any_layout = false;
+  const CostModel cost;  // roofline only
+  const double bw = b200.memory_bandwidth_Bps * b200.efficiency.memory / (1 + b200.fitted.memory_bound_time_excess);
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    const double saved = (pass == Pass::kForward ? x : dy) / bw;
+    EXPECT_NEAR(cost.op_time(tn_only, current, DType::kBf16, pass).seconds - cost.op_time(b200, current, DType::kBf16, pass).seconds,
+                saved, 1e-9 * saved);
+    EXPECT_EQ(cost.op_time(tn_only, mx, DType::kBf16, pass).seconds, cost.op_time(b200, mx, DType::kBf16, pass).seconds);
+  }
+}
+
 TEST(GemmPrecision, OnH100TheGemmsRunAtTheFp8PeakAndTheRestIsUnchanged) {
   // Roofline (no measured fp8 rows yet): a compute-bound GEMM takes launch + F / (peak x eff);
   // in fp8 the same efficiency at the fp8 dense peak (1979 vs 989.4 TFLOP/s), plus its casts at the
@@ -143,10 +171,15 @@ TEST(GemmPrecision, ARecipeNeedsItsFormatOnEveryGpuType) {
 }
 
 TEST(GemmPrecision, WeightCopiesPerRecipe) {
-  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kDtype), 0);
-  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kFp8Delayed), 2);
-  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kMxfp8), 2 * (1 + 1.0 / 32));
-  EXPECT_EQ(weight_copy_bytes(GemmPrecision::kNvfp4), 2 * (0.5 + 1.0 / 16));
+  for (bool any_layout : {false, true}) {
+    EXPECT_EQ(weight_copy_bytes(GemmPrecision::kDtype, any_layout), 0);
+    // Per-tensor FP8: rowwise and transposed, but the rowwise copy alone where FP8 GEMMs take any layout.
+    EXPECT_EQ(weight_copy_bytes(GemmPrecision::kFp8Delayed, any_layout), any_layout ? 1 : 2);
+    EXPECT_EQ(weight_copy_bytes(GemmPrecision::kFp8Current, any_layout), any_layout ? 1 : 2);
+    // Block scales run along K: the weight gradient's copy is another cast, on every GPU.
+    EXPECT_EQ(weight_copy_bytes(GemmPrecision::kMxfp8, any_layout), 2 * (1 + 1.0 / 32));
+    EXPECT_EQ(weight_copy_bytes(GemmPrecision::kNvfp4, any_layout), 2 * (0.5 + 1.0 / 16));
+  }
   // llama2-7b: the layers' GEMM weights are 32 x (4 + 1 + 3 x 2.6875) x 4096^2 of 6.738 G parameters.
   const double layer_gemms = 32.0 * (4096.0 * 3 * 4096 + 4096.0 * 4096 + 3 * 4096.0 * 11008);
   const ModelSpec m = llama(GemmPrecision::kFp8Current);

@@ -246,16 +246,17 @@ TEST(DataParallel, GradientsAccumulateInFp32UnderBf16AsMegatronForces) {
   ModelSpec m = model("llama2-7b");
   ASSERT_EQ(m.training.dtype, DType::kBf16);
   EXPECT_TRUE(m.training.fp32_grads);  // grad_accumulation: auto
-  EXPECT_EQ(state_bytes_per_param(m, DType::kBf16), 18);
+  EXPECT_EQ(state_bytes_per_param(m, DType::kBf16, false), 18);
   EXPECT_EQ(grad_bytes_per_param(m, DType::kBf16), 4);
   m.training.fp32_grads = false;  // grad_accumulation: dtype
-  EXPECT_EQ(state_bytes_per_param(m, DType::kBf16), 16);
+  EXPECT_EQ(state_bytes_per_param(m, DType::kBf16, false), 16);
   EXPECT_EQ(grad_bytes_per_param(m, DType::kBf16), 2);
   EXPECT_FALSE(model("gpt3-1.3b").training.fp32_grads);  // fp16: Megatron's default keeps fp16 gradients
 }
 
 TEST(DataParallel, Fp8ParamGatherKeepsNoSixteenBitCopyOfTheFp8Weights) {
-  // Megatron's --fp8-param-gather: the GEMM weights live only in FP8 (and its transposed copy), so
+  // Megatron's --fp8-param-gather: the GEMM weights live only in FP8 (and its transposed copy, which
+  // Blackwell's FP8 GEMMs do without), so
   // the 2 bytes of their 16-bit copy leave every device, and ZeRO-1 gathers them in 1 byte (per-tensor
   // scaling) or in 16 bits through the gradient buffer (MXFP8).
   ModelSpec m = model("llama2-7b");
@@ -264,12 +265,17 @@ TEST(DataParallel, Fp8ParamGatherKeepsNoSixteenBitCopyOfTheFp8Weights) {
   const double share = gemm_precision_param_share(m);
   ASSERT_GT(share, 0.9);
   ASSERT_LT(share, 1.0);
-  const double copies = low_precision_copy_bytes_per_param(m);
-  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16), 16 + copies);
+  const double copies = low_precision_copy_bytes_per_param(m, false);
+  EXPECT_DOUBLE_EQ(copies, 2 * share);  // rowwise and transposed
+  EXPECT_DOUBLE_EQ(low_precision_copy_bytes_per_param(m, true), share);  // where FP8 GEMMs take any layout
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16, false), 16 + copies);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16, true), 16 + share);
+  // The optimizer recasts the updated weights to one copy fewer there: 1 byte less per such weight.
+  EXPECT_NEAR(optimizer_traffic_per_param(m, DType::kBf16, false) - optimizer_traffic_per_param(m, DType::kBf16, true), share, 1e-12);
   EXPECT_DOUBLE_EQ(held_weight_bytes_per_param(m, DType::kBf16), 2);
   EXPECT_DOUBLE_EQ(gathered_weight_bytes_per_param(m, DType::kBf16), 2);
   m.training.fp8_param_gather = true;
-  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16), 16 + copies - 2 * share);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(m, DType::kBf16, false), 16 + copies - 2 * share);
   EXPECT_DOUBLE_EQ(held_weight_bytes_per_param(m, DType::kBf16), 2 * (1 - share));
   EXPECT_DOUBLE_EQ(gathered_weight_bytes_per_param(m, DType::kBf16), 2 * (1 - share) + share);
   m.training.gemm_precision = GemmPrecision::kMxfp8;
@@ -282,11 +288,11 @@ TEST(DataParallel, OptimizerStepMovesWhatMegatronsPassesMove) {
   // 4 + 8), weights back to fp16 (4 + 2) = 52 bytes; bf16 with fp32 gradients skips the copy and
   // the unscale: 38; fp32 SGD: update (4 + 4 + 4, 4 + 4) and norm = 24.
   ModelSpec m = model("gpt3-1.3b");
-  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kFp16), 52);
+  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kFp16, false), 52);
   m.training.fp32_grads = true;
-  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kBf16), 38);
+  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kBf16, false), 38);
   m.training.optimizer = Optimizer::kSgd;
-  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kFp32), 24);
+  EXPECT_EQ(optimizer_traffic_per_param(m, DType::kFp32, false), 24);
 }
 
 TEST(UpperBound, HomogeneousClusterBoundIsItsBestStrategy) {

@@ -10,6 +10,7 @@
 
 #include "base/input_error.hpp"
 #include "planner/block_costs.hpp"
+#include "workloads/gemm_precision.hpp"
 #include "planner/hybrid/hybrid_estimate.hpp"
 #include "planner/spmd/spmd_judge.hpp"
 #include "test_support.hpp"
@@ -249,6 +250,33 @@ TEST(HybridPlanner, ZeroShardsOptimizerStateAndWeightsAcrossCopies) {
   // ZeRO-3 gathers a stage's weights before each forward and backward, for every micro-batch and
   // TP rank, once for all four copies: 2 stages x 4 micro-batches x 2 passes x 8 ranks.
   EXPECT_EQ(gathers[GradientSync::kZero3], 2 * 4 * 2 * 8);
+}
+
+TEST(HybridPlanner, BlackwellKeepsOneFp8CopyOfEachWeight) {
+  // Per-tensor FP8 (fp8-current) under ZeRO-1 on selene-64 with B200s: the GEMM weights' FP8
+  // copies are held in full, two bytes each where FP8 GEMMs take TN operands alone (rowwise and
+  // transposed), one on Blackwell, whose FP8 GEMMs take any layout. Everything else held is the same.
+  ModelSpec m = model("gpt3-6.7b", 16);
+  m.training.gemm_precision = GemmPrecision::kFp8Current;
+  Cluster blackwell = test::shipped_cluster("selene-64");
+  blackwell.node_types[0].gpu = load_shipped_device("B200", Diagnostic{});
+  ASSERT_TRUE(blackwell.node_types[0].gpu.fp8_any_layout);
+  Cluster tn_only = blackwell;
+  tn_only.node_types[0].gpu.fp8_any_layout = false;
+  const auto held = [&](const Cluster& c, GradientSync g) {
+    HybridPlan plan = megatron_plan(m, 4, 2, 4);
+    plan.gradient_sync = g;
+    EXPECT_TRUE(check_hybrid_plan(plan, m, c).empty());
+    const Evaluation ev = HybridPlanner(m, c, CostModel{}, SimOptions{}).evaluate(plan, "fp8");
+    EXPECT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+    return ev.program.devices[0].static_memory_bytes - kRuntimeReserveBytes;
+  };
+  // The GPU's parameters, from its all-reduce state (every byte of the TN-only accounting).
+  const DType dtype = resolve_dtype(m, blackwell);
+  const double params = held(tn_only, GradientSync::kAllReduce) / state_bytes_per_param(m, dtype, false);
+  const double share = gemm_precision_param_share(m);
+  EXPECT_NEAR(held(tn_only, GradientSync::kAllReduce) - held(blackwell, GradientSync::kAllReduce), params * share, 1e-6 * params);
+  EXPECT_NEAR(held(tn_only, GradientSync::kZero1) - held(blackwell, GradientSync::kZero1), params * share, 1e-6 * params);
 }
 
 TEST(HybridPlanner, RecomputeAndSequenceParallelismTradeMemoryAndCollectives) {

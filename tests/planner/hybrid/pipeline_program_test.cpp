@@ -23,7 +23,11 @@ class EqualStages : public ::testing::Test {
   std::vector<BlockWork> blocks_;
   PipelineContext ctx_;
 
-  void SetUp() override { set_layers(16); }
+  void SetUp() override {
+    set_layers(16);
+    ctx_.state_bytes_per_param.assign(cluster_.node_types.size(), 16);  // mixed-precision Adam
+    ctx_.copy_bytes_per_param.assign(cluster_.node_types.size(), 0);
+  }
 
   // An embedding, `layers` equal layers (F, B and W of kF each) and a head.
   void set_layers(int layers) {
