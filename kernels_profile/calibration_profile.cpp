@@ -48,6 +48,13 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "how much longer the framework's fp32 GEMM and attention kernels (SIMT cores, not tensor cores) take on this GPU "
        "than the kernel model says: each takes (1 + this) times it",
        "training runs in fp32 (FP32 rows of a published table; no tensor-core format) whose time is mostly GEMMs"},
+      {"block_scaled_gemm_time_excess", &FittedCosts::block_scaled_gemm_time_excess, ParameterUnit::kShare, 0.1, 1.0,
+       "block-scaled GEMMs twice as long again as per-tensor scaled ones: the model is wrong there, not the scales",
+       "how much longer the framework's GEMMs with block-scaled inputs (mxfp8, nvfp4) take than per-tensor scaled FP8 "
+       "GEMMs of the same shape, as a share of the kernel model's time: each takes (1 + gemm_time_excess + this) times it "
+       "(the scale factors' loads and the block-scaled MMA's pipeline)",
+       "training runs of the same model and layout in a per-tensor FP8 recipe and in a block-scaled one (MXFP8), so that "
+       "it is told apart from gemm_time_excess"},
       {"memory_bound_time_excess", &FittedCosts::memory_bound_time_excess, ParameterUnit::kShare, 0.25, 1.0,
        "memory-bound kernels over twice the kernel model's time: the model is wrong there, not the framework",
        "how much longer the framework's memory-bound kernels (norms, softmax, elementwise, embedding, casts, MoE "

@@ -37,6 +37,10 @@ struct FittedCosts {
   double gemm_time_excess = 0;
   // The same for fp32 GEMMs, which run on the SIMT cores (other kernels, another share).
   double fp32_gemm_time_excess = 0;
+  // GEMMs whose inputs carry block scales (mxfp8, nvfp4: training.gemm_precision) take this share of
+  // the kernel model's time more, beyond gemm_time_excess: the scales' loads and the block-scaled
+  // MMA's pipeline, which per-tensor scaled FP8 GEMMs of the same shape do without.
+  double block_scaled_gemm_time_excess = 0;
   // Memory-bound kernels (norms, softmax, elementwise, embedding, casts, MoE permutation copies, the
   // optimizer step) take (1 + this) times the kernel model's time: a dimensionless share.
   double memory_bound_time_excess = 0;

@@ -237,6 +237,7 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   const double memory_share = device.fitted.memory_bound_time_excess;
   const double share = !is_matmul(op.kind)     ? memory_share
                        : gemm == DType::kFp32 ? device.fitted.fp32_gemm_time_excess
+                       : block_scaled(gemm)   ? device.fitted.gemm_time_excess + device.fitted.block_scaled_gemm_time_excess
                                               : device.fitted.gemm_time_excess;
   if (share > 0) {
     const double excess = c.seconds * share;

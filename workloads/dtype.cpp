@@ -32,6 +32,8 @@ double dtype_bytes(DType t) {
   return 4;
 }
 
+bool block_scaled(DType t) { return t == DType::kMxfp8 || t == DType::kNvfp4 || t == DType::kMxfp6 || t == DType::kMxfp4; }
+
 std::string_view dtype_name(DType t) {
   for (const auto& [d, n] : kNames) {
     if (d == t) return n;

@@ -21,5 +21,7 @@ enum class DType { kFp32, kTf32, kFp16, kBf16, kFp8, kMxfp8, kNvfp4, kMxfp6, kMx
 [[nodiscard]] double dtype_bytes(DType t);
 [[nodiscard]] std::string_view dtype_name(DType t);
 [[nodiscard]] std::optional<DType> dtype_from_name(std::string_view name);
+// Whether elements of `t` carry block scales (mxfp8, nvfp4, mxfp6, mxfp4).
+[[nodiscard]] bool block_scaled(DType t);
 
 }  // namespace hetsim

@@ -64,6 +64,29 @@ TEST(CalibrationProfiles, AGemmTimeExcessLengthensGemmsOnlyAndIsSaidAsCalibrated
   EXPECT_DOUBLE_EQ(cost.op_time(d, gemm, DType::kBf16, Pass::kBackward).seconds, raw);
 }
 
+TEST(CalibrationProfiles, ABlockScaledExcessLengthensBlockScaledGemmsOnlyBeyondTheGemmExcess) {
+  // The same GEMM with MXFP8 inputs, FP8 (per-tensor) inputs and in bf16, without casts: the
+  // block-scaled share adds to gemm_time_excess on the MXFP8 GEMM alone, said as calibrated.
+  Op mx = a_gemm(), fp8 = a_gemm();
+  mx.gemm_dtype = DType::kMxfp8;
+  fp8.gemm_dtype = DType::kFp8;
+  const Op bf16 = a_gemm();
+  const CostModel cost = CostModel::shipped();
+  Device d = load_device(test::shipped("kernels_profile/devices", "B200"));
+  d.fitted = FittedCosts{};
+  const auto at = [&](const Op& op) { return cost.op_time(d, op, DType::kBf16, Pass::kBackward); };
+  const double raw_mx = at(mx).seconds, raw_fp8 = at(fp8).seconds, raw_bf16 = at(bf16).seconds;
+  d.fitted.block_scaled_gemm_time_excess = 0.15;
+  EXPECT_DOUBLE_EQ(at(mx).seconds, 1.15 * raw_mx);
+  EXPECT_DOUBLE_EQ(at(mx).by_source[static_cast<size_t>(CostSource::kCalibrated)], 0.15 * raw_mx);
+  EXPECT_DOUBLE_EQ(at(fp8).seconds, raw_fp8);
+  EXPECT_DOUBLE_EQ(at(bf16).seconds, raw_bf16);
+  d.fitted.gemm_time_excess = 0.25;
+  EXPECT_DOUBLE_EQ(at(mx).seconds, 1.4 * raw_mx);
+  EXPECT_DOUBLE_EQ(at(fp8).seconds, 1.25 * raw_fp8);
+  EXPECT_TRUE(block_scaled(DType::kNvfp4) && block_scaled(DType::kMxfp4) && !block_scaled(DType::kFp8) && !block_scaled(DType::kBf16));
+}
+
 TEST(CalibrationProfiles, AKernelOverheadIsPaidOnceAKernelAndSaidAsCalibrated) {
   // A GEMM's forward is one kernel, its backward two (three with the forward recomputed); a norm's
   // pass one.
