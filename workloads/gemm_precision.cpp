@@ -85,12 +85,15 @@ namespace {
 
 double copy_bytes(GemmPrecision p) { return dtype_bytes(gemm_input_format(p).value_or(DType::kFp32)); }
 
+// Per-tensor scaled FP8: the recipes whose columnwise copy is a plain transpose, which GPUs whose FP8
+// GEMMs take any layout do without.
+bool per_tensor_fp8(GemmPrecision p) { return p == GemmPrecision::kFp8Delayed || p == GemmPrecision::kFp8Current; }
+
 }  // namespace
 
 double weight_copy_bytes(GemmPrecision p, bool fp8_any_layout) {
   if (p == GemmPrecision::kDtype) return 0;
-  const bool per_tensor = p == GemmPrecision::kFp8Delayed || p == GemmPrecision::kFp8Current;
-  return (per_tensor && fp8_any_layout ? 1 : 2) * copy_bytes(p);
+  return (per_tensor_fp8(p) && fp8_any_layout ? 1 : 2) * copy_bytes(p);
 }
 
 void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
@@ -100,10 +103,11 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
   const double extra_read = (p == GemmPrecision::kFp8Current || p == GemmPrecision::kNvfp4) ? e : 0;
   const double unfused = e + 2 * q + extra_read;               // per element cast on its own
   const double fused = std::max(0.0, 2 * q - e) + extra_read;  // cast by the norm that produced it
-  // The transposed copy's share of each, for per-tensor scaled FP8 (above).
-  const bool transposed = p == GemmPrecision::kFp8Delayed || p == GemmPrecision::kFp8Current;
+  // The transposed copy's share of each, for per-tensor scaled FP8 (above): one copy written, or
+  // what the norm writes beyond its own output with two copies rather than one.
+  const bool transposed = per_tensor_fp8(p);
   const double unfused_transpose = transposed ? q : 0;
-  const double fused_transpose = transposed ? fused - (std::max(0.0, q - e) + extra_read) : 0;
+  const double fused_transpose = transposed ? std::max(0.0, 2 * q - e) - std::max(0.0, q - e) : 0;
   for (Op& op : graph.ops) {
     if (!uses_gemm_precision(op, graph.layers)) continue;
     const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
