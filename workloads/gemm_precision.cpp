@@ -129,6 +129,28 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
   }
 }
 
+void shard_casts(Op& op, CastOperand x, CastOperand dy, int tp) {
+  if (tp <= 1 || !op.gemm_dtype) return;
+  const double f = 1.0 / tp, rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
+  // Per-tensor FP8's columnwise copy is a plain transpose, of the gathered tensor once it is whole.
+  const double transpose_per_element = *op.gemm_dtype == DType::kFp8 ? 2 * dtype_bytes(DType::kFp8) : 0;
+  double regathered_transpose = 0;
+  const auto share = [&](double& cast, double& transpose, CastOperand how, double elements) {
+    if (how == CastOperand::kWhole) return;
+    if (how == CastOperand::kGathered) {
+      cast -= transpose;  // each rank casts the rowwise data (block-scaled: both copies) of its 1/tp
+      transpose = 0;
+      regathered_transpose += transpose_per_element * elements;
+    }
+    cast *= f;
+    transpose *= f;
+  };
+  share(op.cast_fwd_bytes, op.cast_fwd_transpose_bytes, x, rows * static_cast<double>(op.gemm.k));
+  share(op.cast_bwd_bytes, op.cast_bwd_transpose_bytes, dy, rows * static_cast<double>(op.gemm.n));
+  op.cast_bwd_bytes += regathered_transpose;
+  op.cast_bwd_transpose_bytes += regathered_transpose;
+}
+
 double gemm_precision_param_share(const ModelSpec& model) {
   if (model.training.gemm_precision == GemmPrecision::kDtype) return 0;
   const OpGraph g = build_op_graph(model, 1, model.training.dtype);

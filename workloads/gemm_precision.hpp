@@ -52,6 +52,19 @@ enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
 // weight gradient are kept in the low format (Op::saved_bytes). No effect for kDtype.
 void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double dtype_bytes);
 
+// How one rank of a tensor-parallel group of `tp` holds an operand it casts (a GEMM's input x or
+// output gradient dy): whole (replicated, every rank casts all of it), split (it casts its 1/tp),
+// or gathered: sequence parallelism's all-gather, which Transformer Engine runs in the low format
+// after each rank has cast its own 1/tp (transformer_engine/pytorch/distributed.py,
+// gather_along_first_dim: _all_gather_fp8 casts the rowwise data alone, _all_gather_mxfp8 both copies).
+enum class CastOperand { kWhole, kSplit, kGathered };
+
+// Scales `op`'s casts (as apply_gemm_precision set them for the whole operator) to one rank's.
+// Under per-tensor scaled FP8 a gathered operand's transposed copy is made from the gathered
+// tensor, read and written whole, in the backward (where the weight gradient needs it; TE gathers
+// the input again there): it moves into the backward's casts, still said as the transposed share.
+void shard_casts(Op& op, CastOperand x, CastOperand dy, int tp);
+
 // The share of a model's parameters whose GEMMs run in the recipe's format (0 without a recipe):
 // the weights the recipe keeps low-precision copies of and casts once per iteration.
 [[nodiscard]] double gemm_precision_param_share(const ModelSpec& model);

@@ -55,9 +55,19 @@ bool regathers_input(const Op& op) { return op.kind == OpKind::kLinear && op.lay
 // The share of `op` one GPU of a TP group of width `tp` computes. Under sequence parallelism a
 // column-split layer keeps only its sequence shard of the input and gathers it again for the
 // weight gradient (Korthikanti et al. 2022, Section 4.2.2), so its saved input is split too.
+// Low-precision casts: a column-split layer's output gradient and a row-split layer's input are
+// split; its replicated operand (the column-split input, the row-split output gradient) is cast
+// whole by every rank, or, under sequence parallelism, 1/tp of it before the all-gather.
 Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
   Op s = op;
   if (tp == 1 || split == TpSplit::kReplicated) return s;
+  if (split == TpSplit::kColumn) {
+    shard_casts(s, sequence_parallel && regathers_input(op) ? CastOperand::kGathered : CastOperand::kWhole, CastOperand::kSplit, tp);
+  } else if (split == TpSplit::kRow) {
+    shard_casts(s, CastOperand::kSplit, sequence_parallel ? CastOperand::kGathered : CastOperand::kWhole, tp);
+  } else {
+    shard_casts(s, CastOperand::kSplit, CastOperand::kSplit, tp);
+  }
   const double f = 1.0 / tp;
   s.fwd_flops *= f;
   s.bwd_flops *= f;
@@ -140,9 +150,10 @@ Op expert_shard(const Op& op, int tp, int ep, int etp, double imbalance, DType d
 // their replicated input summed over the group (after their backward); row-split layers and the
 // embedding sum their partial outputs; the vocabulary-parallel loss exchanges a max and a sum per
 // token. Without the vocabulary-parallel loss, the LM head's logits are all-gathered (`logits_bytes`
-// in full) and every GPU computes the whole loss.
+// in full) and every GPU computes the whole loss. `gather_format`: the bytes an element of `op`'s
+// input moves in an all-gather, per the dtype's (below 1 under a low-precision recipe).
 OpPlacement megatron_placement(const Op& op, bool sequence_parallel, bool vocab_parallel, int tp, double hidden_bytes,
-                               long hidden, double tokens, double logits_bytes) {
+                               long hidden, double tokens, double logits_bytes, double gather_format) {
   OpPlacement pl;
   pl.split = megatron_split(op, sequence_parallel);
   if (!vocab_parallel && op.kind == OpKind::kLoss) pl.split = TpSplit::kReplicated;
@@ -154,7 +165,9 @@ OpPlacement megatron_placement(const Op& op, bool sequence_parallel, bool vocab_
       op.gemm.k > 0 && op.gemm.m > 0 ? hidden_bytes * static_cast<double>(op.gemm.k) / static_cast<double>(std::max(1L, hidden)) : hidden_bytes;
   if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = input_bytes;
   // SP: the sequence-split input is all-gathered again for the weight gradient.
-  if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = input_bytes;
+  // Under a low-precision recipe it moves the cast input (Transformer Engine gathers the low-format
+  // rowwise or columnwise data, one copy): format bytes for the dtype's.
+  if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = input_bytes * gather_format;
   if (op.kind == OpKind::kLoss && pl.split == TpSplit::kSharded) pl.after_fwd.all_reduce = 2 * tokens * 4;
   if (pl.split == TpSplit::kRow || op.kind == OpKind::kEmbedding) pl.after_fwd.all_reduce = hidden_bytes;
   return pl;
@@ -300,6 +313,9 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     part = WorkPart{};
   };
   double pending_gather = 0;  // userbuffers: an all-gather waiting for the next column-parallel GEMM
+  // The format an element of the last summed output's gradient is all-gathered in under sequence
+  // parallelism, per the dtype's: the row-split GEMM's, which casts it before the gather.
+  double row_gather_format = 1;
   // Position of each operator inside its transformer layer (every layer has the same operators).
   int layer_start = 0, current_layer = -1;
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -314,10 +330,13 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       layer_start = static_cast<int>(i);
     }
     const size_t at = i - static_cast<size_t>(layer_start);
+    // A sequence-parallel all-gather into this GEMM moves its low format where a recipe casts its
+    // input before the gather (gemm_precision.hpp, CastOperand::kGathered): its bytes per the dtype's.
+    const double gather_format = op.gemm_dtype ? dtype_bytes(*op.gemm_dtype) / e : 1.0;
     const OpPlacement pl = in_layer && tp > 1 && at < layer.ops.size()
                                ? layer.ops[at]
                                : megatron_placement(op, key.sequence_parallel, key.vocab_parallel, tp, hidden_bytes, model.hidden, tokens,
-                                                    lm_logits_bytes(op, e));
+                                                    lm_logits_bytes(op, e), gather_format);
     // Userbuffers: collectives beside a GEMM are chunked with it (WorkPart::tp_fwd_exposed).
     // Sequence parallelism's all-reduce after a row-parallel GEMM is its reduce-scatter, chunked with
     // that GEMM, and an all-gather before the next column-parallel GEMM, chunked with that one.
@@ -325,7 +344,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     const double ring_chunks = static_cast<double>(tp), pipeline_chunks = 4;
     TpBytes before = pl.before_fwd;
     if (chunked && pending_gather > 0 && pl.split == TpSplit::kColumn) {
-      before.all_gather += pending_gather;
+      before.all_gather += pending_gather * gather_format;
       pending_gather = 0;
     }
     if (before.any() || pl.before_bwd.any()) {
@@ -376,8 +395,16 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     // Each backward collective of a column-split layer can hide under one of its two GEMMs: the
     // input gradient's reduction under the weight gradient, SP's re-gather of the input under the
     // input gradient.
+    TpBytes bwd_tp = pl.bwd;
+    if (key.sequence_parallel && split == TpSplit::kColumn && bwd_tp.all_reduce > 0 && row_gather_format < 1) {
+      // Its input gradient's all-reduce is sequence parallelism's reduce-scatter and the all-gather
+      // of the output gradient the row-split GEMM before it casts first (gemm_precision.hpp).
+      bwd_tp.reduce_scatter += bwd_tp.all_reduce;
+      bwd_tp.all_gather += bwd_tp.all_reduce * row_gather_format;
+      bwd_tp.all_reduce = 0;
+    }
     TpBytes around = pl.before_bwd;
-    around += pl.bwd;
+    around += bwd_tp;
     part.bwd_overlap_s += w * std::min(2, around.count());
     part.fwd_s += fwd.seconds;
     if (chunked && before.any() && !blocks[b].parts.empty()) {
@@ -419,7 +446,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     }
     if (is_attention_core(op)) core_fwd[b] += fwd.seconds;
     if (is_score_tensor(op)) core_saved[b] += s.saved_bytes;
-    part.tp_bwd += pl.bwd;
+    part.tp_bwd += bwd_tp;
+    if (pl.after_fwd.all_reduce > 0) row_gather_format = split == TpSplit::kRow ? gather_format : 1.0;
     if (pl.after_fwd.any() || pl.after_bwd.any()) {
       TpBytes after = pl.after_fwd;
       if (chunked && key.sequence_parallel) {  // the all-gather half waits for the next column-parallel GEMM

@@ -100,6 +100,47 @@ TEST(GemmPrecision, PerTensorFp8WritesNoTransposedCopyWhereItsGemmsTakeAnyLayout
   }
 }
 
+TEST(GemmPrecision, ATensorParallelRankCastsItsShareAndTransposesWhatItGathers) {
+  // Llama 2 7B's qkv, one sequence of 4096: x is 4096 x 4096, dy 4096 x 12288. Current scaling's
+  // unfused cast reads x twice (amax, cast) and writes two 1-byte copies: 6 bytes an element, 1 of
+  // them the transposed copy.
+  const double x = 4096.0 * 4096, dy = 4096.0 * 3 * 4096;
+  const auto qkv = [](GemmPrecision p) { return test::op_named(build_op_graph(llama(p), 1, DType::kBf16), "layer0.qkv"); };
+  const Op current = qkv(GemmPrecision::kFp8Current), mx = qkv(GemmPrecision::kMxfp8);
+  ASSERT_DOUBLE_EQ(current.cast_fwd_bytes, 6 * x);
+  ASSERT_DOUBLE_EQ(current.cast_bwd_bytes, 6 * dy);
+  const int tp = 4;
+  Op one = current;
+  shard_casts(one, CastOperand::kWhole, CastOperand::kSplit, 1);  // no TP group: the whole op
+  EXPECT_EQ(one.cast_fwd_bytes, current.cast_fwd_bytes);
+  EXPECT_EQ(one.cast_bwd_bytes, current.cast_bwd_bytes);
+  // Column-split without sequence parallelism: x whole on every rank, dy split.
+  Op column = current;
+  shard_casts(column, CastOperand::kWhole, CastOperand::kSplit, tp);
+  EXPECT_DOUBLE_EQ(column.cast_fwd_bytes, 6 * x);
+  EXPECT_DOUBLE_EQ(column.cast_fwd_transpose_bytes, x);
+  EXPECT_DOUBLE_EQ(column.cast_bwd_bytes, 6 * dy / tp);
+  EXPECT_DOUBLE_EQ(column.cast_bwd_transpose_bytes, dy / tp);
+  // Under sequence parallelism x is cast rowwise 1/tp at a time (5 bytes an element), gathered in
+  // FP8 and transposed whole in the backward (1 byte read, 1 written).
+  Op gathered = current;
+  shard_casts(gathered, CastOperand::kGathered, CastOperand::kSplit, tp);
+  EXPECT_DOUBLE_EQ(gathered.cast_fwd_bytes, 5 * x / tp);
+  EXPECT_DOUBLE_EQ(gathered.cast_fwd_transpose_bytes, 0);
+  EXPECT_DOUBLE_EQ(gathered.cast_bwd_bytes, 6 * dy / tp + 2 * x);
+  EXPECT_DOUBLE_EQ(gathered.cast_bwd_transpose_bytes, dy / tp + 2 * x);
+  // MXFP8 casts both block-scaled copies before the gather: 1/tp of each cast, no transpose after.
+  Op mx_gathered = mx;
+  shard_casts(mx_gathered, CastOperand::kGathered, CastOperand::kGathered, tp);
+  EXPECT_DOUBLE_EQ(mx_gathered.cast_fwd_bytes, mx.cast_fwd_bytes / tp);
+  EXPECT_DOUBLE_EQ(mx_gathered.cast_bwd_bytes, mx.cast_bwd_bytes / tp);
+  EXPECT_DOUBLE_EQ(mx_gathered.cast_bwd_transpose_bytes, 0);
+  // An operator without a low-precision GEMM has no casts to share.
+  Op plain = qkv(GemmPrecision::kDtype);
+  shard_casts(plain, CastOperand::kGathered, CastOperand::kGathered, tp);
+  EXPECT_EQ(plain.cast_bwd_bytes, 0);
+}
+
 TEST(GemmPrecision, OnH100TheGemmsRunAtTheFp8PeakAndTheRestIsUnchanged) {
   // Roofline (no measured fp8 rows yet): a compute-bound GEMM takes launch + F / (peak x eff);
   // in fp8 the same efficiency at the fp8 dense peak (1979 vs 989.4 TFLOP/s), plus its casts at the

@@ -17,8 +17,9 @@
 namespace hetsim {
 namespace {
 
-std::vector<BlockWork> gpt_work(bool userbuffers) {
-  const ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+std::vector<BlockWork> gpt_work(bool userbuffers, GemmPrecision precision = GemmPrecision::kDtype) {
+  ModelSpec m = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  m.training.gemm_precision = precision;
   const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
   StageWorkKey key{1, 8, true, RecomputeMode::kNone, StageProgram::kMegatron, true, 1, CpComm::kRing, 1, 1, userbuffers};
   return stage_block_work(m, h100, DType::kBf16, CostModel{}, key);
@@ -64,6 +65,39 @@ TEST(TpUserbuffers, ForwardCollectivesAreChunkedWithTheirGemmsAndNothingIsLost) 
   EXPECT_GT(ag_alone, 0);
   EXPECT_LE(ag_alone, ag_plain / 8 * (1 + 1e-9));  // (the embedding's are not chunked)
   EXPECT_GT(hide, 0);
+}
+
+TEST(TpUserbuffers, UnderAnFp8RecipeSequenceParallelGathersMoveFp8) {
+  // Transformer Engine casts each rank's sequence shard and all-gathers the 1-byte tensor: the
+  // forward's gathers into the layers' column-split GEMMs, the backward's gathers of their input
+  // again and of the row-split GEMMs' output gradients move half the bf16 bytes. Reduce-scatters
+  // (of outputs and input gradients) stay in bf16.
+  const std::vector<BlockWork> bf16 = gpt_work(true), fp8 = gpt_work(true, GemmPrecision::kFp8Current);
+  ASSERT_EQ(bf16.size(), fp8.size());
+  const auto sum = [](const BlockWork& w, auto field) {
+    TpBytes t;
+    for (const WorkPart& x : w.parts) t += field(x);
+    return t;
+  };
+  const auto fwd = [](const WorkPart& x) {
+    TpBytes t = x.tp_fwd;
+    t += x.tp_fwd_exposed;
+    return t;
+  };
+  const auto bwd = [](const WorkPart& x) { return x.tp_bwd; };
+  // Layer 1 on: every gather is into, or out of, a GEMM of the recipe (layer 0's first backward
+  // gather is the embedding's output gradient, in bf16).
+  for (size_t b = 2; b + 1 < bf16.size(); ++b) {
+    SCOPED_TRACE(bf16[b].name);
+    const TpBytes f16 = sum(bf16[b], fwd), f8 = sum(fp8[b], fwd), b16 = sum(bf16[b], bwd), b8 = sum(fp8[b], bwd);
+    ASSERT_GT(f16.all_gather, 0);
+    EXPECT_NEAR(f8.all_gather, f16.all_gather / 2, 1e-9 * f16.all_gather);
+    EXPECT_NEAR(f8.reduce_scatter, f16.reduce_scatter, 1e-9 * f16.reduce_scatter);
+    ASSERT_GT(b16.all_reduce, 0);
+    EXPECT_EQ(b8.all_reduce, 0);
+    EXPECT_NEAR(b8.reduce_scatter, b16.reduce_scatter + b16.all_reduce, 1e-9 * b16.all_reduce);
+    EXPECT_NEAR(b8.all_gather, (b16.all_gather + b16.all_reduce) / 2, 1e-9 * b16.all_reduce);
+  }
 }
 
 // Llama 2 13B (4 of its layers, 4096 tokens) on one DGX-H100, TP 8 with sequence parallelism, one
