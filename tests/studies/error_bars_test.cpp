@@ -19,12 +19,17 @@ TEST(CalibrationContrast, SaidWhereSomeGpuTypesStandUnderAProfileThatAppliesAndO
   EXPECT_NE(b200_mi250x.find("B200 (megatron-core-2026-b200) under a calibration profile, MI250X on the raw model"), std::string::npos)
       << b200_mi250x;
   EXPECT_NE(b200_mi250x.find("--calibration none"), std::string::npos) << b200_mi250x;
-  // H100's profile holds MoE host times alone: a dense run stands on the raw model on both; a MoE
-  // run does not.
-  EXPECT_EQ(calibration_contrast({"H100-SXM5-80GB", "MI250X"}, false), "");
-  EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI250X"}, true).find("MI250X on the raw model"), std::string::npos);
-  // MI300X takes primus-2026's kernel excesses, dense or MoE; H100 only for MoE.
-  EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, false).find("MI300X (primus-2026) under a calibration profile"), std::string::npos);
+  // H100's profile holds host times: the MoE layer's, and the one before each pass, which every run
+  // pays, dense or MoE.
+  for (bool moe : {false, true}) {
+    EXPECT_NE(calibration_contrast({"H100-SXM5-80GB", "MI250X"}, moe)
+                  .find("H100-SXM5-80GB (megatron-core-2026) under a calibration profile, MI250X on the raw model"),
+              std::string::npos);
+  }
+  // MI300X takes primus-2026's kernel excesses, dense or MoE.
+  EXPECT_NE(calibration_contrast({"MI250X", "MI300X"}, false).find("MI300X (primus-2026) under a calibration profile"), std::string::npos);
+  // Each under a profile of its own: nothing to say.
+  EXPECT_EQ(calibration_contrast({"H100-SXM5-80GB", "MI300X"}, false), "");
   // One status for all: nothing to say.
   EXPECT_EQ(calibration_contrast({"B200"}, false), "");
   EXPECT_EQ(calibration_contrast({"MI300X", "MI355X"}, true), "");
