@@ -82,17 +82,19 @@ TEST(Sizing, OffersUnderDifferentCalibrationAreSaidToBe) {
   EXPECT_NE(calibration_note(s, false).find("a raw type against a calibrated one"), std::string::npos);
   s.offers[0].gpu.calibration.clear();  // both raw: like with like
   EXPECT_EQ(calibration_note(s, false), "");
-  // H100 and B200 under their own profiles of one era (Megatron-Core 2026): like with like for a
-  // mixture of experts. H100's profile holds MoE host times alone: a dense model runs it raw
-  // (audit 2026-12-03: the note named its profile for a dense Llama 2 13B).
+  // H100 and B200 under their own profiles of one era (Megatron-Core 2026): like with like, for a
+  // mixture of experts and (since H100's profile holds the host time before each pass, which every
+  // run pays) for a dense model too.
   s.offers[0].gpu = load_shipped_device("H100-SXM5-80GB", Diagnostic{});
   s.offers[1].gpu = load_shipped_device("B200", Diagnostic{});
   ASSERT_FALSE(s.offers[0].gpu.calibration.empty());
   ASSERT_FALSE(s.offers[1].gpu.calibration.empty());
   EXPECT_EQ(calibration_note(s, true), "");
-  EXPECT_NE(calibration_note(s, false).find("; H100-SXM5-80GB: none (the raw model)"), std::string::npos)
-      << calibration_note(s, false);
-  EXPECT_NE(calibration_note(s, false).find("(B200: megatron-core-2026-b200"), std::string::npos) << calibration_note(s, false);
+  EXPECT_EQ(calibration_note(s, false), "");
+  // Beside a GPU type no profile covers, a dense model says which stands on the raw model.
+  s.offers[1].gpu = load_shipped_device("MI250X", Diagnostic{});
+  EXPECT_NE(calibration_note(s, false).find("MI250X: none (the raw model)"), std::string::npos) << calibration_note(s, false);
+  EXPECT_NE(calibration_note(s, false).find("H100-SXM5-80GB: megatron-core-2026"), std::string::npos) << calibration_note(s, false);
   s = load_sizing(fixture());
   s.flags = {"--calibration", "none"};  // the sizing's plans all run the raw model
   EXPECT_EQ(calibration_note(s, false), "");
