@@ -78,7 +78,7 @@ LayerProblem layer_problem(const OpGraph& g, const Device& device, DType dtype, 
     s.param_elems = op.params;
     s.param_bytes = op.params * e;
     s.saved_bytes = {op.saved_bytes};
-    s.param_state_bytes = {0};  // as before: the layer synthesis weighs no model state
+    s.param_state_bytes = {0};  // the layer's sharding alone: the pipeline weighs the model state
     for (Rule& r : rules_for(op)) {
       // No weights replicated over split data inside the group (that is the data-parallel axis).
       if (r.gradient_sync || r.params == ParamPlacement::kGathered) continue;
