@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <unistd.h>
 
 #include "base/input_error.hpp"
@@ -16,7 +19,9 @@
 #include "planner/strategies.hpp"
 #include "studies/validation/calibration_fit.hpp"
 #include "studies/validation/run_evaluation.hpp"
+#include "studies/validation/run_file.hpp"
 #include "test_support.hpp"
+#include "topologies/cluster.hpp"
 #include "workloads/op_graph.hpp"
 
 namespace hetsim {
@@ -302,6 +307,39 @@ TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawM
   const test::CliRun bad = test::run_hetsim(run + " --calibration no-such-profile", test::Capture::kStderr);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.output.find("calibration profile"), std::string::npos) << bad.output;
+}
+
+
+// A run a shipped profile was fitted on is predicted under that profile (its own `calibration`, or the
+// default of its GPU type): the table then counts it with its source left out. Predicted under another,
+// it would count its in-sample error as if nothing had been fitted on it.
+TEST(CalibrationProfiles, EveryRunAShippedProfileIsFittedOnIsPredictedUnderIt) {
+  std::map<std::string, ValidationRun> runs;
+  for (const std::string folder : {"studies/validation", "studies/validation/heldout"}) {
+    for (const auto& e : std::filesystem::directory_iterator(test::source_dir() / folder)) {
+      if (e.path().extension() != ".yaml") continue;
+      for (ValidationRun& r : load_runs(e.path())) runs.emplace(r.name, std::move(r));
+    }
+  }
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_dir() / "kernels_profile/calibrations")) {
+    const CalibrationProfile p = load_calibration_profile(e.path());
+    for (const std::string& name : p.fitted_on) {
+      const auto it = runs.find(name);
+      ASSERT_NE(it, runs.end()) << p.name << " was fitted on " << name << ", which no shipped run file holds";
+      const ValidationRun& run = it->second;
+      std::set<std::string> gpus;
+      if (run.kind == RunKind::kMatmul) {
+        gpus.insert(run.matmul.device);
+      } else {
+        for (const NodeType& t : load_cluster(run.cluster).node_types) gpus.insert(t.gpu.name);
+      }
+      const CalibrationScope scope(run.calibration.empty() ? "shipped" : run.calibration);
+      EXPECT_TRUE(profiles_in_force(gpus).contains(p.name)) << name << " (fitted on by " << p.name << ")";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
 }
 
 }  // namespace
