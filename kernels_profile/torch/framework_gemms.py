@@ -23,7 +23,7 @@ logits for every token (seed 1234), each expert's rows padded to a multiple of 1
 kernels require (torchtitan does the same).
 
 Shapes: the layers of the shipped models at tensor parallelism 1, 2, 4, 8 and 2048, 4096, 8192
-tokens (bf16, fp8), the layers `hetsim-layer-bench` measures (fp16), and the expert layers of
+tokens (bf16, fp8), userbuffers' GEMM chunks (tokens / tp rows) of the FP8 recipes' Llama models, the layers `hetsim-layer-bench` measures (fp16), and the expert layers of
 the shipped MoE models at expert parallelism 1 to 64 plus a grid over 8-256 experts and top-k
 2-8.
 
@@ -86,6 +86,17 @@ def dense_shapes(quick):
     for h, f, tokens in LAYER_BENCH:
         for fin, fout in [(h, 3 * h), (h, h), (h, f), (f, h)]:
             shapes.add((tokens, fin, fout))
+    if not quick:
+        # Userbuffers' ring-exchange overlap (Transformer Engine under the FP8 recipes' tp_comm_overlap:
+        # comm_gemm_overlap.cpp, split_overlap_ag / split_overlap_rs) runs each GEMM beside a
+        # sequence-parallel collective as tp GEMMs of tokens / tp rows: those chunks, for the models the
+        # shipped FP8 recipes train, at 4096 and 8192 tokens (the 405B at TP 8, CP 2: 512 rows).
+        for name in ("llama3-8b", "llama3-70b", "llama3.1-405b"):
+            h, f, a, kv, gated = DENSE[name]
+            for tp in [2, 4, 8]:
+                for tokens in [4096, 8192]:
+                    for fin, fout in layer_gemms(h, f, a, kv, gated, tp):
+                        shapes.add((tokens // tp, fin, fout))
     return sorted(shapes)
 
 
