@@ -315,7 +315,7 @@ TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawM
 // it would count its in-sample error as if nothing had been fitted on it.
 TEST(CalibrationProfiles, EveryRunAShippedProfileIsFittedOnIsPredictedUnderIt) {
   std::map<std::string, ValidationRun> runs;
-  for (const std::string folder : {"studies/validation", "studies/validation/heldout"}) {
+  for (const char* folder : {"studies/validation", "studies/validation/heldout"}) {
     for (const auto& e : std::filesystem::directory_iterator(test::source_dir() / folder)) {
       if (e.path().extension() != ".yaml") continue;
       for (ValidationRun& r : load_runs(e.path())) runs.emplace(r.name, std::move(r));
