@@ -23,9 +23,9 @@ logits for every token (seed 1234), each expert's rows padded to a multiple of 1
 kernels require (torchtitan does the same).
 
 Shapes: the layers of the shipped models at tensor parallelism 1, 2, 4, 8 and 2048, 4096, 8192
-tokens (bf16, fp8), userbuffers' GEMM chunks (tokens / tp rows) of the FP8 recipes' Llama models, the layers `hetsim-layer-bench` measures (fp16), and the expert layers of
-the shipped MoE models at expert parallelism 1 to 64 plus a grid over 8-256 experts and top-k
-2-8.
+tokens (bf16, fp8), userbuffers' GEMM chunks (tokens / tp rows) of the FP8 recipes' Llama models,
+the layers `hetsim-layer-bench` measures (fp16), and the expert layers of the shipped MoE models at
+expert parallelism 1 to 64 plus a grid over 8-256 experts and top-k 2-8.
 
 Usage: framework_gemms.py --device H100-SXM5-80GB --out kernels_profile/measured/h100-framework.csv [--quick]
 """

@@ -309,7 +309,6 @@ TEST(CalibrationProfiles, TheShippedProfileIsInForceByDefaultAndNoneGivesTheRawM
   EXPECT_NE(bad.output.find("calibration profile"), std::string::npos) << bad.output;
 }
 
-
 // A run a shipped profile was fitted on is predicted under that profile (its own `calibration`, or the
 // default of its GPU type): the table then counts it with its source left out. Predicted under another,
 // it would count its in-sample error as if nothing had been fitted on it.
