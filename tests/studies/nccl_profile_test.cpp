@@ -7,36 +7,22 @@
 #include <cmath>
 #include <string>
 
-#include "base/temp_dir.hpp"
 #include "kernels_profile/calibration_profile.hpp"
+#include "profile_refit.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
 namespace {
 
 TEST(NcclProfile, RefittedOnItsDeclaredRunsItGivesTheShareAndLeftOutErrorsItRecords) {
-  const auto dir_of = test::source_dir() / "kernels_profile/calibrations";
-  const CalibrationProfile shipped = load_calibration_profile(dir_of / "nccl-2025-h100.yaml");
-  const TempDir dir("nccl-profile-test");
-  const std::string out = (dir.path() / "refit.yaml").string();
+  const CalibrationProfile shipped = load_calibration_profile(test::source_dir() / "kernels_profile/calibrations/nccl-2025-h100.yaml");
   const std::string runs = (test::source_dir() / "studies/validation/collectives.yaml").string();
-  const test::CliRun fit = test::run_hetsim("calibrate --runs '" + runs + "' --only x8H100 --parameters nic_time_excess --software x " +
-                                                "--date 2026-12-05 --out '" + out + "'",
-                                            test::Capture::kStdout);
-  ASSERT_EQ(fit.rc, 0) << fit.output;
-  const CalibrationProfile refit = load_calibration_profile(out);
-  ASSERT_EQ(refit.parameters.size(), 1u);
+  const CalibrationProfile refit =
+      test::refit_profile("--runs '" + runs + "' --only x8H100 --parameters nic_time_excess --software x --date 2026-12-05");
+  test::expect_same_fit(shipped, refit);
   ASSERT_EQ(shipped.parameters.size(), 1u);
-  EXPECT_EQ(refit.parameters[0].name, "nic_time_excess");
-  EXPECT_NEAR(refit.parameters[0].value, shipped.parameters[0].value, 1e-5 * shipped.parameters[0].value);
-  EXPECT_EQ(refit.fitted_on, shipped.fitted_on);
-  ASSERT_EQ(refit.runs.size(), shipped.runs.size());
+  EXPECT_EQ(shipped.parameters[0].name, "nic_time_excess");
   ASSERT_EQ(shipped.runs.size(), 7u);  // the rows across 2 and 4 nodes of H100
-  for (size_t i = 0; i < refit.runs.size(); ++i) {
-    EXPECT_EQ(refit.runs[i].run, shipped.runs[i].run);
-    EXPECT_NEAR(refit.runs[i].loso_error, shipped.runs[i].loso_error, 1e-4) << refit.runs[i].run;
-    EXPECT_NEAR(refit.runs[i].in_sample_error, shipped.runs[i].in_sample_error, 1e-4) << refit.runs[i].run;
-  }
   // Four fabrics, each left out in turn: a positive share (the fabrics deliver less than the NIC class's
   // default fraction), every row within the 10 % target left out, and NVLink SHARP's in-switch rows
   // untouched by NIC time (the same error with the share fitted or not).

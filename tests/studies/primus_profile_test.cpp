@@ -8,8 +8,8 @@
 #include <cmath>
 #include <string>
 
-#include "base/temp_dir.hpp"
 #include "kernels_profile/calibration_profile.hpp"
+#include "profile_refit.hpp"
 #include "test_support.hpp"
 
 namespace hetsim {
@@ -17,29 +17,11 @@ namespace {
 
 TEST(PrimusProfile, RefittedOnItsDeclaredRunsItGivesTheParametersAndLeftOutErrorsItRecords) {
   const CalibrationProfile shipped = load_calibration_profile(test::source_dir() / "kernels_profile/calibrations/primus-2026.yaml");
-  const TempDir dir("primus-profile-test");
-  const std::string out = (dir.path() / "refit.yaml").string();
   const std::string runs = (test::source_dir() / "studies/validation").string();
-  const test::CliRun fit = test::run_hetsim("calibrate --runs '" + runs + "/primus-mi325x.yaml' '" + runs +
-                                                "/primus.yaml' --parameters gemm_time_excess memory_bound_time_excess "
-                                                "--software x --date 2026-12-03 --out '" + out + "'",
-                                            test::Capture::kStdout);
-  ASSERT_EQ(fit.rc, 0) << fit.output;
-  const CalibrationProfile refit = load_calibration_profile(out);
-
-  ASSERT_EQ(refit.parameters.size(), shipped.parameters.size());
-  for (size_t i = 0; i < refit.parameters.size(); ++i) {
-    EXPECT_EQ(refit.parameters[i].name, shipped.parameters[i].name);
-    // The file keeps six digits.
-    EXPECT_NEAR(refit.parameters[i].value, shipped.parameters[i].value, 1e-5 * shipped.parameters[i].value) << refit.parameters[i].name;
-  }
-  EXPECT_EQ(refit.fitted_on, shipped.fitted_on);
-  ASSERT_EQ(refit.runs.size(), shipped.runs.size());
-  for (size_t i = 0; i < refit.runs.size(); ++i) {
-    EXPECT_EQ(refit.runs[i].run, shipped.runs[i].run);
-    EXPECT_NEAR(refit.runs[i].loso_error, shipped.runs[i].loso_error, 1e-4) << refit.runs[i].run;
-    EXPECT_NEAR(refit.runs[i].in_sample_error, shipped.runs[i].in_sample_error, 1e-4) << refit.runs[i].run;
-  }
+  const CalibrationProfile refit = test::refit_profile("--runs '" + runs + "/primus-mi325x.yaml' '" + runs +
+                                                       "/primus.yaml' --parameters gemm_time_excess memory_bound_time_excess "
+                                                       "--software x --date 2026-12-03");
+  test::expect_same_fit(shipped, refit);
   // The MI325X rows' fold keeps the one MI355X row for two parameters, too few to fit them: it fits
   // nothing, and those rows keep the raw model's error (about +15 to +21 %, too fast). The MI355X row
   // is predicted from the three MI325X rows alone, across GPU generations: within the 6.4 % the docs
