@@ -103,7 +103,8 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
 }
 
 // Measured fused kernels (batch = b x heads, m = n = s, k = d): the causal rows where the op is
-// causal and the table has them, else the full-attention rows scaled by the op's tile fraction.
+// causal and the table has them (under a sliding window scaled by its tiles over the causal ones),
+// else the full-attention rows scaled by the share of tiles the op computes.
 CostModel::Series CostModel::find(const Device& device, const std::string& kernel, DType dtype) const {
   if (const KernelSeries* s = tables_->find(device.name, kernel, dtype)) return {s, 1, false};
   const std::optional<Device::Borrowed> b = device.borrowed(dtype, is_shaped_kernel(kernel));
@@ -131,11 +132,17 @@ std::optional<KernelEstimate> CostModel::Series::scaled(std::optional<KernelEsti
 std::optional<KernelEstimate> CostModel::flash_attention(const Device& device, const Op& op, DType dtype, Pass pass) const {
   auto flash = [&](Pass p) -> std::optional<KernelEstimate> {
     const std::string suffix = p == Pass::kForward ? "_fwd" : "_bwd";
+    // Of the full s x s tiles, the share the op's mask leaves (op.tile_fraction is per model FLOP).
+    const double share = op.causal ? flash_tile_share(op.gemm.m, op.window) : 1.0;
     if (op.causal) {
-      if (const Series c = find(device, "flash_attention_causal" + suffix, dtype); c.series != nullptr) return c.gemm(op.gemm);
+      if (const Series c = find(device, "flash_attention_causal" + suffix, dtype); c.series != nullptr) {
+        std::optional<KernelEstimate> e = c.gemm(op.gemm);
+        if (e && op.window > 0) e->seconds *= share / flash_tile_share(op.gemm.m, 0);  // the band of the causal rows
+        return e;
+      }
     }
     std::optional<KernelEstimate> e = find(device, "flash_attention" + suffix, dtype).gemm(op.gemm);
-    if (e) e->seconds *= op.tile_fraction;
+    if (e) e->seconds *= share;
     return e;
   };
   // attention: fused: the FlashAttention-2 rows sped up by the published fused/flash ratio

@@ -27,7 +27,8 @@ static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 80, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 824, "ModelSpec changed: update reference_key");
+static_assert(sizeof(SlidingWindowSpec) == 16, "SlidingWindowSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 848, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -210,6 +211,10 @@ void put_model(Text& t, const ModelSpec& m) {
     t.put("mla.qk_nope_head_dim", m.mla->qk_nope_head_dim);
     t.put("mla.qk_rope_head_dim", m.mla->qk_rope_head_dim);
     t.put("mla.v_head_dim", m.mla->v_head_dim);
+  }
+  if (m.sliding_window) {  // only where stated: the keys of models without one stay as they were
+    t.put("sliding_window.tokens", m.sliding_window->tokens);
+    t.put("sliding_window.full_every", m.sliding_window->full_every);
   }
   t.put("experts_per_device", m.experts_per_device);
   t.put("moe_every", m.moe_every);

@@ -1,6 +1,8 @@
 // File: workloads/attention_ops.cpp
 // The attention core of every transformer family (unfused or flash) and DeepSeek's multi-head
 // latent attention, with the conventions of op_graph.cpp (workloads/README.md).
+#include <algorithm>
+
 #include "workloads/layer_ops.hpp"
 #include "workloads/op_formulas.hpp"
 
@@ -24,6 +26,18 @@ int LayerScope::norm(const std::string& name, int layer, double width) const {
   return add(norm_op(name, layer, tokens(), width, model.family == Family::kLlama, act_shape(width), e));
 }
 
+double flash_tile_share(long seq_len, long window) {
+  constexpr long kTile = 128;
+  const long n = std::max(1L, (seq_len + kTile - 1) / kTile);
+  if (window <= 0 || window >= seq_len) return static_cast<double>(n + 1) / static_cast<double>(2 * n);
+  // Query tile i holds queries i·T .. (i + 1)·T - 1, whose keys start at i·T - (window - 1): tiles
+  // 0 .. i while that is at most 0 (i <= k = floor((window - 1) / T)), then the diagonal tile and the
+  // c = ceil((window - 1) / T) before it.
+  const long k = std::min(n - 1, (window - 1) / kTile), c = (window - 1 + kTile - 1) / kTile;
+  const double tiles = static_cast<double>((k + 1) * (k + 2) / 2) + static_cast<double>((n - 1 - k) * (c + 1));
+  return tiles / (static_cast<double>(n) * static_cast<double>(n));
+}
+
 namespace {
 
 // FlashAttention (Dao et al. 2022; FlashAttention-2): one kernel per pass, no s x s tensor in
@@ -34,23 +48,26 @@ namespace {
 // and the LSE (O is the output projection's saved input). Causal models (gpt, llama) skip the
 // tiles above the diagonal: of n x n tiles of 128 x 128 (n = s / 128, rounded up), n(n + 1) / 2
 // are computed. FlashAttention-2 (Dao 2023, Section 3.1.1: "causal masking ... skip the
-// computation of about half of the blocks"; block sizes 64 to 128, 128 taken here).
+// computation of about half of the blocks"; block sizes 64 to 128, 128 taken here). Under a
+// sliding window of w keys (sliding_window:) each query reads w keys, not s: 2bswa(qk_dim + v_dim)
+// model FLOPs, and the kernel computes the tiles the band reaches (flash_tile_share).
 void flash_attention(const LayerScope& sc, const std::string& p, int layer, const AttnDims& d, std::vector<int> inputs) {
   const ModelSpec& m = sc.model;
   const double b = sc.b, s = sc.s, e = sc.e, t = sc.tokens();
   Op op = Op::make(p + "attention", OpKind::kFlashAttention, layer);
   op.shape = sc.act_shape(d.heads * d.v_dim);
+  double keys = s;  // per query, as the model FLOPs count them
   if (m.family == Family::kGpt || m.family == Family::kLlama) {
-    constexpr long kTile = 128;
-    const double n = static_cast<double>((m.seq_len + kTile - 1) / kTile);
-    op.tile_fraction = (n + 1) / (2 * n);
     op.causal = true;
+    op.window = attention_window(m, layer);
+    if (op.window > 0) keys = static_cast<double>(op.window);
+    op.tile_fraction = flash_tile_share(m.seq_len, op.window) * s / keys;
   }
   op.gemm = {static_cast<long>(b) * m.heads, m.seq_len, m.seq_len, static_cast<long>(d.qk_dim)};
   op.fused_attention = m.training.attention == AttentionKernel::kFused;
-  op.fwd_flops = 2 * b * s * s * d.heads * (d.qk_dim + d.v_dim);
+  op.fwd_flops = 2 * b * s * keys * d.heads * (d.qk_dim + d.v_dim);
   op.bwd_flops = 2 * op.fwd_flops;
-  op.bwd_recompute_flops = 2 * b * s * s * d.heads * d.qk_dim;
+  op.bwd_recompute_flops = 2 * b * s * keys * d.heads * d.qk_dim;
   const double lse = b * d.heads * s * 4;
   const double qkv = t * (d.heads * d.qk_dim + d.kv_heads * (d.qk_dim + d.v_dim)) * e;
   const double out = t * d.heads * d.v_dim * e;

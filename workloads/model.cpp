@@ -214,6 +214,16 @@ MlaSpec read_mla(FieldReader r) {
   return s;
 }
 
+// The sliding_window: block: the window's tokens and, optionally, every how many layers one attends
+// the whole context.
+SlidingWindowSpec read_sliding_window(FieldReader r) {
+  SlidingWindowSpec s;
+  s.tokens = r.integer("tokens", 1, kMaxTokens);
+  s.full_every = r.opt_integer("full_every", 2, 1000).value_or(0);
+  r.finish();
+  return s;
+}
+
 // Dropout as Megatron-LM (GPT: hidden and attention dropout 0.1) and BERT (Devlin et al.; DLE's
 // bert_configs/large.json: 0.1) train; Llama trains without dropout, ViT's default is none.
 double default_dropout(Family f) {
@@ -304,6 +314,13 @@ long expert_rows(const MoeSpec& moe, double routed_rows) {
   return static_cast<long>(std::ceil(rows));
 }
 
+long attention_window(const ModelSpec& m, long layer) {
+  if (!m.sliding_window || m.sliding_window->tokens >= m.seq_len) return 0;
+  const long every = m.sliding_window->full_every;
+  if (every > 0 && layer % every == every - 1) return 0;
+  return m.sliding_window->tokens;
+}
+
 long attention_head_dim(const ModelSpec& m) {
   if (m.head_dim > 0) return m.head_dim;
   return m.heads > 0 ? m.hidden / m.heads : 0;
@@ -341,6 +358,14 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
           r.error("mla", "multi-head latent attention is built for the causal families gpt and llama, not bert");
         } else {
           m.mla = read_mla(*mla);
+        }
+      }
+      if (std::optional<FieldReader> window = r.opt_child("sliding_window")) {
+        if (m.family == Family::kBert) {
+          r.error("sliding_window", "a sliding window here is causal (each query attends the tokens before it), built for "
+                                    "gpt and llama, not bert");
+        } else {
+          m.sliding_window = read_sliding_window(*window);
         }
       }
       break;

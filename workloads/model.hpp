@@ -61,6 +61,14 @@ struct MlaSpec {
   long kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
 };
 
+// Sliding-window attention (the `sliding_window:` block; Mistral 7B, Gemma 2/3, GPT-OSS): in windowed
+// layers each query attends the `tokens` latest positions, itself included (Megatron-Core's
+// window_size (tokens - 1, 0)); with `full_every` = k every k-th layer (layers k-1, 2k-1, ...) attends
+// the whole causal context (Megatron-Core's window_attn_skip_freq; GPT-OSS: 2), 0: every layer windowed.
+struct SlidingWindowSpec {
+  long tokens = 0, full_every = 0;
+};
+
 // Most samples per iteration read: 10^12 is beyond any training run, and counts up to it stay exact
 // in double arithmetic (batch shares are split in doubles).
 inline constexpr long kMaxGlobalBatch = 1'000'000'000'000;
@@ -126,6 +134,7 @@ struct ModelSpec {
   // Mixture of experts and latent attention of gpt, llama and bert models (absent: dense, plain).
   std::optional<MoeSpec> moe;   // gpt/llama/bert with a moe: block
   std::optional<MlaSpec> mla;   // gpt/llama with an mla: block
+  std::optional<SlidingWindowSpec> sliding_window;  // gpt/llama with a sliding_window: block
   // Mixture of experts of the BERT-MoE family (moe; HAP's model: its own `moe:` keys).
   long experts_per_device = 0;
   long moe_every = 2;
@@ -162,6 +171,10 @@ struct ModelSpec {
 // experts) dropless (the mean; the busiest expert has router_imbalance times it), ceil(routed_rows x
 // capacity_factor / experts) with a capacity.
 [[nodiscard]] long expert_rows(const MoeSpec& moe, double routed_rows);
+// Keys each query of transformer layer `layer` may attend under a sliding window: the window's
+// tokens, or 0 where the layer attends its whole causal context (no window, a full layer, or a window
+// as long as the sequence).
+[[nodiscard]] long attention_window(const ModelSpec& m, long layer);
 // Width of one attention head: head_dim when stated, else hidden / heads.
 [[nodiscard]] long attention_head_dim(const ModelSpec& m);
 

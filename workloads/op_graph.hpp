@@ -46,6 +46,12 @@ struct GemmShape {
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
+// Share of the n x n score tiles (128 x 128, n = seq_len / 128 rounded up) a fused causal attention
+// kernel computes: n(n + 1) / 2 of them, or under a sliding window of `window` keys (0: none) only
+// the tiles each query tile's window reaches (FlashAttention-2's block skipping, which skips the tiles
+// wholly outside the mask on both sides).
+[[nodiscard]] double flash_tile_share(long seq_len, long window);
+
 struct Op {
   std::string name;  // e.g. "layer3.qkv"
   OpKind kind = OpKind::kLinear;
@@ -63,11 +69,13 @@ struct Op {
   GemmShape gemm;              // matmul ops only
   // Share of its FLOPs a fused attention kernel really executes: under a causal mask it skips the
   // score tiles wholly above the diagonal. Scales its time, never its model FLOPs (MFU counts the
-  // full s x s scores, as Megatron-LM and PaLM do). 1 for every other op.
+  // full s x s scores, as Megatron-LM and PaLM do; under a sliding window s x window, each query's
+  // keys, so a window's share can exceed 1: its tiles straddle the band). 1 for every other op.
   // A grouped expert GEMM padded to a capacity runs more rows than hold tokens: its share is above 1
   // (executed rows / routed rows).
   double tile_fraction = 1;
   bool causal = false;  // attention under a causal mask (measured tables have causal rows)
+  long window = 0;      // causal attention under a sliding window of this many keys; 0: the whole context
   bool fused_attention = false;  // flash attention by cuDNN's fused kernels (training.attention: fused)
   // Low-precision GEMM recipes (workloads/gemm_precision.hpp): the format this matmul's inputs are
   // in when it is not the graph's dtype, and the bytes of the cast kernels around it (forward: its

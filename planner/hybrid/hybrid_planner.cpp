@@ -80,10 +80,12 @@ std::vector<int> expert_copies(const ModelSpec& m, const HybridOptions& options,
 }
 
 // Context-parallel widths to try: 1, and for sequences of 8192 tokens or more (where Megatron-Core's
-// recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks.
+// recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks. The
+// search runs CP as the ring, which Transformer Engine does not run under a sliding window: none there.
 std::vector<int> cp_widths(const ModelSpec& m, const HybridOptions& options) {
   std::vector<int> out{1};
   if (!options.context_parallel || m.seq_len < 8192 || m.family == Family::kUnet || m.family == Family::kVgg) return out;
+  if (m.sliding_window && m.sliding_window->tokens < m.seq_len) return out;
   for (int cp = 2; cp <= 8; cp *= 2) {
     if (m.seq_len % (2L * cp) == 0) out.push_back(cp);
   }

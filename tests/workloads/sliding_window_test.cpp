@@ -1,0 +1,156 @@
+// File: tests/workloads/sliding_window_test.cpp
+// Sliding-window attention (a model's sliding_window: block): which layers are windowed, the tiles a
+// fused kernel computes under the band, the model FLOPs, the cost model's time, and bad blocks.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/device.hpp"
+#include "planner/hybrid/hybrid_plan.hpp"
+#include "test_support.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/model.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+namespace {
+
+// Brute force over the query tiles of 128: the key tiles each one's window reaches.
+double tiles_by_hand(long seq, long window) {
+  const long n = (seq + 127) / 128;
+  double tiles = 0;
+  for (long i = 0; i < n; ++i) {
+    for (long j = 0; j <= i; ++j) {
+      const long last_query = std::min(seq, (i + 1) * 128) - 1, first_query = i * 128;
+      const long first_key = j * 128, last_key = (j + 1) * 128 - 1;
+      // Some query q of tile i attends some key of tile j: q - window < key <= q.
+      const bool reached = window <= 0 || last_key > first_query - window;
+      if (reached && first_key <= last_query) tiles += 1;
+    }
+  }
+  return tiles / static_cast<double>(n * n);
+}
+
+TEST(SlidingWindow, TileShareIsTheTilesTheBandReaches) {
+  EXPECT_DOUBLE_EQ(flash_tile_share(4096, 0), 33.0 / 64.0);     // causal: n(n + 1) / 2 of n^2
+  EXPECT_DOUBLE_EQ(flash_tile_share(4096, 4096), 33.0 / 64.0);  // a window as long as the sequence
+  EXPECT_DOUBLE_EQ(flash_tile_share(4096, 128), 63.0 / 1024.0);  // the diagonal tile and the one before, 32 - 1 times
+  EXPECT_DOUBLE_EQ(flash_tile_share(256, 128), 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(flash_tile_share(4096, 1), 32.0 / 1024.0);  // the diagonal alone
+  for (long seq : {1L, 100L, 128L, 129L, 1000L, 4096L, 8191L}) {
+    for (long window : {1L, 2L, 127L, 128L, 129L, 300L, 1024L, 5000L}) {
+      const double expected = window >= seq ? tiles_by_hand(seq, 0) : tiles_by_hand(seq, window);
+      EXPECT_DOUBLE_EQ(flash_tile_share(seq, window), expected) << seq << " " << window;
+    }
+  }
+}
+
+TEST(SlidingWindow, GptOssAlternatesWindowedAndFullLayers) {
+  const ModelSpec m = load_model(test::shipped("workloads", "gpt-oss-120b"));
+  ASSERT_TRUE(m.sliding_window);
+  EXPECT_EQ(attention_window(m, 0), 128);
+  EXPECT_EQ(attention_window(m, 1), 0);
+  EXPECT_EQ(attention_window(m, 34), 128);
+  EXPECT_EQ(attention_window(m, 35), 0);
+  ModelSpec every = m;
+  every.sliding_window->full_every = 0;
+  for (long layer = 0; layer < m.layers; ++layer) EXPECT_EQ(attention_window(every, layer), 128);
+  every.seq_len = 128;  // a window as long as the sequence is no window
+  EXPECT_EQ(attention_window(every, 0), 0);
+}
+
+TEST(SlidingWindow, WindowedLayersCountTheirKeysAndTimeTheirTiles) {
+  // GPT-OSS at s = 4096: a windowed layer's model FLOPs count 128 keys a query, a full layer's 4096;
+  // the kernel computes 63 of 1024 tiles against 528 causal ones.
+  const ModelSpec m = load_model(test::shipped("workloads", "gpt-oss-120b"));
+  const OpGraph g = build_op_graph(m, 1, DType::kBf16, KernelSupport{true});
+  const Op* windowed = nullptr;
+  const Op* full = nullptr;
+  for (const Op& op : g.ops) {
+    windowed = op.name == "layer0.attention" ? &op : windowed;
+    full = op.name == "layer1.attention" ? &op : full;
+  }
+  ASSERT_NE(windowed, nullptr);
+  ASSERT_NE(full, nullptr);
+  const double heads = 64, head_dim = 64;
+  EXPECT_DOUBLE_EQ(full->fwd_flops, 2.0 * 4096 * 4096 * heads * 2 * head_dim);
+  EXPECT_DOUBLE_EQ(windowed->fwd_flops, 2.0 * 4096 * 128 * heads * 2 * head_dim);
+  EXPECT_EQ(windowed->window, 128);
+  EXPECT_EQ(full->window, 0);
+  EXPECT_DOUBLE_EQ(full->tile_fraction, 528.0 / 1024.0);
+  EXPECT_DOUBLE_EQ(windowed->tile_fraction, 63.0 / 1024.0 * 4096.0 / 128.0);  // per model FLOP: above 1
+  // Timed from the H100's measured causal rows: the windowed kernel is the causal one times 63 / 528.
+  const CalibrationScope raw("none");
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const CostModel cost;
+  const double launch = h100.efficiency.kernel_launch_s;
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    const double w = cost.op_time(h100, *windowed, DType::kBf16, pass).seconds - launch;
+    const double f = cost.op_time(h100, *full, DType::kBf16, pass).seconds - launch;
+    EXPECT_NEAR(w / f, 63.0 / 528.0, 1e-9) << static_cast<int>(pass);
+  }
+  // The unfused path computes every score and masks it: a window changes nothing there.
+  ModelSpec unfused = m;
+  unfused.training.attention = AttentionKernel::kStandard;
+  ModelSpec unwindowed = unfused;
+  unwindowed.sliding_window.reset();
+  EXPECT_DOUBLE_EQ(build_op_graph(unfused, 1, DType::kBf16).model_flops(),
+                   build_op_graph(unwindowed, 1, DType::kBf16).model_flops());
+}
+
+TEST(SlidingWindow, BadBlocksAreRefusedWithTheirField) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_sliding_window_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string head =
+      "name: m\nfamily: FAMILY\nlayers: 4\nhidden: 256\nheads: 4\nffn_hidden: 512\nseq_len: 1024\nvocab: 1000\n";
+  const std::string training = "training: {global_batch: 8, micro_batch: 1, dtype: bf16}\n";
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases{
+      {"llama", "sliding_window: {tokens: 0}\n", "sliding_window.tokens"},
+      {"llama", "sliding_window: {tokens: 128, full_every: 1}\n", "sliding_window.full_every"},
+      {"llama", "sliding_window: {tokens: 128, every: 2}\n", "sliding_window: unknown key \"every\""},
+      {"llama", "sliding_window: {full_every: 2}\n", "sliding_window.tokens"},
+      {"bert", "sliding_window: {tokens: 128}\n", "sliding_window"},
+  };
+  for (const auto& [family, block, field] : cases) {
+    std::string text = head;
+    text.replace(text.find("FAMILY"), 6, family);
+    const auto path = dir / "m.yaml";
+    std::ofstream(path) << text << block << training;
+    try {
+      (void)load_model(path);
+      ADD_FAILURE() << block << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("m.yaml:9"), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SlidingWindow, ContextParallelRingIsRefusedAndAllToAllKept) {
+  // Transformer Engine has no sliding-window kernel under cp_comm_type p2p.
+  ModelSpec m = load_model(test::shipped("workloads", "gpt-oss-120b"));
+  m.seq_len = 8192;
+  const Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-1.yaml");
+  HybridPlan plan;
+  plan.model = m.name;
+  plan.cluster = c.name;
+  plan.micro_batch = 1;
+  StagePlan st{{0, 1, 2, 3, 4, 5, 6, 7}, 1, {LayerRange{0, 35}}, 8};
+  plan.pipelines.push_back({8, {st}});
+  const auto problems = [&](CpComm comm) {
+    plan.cp_comm = comm;
+    std::string all;
+    for (const PlanProblem& p : check_hybrid_plan(plan, m, c)) all += p.field + ": " + p.message + "\n";
+    return all;
+  };
+  EXPECT_NE(problems(CpComm::kRing).find("sliding-window"), std::string::npos);
+  EXPECT_EQ(problems(CpComm::kAllToAll).find("sliding-window"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsim
