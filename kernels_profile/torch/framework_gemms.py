@@ -63,7 +63,11 @@ MOE = {
     "qwen3-30b-a3b": (2048, 768, 128, 8),
     "qwen3-235b-a22b": (4096, 1536, 128, 8),
     "deepseek-v3": (7168, 2048, 256, 8),
+    "gpt-oss-120b": (2880, 2880, 128, 4),
 }
+# GPT-OSS-120B's attention GEMMs (hidden 2880, 64 query and 8 key/value heads of 64: wider than hidden),
+# which layer_gemms (head = hidden / heads) cannot say: (in, out) of the QKV and output projections.
+GPT_OSS_ATTENTION = [(2880, (64 + 2 * 8) * 64), (64 * 64, 2880)]
 
 
 def layer_gemms(hidden, ffn, heads, kv, gated, tp):
@@ -87,6 +91,10 @@ def dense_shapes(quick):
         for fin, fout in [(h, 3 * h), (h, h), (h, f), (f, h)]:
             shapes.add((tokens, fin, fout))
     if not quick:
+        # GPT-OSS-120B's BF16 recipes run micro-batches of 1 sequence of 4096 tokens (H100) and of 4 (Blackwell).
+        for tokens in [4096, 16384]:
+            for fin, fout in GPT_OSS_ATTENTION:
+                shapes.add((tokens, fin, fout))
         # Userbuffers' ring-exchange overlap (Transformer Engine under the FP8 recipes' tp_comm_overlap:
         # comm_gemm_overlap.cpp, split_overlap_ag / split_overlap_rs) runs each GEMM beside a
         # sequence-parallel collective as tp GEMMs of tokens / tp rows: those chunks, for the models the

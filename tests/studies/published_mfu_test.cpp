@@ -40,10 +40,16 @@ TEST(PublishedMfu, EachRunFindsTheFigureOfItsGpusSettingAndGemmFormatOrNone) {
   const std::optional<PublishedMfu> h100_bf16 = published_mfu_ceiling(table, gpt, one_type("H100-SXM5-80GB"));
   ASSERT_TRUE(h100_bf16.has_value());
   EXPECT_DOUBLE_EQ(h100_bf16->mfu, 0.48);
-  // Nothing published for MoE training in 16 bits on H100: no figure, rather than another's.
+  // MoE training in 16 bits on H100: GPT-OSS-120B's (Megatron-Bridge, 26.02), not the FP8 MoE figure.
   ModelSpec moe = load_model(test::shipped("workloads", "mixtral-8x7b"));
   moe.training.gemm_precision = GemmPrecision::kDtype;
-  EXPECT_FALSE(published_mfu_ceiling(table, moe, one_type("H100-SXM5-80GB")).has_value());
+  const std::optional<PublishedMfu> h100_moe = published_mfu_ceiling(table, moe, one_type("H100-SXM5-80GB"));
+  ASSERT_TRUE(h100_moe.has_value());
+  EXPECT_DOUBLE_EQ(h100_moe->mfu, 0.2313);
+  // Nothing published for MoE training in fp32: no figure, rather than another's.
+  ModelSpec fp32_moe = moe;
+  fp32_moe.training.dtype = DType::kFp32;
+  EXPECT_FALSE(published_mfu_ceiling(table, fp32_moe, one_type("H100-SXM5-80GB")).has_value());
   // The same model with FP8 GEMMs on H100: the FP8 dense figure.
   ModelSpec fp8 = gpt;
   fp8.training.gemm_precision = GemmPrecision::kFp8Current;
@@ -94,9 +100,10 @@ TEST(PublishedMfu, AGpuWithNoFigureIsHeldToOneOfTheSamePeakElseToTheHighestOnAny
   ASSERT_TRUE(gb300.has_value());
   EXPECT_EQ(gb300->gpu, "GB300");
   EXPECT_DOUBLE_EQ(gb300->mfu, 0.9812);
-  // Nothing published for the setting and format on any GPU (MoE in 16 bits): none.
+  // Nothing published for the setting and format on any GPU (MoE in fp32): none.
   ModelSpec moe = load_model(test::shipped("workloads", "mixtral-8x7b"));
   moe.training.gemm_precision = GemmPrecision::kDtype;
+  moe.training.dtype = DType::kFp32;
   EXPECT_FALSE(published_mfu_ceiling(table, moe, one_type("L40S")).has_value());
   EXPECT_EQ(unpublished_gpus(table, moe, one_type("L40S")), std::vector<std::string>{"L40S"});
 }
