@@ -79,11 +79,15 @@ void flash_attention(const LayerScope& sc, const std::string& p, int layer, cons
 
 // The unfused path: QK^T (keeps Q and K, K expanded to every head as Megatron's unfused core
 // attention does), Megatron's fused scale-mask-softmax (keeps its output), dropout on the
-// probabilities (keeps the mask and its output), PV (keeps V).
+// probabilities (keeps the mask and its output), PV (keeps V). Under a sliding window every score
+// is still computed and then masked: the kernels' time is the full s x s one (tile_fraction s / w
+// over model FLOPs that, as the fused path's, count w keys a query).
 void standard_attention(const LayerScope& sc, const std::string& p, int layer, const AttnDims& d,
                         std::vector<int> inputs) {
   const ModelSpec& m = sc.model;
   const double b = sc.b, s = sc.s, e = sc.e, t = sc.tokens();
+  const long window = m.family == Family::kGpt || m.family == Family::kLlama ? attention_window(m, layer) : 0;
+  const double keys = window > 0 ? static_cast<double>(window) : s;  // per query, as model FLOPs count them
   const double score_elems = b * d.heads * s * s;
   const double q = t * d.heads * d.qk_dim, v = t * d.heads * d.v_dim;
   const std::vector<long> score_shape{static_cast<long>(b), m.heads, m.seq_len, m.seq_len};
@@ -91,22 +95,25 @@ void standard_attention(const LayerScope& sc, const std::string& p, int layer, c
   Op scores = Op::make(p + "attn_scores", OpKind::kAttnScores, layer);
   scores.shape = score_shape;
   scores.gemm = {static_cast<long>(b) * m.heads, m.seq_len, m.seq_len, static_cast<long>(d.qk_dim)};
-  scores.fwd_flops = 2 * b * s * s * d.heads * d.qk_dim;
+  scores.fwd_flops = 2 * b * s * keys * d.heads * d.qk_dim;
   scores.bwd_flops = 2 * scores.fwd_flops;
+  scores.tile_fraction = s / keys;
   scores.fwd_bytes = (2 * q + score_elems) * e;
   scores.bwd_bytes = 2 * scores.fwd_bytes;
   scores.saved_bytes = 2 * q * e;
   sc.add(std::move(scores), std::move(inputs));
-  // Softmax over s keys: ~5 FLOPs per element; backward reads dP and P, writes dS.
-  Op sm = vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5, 2, 0, score_elems, score_shape, e);
+  // Softmax over s keys: ~5 FLOPs per element (model FLOPs: the window's); backward reads dP and P, writes dS.
+  Op sm = vector_op(p + "softmax", OpKind::kSoftmax, layer, score_elems, 5 * keys / s, 2, 0, score_elems, score_shape, e);
+  sm.tile_fraction = s / keys;
   sm.bwd_bytes = 3 * score_elems * e;
   sc.add(std::move(sm));
   if (sc.dropout) sc.add(dropout_op(p + "attn_dropout", layer, score_elems, score_shape, true, e));
   Op ctx = Op::make(p + "attn_context", OpKind::kAttnContext, layer);
   ctx.shape = sc.act_shape(d.heads * d.v_dim);
   ctx.gemm = {static_cast<long>(b) * m.heads, m.seq_len, static_cast<long>(d.v_dim), m.seq_len};
-  ctx.fwd_flops = 2 * b * s * s * d.heads * d.v_dim;
+  ctx.fwd_flops = 2 * b * s * keys * d.heads * d.v_dim;
   ctx.bwd_flops = 2 * ctx.fwd_flops;
+  ctx.tile_fraction = s / keys;
   ctx.fwd_bytes = (score_elems + 2 * v) * e;
   ctx.bwd_bytes = 2 * ctx.fwd_bytes;
   ctx.saved_bytes = v * e;  // V (the probabilities are kept by softmax or dropout)

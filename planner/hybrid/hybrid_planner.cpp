@@ -79,15 +79,20 @@ std::vector<int> expert_copies(const ModelSpec& m, const HybridOptions& options,
   return out;
 }
 
+// Whether the model's context parallelism runs as all-to-all (Ulysses): under a sliding window, for
+// which Transformer Engine has no ring (p2p) kernel; the ring otherwise.
+bool windowed(const ModelSpec& m) { return m.sliding_window && m.sliding_window->tokens < m.seq_len; }
+
 // Context-parallel widths to try: 1, and for sequences of 8192 tokens or more (where Megatron-Core's
-// recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks. The
-// search runs CP as the ring, which Transformer Engine does not run under a sliding window: none there.
-std::vector<int> cp_widths(const ModelSpec& m, const HybridOptions& options) {
+// recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks; under a
+// sliding window (all-to-all) only those that split every TP group's key/value heads evenly.
+std::vector<int> cp_widths(const ModelSpec& m, const HybridOptions& options, const std::vector<int>& tp) {
   std::vector<int> out{1};
   if (!options.context_parallel || m.seq_len < 8192 || m.family == Family::kUnet || m.family == Family::kVgg) return out;
-  if (m.sliding_window && m.sliding_window->tokens < m.seq_len) return out;
   for (int cp = 2; cp <= 8; cp *= 2) {
-    if (m.seq_len % (2L * cp) == 0) out.push_back(cp);
+    if (m.seq_len % (2L * cp) != 0) continue;
+    const bool heads_split = std::all_of(tp.begin(), tp.end(), [&](int t) { return t < 1 || (m.kv_heads / t) % cp == 0; });
+    if (!windowed(m) || heads_split) out.push_back(cp);
   }
   return out;
 }
@@ -136,7 +141,9 @@ std::vector<HybridPlan> HybridPlanner::enumerate(HybridFlavour flavour, const Hy
       continue;
     }
     const bool hetsim = flavour == HybridFlavour::kHetsim;
-    for (int cp : hetsim ? cp_widths(model_, options) : std::vector<int>{1}) {
+    std::vector<int> type_tp;
+    for (int t : types) type_tp.push_back(tp[t]);
+    for (int cp : hetsim ? cp_widths(model_, options, type_tp) : std::vector<int>{1}) {
       // Experts: one TP width for all types (an expert group's copies run in lockstep, one type each).
       const bool one_tp = std::all_of(types.begin(), types.end(), [&](int t) { return tp[t] == tp[types[0]]; });
       for (int k : hetsim && one_tp ? expert_copies(model_, options, tp[types[0]] * cp) : std::vector<int>{1}) {
@@ -236,6 +243,7 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
     plan.model = model_.name;
     plan.cluster = cluster_.name;
     plan.micro_batch = mb;
+    plan.cp_comm = windowed(model_) ? CpComm::kAllToAll : CpComm::kRing;
     for (int p = 0; p < d; ++p) plan.pipelines.push_back({total / d + (p < total % d ? 1 : 0), pipes[p]});
     for (PipelineSchedule s : schedules) {
       const bool interleaved = s == PipelineSchedule::kInterleaved;

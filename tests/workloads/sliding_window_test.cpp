@@ -93,13 +93,25 @@ TEST(SlidingWindow, WindowedLayersCountTheirKeysAndTimeTheirTiles) {
     const double f = cost.op_time(h100, *full, DType::kBf16, pass).seconds - launch;
     EXPECT_NEAR(w / f, 63.0 / 528.0, 1e-9) << static_cast<int>(pass);
   }
-  // The unfused path computes every score and masks it: a window changes nothing there.
+  // The unfused path computes every score and masks it: its kernels take the full time, while its
+  // model FLOPs (which MFU counts, from this graph) count the window's keys as the fused path's do.
   ModelSpec unfused = m;
   unfused.training.attention = AttentionKernel::kStandard;
   ModelSpec unwindowed = unfused;
   unwindowed.sliding_window.reset();
-  EXPECT_DOUBLE_EQ(build_op_graph(unfused, 1, DType::kBf16).model_flops(),
-                   build_op_graph(unwindowed, 1, DType::kBf16).model_flops());
+  const OpGraph u = build_op_graph(unfused, 1, DType::kBf16), full_u = build_op_graph(unwindowed, 1, DType::kBf16);
+  for (const char* name : {"layer0.attn_scores", "layer0.softmax", "layer0.attn_context"}) {
+    const Op w = test::op_named(u, name), f = test::op_named(full_u, name);
+    EXPECT_DOUBLE_EQ(w.fwd_flops, f.fwd_flops * 128 / 4096) << name;
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      EXPECT_NEAR(cost.op_time(h100, w, DType::kBf16, pass).seconds, cost.op_time(h100, f, DType::kBf16, pass).seconds,
+                  1e-12) << name;
+    }
+  }
+  EXPECT_EQ(test::op_named(u, "layer1.attn_scores").fwd_flops, test::op_named(full_u, "layer1.attn_scores").fwd_flops);
+  // MFU's FLOPs a sample: the full layers' attention over 4096 keys, the windowed ones' over 128.
+  EXPECT_LT(model_flops_per_sample(unfused, DType::kBf16), model_flops_per_sample(unwindowed, DType::kBf16));
+  EXPECT_DOUBLE_EQ(model_flops_per_sample(m, DType::kBf16), u.model_flops());
 }
 
 TEST(SlidingWindow, BadBlocksAreRefusedWithTheirField) {

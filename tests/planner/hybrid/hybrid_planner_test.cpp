@@ -144,6 +144,29 @@ TEST(HybridPlanner, LongSequencesAreSplitByContextParallelism) {
   EXPECT_LT(a.judged[a.chosen].evaluation.report.iteration_time_s, b.judged[b.chosen].evaluation.report.iteration_time_s);
 }
 
+TEST(HybridPlanner, SlidingWindowModelsSplitTheirSequencesByAllToAll) {
+  // Every layer a window of 4096 over 32768 tokens (Mistral's pattern): Transformer Engine has no ring
+  // kernel under a window, so the search's context-parallel plans run as all-to-all, each one valid
+  // (cp splits every TP group's key/value heads).
+  ModelSpec m = model("llama2-7b", 64);
+  m.seq_len = 32768;
+  m.sliding_window = SlidingWindowSpec{4096, 0};
+  const Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-4.yaml");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions o;
+  o.simulate = 1;
+  const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
+  ASSERT_GE(s.chosen, 0);
+  int split = 0;
+  for (const HybridPlan& p : s.leading) {
+    EXPECT_TRUE(check_hybrid_plan(p, m, c).empty()) << p.shape();
+    if (p.pipelines[0].stages[0].cp == 1) continue;
+    ++split;
+    EXPECT_EQ(p.cp_comm, CpComm::kAllToAll) << p.shape();
+  }
+  EXPECT_GT(split, 0);
+}
+
 TEST(HybridPlanner, StagesWiderThanATypesRemainderStayInsideTheirType) {
   // 3 H100 nodes (24 GPUs) before 2 H200 nodes: stages of 16 GPUs (TP x CP) fit once in the H100s;
   // the 8 left over make no stage, rather than one that runs into the H200s (or past the cluster).
