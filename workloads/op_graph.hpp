@@ -72,7 +72,8 @@ struct Op {
   // full s x s scores, as Megatron-LM and PaLM do; under a sliding window s x window, each query's
   // keys, so a window's share can exceed 1: its tiles straddle the band). 1 for every other op.
   // A grouped expert GEMM padded to a capacity runs more rows than hold tokens: its share is above 1
-  // (executed rows / routed rows).
+  // (executed rows / routed rows); so do the unfused attention kernels of a windowed layer, which
+  // compute every score and mask it (s / window).
   double tile_fraction = 1;
   bool causal = false;  // attention under a causal mask (measured tables have causal rows)
   long window = 0;      // causal attention under a sliding window of this many keys; 0: the whole context
