@@ -86,7 +86,7 @@ void standard_attention(const LayerScope& sc, const std::string& p, int layer, c
                         std::vector<int> inputs) {
   const ModelSpec& m = sc.model;
   const double b = sc.b, s = sc.s, e = sc.e, t = sc.tokens();
-  const long window = m.family == Family::kGpt || m.family == Family::kLlama ? attention_window(m, layer) : 0;
+  const long window = attention_window(m, layer);  // only gpt and llama models have one
   const double keys = window > 0 ? static_cast<double>(window) : s;  // per query, as model FLOPs count them
   const double score_elems = b * d.heads * s * s;
   const double q = t * d.heads * d.qk_dim, v = t * d.heads * d.v_dim;

@@ -314,8 +314,10 @@ long expert_rows(const MoeSpec& moe, double routed_rows) {
   return static_cast<long>(std::ceil(rows));
 }
 
+bool has_sliding_window(const ModelSpec& m) { return m.sliding_window && m.sliding_window->tokens < m.seq_len; }
+
 long attention_window(const ModelSpec& m, long layer) {
-  if (!m.sliding_window || m.sliding_window->tokens >= m.seq_len) return 0;
+  if (!has_sliding_window(m)) return 0;
   const long every = m.sliding_window->full_every;
   if (every > 0 && layer % every == every - 1) return 0;
   return m.sliding_window->tokens;

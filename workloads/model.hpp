@@ -171,6 +171,9 @@ struct ModelSpec {
 // experts) dropless (the mean; the busiest expert has router_imbalance times it), ceil(routed_rows x
 // capacity_factor / experts) with a capacity.
 [[nodiscard]] long expert_rows(const MoeSpec& moe, double routed_rows);
+// Whether some layer attends a sliding window shorter than the sequence (a sliding_window: block
+// whose window is shorter than seq_len; a longer one is no window).
+[[nodiscard]] bool has_sliding_window(const ModelSpec& m);
 // Keys each query of transformer layer `layer` may attend under a sliding window: the window's
 // tokens, or 0 where the layer attends its whole causal context (no window, a full layer, or a window
 // as long as the sequence).

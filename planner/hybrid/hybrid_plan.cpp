@@ -305,7 +305,7 @@ class Checker {
                      " must divide the " + std::to_string(model_.kv_heads / std::max(1, st.tp)) +
                      " key/value heads of a TP rank");
     }
-    if (plan_.cp_comm == CpComm::kRing && model_.sliding_window && model_.sliding_window->tokens < model_.seq_len) {
+    if (plan_.cp_comm == CpComm::kRing && has_sliding_window(model_)) {
       // Transformer Engine's get_attention_backend: no fused kernel for a window under cp_comm_type p2p.
       add(field, "the model's sliding-window layers run under context parallelism only with cp_comm all-to-all "
                  "(Transformer Engine's p2p ring has no sliding-window kernel); set cp_comm: all-to-all");

@@ -79,10 +79,6 @@ std::vector<int> expert_copies(const ModelSpec& m, const HybridOptions& options,
   return out;
 }
 
-// Whether the model's context parallelism runs as all-to-all (Ulysses): under a sliding window, for
-// which Transformer Engine has no ring (p2p) kernel; the ring otherwise.
-bool windowed(const ModelSpec& m) { return m.sliding_window && m.sliding_window->tokens < m.seq_len; }
-
 // Context-parallel widths to try: 1, and for sequences of 8192 tokens or more (where Megatron-Core's
 // recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks; under a
 // sliding window (all-to-all) only those that split every TP group's key/value heads evenly.
@@ -92,7 +88,7 @@ std::vector<int> cp_widths(const ModelSpec& m, const HybridOptions& options, con
   for (int cp = 2; cp <= 8; cp *= 2) {
     if (m.seq_len % (2L * cp) != 0) continue;
     const bool heads_split = std::all_of(tp.begin(), tp.end(), [&](int t) { return t < 1 || (m.kv_heads / t) % cp == 0; });
-    if (!windowed(m) || heads_split) out.push_back(cp);
+    if (!has_sliding_window(m) || heads_split) out.push_back(cp);
   }
   return out;
 }
@@ -243,7 +239,8 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
     plan.model = model_.name;
     plan.cluster = cluster_.name;
     plan.micro_batch = mb;
-    plan.cp_comm = windowed(model_) ? CpComm::kAllToAll : CpComm::kRing;
+    // Transformer Engine has no ring (p2p) kernel under a sliding window: all-to-all (Ulysses) there.
+    plan.cp_comm = has_sliding_window(model_) ? CpComm::kAllToAll : CpComm::kRing;
     for (int p = 0; p < d; ++p) plan.pipelines.push_back({total / d + (p < total % d ? 1 : 0), pipes[p]});
     for (PipelineSchedule s : schedules) {
       const bool interleaved = s == PipelineSchedule::kInterleaved;
