@@ -119,6 +119,28 @@ Op context_shard(const Op& op, int cp, DType dtype) {
   return s;
 }
 
+// A GEMM that userbuffers overlap with a TP collective runs as `chunks` GEMMs of 1/chunks of its rows
+// (Transformer Engine's ring exchange: one per TP rank; its pipelined reduce-scatter: num_splits),
+// each reading the whole weight shard: the op's time with its product at the chunks' shape, the
+// casts once (before the collective). Forward: the whole product chunked; backward (`dgrad_only`):
+// the data gradient (half the product, as WorkPart counts it), whose output-gradient all-gather the
+// ring exchange chunks, the weight gradient whole.
+OpCost chunked_time(const CostModel& cost, const Device& device, const Op& s, DType dtype, Pass pass, int chunks) {
+  OpCost c = cost.op_time(device, s, dtype, pass);
+  if (chunks <= 1 || s.gemm.m < 2 * chunks) return c;
+  Op product = s;
+  product.cast_fwd_bytes = product.cast_bwd_bytes = product.cast_fwd_transpose_bytes = product.cast_bwd_transpose_bytes = 0;
+  const OpCost whole = cost.op_time(device, product, dtype, pass);
+  const OpCost part = cost.op_time(device, context_shard(product, chunks, dtype), dtype, pass);
+  const double share = pass == Pass::kForward ? 1.0 : 0.5;
+  for (int k = 0; k < kCostSources; ++k) {
+    const double delta = share * (chunks * part.by_source[k] - whole.by_source[k]);
+    c.by_source[k] += delta;
+    c.seconds += delta;
+  }
+  return c;
+}
+
 // The share of a routed expert's op one GPU computes under expert parallelism (Megatron-Core's
 // all-to-all dispatcher): a TP group's tokens are split over its tp ranks, each GPU dispatches
 // its T/tp tokens' k copies and receives, on average, as many for its experts / ep experts, gathered
@@ -388,8 +410,14 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       s.fwd_bytes += gathered_tokens;
       s.bwd_bytes += gathered_tokens;
     }
-    const OpCost fwd = cost.op_time(device, s, dtype, Pass::kForward);
-    const OpCost bwd = cost.op_time(device, s, dtype, Pass::kBackward);
+    // Userbuffers chunk a layer's column-split GEMM with the all-gather before it (a ring, tp chunks) and
+    // a row-split one with the reduce-scatter after it (pipelined, pipeline_chunks), whose backward data
+    // gradient the ring exchange chunks with its output gradient's all-gather (tp chunks).
+    const bool ub_gemm = chunked && in_layer && !op.expert && tp > 1;
+    const int fwd_chunks = !ub_gemm ? 1 : split == TpSplit::kColumn && before.any() ? tp : pl.after_fwd.any() ? static_cast<int>(pipeline_chunks) : 1;
+    const int bwd_chunks = ub_gemm && key.sequence_parallel && split == TpSplit::kRow && pl.after_fwd.any() ? tp : 1;
+    const OpCost fwd = chunked_time(cost, device, s, dtype, Pass::kForward, fwd_chunks);
+    const OpCost bwd = chunked_time(cost, device, s, dtype, Pass::kBackward, bwd_chunks);
     // A matrix product with weights spends half its backward on the weight gradient.
     const double w = is_matmul(s.kind) && s.params > 0 ? 0.5 * bwd.seconds : 0;
     // Each backward collective of a column-split layer can hide under one of its two GEMMs: the
