@@ -61,15 +61,6 @@ TEST(HeldOut, B300MoeRowsArePredictedWithinTenPercentByTheProfileTransferredFrom
   EXPECT_EQ(check_rows("megatron-bridge-blackwell-ultra.yaml", 16, {"qwen3", "gb300"}, {}, false), 3);
 }
 
-TEST(HeldOut, AnotherFrameworksMi300xAndMi325xRowsArePredictedWithinTenPercentByTheAmdProfile) {
-  // AMD's PyTorch FSDP benchmark of Llama 3.1 8B on 8 MI300X and on 8 MI325X (rocm/pytorch-training
-  // v25.2, BF16 with torch.compile and FP8 through Transformer Engine, no Megatron) under primus-2026,
-  // fitted on Primus (Megatron-LM) rows of MI325X and MI355X only and transferred to MI300X: -3.2 to
-  // +6.2 % (2026-12-04); the raw model is 11.7-25.4 % fast on the same rows.
-  EXPECT_EQ(check_rows("rocm-pytorch-training.yaml", 8, {"mi300x"}, {}, true), 4);
-  EXPECT_EQ(check_rows("rocm-pytorch-training.yaml", 8, {"mi325x"}, {}, true), 4);
-}
-
 TEST(HeldOut, LumiMi250xRowsAreReadAndTheSmallerOnesPredicted) {
   // The LUMI scaling study's Megatron-DeepSpeed runs (2023, ROCm 5.2) on MI250X, which no profile
   // covers: the raw model reads them 36-42 % fast in iteration time, and the 7B's throughput +69 %
