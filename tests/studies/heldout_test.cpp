@@ -46,7 +46,7 @@ TEST(HeldOut, GB200RowsArePredictedWithinTenPercentByTheProfileTransferredFromB2
   // Megatron-Bridge's DGX-GB200 Llama 3 8B rows (containers 25.09 and 25.11, FP8 current scaling and
   // MXFP8) under megatron-core-2026-b200, fitted on DGX-B200 rows only and transferred to GB200:
   // -4.7 to +3.1 % (2026-12-02); the raw model is 17-28 % fast on the same rows. The file's 26.04.01
-  // Llama 3 70B row (-1.4 %) holds too; its Llama 3.1 405B row on 256 GPUs is -15.9 % (docs/validation.md).
+  // Llama 3 70B row (-2.4 %) holds too; its Llama 3.1 405B row on 256 GPUs is -8.7 % (2026-12-06, docs/validation.md).
   EXPECT_EQ(check_rows("megatron-bridge-gb200.yaml", 6, {}, {"405b"}, true), 5);
 }
 
