@@ -280,6 +280,17 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
     const EagerGradBytes eager = eager_grad_bytes(op, dtype_bytes(dtype));
     memory_kernels(eager.total(), eager.kernels);
   }
+  // Megatron-Core's eager expert bias after this expert GEMM (workloads/op_graph.hpp), whatever
+  // training.kernels says; a recomputed forward repeats its forward.
+  if (op.eager_expert_bias) {
+    const bool backward = pass == Pass::kBackward;
+    const EagerGradBytes bias = eager_expert_bias_bytes(op, dtype_bytes(dtype), backward);
+    memory_kernels(bias.total(), bias.kernels);
+    if (backward && op.recompute_flops > 0) {
+      const EagerGradBytes again = eager_expert_bias_bytes(op, dtype_bytes(dtype), false);
+      memory_kernels(again.total(), again.kernels);
+    }
+  }
   // Each kernel's fixed cost beyond the kernel model (the calibration profile in force), said as calibrated.
   if (const double overhead = kernels * device.fitted.kernel_overhead_s; overhead > 0) {
     c.seconds += overhead;

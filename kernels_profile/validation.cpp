@@ -190,6 +190,7 @@ LayerPrediction predict_layer(const LayerMeasurement& m, const Device& device, c
     Op plain = uncast;
     plain.eager_bias_grad = false;
     plain.eager_views = 0;
+    plain.eager_expert_bias = false;
     const EagerGradBytes eager = eager_grad_bytes(op, e);
     for (Pass pass : {Pass::kForward, Pass::kBackward}) {
       const OpCost c = cost.op_time(device, op, dtype, pass);

@@ -24,11 +24,11 @@ static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_
 static_assert(sizeof(NodeType) == 1056, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
-static_assert(sizeof(MoeSpec) == 80, "MoeSpec changed: update reference_key");
+static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(SlidingWindowSpec) == 16, "SlidingWindowSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 848, "ModelSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 864, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -203,6 +203,9 @@ void put_model(Text& t, const ModelSpec& m) {
     t.put("moe.every", m.moe->every);
     t.put("moe.capacity_factor", m.moe->capacity_factor);
     t.put("moe.router_imbalance", m.moe->router_imbalance);
+    // Only where stated: the keys of models without them stay as they were.
+    if (m.moe->expert_bias) t.put("moe.expert_bias", m.moe->expert_bias);
+    if (m.moe->glu_clamp > 0) t.put("moe.glu_clamp", m.moe->glu_clamp);
   }
   t.put("mla", m.mla.has_value());
   if (m.mla) {

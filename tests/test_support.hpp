@@ -2,14 +2,19 @@
 // Paths shared by the tests: the source tree and the built hetsim binary.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "studies/sweep/results_db.hpp"
 #include "topologies/cluster.hpp"
@@ -25,6 +30,30 @@ inline Op op_named(const OpGraph& g, const std::string& name) {
   throw std::runtime_error("no operator " + name);
 }
 
+
+// Each case {family, block, field}: a small transformer model of that family with `block` on its
+// line 9 (before its training block) is refused by load_model, naming `field` and the line.
+inline void expect_model_blocks_refused(const std::vector<std::tuple<std::string, std::string, std::string>>& cases) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_model_block_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string head =
+      "name: m\nfamily: FAMILY\nlayers: 4\nhidden: 256\nheads: 4\nffn_hidden: 512\nseq_len: 1024\nvocab: 1000\n";
+  const std::string training = "training: {global_batch: 8, micro_batch: 1, dtype: bf16}\n";
+  for (const auto& [family, block, field] : cases) {
+    std::string text = head;
+    text.replace(text.find("FAMILY"), 6, family);
+    const auto path = dir / "m.yaml";
+    std::ofstream(path) << text << block << training;
+    try {
+      (void)load_model(path);
+      ADD_FAILURE() << block << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("m.yaml:9"), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
 
 inline std::filesystem::path source_dir() { return HETSIM_TEST_SOURCE_DIR; }
 inline std::filesystem::path shipped(const std::string& folder, const std::string& name) {

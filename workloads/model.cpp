@@ -149,8 +149,10 @@ constexpr long kMaxExperts = 1L << 16;
 constexpr double kMinCapacityFactor = 0.1;  // as the SPMD MoE family's bound
 
 // The moe: block of a gpt, llama or bert model. `layers`: the model's layer count, 0 when it could
-// not be read (the checks against it are then skipped).
-MoeSpec read_moe(FieldReader r, long layers) {
+// not be read (the checks against it are then skipped). `llama`: the experts are SwiGLU MLPs, which
+// may carry biases (expert_bias) and clamp their GLU (glu_clamp); gpt's and bert's are GeLU MLPs with
+// biases, where both fields are refused.
+MoeSpec read_moe(FieldReader r, long layers, bool llama) {
   const size_t problems_before = r.diagnostics().size();
   MoeSpec s;
   s.experts = r.integer("experts", 1, kMaxExperts);
@@ -169,6 +171,15 @@ MoeSpec read_moe(FieldReader r, long layers) {
     }
   }
   s.router_imbalance = r.opt_number("router_imbalance", 1, static_cast<double>(kMaxExperts)).value_or(1.0);
+  const std::optional<bool> expert_bias = r.opt_flag("expert_bias");
+  const std::optional<double> glu_clamp = r.opt_number("glu_clamp", 0, 1e6);
+  if (!llama && expert_bias) {
+    r.error("expert_bias", "gpt and bert experts are GeLU MLPs that always carry biases; expert_bias is for llama-family "
+                           "(SwiGLU) experts, such as GPT-OSS's");
+  }
+  if (!llama && glu_clamp) r.error("glu_clamp", "gpt and bert experts are GeLU MLPs without a gated linear unit to clamp");
+  s.expert_bias = llama && expert_bias.value_or(false);
+  s.glu_clamp = llama ? glu_clamp.value_or(0) : 0;
   r.finish();
   s.shared_ffn_hidden = shared_ffn.value_or(s.shared_experts * s.expert_ffn_hidden);
   if (r.diagnostics().size() != problems_before) return s;  // cross-field checks on valid fields
@@ -354,7 +365,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
     case Family::kLlama:
     case Family::kBert: {
       const bool layers_read = read_transformer(r, m, true);
-      if (std::optional<FieldReader> moe = r.opt_child("moe")) m.moe = read_moe(*moe, layers_read ? m.layers : 0);
+      if (std::optional<FieldReader> moe = r.opt_child("moe")) m.moe = read_moe(*moe, layers_read ? m.layers : 0, m.family == Family::kLlama);
       if (std::optional<FieldReader> mla = r.opt_child("mla")) {
         if (m.family == Family::kBert) {
           r.error("mla", "multi-head latent attention is built for the causal families gpt and llama, not bert");

@@ -51,6 +51,12 @@ struct MoeSpec {
   long first_dense_layers = 0, every = 1;
   std::optional<double> capacity_factor;   // nullopt = dropless; else slots per expert = ceil(tokens x top_k x cf / experts)
   double router_imbalance = 1.0;           // tokens of the busiest expert / mean (>= 1), a stated assumption
+  // GPT-OSS's experts (llama family; gpt and bert experts always have biases): expert_bias, biases on
+  // both expert linear layers (Megatron-Core adds the second one's per local expert in eager PyTorch,
+  // workloads/op_graph.hpp Op::eager_expert_bias); glu_clamp > 0, the GLU's inputs clamped to
+  // [-glu_clamp, glu_clamp] (the gate's from above only) before the fused activation, 0: not clamped.
+  bool expert_bias = false;
+  double glu_clamp = 0;
 };
 
 // DeepSeek's multi-head latent attention (the `mla:` block), in its training form: queries through

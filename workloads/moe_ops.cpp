@@ -58,8 +58,8 @@ Op expert_gemm(const std::string& name, int layer, const Routing& r, double in, 
 
 std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, int layer) {
   const MoeSpec& moe = *sc.model.moe;
-  const bool swiglu = sc.model.family == Family::kLlama;  // llama: SwiGLU experts without biases
-  const bool bias = !swiglu;
+  const bool swiglu = sc.model.family == Family::kLlama;  // llama: SwiGLU experts, biases where moe.expert_bias says
+  const bool bias = !swiglu || moe.expert_bias;
   const double t = sc.tokens(), h = sc.h, e = sc.e;
   const double f = static_cast<double>(moe.expert_ffn_hidden);
   const double gate = swiglu ? 2 : 1;  // SwiGLU's fc1 computes gate and up
@@ -107,11 +107,21 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   act.fwd_bytes += r.routed * 4;
   act.bwd_bytes += r.routed * 8;
   act.saved_bytes += r.routed * 4 + (swiglu ? 0 : n * e);
+  if (swiglu && moe.glu_clamp > 0) {
+    // GPT-OSS's clamped GLU as Megatron-Core runs it before its fused kernel (weighted_bias_quick_geglu_impl):
+    // each half of the 2n inputs clamped into a tensor of its own and the two concatenated (reading and
+    // writing 2n each); backward, each clamp's gradient (the output gradient and the input read, the input
+    // gradient written: 6n over both halves) and the halves' gradients concatenated (4n).
+    act.fwd_bytes += 8 * n * e;
+    act.bwd_bytes += 10 * n * e;
+  }
   const double useful_share = r.executed > 0 ? r.useful / r.executed : 1;  // FLOPs on padding are not model FLOPs
   act.fwd_flops *= useful_share;
   act.bwd_flops *= useful_share;
   sc.add(std::move(act), {fc1, probs});
-  const int fc2 = sc.add(expert_gemm(p + "expert_fc2", layer, r, f, h, bias, e));
+  Op fc2_op = expert_gemm(p + "expert_fc2", layer, r, f, h, bias, e);
+  fc2_op.eager_expert_bias = bias;  // TEGroupedMLP: fc1's bias in its GEMM, fc2's added after it per expert
+  const int fc2 = sc.add(std::move(fc2_op));
 
   // Unpermutation: each token's k (already weighted) expert outputs summed back to T·h, one add per
   // routed element; backward hands each row its token's gradient (a gather: no FLOPs, nothing kept).

@@ -3,6 +3,8 @@
 // twice its forward (input and weight gradients); bytes count each tensor read or written once.
 #include "workloads/op_formulas.hpp"
 
+#include <algorithm>
+
 namespace hetsim {
 
 Op linear_op(const std::string& name, int layer, double rows, double in, double out, bool bias, std::vector<long> shape,
@@ -107,6 +109,17 @@ EagerGradBytes eager_grad_bytes(const Op& op, double elem_bytes) {
     g.add = (v - 1) * 3 * out * e;
     g.kernels += v + v + 1 + (v - 1);
   }
+  return g;
+}
+
+EagerGradBytes eager_expert_bias_bytes(const Op& op, double elem_bytes, bool backward) {
+  EagerGradBytes g;
+  const double e = elem_bytes;
+  const long experts = std::max(1L, op.gemm.batch);
+  const double out = static_cast<double>(experts) * static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n);
+  if (!op.eager_expert_bias || out <= 0) return g;
+  g.add = out * (backward ? 32 + 4 * e : 24 + 2 * e);
+  g.kernels = static_cast<int>(std::min<long>(experts, 1L << 20)) * (backward ? 5 : 2) + 2;
   return g;
 }
 

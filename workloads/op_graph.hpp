@@ -100,6 +100,10 @@ struct Op {
   // and the sum is copied back into the output's layout.
   bool eager_bias_grad = false;
   int eager_views = 0;
+  // An expert GEMM whose bias Megatron-Core's TEGroupedMLP adds after it in eager PyTorch
+  // (_apply_bias, the second expert linear layer's: skip_bias_add), in both passes, whatever
+  // training.kernels says (eager_expert_bias_bytes).
+  bool eager_expert_bias = false;
 
   static Op make(std::string name, OpKind kind, int layer) {
     Op op;
@@ -122,6 +126,16 @@ struct EagerGradBytes {
   [[nodiscard]] double total() const { return bias_grad + fill + copy + add; }
 };
 [[nodiscard]] EagerGradBytes eager_grad_bytes(const Op& op, double elem_bytes);
+
+// Bytes and kernels of Megatron-Core's eager expert bias (Op::eager_expert_bias) over the op's
+// gemm.batch local experts and gemm.batch x gemm.m x gemm.n output elements of `elem_bytes`, with the
+// routing weights in fp32 (torch.split of the rows per expert, then for each `t + b * p`, torch.cat,
+// .to(dtype)). Forward, per element: the product written in fp32 (4), the sum reading the rows and the
+// product and writing fp32 (e + 8), the concatenation (8), the cast back (4 + e): 24 + 2e, in 2 kernels
+// per expert and 2. Backward (autograd): the cast's gradient to fp32 (e + 4), the rows' gradient back to
+// the dtype (4 + e) and reassembled over the experts (2e), and per expert the bias's and the weights'
+// gradients, a product written and summed each (12 + 12): 32 + 4e, in 5 kernels per expert and 2.
+[[nodiscard]] EagerGradBytes eager_expert_bias_bytes(const Op& op, double elem_bytes, bool backward);
 
 struct OpGraph {
   std::string model;

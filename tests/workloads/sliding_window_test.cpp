@@ -3,10 +3,6 @@
 // fused kernel computes under the band, the model FLOPs, the cost model's time, and bad blocks.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <fstream>
-
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
@@ -115,32 +111,13 @@ TEST(SlidingWindow, WindowedLayersCountTheirKeysAndTimeTheirTiles) {
 }
 
 TEST(SlidingWindow, BadBlocksAreRefusedWithTheirField) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hetsim_sliding_window_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string head =
-      "name: m\nfamily: FAMILY\nlayers: 4\nhidden: 256\nheads: 4\nffn_hidden: 512\nseq_len: 1024\nvocab: 1000\n";
-  const std::string training = "training: {global_batch: 8, micro_batch: 1, dtype: bf16}\n";
-  const std::vector<std::tuple<std::string, std::string, std::string>> cases{
+  test::expect_model_blocks_refused({
       {"llama", "sliding_window: {tokens: 0}\n", "sliding_window.tokens"},
       {"llama", "sliding_window: {tokens: 128, full_every: 1}\n", "sliding_window.full_every"},
       {"llama", "sliding_window: {tokens: 128, every: 2}\n", "sliding_window: unknown key \"every\""},
       {"llama", "sliding_window: {full_every: 2}\n", "sliding_window.tokens"},
       {"bert", "sliding_window: {tokens: 128}\n", "sliding_window"},
-  };
-  for (const auto& [family, block, field] : cases) {
-    std::string text = head;
-    text.replace(text.find("FAMILY"), 6, family);
-    const auto path = dir / "m.yaml";
-    std::ofstream(path) << text << block << training;
-    try {
-      (void)load_model(path);
-      ADD_FAILURE() << block << " accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("m.yaml:9"), std::string::npos) << e.what();
-    }
-  }
-  std::filesystem::remove_all(dir);
+  });
 }
 
 TEST(SlidingWindow, ContextParallelRingIsRefusedAndAllToAllKept) {
