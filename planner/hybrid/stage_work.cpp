@@ -122,9 +122,9 @@ Op context_shard(const Op& op, int cp, DType dtype) {
 // A GEMM that userbuffers overlap with a TP collective runs as `chunks` GEMMs of 1/chunks of its rows
 // (Transformer Engine's ring exchange: one per TP rank; its pipelined reduce-scatter: num_splits),
 // each reading the whole weight shard: the op's time with its product at the chunks' shape, the
-// casts once (before the collective). Forward: the whole product chunked; backward (`dgrad_only`):
-// the data gradient (half the product, as WorkPart counts it), whose output-gradient all-gather the
-// ring exchange chunks, the weight gradient whole.
+// casts once (before the collective). Forward: the whole product chunked; backward: the data
+// gradient alone (half the product's time, as WorkPart splits it), whose output gradient's all-gather
+// the ring exchange chunks, the weight gradient whole. `chunks` 1: the op's time unchanged.
 OpCost chunked_time(const CostModel& cost, const Device& device, const Op& s, DType dtype, Pass pass, int chunks) {
   OpCost c = cost.op_time(device, s, dtype, pass);
   if (chunks <= 1 || s.gemm.m < 2 * chunks) return c;
