@@ -284,10 +284,11 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   // training.kernels says; a recomputed forward repeats its forward.
   if (op.eager_expert_bias) {
     const bool backward = pass == Pass::kBackward;
-    const EagerGradBytes bias = eager_expert_bias_bytes(op, dtype_bytes(dtype), backward);
+    const double e = dtype_bytes(dtype);
+    const EagerGradBytes bias = eager_expert_bias_bytes(op, e, backward);
     memory_kernels(bias.total(), bias.kernels);
     if (backward && op.recompute_flops > 0) {
-      const EagerGradBytes again = eager_expert_bias_bytes(op, dtype_bytes(dtype), false);
+      const EagerGradBytes again = eager_expert_bias_bytes(op, e, false);
       memory_kernels(again.total(), again.kernels);
     }
   }

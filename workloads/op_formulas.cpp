@@ -119,7 +119,7 @@ EagerGradBytes eager_expert_bias_bytes(const Op& op, double elem_bytes, bool bac
   const double out = static_cast<double>(experts) * static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n);
   if (!op.eager_expert_bias || out <= 0) return g;
   g.add = out * (backward ? 32 + 4 * e : 24 + 2 * e);
-  g.kernels = static_cast<int>(std::min<long>(experts, 1L << 20)) * (backward ? 5 : 2) + 2;
+  g.kernels = static_cast<int>(experts) * (backward ? 5 : 2) + 2;  // experts: at most 2^16 (model.cpp)
   return g;
 }
 

@@ -413,9 +413,12 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     // Userbuffers chunk a layer's column-split GEMM with the all-gather before it (a ring, tp chunks) and
     // a row-split one with the reduce-scatter after it (pipelined, pipeline_chunks), whose backward data
     // gradient the ring exchange chunks with its output gradient's all-gather (tp chunks).
-    const bool ub_gemm = chunked && in_layer && !op.expert && tp > 1;
-    const int fwd_chunks = !ub_gemm ? 1 : split == TpSplit::kColumn && before.any() ? tp : pl.after_fwd.any() ? static_cast<int>(pipeline_chunks) : 1;
-    const int bwd_chunks = ub_gemm && key.sequence_parallel && split == TpSplit::kRow && pl.after_fwd.any() ? tp : 1;
+    int fwd_chunks = 1, bwd_chunks = 1;
+    if (chunked && in_layer && !op.expert && tp > 1) {
+      if (split == TpSplit::kColumn && before.any()) fwd_chunks = static_cast<int>(ring_chunks);
+      else if (pl.after_fwd.any()) fwd_chunks = static_cast<int>(pipeline_chunks);
+      if (key.sequence_parallel && split == TpSplit::kRow && pl.after_fwd.any()) bwd_chunks = static_cast<int>(ring_chunks);
+    }
     const OpCost fwd = chunked_time(cost, device, s, dtype, Pass::kForward, fwd_chunks);
     const OpCost bwd = chunked_time(cost, device, s, dtype, Pass::kBackward, bwd_chunks);
     // A matrix product with weights spends half its backward on the weight gradient.
