@@ -101,6 +101,7 @@ class Checker {
                                   "gradient_sync: zero-1, not " + std::string(gradient_sync_name(plan_.gradient_sync)));
     }
     moe_choices();
+    recompute_modules();
     if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
@@ -114,6 +115,25 @@ class Checker {
 
  private:
   void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
+
+  // Megatron-Core's recompute modules need the parts its TransformerConfig checks for (mlp and
+  // shared_experts recompute nothing where there is no dense layer or shared expert, as there).
+  void recompute_modules() {
+    const RecomputeModules m = plan_.recompute_modules;
+    if (plan_.recompute != RecomputeMode::kSelective || m == kDefaultRecomputeModules) return;
+    const auto needs = [&](RecomputeModule module, bool present, const std::string& what) {
+      if (!has_module(m, module) || present) return;
+      add("recompute_modules", recompute_modules_text(static_cast<unsigned>(module)) + " recomputes " + what);
+    };
+    const bool pre_norm = model_.family == Family::kGpt || model_.family == Family::kLlama;
+    if ((m & ~kDefaultRecomputeModules) != 0 && !pre_norm) {
+      add("recompute_modules", "Megatron-Core's modules other than core_attn are parts of its pre-norm layers (families gpt "
+                               "and llama); this model's family is " + std::string(family_name(model_.family)));
+    }
+    needs(RecomputeModule::kMoeAct, model_.moe.has_value(), "the experts' activation; the model has no moe: block");
+    needs(RecomputeModule::kMlaUpProj, model_.mla.has_value(),
+          "multi-head latent attention's up projections; the model has no mla: block");
+  }
 
   // Megatron-Core's MoE choices need experts split: combined 1F1B (with the weight gradients in the
   // backward) and a dispatcher other than alltoall (allgather not with combined 1F1B).

@@ -20,6 +20,17 @@ namespace hetsim {
 enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kEager, kZeroBubble };
 enum class GradientSync { kAllReduce, kZero1, kZero3 };
 enum class RecomputeMode { kNone, kSelective, kFull };
+// Megatron-Core's --recompute-modules under selective recompute: the parts of each transformer layer
+// whose forward runs again before its backward (planner/hybrid/module_recompute.hpp says what each
+// frees and repeats). A set of RecomputeModule bits; Megatron-Core's default is the attention core.
+enum class RecomputeModule : unsigned { kCoreAttn = 1, kLayernorm = 2, kMoeAct = 4, kMlaUpProj = 8, kMlp = 16, kSharedExperts = 32 };
+using RecomputeModules = unsigned;
+inline constexpr RecomputeModules kDefaultRecomputeModules = static_cast<unsigned>(RecomputeModule::kCoreAttn);
+[[nodiscard]] constexpr bool has_module(RecomputeModules set, RecomputeModule m) { return (set & static_cast<unsigned>(m)) != 0; }
+// Megatron-Core's names, in bit order: "core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts".
+[[nodiscard]] const std::vector<std::string>& recompute_module_names();
+// The set as Megatron-Core's names joined by `sep`: "layernorm, moe_act".
+[[nodiscard]] std::string recompute_modules_text(RecomputeModules set, std::string_view sep = ", ");
 // The program of each TP group inside a stage: Megatron's tensor parallelism, or the one HAP's
 // A* + LP synthesis finds for a transformer layer on the group (planner/hybrid/stage_synthesis).
 enum class StageProgram { kMegatron, kSynthesised };
@@ -124,6 +135,7 @@ struct HybridPlan {
   long micro_batch = 1;  // samples per micro-batch (split over a stage's data-parallel copies)
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   RecomputeMode recompute = RecomputeMode::kNone;
+  RecomputeModules recompute_modules = kDefaultRecomputeModules;  // recompute: selective only
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // backward TP collectives under the weight-gradient GEMM (Megatron's async all-reduce)
   bool vocab_parallel = true;    // vocabulary-parallel cross-entropy; false: logits all-gathered, loss replicated

@@ -97,12 +97,10 @@ class HybridPlanReader {
     plan.micro_batch = r.opt_integer("micro_batch", 1, max_samples).value_or(1);
     plan.schedule = schedule_from_name(r.opt_choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b", "eager-1f1b",
                                                             "zero-bubble"}).value_or("1f1b"));
-    const std::string recompute_default = model_.training.recompute == Recompute::kFull ? "full" : "none";
-    const std::string recompute =
-        r.opt_choice("recompute", {"none", "selective", "full"}).value_or(recompute_default);
-    plan.recompute = recompute == "full"        ? RecomputeMode::kFull
-                     : recompute == "selective" ? RecomputeMode::kSelective
-                                                : RecomputeMode::kNone;
+    const RecomputeChoice recompute =
+        read_recompute(r, model_.training.recompute == Recompute::kFull ? RecomputeMode::kFull : RecomputeMode::kNone);
+    plan.recompute = recompute.mode;
+    plan.recompute_modules = recompute.modules;
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
     const std::string tp_overlap = r.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
     plan.tp_comm_overlap = tp_overlap != "false";
@@ -310,6 +308,38 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   return plan;
 }
 
+RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent) {
+  RecomputeChoice out;
+  const std::optional<std::string> mode = r.opt_choice("recompute", {"none", "selective", "full"});
+  out.mode = !mode                 ? absent
+             : *mode == "full"      ? RecomputeMode::kFull
+             : *mode == "selective" ? RecomputeMode::kSelective
+                                    : RecomputeMode::kNone;
+  if (!r.opt_node("recompute_modules")) return out;
+  if (mode && out.mode != RecomputeMode::kSelective) {
+    r.error("recompute_modules", "names the modules of selective recompute; recompute is " + *mode +
+                                     " (use recompute: selective, or leave recompute out)");
+  }
+  out.mode = RecomputeMode::kSelective;
+  out.modules = 0;
+  const std::vector<std::string>& known = recompute_module_names();
+  for (const std::string& name : r.names("recompute_modules")) {
+    const auto it = std::find(known.begin(), known.end(), name);
+    if (it == known.end()) {
+      r.error("recompute_modules", "\"" + name + "\" is " +
+                                       (name == "moe" ? "not modelled (the whole MoE layer, its all-to-alls repeated); "
+                                                      : "not a module; ") +
+                                       "expected some of " + recompute_modules_text(~0u));
+      continue;
+    }
+    const unsigned bit = 1u << static_cast<unsigned>(it - known.begin());
+    if ((out.modules & bit) != 0) r.error("recompute_modules", "\"" + name + "\" is listed twice");
+    out.modules |= bit;
+  }
+  if (out.modules == 0) out.modules = kDefaultRecomputeModules;  // (only after an error, said above)
+  return out;
+}
+
 std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
   std::ostringstream out;
   out << "# hetsim hybrid plan: " << plan.model << " on " << plan.cluster << "\n"
@@ -319,8 +349,11 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
   if (!plan.cluster.empty()) out << "cluster: " << plan.cluster << "\n";
   out << "micro_batch: " << plan.micro_batch << "\n"
       << "schedule: " << schedule_name(plan.schedule) << "\n"
-      << "recompute: " << recompute_name(plan.recompute) << "\n"
-      << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
+      << "recompute: " << recompute_name(plan.recompute) << "\n";
+  if (plan.recompute == RecomputeMode::kSelective && plan.recompute_modules != kDefaultRecomputeModules) {
+    out << "recompute_modules: [" << recompute_modules_text(plan.recompute_modules) << "]\n";
+  }
+  out << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
       << "tp_comm_overlap: " << (plan.tp_comm_userbuffers ? "userbuffers" : plan.tp_comm_overlap ? "true" : "false") << "\n"
       << "vocab_parallel: " << (plan.vocab_parallel ? "true" : "false") << "\n"
       << "stage_program: " << stage_program_name(plan.stage_program) << "\n"

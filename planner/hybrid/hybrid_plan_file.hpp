@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/yaml_reader.hpp"
 #include "planner/hybrid/hybrid_plan.hpp"
 
 namespace hetsim {
@@ -19,6 +20,15 @@ namespace hetsim {
 // Reads a hybrid plan for `model` on `cluster`. Throws InputError listing every problem.
 [[nodiscard]] HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& model,
                                           const Cluster& cluster);
+
+// The optional fields `recompute` (none, selective, full; `absent` where missing) and
+// `recompute_modules` (a list of Megatron-Core's module names, selective only; implies selective
+// where `recompute` is missing) of a plan file or a run file's megatron block.
+struct RecomputeChoice {
+  RecomputeMode mode = RecomputeMode::kNone;
+  RecomputeModules modules = kDefaultRecomputeModules;
+};
+[[nodiscard]] RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent);
 
 [[nodiscard]] std::string hybrid_plan_to_yaml(const HybridPlan& plan);
 

@@ -68,6 +68,22 @@ std::string_view recompute_name(RecomputeMode r) {
   return "?";
 }
 
+const std::vector<std::string>& recompute_module_names() {
+  static const std::vector<std::string> names = {"core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts"};
+  return names;
+}
+
+std::string recompute_modules_text(RecomputeModules set, std::string_view sep) {
+  std::string out;
+  const std::vector<std::string>& names = recompute_module_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if ((set & (1u << i)) == 0) continue;
+    if (!out.empty()) out += sep;
+    out += names[i];
+  }
+  return out;
+}
+
 std::string_view stage_program_name(StageProgram p) { return p == StageProgram::kSynthesised ? "synthesised" : "megatron"; }
 
 const std::vector<std::string>& schedule_names() {
@@ -133,6 +149,9 @@ std::string HybridPlan::shape() const {
   out += ", " + std::string(schedule_name(schedule));
   if (micro_batch > 1) out += ", micro-batch " + std::to_string(micro_batch);
   if (recompute != RecomputeMode::kNone) out += ", recompute " + std::string(recompute_name(recompute));
+  if (recompute == RecomputeMode::kSelective && recompute_modules != kDefaultRecomputeModules) {
+    out += " (" + recompute_modules_text(recompute_modules) + ")";
+  }
   if (sequence_parallel) out += ", sequence parallel";
   if (gradient_sync != GradientSync::kAllReduce) out.append(", ").append(gradient_sync_name(gradient_sync));
   if (tp_comm_userbuffers) out += ", tp comm overlap (userbuffers)";

@@ -136,6 +136,9 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   flag(model.training.fp8_param_gather, "fp8-param-gather");
   flag(plan.sequence_parallel, "sequence-parallel");
   if (plan.recompute == RecomputeMode::kSelective) out.args += " --recompute-granularity selective";
+  if (plan.recompute == RecomputeMode::kSelective && plan.recompute_modules != kDefaultRecomputeModules) {
+    out.args += " --recompute-modules " + recompute_modules_text(plan.recompute_modules, " ");
+  }
   if (plan.recompute == RecomputeMode::kFull) out.args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   flag(plan.gradient_sync == GradientSync::kZero1, "use-distributed-optimizer");
   // Weights sharded (zero-3): Megatron-LM's torch FSDP2, without the fused weight-gradient

@@ -119,7 +119,9 @@ class PassWriter {
   }
 
   // Every part separately: the pass as units in the order they run. Forward: (block, part);
-  // backward: (block, -1) for its recompute, then (block, part), last part first; weight: (block, 0).
+  // backward: (block, part), last part first, the block's recompute run with its first unit (so that
+  // overlapped passes pair a forward's parts with a backward's one for one, as Megatron-Core runs a
+  // module's recompute inside its backward); weight: (block, 0).
   struct Unit {
     int block = 0;
     int part = 0;
@@ -138,7 +140,6 @@ class PassWriter {
         out.push_back({*bi, 0});
         continue;
       }
-      if (w_[*bi].recompute_s > 0) out.push_back({*bi, -1});
       for (size_t pp = w_[*bi].parts.size(); pp-- > 0;) out.push_back({*bi, static_cast<int>(pp)});
     }
     return out;
@@ -146,7 +147,8 @@ class PassWriter {
   void run_unit(const Unit& u) {
     if (spec_.pass == PassKind::kForward) return forward_part(u.block, u.part);
     if (spec_.pass == PassKind::kWeight) return weight({u.block}, "." + w_[u.block].name);
-    if (u.part < 0) return backward_recompute(u.block);
+    const BlockWork& bw = w_[u.block];
+    if (bw.recompute_s > 0 && u.part + 1 == static_cast<int>(bw.parts.size())) backward_recompute(u.block);
     backward_part(u.block, u.part);
   }
   // The pass's last task: the expert collectives still pending (overlapped mode) are joined first.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "planner/hybrid/module_recompute.hpp"
 #include "planner/hybrid/moe_dispatch.hpp"
 
 namespace hetsim {
@@ -20,9 +21,11 @@ TpBytes& TpBytes::operator+=(const TpBytes& o) {
 }
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp, int ep, int expert_tp) {
-  return StageWorkKey{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
-                      plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1,
-                      plan.moe_dispatcher};
+  StageWorkKey key{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
+                   plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1,
+                   plan.moe_dispatcher};
+  if (plan.recompute == RecomputeMode::kSelective) key.recompute_modules = plan.recompute_modules;
+  return key;
 }
 
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePlan& st) {
@@ -208,11 +211,13 @@ int block_of(const Op& op, long layers) {
 // Selective recompute (Korthikanti et al. 2022, Section 5): QK^T, softmax, dropout and PV run again
 // in backward; only the s x s tensors (softmax output, dropout mask and output) are dropped, Q, K
 // and V stay. The fused (flash) kernel keeps no s x s tensor: nothing to recompute.
+// The attention's own softmax (an MoE router's top-k softmax is not part of it).
+bool is_attention_softmax(const Op& op) { return op.kind == OpKind::kSoftmax && ends_with(op.name, "softmax"); }
 bool is_attention_core(const Op& op) {
-  return op.kind == OpKind::kAttnScores || op.kind == OpKind::kSoftmax || op.kind == OpKind::kAttnContext ||
+  return op.kind == OpKind::kAttnScores || is_attention_softmax(op) || op.kind == OpKind::kAttnContext ||
          (op.kind == OpKind::kDropout && op.layer >= 0);
 }
-bool is_score_tensor(const Op& op) { return op.kind == OpKind::kSoftmax || (op.kind == OpKind::kDropout && op.layer >= 0); }
+bool is_score_tensor(const Op& op) { return is_attention_softmax(op) || (op.kind == OpKind::kDropout && op.layer >= 0); }
 
 bool same_costs(const BlockWork& a, const BlockWork& b) {
   return a.parts == b.parts && a.recompute_s == b.recompute_s && a.recompute_tp == b.recompute_tp &&
@@ -322,6 +327,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   blocks.back().name = "head";
   for (long l = 0; l < g.layers; ++l) blocks[l + 1].name = "layer" + std::to_string(l);
   std::vector<double> layer_fwd(blocks.size(), 0), core_fwd(blocks.size(), 0), core_saved(blocks.size(), 0);
+  std::vector<OpForward> forwards(g.ops.size());  // for recompute by module
 
   int open_block = -1;
   WorkPart part;
@@ -438,6 +444,8 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     around += bwd_tp;
     part.bwd_overlap_s += w * std::min(2, around.count());
     part.fwd_s += fwd.seconds;
+    forwards[i] = {fwd.seconds, s.saved_bytes, before};
+    forwards[i].tp += pl.after_fwd;
     if (chunked && before.any() && !blocks[b].parts.empty()) {
       // All but the first chunk of this GEMM run under the all-gather ending the part before.
       const double moved = fwd.seconds * (ring_chunks - 1) / ring_chunks;
@@ -513,6 +521,10 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
   // Embedding parameters under TP: vocabulary-parallel, one shard per GPU.
   if (tp > 1 && model.family != Family::kVit && model.family != Family::kVgg) blocks.front().params /= tp;
 
+  const bool selective = key.recompute == RecomputeMode::kSelective;
+  if (selective && (key.recompute_modules & ~kDefaultRecomputeModules) != 0) {
+    add_module_recompute(g, forwards, key.recompute_modules, blocks);
+  }
   for (size_t b = 1; b + 1 < blocks.size(); ++b) {
     BlockWork& bw = blocks[b];
     if (key.recompute == RecomputeMode::kFull) {
@@ -530,19 +542,19 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
         bw.recompute_cp_hide_s += p.cp_hide_fwd_s;
         bw.recompute_cp += p.cp_fwd;
       }
-    } else if (key.recompute == RecomputeMode::kSelective) {
+    } else if (selective && has_module(key.recompute_modules, RecomputeModule::kCoreAttn) && core_saved[b] > 0) {
       // Korthikanti et al.: the attention core (scores, softmax, context) is recomputed.
-      bw.recompute_bytes = core_saved[b];
+      bw.recompute_bytes += core_saved[b];
       bw.saved_bytes -= core_saved[b];
-      bw.recompute_s = core_saved[b] > 0 ? core_fwd[b] : 0;
+      bw.recompute_s += core_fwd[b];
       // Ring attention's core needs the other CP ranks' K and V again; its inputs were kept after
       // any all-to-all (Ulysses), which is not repeated.
-      if (bw.recompute_s > 0) {
+      if (core_fwd[b] > 0) {
         for (const WorkPart& p : bw.parts) {
           bw.recompute_cp_ring += p.cp_ring_fwd;
           bw.recompute_cp_hide_s += p.cp_hide_fwd_s;
         }
-        bw.recompute_cp_hide_s = std::min(bw.recompute_cp_hide_s, bw.recompute_s);
+        bw.recompute_cp_hide_s = std::min(bw.recompute_cp_hide_s, core_fwd[b]);
       }
     }
     bw.weight_input_bytes = std::min(bw.weight_input_bytes, bw.saved_bytes);

@@ -123,6 +123,8 @@ struct StageWorkKey {
   bool userbuffers = false;  // forward TP collectives chunked with their GEMMs (WorkPart::tp_fwd_exposed)
   MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;  // ep > 1: how tokens reach their experts
   int ep_nodes = 1;  // NVLink domains (nodes) an EP group spans (PipelineProgramBuilder::work sets it from the node type)
+  // recompute kSelective: the modules that run again (Megatron-Core's --recompute-modules).
+  RecomputeModules recompute_modules = kDefaultRecomputeModules;
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.

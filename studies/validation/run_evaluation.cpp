@@ -169,7 +169,8 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   const std::vector<int> group = first_node_group(cluster, 0, tp);
   const Device& device = cluster.device_of(group.front());
   const DType dtype = resolve_dtype(model, cluster);
-  const StageWorkKey key{run.layer.micro_batch, tp, run.layer.sequence_parallel, run.layer.recompute, StageProgram::kMegatron};
+  StageWorkKey key{run.layer.micro_batch, tp, run.layer.sequence_parallel, run.layer.recompute, StageProgram::kMegatron};
+  if (key.recompute == RecomputeMode::kSelective) key.recompute_modules = run.layer.recompute_modules;
   const std::vector<BlockWork> blocks = stage_block_work(model, device, dtype, cost, key);
   const BlockWork& layer = blocks.at(1);
   auto program = [&](bool backward) {

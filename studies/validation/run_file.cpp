@@ -11,6 +11,7 @@
 #include "base/text.hpp"
 #include "base/yaml_reader.hpp"
 #include "kernels_profile/calibration_profile.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/strategies.hpp"
 #include "sim/collective.hpp"
 
@@ -79,11 +80,6 @@ std::filesystem::path resolve(FieldReader& r, std::string_view key, const std::s
   return {};
 }
 
-RecomputeMode recompute_of(FieldReader& r) {
-  const std::string v = r.opt_choice("recompute", {"none", "selective", "full"}).value_or("none");
-  return v == "full" ? RecomputeMode::kFull : v == "selective" ? RecomputeMode::kSelective : RecomputeMode::kNone;
-}
-
 CollectiveRun read_collective(FieldReader c) {
   CollectiveRun out;
   const std::string op = c.choice("op", collective_names());
@@ -131,7 +127,9 @@ MegatronGrid read_megatron(FieldReader c) {
   g.schedule = schedule_from_name(s);
   g.chunks = static_cast<int>(c.opt_integer("chunks", 1, 1024).value_or(1));
   if (g.chunks > 1 && g.schedule != PipelineSchedule::kInterleaved) c.error("chunks", "several chunks need schedule interleaved-1f1b");
-  g.recompute = recompute_of(c);
+  const RecomputeChoice recompute = read_recompute(c, RecomputeMode::kNone);
+  g.recompute = recompute.mode;
+  g.recompute_modules = recompute.modules;
   g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
   const std::string tp_overlap = c.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
   g.tp_comm_overlap = tp_overlap != "false";
@@ -219,7 +217,9 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     run.layer.tp_where = l.locate("tp", "");
     run.layer.sequence_parallel = l.opt_flag("sequence_parallel").value_or(false);
     run.layer.tp_comm_overlap = l.opt_flag("tp_comm_overlap").value_or(false);
-    run.layer.recompute = recompute_of(l);
+    const RecomputeChoice recompute = read_recompute(l, RecomputeMode::kNone);
+    run.layer.recompute = recompute.mode;
+    run.layer.recompute_modules = recompute.modules;
     run.layer.micro_batch = l.integer("micro_batch", 1, 1L << 20);
     l.finish();
   } else {

@@ -55,6 +55,7 @@ struct MegatronGrid {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int chunks = 1;  // model chunks per stage (interleaved-1f1b)
   RecomputeMode recompute = RecomputeMode::kNone;
+  RecomputeModules recompute_modules = kDefaultRecomputeModules;  // recompute: selective only
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // Megatron's asynchronous TP all-reduce (on by default from Sep 2021)
   GradientSync gradient_sync = GradientSync::kAllReduce;
@@ -82,6 +83,7 @@ struct LayerRun {
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;
   RecomputeMode recompute = RecomputeMode::kNone;
+  RecomputeModules recompute_modules = kDefaultRecomputeModules;
   long micro_batch = 1;
 };
 

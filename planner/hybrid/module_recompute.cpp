@@ -1,0 +1,107 @@
+// File: planner/hybrid/module_recompute.cpp
+#include "planner/hybrid/module_recompute.hpp"
+
+#include <string_view>
+
+namespace hetsim {
+
+namespace {
+
+// The operator's name inside its layer: "mlp_norm" of "layer3.mlp_norm".
+std::string_view local_name(const Op& op) {
+  const std::string_view n = op.name;
+  const size_t dot = n.rfind('.');
+  return dot == std::string_view::npos ? n : n.substr(dot + 1);
+}
+
+bool is_attention_input_reader(const Op& op) {
+  return op.kind == OpKind::kFlashAttention || op.kind == OpKind::kAttnScores || op.kind == OpKind::kAttnContext;
+}
+
+// Of what an attention core op keeps, the share that is its inputs (queries, keys, values): the
+// fused kernel also keeps its softmax statistics (4 bytes per head and query), which it rebuilds
+// from nothing else. Shares hold for every shard (heads and tokens split alike).
+double input_share(const Op& op) {
+  if (op.kind != OpKind::kFlashAttention || op.saved_bytes <= 0) return 1;
+  const double lse = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m) * 4;
+  return std::max(0.0, op.saved_bytes - lse) / op.saved_bytes;
+}
+
+}  // namespace
+
+void add_module_recompute(const OpGraph& g, const std::vector<OpForward>& ops, RecomputeModules modules,
+                          std::vector<BlockWork>& blocks) {
+  std::vector<std::vector<int>> readers(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (int in : g.ops[i].inputs) readers[static_cast<size_t>(in)].push_back(static_cast<int>(i));
+  }
+  // A norm Transformer Engine fuses into the one linear layer reading it.
+  const auto fused_norm = [&](size_t i) {
+    return readers[i].size() == 1 && g.ops[static_cast<size_t>(readers[i].front())].kind == OpKind::kLinear;
+  };
+  const auto kept_by_readers = [&](size_t i, auto&& which) {
+    double bytes = 0;
+    for (int r : readers[i]) {
+      if (which(g.ops[static_cast<size_t>(r)])) bytes += ops[static_cast<size_t>(r)].saved_bytes;
+    }
+    return bytes;
+  };
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.layer < 0 || op.layer >= g.layers) continue;
+    const std::string_view n = local_name(op);
+    const bool norm = op.kind == OpKind::kLayerNorm || op.kind == OpKind::kRmsNorm;
+    const bool layer_norm = norm && (n == "attn_norm" || n == "mlp_norm");
+    double seconds = 0, freed = 0;
+    TpBytes tp;
+    if (has_module(modules, RecomputeModule::kLayernorm) && layer_norm && !fused_norm(i)) {
+      seconds = ops[i].seconds;
+      freed = kept_by_readers(i, [](const Op& r) { return r.kind == OpKind::kLinear; });
+    } else if (has_module(modules, RecomputeModule::kMoeAct) && n == "expert_act") {
+      seconds = ops[i].seconds;
+      freed = kept_by_readers(i, [](const Op& r) { return r.expert; });
+    } else if (has_module(modules, RecomputeModule::kMlaUpProj) &&
+               (n == "q_norm" || n == "q_up" || n == "q_proj" || n == "kv_norm" || n == "kv_up")) {
+      seconds = ops[i].seconds;
+      // The norms and q_proj keep the checkpoint's inputs (the latents, the layer's normed input).
+      if (n == "q_up" || n == "kv_up") freed = ops[i].saved_bytes;
+      if (n != "q_norm" && n != "kv_norm") {
+        for (int r : readers[i]) {
+          const Op& core = g.ops[static_cast<size_t>(r)];
+          if (!is_attention_input_reader(core)) continue;
+          // Each core op's inputs once, where its first up-projected input is read.
+          bool first = true;
+          for (int in : core.inputs) {
+            const std::string_view m = local_name(g.ops[static_cast<size_t>(in)]);
+            if (m == "q_up" || m == "q_proj" || m == "kv_up") {
+              first = in == static_cast<int>(i);
+              break;
+            }
+          }
+          if (first) freed += input_share(core) * ops[static_cast<size_t>(r)].saved_bytes;
+        }
+      }
+    } else if (has_module(modules, RecomputeModule::kMlp) &&
+               (n == "mlp_gate_up" || n == "mlp_up" || n == "swiglu" || n == "gelu" || n == "mlp_down" ||
+                (n == "mlp_norm" && norm && fused_norm(i)))) {
+      seconds = ops[i].seconds;
+      tp = ops[i].tp;
+      if (n != "mlp_norm") freed = ops[i].saved_bytes;  // the norm keeps the module's input
+    } else if (has_module(modules, RecomputeModule::kSharedExperts) &&
+               (n == "shared_fc1" || n == "shared_act" || n == "shared_fc2")) {
+      seconds = ops[i].seconds;
+      tp = ops[i].tp;
+      freed = ops[i].saved_bytes;
+    } else {
+      continue;
+    }
+    BlockWork& bw = blocks[static_cast<size_t>(op.layer) + 1];
+    freed = std::min(freed, bw.saved_bytes);
+    bw.recompute_s += seconds;
+    bw.recompute_tp += tp;
+    bw.saved_bytes -= freed;
+    bw.recompute_bytes += freed;
+  }
+}
+
+}  // namespace hetsim

@@ -1,0 +1,41 @@
+// File: planner/hybrid/module_recompute.hpp
+// Megatron-Core's selective recompute by module (--recompute-granularity selective
+// --recompute-modules, megatron/core/transformer/transformer_config.py): which operators of a
+// transformer layer run again before its backward, which activations that frees, and which TP
+// collectives run again with them. Internal to stage_block_work (stage_work.cpp).
+//
+//   layernorm       the norms before the attention and the MLP whose output a separate module reads
+//                   (its output discarded after the forward, rebuilt before the backward): the
+//                   bytes its readers keep. Transformer Engine fuses a norm into the one linear layer
+//                   reading it (the attention's QKV, a dense MLP's first projection): not those.
+//   moe_act         the experts' activation: its output, which the second expert GEMM keeps.
+//   mla_up_proj     multi-head latent attention's up projections (with their norms): their inputs'
+//                   copies and the queries, keys and values the attention core keeps; the compressed
+//                   latents stay.
+//   mlp             a dense layer's MLP (its norm where fused into it), with its TP collectives:
+//                   everything it keeps but its input.
+//   shared_experts  the shared experts, with their TP collectives: everything they keep.
+// core_attn, the attention core, stays stage_block_work's own (Korthikanti et al.).
+#pragma once
+
+#include <vector>
+
+#include "planner/hybrid/stage_work.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+
+// One operator of the graph as stage_block_work costed it on one GPU of its TP group.
+struct OpForward {
+  double seconds = 0;      // its forward
+  double saved_bytes = 0;  // what it keeps for the backward (its shard)
+  TpBytes tp;              // the TP collectives before and after it in the forward, whole
+};
+
+// Adds the recompute of `modules` (other than core_attn) to the transformer layers' blocks:
+// recompute_s, recompute_tp and recompute_bytes grow, saved_bytes shrinks. `ops` is indexed as
+// `graph.ops`; block b holds layer b - 1.
+void add_module_recompute(const OpGraph& graph, const std::vector<OpForward>& ops, RecomputeModules modules,
+                          std::vector<BlockWork>& blocks);
+
+}  // namespace hetsim

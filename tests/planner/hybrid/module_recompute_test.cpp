@@ -1,0 +1,212 @@
+// File: tests/planner/hybrid/module_recompute_test.cpp
+// Megatron-Core's selective recompute by module (recompute_modules): what each module frees and
+// repeats on DeepSeek-V3's layers (a dense layer and an MoE layer with latent attention and a shared
+// expert), computed here from the operator graph; the plan and run file fields; and combined 1F1B
+// still pairing a forward's parts with a backward's when the backward recomputes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "base/input_error.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/megatron_args.hpp"
+#include "planner/hybrid/stage_work.hpp"
+#include "one_stage_plan.hpp"
+#include "test_support.hpp"
+
+namespace hetsim {
+namespace {
+
+// DeepSeek-V3 cut to 4 layers: 0-2 dense (as in the model), 3 with experts.
+ModelSpec deepseek4() {
+  ModelSpec m = load_model(test::shipped("workloads", "deepseek-v3"));
+  m.layers = 4;
+  return m;
+}
+
+struct Expected {
+  double seconds = 0, freed = 0;
+};
+
+// Each module's forward seconds and freed bytes for the layer of `block`, from the graph: the
+// operators Megatron-Core's modules wrap, and what is kept of their outputs.
+std::map<std::string, Expected> expected(const ModelSpec& m, const Device& d, int layer) {
+  const OpGraph g = build_op_graph(m, 1, DType::kBf16, {true});
+  const CostModel cost;
+  const auto op = [&](const std::string& n) -> const Op& {
+    const std::string name = "layer" + std::to_string(layer) + "." + n;
+    const auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& o) { return o.name == name; });
+    EXPECT_NE(it, g.ops.end()) << name;
+    return *it;
+  };
+  const auto has = [&](const std::string& n) {
+    const std::string name = "layer" + std::to_string(layer) + "." + n;
+    return std::any_of(g.ops.begin(), g.ops.end(), [&](const Op& o) { return o.name == name; });
+  };
+  const auto t = [&](const std::string& n) { return cost.op_time(d, op(n), DType::kBf16, Pass::kForward).seconds; };
+  std::map<std::string, Expected> e;
+  const bool moe = has("expert_act");
+  // The attention's norm is read by q_down and kv_down (q_down keeps it); the MLP's, in an MoE layer,
+  // by the router (which keeps it), the permutation and the shared expert. A dense MLP's norm is
+  // fused into its first projection: not recomputed by layernorm.
+  e["layernorm"] = {t("attn_norm") + (moe ? t("mlp_norm") : 0), op("q_down").saved_bytes + (moe ? op("router").saved_bytes : 0)};
+  const Op& att = op("attention");
+  const double lse = static_cast<double>(att.gemm.batch) * static_cast<double>(att.gemm.m) * 4;
+  e["mla_up_proj"] = {t("q_norm") + t("q_up") + t("kv_norm") + t("kv_up"),
+                      op("q_up").saved_bytes + op("kv_up").saved_bytes + att.saved_bytes - lse};
+  if (moe) {
+    e["moe_act"] = {t("expert_act"), op("expert_fc2").saved_bytes};
+    e["shared_experts"] = {t("shared_fc1") + t("shared_act") + t("shared_fc2"),
+                           op("shared_fc1").saved_bytes + op("shared_act").saved_bytes + op("shared_fc2").saved_bytes};
+  } else {
+    e["mlp"] = {t("mlp_norm") + t("mlp_gate_up") + t("swiglu") + t("mlp_down"),
+                op("mlp_gate_up").saved_bytes + op("swiglu").saved_bytes + op("mlp_down").saved_bytes};
+  }
+  return e;
+}
+
+RecomputeModules module_bit(const std::string& name) {
+  const std::vector<std::string>& names = recompute_module_names();
+  return 1u << static_cast<unsigned>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+std::vector<BlockWork> work(const ModelSpec& m, const Device& d, RecomputeModules modules, int tp = 1) {
+  StageWorkKey key{1, tp, false, RecomputeMode::kSelective, StageProgram::kMegatron};
+  key.recompute_modules = modules;
+  return stage_block_work(m, d, DType::kBf16, CostModel{}, key);
+}
+
+TEST(RecomputeModules, EachModuleFreesWhatItsReadersKeepAndRepeatsItsForward) {
+  const ModelSpec m = deepseek4();
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const std::vector<BlockWork> none = work(m, h100, kDefaultRecomputeModules);
+  // Flash attention's core keeps no score tensor, and the router's softmax is not the attention's.
+  for (const BlockWork& bw : none) EXPECT_EQ(bw.recompute_s, 0) << bw.name;
+  RecomputeModules all = 0;
+  for (const std::string& name : recompute_module_names()) {
+    if (name == "core_attn") continue;
+    all |= module_bit(name);
+    const std::vector<BlockWork> w = work(m, h100, module_bit(name));
+    for (int layer : {0, 3}) {
+      const std::map<std::string, Expected> e = expected(m, h100, layer);
+      const auto it = e.find(name);
+      const Expected want = it == e.end() ? Expected{} : it->second;  // mlp in an MoE layer, moe_act in a dense one: nothing
+      const BlockWork& got = w[static_cast<size_t>(layer) + 1];
+      const BlockWork& base = none[static_cast<size_t>(layer) + 1];
+      EXPECT_NEAR(got.recompute_s, want.seconds, 1e-12 * (1 + want.seconds)) << name << " layer " << layer;
+      EXPECT_NEAR(base.saved_bytes - got.saved_bytes, want.freed, 1e-9 * base.saved_bytes) << name << " layer " << layer;
+      EXPECT_NEAR(got.recompute_bytes, want.freed, 1e-9 * base.saved_bytes) << name << " layer " << layer;
+      EXPECT_EQ(got.parts, base.parts) << name;  // the forward and backward themselves do not change
+    }
+  }
+  // The modules are disjoint: together they free and repeat the sum of each.
+  const std::vector<BlockWork> w = work(m, h100, all);
+  for (int layer : {0, 3}) {
+    double seconds = 0, freed = 0;
+    for (const auto& [name, x] : expected(m, h100, layer)) {
+      seconds += x.seconds;
+      freed += x.freed;
+    }
+    EXPECT_NEAR(w[static_cast<size_t>(layer) + 1].recompute_s, seconds, 1e-12 * seconds);
+    EXPECT_NEAR(none[static_cast<size_t>(layer) + 1].saved_bytes - w[static_cast<size_t>(layer) + 1].saved_bytes, freed, 1e-6 * freed);
+  }
+}
+
+TEST(RecomputeModules, AnMlpRecomputedUnderTpReissuesItsCollectives) {
+  // Megatron-Core checkpoints the dense MLP module whole: its row-parallel projection's all-reduce
+  // runs again; the output-discarding norm recompute has no collective.
+  ModelSpec m = load_model(test::shipped("workloads", "llama3-70b"));
+  m.layers = 2;
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const std::vector<BlockWork> mlp = work(m, h100, module_bit("mlp"), 4);
+  const double tokens = static_cast<double>(m.seq_len), e = 2;
+  EXPECT_DOUBLE_EQ(mlp[1].recompute_tp.all_reduce, tokens * static_cast<double>(m.hidden) * e);
+  EXPECT_GT(mlp[1].recompute_s, 0);
+  // Llama's norms are each read by one linear layer: fused, nothing for layernorm to recompute.
+  const std::vector<BlockWork> norms = work(m, h100, module_bit("layernorm"), 4);
+  EXPECT_EQ(norms[1].recompute_s, 0);
+  EXPECT_FALSE(norms[1].recompute_tp.any());
+}
+
+TEST(RecomputeModules, PlanFilesCarryThemAndRefuseWhatMegatronCoreRefuses) {
+  const ModelSpec m = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  const Cluster c = test::h100_nodes(1);
+  HybridPlan p = test::one_stage_plan(8, static_cast<int>(m.layers), m.training.global_batch / 8, 8, 1, 8);
+  p.recompute = RecomputeMode::kSelective;
+  p.recompute_modules = module_bit("layernorm") | module_bit("moe_act");
+  EXPECT_TRUE(check_hybrid_plan(p, m, c).empty());
+  EXPECT_NE(p.shape().find("recompute selective (layernorm, moe_act)"), std::string::npos) << p.shape();
+  EXPECT_NE(megatron_args(p, m, c).args.find("--recompute-granularity selective --recompute-modules layernorm moe_act"),
+            std::string::npos);
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("hetsim_recompute_modules_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << hybrid_plan_to_yaml(p);
+  EXPECT_EQ(load_hybrid_plan(file, m, c).recompute_modules, p.recompute_modules);
+  // Latent attention's up projections need latent attention (Megatron-Core raises the same).
+  p.recompute_modules = module_bit("mla_up_proj");
+  const std::vector<PlanProblem> bad = check_hybrid_plan(p, m, c);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].field, "recompute_modules");
+  EXPECT_NE(bad[0].message.find("no mla: block"), std::string::npos) << bad[0].message;
+  // Fields: a module list beside another recompute, a module hetsim does not model, a typo, a repeat.
+  const std::string text = hybrid_plan_to_yaml(p);
+  for (const auto& [edit, says] : std::vector<std::pair<std::string, std::string>>{
+           {"recompute: full\nrecompute_modules: [moe_act]", "recompute is full"},
+           {"recompute: selective\nrecompute_modules: [moe]", "not modelled"},
+           {"recompute: selective\nrecompute_modules: [moe_actt]", "not a module"},
+           {"recompute: selective\nrecompute_modules: [moe_act, moe_act]", "listed twice"}}) {
+    std::string t = text;
+    const size_t at = t.find("recompute: selective\nrecompute_modules: [mla_up_proj]");
+    ASSERT_NE(at, std::string::npos);
+    t.replace(at, std::string("recompute: selective\nrecompute_modules: [mla_up_proj]").size(), edit);
+    std::ofstream(file) << t;
+    try {
+      (void)load_hybrid_plan(file, m, c);
+      ADD_FAILURE() << edit << ": accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("recompute_modules"), std::string::npos) << what;
+      EXPECT_NE(what.find(says), std::string::npos) << what;
+    }
+  }
+  std::filesystem::remove(file);
+}
+
+// Mixtral 8x7B (4 layers) on 8 H100, ep 8: the iteration time with and without combined 1F1B.
+double mixtral_time(bool combined, RecomputeModules modules) {
+  ModelSpec m = load_model(test::shipped("workloads", "mixtral-8x7b"));
+  m.layers = 4;
+  m.seq_len = 4096;
+  m.training.global_batch = 32;
+  const Cluster c = test::h100_nodes(1);
+  HybridPlan p = test::one_stage_plan(8, 4, 4, 8, 1, 8);
+  p.gradient_sync = GradientSync::kZero1;
+  p.overlap_moe_expert_parallel_comm = combined;
+  p.recompute = RecomputeMode::kSelective;
+  p.recompute_modules = modules;
+  EXPECT_TRUE(check_hybrid_plan(p, m, c).empty());
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  const Evaluation ev = planner.evaluate(p, "recompute");
+  EXPECT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+  return ev.report.iteration_time_s;
+}
+
+TEST(RecomputeModules, CombinedOneFOneBStillPairsEachForwardPartWithABackwardPart) {
+  // A backward that recomputes runs the recompute inside its first part (as Megatron-Core runs a
+  // module's recompute inside that module's backward), so the pairs stay aligned: the recompute
+  // costs combined 1F1B about what it costs without it, never the misaligned pairs' lost overlap.
+  const RecomputeModules some = module_bit("layernorm") | module_bit("moe_act");
+  const double plain = mixtral_time(false, some) - mixtral_time(false, kDefaultRecomputeModules);
+  const double combined = mixtral_time(true, some) - mixtral_time(true, kDefaultRecomputeModules);
+  EXPECT_GT(plain, 0);
+  EXPECT_GT(combined, 0);
+  // (A separate recompute unit shifted every later pair by one: 1.28 times the plain cost here.)
+  EXPECT_LT(combined, 1.1 * plain) << plain << " " << combined;
+}
+
+}  // namespace
+}  // namespace hetsim
