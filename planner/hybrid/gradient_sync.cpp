@@ -9,15 +9,21 @@
 
 namespace hetsim {
 
-void add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx, PipelineLayout& layout,
-                      ComputeStreams& streams, int pi, int s, const PipelineStep& st) {
+std::vector<std::pair<int, int>> add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx,
+                                                  PipelineLayout& layout, ComputeStreams& streams, int pi, int s,
+                                                  const PipelineStep& st) {
   const StageInfo& info = layout.stages[pi][s];
   const int tp = plan.pipelines[pi].stages[s].tp;
   const std::vector<int>& blocks = info.chunk_blocks[st.chunk];
   const std::vector<Holder>& hs = layout.holders[blocks.front()];
   const std::vector<BlockWork>& w = replica_work(work, plan, layout.replica(hs[0]), tp);
-  double params = 0;
-  for (int b : blocks) params += layout.params_of(w, b, tp);
+  double params = 0, largest = 0;
+  for (int b : blocks) {
+    params += layout.params_of(w, b, tp);
+    largest = std::max(largest, layout.params_of(w, b, tp));
+  }
+  const double first = layout.params_of(w, st.pass == PassKind::kForward ? blocks.front() : blocks.back(), tp);
+  std::vector<std::pair<int, int>> rest;
   for (int rank = 0; rank < tp; ++rank) {
     std::vector<int> group, deps;
     for (const Holder& h : hs) {
@@ -27,17 +33,25 @@ void add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work, const Pip
     if (group.size() < 2 || params <= 0) continue;
     for (int d : group) {
       if (streams.last(d) >= 0) deps.push_back(streams.last(d));
+      if (streams.pending_gather(d) >= 0) deps.push_back(streams.pending_gather(d));  // the previous step's prefetch
     }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     std::string label = indexed_name("p", static_cast<size_t>(pi));
     label.append(".s").append(std::to_string(s)).append(".mb").append(std::to_string(st.micro_batch)).append(".param_allgather");
     if (tp > 1) label.append(".tp").append(std::to_string(rank));
-    const int t = streams.program().add({std::move(label), collective(CollectiveOp::kAllGather, group, params * ctx.weight_bytes_per_param),
-                                         std::move(deps)});
+    const int t = streams.program().add({label, collective(CollectiveOp::kAllGather, group, first * ctx.weight_bytes_per_param), deps});
     for (int d : group) streams.wait_for(d, t);
+    if (params - first <= 0) continue;
+    const int r = streams.program().add(
+        {label + ".prefetch", collective(CollectiveOp::kAllGather, group, (params - first) * ctx.weight_bytes_per_param), {t}});
+    for (int d : group) rest.emplace_back(d, r);
   }
+  const double held = std::min(params, 2 * largest) * ctx.weight_bytes_per_param;
   for (const Holder& h : hs) {
-    for (int d : layout.replica(h).devices) layout.gathered_bytes[d] = std::max(layout.gathered_bytes[d], params * ctx.weight_bytes_per_param);
+    for (int d : layout.replica(h).devices) layout.gathered_bytes[d] = std::max(layout.gathered_bytes[d], held);
   }
+  return rest;
 }
 
 namespace {

@@ -37,11 +37,16 @@ struct GradientBucket {
                                                                            const PipelineLayout& layout, Program& program);
 
 class ComputeStreams;
-// ZeRO-3: before step `st` of stage `s` of pipeline `pi`, every TP rank gathers the chunk's weights
-// from all copies of them (the same stage of every pipeline, all its data-parallel copies), after
-// its previous compute; its next kernel waits for the gather.
-void add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work, const PipelineContext& ctx, PipelineLayout& layout,
-                      ComputeStreams& streams, int pi, int s, const PipelineStep& st);
+// ZeRO-3 as FSDP runs it: before step `st` of stage `s` of pipeline `pi`, every TP rank gathers the
+// weights of the chunk's first block to run (the last in a backward) from all copies of them (the
+// same stage of every pipeline, all its data-parallel copies), after its previous compute, and its
+// next kernel waits for it; the rest of the chunk's weights are gathered after it, under the step's
+// compute (FSDP's prefetch of the next module as each one runs). Returns (device, task) pairs: the
+// rest's gather on each device, which the kernel after the step waits for (so that a step takes at
+// least its gathers). The gathered weights held at once are two blocks' (layout.gathered_bytes).
+[[nodiscard]] std::vector<std::pair<int, int>> add_zero3_gather(const HybridPlan& plan, const StageWorkFn& work,
+                                                                const PipelineContext& ctx, PipelineLayout& layout,
+                                                                ComputeStreams& streams, int pi, int s, const PipelineStep& st);
 
 void add_gradient_sync(const HybridPlan& plan, const Cluster& cluster, const StageWorkFn& work,
                        const PipelineContext& ctx, const PipelineLayout& layout, Program& program);

@@ -187,9 +187,11 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
   const auto block_times = [&](const BlockWork& bw) {
     BlockTimes x;
     std::vector<PassUnit> fwd, bwd;  // each part's compute and the expert collectives after it
+    const double recompute_ep = ep_time(bw.recompute_ep, bw.recompute_etp, bw.recompute_ep_rail);
     const double recompute = bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp) + cp_time(bw.recompute_cp) +
                              ring_exposed(bw.recompute_cp_ring, bw.recompute_cp_hide_s);
     x.b += recompute;
+    x.ep_b += recompute_ep;
     for (const WorkPart& part : bw.parts) {
       // Userbuffers: one chunk alone, the rest under the GEMM's last tp_fwd_hide_s seconds.
       const double f = part.fwd_s - part.tp_fwd_hide_s + tp_time(node_type, st.tp, part.tp_fwd_exposed) +
@@ -209,8 +211,11 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
       bwd.push_back(b_unit);
     }
     if (pairs) {
-      if (recompute > 0) bwd.push_back({recompute, 0});
-      std::reverse(bwd.begin(), bwd.end());  // the backward: its recompute, then the last part first
+      std::reverse(bwd.begin(), bwd.end());  // the backward: the last part first, the recompute inside it
+      if (!bwd.empty()) {
+        bwd.front().compute_s += recompute;
+        bwd.front().collectives_s += recompute_ep;
+      }
       x.paired = paired_seconds(fwd, bwd) - x.f - x.b;
     }
     return x;
@@ -331,11 +336,25 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
           t.params += emb;
           t.grad_bytes += emb * ctx.grad_bytes_per_param;
         }
+        double gathered_held = 0;  // ZeRO-3: weights gathered at once, two blocks' (FSDP's prefetch)
         if (plan.gradient_sync == GradientSync::kZero3) {
-          // Weights gathered from every copy before each forward and backward of each chunk.
-          const double ag = fit_time(holders[blocks.front()], t.params * ctx.weight_bytes_per_param / v, CollectiveOp::kAllGather);
-          t.f += ag * v;
-          t.b += ag * v;
+          // Weights gathered from every copy before each forward and backward of each chunk: the block
+          // run first (the last in a backward) exposed, the rest under the pass (add_zero3_gather).
+          const std::vector<BlockWork>& bw = builder_.work(nt, stage_work_key(plan, shares[j], st));
+          double first_f = 0, first_b = 0, largest = 0;
+          for (int c = 0; c < v; ++c) {
+            const std::vector<int> cb = stage_blocks(st, s, P, c, layers);
+            first_f += bw[cb.front()].params;
+            first_b += bw[cb.back()].params;
+            for (int b : cb) largest = std::max(largest, bw[b].params);
+          }
+          const double w_bytes = ctx.weight_bytes_per_param;
+          const double all = fit_time(holders[blocks.front()], t.params * w_bytes / v, CollectiveOp::kAllGather) * v;
+          const double f_first = fit_time(holders[blocks.front()], first_f * w_bytes / v, CollectiveOp::kAllGather) * v;
+          const double b_first = fit_time(holders[blocks.front()], first_b * w_bytes / v, CollectiveOp::kAllGather) * v;
+          t.f += f_first + std::max(0.0, all - f_first - t.f);
+          t.b += b_first + std::max(0.0, all - b_first - t.b);
+          gathered_held = std::min(t.params / v, 2 * largest) * w_bytes;
         }
         if (t.f + t.b >= worst.f + worst.b) worst = t;
         // Memory of this copy's devices.
@@ -349,7 +368,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
           static_bytes = t.params * kept + (t.params - t.expert_params) * (state - kept) / copies +
                          t.expert_params * (state - kept) / expert_copies;
         }
-        if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + t.params * w / v;
+        if (plan.gradient_sync == GradientSync::kZero3) static_bytes = t.params * state / copies + gathered_held;
         // Zero-bubble holds back up to P weight-gradient passes, each keeping its inputs.
         const double deferred = split_w ? static_cast<double>(std::min<long>(P, pl.micro_batches)) * t.weight_input_per_mb : 0;
         const double need = static_bytes + ctx.reserve_bytes + held * t.saved_per_mb / v + deferred + t.recompute_bytes;

@@ -102,6 +102,7 @@ class Checker {
     }
     moe_choices();
     recompute_modules();
+    recompute_layers();
     if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
@@ -133,6 +134,31 @@ class Checker {
     needs(RecomputeModule::kMoeAct, model_.moe.has_value(), "the experts' activation; the model has no moe: block");
     needs(RecomputeModule::kMlaUpProj, model_.mla.has_value(),
           "multi-head latent attention's up projections; the model has no mla: block");
+    needs(RecomputeModule::kMoe, !plan_.overlap_moe_expert_parallel_comm,
+          "the MoE layer with its all-to-alls, which overlap_moe_expert_parallel_comm pairs with another micro-batch's "
+          "(Megatron-Core refuses the two together)");
+  }
+
+  // The block method counts layers from each model chunk's first: every pipeline must cut them alike.
+  void recompute_layers() {
+    if (plan_.recompute != RecomputeMode::kFull || plan_.recompute_layers <= 0 || plan_.pipelines.empty()) return;
+    const auto starts = [](const PipelinePlan& p) {
+      std::vector<int> s;
+      for (const StagePlan& st : p.stages) {
+        for (const LayerRange& c : st.chunks) {
+          if (c.part == ChunkPart::kLayers) s.push_back(c.first);
+        }
+      }
+      std::sort(s.begin(), s.end());
+      return s;
+    };
+    for (size_t p = 1; p < plan_.pipelines.size(); ++p) {
+      if (starts(plan_.pipelines[p]) != starts(plan_.pipelines.front())) {
+        add("recompute_layers", "recomputes the first layers of each model chunk; pipelines[" + std::to_string(p) +
+                                    "] cuts the layers into chunks other than pipelines[0] does (Megatron-Core's pipelines are copies)");
+        return;
+      }
+    }
   }
 
   // Megatron-Core's MoE choices need experts split: combined 1F1B (with the weight gradients in the

@@ -23,11 +23,11 @@ enum class RecomputeMode { kNone, kSelective, kFull };
 // Megatron-Core's --recompute-modules under selective recompute: the parts of each transformer layer
 // whose forward runs again before its backward (planner/hybrid/module_recompute.hpp says what each
 // frees and repeats). A set of RecomputeModule bits; Megatron-Core's default is the attention core.
-enum class RecomputeModule : unsigned { kCoreAttn = 1, kLayernorm = 2, kMoeAct = 4, kMlaUpProj = 8, kMlp = 16, kSharedExperts = 32 };
+enum class RecomputeModule : unsigned { kCoreAttn = 1, kLayernorm = 2, kMoeAct = 4, kMlaUpProj = 8, kMlp = 16, kSharedExperts = 32, kMoe = 64 };
 using RecomputeModules = unsigned;
 inline constexpr RecomputeModules kDefaultRecomputeModules = static_cast<unsigned>(RecomputeModule::kCoreAttn);
 [[nodiscard]] constexpr bool has_module(RecomputeModules set, RecomputeModule m) { return (set & static_cast<unsigned>(m)) != 0; }
-// Megatron-Core's names, in bit order: "core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts".
+// Megatron-Core's names, in bit order: "core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts", "moe".
 [[nodiscard]] const std::vector<std::string>& recompute_module_names();
 // The set as Megatron-Core's names joined by `sep`: "layernorm, moe_act".
 [[nodiscard]] std::string recompute_modules_text(RecomputeModules set, std::string_view sep = ", ");
@@ -136,6 +136,10 @@ struct HybridPlan {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   RecomputeMode recompute = RecomputeMode::kNone;
   RecomputeModules recompute_modules = kDefaultRecomputeModules;  // recompute: selective only
+  // recompute: full only: the first this many transformer layers of every model chunk are recomputed,
+  // the rest keep their activations (Megatron-Core's --recompute-method block --recompute-num-layers);
+  // 0: every layer (--recompute-method uniform --recompute-num-layers 1).
+  int recompute_layers = 0;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // backward TP collectives under the weight-gradient GEMM (Megatron's async all-reduce)
   bool vocab_parallel = true;    // vocabulary-parallel cross-entropy; false: logits all-gathered, loss replicated

@@ -101,6 +101,7 @@ class HybridPlanReader {
         read_recompute(r, model_.training.recompute == Recompute::kFull ? RecomputeMode::kFull : RecomputeMode::kNone);
     plan.recompute = recompute.mode;
     plan.recompute_modules = recompute.modules;
+    plan.recompute_layers = recompute.layers;
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
     const std::string tp_overlap = r.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
     plan.tp_comm_overlap = tp_overlap != "false";
@@ -315,6 +316,13 @@ RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent) {
              : *mode == "full"      ? RecomputeMode::kFull
              : *mode == "selective" ? RecomputeMode::kSelective
                                     : RecomputeMode::kNone;
+  if (const std::optional<long> n = r.opt_integer("recompute_layers", 1, 1L << 20)) {
+    out.layers = static_cast<int>(*n);
+    if (out.mode != RecomputeMode::kFull) {
+      r.error("recompute_layers", "counts the layers of each model chunk recomputed whole; it needs recompute: full, not " +
+                                      std::string(recompute_name(out.mode)));
+    }
+  }
   if (!r.opt_node("recompute_modules")) return out;
   if (mode && out.mode != RecomputeMode::kSelective) {
     r.error("recompute_modules", "names the modules of selective recompute; recompute is " + *mode +
@@ -326,10 +334,7 @@ RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent) {
   for (const std::string& name : r.names("recompute_modules")) {
     const auto it = std::find(known.begin(), known.end(), name);
     if (it == known.end()) {
-      r.error("recompute_modules", "\"" + name + "\" is " +
-                                       (name == "moe" ? "not modelled (the whole MoE layer, its all-to-alls repeated); "
-                                                      : "not a module; ") +
-                                       "expected some of " + recompute_modules_text(~0u));
+      r.error("recompute_modules", "\"" + name + "\" is not a module; expected some of " + recompute_modules_text(~0u));
       continue;
     }
     const unsigned bit = 1u << static_cast<unsigned>(it - known.begin());
@@ -353,6 +358,7 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
   if (plan.recompute == RecomputeMode::kSelective && plan.recompute_modules != kDefaultRecomputeModules) {
     out << "recompute_modules: [" << recompute_modules_text(plan.recompute_modules) << "]\n";
   }
+  if (plan.recompute == RecomputeMode::kFull && plan.recompute_layers > 0) out << "recompute_layers: " << plan.recompute_layers << "\n";
   out << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
       << "tp_comm_overlap: " << (plan.tp_comm_userbuffers ? "userbuffers" : plan.tp_comm_overlap ? "true" : "false") << "\n"
       << "vocab_parallel: " << (plan.vocab_parallel ? "true" : "false") << "\n"

@@ -24,9 +24,11 @@ namespace hetsim {
 // The optional fields `recompute` (none, selective, full; `absent` where missing) and
 // `recompute_modules` (a list of Megatron-Core's module names, selective only; implies selective
 // where `recompute` is missing) of a plan file or a run file's megatron block.
+// And `recompute_layers` (full only): the first layers of each model chunk recomputed, 0 for all.
 struct RecomputeChoice {
   RecomputeMode mode = RecomputeMode::kNone;
   RecomputeModules modules = kDefaultRecomputeModules;
+  int layers = 0;
 };
 [[nodiscard]] RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent);
 

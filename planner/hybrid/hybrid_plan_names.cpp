@@ -69,7 +69,7 @@ std::string_view recompute_name(RecomputeMode r) {
 }
 
 const std::vector<std::string>& recompute_module_names() {
-  static const std::vector<std::string> names = {"core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts"};
+  static const std::vector<std::string> names = {"core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts", "moe"};
   return names;
 }
 
@@ -152,6 +152,7 @@ std::string HybridPlan::shape() const {
   if (recompute == RecomputeMode::kSelective && recompute_modules != kDefaultRecomputeModules) {
     out += " (" + recompute_modules_text(recompute_modules) + ")";
   }
+  if (recompute == RecomputeMode::kFull && recompute_layers > 0) out += " (first " + std::to_string(recompute_layers) + " layers of each chunk)";
   if (sequence_parallel) out += ", sequence parallel";
   if (gradient_sync != GradientSync::kAllReduce) out.append(", ").append(gradient_sync_name(gradient_sync));
   if (tp_comm_userbuffers) out += ", tp comm overlap (userbuffers)";

@@ -139,7 +139,11 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   if (plan.recompute == RecomputeMode::kSelective && plan.recompute_modules != kDefaultRecomputeModules) {
     out.args += " --recompute-modules " + recompute_modules_text(plan.recompute_modules, " ");
   }
-  if (plan.recompute == RecomputeMode::kFull) out.args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+  if (plan.recompute == RecomputeMode::kFull) {
+    out.args += plan.recompute_layers > 0
+                    ? " --recompute-granularity full --recompute-method block --recompute-num-layers " + std::to_string(plan.recompute_layers)
+                    : " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+  }
   flag(plan.gradient_sync == GradientSync::kZero1, "use-distributed-optimizer");
   // Weights sharded (zero-3): Megatron-LM's torch FSDP2, without the fused weight-gradient
   // accumulation it cannot run (AMD's Primus FSDP recipes set both).

@@ -57,6 +57,16 @@ void add_module_recompute(const OpGraph& g, const std::vector<OpForward>& ops, R
     if (has_module(modules, RecomputeModule::kLayernorm) && layer_norm && !fused_norm(i)) {
       seconds = ops[i].seconds;
       freed = kept_by_readers(i, [](const Op& r) { return r.kind == OpKind::kLinear; });
+    } else if (has_module(modules, RecomputeModule::kMoe) &&
+               (n == "router" || n == "router_topk" || n == "moe_permute" || n == "expert_fc1" || n == "expert_act" ||
+                n == "expert_fc2" || n == "moe_unpermute" || n == "shared_fc1" || n == "shared_act" || n == "shared_fc2")) {
+      seconds = ops[i].seconds;
+      tp = ops[i].tp;
+      if (n != "router") freed = ops[i].saved_bytes;  // the router keeps the module's input
+      BlockWork& bw = blocks[static_cast<size_t>(op.layer) + 1];
+      bw.recompute_ep += ops[i].ep;
+      bw.recompute_etp += ops[i].etp;
+      bw.recompute_ep_rail += ops[i].ep_rail;
     } else if (has_module(modules, RecomputeModule::kMoeAct) && n == "expert_act") {
       seconds = ops[i].seconds;
       freed = kept_by_readers(i, [](const Op& r) { return r.expert; });

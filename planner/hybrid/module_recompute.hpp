@@ -15,6 +15,8 @@
 //   mlp             a dense layer's MLP (its norm where fused into it), with its TP collectives:
 //                   everything it keeps but its input.
 //   shared_experts  the shared experts, with their TP collectives: everything they keep.
+//   moe             the MoE layer whole (router, dispatch, experts, combine, shared experts), with its
+//                   expert and TP collectives: everything it keeps but its input (the router's).
 // core_attn, the attention core, stays stage_block_work's own (Korthikanti et al.).
 #pragma once
 
@@ -30,6 +32,8 @@ struct OpForward {
   double seconds = 0;      // its forward
   double saved_bytes = 0;  // what it keeps for the backward (its shard)
   TpBytes tp;              // the TP collectives before and after it in the forward, whole
+  TpBytes ep, etp;         // the expert collectives before and after it (the dispatch and combine)
+  double ep_rail = 0;
 };
 
 // Adds the recompute of `modules` (other than core_attn) to the transformer layers' blocks:

@@ -308,6 +308,7 @@ class PassWriter {
     ring_span(bw.recompute_s, bw.recompute_cp_hide_s, bw.recompute_cp_ring, 0, bw.recompute_bytes, label);
     tp_sync(bw.recompute_tp, label);
     cp_sync(bw.recompute_cp, label);
+    ep_sync(bw.recompute_ep, bw.recompute_etp, bw.recompute_ep_rail, false, label);
   }
 
   void backward_recompute(int b) { recompute(w_[b], spec_.tag + "." + w_[b].name + ".recompute"); }
@@ -403,6 +404,9 @@ class PassWriter {
       redo.recompute_cp_ring += bw.recompute_cp_ring;
       redo.recompute_cp_hide_s += bw.recompute_cp_hide_s;
       redo.recompute_cp += bw.recompute_cp;
+      redo.recompute_ep += bw.recompute_ep;
+      redo.recompute_etp += bw.recompute_etp;
+      redo.recompute_ep_rail += bw.recompute_ep_rail;
       redo.recompute_bytes = std::max(redo.recompute_bytes, bw.recompute_bytes);
       freed += bw.saved_bytes - (split_w ? bw.weight_input_bytes : 0);
       if (!split_w) flops += bw.model_flops;

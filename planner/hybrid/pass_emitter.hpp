@@ -25,6 +25,7 @@ class ComputeStreams {
           std::string label);
   // The next kernel on `device` also waits for `task` (a ZeRO-3 gather).
   void wait_for(int device, int task) { gather_dep_[device] = task; }
+  [[nodiscard]] int pending_gather(int device) const { return gather_dep_[device]; }
   [[nodiscard]] int last(int device) const { return last_compute_[device]; }
   // The most activation memory `device` holds at once: allocations (at a kernel's start) and frees
   // (at its end) summed in program order, the order its compute stream runs them.

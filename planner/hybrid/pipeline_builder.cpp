@@ -58,7 +58,8 @@ const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const 
   const auto k = std::make_tuple(node_type, key.samples, key.tp, key.sequence_parallel, static_cast<int>(key.recompute),
                                  static_cast<int>(ctx_.dtype), synthesised ? 1 : 0, key.vocab_parallel, key.cp,
                                  static_cast<int>(key.cp_comm), key.ep, key.expert_tp, key.userbuffers,
-                                 static_cast<int>(key.dispatcher), key.recompute_modules);
+                                 static_cast<int>(key.dispatcher), key.recompute_modules,
+                                 key.recompute_layers, key.chunk_starts);
   auto it = cache_.find(k);
   if (it == cache_.end()) {
     const LayerProgram layer = synthesised ? synthesis(node_type, key).program : LayerProgram{};

@@ -236,6 +236,7 @@ class Emitter {
         for (bool lockstep = true; lockstep;) {
           lockstep = false;
           bool gathered = false;
+          std::vector<std::pair<int, int>> prefetched;  // ZeRO-3: the chunk's later weights, gathered under the step
           const int lockstep_start = static_cast<int>(out_.program.tasks.size());
           const double passes_before = held_passes_;
           for (size_t pi = 0; pi < np; ++pi) {
@@ -249,7 +250,7 @@ class Emitter {
             }
             const bool together = pairs && ready(pi, s, info.next + 1);
             if (plan_.gradient_sync == GradientSync::kZero3 && !gathered && st.pass != PassKind::kWeight) {
-              add_zero3_gather(plan_, work_, ctx_, layout_, streams_, static_cast<int>(pi), s, st);
+              prefetched = add_zero3_gather(plan_, work_, ctx_, layout_, streams_, static_cast<int>(pi), s, st);
               gathered = true;
             }
             emit_step(static_cast<int>(pi), s, st, inbox_[pi], together ? &info.order[info.next + 1] : nullptr);
@@ -261,6 +262,7 @@ class Emitter {
             }
             lockstep = progress = true;
           }
+          for (const auto& [d, t] : prefetched) streams_.wait_for(d, t);
           if (lockstep && ctx_.fold_rounds) {
             lockstep_passes.push_back(held_passes_ - passes_before);
             for (int left_out = folder.end_round(lockstep_start, held); left_out > 0; --left_out) {

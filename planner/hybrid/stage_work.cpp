@@ -25,6 +25,15 @@ StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp
                    plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1,
                    plan.moe_dispatcher};
   if (plan.recompute == RecomputeMode::kSelective) key.recompute_modules = plan.recompute_modules;
+  if (plan.recompute == RecomputeMode::kFull && plan.recompute_layers > 0 && !plan.pipelines.empty()) {
+    key.recompute_layers = plan.recompute_layers;
+    for (const StagePlan& st : plan.pipelines.front().stages) {
+      for (const LayerRange& c : st.chunks) {
+        if (c.part == ChunkPart::kLayers) key.chunk_starts.push_back(c.first);
+      }
+    }
+    std::sort(key.chunk_starts.begin(), key.chunk_starts.end());
+  }
   return key;
 }
 
@@ -222,6 +231,7 @@ bool is_score_tensor(const Op& op) { return is_attention_softmax(op) || (op.kind
 bool same_costs(const BlockWork& a, const BlockWork& b) {
   return a.parts == b.parts && a.recompute_s == b.recompute_s && a.recompute_tp == b.recompute_tp &&
          a.recompute_cp_ring == b.recompute_cp_ring && a.recompute_cp_hide_s == b.recompute_cp_hide_s && a.recompute_cp == b.recompute_cp &&
+         a.recompute_ep == b.recompute_ep && a.recompute_etp == b.recompute_etp && a.recompute_ep_rail == b.recompute_ep_rail &&
          a.saved_bytes == b.saved_bytes && a.weight_input_bytes == b.weight_input_bytes &&
          a.recompute_bytes == b.recompute_bytes && a.params == b.params && a.expert_params == b.expert_params &&
          a.model_flops == b.model_flops && a.output_bytes == b.output_bytes;
@@ -280,6 +290,25 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
 
 std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
                                         const StageWorkKey& key, const LayerProgram& layer) {
+  if (key.recompute == RecomputeMode::kFull && key.recompute_layers > 0) {
+    // Megatron-Core's block method: each chunk's first layers as under full recompute, the rest as without.
+    StageWorkKey every = key, none = key;
+    every.recompute_layers = 0;
+    every.chunk_starts.clear();
+    none = every;
+    none.recompute = RecomputeMode::kNone;
+    std::vector<BlockWork> out = stage_block_work(model, device, dtype, cost, none, layer);
+    const std::vector<BlockWork> full = stage_block_work(model, device, dtype, cost, every, layer);
+    for (size_t b = 1; b + 1 < out.size(); ++b) {
+      const int l = static_cast<int>(b) - 1;
+      const auto start = std::upper_bound(key.chunk_starts.begin(), key.chunk_starts.end(), l);
+      const int first = start == key.chunk_starts.begin() ? 0 : *std::prev(start);
+      if (l - first < key.recompute_layers) out[b] = full[b];
+    }
+    for (BlockWork& bw : out) bw.same_as = -1;
+    mark_same_blocks(out);
+    return out;
+  }
   ModelSpec plain = model;
   plain.training.recompute = Recompute::kNone;  // recompute is this plan's choice, modelled below
   const OpGraph g = build_op_graph(plain, key.samples, dtype, device.kernel_support());
@@ -399,6 +428,9 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.ep_fwd.all_to_all += dispatch.all_to_all;
       part.ep_fwd.reduce_scatter += dispatch.all_gather;
       part.ep_rail_fwd += dispatch.rail_all_to_all;
+      forwards[i].etp = part.etp_fwd;
+      forwards[i].ep = part.ep_fwd;
+      forwards[i].ep_rail = part.ep_rail_fwd;
       close_part(b);
       part.etp_bwd.all_gather += expert_gather;
       part.ep_bwd.all_to_all += dispatch.all_to_all;
@@ -444,7 +476,9 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     around += bwd_tp;
     part.bwd_overlap_s += w * std::min(2, around.count());
     part.fwd_s += fwd.seconds;
-    forwards[i] = {fwd.seconds, s.saved_bytes, before};
+    forwards[i].seconds = fwd.seconds;
+    forwards[i].saved_bytes = s.saved_bytes;
+    forwards[i].tp = before;
     forwards[i].tp += pl.after_fwd;
     if (chunked && before.any() && !blocks[b].parts.empty()) {
       // All but the first chunk of this GEMM run under the all-gather ending the part before.
@@ -472,6 +506,9 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
       part.ep_fwd.all_gather += dispatch.all_gather;
       part.ep_rail_fwd += dispatch.rail_all_to_all;
       part.etp_fwd.all_gather += expert_gather;
+      forwards[i].ep += part.ep_fwd;
+      forwards[i].etp += part.etp_fwd;
+      forwards[i].ep_rail += part.ep_rail_fwd;
       close_part(b);
       part.ep_bwd.all_to_all += dispatch.all_to_all;
       part.ep_bwd.reduce_scatter += dispatch.all_gather;
@@ -541,6 +578,10 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
         bw.recompute_cp_ring += p.cp_ring_fwd;
         bw.recompute_cp_hide_s += p.cp_hide_fwd_s;
         bw.recompute_cp += p.cp_fwd;
+        // And its experts' dispatch and combine (Megatron-Core re-runs the whole layer's forward).
+        bw.recompute_ep += p.ep_fwd;
+        bw.recompute_etp += p.etp_fwd;
+        bw.recompute_ep_rail += p.ep_rail_fwd;
       }
     } else if (selective && has_module(key.recompute_modules, RecomputeModule::kCoreAttn) && core_saved[b] > 0) {
       // Korthikanti et al.: the attention core (scores, softmax, context) is recomputed.

@@ -78,6 +78,10 @@ struct BlockWork {
   // `recompute_cp_hide_s` seconds) and, fully recomputed, re-sends Q, K, V and the output (all-to-all).
   double recompute_cp_ring = 0, recompute_cp_hide_s = 0;
   TpBytes recompute_cp;
+  // Expert parallelism: the repeated forward's dispatch and combine (full recompute, or the MoE layer
+  // recomputed as a module), over the EP groups, the expert-TP groups and the flex dispatcher's rails.
+  TpBytes recompute_ep, recompute_etp;
+  double recompute_ep_rail = 0;
   double saved_bytes = 0;          // activations kept from forward until backward, per device
   double weight_input_bytes = 0;   // part of saved_bytes the weight gradient still needs after B
   double recompute_bytes = 0;      // activations rebuilt by recompute, held during the backward
@@ -125,6 +129,10 @@ struct StageWorkKey {
   int ep_nodes = 1;  // NVLink domains (nodes) an EP group spans (PipelineProgramBuilder::work sets it from the node type)
   // recompute kSelective: the modules that run again (Megatron-Core's --recompute-modules).
   RecomputeModules recompute_modules = kDefaultRecomputeModules;
+  // recompute kFull: only the first `recompute_layers` layers from each of `chunk_starts` (the first
+  // layers of the plan's model chunks, ascending) are recomputed; 0: every layer.
+  int recompute_layers = 0;
+  std::vector<int> chunk_starts{};
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.

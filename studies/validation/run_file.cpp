@@ -130,6 +130,7 @@ MegatronGrid read_megatron(FieldReader c) {
   const RecomputeChoice recompute = read_recompute(c, RecomputeMode::kNone);
   g.recompute = recompute.mode;
   g.recompute_modules = recompute.modules;
+  g.recompute_layers = recompute.layers;
   g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
   const std::string tp_overlap = c.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
   g.tp_comm_overlap = tp_overlap != "false";

@@ -56,6 +56,7 @@ struct MegatronGrid {
   int chunks = 1;  // model chunks per stage (interleaved-1f1b)
   RecomputeMode recompute = RecomputeMode::kNone;
   RecomputeModules recompute_modules = kDefaultRecomputeModules;  // recompute: selective only
+  int recompute_layers = 0;  // recompute: full only (HybridPlan::recompute_layers)
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // Megatron's asynchronous TP all-reduce (on by default from Sep 2021)
   GradientSync gradient_sync = GradientSync::kAllReduce;

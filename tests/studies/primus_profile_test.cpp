@@ -26,12 +26,13 @@ TEST(PrimusProfile, RefittedOnItsDeclaredRunsItGivesTheParametersAndLeftOutError
   // AMD's PyTorch FSDP container on MI300X and MI325X), each predicted by a fit on the other two: every
   // fold fits (before the FSDP rows joined, 2026-12-06, the Primus MI325X rows' fold had one MoE row
   // for two parameters, fitted nothing, and left those rows +15 to +21 % fast), and every run is
-  // within the 7.2 % the docs state left out. Its left-out error is not its in-sample one: the fold
-  // that predicts it did not see it.
-  ASSERT_EQ(shipped.runs.size(), 12u);
+  // within the 8.8 % the docs state left out (7.2 % until ZeRO-3's gathers came to run under the
+  // passes and the blog's BF16 row joined, 2026-12-06). Its left-out error is not its in-sample one:
+  // the fold that predicts it did not see it.
+  ASSERT_EQ(shipped.runs.size(), 13u);
   for (const CrossValidatedRun& r : shipped.runs) {
     EXPECT_FALSE(r.loso_unfitted) << r.run;
-    EXPECT_LT(std::fabs(r.loso_error), 0.075) << r.run;
+    EXPECT_LT(std::fabs(r.loso_error), 0.089) << r.run;
     EXPECT_GT(std::fabs(r.loso_error - r.in_sample_error), 1e-4) << r.run;
   }
 }

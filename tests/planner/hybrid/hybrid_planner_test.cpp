@@ -249,7 +249,9 @@ TEST(HybridPlanner, PlansTooLargeToSimulateAreRefusedNotRun) {
 TEST(HybridPlanner, ZeroShardsOptimizerStateAndWeightsAcrossCopies) {
   // GPT-3 6.7B as 4 pipelines x 2 stages of TP 8 on selene-64: every stage has 4 copies.
   // Per GPU: P = 6.7e9 / 16 parameters; all-reduce holds 16 B each, ZeRO-1 4 B + 12 B / 4,
-  // ZeRO-3 16 B / 4 (plus one gathered chunk of 2 B), the runtime reserve aside.
+  // ZeRO-3 16 B / 4 plus two blocks' weights gathered at once in 2 B (FSDP's module and the next one
+  // it prefetches; here the embedding's twice, the stage's largest block: V h / 8 of the stage's
+  // V h / 8 + 16 (12 h^2 + 13 h) / 8), the runtime reserve aside.
   const ModelSpec m = model("gpt3-6.7b", 16);
   const Cluster c = test::shipped_cluster("selene-64");
   HybridPlanner planner(m, c, CostModel{}, SimOptions{});
@@ -267,12 +269,47 @@ TEST(HybridPlanner, ZeroShardsOptimizerStateAndWeightsAcrossCopies) {
     }
   }
   EXPECT_NEAR(state[GradientSync::kZero1] / state[GradientSync::kAllReduce], (4 + 12.0 / 4) / 16, 0.02);
-  EXPECT_NEAR(state[GradientSync::kZero3] / state[GradientSync::kAllReduce], (16.0 / 4 + 2) / 16, 0.03);
+  const double h = 4096, embedding = 51200 * h, stage = embedding + 16 * (12 * h * h + 13 * h);
+  EXPECT_NEAR(state[GradientSync::kZero3] / state[GradientSync::kAllReduce], (16.0 / 4 + 2 * 2 * embedding / stage) / 16, 0.005);
   EXPECT_EQ(gathers[GradientSync::kAllReduce], 0);
   EXPECT_GT(gathers[GradientSync::kZero1], 0);                                  // after the step
   // ZeRO-3 gathers a stage's weights before each forward and backward, for every micro-batch and
-  // TP rank, once for all four copies: 2 stages x 4 micro-batches x 2 passes x 8 ranks.
-  EXPECT_EQ(gathers[GradientSync::kZero3], 2 * 4 * 2 * 8);
+  // TP rank, once for all four copies, in two: the first block to run, then the rest under the pass
+  // (prefetched): 2 stages x 4 micro-batches x 2 passes x 8 ranks x 2.
+  EXPECT_EQ(gathers[GradientSync::kZero3], 2 * 4 * 2 * 8 * 2);
+}
+
+TEST(HybridPlanner, ZeroThreeGathersTheRestOfAChunkUnderItsPass) {
+  // FSDP's prefetch: each pass waits for its first block's weights alone; the rest of the chunk's
+  // arrive while its kernels run, and the next pass on the GPU waits for them.
+  const ModelSpec m = model("gpt3-6.7b", 16);
+  const Cluster c = test::shipped_cluster("selene-64");
+  HybridPlan plan = megatron_plan(m, 4, 2, 4);
+  plan.gradient_sync = GradientSync::kZero3;
+  const Evaluation ev = HybridPlanner(m, c, CostModel{}, SimOptions{}).evaluate(plan, "zero-3");
+  ASSERT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+  int prefetches = 0, hidden = 0;
+  for (size_t i = 0; i < ev.program.tasks.size(); ++i) {
+    const Task& t = ev.program.tasks[i];
+    const auto* ag = std::get_if<CollectiveTask>(&t.body);
+    if (t.label.find(".prefetch") == std::string::npos || ag == nullptr) continue;
+    if (std::find(ag->group.begin(), ag->group.end(), 0) == ag->group.end()) continue;  // device 0's
+    ++prefetches;
+    const TaskTiming& at = ev.result.tasks[i];
+    for (size_t k = 0; k < ev.program.tasks.size(); ++k) {
+      const auto* comp = std::get_if<ComputeTask>(&ev.program.tasks[k].body);
+      if (comp == nullptr || comp->device != 0) continue;
+      const TaskTiming& ct = ev.result.tasks[k];
+      if (std::min(at.end_s, ct.end_s) - std::max(at.start_s, ct.start_s) > 0) {
+        ++hidden;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(prefetches, 4 * 2);  // stage 0's TP rank 0: 4 micro-batches x 2 passes
+  // Beside device 0's kernels, but where a pass waits on its pipeline neighbour longer than the
+  // gather takes (here one backward: 7 of 8).
+  EXPECT_GE(hidden, prefetches * 3 / 4);
 }
 
 TEST(HybridPlanner, BlackwellKeepsOneFp8CopyOfEachWeight) {

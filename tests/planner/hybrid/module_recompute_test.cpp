@@ -59,6 +59,13 @@ std::map<std::string, Expected> expected(const ModelSpec& m, const Device& d, in
   e["mla_up_proj"] = {t("q_norm") + t("q_up") + t("kv_norm") + t("kv_up"),
                       op("q_up").saved_bytes + op("kv_up").saved_bytes + att.saved_bytes - lse};
   if (moe) {
+    Expected whole;
+    for (const char* n : {"router", "router_topk", "moe_permute", "expert_fc1", "expert_act", "expert_fc2", "moe_unpermute",
+                          "shared_fc1", "shared_act", "shared_fc2"}) {
+      whole.seconds += t(n);
+      if (std::string(n) != "router") whole.freed += op(n).saved_bytes;  // the router keeps the layer's input
+    }
+    e["moe"] = whole;
     e["moe_act"] = {t("expert_act"), op("expert_fc2").saved_bytes};
     e["shared_experts"] = {t("shared_fc1") + t("shared_act") + t("shared_fc2"),
                            op("shared_fc1").saved_bytes + op("shared_act").saved_bytes + op("shared_fc2").saved_bytes};
@@ -103,16 +110,44 @@ TEST(RecomputeModules, EachModuleFreesWhatItsReadersKeepAndRepeatsItsForward) {
       EXPECT_EQ(got.parts, base.parts) << name;  // the forward and backward themselves do not change
     }
   }
-  // The modules are disjoint: together they free and repeat the sum of each.
+  // The modules are disjoint (moe aside, which holds moe_act and shared_experts): together they free
+  // and repeat the sum of each.
+  all &= ~module_bit("moe");
   const std::vector<BlockWork> w = work(m, h100, all);
   for (int layer : {0, 3}) {
     double seconds = 0, freed = 0;
     for (const auto& [name, x] : expected(m, h100, layer)) {
+      if (name == "moe") continue;
       seconds += x.seconds;
       freed += x.freed;
     }
     EXPECT_NEAR(w[static_cast<size_t>(layer) + 1].recompute_s, seconds, 1e-12 * seconds);
     EXPECT_NEAR(none[static_cast<size_t>(layer) + 1].saved_bytes - w[static_cast<size_t>(layer) + 1].saved_bytes, freed, 1e-6 * freed);
+  }
+}
+
+TEST(RecomputeModules, AnMoeLayerRecomputedWholeOrAFullRecomputeReissuesItsDispatchAndCombine) {
+  // Under expert parallelism Megatron-Core's checkpoint of the MoE layer (and of the whole layer under
+  // full recompute) runs the token dispatch and combine again.
+  const ModelSpec m = deepseek4();
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  for (const RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+    StageWorkKey key{1, 1, false, mode, StageProgram::kMegatron};
+    key.ep = 8;
+    key.recompute_modules = module_bit("moe");
+    const std::vector<BlockWork> w = stage_block_work(m, h100, DType::kBf16, CostModel{}, key);
+    for (int layer : {0, 3}) {
+      const BlockWork& bw = w[static_cast<size_t>(layer) + 1];
+      TpBytes sent;
+      double rail = 0;
+      for (const WorkPart& p : bw.parts) {
+        sent += p.ep_fwd;
+        rail += p.ep_rail_fwd;
+      }
+      EXPECT_EQ(sent.any(), layer == 3);
+      EXPECT_EQ(bw.recompute_ep, sent) << layer;
+      EXPECT_EQ(bw.recompute_ep_rail, rail) << layer;
+    }
   }
 }
 
@@ -152,11 +187,18 @@ TEST(RecomputeModules, PlanFilesCarryThemAndRefuseWhatMegatronCoreRefuses) {
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].field, "recompute_modules");
   EXPECT_NE(bad[0].message.find("no mla: block"), std::string::npos) << bad[0].message;
+  // The MoE layer recomputed whole is refused beside combined 1F1B, as Megatron-Core refuses it.
+  HybridPlan paired = p;
+  paired.recompute_modules = module_bit("moe");
+  EXPECT_TRUE(check_hybrid_plan(paired, m, c).empty());
+  paired.overlap_moe_expert_parallel_comm = true;
+  ASSERT_EQ(check_hybrid_plan(paired, m, c).size(), 1u);
+  EXPECT_NE(check_hybrid_plan(paired, m, c)[0].message.find("refuses the two together"), std::string::npos);
   // Fields: a module list beside another recompute, a module hetsim does not model, a typo, a repeat.
   const std::string text = hybrid_plan_to_yaml(p);
   for (const auto& [edit, says] : std::vector<std::pair<std::string, std::string>>{
            {"recompute: full\nrecompute_modules: [moe_act]", "recompute is full"},
-           {"recompute: selective\nrecompute_modules: [moe]", "not modelled"},
+           {"recompute: selective\nrecompute_modules: [moe_layer]", "not a module"},
            {"recompute: selective\nrecompute_modules: [moe_actt]", "not a module"},
            {"recompute: selective\nrecompute_modules: [moe_act, moe_act]", "listed twice"}}) {
     std::string t = text;
@@ -206,6 +248,66 @@ TEST(RecomputeModules, CombinedOneFOneBStillPairsEachForwardPartWithABackwardPar
   EXPECT_GT(combined, 0);
   // (A separate recompute unit shifted every later pair by one: 1.28 times the plain cost here.)
   EXPECT_LT(combined, 1.1 * plain) << plain << " " << combined;
+}
+
+}  // namespace
+}  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(RecomputeLayers, TheBlockMethodRecomputesTheFirstLayersOfEachModelChunk) {
+  // Megatron-Core's --recompute-method block --recompute-num-layers 1 on two chunks of 4 layers:
+  // layers 0 and 4 as under full recompute, the others as without.
+  ModelSpec m = load_model(test::shipped("workloads", "llama3-70b"));
+  m.layers = 8;
+  m.training.global_batch = 8;
+  const Cluster c = test::h100_nodes(1);
+  HybridPlan p = test::one_stage_plan(8, 8, 1, 8);
+  p.pipelines[0].stages[0].chunks = {{0, 3}, {4, 7}};
+  p.schedule = PipelineSchedule::kInterleaved;
+  p.recompute = RecomputeMode::kFull;
+  p.recompute_layers = 1;
+  const Device h100 = load_device(test::shipped("kernels_profile/devices", "H100-SXM5-80GB"));
+  const StageWorkKey key = stage_work_key(p, 1, p.pipelines[0].stages[0]);
+  EXPECT_EQ(key.chunk_starts, (std::vector<int>{0, 4}));
+  const std::vector<BlockWork> block = stage_block_work(m, h100, DType::kBf16, CostModel{}, key);
+  StageWorkKey every = key, none = key;
+  every.recompute_layers = 0;
+  every.chunk_starts.clear();
+  none = every;
+  none.recompute = RecomputeMode::kNone;
+  const std::vector<BlockWork> full = stage_block_work(m, h100, DType::kBf16, CostModel{}, every);
+  const std::vector<BlockWork> kept = stage_block_work(m, h100, DType::kBf16, CostModel{}, none);
+  for (int l = 0; l < 8; ++l) {
+    const BlockWork& want = l == 0 || l == 4 ? full[l + 1] : kept[l + 1];
+    EXPECT_EQ(block[l + 1].recompute_s, want.recompute_s) << l;
+    EXPECT_EQ(block[l + 1].saved_bytes, want.saved_bytes) << l;
+  }
+  EXPECT_GT(full[1].recompute_s, 0);
+  // Blocks of one kind point at the first of it, in this vector.
+  EXPECT_EQ(block[2].same_as, -1);  // layer 1: the first not recomputed
+  EXPECT_EQ(block[5].same_as, 1);   // layer 4: as layer 0
+  EXPECT_NE(p.shape().find("recompute full (first 1 layers of each chunk)"), std::string::npos) << p.shape();
+  EXPECT_NE(megatron_args(p, m, c).args.find("--recompute-granularity full --recompute-method block --recompute-num-layers 1"),
+            std::string::npos)
+      << megatron_args(p, m, c).args << megatron_args(p, m, c).why_not;
+  // Plan files carry it, with full recompute only.
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("hetsim_recompute_layers_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << hybrid_plan_to_yaml(p);
+  EXPECT_EQ(load_hybrid_plan(file, m, c).recompute_layers, 1);
+  std::string text = hybrid_plan_to_yaml(p);
+  text.replace(text.find("recompute: full"), std::string("recompute: full").size(), "recompute: selective");
+  std::ofstream(file) << text;
+  try {
+    (void)load_hybrid_plan(file, m, c);
+    ADD_FAILURE() << "recompute_layers beside selective recompute accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("recompute_layers"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs recompute: full"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(file);
 }
 
 }  // namespace
