@@ -293,9 +293,11 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
             for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
               if (r == RecomputeMode::kFull && plan.overlap_moe_expert_parallel_comm) continue;
               plan.recompute = r;
+              plan.recompute_layers = 0;
               if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
-              const HybridEstimate pe = estimator_.estimate(plan);
+              HybridEstimate pe = estimator_.estimate(plan);
               if (!pe.fits) continue;
+              if (r == RecomputeMode::kFull && hetsim) least_recomputed_layers(plan, pe);
               if (!best || pe.time_s < e.time_s * (1 - 1e-9)) {
                 best = plan;
                 e = pe;
@@ -348,6 +350,33 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       }
     }
   }
+}
+
+// Under full recompute, the fewest layers of each model chunk recomputed (Megatron-Core's block method)
+// with which the plan still fits: memory falls as layers are recomputed, time rises, so the least that
+// fits is the fastest. Bisection over 1 .. the largest chunk's layers; `plan` and `e` take the result.
+void HybridPlanner::least_recomputed_layers(HybridPlan& plan, HybridEstimate& e) {
+  int most = 0;
+  for (const PipelinePlan& pl : plan.pipelines) {
+    for (const StagePlan& st : pl.stages) {
+      for (const LayerRange& c : st.chunks) {
+        if (c.part == ChunkPart::kLayers) most = std::max(most, c.last - c.first + 1);
+      }
+    }
+  }
+  HybridPlan trial = plan;
+  trial.recompute_layers = 1;
+  if (most <= 1 || !check_hybrid_plan(trial, model_, cluster_).empty()) return;  // pipelines not cut alike
+  int lo = 1, hi = most;  // the answer is in [lo, hi]; `most` layers: every layer (fits, known)
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    trial.recompute_layers = mid;
+    if (estimator_.estimate(trial).fits) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo >= most) return;
+  plan.recompute_layers = lo;
+  e = estimator_.estimate(plan);
 }
 
 bool HybridPlanner::split_layers(HybridPlan& plan, bool uniform, int chunks) {

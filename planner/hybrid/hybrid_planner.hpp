@@ -95,6 +95,8 @@ class HybridPlanner {
   void add_plans(const Shape& shape, HybridFlavour flavour, const HybridOptions& options, std::vector<HybridPlan>& out);
   // Assigns layer ranges to the stages of every pipeline (balanced, or equal); false if none fits.
   bool split_layers(HybridPlan& plan, bool uniform, int chunks);
+  // Full recompute of only the first layers of each chunk, as few as fit (HybridPlan::recompute_layers).
+  void least_recomputed_layers(HybridPlan& plan, HybridEstimate& e);
 
   const ModelSpec& model_;
   const Cluster& cluster_;

@@ -277,9 +277,10 @@ TEST(Cli, HybridAblationSwitchesShapeTheCandidates) {
     const std::string shape = c["shape"];
     EXPECT_NE(shape.find(", gpipe"), std::string::npos) << shape;  // the shape may go on (", micro-batch 4")
   }
-  // A chosen hybrid plan of several stages (a model twice as large: its plans pipeline): its trace
-  // has each GPU's compute, pipeline and gradient tracks (and TP tracks where its stages use TP).
-  const std::string larger = "plan --model gpt3-2.7b --cluster a100-v100-2x2 --global-batch 64 --candidates 2 --calibration none --report " +
+  // A chosen hybrid plan of several stages (a model five times as large: its plans pipeline; 2.7B's
+  // fit one stage once only a chunk's first layers could be recomputed): its trace has each GPU's
+  // compute, pipeline and gradient tracks (and TP tracks where its stages use TP).
+  const std::string larger = "plan --model gpt3-6.7b --cluster a100-v100-2x2 --global-batch 64 --candidates 2 --calibration none --report " +
                              report.string() + " --no-spmd --schedule gpipe --no-upper-bound --trace " + trace.string();
   ASSERT_EQ(run(larger).rc, 0);
   const std::string chosen = nlohmann::json::parse(slurp(report))["shape"];

@@ -80,10 +80,11 @@ TEST(HeldOut, AzuresFp8GemmsOnH100AgreeWithOursAndItsAllReducesWithTheLinkModel)
 }
 
 TEST(HeldOut, MegatronFsdpOnH100IsPredictedWithinTenPercent) {
-  // Megatron-Bridge's Llama 3 8B on 8 H100 with Megatron FSDP (container 25.09), held out: +2.0 %
-  // (2026-12-05). The file's DeepSeek-V3 and B200 Qwen3-235B-A22B rows (+11.7 to +18.5 %, and -7.0 %
-  // with EP over 4 nodes) run in scripts/calibrate, minutes each (docs/validation.md).
-  EXPECT_EQ(check_rows("megatron-bridge-extra.yaml", 6, {"llama3-8b"}, {}, true), 1);
+  // Megatron-Bridge's Llama 3 8B on 8 H100 with Megatron FSDP, held out: container 25.09 +7.2 % (+2.0 %
+  // until ZeRO-3's gathers ran under the passes, 2026-12-06), 25.11 with the first 5 of 32 layers
+  // recomputed -0.1 %. The file's DeepSeek-V3 and B200 Qwen3-235B-A22B rows (+13.3 to +14.3 %, and
+  // -8.2 % with EP over 4 nodes) run in scripts/calibrate, minutes each (docs/validation.md).
+  EXPECT_EQ(check_rows("megatron-bridge-extra.yaml", 7, {"llama3-8b"}, {}, true), 2);
 }
 
 TEST(HeldOut, GptOssRowsAreReadAndPredicted) {

@@ -122,6 +122,30 @@ TEST(HybridPlanner, OneStagePipelinesAreNotAlsoTriedAsEager1F1B) {
   EXPECT_GT(eager, 0u);      // eager 1F1B is still tried where there are stages
 }
 
+TEST(HybridPlanner, WhereOnlyFullRecomputeFitsItRecomputesTheFewestLayersThatFit) {
+  // Llama 3 70B on 64 A100 40GB: plans that fit only with recompute recompute the first few layers
+  // of each chunk (Megatron-Core's block method), the fewest that fit: one fewer does not fit, and
+  // the plan beats recomputing every layer.
+  const ModelSpec m = load_model(test::shipped("workloads", "llama3-70b"));
+  const Cluster c = test::shipped_cluster("a100-8x8");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  const HybridSearch s = planner.search(HybridFlavour::kHetsim, HybridOptions{});
+  int partial = 0;
+  for (const HybridPlan& p : s.leading) {
+    if (p.recompute != RecomputeMode::kFull || p.recompute_layers == 0) continue;
+    ++partial;
+    EXPECT_TRUE(check_hybrid_plan(p, m, c).empty()) << p.shape();
+    const HybridEstimate at = planner.estimate(p);
+    EXPECT_TRUE(at.fits) << p.shape();
+    HybridPlan fewer = p, every = p;
+    fewer.recompute_layers -= 1;
+    every.recompute_layers = 0;
+    if (fewer.recompute_layers > 0) EXPECT_FALSE(planner.estimate(fewer).fits) << p.shape();
+    EXPECT_LT(at.time_s, planner.estimate(every).time_s) << p.shape();
+  }
+  EXPECT_GT(partial, 0);
+}
+
 TEST(HybridPlanner, LongSequencesAreSplitByContextParallelism) {
   // llama2-7b at 32768 tokens on 32 H100: without CP each sequence's activations and attention sit
   // on one TP group; with it the planner finds plans whose stages hold cp > 1 TP groups, and the one
