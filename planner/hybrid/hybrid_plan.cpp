@@ -145,9 +145,7 @@ class Checker {
     const auto starts = [](const PipelinePlan& p) {
       std::vector<int> s;
       for (const StagePlan& st : p.stages) {
-        for (const LayerRange& c : st.chunks) {
-          if (c.part == ChunkPart::kLayers) s.push_back(c.first);
-        }
+        for (const LayerRange& c : st.chunks) s.push_back(c.part == ChunkPart::kLayers ? c.first : -1);
       }
       std::sort(s.begin(), s.end());
       return s;

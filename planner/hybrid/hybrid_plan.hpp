@@ -21,7 +21,7 @@ enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kEager, kZeroBubb
 enum class GradientSync { kAllReduce, kZero1, kZero3 };
 enum class RecomputeMode { kNone, kSelective, kFull };
 // Megatron-Core's --recompute-modules under selective recompute: the parts of each transformer layer
-// whose forward runs again before its backward (planner/hybrid/module_recompute.hpp says what each
+// whose forward runs again before its backward (planner/hybrid/partial_recompute.hpp says what each
 // frees and repeats). A set of RecomputeModule bits; Megatron-Core's default is the attention core.
 enum class RecomputeModule : unsigned { kCoreAttn = 1, kLayernorm = 2, kMoeAct = 4, kMlaUpProj = 8, kMlp = 16, kSharedExperts = 32, kMoe = 64 };
 using RecomputeModules = unsigned;

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "planner/hybrid/module_recompute.hpp"
+#include "planner/hybrid/partial_recompute.hpp"
 #include "planner/hybrid/moe_dispatch.hpp"
 
 namespace hetsim {
@@ -292,20 +292,13 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                         const StageWorkKey& key, const LayerProgram& layer) {
   if (key.recompute == RecomputeMode::kFull && key.recompute_layers > 0) {
     // Megatron-Core's block method: each chunk's first layers as under full recompute, the rest as without.
-    StageWorkKey every = key, none = key;
+    StageWorkKey every = key;
     every.recompute_layers = 0;
     every.chunk_starts.clear();
-    none = every;
+    StageWorkKey none = every;
     none.recompute = RecomputeMode::kNone;
-    std::vector<BlockWork> out = stage_block_work(model, device, dtype, cost, none, layer);
-    const std::vector<BlockWork> full = stage_block_work(model, device, dtype, cost, every, layer);
-    for (size_t b = 1; b + 1 < out.size(); ++b) {
-      const int l = static_cast<int>(b) - 1;
-      const auto start = std::upper_bound(key.chunk_starts.begin(), key.chunk_starts.end(), l);
-      const int first = start == key.chunk_starts.begin() ? 0 : *std::prev(start);
-      if (l - first < key.recompute_layers) out[b] = full[b];
-    }
-    for (BlockWork& bw : out) bw.same_as = -1;
+    std::vector<BlockWork> out = recompute_first_layers(stage_block_work(model, device, dtype, cost, none, layer),
+                                                        stage_block_work(model, device, dtype, cost, every, layer), key);
     mark_same_blocks(out);
     return out;
   }

@@ -122,30 +122,6 @@ TEST(HybridPlanner, OneStagePipelinesAreNotAlsoTriedAsEager1F1B) {
   EXPECT_GT(eager, 0u);      // eager 1F1B is still tried where there are stages
 }
 
-TEST(HybridPlanner, WhereOnlyFullRecomputeFitsItRecomputesTheFewestLayersThatFit) {
-  // Llama 3 70B on 64 A100 40GB: plans that fit only with recompute recompute the first few layers
-  // of each chunk (Megatron-Core's block method), the fewest that fit: one fewer does not fit, and
-  // the plan beats recomputing every layer.
-  const ModelSpec m = load_model(test::shipped("workloads", "llama3-70b"));
-  const Cluster c = test::shipped_cluster("a100-8x8");
-  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
-  const HybridSearch s = planner.search(HybridFlavour::kHetsim, HybridOptions{});
-  int partial = 0;
-  for (const HybridPlan& p : s.leading) {
-    if (p.recompute != RecomputeMode::kFull || p.recompute_layers == 0) continue;
-    ++partial;
-    EXPECT_TRUE(check_hybrid_plan(p, m, c).empty()) << p.shape();
-    const HybridEstimate at = planner.estimate(p);
-    EXPECT_TRUE(at.fits) << p.shape();
-    HybridPlan fewer = p, every = p;
-    fewer.recompute_layers -= 1;
-    every.recompute_layers = 0;
-    if (fewer.recompute_layers > 0) EXPECT_FALSE(planner.estimate(fewer).fits) << p.shape();
-    EXPECT_LT(at.time_s, planner.estimate(every).time_s) << p.shape();
-  }
-  EXPECT_GT(partial, 0);
-}
-
 TEST(HybridPlanner, LongSequencesAreSplitByContextParallelism) {
   // llama2-7b at 32768 tokens on 32 H100: without CP each sequence's activations and attention sit
   // on one TP group; with it the planner finds plans whose stages hold cp > 1 TP groups, and the one
@@ -301,39 +277,6 @@ TEST(HybridPlanner, ZeroShardsOptimizerStateAndWeightsAcrossCopies) {
   // TP rank, once for all four copies, in two: the first block to run, then the rest under the pass
   // (prefetched): 2 stages x 4 micro-batches x 2 passes x 8 ranks x 2.
   EXPECT_EQ(gathers[GradientSync::kZero3], 2 * 4 * 2 * 8 * 2);
-}
-
-TEST(HybridPlanner, ZeroThreeGathersTheRestOfAChunkUnderItsPass) {
-  // FSDP's prefetch: each pass waits for its first block's weights alone; the rest of the chunk's
-  // arrive while its kernels run, and the next pass on the GPU waits for them.
-  const ModelSpec m = model("gpt3-6.7b", 16);
-  const Cluster c = test::shipped_cluster("selene-64");
-  HybridPlan plan = megatron_plan(m, 4, 2, 4);
-  plan.gradient_sync = GradientSync::kZero3;
-  const Evaluation ev = HybridPlanner(m, c, CostModel{}, SimOptions{}).evaluate(plan, "zero-3");
-  ASSERT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
-  int prefetches = 0, hidden = 0;
-  for (size_t i = 0; i < ev.program.tasks.size(); ++i) {
-    const Task& t = ev.program.tasks[i];
-    const auto* ag = std::get_if<CollectiveTask>(&t.body);
-    if (t.label.find(".prefetch") == std::string::npos || ag == nullptr) continue;
-    if (std::find(ag->group.begin(), ag->group.end(), 0) == ag->group.end()) continue;  // device 0's
-    ++prefetches;
-    const TaskTiming& at = ev.result.tasks[i];
-    for (size_t k = 0; k < ev.program.tasks.size(); ++k) {
-      const auto* comp = std::get_if<ComputeTask>(&ev.program.tasks[k].body);
-      if (comp == nullptr || comp->device != 0) continue;
-      const TaskTiming& ct = ev.result.tasks[k];
-      if (std::min(at.end_s, ct.end_s) - std::max(at.start_s, ct.start_s) > 0) {
-        ++hidden;
-        break;
-      }
-    }
-  }
-  EXPECT_EQ(prefetches, 4 * 2);  // stage 0's TP rank 0: 4 micro-batches x 2 passes
-  // Beside device 0's kernels, but where a pass waits on its pipeline neighbour longer than the
-  // gather takes (here one backward: 7 of 8).
-  EXPECT_GE(hidden, prefetches * 3 / 4);
 }
 
 TEST(HybridPlanner, BlackwellKeepsOneFp8CopyOfEachWeight) {

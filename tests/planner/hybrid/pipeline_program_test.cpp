@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
+#include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
+#include "one_stage_plan.hpp"
 #include "sim/executor.hpp"
 #include "test_support.hpp"
 
@@ -460,6 +462,41 @@ TEST(StageOrder, EveryScheduleRunsEachPassOnce) {
   EXPECT_EQ(o[3], (PipelineStep{PassKind::kForward, 3, 0}));
   EXPECT_EQ(o[4], (PipelineStep{PassKind::kBackward, 0, 0}));
   EXPECT_EQ(max_in_flight(o), 4);
+}
+
+TEST(PipelineProgram, ZeroThreeGathersTheRestOfAChunkUnderItsPass) {
+  // FSDP's prefetch: each pass waits for its first block's weights alone; the rest of the chunk's
+  // arrive while its kernels run, and the next pass on the GPU waits for them. Llama 3 70B cut to 8
+  // layers, one stage of two DGX H100 copies (TP 8, ZeRO-3 over the two).
+  ModelSpec m = load_model(test::shipped("workloads", "llama3-70b"));
+  m.layers = 8;
+  m.training.global_batch = 8;
+  const Cluster c = test::h100_nodes(2);
+  HybridPlan plan = test::one_stage_plan(16, 8, 4, 2, 8);
+  plan.gradient_sync = GradientSync::kZero3;
+  ASSERT_TRUE(check_hybrid_plan(plan, m, c).empty());
+  const Evaluation ev = HybridPlanner(m, c, CostModel{}, SimOptions{}).evaluate(plan, "zero-3");
+  ASSERT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+  int prefetches = 0, hidden = 0;
+  for (size_t i = 0; i < ev.program.tasks.size(); ++i) {
+    const Task& t = ev.program.tasks[i];
+    const auto* ag = std::get_if<CollectiveTask>(&t.body);
+    if (t.label.find(".prefetch") == std::string::npos || ag == nullptr) continue;
+    if (std::find(ag->group.begin(), ag->group.end(), 0) == ag->group.end()) continue;  // device 0's
+    ++prefetches;
+    const TaskTiming& at = ev.result.tasks[i];
+    for (size_t k = 0; k < ev.program.tasks.size(); ++k) {
+      const auto* comp = std::get_if<ComputeTask>(&ev.program.tasks[k].body);
+      if (comp == nullptr || comp->device != 0) continue;
+      const TaskTiming& ct = ev.result.tasks[k];
+      if (std::min(at.end_s, ct.end_s) - std::max(at.start_s, ct.start_s) > 0) {
+        ++hidden;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(prefetches, 4 * 2);   // TP rank 0's: 4 micro-batches x 2 passes
+  EXPECT_EQ(hidden, prefetches);  // each beside device 0's kernels (one stage: no pass waits on a neighbour)
 }
 
 }  // namespace

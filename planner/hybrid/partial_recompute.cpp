@@ -1,6 +1,8 @@
-// File: planner/hybrid/module_recompute.cpp
-#include "planner/hybrid/module_recompute.hpp"
+// File: planner/hybrid/partial_recompute.cpp
+#include "planner/hybrid/partial_recompute.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 
 namespace hetsim {
@@ -28,6 +30,18 @@ double input_share(const Op& op) {
 }
 
 }  // namespace
+
+std::vector<BlockWork> recompute_first_layers(std::vector<BlockWork> out, const std::vector<BlockWork>& full,
+                                              const StageWorkKey& key) {
+  for (size_t b = 1; b + 1 < out.size(); ++b) {
+    const int l = static_cast<int>(b) - 1;
+    const auto start = std::upper_bound(key.chunk_starts.begin(), key.chunk_starts.end(), l);
+    const int first = start == key.chunk_starts.begin() ? 0 : *std::prev(start);
+    if (l - first < key.recompute_layers) out[b] = full[b];
+  }
+  for (BlockWork& bw : out) bw.same_as = -1;  // (the caller marks them again)
+  return out;
+}
 
 void add_module_recompute(const OpGraph& g, const std::vector<OpForward>& ops, RecomputeModules modules,
                           std::vector<BlockWork>& blocks) {

@@ -1,8 +1,10 @@
-// File: planner/hybrid/module_recompute.hpp
-// Megatron-Core's selective recompute by module (--recompute-granularity selective
-// --recompute-modules, megatron/core/transformer/transformer_config.py): which operators of a
-// transformer layer run again before its backward, which activations that frees, and which TP
-// collectives run again with them. Internal to stage_block_work (stage_work.cpp).
+// File: planner/hybrid/partial_recompute.hpp
+// Megatron-Core's recompute of parts of a model (megatron/core/transformer/transformer_config.py),
+// internal to stage_block_work (stage_work.cpp): by layer (--recompute-granularity full
+// --recompute-method block --recompute-num-layers N: the first N layers of each model chunk), and by
+// module (--recompute-granularity selective --recompute-modules): which operators of a transformer
+// layer run again before its backward, which activations that frees, and which collectives run again
+// with them:
 //
 //   layernorm       the norms before the attention and the MLP whose output a separate module reads
 //                   (its output discarded after the forward, rebuilt before the backward): the
@@ -35,6 +37,11 @@ struct OpForward {
   TpBytes ep, etp;         // the expert collectives before and after it (the dispatch and combine)
   double ep_rail = 0;
 };
+
+// The block method: each layer's block from `full` (every layer recomputed) where the layer is among
+// the first key.recompute_layers of its chunk (key.chunk_starts), from `none` otherwise.
+[[nodiscard]] std::vector<BlockWork> recompute_first_layers(std::vector<BlockWork> none, const std::vector<BlockWork>& full,
+                                                            const StageWorkKey& key);
 
 // Adds the recompute of `modules` (other than core_attn) to the transformer layers' blocks:
 // recompute_s, recompute_tp and recompute_bytes grow, saved_bytes shrinks. `ops` is indexed as

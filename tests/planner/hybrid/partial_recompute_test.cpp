@@ -1,4 +1,4 @@
-// File: tests/planner/hybrid/module_recompute_test.cpp
+// File: tests/planner/hybrid/partial_recompute_test.cpp
 // Megatron-Core's selective recompute by module (recompute_modules): what each module frees and
 // repeats on DeepSeek-V3's layers (a dense layer and an MoE layer with latent attention and a shared
 // expert), computed here from the operator graph; the plan and run file fields; and combined 1F1B
@@ -308,6 +308,30 @@ TEST(RecomputeLayers, TheBlockMethodRecomputesTheFirstLayersOfEachModelChunk) {
     EXPECT_NE(std::string(e.what()).find("needs recompute: full"), std::string::npos) << e.what();
   }
   std::filesystem::remove(file);
+}
+
+TEST(RecomputeLayers, WhereOnlyFullRecomputeFitsItRecomputesTheFewestLayersThatFit) {
+  // Llama 3 70B on 64 A100 40GB: plans that fit only with recompute recompute the first few layers
+  // of each chunk (Megatron-Core's block method), the fewest that fit: one fewer does not fit, and
+  // the plan beats recomputing every layer.
+  const ModelSpec m = load_model(test::shipped("workloads", "llama3-70b"));
+  const Cluster c = test::shipped_cluster("a100-8x8");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  const HybridSearch s = planner.search(HybridFlavour::kHetsim, HybridOptions{});
+  int partial = 0;
+  for (const HybridPlan& p : s.leading) {
+    if (p.recompute != RecomputeMode::kFull || p.recompute_layers == 0) continue;
+    ++partial;
+    EXPECT_TRUE(check_hybrid_plan(p, m, c).empty()) << p.shape();
+    const HybridEstimate at = planner.estimate(p);
+    EXPECT_TRUE(at.fits) << p.shape();
+    HybridPlan fewer = p, every = p;
+    fewer.recompute_layers -= 1;
+    every.recompute_layers = 0;
+    if (fewer.recompute_layers > 0) EXPECT_FALSE(planner.estimate(fewer).fits) << p.shape();
+    EXPECT_LT(at.time_s, planner.estimate(every).time_s) << p.shape();
+  }
+  EXPECT_GT(partial, 0);
 }
 
 }  // namespace
