@@ -272,6 +272,19 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
       if (hetsim && options.overlap && has_ep && !splits_weight_gradient(s) && (P == 1 || interleaved)) a2a_overlaps.push_back(true);
       if (hetsim && options.zero1 && copies) syncs.push_back(GradientSync::kZero1);
       if (hetsim && options.tp_comm_overlap && has_tp && !splits_weight_gradient(s)) overlaps = {0, 1, 2};
+      // Recompute, least first: none, the attention core, then (hetsim's plans of MoE or latent-attention
+      // models) the modules Megatron-Bridge's recipes for them recompute (norms, expert activations,
+      // latent attention's up projections), then whole layers (the fewest per chunk that fit).
+      std::vector<std::pair<RecomputeMode, RecomputeModules>> recomputes{{RecomputeMode::kNone, kDefaultRecomputeModules},
+                                                                         {RecomputeMode::kSelective, kDefaultRecomputeModules}};
+      const bool pre_norm = model_.family == Family::kGpt || model_.family == Family::kLlama;
+      if (hetsim && pre_norm && (model_.moe || model_.mla)) {
+        RecomputeModules m = kDefaultRecomputeModules | static_cast<unsigned>(RecomputeModule::kLayernorm);
+        if (model_.moe) m |= static_cast<unsigned>(RecomputeModule::kMoeAct);
+        if (model_.mla) m |= static_cast<unsigned>(RecomputeModule::kMlaUpProj);
+        recomputes.emplace_back(RecomputeMode::kSelective, m);
+      }
+      recomputes.emplace_back(RecomputeMode::kFull, kDefaultRecomputeModules);
       std::optional<HybridPlan> best;
       HybridEstimate e;
       for (bool sp : sps) {
@@ -290,9 +303,10 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
             // --overlap-param-gather in its performance recipes), unless the ablation turns them off.
             plan.grad_sync_overlap = options.overlap;
             plan.overlap_param_gather = hetsim && options.overlap && sync == GradientSync::kZero1;
-            for (RecomputeMode r : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+            for (const auto& [r, modules] : recomputes) {
               if (r == RecomputeMode::kFull && plan.overlap_moe_expert_parallel_comm) continue;
               plan.recompute = r;
+              plan.recompute_modules = modules;
               plan.recompute_layers = 0;
               if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
               HybridEstimate pe = estimator_.estimate(plan);

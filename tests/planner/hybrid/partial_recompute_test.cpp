@@ -334,5 +334,30 @@ TEST(RecomputeLayers, WhereOnlyFullRecomputeFitsItRecomputesTheFewestLayersThatF
   EXPECT_GT(partial, 0);
 }
 
+TEST(RecomputeModules, TheRecipesModulesSitBetweenTheAttentionCoreAndWholeLayers) {
+  // What the planner tries between selective (the attention core) and full recompute for MoE and
+  // latent-attention models: the recipes' modules need less memory than the core alone (flash keeps no
+  // score tensor: the core frees nothing) and less time than recomputing whole layers.
+  ModelSpec m = deepseek4();
+  m.training.global_batch = 4 * 8;
+  const Cluster c = test::h100_nodes(1);
+  HybridPlan p = test::one_stage_plan(8, 4, 4, 8, 1, 8);
+  const auto with = [&](RecomputeMode mode, RecomputeModules modules) {
+    HybridPlan q = p;
+    q.recompute = mode;
+    q.recompute_modules = modules;
+    EXPECT_TRUE(check_hybrid_plan(q, m, c).empty());
+    return HybridPlanner(m, c, CostModel{}, SimOptions{}).estimate(q);
+  };
+  const HybridEstimate core = with(RecomputeMode::kSelective, kDefaultRecomputeModules);
+  const HybridEstimate recipes = with(RecomputeMode::kSelective, kDefaultRecomputeModules | module_bit("layernorm") |
+                                                                     module_bit("moe_act") | module_bit("mla_up_proj"));
+  const HybridEstimate full = with(RecomputeMode::kFull, kDefaultRecomputeModules);
+  EXPECT_LT(recipes.worst_memory_ratio, core.worst_memory_ratio);
+  EXPECT_GT(recipes.worst_memory_ratio, full.worst_memory_ratio);
+  EXPECT_GT(recipes.time_s, core.time_s);
+  EXPECT_LT(recipes.time_s, full.time_s);
+}
+
 }  // namespace
 }  // namespace hetsim
