@@ -28,7 +28,7 @@ static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(SlidingWindowSpec) == 16, "SlidingWindowSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 864, "ModelSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 872, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -215,6 +215,7 @@ void put_model(Text& t, const ModelSpec& m) {
     t.put("mla.qk_rope_head_dim", m.mla->qk_rope_head_dim);
     t.put("mla.v_head_dim", m.mla->v_head_dim);
   }
+  if (m.mtp_layers > 0) t.put("mtp_layers", m.mtp_layers);  // (only where stated, as below)
   if (m.sliding_window) {  // only where stated: the keys of models without one stay as they were
     t.put("sliding_window.tokens", m.sliding_window->tokens);
     t.put("sliding_window.full_every", m.sliding_window->full_every);

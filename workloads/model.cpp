@@ -373,6 +373,16 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
           m.mla = read_mla(*mla);
         }
       }
+      if (const std::optional<long> mtp = r.opt_integer("mtp_layers", 0, 64)) {
+        if (m.family == Family::kBert) {
+          r.error("mtp_layers", "multi-token prediction is built for the causal families gpt and llama, not bert");
+        } else if (layers_read && *mtp >= m.layers) {
+          r.error("mtp_layers", std::to_string(*mtp) + " is not fewer than the model's " + std::to_string(m.layers) +
+                                    " layers, of which the last are the prediction modules' own");
+        } else {
+          m.mtp_layers = *mtp;
+        }
+      }
       if (std::optional<FieldReader> window = r.opt_child("sliding_window")) {
         if (m.family == Family::kBert) {
           r.error("sliding_window", "a sliding window here is causal (each query attends the tokens before it), built for "

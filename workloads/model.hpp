@@ -131,6 +131,11 @@ struct ModelSpec {
   long seq_len = 0;
   long vocab = 0;
   bool tied_embeddings = true;
+  // Multi-token prediction (gpt, llama; DeepSeek-V3's MTP, Megatron-Core --mtp-num-layers): the last
+  // `mtp_layers` transformer layers are the MTP modules' layers, each of which also embeds the shifted
+  // tokens, normalises both inputs, projects their concatenation (eh_proj, 2h -> h) and runs the
+  // shared output head and its loss again (op_graph.cpp: ops "mtpK.*" beside the head). 0: none.
+  long mtp_layers = 0;
   // Images (vit, vgg).
   long image_size = 0;
   long patch_size = 0;  // vit

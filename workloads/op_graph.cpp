@@ -291,6 +291,7 @@ class Builder {
       norm("final_norm", last);
     }
     lm_head_and_loss(last, rows, positions);
+    for (long k = 1; k <= m_.mtp_layers && !bert; ++k) mtp_head(k, last, body, rows, positions);
     if (bert) {
       const double n = b_;
       linear_rows("pooler", last, n, h_, h_, true, {static_cast<long>(b_), m_.hidden}, OpKind::kLinear);
@@ -308,16 +309,35 @@ class Builder {
     }
   }
 
-  void lm_head_and_loss(int last, double rows, long positions) {
+  // Multi-token prediction module k (DeepSeek-V3 Section 2.2; Megatron-Core's MultiTokenPredictionLayer):
+  // the tokens k ahead embedded again (the shared table), that and the hidden state normalised, their
+  // concatenation projected back to the hidden size, and (after the module's transformer layer, one of
+  // the model's last mtp_layers) the shared output head and a loss again. Written beside the head: the
+  // last pipeline stage runs them, as Megatron-Core places the MTP block before the loss.
+  void mtp_head(long k, int last, int body, double rows, long positions) {
+    const std::string p = "mtp" + std::to_string(k) + ".";
+    Op emb = Op::make(p + "embedding", OpKind::kEmbedding, last);
+    emb.shape = act_shape(h_);
+    emb.fwd_bytes = emb.bwd_bytes = 3 * tokens() * h_ * e_;
+    add(std::move(emb), {});
+    const int embedded = norm(p + "embedding_norm", last);
+    const int hidden = add(norm_op(p + "hidden_norm", last, tokens(), h_, m_.family == Family::kLlama, act_shape(h_), e_), {body});
+    const int proj = linear(p + "eh_proj", last, 2 * h_, h_, false);
+    g_.ops[static_cast<size_t>(proj)].inputs = {embedded, hidden};
+    norm(p + "final_norm", last);
+    lm_head_and_loss(last, rows, positions, p, true);
+  }
+
+  void lm_head_and_loss(int last, double rows, long positions, const std::string& prefix = "", bool shared = false) {
     const double v = static_cast<double>(m_.vocab);
-    Op lm = Op::make("lm_head", OpKind::kLmHead, last);
+    Op lm = Op::make(prefix + "lm_head", OpKind::kLmHead, last);
     lm.shape = {static_cast<long>(b_), positions, m_.vocab};
     lm.gemm = {1, static_cast<long>(rows), m_.vocab, m_.hidden};
     lm.fwd_flops = 2 * rows * h_ * v;
     lm.bwd_flops = 2 * lm.fwd_flops;
     lm.fwd_bytes = (rows * h_ + h_ * v + rows * v) * e_;
     lm.bwd_bytes = (2 * rows * v + 2 * h_ * v + 2 * rows * h_) * e_;
-    lm.params = m_.tied_embeddings ? 0 : h_ * v;
+    lm.params = m_.tied_embeddings || shared ? 0 : h_ * v;
     lm.saved_bytes = rows * h_ * e_;
     add(std::move(lm));
     // Cross-entropy in fp32 over the logits: keeps the fp32 softmax for backward. Below fp32 the
@@ -326,7 +346,7 @@ class Builder {
     // (the model's forward holds them); the backward writes a 16-bit gradient beside the fp32 one.
     // Both are counted with what the loss keeps: measured peaks of Megatron-LM's memory tests
     // (studies/validation/peak-memory.yaml) were 3-20 % above hetsim's without them.
-    Op loss = Op::make("loss", OpKind::kLoss, last);
+    Op loss = Op::make(prefix + "loss", OpKind::kLoss, last);
     loss.shape = {static_cast<long>(b_), positions};
     loss.fwd_flops = 5 * rows * v;
     loss.bwd_flops = 2 * rows * v;
