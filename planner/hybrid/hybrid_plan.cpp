@@ -142,16 +142,8 @@ class Checker {
   // The block method counts layers from each model chunk's first: every pipeline must cut them alike.
   void recompute_layers() {
     if (plan_.recompute != RecomputeMode::kFull || plan_.recompute_layers <= 0 || plan_.pipelines.empty()) return;
-    const auto starts = [](const PipelinePlan& p) {
-      std::vector<int> s;
-      for (const StagePlan& st : p.stages) {
-        for (const LayerRange& c : st.chunks) s.push_back(c.part == ChunkPart::kLayers ? c.first : -1);
-      }
-      std::sort(s.begin(), s.end());
-      return s;
-    };
     for (size_t p = 1; p < plan_.pipelines.size(); ++p) {
-      if (starts(plan_.pipelines[p]) != starts(plan_.pipelines.front())) {
+      if (chunk_starts(plan_.pipelines[p]) != chunk_starts(plan_.pipelines.front())) {
         add("recompute_layers", "recomputes the first layers of each model chunk; pipelines[" + std::to_string(p) +
                                     "] cuts the layers into chunks other than pipelines[0] does (Megatron-Core's pipelines are copies)");
         return;
@@ -598,6 +590,17 @@ class Checker {
 }  // namespace
 
 std::string format_devices(const std::vector<int>& devices) { return compress(devices, ","); }
+
+std::vector<int> chunk_starts(const PipelinePlan& p) {
+  std::vector<int> out;
+  for (const StagePlan& st : p.stages) {
+    for (const LayerRange& c : st.chunks) {
+      if (c.part == ChunkPart::kLayers) out.push_back(c.first);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::vector<PlanProblem> check_hybrid_plan(const HybridPlan& plan, const ModelSpec& model, const Cluster& cluster) {
   return Checker(plan, model, cluster).run();

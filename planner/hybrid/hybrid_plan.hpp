@@ -187,6 +187,9 @@ struct PlanProblem {
   std::string message;
 };
 
+// The first layer of each of `p`'s transformer-layer chunks, ascending (where recompute_layers counts from).
+[[nodiscard]] std::vector<int> chunk_starts(const PipelinePlan& p);
+
 // Every rule of docs/formats/hybrid-plan.md for `plan` on `model` and `cluster`: layers covered exactly once per
 // pipeline and in order, devices in range and in at most one stage, tp dividing the stage and
 // each TP group inside one node, heads divisible by tp, equal chunk counts for interleaved,

@@ -27,12 +27,7 @@ StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp
   if (plan.recompute == RecomputeMode::kSelective) key.recompute_modules = plan.recompute_modules;
   if (plan.recompute == RecomputeMode::kFull && plan.recompute_layers > 0 && !plan.pipelines.empty()) {
     key.recompute_layers = plan.recompute_layers;
-    for (const StagePlan& st : plan.pipelines.front().stages) {
-      for (const LayerRange& c : st.chunks) {
-        if (c.part == ChunkPart::kLayers) key.chunk_starts.push_back(c.first);
-      }
-    }
-    std::sort(key.chunk_starts.begin(), key.chunk_starts.end());
+    key.chunk_starts = chunk_starts(plan.pipelines.front());
   }
   return key;
 }
