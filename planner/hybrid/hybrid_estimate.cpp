@@ -360,7 +360,7 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
         // Memory of this copy's devices.
         const double copies = static_cast<double>(std::max<size_t>(1, holders[blocks.front()].size()));
         const double expert_copies = static_cast<double>(std::max<size_t>(1, expert_holders[blocks.front()].size()));
-        const double state = ctx.state_bytes_per_param.at(static_cast<size_t>(nt)), w = ctx.weight_bytes_per_param;
+        const double state = ctx.state_bytes_per_param.at(static_cast<size_t>(nt));
         const double kept = ctx.held_weight_bytes_per_param + ctx.grad_bytes_per_param +
                             ctx.copy_bytes_per_param.at(static_cast<size_t>(nt));  // weights (and copies), gradients
         double static_bytes = t.params * state;

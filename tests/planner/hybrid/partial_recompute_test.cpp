@@ -328,7 +328,9 @@ TEST(RecomputeLayers, WhereOnlyFullRecomputeFitsItRecomputesTheFewestLayersThatF
     HybridPlan fewer = p, every = p;
     fewer.recompute_layers -= 1;
     every.recompute_layers = 0;
-    if (fewer.recompute_layers > 0) EXPECT_FALSE(planner.estimate(fewer).fits) << p.shape();
+    if (fewer.recompute_layers > 0) {
+      EXPECT_FALSE(planner.estimate(fewer).fits) << p.shape();
+    }
     EXPECT_LT(at.time_s, planner.estimate(every).time_s) << p.shape();
   }
   EXPECT_GT(partial, 0);
