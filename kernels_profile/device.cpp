@@ -95,6 +95,16 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
     fl->finish();
     if (d.fp8_any_layout && !d.supports(DType::kFp8)) r.error("fp8_any_layout", "says FP8 GEMMs take any layout, but `peak` has no fp8");
   }
+  if (std::optional<FieldReader> hl = r.opt_child("host_link")) {
+    d.host_link.to_host_Bps = hl->quantity_at_least("to_host", Unit::kRate, 1e9, "1GBps");
+    d.host_link.from_host_Bps = hl->quantity_at_least("from_host", Unit::kRate, 1e9, "1GBps");
+    d.host_link.source = hl->text("source");
+    hl->finish();
+  } else {
+    d.host_link.to_host_Bps = d.host_link.from_host_Bps = kDefaultHostCopyShare * d.pcie_bandwidth_Bps;
+    d.host_link.source = "ASSUMED: 0.82 of pcie_bandwidth each way, a copy's device-to-host rate over PCIe Gen5 x16 on H100 "
+                         "(NVIDIA/nvbandwidth issue #24, 2024-09-11: 52.77 of 64 GB/s); the device file has no host_link block";
+  }
   if (std::optional<FieldReader> kf = r.opt_child("kernels_from")) {
     d.kernels_from = kf->name("device");
     d.kernels_from_source = kf->text("source");

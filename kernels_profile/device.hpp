@@ -19,6 +19,11 @@ namespace hetsim {
 
 enum class Vendor { kNvidia, kAmd };
 
+// The share of pcie_bandwidth a device's copies to and from host memory reach where its file has no
+// `host_link` block: a copy's device-to-host rate over PCIe Gen5 x16 on H100 (52.77 of 64 GB/s,
+// nvbandwidth device_to_host_memcpy_sm, NVIDIA/nvbandwidth issue #24, 2024-09-11), assumed each way.
+inline constexpr double kDefaultHostCopyShare = 0.82;
+
 // Fractions of datasheet peaks that kernels reach, and a fixed per-kernel cost. These are
 // assumptions (stated with their source in the device file) until kernel tables are measured.
 struct Efficiency {
@@ -40,6 +45,15 @@ struct Device {
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
   double pcie_bandwidth_Bps = 0;       // host link, per direction
+  // What copies between this GPU's memory and its host CPU's memory reach, each way (activation
+  // offloading, planner/hybrid/activation_offload.hpp): a device file's `host_link` block (a Grace
+  // CPU's NVLink-C2C, a measured PCIe rate), else kDefaultHostCopyShare of pcie_bandwidth.
+  struct HostLink {
+    double to_host_Bps = 0;
+    double from_host_Bps = 0;
+    std::string source;
+    friend bool operator==(const HostLink&, const HostLink&) = default;
+  } host_link;
   std::map<DType, double> peak_flops;  // dense; a dtype missing here is unsupported
   std::string collective_library;     // nccl | rccl
   std::string source;                 // datasheet(s) the figures came from

@@ -103,6 +103,7 @@ class Checker {
     moe_choices();
     recompute_modules();
     recompute_layers();
+    activation_offload();
     if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
@@ -140,6 +141,30 @@ class Checker {
   }
 
   // The block method counts layers from each model chunk's first: every pipeline must cut them alike.
+  // Megatron-Core's rules for --cpu-offloading (transformer_config.py): fewer layers than the model
+  // has, no pipeline parallelism, no recompute.
+  void activation_offload() {
+    const int n = plan_.activation_offload_layers;
+    if (n == 0) return;
+    const long main_layers = model_.layers - model_.mtp_layers;
+    if (n < 0 || n >= main_layers) {
+      add("activation_offload_layers", std::to_string(n) + " layers offloaded: it takes 1 to " + std::to_string(main_layers - 1) +
+                                           " (fewer than the model's " + std::to_string(main_layers) +
+                                           " transformer layers; at least one keeps its activations on the GPU)");
+    }
+    if (plan_.recompute != RecomputeMode::kNone) {
+      add("activation_offload_layers", "CPU offloading beside recompute " + std::string(recompute_name(plan_.recompute)) +
+                                           ": Megatron-Core refuses the two together (recompute: none)");
+    }
+    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
+      if (plan_.pipelines[p].stages.size() > 1) {
+        add("activation_offload_layers", "pipelines[" + std::to_string(p) + "] has " + std::to_string(plan_.pipelines[p].stages.size()) +
+                                             " stages: Megatron-Core has no CPU offloading with pipeline parallelism");
+        return;
+      }
+    }
+  }
+
   void recompute_layers() {
     if (plan_.recompute != RecomputeMode::kFull || plan_.recompute_layers <= 0 || plan_.pipelines.empty()) return;
     for (size_t p = 1; p < plan_.pipelines.size(); ++p) {

@@ -140,6 +140,12 @@ struct HybridPlan {
   // the rest keep their activations (Megatron-Core's --recompute-method block --recompute-num-layers);
   // 0: every layer (--recompute-method uniform --recompute-num-layers 1).
   int recompute_layers = 0;
+  // Transformer Engine's CPU offloading of activations (Megatron-Core --cpu-offloading
+  // --cpu-offloading-num-layers N): the first N transformer layers copy what they keep for the backward
+  // to host memory during the forward and back before their backward, and at most layers - N layers'
+  // activations stay on the GPU (planner/hybrid/activation_offload.hpp). 0: none. Needs pipelines of one
+  // stage and no recompute, as Megatron-Core does.
+  int activation_offload_layers = 0;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // backward TP collectives under the weight-gradient GEMM (Megatron's async all-reduce)
   bool vocab_parallel = true;    // vocabulary-parallel cross-entropy; false: logits all-gathered, loss replicated

@@ -102,6 +102,7 @@ class HybridPlanReader {
     plan.recompute = recompute.mode;
     plan.recompute_modules = recompute.modules;
     plan.recompute_layers = recompute.layers;
+    plan.activation_offload_layers = read_activation_offload(r, recompute);
     plan.sequence_parallel = r.opt_flag("sequence_parallel").value_or(false);
     const std::string tp_overlap = r.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
     plan.tp_comm_overlap = tp_overlap != "false";
@@ -309,6 +310,16 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   return plan;
 }
 
+int read_activation_offload(FieldReader& r, const RecomputeChoice& recompute) {
+  const std::optional<long> n = r.opt_integer("activation_offload_layers", 0, 1L << 20);
+  if (!n || *n == 0) return 0;
+  if (recompute.mode != RecomputeMode::kNone) {
+    r.error("activation_offload_layers", "offloads the activations of the first layers to host memory; Megatron-Core refuses it "
+                                         "beside recompute (here " + std::string(recompute_name(recompute.mode)) + "): recompute: none");
+  }
+  return static_cast<int>(*n);
+}
+
 RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent) {
   RecomputeChoice out;
   const std::optional<std::string> mode = r.opt_choice("recompute", {"none", "selective", "full"});
@@ -359,6 +370,7 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
     out << "recompute_modules: [" << recompute_modules_text(plan.recompute_modules) << "]\n";
   }
   if (plan.recompute == RecomputeMode::kFull && plan.recompute_layers > 0) out << "recompute_layers: " << plan.recompute_layers << "\n";
+  if (plan.activation_offload_layers > 0) out << "activation_offload_layers: " << plan.activation_offload_layers << "\n";
   out << "sequence_parallel: " << (plan.sequence_parallel ? "true" : "false") << "\n"
       << "tp_comm_overlap: " << (plan.tp_comm_userbuffers ? "userbuffers" : plan.tp_comm_overlap ? "true" : "false") << "\n"
       << "vocab_parallel: " << (plan.vocab_parallel ? "true" : "false") << "\n"

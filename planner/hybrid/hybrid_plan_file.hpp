@@ -31,6 +31,9 @@ struct RecomputeChoice {
   int layers = 0;
 };
 [[nodiscard]] RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent);
+// The optional field `activation_offload_layers` (HybridPlan::activation_offload_layers) of a plan file or a
+// run file's megatron block, beside `recompute`'s choice: 0 where missing; refused beside recompute.
+[[nodiscard]] int read_activation_offload(FieldReader& r, const RecomputeChoice& recompute);
 
 [[nodiscard]] std::string hybrid_plan_to_yaml(const HybridPlan& plan);
 

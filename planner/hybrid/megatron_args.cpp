@@ -144,6 +144,8 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
                     ? " --recompute-granularity full --recompute-method block --recompute-num-layers " + std::to_string(plan.recompute_layers)
                     : " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   }
+  // (arguments.py turns --cpu-offloading on where this count is above 0.)
+  if (plan.activation_offload_layers > 0) out.args += " --cpu-offloading-num-layers " + std::to_string(plan.activation_offload_layers);
   flag(plan.gradient_sync == GradientSync::kZero1, "use-distributed-optimizer");
   // Weights sharded (zero-3): Megatron-LM's torch FSDP2, without the fused weight-gradient
   // accumulation it cannot run (AMD's Primus FSDP recipes set both).

@@ -59,7 +59,7 @@ const std::vector<BlockWork>& PipelineProgramBuilder::work(int node_type, const 
                                  static_cast<int>(ctx_.dtype), synthesised ? 1 : 0, key.vocab_parallel, key.cp,
                                  static_cast<int>(key.cp_comm), key.ep, key.expert_tp, key.userbuffers,
                                  static_cast<int>(key.dispatcher), key.recompute_modules,
-                                 key.recompute_layers, key.chunk_starts);
+                                 key.recompute_layers, key.chunk_starts, key.offload_layers);
   auto it = cache_.find(k);
   if (it == cache_.end()) {
     const LayerProgram layer = synthesised ? synthesis(node_type, key).program : LayerProgram{};

@@ -42,7 +42,7 @@ class PipelineProgramBuilder {
   const Cluster& cluster_;
   CostModel cost_;  // a copy (it shares its tables): callers may pass a temporary
   PipelineContext ctx_;
-  std::map<std::tuple<int, long, int, bool, int, int, int, bool, int, int, int, int, bool, int, unsigned, int, std::vector<int>>,
+  std::map<std::tuple<int, long, int, bool, int, int, int, bool, int, int, int, int, bool, int, unsigned, int, std::vector<int>, int>,
            std::vector<BlockWork>>
       cache_;
   std::map<std::tuple<int, long, int, int>, LayerSynthesis> synthesis_;  // node type, samples, tp, dtype

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "planner/hybrid/activation_offload.hpp"
 #include "planner/hybrid/partial_recompute.hpp"
 #include "planner/hybrid/moe_dispatch.hpp"
 
@@ -29,6 +30,7 @@ StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp
     key.recompute_layers = plan.recompute_layers;
     key.chunk_starts = chunk_starts(plan.pipelines.front());
   }
+  key.offload_layers = plan.activation_offload_layers;
   return key;
 }
 
@@ -228,7 +230,7 @@ bool same_costs(const BlockWork& a, const BlockWork& b) {
          a.recompute_cp_ring == b.recompute_cp_ring && a.recompute_cp_hide_s == b.recompute_cp_hide_s && a.recompute_cp == b.recompute_cp &&
          a.recompute_ep == b.recompute_ep && a.recompute_etp == b.recompute_etp && a.recompute_ep_rail == b.recompute_ep_rail &&
          a.saved_bytes == b.saved_bytes && a.weight_input_bytes == b.weight_input_bytes &&
-         a.recompute_bytes == b.recompute_bytes && a.params == b.params && a.expert_params == b.expert_params &&
+         a.recompute_bytes == b.recompute_bytes && a.offload_bytes == b.offload_bytes && a.params == b.params && a.expert_params == b.expert_params &&
          a.model_flops == b.model_flops && a.output_bytes == b.output_bytes;
 }
 
@@ -285,6 +287,15 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
 
 std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
                                         const StageWorkKey& key, const LayerProgram& layer) {
+  if (key.offload_layers > 0) {
+    StageWorkKey kept = key;
+    kept.offload_layers = 0;
+    std::vector<BlockWork> out = stage_block_work(model, device, dtype, cost, kept, layer);
+    add_activation_offload(out, static_cast<int>(model.layers - model.mtp_layers), key.offload_layers, device);
+    for (BlockWork& bw : out) bw.same_as = -1;
+    mark_same_blocks(out);
+    return out;
+  }
   if (key.recompute == RecomputeMode::kFull && key.recompute_layers > 0) {
     // Megatron-Core's block method: each chunk's first layers as under full recompute, the rest as without.
     StageWorkKey every = key;

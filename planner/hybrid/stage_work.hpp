@@ -85,6 +85,7 @@ struct BlockWork {
   double saved_bytes = 0;          // activations kept from forward until backward, per device
   double weight_input_bytes = 0;   // part of saved_bytes the weight gradient still needs after B
   double recompute_bytes = 0;      // activations rebuilt by recompute, held during the backward
+  double offload_bytes = 0;        // activations copied to host memory and back (activation offloading)
   double params = 0;               // parameters on this device (its TP shard)
   double expert_params = 0;        // of those, routed experts' (its expert-parallel shard)
   double model_flops = 0;          // forward + backward model FLOPs of this device's share
@@ -133,6 +134,8 @@ struct StageWorkKey {
   // layers of the plan's model chunks, ascending) are recomputed; 0: every layer.
   int recompute_layers = 0;
   std::vector<int> chunk_starts{};
+  // HybridPlan::activation_offload_layers: the first this many transformer layers offload their activations.
+  int offload_layers = 0;
 };
 // The key of a TP group of width `tp` (in a copy of `cp` of them) running `samples` of each
 // micro-batch under `plan`.

@@ -45,6 +45,7 @@ HybridPlan megatron_plan(const MegatronGrid& g, const ModelSpec& model, const Cl
   plan.recompute = g.recompute;
   plan.recompute_modules = g.recompute_modules;
   plan.recompute_layers = g.recompute_layers;
+  plan.activation_offload_layers = g.activation_offload_layers;
   plan.sequence_parallel = g.sequence_parallel;
   plan.tp_comm_overlap = g.tp_comm_overlap;
   plan.gradient_sync = g.gradient_sync;

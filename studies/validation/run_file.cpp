@@ -131,6 +131,7 @@ MegatronGrid read_megatron(FieldReader c) {
   g.recompute = recompute.mode;
   g.recompute_modules = recompute.modules;
   g.recompute_layers = recompute.layers;
+  g.activation_offload_layers = read_activation_offload(c, recompute);
   g.sequence_parallel = c.opt_flag("sequence_parallel").value_or(false);
   const std::string tp_overlap = c.opt_choice("tp_comm_overlap", {"false", "true", "userbuffers"}).value_or("false");
   g.tp_comm_overlap = tp_overlap != "false";

@@ -57,6 +57,7 @@ struct MegatronGrid {
   RecomputeMode recompute = RecomputeMode::kNone;
   RecomputeModules recompute_modules = kDefaultRecomputeModules;  // recompute: selective only
   int recompute_layers = 0;  // recompute: full only (HybridPlan::recompute_layers)
+  int activation_offload_layers = 0;  // HybridPlan::activation_offload_layers
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // Megatron's asynchronous TP all-reduce (on by default from Sep 2021)
   GradientSync gradient_sync = GradientSync::kAllReduce;

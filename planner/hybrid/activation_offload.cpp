@@ -1,0 +1,90 @@
+// File: planner/hybrid/activation_offload.cpp
+#include "planner/hybrid/activation_offload.hpp"
+
+#include <algorithm>
+
+namespace hetsim {
+
+OffloadStalls offload_stalls(const std::vector<OffloadBlock>& blocks, int keep, double to_host_Bps, double from_host_Bps) {
+  const size_t n = blocks.size();
+  OffloadStalls out{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
+  std::vector<int> layer_block;  // the block of each layer ordinal
+  std::vector<int> ordinal(n, -1);
+  for (size_t b = 0; b < n; ++b) {
+    if (!blocks[b].layer) continue;
+    ordinal[b] = static_cast<int>(layer_block.size());
+    layer_block.push_back(static_cast<int>(b));
+  }
+  const int layers = static_cast<int>(layer_block.size());
+  std::vector<double> out_end(n, 0.0), bwd_end(n, 0.0);
+  double t = 0, link = 0;  // the compute stream's time; when the copy stream is free
+  for (size_t b = 0; b < n; ++b) {
+    const OffloadBlock& x = blocks[b];
+    double start = t;
+    if (x.layer && ordinal[b] - keep >= 0) {
+      const int earlier = layer_block[ordinal[b] - keep];  // its set must have left the GPU
+      if (blocks[earlier].offloaded) start = std::max(start, out_end[earlier]);
+    }
+    out.fwd_wait_s[b] = start - t;
+    t = start + x.fwd_s;
+    if (x.offloaded) {
+      // Its copy out starts as the next layer's forward does (Transformer Engine's fwd_step).
+      out_end[b] = std::max(link, t) + x.bytes / to_host_Bps;
+      link = out_end[b];
+    }
+  }
+  const double backward_start = t;
+  for (size_t i = n; i-- > 0;) {
+    const OffloadBlock& x = blocks[i];
+    double start = t;
+    if (x.offloaded) {
+      const int freeing = ordinal[i] + keep;  // the layer whose backward frees a set for this one
+      const double gate = freeing < layers ? bwd_end[layer_block[freeing]] : backward_start;
+      link = std::max(link, gate) + x.bytes / from_host_Bps;
+      start = std::max(start, link);
+    }
+    out.bwd_wait_s[i] = start - t;
+    t = start + x.bwd_s;
+    bwd_end[i] = t;
+  }
+  return out;
+}
+
+void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int offloaded, const Device& device) {
+  const int n = static_cast<int>(blocks.size());
+  main_layers = std::min(main_layers, n - 2);
+  offloaded = std::clamp(offloaded, 0, main_layers - 1);
+  if (offloaded <= 0) return;
+  const int keep = main_layers - offloaded;
+  std::vector<OffloadBlock> x(blocks.size());
+  for (int b = 0; b < n; ++b) {
+    x[b].fwd_s = blocks[b].fwd_s();
+    x[b].bwd_s = blocks[b].bwd_s();
+    x[b].layer = b >= 1 && b <= main_layers;
+    x[b].offloaded = b >= 1 && b <= offloaded;
+    x[b].bytes = x[b].offloaded ? blocks[b].saved_bytes : 0;
+  }
+  const OffloadStalls stalls = offload_stalls(x, keep, device.host_link.to_host_Bps, device.host_link.from_host_Bps);
+  // The most activations on the GPU at once: `keep` consecutive layers' (the forward's window), of which
+  // the kept layers hold theirs until the backward.
+  double window = 0, peak = 0, kept = 0;
+  for (int b = 1; b <= main_layers; ++b) {
+    window += blocks[b].saved_bytes - (b - keep >= 1 ? blocks[b - keep].saved_bytes : 0);
+    if (b >= keep) peak = std::max(peak, window);
+    if (b > offloaded) kept += blocks[b].saved_bytes;
+  }
+  for (int b = 0; b < n; ++b) {
+    BlockWork& bw = blocks[b];
+    if (!bw.parts.empty()) {
+      bw.parts.front().fwd_s += stalls.fwd_wait_s[b];
+      bw.parts.back().bwd_input_s += stalls.bwd_wait_s[b];
+    }
+    if (x[b].offloaded) {
+      bw.offload_bytes = bw.saved_bytes;
+      bw.saved_bytes = bw.weight_input_bytes = 0;
+    }
+  }
+  blocks[offloaded + 1].saved_bytes += std::max(0.0, peak - kept);
+}
+
+}  // namespace hetsim
