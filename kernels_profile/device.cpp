@@ -98,6 +98,7 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
   if (std::optional<FieldReader> hl = r.opt_child("host_link")) {
     d.host_link.to_host_Bps = hl->quantity_at_least("to_host", Unit::kRate, 1e9, "1GBps");
     d.host_link.from_host_Bps = hl->quantity_at_least("from_host", Unit::kRate, 1e9, "1GBps");
+    d.host_link.memory_bytes = hl->opt_quantity_at_least("memory", Unit::kBytes, 1LL << 30, "1GiB").value_or(0);
     d.host_link.source = hl->text("source");
     hl->finish();
   } else {

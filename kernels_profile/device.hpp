@@ -51,6 +51,9 @@ struct Device {
   struct HostLink {
     double to_host_Bps = 0;
     double from_host_Bps = 0;
+    // Host memory one GPU may fill with offloaded activations (its share of the CPU's); 0: not limited,
+    // where the device file gives none (the server decides it, not the GPU).
+    double memory_bytes = 0;
     std::string source;
     friend bool operator==(const HostLink&, const HostLink&) = default;
   } host_link;

@@ -17,11 +17,11 @@ namespace {
 static_assert(sizeof(Efficiency) == 72, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
 static_assert(sizeof(FittedCosts) == 96, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 800, "Device changed: update reference_key");
+static_assert(sizeof(Device) == 808, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 1104, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 1112, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
@@ -81,6 +81,7 @@ void put_device(Text& t, const Device& d) {
   t.put("pcie_bandwidth_Bps", d.pcie_bandwidth_Bps);
   t.put("host_link.to_host_Bps", d.host_link.to_host_Bps);
   t.put("host_link.from_host_Bps", d.host_link.from_host_Bps);
+  t.put("host_link.memory_bytes", d.host_link.memory_bytes);
   for (const auto& [dtype, flops] : d.peak_flops) t.put(("peak." + std::to_string(static_cast<int>(dtype))).c_str(), flops);
   t.put("collective_library", d.collective_library);
   t.put("efficiency.matmul", d.efficiency.matmul);

@@ -2,6 +2,10 @@
 #include "planner/hybrid/activation_offload.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "base/units.hpp"
+#include "planner/hybrid/pipeline_schedule.hpp"
 
 namespace hetsim {
 
@@ -85,6 +89,59 @@ void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int
     }
   }
   blocks[offloaded + 1].saved_bytes += std::max(0.0, peak - kept);
+}
+
+std::vector<double> host_offload_bytes(const HybridPlan& plan, const PipelineLayout& layout, const StageWorkFn& work,
+                                       int devices) {
+  std::vector<double> host(static_cast<size_t>(devices), 0.0);
+  if (plan.activation_offload_layers <= 0) return host;
+  for (const std::vector<StageInfo>& infos : layout.stages) {
+    for (const StageInfo& info : infos) {
+      for (const Replica& r : info.replicas) {
+        double bytes = 0;
+        for (const BlockWork& bw : replica_work(work, plan, r, static_cast<int>(r.devices.size()) / std::max(1, r.cp))) {
+          bytes += bw.offload_bytes;
+        }
+        for (int d : r.devices) host[d] = std::max(host[d], bytes);
+      }
+    }
+  }
+  return host;
+}
+
+std::string offload_shortfall_text(int gpu, const Device& device, double bytes) {
+  return "gpu" + std::to_string(gpu) + " (" + device.name + ") offloads " + format_bytes(bytes) +
+         " of one micro-batch's activations to host memory, which holds " + format_bytes(device.host_link.memory_bytes) +
+         " for it (host_link.memory of its device file): offload fewer layers";
+}
+
+std::vector<PlanProblem> activation_offload_problems(const HybridPlan& plan, const ModelSpec& model) {
+  std::vector<PlanProblem> out;
+  const int n = plan.activation_offload_layers;
+  if (n == 0) return out;
+  const std::string field = "activation_offload_layers";
+  const long main_layers = model.layers - model.mtp_layers;
+  if (n < 0 || n >= main_layers) {
+    out.push_back({field, std::to_string(n) + " layers offloaded: it takes 1 to " + std::to_string(main_layers - 1) +
+                              " (fewer than the model's " + std::to_string(main_layers) +
+                              " transformer layers; at least one keeps its activations on the GPU)"});
+  }
+  if (plan.recompute != RecomputeMode::kNone) {
+    out.push_back({field, "CPU offloading beside recompute " + std::string(recompute_name(plan.recompute)) +
+                              ": Megatron-Core refuses the two together (recompute: none)"});
+  }
+  if (splits_weight_gradient(plan.schedule)) {
+    out.push_back({field, "schedule " + std::string(schedule_name(plan.schedule)) + " defers weight gradients past the "
+                          "backward, after which Transformer Engine frees a reloaded layer's activations (use 1f1b)"});
+  }
+  for (size_t p = 0; p < plan.pipelines.size(); ++p) {
+    if (plan.pipelines[p].stages.size() > 1) {
+      out.push_back({field, "pipelines[" + std::to_string(p) + "] has " + std::to_string(plan.pipelines[p].stages.size()) +
+                                " stages: Megatron-Core has no CPU offloading with pipeline parallelism"});
+      break;
+    }
+  }
+  return out;
 }
 
 }  // namespace hetsim

@@ -16,9 +16,11 @@
 // are not modelled.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "kernels_profile/device.hpp"
+#include "planner/hybrid/pipeline_layout.hpp"
 #include "planner/hybrid/stage_work.hpp"
 
 namespace hetsim {
@@ -44,5 +46,16 @@ struct OffloadBlock {
 // layers (the largest window's excess over the kept layers' is charged to the first kept layer), and
 // the waits for the host link are added to the blocks' first forward and first backward parts.
 void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int offloaded, const Device& device);
+
+// One micro-batch's activations each of `devices` offloads to host memory under `plan` laid out as `layout`
+// (pipelines of one stage hold one micro-batch's at a time).
+[[nodiscard]] std::vector<double> host_offload_bytes(const HybridPlan& plan, const PipelineLayout& layout, const StageWorkFn& work,
+                                                     int devices);
+// Why `device` (cluster GPU `gpu`) cannot offload `bytes` of one micro-batch's activations: its host_link.memory.
+[[nodiscard]] std::string offload_shortfall_text(int gpu, const Device& device, double bytes);
+
+// check_hybrid_plan's rules, Megatron-Core's for --cpu-offloading (transformer_config.py): fewer layers than
+// the model's main ones, no recompute, pipelines of one stage.
+[[nodiscard]] std::vector<PlanProblem> activation_offload_problems(const HybridPlan& plan, const ModelSpec& model);
 
 }  // namespace hetsim

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "base/units.hpp"
+#include "planner/hybrid/activation_offload.hpp"
 #include "planner/hybrid/moe_dispatch.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "sim/collective.hpp"
@@ -254,6 +255,7 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     t.params += bw.params;
     t.expert_params += bw.expert_params;
     t.saved_per_mb += bw.saved_bytes;
+    t.offload_per_mb += bw.offload_bytes;
     t.weight_input_per_mb += bw.weight_input_bytes;
     t.recompute_bytes = std::max(t.recompute_bytes, bw.recompute_bytes);
   }
@@ -379,6 +381,10 @@ HybridEstimate HybridEstimator::estimate(const HybridPlan& plan) {
           out.fits = false;
           out.reason = "gpu" + std::to_string(dev) + " (" + d.name + ") needs about " + format_bytes(need) + " but has " +
                        format_bytes(d.memory_bytes);
+        }
+        if (d.host_link.memory_bytes > 0 && t.offload_per_mb > d.host_link.memory_bytes && out.fits) {
+          out.fits = false;
+          out.reason = offload_shortfall_text(dev, d, t.offload_per_mb);
         }
         opt = std::max(opt, optimizer_s(nt, plan.gradient_sync == GradientSync::kAllReduce ? t.params : t.params / copies));
       }

@@ -58,6 +58,7 @@ class HybridEstimator {
     double saved_per_mb = 0;     // activations one micro-batch leaves on one device
     double weight_input_per_mb = 0;  // of those, what a deferred weight-gradient pass still holds
     double recompute_bytes = 0;  // largest recompute buffer of one block
+    double offload_per_mb = 0;   // activations one micro-batch offloads to host memory (activation offloading)
   };
   // `paired_share`: under combined 1F1B, the share of the stage's steps that run together with
   // another (the rest, warm-up and cool-down, run alone).

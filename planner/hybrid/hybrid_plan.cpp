@@ -5,12 +5,15 @@
 #include "planner/hybrid/hybrid_plan.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <climits>
 #include <optional>
 #include <set>
 
 #include "base/text.hpp"
+#include "planner/hybrid/activation_offload.hpp"
+#include "planner/hybrid/partial_recompute.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 
 namespace hetsim {
@@ -101,9 +104,10 @@ class Checker {
                                   "gradient_sync: zero-1, not " + std::string(gradient_sync_name(plan_.gradient_sync)));
     }
     moe_choices();
-    recompute_modules();
-    recompute_layers();
-    activation_offload();
+    // The rules of each way of keeping fewer activations: partial_recompute.hpp, activation_offload.hpp.
+    for (std::vector<PlanProblem> more : {recompute_problems(plan_, model_), activation_offload_problems(plan_, model_)}) {
+      out_.insert(out_.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+    }
     if (plan_.tp_comm_userbuffers && !plan_.sequence_parallel) {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
@@ -117,64 +121,6 @@ class Checker {
 
  private:
   void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
-
-  // Megatron-Core's recompute modules need the parts its TransformerConfig checks for (mlp and
-  // shared_experts recompute nothing where there is no dense layer or shared expert, as there).
-  void recompute_modules() {
-    const RecomputeModules m = plan_.recompute_modules;
-    if (plan_.recompute != RecomputeMode::kSelective || m == kDefaultRecomputeModules) return;
-    const auto needs = [&](RecomputeModule module, bool present, const std::string& what) {
-      if (!has_module(m, module) || present) return;
-      add("recompute_modules", recompute_modules_text(static_cast<unsigned>(module)) + " recomputes " + what);
-    };
-    const bool pre_norm = model_.family == Family::kGpt || model_.family == Family::kLlama;
-    if ((m & ~kDefaultRecomputeModules) != 0 && !pre_norm) {
-      add("recompute_modules", "Megatron-Core's modules other than core_attn are parts of its pre-norm layers (families gpt "
-                               "and llama); this model's family is " + std::string(family_name(model_.family)));
-    }
-    needs(RecomputeModule::kMoeAct, model_.moe.has_value(), "the experts' activation; the model has no moe: block");
-    needs(RecomputeModule::kMlaUpProj, model_.mla.has_value(),
-          "multi-head latent attention's up projections; the model has no mla: block");
-    needs(RecomputeModule::kMoe, !plan_.overlap_moe_expert_parallel_comm,
-          "the MoE layer with its all-to-alls, which overlap_moe_expert_parallel_comm pairs with another micro-batch's "
-          "(Megatron-Core refuses the two together)");
-  }
-
-  // The block method counts layers from each model chunk's first: every pipeline must cut them alike.
-  // Megatron-Core's rules for --cpu-offloading (transformer_config.py): fewer layers than the model
-  // has, no pipeline parallelism, no recompute.
-  void activation_offload() {
-    const int n = plan_.activation_offload_layers;
-    if (n == 0) return;
-    const long main_layers = model_.layers - model_.mtp_layers;
-    if (n < 0 || n >= main_layers) {
-      add("activation_offload_layers", std::to_string(n) + " layers offloaded: it takes 1 to " + std::to_string(main_layers - 1) +
-                                           " (fewer than the model's " + std::to_string(main_layers) +
-                                           " transformer layers; at least one keeps its activations on the GPU)");
-    }
-    if (plan_.recompute != RecomputeMode::kNone) {
-      add("activation_offload_layers", "CPU offloading beside recompute " + std::string(recompute_name(plan_.recompute)) +
-                                           ": Megatron-Core refuses the two together (recompute: none)");
-    }
-    for (size_t p = 0; p < plan_.pipelines.size(); ++p) {
-      if (plan_.pipelines[p].stages.size() > 1) {
-        add("activation_offload_layers", "pipelines[" + std::to_string(p) + "] has " + std::to_string(plan_.pipelines[p].stages.size()) +
-                                             " stages: Megatron-Core has no CPU offloading with pipeline parallelism");
-        return;
-      }
-    }
-  }
-
-  void recompute_layers() {
-    if (plan_.recompute != RecomputeMode::kFull || plan_.recompute_layers <= 0 || plan_.pipelines.empty()) return;
-    for (size_t p = 1; p < plan_.pipelines.size(); ++p) {
-      if (chunk_starts(plan_.pipelines[p]) != chunk_starts(plan_.pipelines.front())) {
-        add("recompute_layers", "recomputes the first layers of each model chunk; pipelines[" + std::to_string(p) +
-                                    "] cuts the layers into chunks other than pipelines[0] does (Megatron-Core's pipelines are copies)");
-        return;
-      }
-    }
-  }
 
   // Megatron-Core's MoE choices need experts split: combined 1F1B (with the weight gradients in the
   // backward) and a dispatcher other than alltoall (allgather not with combined 1F1B).

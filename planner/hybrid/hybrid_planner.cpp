@@ -308,9 +308,22 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
               plan.recompute = r;
               plan.recompute_modules = modules;
               plan.recompute_layers = 0;
-              if (!split_layers(plan, uniform, interleaved ? 2 : 1)) continue;
-              HybridEstimate pe = estimator_.estimate(plan);
-              if (!pe.fits) continue;
+              plan.activation_offload_layers = 0;
+              const bool split = split_layers(plan, uniform, interleaved ? 2 : 1);
+              HybridEstimate pe;
+              if (split) pe = estimator_.estimate(plan);
+              if (r == RecomputeMode::kNone && hetsim && P == 1 && !splits_weight_gradient(s) && (!split || !pe.fits)) {
+                // Activations of the first layers offloaded to host memory instead (as few as fit),
+                // weighed against the recompute that fits next.
+                HybridPlan offloaded = plan;
+                for (PipelinePlan& pl : offloaded.pipelines) pl.stages.front().chunks = {{0, static_cast<int>(model_.layers) - 1}};
+                HybridEstimate oe;
+                if (least_offloaded_layers(offloaded, oe) && (!best || oe.time_s < e.time_s * (1 - 1e-9))) {
+                  best = offloaded;
+                  e = oe;
+                }
+              }
+              if (!split || !pe.fits) continue;
               if (r == RecomputeMode::kFull && hetsim) least_recomputed_layers(plan, pe);
               if (!best || pe.time_s < e.time_s * (1 - 1e-9)) {
                 best = plan;
@@ -391,6 +404,27 @@ void HybridPlanner::least_recomputed_layers(HybridPlan& plan, HybridEstimate& e)
   if (lo >= most) return;
   plan.recompute_layers = lo;
   e = estimator_.estimate(plan);
+}
+
+// Without recompute, the fewest transformer layers whose activations are offloaded to host memory
+// (HybridPlan::activation_offload_layers) with which the plan fits, by bisection: memory falls as layers
+// are offloaded and time does not fall. False where even all but one do not fit, or the plan cannot
+// offload (pipeline stages).
+bool HybridPlanner::least_offloaded_layers(HybridPlan& plan, HybridEstimate& e) {
+  const int most = static_cast<int>(model_.layers - model_.mtp_layers) - 1;
+  HybridPlan trial = plan;
+  trial.activation_offload_layers = most;
+  if (most < 1 || !check_hybrid_plan(trial, model_, cluster_).empty() || !estimator_.estimate(trial).fits) return false;
+  int lo = 1, hi = most;  // the answer is in [lo, hi]
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    trial.activation_offload_layers = mid;
+    if (estimator_.estimate(trial).fits) hi = mid;
+    else lo = mid + 1;
+  }
+  plan.activation_offload_layers = lo;
+  e = estimator_.estimate(plan);
+  return e.fits;
 }
 
 bool HybridPlanner::split_layers(HybridPlan& plan, bool uniform, int chunks) {

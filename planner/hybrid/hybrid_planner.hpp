@@ -97,6 +97,9 @@ class HybridPlanner {
   bool split_layers(HybridPlan& plan, bool uniform, int chunks);
   // Full recompute of only the first layers of each chunk, as few as fit (HybridPlan::recompute_layers).
   void least_recomputed_layers(HybridPlan& plan, HybridEstimate& e);
+  // Without recompute, the fewest layers' activations offloaded to host memory that fit
+  // (HybridPlan::activation_offload_layers); false where none fits.
+  bool least_offloaded_layers(HybridPlan& plan, HybridEstimate& e);
 
   const ModelSpec& model_;
   const Cluster& cluster_;

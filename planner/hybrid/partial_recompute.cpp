@@ -3,9 +3,43 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string>
 #include <string_view>
 
 namespace hetsim {
+
+std::vector<PlanProblem> recompute_problems(const HybridPlan& plan, const ModelSpec& model) {
+  std::vector<PlanProblem> out;
+  const RecomputeModules m = plan.recompute_modules;
+  if (plan.recompute == RecomputeMode::kSelective && m != kDefaultRecomputeModules) {
+    const auto needs = [&](RecomputeModule module, bool present, const std::string& what) {
+      if (!has_module(m, module) || present) return;
+      out.push_back({"recompute_modules", recompute_modules_text(static_cast<unsigned>(module)) + " recomputes " + what});
+    };
+    const bool pre_norm = model.family == Family::kGpt || model.family == Family::kLlama;
+    if ((m & ~kDefaultRecomputeModules) != 0 && !pre_norm) {
+      out.push_back({"recompute_modules", "Megatron-Core's modules other than core_attn are parts of its pre-norm layers (families "
+                                          "gpt and llama); this model's family is " + std::string(family_name(model.family))});
+    }
+    needs(RecomputeModule::kMoeAct, model.moe.has_value(), "the experts' activation; the model has no moe: block");
+    needs(RecomputeModule::kMlaUpProj, model.mla.has_value(),
+          "multi-head latent attention's up projections; the model has no mla: block");
+    needs(RecomputeModule::kMoe, !plan.overlap_moe_expert_parallel_comm,
+          "the MoE layer with its all-to-alls, which overlap_moe_expert_parallel_comm pairs with another micro-batch's "
+          "(Megatron-Core refuses the two together)");
+  }
+  if (plan.recompute == RecomputeMode::kFull && plan.recompute_layers > 0) {
+    for (size_t p = 1; p < plan.pipelines.size(); ++p) {
+      if (chunk_starts(plan.pipelines[p]) != chunk_starts(plan.pipelines.front())) {
+        out.push_back({"recompute_layers", "recomputes the first layers of each model chunk; pipelines[" + std::to_string(p) +
+                                               "] cuts the layers into chunks other than pipelines[0] does (Megatron-Core's "
+                                               "pipelines are copies)"});
+        break;
+      }
+    }
+  }
+  return out;
+}
 
 namespace {
 

@@ -29,6 +29,12 @@
 
 namespace hetsim {
 
+// check_hybrid_plan's rules for recompute by module and by layer: Megatron-Core's modules need the parts
+// its TransformerConfig checks for (moe_act experts, mla_up_proj latent attention, modules other than
+// core_attn a pre-norm family, moe not beside combined 1F1B); the block method counts layers from each
+// model chunk's first, so every pipeline must cut them alike.
+[[nodiscard]] std::vector<PlanProblem> recompute_problems(const HybridPlan& plan, const ModelSpec& model);
+
 // One operator of the graph as stage_block_work costed it on one GPU of its TP group.
 struct OpForward {
   double seconds = 0;      // its forward

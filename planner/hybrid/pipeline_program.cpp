@@ -13,6 +13,7 @@
 #include "base/units.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
+#include "planner/hybrid/activation_offload.hpp"
 #include "planner/hybrid/boundary_resharder.hpp"
 #include "planner/hybrid/gradient_sync.hpp"
 #include "planner/hybrid/pass_emitter.hpp"
@@ -565,6 +566,7 @@ class Emitter {
     const int n = cluster_.gpu_count();
     out_.peak_memory_bytes.assign(n, 0);
     out_.feasible = true;
+    const std::vector<double> host = host_offload_bytes(plan_, layout_, work_, n);
     for (int d = 0; d < n; ++d) {
       // Allocations happen at a task's start and frees at its end, all on the compute stream in
       // program order: the peak follows from the order alone (every pass, folded or not).
@@ -578,6 +580,10 @@ class Emitter {
                                                        "weights, gradients and optimizer state " + format_bytes(static_bytes - ctx_.reserve_bytes) +
                                                            ", activations in flight " + format_bytes(peak) + ", runtime reserve " +
                                                            format_bytes(ctx_.reserve_bytes));
+      }
+      if (out_.feasible && dev.host_link.memory_bytes > 0 && host[d] > dev.host_link.memory_bytes) {
+        out_.feasible = false;
+        out_.infeasible_reason = offload_shortfall_text(d, dev, host[d]);
       }
     }
   }

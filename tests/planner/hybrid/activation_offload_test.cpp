@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "base/input_error.hpp"
@@ -149,6 +150,53 @@ TEST(ActivationOffload, PlansFollowMegatronCoresRulesAndPlanFilesCarryIt) {
     EXPECT_NE(std::string(e.what()).find("activation_offload_layers"), std::string::npos) << e.what();
   }
   std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace hetsim
+
+namespace hetsim {
+namespace {
+
+TEST(ActivationOffload, WhereNothingFitsWithoutItThePlannerOffloadsTheFewestLayersThatFit) {
+  // Llama 2 13B with sequences of 16384 tokens on one GB200 tray (4 GPUs): without pipeline stages the
+  // activations do not fit without recompute; offloading the first layers over NVLink-C2C does, and the
+  // planner weighs it against recomputing. Each offloading plan it keeps offloads the fewest layers that fit.
+  ModelSpec m = load_model(test::shipped("workloads", "llama2-13b"));
+  m.seq_len = 65536;
+  Cluster c = test::shipped_cluster("gb200-nvl72-16");
+  c.node_types.front().count = 1;
+  index_gpus(c);
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions o;
+  o.context_parallel = false;
+  const HybridSearch s = planner.search(HybridFlavour::kHetsim, o);
+  int offloading = 0;
+  for (const HybridPlan& p : s.leading) {
+    if (p.activation_offload_layers == 0) continue;
+    ++offloading;
+    EXPECT_TRUE(check_hybrid_plan(p, m, c).empty()) << p.shape();
+    EXPECT_TRUE(planner.estimate(p).fits) << p.shape();
+    HybridPlan fewer = p;
+    fewer.activation_offload_layers -= 1;
+    if (fewer.activation_offload_layers > 0) {
+      EXPECT_FALSE(planner.estimate(fewer).fits) << p.shape();
+    }
+  }
+  ASSERT_GT(offloading, 0);
+  // The Grace CPU's memory bounds what its GPUs offload (device files' host_link.memory): with 1 GiB each
+  // the same plan no longer fits, and says why.
+  const auto offloads = std::find_if(s.leading.begin(), s.leading.end(), [](const HybridPlan& p) { return p.activation_offload_layers > 0; });
+  Cluster small = c;
+  small.node_types.front().gpu.host_link.memory_bytes = 1 << 30;
+  index_gpus(small);
+  HybridPlanner tight(m, small, CostModel{}, SimOptions{});
+  const HybridEstimate e = tight.estimate(*offloads);
+  EXPECT_FALSE(e.fits);
+  EXPECT_NE(e.reason.find("to host memory, which holds 1 GiB"), std::string::npos) << e.reason;
+  const Evaluation ev = tight.evaluate(*offloads, "offload");
+  EXPECT_FALSE(ev.report.feasible);
+  EXPECT_NE(ev.report.infeasible_reason.find("to host memory"), std::string::npos) << ev.report.infeasible_reason;
 }
 
 }  // namespace
