@@ -79,10 +79,8 @@ void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int
   }
   for (int b = 0; b < n; ++b) {
     BlockWork& bw = blocks[b];
-    if (!bw.parts.empty()) {
-      bw.parts.front().fwd_s += stalls.fwd_wait_s[b];
-      bw.parts.back().bwd_input_s += stalls.bwd_wait_s[b];
-    }
+    bw.host_wait_fwd_s = stalls.fwd_wait_s[b];
+    bw.host_wait_bwd_s = stalls.bwd_wait_s[b];
     if (x[b].offloaded) {
       bw.offload_bytes = bw.saved_bytes;
       bw.saved_bytes = bw.weight_input_bytes = 0;

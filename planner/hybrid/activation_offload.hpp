@@ -44,7 +44,7 @@ struct OffloadBlock {
 // (embedding, layers, head as stage_block_work writes them; block b holds layer b - 1) on `device`:
 // each offloaded layer keeps no activations on the GPU beyond the window of `main_layers - offloaded`
 // layers (the largest window's excess over the kept layers' is charged to the first kept layer), and
-// the waits for the host link are added to the blocks' first forward and first backward parts.
+// the waits for the host link are the blocks' host_wait_fwd_s and host_wait_bwd_s.
 void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int offloaded, const Device& device);
 
 // One micro-batch's activations each of `devices` offloads to host memory under `plan` laid out as `layout`

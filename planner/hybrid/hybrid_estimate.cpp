@@ -191,7 +191,8 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     const double recompute_ep = ep_time(bw.recompute_ep, bw.recompute_etp, bw.recompute_ep_rail);
     const double recompute = bw.recompute_s + tp_time(node_type, st.tp, bw.recompute_tp) + cp_time(bw.recompute_cp) +
                              ring_exposed(bw.recompute_cp_ring, bw.recompute_cp_hide_s);
-    x.b += recompute;
+    x.f += bw.host_wait_fwd_s;
+    x.b += recompute + bw.host_wait_bwd_s;
     x.ep_b += recompute_ep;
     for (const WorkPart& part : bw.parts) {
       // Userbuffers: one chunk alone, the rest under the GEMM's last tp_fwd_hide_s seconds.
@@ -213,8 +214,9 @@ HybridEstimator::StageTimes HybridEstimator::stage_times(const HybridPlan& plan,
     }
     if (pairs) {
       std::reverse(bwd.begin(), bwd.end());  // the backward: the last part first, the recompute inside it
+      if (!fwd.empty()) fwd.front().compute_s += bw.host_wait_fwd_s;
       if (!bwd.empty()) {
-        bwd.front().compute_s += recompute;
+        bwd.front().compute_s += recompute + bw.host_wait_bwd_s;
         bwd.front().collectives_s += recompute_ep;
       }
       x.paired = paired_seconds(fwd, bwd) - x.f - x.b;

@@ -148,6 +148,7 @@ class PassWriter {
     if (spec_.pass == PassKind::kForward) return forward_part(u.block, u.part);
     if (spec_.pass == PassKind::kWeight) return weight({u.block}, "." + w_[u.block].name);
     const BlockWork& bw = w_[u.block];
+    if (u.part + 1 == static_cast<int>(bw.parts.size())) host_wait(bw.host_wait_bwd_s, spec_.tag + "." + bw.name + ".bwd");
     if (bw.recompute_s > 0 && u.part + 1 == static_cast<int>(bw.parts.size())) backward_recompute(u.block);
     backward_part(u.block, u.part);
   }
@@ -296,11 +297,17 @@ class PassWriter {
     }
     const WorkPart& part = bw.parts[pp];
     const std::string label = spec_.tag + "." + bw.name + ".fwd";
+    if (pp == 0) host_wait(bw.host_wait_fwd_s, label);
     ring_span(part.fwd_s - part.tp_fwd_hide_s, part.cp_hide_fwd_s, part.cp_ring_fwd, 0, pp == 0 ? bw.saved_bytes : 0,
               label + (bw.parts.size() > 1 ? std::to_string(pp) : ""));
     forward_tp_sync(part.tp_fwd_exposed, part.tp_fwd, part.tp_fwd_hide_s, label + std::to_string(pp));
     cp_sync(part.cp_fwd, label + std::to_string(pp));
     ep_sync(part.ep_fwd, part.etp_fwd, part.ep_rail_fwd, false, label + std::to_string(pp));
+  }
+
+  // Activation offloading: the compute stream idle while the host link copies (`label`.host_wait).
+  void host_wait(double secs, const std::string& label) {
+    if (secs > 0) compute(secs, 0, 0, label + ".host_wait");
   }
 
   // The forward repeated before a backward, with the TP and CP collectives it repeats.
@@ -363,11 +370,12 @@ class PassWriter {
   }
 
   void forward_span(const std::vector<int>& blocks, const std::string& suffix) {
-    double secs = 0, saved = 0, ring = 0, hide = 0, tp_hide = 0, rail = 0;
+    double secs = 0, saved = 0, ring = 0, hide = 0, tp_hide = 0, rail = 0, wait = 0;
     TpBytes bytes, exposed, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
+      wait += bw.host_wait_fwd_s;
       for (size_t pp = 0; pp < bw.parts.size(); ++pp) {
         const WorkPart& part = bw.parts[pp];
         secs += part.fwd_s;
@@ -384,6 +392,7 @@ class PassWriter {
         etp_bytes += part.etp_fwd;
       }
     }
+    host_wait(wait, spec_.tag + suffix + ".fwd");
     ring_span(secs - tp_hide + merged_latency(collectives, bytes), hide, ring, 0, saved, spec_.tag + suffix + ".fwd");
     forward_tp_sync(exposed, bytes, tp_hide, spec_.tag + suffix + ".fwd");
     cp_sync(cp_bytes, spec_.tag + suffix + ".fwd");
@@ -393,12 +402,13 @@ class PassWriter {
   // `blocks` in backward order; `suffix` names them when the pass is split per block.
   void backward(const std::vector<int>& blocks, const std::string& suffix) {
     const bool split_w = spec_.split_weight;
-    double secs = 0, freed = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0, rail = 0;
+    double secs = 0, freed = 0, flops = 0, hidden = 0, ring = 0, ring_s = 0, rail = 0, wait = 0;
     BlockWork redo;  // the blocks' recomputes as one: their times and bytes summed, one block rebuilt at a time
     TpBytes bytes, cp_bytes, ep_bytes, etp_bytes;
     int collectives = 0;
     for (int b : blocks) {
       const BlockWork& bw = w_[b];
+      wait += bw.host_wait_bwd_s;
       redo.recompute_s += bw.recompute_s;
       redo.recompute_tp += bw.recompute_tp;
       redo.recompute_cp_ring += bw.recompute_cp_ring;
@@ -424,6 +434,7 @@ class PassWriter {
       }
     }
     const std::string label = spec_.tag + suffix;
+    host_wait(wait, label + ".bwd");
     if (redo.recompute_s > 0) recompute(redo, label + ".recompute");
     const std::string name = label + (split_w ? ".bwd_input" : ".bwd");
     if (ring_s > 0 && ring > 0) ring_span(ring_s, ring_s, ring, 0, 0, name);

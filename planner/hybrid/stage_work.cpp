@@ -39,13 +39,13 @@ StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePla
 }
 
 double BlockWork::fwd_s() const {
-  double s = 0;
+  double s = host_wait_fwd_s;
   for (const WorkPart& p : parts) s += p.fwd_s;
   return s;
 }
 
 double BlockWork::bwd_s() const {
-  double s = recompute_s;
+  double s = recompute_s + host_wait_bwd_s;
   for (const WorkPart& p : parts) s += p.bwd_input_s + p.bwd_weight_s;
   return s;
 }
@@ -230,7 +230,8 @@ bool same_costs(const BlockWork& a, const BlockWork& b) {
          a.recompute_cp_ring == b.recompute_cp_ring && a.recompute_cp_hide_s == b.recompute_cp_hide_s && a.recompute_cp == b.recompute_cp &&
          a.recompute_ep == b.recompute_ep && a.recompute_etp == b.recompute_etp && a.recompute_ep_rail == b.recompute_ep_rail &&
          a.saved_bytes == b.saved_bytes && a.weight_input_bytes == b.weight_input_bytes &&
-         a.recompute_bytes == b.recompute_bytes && a.offload_bytes == b.offload_bytes && a.params == b.params && a.expert_params == b.expert_params &&
+         a.recompute_bytes == b.recompute_bytes && a.offload_bytes == b.offload_bytes &&
+         a.host_wait_fwd_s == b.host_wait_fwd_s && a.host_wait_bwd_s == b.host_wait_bwd_s && a.params == b.params && a.expert_params == b.expert_params &&
          a.model_flops == b.model_flops && a.output_bytes == b.output_bytes;
 }
 

@@ -86,6 +86,9 @@ struct BlockWork {
   double weight_input_bytes = 0;   // part of saved_bytes the weight gradient still needs after B
   double recompute_bytes = 0;      // activations rebuilt by recompute, held during the backward
   double offload_bytes = 0;        // activations copied to host memory and back (activation offloading)
+  // Activation offloading: the time the forward waits for an earlier layer's copy out to free its place,
+  // and the backward for this layer's copy back (activation_offload.hpp); in fwd_s() and bwd_s().
+  double host_wait_fwd_s = 0, host_wait_bwd_s = 0;
   double params = 0;               // parameters on this device (its TP shard)
   double expert_params = 0;        // of those, routed experts' (its expert-parallel shard)
   double model_flops = 0;          // forward + backward model FLOPs of this device's share

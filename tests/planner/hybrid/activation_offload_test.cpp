@@ -104,6 +104,7 @@ TEST(ActivationOffload, PlansFollowMegatronCoresRulesAndPlanFilesCarryIt) {
   const Cluster c = test::h100_nodes(1);
   HybridPlan p = test::one_stage_plan(8, static_cast<int>(m.layers), m.training.global_batch / 8, 8);
   p.activation_offload_layers = 8;
+  p.gradient_sync = GradientSync::kZero1;
   EXPECT_TRUE(check_hybrid_plan(p, m, c).empty());
   EXPECT_NE(p.shape().find("activations of 8 layers offloaded"), std::string::npos) << p.shape();
   EXPECT_NE(megatron_args(p, m, c).args.find("--cpu-offloading-num-layers 8"), std::string::npos) << megatron_args(p, m, c).args;
@@ -114,6 +115,17 @@ TEST(ActivationOffload, PlansFollowMegatronCoresRulesAndPlanFilesCarryIt) {
   const HybridEstimate with = planner.estimate(p), without = planner.estimate(kept);
   EXPECT_LT(with.worst_memory_ratio, without.worst_memory_ratio);
   EXPECT_GE(with.time_s, without.time_s);
+  // Over a link of 1 GB/s the copies stall the compute stream: the program says where (".host_wait" tasks).
+  Cluster slow = c;
+  slow.node_types.front().gpu.host_link.to_host_Bps = slow.node_types.front().gpu.host_link.from_host_Bps = 1e9;
+  index_gpus(slow);
+  HybridPlanner stalled(m, slow, CostModel{}, SimOptions{});
+  const Evaluation ev = stalled.evaluate(p, "offload");
+  ASSERT_TRUE(ev.report.feasible) << ev.report.infeasible_reason;
+  EXPECT_TRUE(std::any_of(ev.program.tasks.begin(), ev.program.tasks.end(),
+                          [](const Task& t) { return t.label.find(".host_wait") != std::string::npos; }));
+  EXPECT_GT(stalled.estimate(p).time_s, with.time_s);
+  EXPECT_GT(ev.result.iteration_time_s, planner.evaluate(p, "offload").result.iteration_time_s);
   // Refused as Megatron-Core refuses it: every layer, beside recompute, with pipeline stages.
   HybridPlan all = p;
   all.activation_offload_layers = static_cast<int>(m.layers);
