@@ -68,7 +68,9 @@ void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int
     x[b].offloaded = b >= 1 && b <= offloaded;
     x[b].bytes = x[b].offloaded ? blocks[b].saved_bytes : 0;
   }
-  const OffloadStalls stalls = offload_stalls(x, keep, device.host_link.to_host_Bps, device.host_link.from_host_Bps);
+  // (Device files give at least 1 GB/s each way; a device built in code without a host link copies at 1 B/s.)
+  const OffloadStalls stalls =
+      offload_stalls(x, keep, std::max(1.0, device.host_link.to_host_Bps), std::max(1.0, device.host_link.from_host_Bps));
   // The most activations on the GPU at once: `keep` consecutive layers' (the forward's window), of which
   // the kept layers hold theirs until the backward.
   double window = 0, peak = 0, kept = 0;
