@@ -83,6 +83,7 @@ void add_activation_offload(std::vector<BlockWork>& blocks, int main_layers, int
     BlockWork& bw = blocks[b];
     bw.host_wait_fwd_s = stalls.fwd_wait_s[b];
     bw.host_wait_bwd_s = stalls.bwd_wait_s[b];
+    bw.same_as = -1;  // (the caller marks them again)
     if (x[b].offloaded) {
       bw.offload_bytes = bw.saved_bytes;
       bw.saved_bytes = bw.weight_input_bytes = 0;

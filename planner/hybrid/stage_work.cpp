@@ -293,7 +293,6 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     kept.offload_layers = 0;
     std::vector<BlockWork> out = stage_block_work(model, device, dtype, cost, kept, layer);
     add_activation_offload(out, static_cast<int>(model.layers - model.mtp_layers), key.offload_layers, device);
-    for (BlockWork& bw : out) bw.same_as = -1;
     mark_same_blocks(out);
     return out;
   }

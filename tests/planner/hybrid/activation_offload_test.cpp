@@ -3,14 +3,9 @@
 // schedule on hand cases, what it frees and costs on a stage's blocks, the plan rules Megatron-Core
 // enforces, and the plan file field.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 
-#include "base/input_error.hpp"
 #include "planner/hybrid/activation_offload.hpp"
-#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
 #include "planner/hybrid/megatron_args.hpp"
 #include "one_stage_plan.hpp"
@@ -148,27 +143,12 @@ TEST(ActivationOffload, PlansFollowMegatronCoresRulesAndPlanFilesCarryIt) {
   }
   EXPECT_TRUE(said);
   // The plan file field, and a file asking for it beside recompute.
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("hetsim_activation_offload_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(file) << hybrid_plan_to_yaml(p);
-  EXPECT_EQ(load_hybrid_plan(file, m, c).activation_offload_layers, 8);
-  std::string text = hybrid_plan_to_yaml(p);
-  text.replace(text.find("recompute: none"), std::string("recompute: none").size(), "recompute: full");
-  std::ofstream(file) << text;
-  try {
-    (void)load_hybrid_plan(file, m, c);
-    ADD_FAILURE() << "offloading beside full recompute accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("activation_offload_layers"), std::string::npos) << e.what();
-  }
-  std::filesystem::remove(file);
+  EXPECT_EQ(test::read_edited_plan(p, m, c).plan->activation_offload_layers, 8);
+  const test::EditedPlanRead beside = test::read_edited_plan(p, m, c, "recompute: none", "recompute: full");
+  EXPECT_FALSE(beside.plan) << "offloading beside full recompute accepted";
+  EXPECT_NE(beside.error.find("activation_offload_layers"), std::string::npos) << beside.error;
 }
 
-}  // namespace
-}  // namespace hetsim
-
-namespace hetsim {
-namespace {
 
 TEST(ActivationOffload, WhereNothingFitsWithoutItThePlannerOffloadsTheFewestLayersThatFit) {
   // Llama 2 13B with sequences of 16384 tokens on one GB200 tray (4 GPUs): without pipeline stages the

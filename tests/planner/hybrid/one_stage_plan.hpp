@@ -3,7 +3,17 @@
 // inside a stage (expert parallelism, combined 1F1B, TP overlaps), and DGX H100 nodes to run it on.
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "base/input_error.hpp"
 #include "planner/hybrid/hybrid_plan.hpp"
+#include "planner/hybrid/hybrid_plan_file.hpp"
 #include "test_support.hpp"
 #include "topologies/cluster.hpp"
 
@@ -30,6 +40,33 @@ inline Cluster h100_nodes(int nodes) {
   c.node_types.front().count = nodes;
   index_gpus(c);
   return c;
+}
+
+// `plan` written as a plan file (hybrid_plan_to_yaml) with its text `from` replaced by `to` (empty: as
+// written) and read back for `model` on `cluster`: the plan read, or the reader's refusal (its message).
+struct EditedPlanRead {
+  std::optional<HybridPlan> plan;
+  std::string error;
+};
+inline EditedPlanRead read_edited_plan(const HybridPlan& plan, const ModelSpec& model, const Cluster& cluster,
+                                       const std::string& from = "", const std::string& to = "") {
+  std::string text = hybrid_plan_to_yaml(plan);
+  if (!from.empty()) {
+    const size_t at = text.find(from);
+    if (at == std::string::npos) throw std::logic_error("read_edited_plan: the plan file has no \"" + from + "\"");
+    text.replace(at, from.size(), to);
+  }
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("hetsim_edited_plan_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << text;
+  EditedPlanRead out;
+  try {
+    out.plan = load_hybrid_plan(file, model, cluster);
+  } catch (const InputError& e) {
+    out.error = e.what();
+  }
+  std::filesystem::remove(file);
+  return out;
 }
 
 }  // namespace hetsim::test

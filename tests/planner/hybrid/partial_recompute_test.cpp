@@ -177,10 +177,7 @@ TEST(RecomputeModules, PlanFilesCarryThemAndRefuseWhatMegatronCoreRefuses) {
   EXPECT_NE(p.shape().find("recompute selective (layernorm, moe_act)"), std::string::npos) << p.shape();
   EXPECT_NE(megatron_args(p, m, c).args.find("--recompute-granularity selective --recompute-modules layernorm moe_act"),
             std::string::npos);
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("hetsim_recompute_modules_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(file) << hybrid_plan_to_yaml(p);
-  EXPECT_EQ(load_hybrid_plan(file, m, c).recompute_modules, p.recompute_modules);
+  EXPECT_EQ(test::read_edited_plan(p, m, c).plan->recompute_modules, p.recompute_modules);
   // Latent attention's up projections need latent attention (Megatron-Core raises the same).
   p.recompute_modules = module_bit("mla_up_proj");
   const std::vector<PlanProblem> bad = check_hybrid_plan(p, m, c);
@@ -195,27 +192,16 @@ TEST(RecomputeModules, PlanFilesCarryThemAndRefuseWhatMegatronCoreRefuses) {
   ASSERT_EQ(check_hybrid_plan(paired, m, c).size(), 1u);
   EXPECT_NE(check_hybrid_plan(paired, m, c)[0].message.find("refuses the two together"), std::string::npos);
   // Fields: a module list beside another recompute, a module hetsim does not model, a typo, a repeat.
-  const std::string text = hybrid_plan_to_yaml(p);
   for (const auto& [edit, says] : std::vector<std::pair<std::string, std::string>>{
            {"recompute: full\nrecompute_modules: [moe_act]", "recompute is full"},
            {"recompute: selective\nrecompute_modules: [moe_layer]", "not a module"},
            {"recompute: selective\nrecompute_modules: [moe_actt]", "not a module"},
            {"recompute: selective\nrecompute_modules: [moe_act, moe_act]", "listed twice"}}) {
-    std::string t = text;
-    const size_t at = t.find("recompute: selective\nrecompute_modules: [mla_up_proj]");
-    ASSERT_NE(at, std::string::npos);
-    t.replace(at, std::string("recompute: selective\nrecompute_modules: [mla_up_proj]").size(), edit);
-    std::ofstream(file) << t;
-    try {
-      (void)load_hybrid_plan(file, m, c);
-      ADD_FAILURE() << edit << ": accepted";
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("recompute_modules"), std::string::npos) << what;
-      EXPECT_NE(what.find(says), std::string::npos) << what;
-    }
+    const test::EditedPlanRead r = test::read_edited_plan(p, m, c, "recompute: selective\nrecompute_modules: [mla_up_proj]", edit);
+    EXPECT_FALSE(r.plan) << edit << ": accepted";
+    EXPECT_NE(r.error.find("recompute_modules"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find(says), std::string::npos) << r.error;
   }
-  std::filesystem::remove(file);
 }
 
 // Mixtral 8x7B (4 layers) on 8 H100, ep 8: the iteration time with and without combined 1F1B.
@@ -250,11 +236,6 @@ TEST(RecomputeModules, CombinedOneFOneBStillPairsEachForwardPartWithABackwardPar
   EXPECT_LT(combined, 1.1 * plain) << plain << " " << combined;
 }
 
-}  // namespace
-}  // namespace hetsim
-
-namespace hetsim {
-namespace {
 
 TEST(RecomputeLayers, TheBlockMethodRecomputesTheFirstLayersOfEachModelChunk) {
   // Megatron-Core's --recompute-method block --recompute-num-layers 1 on two chunks of 4 layers:
@@ -293,21 +274,11 @@ TEST(RecomputeLayers, TheBlockMethodRecomputesTheFirstLayersOfEachModelChunk) {
             std::string::npos)
       << megatron_args(p, m, c).args << megatron_args(p, m, c).why_not;
   // Plan files carry it, with full recompute only.
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("hetsim_recompute_layers_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(file) << hybrid_plan_to_yaml(p);
-  EXPECT_EQ(load_hybrid_plan(file, m, c).recompute_layers, 1);
-  std::string text = hybrid_plan_to_yaml(p);
-  text.replace(text.find("recompute: full"), std::string("recompute: full").size(), "recompute: selective");
-  std::ofstream(file) << text;
-  try {
-    (void)load_hybrid_plan(file, m, c);
-    ADD_FAILURE() << "recompute_layers beside selective recompute accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("recompute_layers"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("needs recompute: full"), std::string::npos) << e.what();
-  }
-  std::filesystem::remove(file);
+  EXPECT_EQ(test::read_edited_plan(p, m, c).plan->recompute_layers, 1);
+  const test::EditedPlanRead selective = test::read_edited_plan(p, m, c, "recompute: full", "recompute: selective");
+  EXPECT_FALSE(selective.plan) << "recompute_layers beside selective recompute accepted";
+  EXPECT_NE(selective.error.find("recompute_layers"), std::string::npos) << selective.error;
+  EXPECT_NE(selective.error.find("needs recompute: full"), std::string::npos) << selective.error;
 }
 
 TEST(RecomputeLayers, WhereOnlyFullRecomputeFitsItRecomputesTheFewestLayersThatFit) {
