@@ -11,12 +11,17 @@
 
 namespace hetsim {
 
-std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered, const Cluster& c) {
+std::vector<std::vector<int>> domain_groups(const std::vector<int>& ordered, const Cluster& c) {
   std::vector<std::vector<int>> nodes;
   for (int g : ordered) {
     if (nodes.empty() || !c.same_domain(nodes.back().front(), g)) nodes.emplace_back();
     nodes.back().push_back(g);
   }
+  return nodes;
+}
+
+std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered, const Cluster& c) {
+  std::vector<std::vector<int>> nodes = domain_groups(ordered, c);
   for (const auto& n : nodes) {
     if (n.size() != nodes.front().size()) return {};
   }
@@ -128,17 +133,20 @@ std::vector<std::vector<size_t>> crossing_orders(const std::vector<int>& node, c
 }  // namespace
 
 std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c) {
-  const size_t m = nodes.front().size();
-  // Members of one node type are laid out alike (all whole nodes, or all the same part): their
-  // orders are computed once per type.
-  std::map<int, std::vector<std::vector<size_t>>> orders_of_type;
-  std::vector<std::vector<int>> rings(m);
+  size_t k = nodes.front().size();
+  for (const auto& node : nodes) k = std::min(k, node.size());
+  // A node's orders depend on its type and member count only (whole nodes, or the same part of
+  // one): computed once per pair.
+  std::map<std::pair<int, size_t>, std::vector<std::vector<size_t>>> orders_of;
+  std::vector<std::vector<int>> rings(k);
   for (const auto& node : nodes) {
-    const int type = c.gpus[node.front()].node_type;
-    auto it = orders_of_type.find(type);
-    if (it == orders_of_type.end()) it = orders_of_type.emplace(type, crossing_orders(node, c)).first;
-    for (size_t ch = 0; ch < m; ++ch) {
-      for (size_t j : it->second[ch]) rings[ch].push_back(node[j]);
+    const size_t m = node.size();
+    const std::pair<int, size_t> key{c.gpus[node.front()].node_type, m};
+    auto it = orders_of.find(key);
+    if (it == orders_of.end()) it = orders_of.emplace(key, crossing_orders(node, c)).first;
+    // k of the node's m orders, spread evenly: distinct members leave (one NIC a ring at most).
+    for (size_t ch = 0; ch < k; ++ch) {
+      for (size_t j : it->second[ch * m / k]) rings[ch].push_back(node[j]);
     }
   }
   return rings;

@@ -22,13 +22,17 @@
 namespace hetsim {
 
 // Members grouped by NVLink domain (a node, or the nodes of a rack-scale domain such as NVL72: the
-// GPUs that reach each other without a NIC), in the given order; empty when domains hold
-// different member counts. The schedules below say "node" for such a group.
+// GPUs that reach each other without a NIC), consecutive members of one domain together, in the
+// given order. The schedules below say "node" for such a group.
+[[nodiscard]] std::vector<std::vector<int>> domain_groups(const std::vector<int>& ordered, const Cluster& c);
+// The same, empty when the domains hold different member counts (hierarchical phases pair them).
 [[nodiscard]] std::vector<std::vector<int>> members_by_domain(const std::vector<int>& ordered, const Cluster& c);
 
-// `nodes.front().size()` channel rings over whole nodes (see above). Requires >= 2 nodes. Each
-// enters a node at one member and leaves it from another, every member leaving in exactly one ring
-// (its NIC). Inside NVSwitch nodes a ring visits the members in turn from its entry; inside full
+// k channel rings over whole nodes (see above), k the fewest members of any node. Requires >= 2
+// nodes. Each enters a node at one member and leaves it from another, no member leaving in two
+// rings (its NIC): in a node of k members every member leaves in one; in a larger one (72 and 56
+// members of two NVL72 racks) k of its m crossing orders, spread evenly, k of its NICs carrying a
+// ring each, as NCCL gives every node the same channels. Inside NVSwitch nodes a ring visits the members in turn from its entry; inside full
 // xGMI meshes (an even count of members) each ring takes its own order, so that the rings together
 // use every link of the mesh once, as RCCL's channels do (the same order in every ring would send 7
 // rings of 8 over one link of each GPU); inside whole DGX-1 NVLink meshes the rings follow the

@@ -60,9 +60,9 @@ std::vector<std::vector<int>> per_domain(const std::vector<int>& ordered, const 
   return members_by_domain(ordered, c);
 }
 
-// Whole nodes of at least 2 members each, at least 2 nodes: where channel rings apply.
+// At least 2 nodes of at least 2 members each: where channel rings apply.
 bool spans_whole_nodes(const std::vector<std::vector<int>>& nodes) {
-  return nodes.size() >= 2 && nodes.front().size() >= 2;
+  return nodes.size() >= 2 && std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return n.size() >= 2; });
 }
 
 // Every pair of members has its own link: one full xGMI mesh node.
@@ -136,14 +136,15 @@ void add_tree(Schedule& s, const std::vector<int>& order, double bytes, int chun
   }
 }
 
-// The rings NCCL's channels run over the members in topology order `ring`: over whole nodes one
-// channel per member of a node (each leaving through its own NIC); over one whole 8-GPU mesh node
+// The rings NCCL's channels run over the members in topology order `ring`: over nodes (NVLink
+// domains) of at least 2 members each, one channel per member of the smallest (each leaving
+// through its own NIC); over one whole 8-GPU mesh node
 // (DGX-1 NVLink, xGMI) its edge-disjoint cycles in both directions, so every link carries traffic,
 // not only the single links of one cycle; over part of a mesh node (or a 4-GPU one) the ring both
 // ways, so each link of it carries traffic in both directions; else the one ring. Ring, broadcast
 // and reduce spread over these.
 std::vector<std::vector<int>> channels(const std::vector<int>& ring, const Cluster& c) {
-  const std::vector<std::vector<int>> nodes = per_domain(ring, c);
+  const std::vector<std::vector<int>> nodes = domain_groups(ring, c);
   if (spans_whole_nodes(nodes)) return channel_rings(nodes, c);
   const IntraFabric f = c.node_type_of_gpu(ring.front()).intra.fabric;
   const bool mesh = f == IntraFabric::kNvlinkMesh || f == IntraFabric::kXgmiMesh;

@@ -67,9 +67,10 @@ TEST(HeldOut, FsdpRowsOffloadingActivationsToTheGraceCpuHoldWithinTenPercent) {
   // host_link, a stated model): containers 26.02 to 26.04.01 +0.8 to +9.3 % (2026-12-06). Without
   // offloading neither fits (GB200: 30 layers offloaded leave it 15 GiB short, as its recipe's 40 do not);
   // over GB200's PCIe link instead the copies would stall it 32 % slow. Containers 25.09 and 25.11 run an
-  // older Transformer Engine whose schedule differs: predicted, not bounded (+2.4 to +17.1 %).
-  EXPECT_EQ(check_rows("megatron-bridge-offload.yaml", 11, {"mbridge-26."}, {}, true), 8);
-  EXPECT_EQ(check_rows("megatron-bridge-offload.yaml", 11, {"mbridge-25."}, {}, false), 3);
+  // older Transformer Engine whose schedule differs: predicted, not bounded (+2.4 to +17.1 %; 25.09's
+  // 405B on 128 GPUs of two racks, 72 and 56 of them, +14.5 %).
+  EXPECT_EQ(check_rows("megatron-bridge-offload.yaml", 12, {"mbridge-26."}, {}, true), 8);
+  EXPECT_EQ(check_rows("megatron-bridge-offload.yaml", 12, {"mbridge-25."}, {}, false), 4);
 }
 
 TEST(HeldOut, LumiMi250xRowsAreReadAndTheSmallerOnesPredicted) {
