@@ -173,6 +173,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   ValidationRun run;
   run.where = r.locate("", "");
   run.nodes_where = r.locate("nodes", "");
+  run.segment_where = r.locate("segment", "");
   run.megatron_where = r.locate("megatron", "");
   run.memory_where = r.locate("memory", "");
   run.name = r.name("name");
@@ -254,6 +255,12 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     if (!cluster) r.error_here("missing required field cluster");
     else run.cluster = resolve(r, "cluster", *cluster, dir, "topologies");
     run.nodes = static_cast<int>(r.opt_integer("nodes", 1, 1L << 20).value_or(0));
+    run.segment = static_cast<int>(r.opt_integer("segment", 1, 1L << 20).value_or(0));
+    if (run.segment > 0 && run.nodes == 0) r.error("segment", "needs nodes beside it (the node count it places in segments)");
+    else if (run.segment > 0 && run.nodes % run.segment != 0) {
+      r.error("segment", std::to_string(run.segment) + " does not divide the run's " + std::to_string(run.nodes) +
+                             " nodes (Slurm places whole segments)");
+    }
   } else if (cluster) {
     r.error("cluster", "a matmul run names its device, not a cluster");
   }

@@ -133,6 +133,9 @@ struct ValidationRun {
   std::string calibration;
   std::filesystem::path cluster;  // resolved file; empty for matmul runs
   int nodes = 0;                  // > 0: the cluster's (single) node type has this many nodes
+  // > 0: the nodes are placed this many to an NVLink domain (Slurm's --segment; a rack's other
+  // nodes are not the run's), on a node type whose domains span several nodes. 0: each domain full.
+  int segment = 0;
   RunKind kind = RunKind::kTraining;
   CollectiveRun collective;
   MatmulRun matmul;
@@ -140,7 +143,7 @@ struct ValidationRun {
   TrainingRun training;
   std::vector<MeasuredFigure> measured;  // in the order of the file
   Diagnostic where;                      // file:line of the entry, for messages found later
-  Diagnostic nodes_where, megatron_where;  // of its `nodes` and `megatron` fields (the entry where absent)
+  Diagnostic nodes_where, segment_where, megatron_where;  // of its `nodes`, `segment` and `megatron` fields (the entry where absent)
   Diagnostic memory_where;                 // of its `memory.gpu` field (the entry, or `memory`, where absent)
 };
 

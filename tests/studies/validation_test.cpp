@@ -222,6 +222,40 @@ TEST(RunFile, AMemoryFieldOtherThanMaxLastOrAnIndexIsRefusedWithItsLine) {
   EXPECT_NE(r.output.find("memory.gpu: \"first\" is none of max"), std::string::npos) << r.output;
 }
 
+TEST(RunFile, ASegmentPlacesTheNodesThatManyToAnNvlinkDomain) {
+  // 32 trays of GB200 racks of 18: filled in order, GPUs 64-127 are 8 of the first rack's and 56 of
+  // the second's, and their all-reduce crosses NICs; placed 16 to a rack (Slurm's --segment, as
+  // Megatron-Bridge's launcher asks for GB200), they are the second rack's 64 and it stays on NVLink,
+  // as fast as the first rack's 64.
+  const TempDir dir("validation-test");
+  const std::string cluster = (test::source_dir() / "studies/validation/clusters/dgx-gb200-nvl72.yaml").string();
+  auto busbw = [&](const std::string& placement, const std::string& group) {
+    const std::filesystem::path file = dir.new_file("segment", ".yaml",
+        "- name: x\n  source: s\n  cluster: " + cluster + "\n  nodes: 32\n" + placement +
+        "  collective: {op: allreduce, size: 1GiB, group: " + group + "}\n  measured: {busbw_Bps: 1e11}\n");
+    const RunResult r = evaluate_run(load_runs(file).front(), CostModel{}, SimOptions{});
+    EXPECT_TRUE(r.failure.empty()) << r.failure;
+    return figure(r, "busbw_Bps");
+  };
+  const double first_rack = busbw("", "0-63");
+  EXPECT_LT(busbw("", "64-127"), 0.5 * first_rack);
+  EXPECT_DOUBLE_EQ(busbw("  segment: 16\n", "64-127"), first_rack);
+  // More to a rack than it holds, or a segment on single-node domains: refused at the field.
+  const std::filesystem::path over = dir.new_file("segment-over", ".yaml",
+      "- name: x\n  source: s\n  cluster: " + cluster + "\n  nodes: 38\n  segment: 19\n"
+      "  collective: {op: allreduce, size: 1GiB}\n  measured: {busbw_Bps: 1e11}\n");
+  const test::CliRun r = test::run_hetsim("validate --runs " + over.string(), test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find(".yaml:5:12: error: [0].segment: segment 19 places more nodes in an NVLink domain than gb200-tray's hold (18)"),
+            std::string::npos) << r.output;
+  const std::filesystem::path single = dir.new_file("segment-single", ".yaml",
+      "- name: x\n  source: s\n  cluster: selene-64\n  nodes: 4\n  segment: 2\n"
+      "  collective: {op: allreduce, size: 1GiB}\n  measured: {busbw_Bps: 1e11}\n");
+  const test::CliRun s = test::run_hetsim("validate --runs " + single.string(), test::Capture::kStderr);
+  EXPECT_EQ(s.rc, 2);
+  EXPECT_NE(s.output.find("segment applies to node types whose NVLink domains span several nodes"), std::string::npos) << s.output;
+}
+
 RunResult synthetic(const ValidationRun& run, std::set<std::string> gpus, int nodes, std::vector<FigureResult> f) {
   RunResult r;
   r.run = &run;
