@@ -32,11 +32,13 @@ namespace hetsim {
 // nodes. Each enters a node at one member and leaves it from another, no member leaving in two
 // rings (its NIC): in a node of k members every member leaves in one; in a larger one (72 and 56
 // members of two NVL72 racks) k of its m crossing orders, spread evenly, k of its NICs carrying a
-// ring each, as NCCL gives every node the same channels. Inside NVSwitch nodes a ring visits the members in turn from its entry; inside full
-// xGMI meshes (an even count of members) each ring takes its own order, so that the rings together
-// use every link of the mesh once, as RCCL's channels do (the same order in every ring would send 7
-// rings of 8 over one link of each GPU); inside whole DGX-1 NVLink meshes the rings follow the
-// mesh's edge-disjoint cycles in both directions, in turn.
+// ring each, as NCCL gives every node the same channels (the fewest any rank's search found:
+// NVIDIA/nccl src/init.cc, the minimum of every rank's graphInfo nChannels). Inside NVSwitch nodes
+// a ring visits the members in turn from its entry; inside full xGMI meshes (an even count of
+// members) each ring takes its own order, so that the rings together use every link of the mesh
+// once, as RCCL's channels do (the same order in every ring would send 7 rings of 8 over one link
+// of each GPU); inside whole DGX-1 NVLink meshes the rings follow the mesh's edge-disjoint cycles
+// in both directions, in turn.
 [[nodiscard]] std::vector<std::vector<int>> channel_rings(const std::vector<std::vector<int>>& nodes, const Cluster& c);
 
 // Adds each ring (visiting members in order, wrapping) with `steps` chunks of `bytes`.

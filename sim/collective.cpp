@@ -138,11 +138,10 @@ void add_tree(Schedule& s, const std::vector<int>& order, double bytes, int chun
 
 // The rings NCCL's channels run over the members in topology order `ring`: over nodes (NVLink
 // domains) of at least 2 members each, one channel per member of the smallest (each leaving
-// through its own NIC); over one whole 8-GPU mesh node
-// (DGX-1 NVLink, xGMI) its edge-disjoint cycles in both directions, so every link carries traffic,
-// not only the single links of one cycle; over part of a mesh node (or a 4-GPU one) the ring both
-// ways, so each link of it carries traffic in both directions; else the one ring. Ring, broadcast
-// and reduce spread over these.
+// through its own NIC); over one whole 8-GPU mesh node (DGX-1 NVLink, xGMI) its edge-disjoint
+// cycles in both directions, so every link carries traffic, not only the single links of one
+// cycle; over part of a mesh node (or a 4-GPU one) the ring both ways, so each link of it carries
+// traffic in both directions; else the one ring. Ring, broadcast and reduce spread over these.
 std::vector<std::vector<int>> channels(const std::vector<int>& ring, const Cluster& c) {
   const std::vector<std::vector<int>> nodes = domain_groups(ring, c);
   if (spans_whole_nodes(nodes)) return channel_rings(nodes, c);
