@@ -24,6 +24,24 @@ using test::kNicBw;
 using test::kNicAlpha;
 using test::kGiB;
 
+// Per GPU: the rings that leave its node from it, and those that enter its node at it.
+struct Crossings {
+  std::vector<int> leaves, entered;
+};
+Crossings crossings(const std::vector<std::vector<int>>& rings, const Cluster& c) {
+  Crossings x{std::vector<int>(static_cast<size_t>(c.gpu_count()), 0), std::vector<int>(static_cast<size_t>(c.gpu_count()), 0)};
+  for (const auto& r : rings) {
+    for (size_t k = 0; k < r.size(); ++k) {
+      const int a = r[k], b = r[(k + 1) % r.size()];
+      if (c.gpus[a].node != c.gpus[b].node) {
+        ++x.leaves[static_cast<size_t>(a)];
+        ++x.entered[static_cast<size_t>(b)];
+      }
+    }
+  }
+  return x;
+}
+
 TEST(Channels, OneDgx1NodeRunsItsRingsOverEveryNvlink) {
   // One DGX-1 V100 (6 NVLinks of 25 GB/s per GPU, some pairs doubled): 3 edge-disjoint cycles in
   // both directions, 6 rings each carrying S/6, every directed NVLink wire carrying one ring. A
@@ -63,21 +81,18 @@ TEST(Channels, Dgx1RingsAcrossNodesAreBoundByTheNics) {
   const std::vector<int> v100 = range(16, 16);
   const auto rings = channel_rings(members_by_domain(topology_order(v100, c), c), c);
   ASSERT_EQ(rings.size(), 8u);
-  std::vector<int> leaves(32, 0), entered(32, 0);
   for (const auto& r : rings) {
     for (size_t k = 0; k < r.size(); ++k) {
       const int a = r[k], b = r[(k + 1) % r.size()];
-      if (c.gpus[a].node != c.gpus[b].node) {
-        ++leaves[a];
-        ++entered[b];
-      } else {
+      if (c.gpus[a].node == c.gpus[b].node) {
         EXPECT_GT(dgx1_nvlinks(6, c.gpus[a].local, c.gpus[b].local), 0) << a << " -> " << b << " has no NVLink";
       }
     }
   }
+  const Crossings x = crossings(rings, c);
   for (int g : v100) {
-    EXPECT_EQ(leaves[g], 1) << "GPU " << g;
-    EXPECT_EQ(entered[g], 1) << "GPU " << g;
+    EXPECT_EQ(x.leaves[g], 1) << "GPU " << g;
+    EXPECT_EQ(x.entered[g], 1) << "GPU " << g;
   }
   const double nic = 100e9 / 8 * fraction(LinkClass::kNic);
   const double t = run(c, task(CollectiveOp::kAllReduce, v100, kGiB, Algorithm::kRing));
@@ -91,14 +106,8 @@ TEST(Channels, EveryGpuLeavesItsNodeThroughItsOwnNic) {
   const std::vector<int> all = range(0, 16);
   const auto rings = channel_rings(members_by_domain(all, c), c);
   ASSERT_EQ(rings.size(), 8u);
-  std::vector<int> leaves(16, 0);
-  for (const auto& r : rings) {
-    for (size_t k = 0; k < r.size(); ++k) {
-      const int a = r[k], b = r[(k + 1) % r.size()];
-      if (c.gpus[a].node != c.gpus[b].node) ++leaves[a];
-    }
-  }
-  for (int g = 0; g < 16; ++g) EXPECT_EQ(leaves[g], 1) << "GPU " << g;
+  const Crossings x = crossings(rings, c);
+  for (int g = 0; g < 16; ++g) EXPECT_EQ(x.leaves[g], 1) << "GPU " << g;
   // Ring all-reduce over the channels: each NIC carries 2(n-1)/n S/8 per direction; NVSwitch
   // ports carry 7/8 of 2(n-1)/n S: 2(n-1)/n S / 8 / B_nic + 2(n-1) alpha_nic bounds it from below.
   const double t = run(c, task(CollectiveOp::kAllReduce, all, kGiB, Algorithm::kRing));
@@ -113,16 +122,10 @@ TEST(Channels, NodesOfUnequalMemberCountsRunAsManyRingsAsTheSmallestNodeHasMembe
   const std::vector<int> group = range(0, 12);
   const auto rings = channel_rings(domain_groups(group, c), c);
   ASSERT_EQ(rings.size(), 4u);
-  std::vector<int> leaves(12, 0);
-  for (const auto& r : rings) {
-    EXPECT_EQ(std::set<int>(r.begin(), r.end()).size(), 12u);
-    for (size_t k = 0; k < r.size(); ++k) {
-      const int a = r[k], b = r[(k + 1) % r.size()];
-      if (c.gpus[a].node != c.gpus[b].node) ++leaves[a];
-    }
-  }
-  for (int g = 0; g < 12; ++g) EXPECT_LE(leaves[g], 1) << "GPU " << g;
-  for (int g = 8; g < 12; ++g) EXPECT_EQ(leaves[g], 1) << "GPU " << g;
+  for (const auto& r : rings) EXPECT_EQ(std::set<int>(r.begin(), r.end()).size(), 12u);
+  const Crossings x = crossings(rings, c);
+  for (int g = 0; g < 12; ++g) EXPECT_LE(x.leaves[g], 1) << "GPU " << g;
+  for (int g = 8; g < 12; ++g) EXPECT_EQ(x.leaves[g], 1) << "GPU " << g;
   // Each of 4 NICs a node carries 2(n-1)/n S/4 per direction, n = 12.
   const double t = run(c, task(CollectiveOp::kAllReduce, group, kGiB, Algorithm::kRing));
   EXPECT_NEAR(t / (22.0 / 12 * kGiB / 4 / kNicBw + 22 * kNicAlpha), 1, 0.01);
@@ -140,14 +143,11 @@ TEST(Channels, OnFullMeshNodesTheRingsTogetherUseEveryLinkOnce) {
   const auto rings = channel_rings(members_by_domain(all, c), c);
   ASSERT_EQ(rings.size(), 8u);
   std::set<std::pair<int, int>> inside;
-  std::vector<int> leaves(16, 0);
   size_t steps_inside = 0;
   for (const auto& r : rings) {
     for (size_t k = 0; k < r.size(); ++k) {
       const int a = r[k], b = r[(k + 1) % r.size()];
-      if (c.gpus[a].node != c.gpus[b].node) {
-        ++leaves[a];
-      } else {
+      if (c.gpus[a].node == c.gpus[b].node) {
         inside.insert({a, b});
         ++steps_inside;
       }
@@ -155,7 +155,8 @@ TEST(Channels, OnFullMeshNodesTheRingsTogetherUseEveryLinkOnce) {
   }
   EXPECT_EQ(steps_inside, 2u * 56u);
   EXPECT_EQ(inside.size(), 2u * 56u);  // every directed link of both meshes, none twice
-  for (int g = 0; g < 16; ++g) EXPECT_EQ(leaves[g], 1) << "GPU " << g;
+  const Crossings x = crossings(rings, c);
+  for (int g = 0; g < 16; ++g) EXPECT_EQ(x.leaves[g], 1) << "GPU " << g;
   const double nic = 50e9 * fraction(LinkClass::kNic);
   const double t = run(c, task(CollectiveOp::kAllReduce, all, kGiB, Algorithm::kRing));
   const double nic_bound = 30.0 / 16 * kGiB / 8 / nic;
