@@ -46,8 +46,10 @@ TEST(HeldOut, GB200RowsArePredictedWithinTenPercentByTheProfileTransferredFromB2
   // Megatron-Bridge's DGX-GB200 Llama 3 8B rows (containers 25.09 and 25.11, FP8 current scaling and
   // MXFP8) under megatron-core-2026-b200, fitted on DGX-B200 rows only and transferred to GB200:
   // -4.7 to +3.1 % (2026-12-02); the raw model is 17-28 % fast on the same rows. The file's 26.04.01
-  // Llama 3 70B row (-2.4 %) holds too; its Llama 3.1 405B row on 256 GPUs is -8.7 % (2026-12-06, docs/validation.md).
-  EXPECT_EQ(check_rows("megatron-bridge-gb200.yaml", 6, {}, {"405b"}, true), 5);
+  // Llama 3 70B row (-2.4 %) holds too; its Llama 3.1 405B rows on 256 GPUs (FP8 and MXFP8, containers
+  // 26.02 to 26.04.01, 16 trays a rack) read -0.6 to -9.2 % (2026-12-06, docs/validation.md): read here,
+  // predicted by scripts/calibrate (under the sanitizers each would cost CI a minute).
+  EXPECT_EQ(check_rows("megatron-bridge-gb200.yaml", 13, {}, {"405b"}, true), 5);
 }
 
 TEST(HeldOut, B300MoeRowsArePredictedWithinTenPercentByTheProfileTransferredFromB200) {
