@@ -11,11 +11,17 @@
 //   transpose only when nvte_is_non_tn_fp8_gemm_supported() is false) and the backward's GEMMs read
 //   the rowwise copy transposed; the cost model leaves out Op::cast_*_transpose_bytes there. Block
 //   scales (mxfp8, nvfp4) run along the GEMM's K, so the weight gradient's copy is another cast;
-//   nvfp4 runs a random Hadamard transform over the weight-gradient operand (one more read, e).
+//   nvfp4 reads the tensor three times (3e): its two-level scales need the whole tensor's amax and
+//   that of its random Hadamard transform first (one kernel, nvte_hadamard_transform_amax), then the
+//   rowwise copy is cast from the tensor and the columnwise one from its transform (Transformer
+//   Engine v2.12, pytorch/csrc/quantizer.cpp NVFP4Quantizer::quantize_impl; the recipe transforms the
+//   inputs and output gradients, recipe/__init__.py NVFP4BlockScaling).
 // A GEMM whose input comes straight from a norm (QKV, the first MLP projection) gets it cast by the
 // norm kernel itself (TE's LayerNormLinear writes the low-precision copies instead of its output)
 // where the scale is known beforehand or found per block: only the copies' bytes beyond the norm's
-// own output are added. Current scaling needs the whole tensor's amax first: no fusion.
+// own output are added. Current scaling needs the whole tensor's amax first: no fusion; nor nvfp4's
+// (with the transform's amax the norm writes its output and the quantizer casts it, Transformer
+// Engine v2.12 pytorch/csrc/extensions/normalization.cpp, Impl::UNFUSED).
 // The forward casts the input x (rows x k elements), the backward the output gradient dy (rows x n).
 // Weights are cast once per iteration (planner: optimizer traffic), not per micro-batch (TE caches
 // them from the first micro-batch on). Amax reductions across TP and DP groups (a few scalars per
@@ -100,7 +106,8 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
   const std::optional<DType> format = gemm_input_format(p);
   if (!format) return;
   const double q = copy_bytes(p);
-  const double extra_read = (p == GemmPrecision::kFp8Current || p == GemmPrecision::kNvfp4) ? e : 0;
+  const double extra_read = p == GemmPrecision::kFp8Current ? e : p == GemmPrecision::kNvfp4 ? 2 * e : 0;
+  const bool norm_fuses = p != GemmPrecision::kFp8Current && p != GemmPrecision::kNvfp4;  // both need a whole-tensor amax first
   const double unfused = e + 2 * q + extra_read;               // per element cast on its own
   const double fused = std::max(0.0, 2 * q - e) + extra_read;  // cast by the norm that produced it
   // The transposed copy's share of each, for per-tensor scaled FP8 (above): one copy written, or
@@ -112,7 +119,7 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
     if (!uses_gemm_precision(op, graph.layers)) continue;
     const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
     const double x = rows * static_cast<double>(op.gemm.k), dy = rows * static_cast<double>(op.gemm.n);
-    const bool from_norm = !op.inputs.empty() && p != GemmPrecision::kFp8Current &&
+    const bool from_norm = !op.inputs.empty() && norm_fuses &&
                            (graph.ops[op.inputs[0]].kind == OpKind::kLayerNorm || graph.ops[op.inputs[0]].kind == OpKind::kRmsNorm);
     const double w = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) * static_cast<double>(op.gemm.n);
     op.gemm_dtype = format;

@@ -24,7 +24,8 @@ struct OpGraph;
 // history (TE's DelayedScaling); fp8-current: per-tensor scales from the tensor itself, one more
 // read of it first (Float8CurrentScaling); mxfp8: 32-element blocks with their own scales, rowwise
 // and columnwise copies (MXFP8BlockScaling, Blackwell); nvfp4: 16-element blocks, E2M1 values,
-// random Hadamard transforms on the weight-gradient operands (NVFP4BlockScaling, Blackwell).
+// two-level scales from each tensor's amax, random Hadamard transforms on the weight-gradient
+// operands (NVFP4BlockScaling, Blackwell).
 enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
 
 [[nodiscard]] std::string_view gemm_precision_name(GemmPrecision p);  // "fp8-delayed", ...; kDtype: "dtype"

@@ -67,6 +67,11 @@ TEST(GemmPrecision, CastsFollowTheRecipe) {
   const Op& mx = test::op_named(build_op_graph(llama(GemmPrecision::kMxfp8), 1, DType::kBf16), "layer0.qkv");
   EXPECT_DOUBLE_EQ(mx.cast_fwd_bytes, x * (2 * (1 + 1.0 / 32) - 2));
   EXPECT_DOUBLE_EQ(mx.cast_bwd_bytes, dy * (2 + 2 * (1 + 1.0 / 32)));
+  // NVFP4 (q = 1/2 + 1/16): the whole tensor's amax and its Hadamard transform's, then the rowwise
+  // and the transformed columnwise casts, 3e + 2q, x too (the norm cannot cast it: the amax first).
+  const Op& fp4 = test::op_named(build_op_graph(llama(GemmPrecision::kNvfp4), 1, DType::kBf16), "layer0.qkv");
+  EXPECT_DOUBLE_EQ(fp4.cast_fwd_bytes, x * (6 + 2 * (0.5 + 1.0 / 16)));
+  EXPECT_DOUBLE_EQ(fp4.cast_bwd_bytes, dy * (6 + 2 * (0.5 + 1.0 / 16)));
   // attn_out reads the attention's output, not a norm's: cast on its own, e + 2q.
   const Op& out = test::op_named(build_op_graph(llama(GemmPrecision::kFp8Delayed), 1, DType::kBf16), "layer0.attn_out");
   EXPECT_DOUBLE_EQ(out.cast_fwd_bytes, x * 4);

@@ -77,9 +77,9 @@ TEST(HeldOut, FsdpRowsOffloadingActivationsToTheGraceCpuHoldWithinTenPercent) {
 
 TEST(HeldOut, Nvfp4RowsAreReadAndPredicted) {
   // Megatron-Bridge's NVFP4 rows of Llama 3 70B and 3.1 405B on GB300 and GB200 racks (containers 26.04
-  // and 26.04.01), which hetsim reads fast: the 70B +17 to +20 %, the 405B +2 to +6 % (GB200) and +43 to
-  // +45 % (GB300, whose NVFP4 peak is three times its FP8 one); NVFP4 over MXFP8 on GB300's 70B is
-  // 1.50x measured and 1.90x predicted (2026-12-06, docs/validation.md). Predicted, not bounded; the
+  // and 26.04.01), which hetsim reads fast: the 70B +14 to +16 %, the 405B +0.4 to +4.6 % (GB200) and
+  // +40 to +42 % (GB300, whose NVFP4 peak is three times its FP8 one); NVFP4 over MXFP8 on GB300's 70B is
+  // 1.50x measured and 1.84x predicted (2026-12-06, docs/validation.md). Predicted, not bounded; the
   // 256-GPU rows run in scripts/calibrate (under the sanitizers each would cost CI a minute).
   EXPECT_EQ(check_rows("megatron-bridge-nvfp4.yaml", 8, {"70b"}, {}, false), 4);
 }
