@@ -61,7 +61,7 @@ std::vector<std::vector<int>> per_domain(const std::vector<int>& ordered, const 
 }
 
 // At least 2 nodes of at least 2 members each: where channel rings apply.
-bool spans_whole_nodes(const std::vector<std::vector<int>>& nodes) {
+bool crosses_domains(const std::vector<std::vector<int>>& nodes) {
   return nodes.size() >= 2 && std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return n.size() >= 2; });
 }
 
@@ -144,7 +144,7 @@ void add_tree(Schedule& s, const std::vector<int>& order, double bytes, int chun
 // traffic in both directions; else the one ring. Ring, broadcast and reduce spread over these.
 std::vector<std::vector<int>> channels(const std::vector<int>& ring, const Cluster& c) {
   const std::vector<std::vector<int>> nodes = domain_groups(ring, c);
-  if (spans_whole_nodes(nodes)) return channel_rings(nodes, c);
+  if (crosses_domains(nodes)) return channel_rings(nodes, c);
   const IntraFabric f = c.node_type_of_gpu(ring.front()).intra.fabric;
   const bool mesh = f == IntraFabric::kNvlinkMesh || f == IntraFabric::kXgmiMesh;
   if (nodes.size() == 1 && mesh && ring.size() >= 3) {  // one mesh node (a mesh's NVLink domain is its node)

@@ -70,13 +70,14 @@ Cluster run_cluster(const ValidationRun& run) {
     if (run.segment > 0) {  // the run's nodes `segment` to a domain: its domains are that large
       NodeType& nt = c.node_types.front();
       const int most = nt.nodes_per_domain();
-      if (most == 1 || run.segment > most) {
-        const std::string why = most == 1 ? "applies to node types whose NVLink domains span several nodes; " + nt.name + "'s are single nodes"
-                                          : std::to_string(run.segment) + " places more nodes in an NVLink domain than " + nt.name +
-                                                "'s hold (" + std::to_string(most) + ")";
-        throw InputError({Diagnostic{run.segment_where.file, run.segment_where.line, run.segment_where.column, run.segment_where.field,
-                                     "segment " + why}});
+      Diagnostic at = run.segment_where;
+      if (most == 1) {
+        at.message = "segment applies to node types whose NVLink domains span several nodes; " + nt.name + "'s are single nodes";
+      } else if (run.segment > most) {
+        at.message = "segment " + std::to_string(run.segment) + " places more nodes in an NVLink domain than " + nt.name + "'s hold (" +
+                     std::to_string(most) + ")";
       }
+      if (!at.message.empty()) throw InputError({at});
       nt.nvlink_domain = run.segment * nt.gpus_per_node;
     }
     index_gpus(c);
