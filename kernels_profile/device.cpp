@@ -62,6 +62,17 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
   FieldReader eff = r.child("efficiency");
   d.efficiency.matmul = eff.number("matmul", 0.01, 1.0);
   d.efficiency.matmul_fp32 = eff.opt_number("matmul_fp32", 0.01, 1.0).value_or(0);
+  if (std::optional<FieldReader> per = eff.opt_child("matmul_per_dtype")) {
+    if (per->opt_node("fp32")) per->error("fp32", "fp32 GEMMs take efficiency.matmul_fp32");
+    for (DType t : {DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4, DType::kMxfp6,
+                    DType::kMxfp4}) {
+      const std::optional<double> v = per->opt_number(dtype_name(t), 0.01, 1.0);
+      if (!v) continue;
+      if (!d.peak_flops.contains(t)) per->error(dtype_name(t), "this device has no " + std::string(dtype_name(t)) + " peak");
+      d.efficiency.matmul_per_dtype[t] = *v;
+    }
+    per->finish();
+  }
   d.efficiency.vector = eff.number("vector", 0.01, 1.0);
   d.efficiency.memory = eff.number("memory", 0.01, 1.0);
   d.efficiency.kernel_launch_s = eff.quantity("kernel_launch", Unit::kTime, Bound::kLatency);

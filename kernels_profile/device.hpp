@@ -31,11 +31,17 @@ struct Efficiency {
   // Of the fp32 peak, for fp32 GEMMs: they run on the SIMT cores, not the tensor cores, and reach
   // another share (0: as `matmul`).
   double matmul_fp32 = 0;
+  // Of the tensor peak, for GEMMs in a format whose kernels reach another share than `matmul` (a
+  // published measurement of that format; e.g. Blackwell Ultra's NVFP4 GEMMs); absent: `matmul`.
+  std::map<DType, double> matmul_per_dtype;
   double vector = 0.5;   // of the fp32 vector peak, for non-matmul arithmetic
   double memory = 0.8;   // of the HBM bandwidth
   double kernel_launch_s = 5e-6;
   std::string source;
-  [[nodiscard]] double matmul_of(DType t) const { return t == DType::kFp32 && matmul_fp32 > 0 ? matmul_fp32 : matmul; }
+  [[nodiscard]] double matmul_of(DType t) const {
+    if (const auto it = matmul_per_dtype.find(t); it != matmul_per_dtype.end()) return it->second;
+    return t == DType::kFp32 && matmul_fp32 > 0 ? matmul_fp32 : matmul;
+  }
   friend bool operator==(const Efficiency&, const Efficiency&) = default;
 };
 

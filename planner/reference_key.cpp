@@ -14,14 +14,14 @@ namespace {
 // Each struct written here is written whole. A field added to one of them must be added here
 // too (or said to change nothing computed): these sizes fail the build until it is.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(Efficiency) == 72, "Efficiency changed: update reference_key");
+static_assert(sizeof(Efficiency) == 120, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
 static_assert(sizeof(FittedCosts) == 96, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 808, "Device changed: update reference_key");
+static_assert(sizeof(Device) == 856, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 1112, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 1160, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
@@ -86,6 +86,9 @@ void put_device(Text& t, const Device& d) {
   t.put("collective_library", d.collective_library);
   t.put("efficiency.matmul", d.efficiency.matmul);
   t.put("efficiency.matmul_fp32", d.efficiency.matmul_fp32);
+  for (const auto& [dtype, share] : d.efficiency.matmul_per_dtype) {
+    t.put(("efficiency.matmul_per_dtype." + std::to_string(static_cast<int>(dtype))).c_str(), share);
+  }
   t.put("efficiency.vector", d.efficiency.vector);
   t.put("efficiency.memory", d.efficiency.memory);
   t.put("efficiency.kernel_launch_s", d.efficiency.kernel_launch_s);

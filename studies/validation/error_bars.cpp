@@ -37,7 +37,8 @@ RunScope scope_of(const Report& r, const Cluster& cluster, const std::string& on
 bool same_time_model(const Device& a, const Device& b, const KernelTables& measured) {
   return a.vendor == b.vendor && a.peak_flops == b.peak_flops && a.memory_bandwidth_Bps == b.memory_bandwidth_Bps &&
          a.pcie_bandwidth_Bps == b.pcie_bandwidth_Bps && a.efficiency.matmul == b.efficiency.matmul &&
-         a.efficiency.matmul_fp32 == b.efficiency.matmul_fp32 && a.efficiency.vector == b.efficiency.vector &&
+         a.efficiency.matmul_fp32 == b.efficiency.matmul_fp32 &&
+         a.efficiency.matmul_per_dtype == b.efficiency.matmul_per_dtype && a.efficiency.vector == b.efficiency.vector &&
          a.efficiency.memory == b.efficiency.memory && a.efficiency.kernel_launch_s == b.efficiency.kernel_launch_s &&
          a.gemm == b.gemm && a.flash_attention == b.flash_attention && a.kernels_from == b.kernels_from &&
          !measured.has_device(a.name) && !measured.has_device(b.name);

@@ -146,19 +146,26 @@ void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost)
     at.message = mm.device + " has no " + std::string(dtype_name(mm.dtype)) + " peak";
     throw InputError({at});
   }
-  const double b = static_cast<double>(mm.batch), m = static_cast<double>(mm.m), n = static_cast<double>(mm.n),
-               k = static_cast<double>(mm.k);
   // torch.mm / torch.matmul of two plain matrices is cuBLAS's NN product, which is how the cost
   // model times a product of two activations; layout tn (x·Wᵀ) is a linear layer's forward, timed
-  // from the rows of the layout frameworks run (gemm_fwd) where a GPU has them.
-  Op op = Op::make("matmul", mm.linear ? OpKind::kLinear : OpKind::kAttnContext, 0);
-  op.shape = {mm.batch, mm.m, mm.n};
-  op.gemm = {mm.batch, mm.m, mm.n, mm.k};
-  op.fwd_flops = 2 * b * m * n * k;
-  op.fwd_bytes = b * (m * k + k * n + m * n) * dtype_bytes(mm.dtype);
-  const double t = cost.op_time(device, op, mm.dtype, Pass::kForward).seconds;
+  // from the rows of the layout frameworks run (gemm_fwd) where a GPU has them. Several shapes: the
+  // sum of their times (each product its own kernel).
+  double t = 0, flops = 0;
+  for (const GemmShape& g : mm.shapes) {
+    const double b = static_cast<double>(g.batch), m = static_cast<double>(g.m), n = static_cast<double>(g.n),
+                 k = static_cast<double>(g.k);
+    Op op = Op::make("matmul", mm.linear ? OpKind::kLinear : OpKind::kAttnContext, 0);
+    op.shape = {g.batch, g.m, g.n};
+    op.gemm = g;
+    op.fwd_flops = 2 * b * m * n * k;
+    // Block-scaled GEMMs (Transformer Engine's, cuBLASLt's) write their output in bf16.
+    const double out_bytes = block_scaled(mm.dtype) ? dtype_bytes(DType::kBf16) : dtype_bytes(mm.dtype);
+    op.fwd_bytes = b * ((m * k + k * n) * dtype_bytes(mm.dtype) + m * n * out_bytes);
+    t += cost.op_time(device, op, mm.dtype, Pass::kForward).seconds;
+    flops += op.fwd_flops;
+  }
   out.scope.gpus = {device.name};
-  fill(out, {{"time_s", t}, {"tflops", op.fwd_flops / t / 1e12}});
+  fill(out, {{"time_s", t}, {"tflops", flops / t / 1e12}});
 }
 
 // One transformer layer (block 1) of a TP group on the first node: forward, then backward.

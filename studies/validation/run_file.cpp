@@ -105,11 +105,27 @@ MatmulRun read_matmul(FieldReader c) {
   MatmulRun out;
   out.device = c.text("device");
   out.device_where = c.locate("device", "");
-  out.batch = c.opt_integer("batch", 1, 1L << 20).value_or(1);
-  out.m = c.integer("m", 1, 1L << 24);
-  out.n = c.integer("n", 1, 1L << 24);
-  out.k = c.integer("k", 1, 1L << 24);
-  const std::string dt = c.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"});
+  auto shape = [](FieldReader& s) {
+    GemmShape g;
+    g.batch = s.opt_integer("batch", 1, 1L << 20).value_or(1);
+    g.m = s.integer("m", 1, 1L << 24);
+    g.n = s.integer("n", 1, 1L << 24);
+    g.k = s.integer("k", 1, 1L << 24);
+    return g;
+  };
+  if (c.opt_node("shapes")) {
+    for (const char* key : {"m", "n", "k", "batch"}) {
+      if (c.opt_node(key)) c.error(key, "give either m, n, k (one product) or shapes (several timed together), not both");
+    }
+    for (FieldReader s : c.list("shapes")) {
+      if (!s.readable()) continue;
+      out.shapes.push_back(shape(s));
+      s.finish();
+    }
+  } else {
+    out.shapes.push_back(shape(c));
+  }
+  const std::string dt = c.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4", "mxfp6", "mxfp4"});
   out.dtype_where = c.locate("dtype", "");
   out.dtype = dtype_from_name(dt).value_or(DType::kBf16);
   out.linear = c.opt_choice("layout", {"nn", "tn"}).value_or("nn") == "tn";

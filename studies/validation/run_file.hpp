@@ -37,7 +37,9 @@ struct CollectiveRun {
 
 struct MatmulRun {
   std::string device;  // shipped device name
-  long batch = 1, m = 0, n = 0, k = 0;
+  // The products timed: one (m, n, k, batch), or `shapes`, whose measured figures are of them all
+  // together (a framework's per-layer GEMM benchmark reports the sum of a layer's products).
+  std::vector<GemmShape> shapes;
   DType dtype = DType::kBf16;
   // nn: torch.matmul of two plain matrices (cuBLAS's NN product, the default); tn: x·Wᵀ, a linear
   // layer's forward (cuBLASLt's TN layout, the only one its FP8 GEMMs take on Hopper).

@@ -98,5 +98,28 @@ TEST(GemmEfficiency, V100TensorCoreAndFp32GemmsTakeTheirOwnMeasuredShares) {
   EXPECT_EQ(a100.efficiency.matmul_of(DType::kFp32), a100.efficiency.matmul);
 }
 
+TEST(GemmEfficiency, AFormatWithAMeasuredShareOfItsOwnTakesItAndTheOthersKeepMatmul) {
+  // Blackwell Ultra's NVFP4 GEMMs reach a smaller share of their peak than its other formats (the B300
+  // measurement behind efficiency.matmul_per_dtype); mxfp4, unmeasured, keeps efficiency.matmul.
+  const CalibrationScope raw("none");
+  for (const char* name : {"B300", "GB300"}) {
+    const Device d = load_device(test::shipped("kernels_profile/devices", name));
+    ASSERT_TRUE(d.efficiency.matmul_per_dtype.contains(DType::kNvfp4)) << name;
+    EXPECT_LT(d.efficiency.matmul_of(DType::kNvfp4), d.efficiency.matmul) << name;
+    EXPECT_EQ(d.efficiency.matmul_of(DType::kMxfp4), d.efficiency.matmul) << name;
+    EXPECT_EQ(d.efficiency.matmul_of(DType::kBf16), d.efficiency.matmul) << name;
+    // The roofline time of a product in nvfp4 scales with the share: in mxfp4 (at its own peak and
+    // efficiency.matmul) the same product takes the two rates' ratio of it.
+    const CostModel cost;
+    Op op = Op::make("g", OpKind::kLinear, -1);
+    op.gemm = {1, 16384, 16384, 16384};
+    op.fwd_flops = 2.0 * 16384 * 16384 * 16384;
+    auto compute_s = [&](DType t) { return cost.op_time(d, op, t, Pass::kForward).seconds - d.efficiency.kernel_launch_s; };
+    const double nvfp4_rate = d.peak(DType::kNvfp4) * d.efficiency.matmul_of(DType::kNvfp4);
+    const double mxfp4_rate = d.peak(DType::kMxfp4) * d.efficiency.matmul;
+    EXPECT_NEAR(compute_s(DType::kMxfp4) / compute_s(DType::kNvfp4), nvfp4_rate / mxfp4_rate, 1e-9) << name;
+  }
+}
+
 }  // namespace
 }  // namespace hetsim

@@ -75,6 +75,31 @@ TEST(RunEvaluation, MatmulIsTheCostModelsProduct) {
   EXPECT_EQ(r.scope.name(), "1 GPU");
 }
 
+TEST(RunEvaluation, MatmulShapesAreTimedAsTheSumOfTheirProducts) {
+  // A per-layer GEMM benchmark's figure (Transformer Engine's benchmark_gemm.py) is its products' times
+  // summed: a run of `shapes` predicts the sum of the single-product runs, and TFLOP/s over the sum.
+  ValidationRun one;
+  one.kind = RunKind::kMatmul;
+  one.matmul.device = "B300";
+  one.matmul.dtype = DType::kNvfp4;
+  one.matmul.linear = true;
+  one.measured = {{"time_s", 1e-3}};
+  const std::vector<GemmShape> shapes = {{1, 15872, 12288, 4096}, {1, 4096, 4096, 15872}};
+  const CostModel cost;
+  double sum = 0, flops = 0;
+  for (const GemmShape& g : shapes) {
+    one.matmul.shapes = {g};
+    sum += figure(evaluate_run(one, cost, SimOptions{}), "time_s");
+    flops += 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  }
+  ValidationRun both = one;
+  both.matmul.shapes = shapes;
+  both.measured = {{"time_s", 1e-3}, {"tflops", 1}};
+  const RunResult r = evaluate_run(both, cost, SimOptions{});
+  EXPECT_DOUBLE_EQ(figure(r, "time_s"), sum);
+  EXPECT_DOUBLE_EQ(figure(r, "tflops"), flops / sum / 1e12);
+}
+
 TEST(RunEvaluation, LayerTimesIncludeTheTensorParallelCollectives) {
   const std::vector<ValidationRun> runs = load_runs(runs_file());
   const CostModel cost;
