@@ -17,8 +17,10 @@ std::string_view vendor_name(Vendor v) { return v == Vendor::kAmd ? "amd" : "nvi
 std::optional<Device::Borrowed> Device::borrowed(DType t, bool matmul) const {
   if (kernels_from.empty() || !supports(t)) return std::nullopt;
   if (!matmul) return Borrowed{t, donor_memory_rate / (memory_bandwidth_Bps * efficiency.memory)};
+  // A block-scaled format the lender has no rows of (Hopper has none: mxfp8, nvfp4, mxfp6, mxfp4) takes
+  // its fp8 rows: the same tiles and waves at each shape, at the ratio of the two achievable rates.
   DType from = t;
-  if (!donor_matmul_rate.contains(from) && t == DType::kMxfp8) from = DType::kFp8;
+  if (!donor_matmul_rate.contains(from) && block_scaled(t)) from = DType::kFp8;
   const auto it = donor_matmul_rate.find(from);
   if (it == donor_matmul_rate.end()) return std::nullopt;
   return Borrowed{from, it->second / (peak(t) * efficiency.matmul_of(t))};

@@ -103,8 +103,9 @@ struct Device {
   // Peak of `t`; throws std::out_of_range if unsupported (callers check supports() first).
   [[nodiscard]] double peak(DType t) const { return peak_flops.at(t); }
   // The factor that turns the donor's (kernels_from) measured time of a kernel in `t` into this
-  // GPU's, and the dtype of the donor's rows to read: t itself, or fp8 for mxfp8 (the same bits;
-  // Blackwell applies the block scales inside the MMA). nullopt: no donor, or it lacks the format.
+  // GPU's, and the dtype of the donor's rows to read: t itself, or fp8 for a block-scaled format the
+  // donor lacks (mxfp8, nvfp4, mxfp6, mxfp4: Blackwell applies the block scales inside the MMA, which
+  // runs the same tiles at its own rate). nullopt: no donor, or it lacks the format.
   struct Borrowed {
     DType dtype;
     double scale;

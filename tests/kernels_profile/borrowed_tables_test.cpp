@@ -55,9 +55,18 @@ TEST_F(BorrowedTables, AB200TakesTheH100sTimeAtEachShapeScaledByTheAchievableRat
   const double fp8 = (h100.peak(DType::kFp8) * h100.efficiency.matmul) / (b200.peak(DType::kMxfp8) * b200.efficiency.matmul);
   EXPECT_DOUBLE_EQ(cost.op_time(b200, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)],
                    0.35e-3 * fp8);
-  // nvfp4: no H100 rows of a 4-bit format; the roofline.
+  // nvfp4 (no H100 rows of a 4-bit format either) reads them too, at the nvfp4 rates; a B300's at the
+  // share of its nvfp4 peak its device file gives the format (efficiency.matmul_per_dtype).
   qkv.gemm_dtype = DType::kNvfp4;
-  EXPECT_EQ(cost.op_time(b200, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)], 0);
+  const double fp4 = (h100.peak(DType::kFp8) * h100.efficiency.matmul) / (b200.peak(DType::kNvfp4) * b200.efficiency.matmul);
+  EXPECT_DOUBLE_EQ(cost.op_time(b200, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)],
+                   0.35e-3 * fp4);
+  Device b300 = load_shipped_device("B300", Diagnostic{});
+  b300.fitted = FittedCosts{};
+  const double ultra = (h100.peak(DType::kFp8) * h100.efficiency.matmul) /
+                       (b300.peak(DType::kNvfp4) * b300.efficiency.matmul_per_dtype.at(DType::kNvfp4));
+  EXPECT_DOUBLE_EQ(cost.op_time(b300, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)],
+                   0.35e-3 * ultra);
   // A memory-bound kernel scales by the achievable memory bandwidths.
   Op ln = Op::make("ln", OpKind::kLayerNorm, 0);
   ln.fwd_bytes = 67108864;

@@ -108,8 +108,8 @@ TEST(GemmEfficiency, AFormatWithAMeasuredShareOfItsOwnTakesItAndTheOthersKeepMat
     EXPECT_LT(d.efficiency.matmul_of(DType::kNvfp4), d.efficiency.matmul) << name;
     EXPECT_EQ(d.efficiency.matmul_of(DType::kMxfp4), d.efficiency.matmul) << name;
     EXPECT_EQ(d.efficiency.matmul_of(DType::kBf16), d.efficiency.matmul) << name;
-    // The roofline time of a product in nvfp4 scales with the share: in mxfp4 (at its own peak and
-    // efficiency.matmul) the same product takes the two rates' ratio of it.
+    // A product's time in nvfp4 scales with the share: in mxfp4 (at its own peak and efficiency.matmul)
+    // the same product takes the two achievable rates' ratio of it.
     const CostModel cost;
     Op op = Op::make("g", OpKind::kLinear, -1);
     op.gemm = {1, 16384, 16384, 16384};
