@@ -110,7 +110,7 @@ CostModel::Series CostModel::find(const Device& device, const std::string& kerne
   const std::optional<Device::Borrowed> b = device.borrowed(dtype, is_shaped_kernel(kernel));
   if (!b) return {};
   const KernelSeries* s = tables_->find(device.kernels_from, kernel, b->dtype);
-  return s != nullptr ? Series{s, b->scale, true} : Series{};
+  return s != nullptr ? Series{s, b->scale, true, device.efficiency.kernel_launch_s, device.donor_kernel_launch_s} : Series{};
 }
 
 std::optional<KernelEstimate> CostModel::Series::gemm(const GemmShape& shape) const {
@@ -123,7 +123,7 @@ std::optional<KernelEstimate> CostModel::Series::by_bytes(double bytes) const {
 
 std::optional<KernelEstimate> CostModel::Series::scaled(std::optional<KernelEstimate> e) const {
   if (e && borrowed) {
-    e->seconds *= scale;
+    e->seconds = fixed_s + std::max(0.0, e->seconds - lender_fixed_s) * scale;
     e->source = CostSource::kScaled;
   }
   return e;

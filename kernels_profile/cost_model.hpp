@@ -56,6 +56,9 @@ class CostModel {
     const KernelSeries* series = nullptr;
     double scale = 1;
     bool borrowed = false;
+    // Borrowed rows: each time's fixed cost (the lender's kernel_launch) is this GPU's own
+    // (fixed_s), the rest scaled: a small kernel is no faster on a GPU of a higher peak.
+    double fixed_s = 0, lender_fixed_s = 0;
     [[nodiscard]] std::optional<KernelEstimate> gemm(const GemmShape& shape) const;
     [[nodiscard]] std::optional<KernelEstimate> by_bytes(double bytes) const;
     [[nodiscard]] std::optional<KernelEstimate> scaled(std::optional<KernelEstimate> e) const;

@@ -134,6 +134,7 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
         const Device lender = load_device_file(p, true);
         for (const auto& [t, peak] : lender.peak_flops) d.donor_matmul_rate[t] = peak * lender.efficiency.matmul_of(t);
         d.donor_memory_rate = lender.memory_bandwidth_Bps * lender.efficiency.memory;
+        d.donor_kernel_launch_s = lender.efficiency.kernel_launch_s;
         if (d.vendor != lender.vendor) kf->error("device", d.kernels_from + " is " + std::string(vendor_name(lender.vendor)) +
                                                                ": a GPU borrows kernel tables from its own vendor's GPUs only");
       }

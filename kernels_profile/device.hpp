@@ -82,6 +82,9 @@ struct Device {
   std::string kernels_from, kernels_from_source;
   std::map<DType, double> donor_matmul_rate;  // the donor's peak x efficiency.matmul, per dtype it has
   double donor_memory_rate = 0;               // the donor's memory bandwidth x efficiency.memory
+  // The donor's efficiency.kernel_launch: the part of each of its measured kernel times that is a
+  // kernel's fixed cost, not scaled by the rates (this GPU's own kernel_launch stands in its place).
+  double donor_kernel_launch_s = 0;
   std::string file;
   // Compute-time multiplier set by a cluster's degraded node type (topologies: `degraded`); never
   // read from a device file. 1: the GPU as its figures and tables say.

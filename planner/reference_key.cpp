@@ -17,11 +17,11 @@ namespace {
 static_assert(sizeof(Efficiency) == 120, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
 static_assert(sizeof(FittedCosts) == 96, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 856, "Device changed: update reference_key");
+static_assert(sizeof(Device) == 864, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 1160, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 1168, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
@@ -103,6 +103,7 @@ void put_device(Text& t, const Device& d) {
   t.put("kernels_from", d.kernels_from);
   for (const auto& [dtype, rate] : d.donor_matmul_rate) t.put(("donor_matmul_rate." + std::to_string(static_cast<int>(dtype))).c_str(), rate);
   t.put("donor_memory_rate", d.donor_memory_rate);
+  t.put("donor_kernel_launch_s", d.donor_kernel_launch_s);
   t.put("slowdown", d.slowdown);
   t.put("collective_interference", d.collective_interference);
   t.put("fitted.moe_layer_s", d.fitted.moe_layer_s);

@@ -47,31 +47,35 @@ TEST_F(BorrowedTables, AB200TakesTheH100sTimeAtEachShapeScaledByTheAchievableRat
   qkv.fwd_flops = 2.0 * 4096 * 12288 * 4096;
   // bf16: the H100's achievable bf16 rate over the B200's, both from their device files.
   const double bf16 = (h100.peak(DType::kBf16) * h100.efficiency.matmul) / (b200.peak(DType::kBf16) * b200.efficiency.matmul);
+  // Each measured time's fixed cost (the H100's kernel_launch) is the B200's own, not scaled.
+  auto scaled = [&](double h100_s, double scale, const Device* d = nullptr) {
+    return (d != nullptr ? *d : b200).efficiency.kernel_launch_s + (h100_s - h100.efficiency.kernel_launch_s) * scale;
+  };
   const OpCost c = cost.op_time(b200, qkv, DType::kBf16, Pass::kForward);
-  EXPECT_DOUBLE_EQ(c.seconds, 0.6e-3 * bf16);
+  EXPECT_DOUBLE_EQ(c.seconds, scaled(0.6e-3, bf16));
   EXPECT_DOUBLE_EQ(c.by_source[static_cast<int>(CostSource::kScaled)], c.seconds);
   // mxfp8 (which the H100 lacks) reads the H100's fp8 rows, at the fp8 rates.
   qkv.gemm_dtype = DType::kMxfp8;
   const double fp8 = (h100.peak(DType::kFp8) * h100.efficiency.matmul) / (b200.peak(DType::kMxfp8) * b200.efficiency.matmul);
   EXPECT_DOUBLE_EQ(cost.op_time(b200, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)],
-                   0.35e-3 * fp8);
+                   scaled(0.35e-3, fp8));
   // nvfp4 (no H100 rows of a 4-bit format either) reads them too, at the nvfp4 rates; a B300's at the
   // share of its nvfp4 peak its device file gives the format (efficiency.matmul_per_dtype).
   qkv.gemm_dtype = DType::kNvfp4;
   const double fp4 = (h100.peak(DType::kFp8) * h100.efficiency.matmul) / (b200.peak(DType::kNvfp4) * b200.efficiency.matmul);
   EXPECT_DOUBLE_EQ(cost.op_time(b200, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)],
-                   0.35e-3 * fp4);
+                   scaled(0.35e-3, fp4));
   Device b300 = load_shipped_device("B300", Diagnostic{});
   b300.fitted = FittedCosts{};
   const double ultra = (h100.peak(DType::kFp8) * h100.efficiency.matmul) /
                        (b300.peak(DType::kNvfp4) * b300.efficiency.matmul_per_dtype.at(DType::kNvfp4));
   EXPECT_DOUBLE_EQ(cost.op_time(b300, qkv, DType::kBf16, Pass::kForward).by_source[static_cast<int>(CostSource::kScaled)],
-                   0.35e-3 * ultra);
+                   scaled(0.35e-3, ultra, &b300));
   // A memory-bound kernel scales by the achievable memory bandwidths.
   Op ln = Op::make("ln", OpKind::kLayerNorm, 0);
   ln.fwd_bytes = 67108864;
   const double mem = (h100.memory_bandwidth_Bps * h100.efficiency.memory) / (b200.memory_bandwidth_Bps * b200.efficiency.memory);
-  EXPECT_DOUBLE_EQ(cost.op_time(b200, ln, DType::kBf16, Pass::kForward).seconds, 40e-6 * mem);
+  EXPECT_DOUBLE_EQ(cost.op_time(b200, ln, DType::kBf16, Pass::kForward).seconds, scaled(40e-6, mem));
   // The B200's own rows, where it has them, win.
   const CostModel own = with_rows(row("H100-SXM5-80GB", "gemm_fwd", "bf16", "1,4096,12288,4096,", 0.6e-3) +
                                   row("B200", "gemm_fwd", "bf16", "1,4096,12288,4096,", 0.2e-3));
