@@ -51,8 +51,7 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
   d.memory_bandwidth_Bps = r.quantity_at_least("memory_bandwidth", Unit::kRate, 1e10, "10GBps");
   d.pcie_bandwidth_Bps = r.quantity_at_least("pcie_bandwidth", Unit::kRate, 1e9, "1GBps");
   FieldReader peak = r.child("peak");
-  for (DType t : {DType::kFp32, DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4,
-                  DType::kMxfp6, DType::kMxfp4}) {
+  for (DType t : kAllDTypes) {
     if (auto v = peak.opt_quantity_at_least(dtype_name(t), Unit::kFlopRate, 1e11, "100GFlops")) d.peak_flops[t] = *v;
   }
   peak.finish();
@@ -66,8 +65,8 @@ Device load_device_file(const std::filesystem::path& path, bool donor) {
   d.efficiency.matmul_fp32 = eff.opt_number("matmul_fp32", 0.01, 1.0).value_or(0);
   if (std::optional<FieldReader> per = eff.opt_child("matmul_per_dtype")) {
     if (per->opt_node("fp32")) per->error("fp32", "fp32 GEMMs take efficiency.matmul_fp32");
-    for (DType t : {DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4, DType::kMxfp6,
-                    DType::kMxfp4}) {
+    for (DType t : kAllDTypes) {
+      if (t == DType::kFp32) continue;  // refused above
       const std::optional<double> v = per->opt_number(dtype_name(t), 0.01, 1.0);
       if (!v) continue;
       if (!d.peak_flops.contains(t)) per->error(dtype_name(t), "this device has no " + std::string(dtype_name(t)) + " peak");

@@ -32,6 +32,15 @@ double dtype_bytes(DType t) {
   return 4;
 }
 
+const std::vector<std::string>& dtype_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (DType t : kAllDTypes) out.emplace_back(dtype_name(t));
+    return out;
+  }();
+  return names;
+}
+
 bool block_scaled(DType t) { return t == DType::kMxfp8 || t == DType::kNvfp4 || t == DType::kMxfp6 || t == DType::kMxfp4; }
 
 std::string_view dtype_name(DType t) {

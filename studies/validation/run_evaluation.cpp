@@ -150,6 +150,8 @@ void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost)
   // model times a product of two activations; layout tn (x·Wᵀ) is a linear layer's forward, timed
   // from the rows of the layout frameworks run (gemm_fwd) where a GPU has them. Several shapes: the
   // sum of their times (each product its own kernel).
+  // Block-scaled GEMMs (Transformer Engine's, cuBLASLt's) write their output in bf16.
+  const double out_bytes = block_scaled(mm.dtype) ? dtype_bytes(DType::kBf16) : dtype_bytes(mm.dtype);
   double t = 0, flops = 0;
   for (const GemmShape& g : mm.shapes) {
     const double b = static_cast<double>(g.batch), m = static_cast<double>(g.m), n = static_cast<double>(g.n),
@@ -158,8 +160,6 @@ void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost)
     op.shape = {g.batch, g.m, g.n};
     op.gemm = g;
     op.fwd_flops = 2 * b * m * n * k;
-    // Block-scaled GEMMs (Transformer Engine's, cuBLASLt's) write their output in bf16.
-    const double out_bytes = block_scaled(mm.dtype) ? dtype_bytes(DType::kBf16) : dtype_bytes(mm.dtype);
     op.fwd_bytes = b * ((m * k + k * n) * dtype_bytes(mm.dtype) + m * n * out_bytes);
     t += cost.op_time(device, op, mm.dtype, Pass::kForward).seconds;
     flops += op.fwd_flops;

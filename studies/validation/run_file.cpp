@@ -125,7 +125,7 @@ MatmulRun read_matmul(FieldReader c) {
   } else {
     out.shapes.push_back(shape(c));
   }
-  const std::string dt = c.choice("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4", "mxfp6", "mxfp4"});
+  const std::string dt = c.choice("dtype", dtype_names());
   out.dtype_where = c.locate("dtype", "");
   out.dtype = dtype_from_name(dt).value_or(DType::kBf16);
   out.linear = c.opt_choice("layout", {"nn", "tn"}).value_or("nn") == "tn";
