@@ -10,14 +10,12 @@
 #include <stdexcept>
 
 #include "base/text.hpp"
-#include "base/units.hpp"
-#include "planner/block_costs.hpp"
 #include "planner/data_parallel.hpp"
-#include "planner/hybrid/activation_offload.hpp"
 #include "planner/hybrid/boundary_resharder.hpp"
 #include "planner/hybrid/gradient_sync.hpp"
 #include "planner/hybrid/pass_emitter.hpp"
 #include "planner/hybrid/pipeline_layout.hpp"
+#include "planner/hybrid/pipeline_memory.hpp"
 #include "planner/hybrid/pipeline_mirrors.hpp"
 #include "planner/hybrid/pipeline_schedule.hpp"
 #include "planner/hybrid/stage_boundary.hpp"
@@ -105,7 +103,7 @@ class Emitter {
       return too_large(" and its micro-batches do not repeat identically; hetsim holds at most " + count(kMaxHeldPasses) + " that do not");
     }
     add_gradient_sync(plan_, cluster_, work_, ctx_, layout_, out_.program);
-    check_memory();
+    check_pipeline_memory(plan_, cluster_, work_, layout_, streams_, ctx_.reserve_bytes, out_);
     // Leaving out fewer tasks than are held saves little and costs the simulator a check of the
     // copies (a short drain that repeats at the very end): written back, now that nothing holds an
     // index into the program any more (the gradient synchronisation above used them).
@@ -557,34 +555,6 @@ class Emitter {
     for (const LocalGather& g : w.gathers) {
       const bool seen = std::any_of(in.gathers.begin(), in.gathers.end(), [&](const LocalGather& x) { return x.group == g.group; });
       if (!seen) in.gathers.push_back(g);
-    }
-  }
-
-  // --- memory ------------------------------------------------------------------------------------
-
-  void check_memory() {
-    const int n = cluster_.gpu_count();
-    out_.peak_memory_bytes.assign(n, 0);
-    out_.feasible = true;
-    const std::vector<double> host = host_offload_bytes(plan_, layout_, work_, n);
-    for (int d = 0; d < n; ++d) {
-      // Allocations happen at a task's start and frees at its end, all on the compute stream in
-      // program order: the peak follows from the order alone (every pass, folded or not).
-      const double peak = streams_.activation_peak(d);
-      const double static_bytes = out_.program.devices[d].static_memory_bytes;
-      out_.peak_memory_bytes[d] = static_bytes > 0 || peak > 0 ? static_bytes + peak : 0;
-      const Device& dev = cluster_.device_of(d);
-      if (out_.feasible && out_.peak_memory_bytes[d] > dev.memory_bytes) {
-        out_.feasible = false;
-        out_.infeasible_reason = memory_shortfall_text(d, dev, out_.peak_memory_bytes[d],
-                                                       "weights, gradients and optimizer state " + format_bytes(static_bytes - ctx_.reserve_bytes) +
-                                                           ", activations in flight " + format_bytes(peak) + ", runtime reserve " +
-                                                           format_bytes(ctx_.reserve_bytes));
-      }
-      if (out_.feasible && dev.host_link.memory_bytes > 0 && host[d] > dev.host_link.memory_bytes) {
-        out_.feasible = false;
-        out_.infeasible_reason = offload_shortfall_text(d, dev, host[d]);
-      }
     }
   }
 

@@ -9,18 +9,6 @@
 
 namespace hetsim {
 
-int TpBytes::count() const {
-  return (all_reduce > 0 ? 1 : 0) + (all_gather > 0 ? 1 : 0) + (reduce_scatter > 0 ? 1 : 0) + (all_to_all > 0 ? 1 : 0);
-}
-
-TpBytes& TpBytes::operator+=(const TpBytes& o) {
-  all_reduce += o.all_reduce;
-  all_gather += o.all_gather;
-  reduce_scatter += o.reduce_scatter;
-  all_to_all += o.all_to_all;
-  return *this;
-}
-
 StageWorkKey stage_work_key(const HybridPlan& plan, long samples, int tp, int cp, int ep, int expert_tp) {
   StageWorkKey key{std::max(1L, samples), tp, plan.sequence_parallel, plan.recompute, plan.stage_program,
                    plan.vocab_parallel, cp, plan.cp_comm, ep, expert_tp, plan.tp_comm_userbuffers && tp > 1,
@@ -52,81 +40,7 @@ double BlockWork::bwd_s() const {
 
 namespace {
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
-
-// A column-split linear layer inside a transformer layer: its input comes from the sequence-parallel
-// region under SP (the LM head's input is gathered by the final norm's conversion).
-bool regathers_input(const Op& op) { return op.kind == OpKind::kLinear && op.layer >= 0; }
-
-// The share of `op` one GPU of a TP group of width `tp` computes. Under sequence parallelism a
-// column-split layer keeps only its sequence shard of the input and gathers it again for the
-// weight gradient (Korthikanti et al. 2022, Section 4.2.2), so its saved input is split too.
-// Low-precision casts: a column-split layer's output gradient and a row-split layer's input are
-// split; its replicated operand (the column-split input, the row-split output gradient) is cast
-// whole by every rank, or, under sequence parallelism, 1/tp of it before the all-gather.
-Op shard(const Op& op, TpSplit split, int tp, bool sequence_parallel) {
-  Op s = op;
-  if (tp == 1 || split == TpSplit::kReplicated) return s;
-  if (split == TpSplit::kColumn) {
-    shard_casts(s, sequence_parallel && regathers_input(op) ? CastOperand::kGathered : CastOperand::kWhole, CastOperand::kSplit, tp);
-  } else if (split == TpSplit::kRow) {
-    shard_casts(s, CastOperand::kSplit, sequence_parallel ? CastOperand::kGathered : CastOperand::kWhole, tp);
-  } else {
-    shard_casts(s, CastOperand::kSplit, CastOperand::kSplit, tp);
-  }
-  const double f = 1.0 / tp;
-  s.fwd_flops *= f;
-  s.bwd_flops *= f;
-  s.fwd_bytes *= f;
-  s.bwd_bytes *= f;
-  s.params *= f;
-  switch (split) {
-    case TpSplit::kColumn:  // input replicated: saved in full, or by sequence under SP
-      s.gemm.n = std::max(1L, s.gemm.n / tp);
-      if (sequence_parallel && regathers_input(op)) s.saved_bytes *= f;
-      break;
-    case TpSplit::kRow:
-      s.gemm.k = std::max(1L, s.gemm.k / tp);
-      s.saved_bytes *= f;
-      break;
-    default:  // each rank an equal slice: of the batched products (heads), else of the rows (data)
-      if (s.gemm.batch >= tp) s.gemm.batch = std::max(1L, s.gemm.batch / tp);
-      else if (s.gemm.m > 0) s.gemm.m = std::max(1L, (s.gemm.m + tp - 1) / tp);
-      s.saved_bytes *= f;
-  }
-  return s;
-}
-
-// Scales `s`'s memory traffic (from `op`'s): the activations' by `activations`, the weight matrix's
-// (read in the forward; read and its gradient written in the backward) by `weights`.
-void scale_traffic(Op& s, const Op& op, DType dtype, double activations, double weights) {
-  const double weight = is_matmul(op.kind) && op.params > 0
-                            ? static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) *
-                                  static_cast<double>(op.gemm.n) * dtype_bytes(op.gemm_dtype.value_or(dtype))
-                            : 0;
-  s.fwd_bytes = std::max(0.0, op.fwd_bytes - weight) * activations + std::min(op.fwd_bytes, weight) * weights;
-  s.bwd_bytes = std::max(0.0, op.bwd_bytes - 2 * weight) * activations + std::min(op.bwd_bytes, 2 * weight) * weights;
-}
-
-// The share of `op` one of `cp` context-parallel ranks computes: 1/cp of the tokens of every
-// sequence, and with the sequence in 2 x cp chunks (each rank the i-th and the (2cp-1-i)-th) 1/cp of
-// the causal attention's work too (Megatron-Core's load balancing). Weights are whole on every rank.
-Op context_shard(const Op& op, int cp, DType dtype) {
-  if (cp == 1) return op;
-  Op s = op;
-  const double f = 1.0 / cp;
-  for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops, &s.saved_bytes,
-                    &s.cast_fwd_bytes, &s.cast_bwd_bytes, &s.cast_fwd_transpose_bytes, &s.cast_bwd_transpose_bytes}) {
-    *x *= f;
-  }
-  // Traffic: the activations' share; a weight matrix is still read whole.
-  scale_traffic(s, op, dtype, f, 1);
-  if (s.gemm.m > 0) s.gemm.m = std::max(1L, (s.gemm.m + cp - 1) / cp);
-  return s;
-}
 
 // A GEMM that userbuffers overlap with a TP collective runs as `chunks` GEMMs of 1/chunks of its rows
 // (Transformer Engine's ring exchange: one per TP rank; its pipelined reduce-scatter: num_splits),
@@ -150,60 +64,6 @@ OpCost chunked_time(const CostModel& cost, const Device& device, const Op& s, DT
   return c;
 }
 
-// The share of a routed expert's op one GPU computes under expert parallelism (Megatron-Core's
-// all-to-all dispatcher): a TP group's tokens are split over its tp ranks, each GPU dispatches
-// its T/tp tokens' k copies and receives, on average, as many for its experts / ep experts, gathered
-// expert_tp ways and run on 1/expert_tp of each expert's width. So it computes 1/tp of the
-// micro-batch slice's expert work whatever ep and expert_tp are, on E/ep experts with
-// ep x expert_tp / tp times the rows each, and holds 1/(ep x expert_tp) of the expert weights; the
-// busiest GPU gets router_imbalance times the mean.
-Op expert_shard(const Op& op, int tp, int ep, int etp, double imbalance, DType dtype) {
-  Op s = op;
-  const bool fc1 = op.name.size() >= 10 && op.name.compare(op.name.size() - 10, 10, "expert_fc1") == 0;
-  const double work = imbalance / tp;
-  const double rows = fc1 ? work * etp : work;  // fc1's input rows are gathered over expert TP
-  for (double* x : {&s.fwd_flops, &s.bwd_flops, &s.recompute_flops, &s.bwd_recompute_flops}) *x *= work;
-  for (double* x : {&s.saved_bytes, &s.cast_fwd_bytes, &s.cast_fwd_transpose_bytes}) *x *= rows;
-  for (double* x : {&s.cast_bwd_bytes, &s.cast_bwd_transpose_bytes}) *x *= work;
-  const double shard = 1.0 / (static_cast<double>(ep) * etp);
-  scale_traffic(s, op, dtype, work, shard);
-  s.params *= shard;
-  if (s.gemm.m > 0) {
-    s.gemm.batch = std::max(1L, s.gemm.batch / ep);
-    s.gemm.m = std::max(1L, std::lround(static_cast<double>(s.gemm.m) * ep * etp * imbalance / tp));
-    if (fc1) s.gemm.n = std::max(1L, s.gemm.n / etp);
-    else s.gemm.k = std::max(1L, s.gemm.k / etp);
-  }
-  return s;
-}
-
-// Megatron's collectives around `op` in a TP group: column-split layers need the gradient of
-// their replicated input summed over the group (after their backward); row-split layers and the
-// embedding sum their partial outputs; the vocabulary-parallel loss exchanges a max and a sum per
-// token. Without the vocabulary-parallel loss, the LM head's logits are all-gathered (`logits_bytes`
-// in full) and every GPU computes the whole loss. `gather_format`: the bytes an element of `op`'s
-// input moves in an all-gather, per the dtype's (below 1 under a low-precision recipe).
-OpPlacement megatron_placement(const Op& op, bool sequence_parallel, bool vocab_parallel, int tp, double hidden_bytes,
-                               long hidden, double tokens, double logits_bytes, double gather_format) {
-  OpPlacement pl;
-  pl.split = megatron_split(op, sequence_parallel);
-  if (!vocab_parallel && op.kind == OpKind::kLoss) pl.split = TpSplit::kReplicated;
-  if (tp == 1) return pl;
-  if (!vocab_parallel && op.kind == OpKind::kLmHead) pl.after_fwd.all_gather = logits_bytes;
-  // A column-split layer's input is the hidden state, or a narrower latent (MLA's q_up and kv_up
-  // read the q and kv latents): its gradient, summed over the group, has the input's width.
-  const double input_bytes =
-      op.gemm.k > 0 && op.gemm.m > 0 ? hidden_bytes * static_cast<double>(op.gemm.k) / static_cast<double>(std::max(1L, hidden)) : hidden_bytes;
-  if (pl.split == TpSplit::kColumn) pl.bwd.all_reduce = input_bytes;
-  // SP: the sequence-split input is all-gathered again for the weight gradient.
-  // Under a low-precision recipe it moves the cast input (Transformer Engine gathers the low-format
-  // rowwise or columnwise data, one copy): format bytes for the dtype's.
-  if (pl.split == TpSplit::kColumn && sequence_parallel && regathers_input(op)) pl.bwd.all_gather = input_bytes * gather_format;
-  if (op.kind == OpKind::kLoss && pl.split == TpSplit::kSharded) pl.after_fwd.all_reduce = 2 * tokens * 4;
-  if (pl.split == TpSplit::kRow || op.kind == OpKind::kEmbedding) pl.after_fwd.all_reduce = hidden_bytes;
-  return pl;
-}
-
 // The logits of an LM head for the slice it runs, in `e`-byte elements (0 for other operators).
 double lm_logits_bytes(const Op& op, double e) {
   return op.kind == OpKind::kLmHead ? static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n) * e : 0;
@@ -218,7 +78,7 @@ int block_of(const Op& op, long layers) {
 // in backward; only the s x s tensors (softmax output, dropout mask and output) are dropped, Q, K
 // and V stay. The fused (flash) kernel keeps no s x s tensor: nothing to recompute.
 // The attention's own softmax (an MoE router's top-k softmax is not part of it).
-bool is_attention_softmax(const Op& op) { return op.kind == OpKind::kSoftmax && ends_with(op.name, "softmax"); }
+bool is_attention_softmax(const Op& op) { return op.kind == OpKind::kSoftmax && op.name.ends_with("softmax"); }
 bool is_attention_core(const Op& op) {
   return op.kind == OpKind::kAttnScores || is_attention_softmax(op) || op.kind == OpKind::kAttnContext ||
          (op.kind == OpKind::kDropout && op.layer >= 0);
@@ -246,45 +106,6 @@ void mark_same_blocks(std::vector<BlockWork>& blocks) {
 }
 
 }  // namespace
-
-TpSplit megatron_split(const Op& op, bool sequence_parallel) {
-  // Routed experts run whole on every GPU of the TP group: expert parallelism divides them, not TP.
-  // The router and the token permutations work on the tokens a GPU holds: its own 1/tp of the
-  // sequence under sequence parallelism (which Megatron-Core requires for MoE with TP), all of them
-  // otherwise.
-  if (op.expert) return TpSplit::kReplicated;
-  if (ends_with(op.name, ".router") || ends_with(op.name, ".router_topk") || op.kind == OpKind::kMoeDispatch ||
-      op.kind == OpKind::kMoeCombine) {
-    return sequence_parallel ? TpSplit::kSequence : TpSplit::kReplicated;
-  }
-  switch (op.kind) {
-    case OpKind::kLinear:
-      // Latent attention (mla:): the up-projections split by heads, like qkv; q_down, kv_down
-      // and the router stay whole.
-      if (ends_with(op.name, ".qkv") || ends_with(op.name, ".mlp_up") || ends_with(op.name, ".mlp_gate_up") ||
-          ends_with(op.name, ".shared_fc1") || ends_with(op.name, ".q_up") || ends_with(op.name, ".q_proj") ||
-          ends_with(op.name, ".kv_up")) {
-        return TpSplit::kColumn;
-      }
-      if (ends_with(op.name, ".attn_out") || ends_with(op.name, ".mlp_down") || ends_with(op.name, ".shared_fc2")) return TpSplit::kRow;
-      return TpSplit::kReplicated;
-    case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:  // MLA's q_norm and kv_norm: over the whole latent
-      if (ends_with(op.name, ".q_norm") || ends_with(op.name, ".kv_norm")) return TpSplit::kReplicated;
-      return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
-    case OpKind::kAttnScores:
-    case OpKind::kSoftmax:
-    case OpKind::kAttnContext:
-    case OpKind::kLoss: return TpSplit::kSharded;   // by heads / by vocabulary
-    case OpKind::kFlashAttention: return TpSplit::kSharded;  // by heads
-    case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
-    case OpKind::kDropout:  // attention dropout by heads; the embedding's by sequence under SP
-      return op.layer >= 0 || sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
-    case OpKind::kResidual: return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
-    default: return TpSplit::kReplicated;
-  }
-}
 
 std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& device, DType dtype, const CostModel& cost,
                                         const StageWorkKey& key, const LayerProgram& layer) {
@@ -440,7 +261,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     // A sequence split is a context split by another name: 1/tp of the tokens, the weights whole.
     Op s = op.expert                      ? expert_shard(context_shard(op, cp, dtype), tp, ep, etp, imbalance, dtype)
            : split == TpSplit::kSequence ? context_shard(context_shard(op, cp, dtype), tp, dtype)
-                                         : shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
+                                         : tp_shard(context_shard(op, cp, dtype), split, tp, key.sequence_parallel);
     if (gathered_tokens > 0 && (op.kind == OpKind::kMoeDispatch || op.kind == OpKind::kMoeCombine)) {
       // allgather: the permutation picks this GPU's rows out of every EP rank's gathered tokens, and
       // the unpermutation writes them back into that whole buffer for the reduce-scatter.

@@ -13,25 +13,10 @@
 
 #include "kernels_profile/cost_model.hpp"
 #include "planner/hybrid/hybrid_plan.hpp"
+#include "planner/hybrid/op_shard.hpp"
 #include "workloads/model.hpp"
 
 namespace hetsim {
-
-// Bytes of the collectives over a TP group at one point of a block, by kind (sizes as in
-// sim/program.hpp). Under sequence parallelism the emitter runs an all-reduce as a reduce-scatter
-// plus an all-gather.
-struct TpBytes {
-  double all_reduce = 0;
-  double all_gather = 0;
-  double reduce_scatter = 0;
-  double all_to_all = 0;
-
-  [[nodiscard]] int count() const;  // kinds with bytes
-  [[nodiscard]] bool any() const { return count() > 0; }
-  TpBytes& operator+=(const TpBytes& o);
-  [[nodiscard]] TpBytes scaled(double f) const { return {all_reduce * f, all_gather * f, reduce_scatter * f, all_to_all * f}; }
-  bool operator==(const TpBytes&) const = default;
-};
 
 struct WorkPart {
   double fwd_s = 0;
@@ -146,21 +131,6 @@ struct StageWorkKey {
                                           int expert_tp = 1);
 // The key of a copy of stage `st` running `samples`.
 [[nodiscard]] StageWorkKey stage_work_key(const HybridPlan& plan, long samples, const StagePlan& st);
-
-// How one GPU of a TP group runs an operator: which way it is split and the collectives around
-// it. Collectives before it (conversions of its inputs) end the compute span before it; their
-// backward duals and `bwd` run after its backward; `after_fwd` runs after it and ends its span.
-// kSequence: each rank takes its own 1/tp of the tokens (sequence parallelism) and keeps the whole
-// weights, with no TP collective: Megatron-Core's MoE routing (router, top-k, permutations).
-enum class TpSplit { kReplicated, kColumn, kRow, kSharded, kSequence };
-struct OpPlacement {
-  TpSplit split = TpSplit::kReplicated;
-  TpBytes before_fwd, before_bwd, after_fwd, after_bwd, bwd;
-};
-
-// How Megatron splits an operator over a TP group. Norms, residuals and the operators of other
-// families (convolutions, mixture-of-experts routing) stay replicated.
-[[nodiscard]] TpSplit megatron_split(const Op& op, bool sequence_parallel);
 
 // A program for the operators of one transformer layer (every layer runs the same), in the
 // order build_op_graph gives them; empty: Megatron's.
