@@ -3,9 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <iterator>
-#include <regex>
 #include <set>
 #include <optional>
 
@@ -207,11 +204,22 @@ PlanFile load_spmd_plan_file(const std::string& path, const ModelSpec& model, co
                              SpmdProblem& problem) {
   SpmdProblem unfused = build_spmd_problem(model, cluster, cost, MixedAttention::kUnfusedEverywhere);
   if (unfused.ops.size() != problem.ops.size()) {
-    std::set<std::string> given;  // every "name: X" of the file
-    std::ifstream in(path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    static const std::regex kName(R"(name:\s*([A-Za-z0-9_.\-]+))");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kName); it != std::sregex_iterator(); ++it) given.insert((*it)[1]);
+    // Every `name:` value of the file, at any depth, walked with a stack of its own: the file's
+    // nesting is the user's, so no recursion over it.
+    std::set<std::string> given;
+    std::vector<YAML::Node> pending{YamlFile::load(path).tree()};
+    while (!pending.empty()) {
+      const YAML::Node node = pending.back();
+      pending.pop_back();
+      if (node.IsMap()) {
+        for (const auto& kv : node) {
+          if (kv.first.IsScalar() && kv.first.Scalar() == "name" && kv.second.IsScalar()) given.insert(kv.second.Scalar());
+          pending.push_back(kv.second);
+        }
+      } else if (node.IsSequence()) {
+        for (const auto& item : node) pending.push_back(item);
+      }
+    }
     std::set<std::string> today, before;
     for (const SpmdOp& op : problem.ops) today.insert(op.name);
     for (const SpmdOp& op : unfused.ops) before.insert(op.name);

@@ -28,6 +28,10 @@ constexpr long kMaxCableCount = 1024;
 // Hop counts kept for routing (attached switches x switches): 256 MiB. A cluster of 100 000 GPUs on
 // 8 rails of 64-port leaves has ~1 600 attached switches of ~4 000: 6.4 million.
 constexpr size_t kMaxRoutingEntries = size_t{1} << 26;
+// Switch-to-switch hops a route between two NICs' switches may take: the fabrics built route in a
+// few (a three-tier fat tree in 4, a dragonfly's minimal routes in 3 between groups); a long chain
+// would have every flow cross thousands of links, and the simulation's work grows with them.
+constexpr int kMaxRouteHops = 64;
 // Names, NICs and switches a message lists before it says how many more there are.
 constexpr size_t kListed = 5;
 // Where path_count stops counting.
@@ -405,6 +409,23 @@ NetworkGraph load_network_graph(const std::filesystem::path& file, const std::ve
   g.index_routes();
   check_connected(r, g, nodes, [&g](int from, int to) { return g.hops_to(to)[from] >= 0; });
   diags.throw_if_any();
+  int longest = 0, far_from = -1, far_to = -1;  // the longest route between two attached switches
+  for (size_t i = 0; i < attached; ++i) {
+    const int* row = g.hops_to(attached_switches[i]);
+    for (size_t j = 0; j < attached; ++j) {
+      if (row[attached_switches[j]] > longest) {
+        longest = row[attached_switches[j]];
+        far_from = attached_switches[j];
+        far_to = attached_switches[i];
+      }
+    }
+  }
+  if (longest > kMaxRouteHops) {
+    r.error("links", "the shortest route from switch \"" + g.switches_[far_from] + "\" to \"" + g.switches_[far_to] +
+                         "\" (both with NICs attached) takes " + std::to_string(longest) + " hops; hetsim routes at most " +
+                         std::to_string(kMaxRouteHops) + " (the fabrics built take a few: a three-tier fat tree 4)");
+    diags.throw_if_any();
+  }
   return g;
 }
 

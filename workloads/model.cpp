@@ -400,6 +400,10 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
       m.moe_every = moe.integer("every", 1, 1000);
       m.top_k = moe.integer("top_k", 1, 8);
       m.capacity_factor = moe.number("capacity_factor", 0.1, 16);
+      if (m.layers > 0 && m.moe_every > m.layers) {
+        moe.error("every", std::to_string(m.moe_every) + " leaves no MoE layer among the " + std::to_string(m.layers) +
+                               " layers (the first would be layer " + std::to_string(m.moe_every - 1) + ")");
+      }
       moe.finish();
       break;
     }

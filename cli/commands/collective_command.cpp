@@ -42,12 +42,12 @@ std::vector<double> parse_sizes(const std::string& spec) {
       if (end != s.c_str() + s.size() || !std::isfinite(value)) {
         throw InputError("--size", "", "\"" + s + "\" is neither a byte count nor a size with its unit (e.g. 1GiB)");
       }
-      if (value != std::floor(value)) throw InputError("--size", "", "\"" + s + "\" is not a whole number of bytes");
     } else {
       const ParsedQuantity q = parse_quantity(s, Unit::kBytes);
       if (!q.ok()) throw InputError("--size", "", q.error);
       value = q.value;
     }
+    if (value != std::floor(value)) throw InputError("--size", "", "\"" + s + "\" is not a whole number of bytes");
     if (value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
     if (value > kMaxCollectiveBytes) throw InputError("--size", "", "\"" + s + "\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
     return value;

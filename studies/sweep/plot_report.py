@@ -47,6 +47,8 @@ def main():
     try:
         import matplotlib
         matplotlib.use("Agg")
+        # Names (axis values, offers) are the user's: a "$" in one is text, not a formula.
+        matplotlib.rcParams["text.parse_math"] = False
         import matplotlib.pyplot as plt
     except ImportError:
         sys.exit(3)

@@ -255,13 +255,10 @@ double measured_peak(const ValidationRun& run, const Report& r) {
   return m.allocated ? std::max(0.0, peak - kRuntimeReserveBytes) : peak;
 }
 
-void training_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim, bool trace) {
-  const Cluster cluster = run_cluster(run);
-  ModelSpec model = load_model(run.training.model);
+// The run's plan (its Megatron layout, plan file or strategy) evaluated; `out.note` says which.
+Evaluation evaluate_training(const ValidationRun& run, const ModelSpec& model, const Cluster& cluster, const CostModel& cost,
+                             const SimOptions& sim, RunResult& out) {
   const TrainingRun& t = run.training;
-  if (t.global_batch > 0) model.training.global_batch = t.global_batch;
-  model.training.micro_batch = std::min(model.training.micro_batch, model.training.global_batch);
-  resolve_experts(model, cluster.gpu_count());
   Evaluation ev;
   if (t.megatron) {
     const HybridPlan plan = megatron_plan(*t.megatron, model, cluster, run.megatron_where);
@@ -281,6 +278,29 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
   } else {
     ev = evaluate_strategy(t.strategy, model, cluster, cost, sim);
     out.note = t.strategy;
+  }
+  return ev;
+}
+
+void training_run(const ValidationRun& run, RunResult& out, const CostModel& cost, const SimOptions& sim, bool trace) {
+  const Cluster cluster = run_cluster(run);
+  ModelSpec model = load_model(run.training.model);
+  const TrainingRun& t = run.training;
+  if (t.global_batch > 0) model.training.global_batch = t.global_batch;
+  model.training.micro_batch = std::min(model.training.micro_batch, model.training.global_batch);
+  resolve_experts(model, cluster.gpu_count());
+  Evaluation ev;
+  try {
+    ev = evaluate_training(run, model, cluster, cost, sim, out);
+  } catch (const InputError& e) {
+    // A plan too large to simulate is refused for the model's global batch: here the run's (its
+    // `global_batch`, or the model file's where the run gives none), at the run's entry.
+    if (e.diagnostics().empty()) throw;
+    const Diagnostic& d = e.diagnostics().front();
+    if (d.file != "training.global_batch" || d.line != 0) throw;  // (the key stands where a file would)
+    Diagnostic at = run.global_batch_where;
+    at.message = (t.global_batch > 0 ? "" : "the model file's training.global_batch: ") + d.message;
+    throw InputError({at});
   }
   out.scope = scope_of(cluster, all_gpus(cluster));
   out.scope.moe = model.moe.has_value();

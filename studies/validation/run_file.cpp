@@ -191,6 +191,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
   run.nodes_where = r.locate("nodes", "");
   run.segment_where = r.locate("segment", "");
   run.megatron_where = r.locate("megatron", "");
+  run.global_batch_where = r.locate("global_batch", "");
   run.memory_where = r.locate("memory", "");
   run.name = r.name("name");
   run.source = r.text("source");

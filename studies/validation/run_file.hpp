@@ -146,6 +146,7 @@ struct ValidationRun {
   std::vector<MeasuredFigure> measured;  // in the order of the file
   Diagnostic where;                      // file:line of the entry, for messages found later
   Diagnostic nodes_where, segment_where, megatron_where;  // of its `nodes`, `segment` and `megatron` fields (the entry where absent)
+  Diagnostic global_batch_where;           // of its `global_batch` (the entry where absent): a plan too large for it
   Diagnostic memory_where;                 // of its `memory.gpu` field (the entry, or `memory`, where absent)
 };
 

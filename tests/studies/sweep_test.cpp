@@ -359,6 +359,16 @@ TEST(Sweep, ReportPlotsAFigureAgainstAnAxisOrSaysWhatIsMissing) {
     char magic[8] = {};
     in.read(magic, 8);
     EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+    // Named values are the user's text: a "$" in one is not a formula for matplotlib to parse.
+    const auto named = write_study("plot-dollars", "name: d\ncluster: a100-v100-2x2\nmodel: bert-base\nrun: simulate\n"
+                                                   "strategy: dp-even\nvary:\n  - set: cluster.node_types[*].nic.bandwidth\n"
+                                                   "    values: {\"$\\\\frac{a$\": 100Gbps, \"$^^$\": 400Gbps}\n");
+    const auto named_db = temp("plot-dollars.db");
+    std::filesystem::remove(named_db);
+    ASSERT_EQ(wait_for(start_sweep({named.string(), "--db", named_db.string(), "--jobs", "2"})), 0);
+    const test::CliRun d = test::run_hetsim("report " + named_db.string() + " --plot " + png.string(), test::Capture::kStderr);
+    EXPECT_EQ(d.rc, 0) << d.output;
+    for (const auto& p : {named, named_db}) std::filesystem::remove(p);
   } else {
     const test::CliRun e = test::run_hetsim("report " + db.string() + " --plot " + png.string(), test::Capture::kStderr);
     EXPECT_EQ(e.rc, 2);  // a missing resource, not a bug

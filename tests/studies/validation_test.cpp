@@ -247,6 +247,18 @@ TEST(RunFile, AMemoryFieldOtherThanMaxLastOrAnIndexIsRefusedWithItsLine) {
   EXPECT_NE(r.output.find("memory.gpu: \"first\" is none of max"), std::string::npos) << r.output;
 }
 
+TEST(RunEvaluation, AGlobalBatchTooLargeToSimulateIsRefusedAtTheRunsLine) {
+  // The plan's passes are over hetsim's limit: the refusal names the run's global_batch (its file and
+  // line), where the planner alone can only name the model's training.global_batch.
+  const TempDir dir("validation-test");
+  const std::filesystem::path file = dir.new_file("huge-batch", ".yaml",
+      "- name: x\n  source: s\n  cluster: selene-64\n  nodes: 1\n  model: gpt3-1.3b\n  global_batch: 1000000000000\n"
+      "  megatron: {tp: 2, pp: 2, micro_batch: 1, recompute: full}\n  measured: {iteration_time_s: 2}\n");
+  const test::CliRun r = test::run_hetsim("validate --runs " + file.string(), test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.output.find(".yaml:6:17: error: [0].global_batch: the plan has"), std::string::npos) << r.output;
+}
+
 TEST(RunFile, ASegmentPlacesTheNodesThatManyToAnNvlinkDomain) {
   // 32 trays of GB200 racks of 18: filled in order, GPUs 64-127 are 8 of the first rack's and 56 of
   // the second's, and their all-reduce crosses NICs; placed 16 to a rack (Slurm's --segment, as

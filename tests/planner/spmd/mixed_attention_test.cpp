@@ -111,5 +111,15 @@ TEST(SpmdMixedAttention, APlanWrittenWithEveryGpuOnTheUnfusedPathIsReadAsWritten
   EXPECT_NE(r.output.find("iteration time: "), std::string::npos) << r.output;
 }
 
+TEST(SpmdMixedAttention, APlanFileWithALongNameIsRefusedNotACrash) {
+  // Which problem a plan names is read from its `name:` values; a regex over the file's text once
+  // recursed a frame a character and overflowed the stack on a name of 50 000 characters.
+  const TempDir tmp("mixed-attention");
+  const std::filesystem::path plan = tmp.new_file("long-name", ".yaml", "name: " + std::string(60000, 'a') + "\n");
+  const test::CliRun r = test::run_shell(test::hetsim_binary() + " -q simulate --no-upper-bound --plan " + plan.string() + " 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_NE(r.output.find("long-name"), std::string::npos) << r.output.substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace hetsim
