@@ -133,7 +133,7 @@ class HybridPlanReader {
     plan.estimate_s = r.opt_number("estimate_s", 0, std::numeric_limits<double>::infinity()).value_or(0);
     for (const char* key : {"model", "cluster", "micro_batch", "schedule", "gradient_sync", "sequence_parallel",
                             "tp_comm_overlap", "overlap_param_gather", "overlap_moe_expert_parallel_comm", "cp_comm",
-                            "moe_dispatcher", "pipelines"}) {
+                            "moe_dispatcher", "pipelines", "activation_offload_layers", "recompute_layers", "recompute_modules"}) {
       remember(r, key);
     }
     std::vector<FieldReader> pipelines = r.list("pipelines");
