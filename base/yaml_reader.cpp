@@ -376,8 +376,11 @@ void FieldReader::finish() {
     const std::string key = it->first.Scalar();
     if (asked_.contains(key)) continue;
     const bool set = marks_ != nullptr && !marks_->origin(it->second).empty();  // a key a --set created
+    const bool byte_order_mark = key.find("\xEF\xBB\xBF") != std::string::npos;  // U+FEFF, invisible in an editor
     const std::string what = key == "<<" ? "a YAML merge key (<<), which hetsim does not read: write the fields out"
                              : field_like(key) ? "unknown key " + in_quotes(key) + did_you_mean(key, valid)
+                             : byte_order_mark ? "unknown key: it holds a byte-order mark (U+FEFF, invisible in most editors; one "
+                                                 "at the very start of the file is allowed): delete it"
                                                : "unknown key (" + std::to_string(key.size()) + " bytes, not a field name)";
     diags_->add(at(set ? it->second : it->first, path_, what));
   }

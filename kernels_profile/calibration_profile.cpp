@@ -193,8 +193,11 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 std::string fitted_date_problem(const std::string& fitted) {
-  if (fitted.size() != 10) return " is not a day; write YYYY-MM-DD (the fit's date)";
-  return iso_date_problem(fitted);
+  // A day, never a time: the general date form's hint (which offers a time) is not this field's.
+  constexpr const char* kDay = " is not a day; write YYYY-MM-DD (the fit's date)";
+  if (fitted.size() != 10) return kDay;
+  std::string problem = iso_date_problem(fitted);
+  return problem.starts_with(" is not a date;") ? kDay : problem;
 }
 
 std::string era_problem(const std::string& era, const std::string& fitted) {

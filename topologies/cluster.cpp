@@ -291,8 +291,12 @@ Cluster load_cluster(const std::filesystem::path& path, const std::vector<FieldO
     if (n.planes > 1 && n.topology == NetTopology::kRailOptimized) {
       for (const NodeType& t : c.node_types) {
         if (t.nic.count % n.planes != 0 || t.nic.count != c.node_types.front().nic.count) {
+          const NodeType& first = c.node_types.front();
+          const std::string why = t.nic.count % n.planes != 0 ? t.name + " has " + std::to_string(t.nic.count)
+                                                               : first.name + " has " + std::to_string(first.nic.count) + ", " + t.name + " " +
+                                                                     std::to_string(t.nic.count);
           net.error("planes", std::to_string(n.planes) + " planes need every node type to have the same number of NICs, a multiple of "
-                                  "the planes; " + t.name + " has " + std::to_string(t.nic.count));
+                                  "the planes; " + why);
           break;
         }
       }
