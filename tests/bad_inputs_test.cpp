@@ -260,6 +260,12 @@ TEST(BadInputs, AStudysUnknownFlagsAndRepeatedAxesAreRefusedBeforeItsScenarios) 
                                                    "combination in it, e.g. [[], [--no-lp], [--no-sfb], [--no-lp, --no-sfb]]\n" +
                                   study.string() + ":9:10: error: vary[3].set: cluster.network.latency is already varied by vary[1] (line 6); one axis per field (but for a node type replaced whole, "
                                                    "node_types[K], and a field of every node type, node_types[*].FIELD)\n"));
+  // The study's own inputs and hetsim's own options are not a scenario's flags (CLI11's words before).
+  std::ofstream(study) << head << "  - flags: [[], [--cluster=a100-8x8], [--quiet]]\n";
+  EXPECT_EQ(run_cli("sweep " + study.string() + " --db " + (dir / "s.db").string()),
+            std::make_pair(2, at + "\"--cluster=a100-8x8\": the study's cluster field gives every scenario's; vary its fields with a "
+                                   "set axis (a node type replaced whole: cluster.node_types[1])\n" +
+                                  at + "--quiet is hetsim's own option (hetsim -q sweep), not a scenario's\n"));
   // One value written two ways.
   std::ofstream(study) << head << "  - set: cluster.node_types[*].nic.bandwidth\n    values: [100Gbps, 12.5GBps]\n"
                        << "  - set: model.training.global_batch\n    values: [256, 2.56e2]\n";

@@ -193,7 +193,16 @@ Study load_study(const std::filesystem::path& path) {
                                        ": each starts with -- (an option's value goes with it: --global-batch=64)");
                   continue;
                 }
-                one.push_back(f.Scalar());
+                const std::string& word = f.Scalar();
+                const auto names = [&word](const char* option) { return word == option || word.starts_with(std::string(option) + "="); };
+                if (names("--cluster") || names("--model")) {
+                  a.error("flags", in_quotes(word.substr(0, 80)) + ": the study's " + (names("--cluster") ? "cluster" : "model") +
+                                       " field gives every scenario's; vary its fields with a set axis (a node type replaced whole: "
+                                       "cluster.node_types[1])");
+                } else if (names("--quiet")) {
+                  a.error("flags", "--quiet is hetsim's own option (hetsim -q sweep), not a scenario's");
+                }
+                one.push_back(word);
               }
             } else {
               a.error("flags", "each alternative is a list of flags ([] for none)");
