@@ -387,6 +387,7 @@ NetworkGraph load_network_graph(const std::filesystem::path& file, const std::ve
   FieldReader r = yaml.root(diags);
   NetworkGraph g;
   g.switches_ = read_switches(r);
+  if (g.switches_.empty()) diags.throw_if_any();  // none read (too many, or none given): every cable would name one
   const SwitchIndex index(g.switches_);
   g.links_ = read_links(r, index);
   g.nic_begin_.assign(nodes.size() + 1, 0);

@@ -230,6 +230,16 @@ TEST(NetworkGraph, ARouteLongerThanAnyFabricIsRefused) {
   EXPECT_EQ(load_error(chain(65), nodes_of(2, 8, 1)), "(no error)");
 }
 
+TEST(NetworkGraph, TooManySwitchesIsSaidOnceNotForEveryCable) {
+  // The switches over the limit are not read: every cable and attachment naming one was then said
+  // to name no switch, with an empty list of the graph's switches.
+  std::string yaml = "switches: [";
+  for (int i = 0; i <= 65536; ++i) yaml += (i ? ", s" : "s") + std::to_string(i);
+  yaml += "]\nlinks:\n  - {between: [s0, s1], bandwidth: 400Gbps, latency: 1us}\nattach:\n  - {nodes: 0, switch: s0}\n"
+          "  - {nodes: 1, switch: s1}\n";
+  EXPECT_EQ(load_error(yaml, nodes_of(2, 8, 1)), "{file}:1:11: error: switches: 65537 switches; a graph has at most 65536");
+}
+
 TEST(NetworkGraph, EveryProblemIsReportedWithItsPlace) {
   EXPECT_EQ(load_error(R"(switches: [leaf0, leaf1, spine0, leaf0]
 links:
