@@ -50,6 +50,20 @@ int run_list(const std::string& what) {
 
 namespace {
 
+// A refusal the planner or the simulator pins on the model's training.global_batch (too many passes
+// or tasks to simulate), said of --global-batch where that option set the batch.
+template <class Run>
+int naming_batch_flag(const CommonArgs& c, Run&& run) {
+  try {
+    return run();
+  } catch (const InputError& e) {
+    if (c.global_batch <= 0 || e.diagnostics().empty()) throw;
+    const Diagnostic& d = e.diagnostics().front();
+    if (d.file != "training.global_batch" || d.line != 0) throw;  // (the key stands where a file would)
+    throw InputError("--global-batch", "", d.message);
+  }
+}
+
 int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_only) {
   CLI::App app{"hetsim: plan and simulate training on heterogeneous GPU clusters"};
   app.require_subcommand(0, 1);
@@ -161,7 +175,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
     return 0;
   }
   if (quiet) set_log_level(LogLevel::kQuiet);
-  if (*sim) return run_simulate(sim_args);
+  if (*sim) return naming_batch_flag(sim_args.common, [&] { return run_simulate(sim_args); });
   if (*list) return run_list(what);
   if (*coll) return run_collective(coll_args);
   if (*val) return run_validate(val_args);
@@ -172,7 +186,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
   if (*size) return run_size(size_args);
   if (*compare) return run_compare(compare_args, compare->remaining());
   if (*scenario) return run_scenario_command(scenario_args);
-  return run_plan(plan_args);  // bare `hetsim` = plan on the default cluster and model
+  return naming_batch_flag(plan_args.common, [&] { return run_plan(plan_args); });  // bare `hetsim` = plan on the default cluster and model
 }
 
 }  // namespace

@@ -408,6 +408,14 @@ TEST(CliCollective, TraceHasLinkCounters) {
   std::filesystem::remove(trace);
 }
 
+TEST(Cli, ABatchTooLargeToSimulateNamesTheOptionThatSetIt) {
+  // Too many tasks for this machine, found while planning: the model file's training.global_batch
+  // was named, though --global-batch set it.
+  const test::CliRun r = test::run_hetsim("-q simulate --no-upper-bound --every-step --global-batch 10000000", test::Capture::kStderr);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.output.rfind("--global-batch: error: one iteration of this run needs ", 0), 0u) << r.output;
+}
+
 TEST(CliCollective, BadArgumentsExitWithTwo) {
   auto err = [](const std::string& args) { return test::run_hetsim(args, test::Capture::kStderr); };
   EXPECT_EQ(err("collective --size 1GB:1MB").rc, 2);
@@ -420,6 +428,8 @@ TEST(CliCollective, BadArgumentsExitWithTwo) {
   EXPECT_EQ(err("collective --size 1e30").output,
             "--size: error: \"1e30\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)\n");
   EXPECT_EQ(err("collective --size 1.5").output, "--size: error: \"1.5\" is not a whole number of bytes\n");
+  EXPECT_EQ(err("collective --size 1.5B").output, "--size: error: \"1.5B\" is not a whole number of bytes\n");  // (rounded to 2)
+  EXPECT_EQ(err("collective --size 1e-9GiB").output, "--size: error: \"1e-9GiB\" is not a whole number of bytes\n");
   EXPECT_EQ(err("collective --group 0-99").output,
             "--group: error: \"99\" is not a GPU index of this cluster: it has 32 GPUs (0 to 31); write e.g. \"0-7,16\"\n");
   EXPECT_EQ(err("collective --op broadcast --algorithm tree").output,
