@@ -69,6 +69,14 @@ InputError::InputError(std::vector<Diagnostic> diagnostics, Capped)
 InputError::InputError(std::string file, std::string field, std::string message)
     : InputError(std::vector<Diagnostic>{Diagnostic{std::move(file), 0, 0, std::move(field), std::move(message)}}) {}
 
+std::optional<InputError> InputError::relocated(std::string_view key, Diagnostic at, const std::string& prefix) const {
+  if (diagnostics_.size() != 1 || diagnostics_.front().file != key || diagnostics_.front().line != 0) return std::nullopt;
+  at.message = prefix + diagnostics_.front().message;
+  InputError moved({std::move(at)});
+  moved.set_machine_limit(machine_limit_);
+  return moved;
+}
+
 InputError out_of_memory(const std::string& who) {
   rlimit limit{};
   const bool capped = ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;

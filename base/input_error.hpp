@@ -4,8 +4,10 @@
 // InputError is for the user (exit code 2); anything else escaping to main is a bug (exit code 1).
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hetsim {
@@ -43,6 +45,11 @@ class InputError : public std::runtime_error {
     machine_limit_ = on;
     return *this;
   }
+  // Where this is one problem said of an input's key standing where a file would (line 0, e.g.
+  // "training.global_batch"), the same problem said at `at` (its message after `prefix`), with
+  // machine_limit() kept; nullopt otherwise. For a caller that knows where the value came from: an
+  // option, a run file's line.
+  [[nodiscard]] std::optional<InputError> relocated(std::string_view key, Diagnostic at, const std::string& prefix = "") const;
   // The diagnostics of another InputError (already cut to 50), e.g. one thrown in a simulation
   // process and passed back to its parent.
   [[nodiscard]] static InputError as_reported(std::vector<Diagnostic> diagnostics) { return InputError(std::move(diagnostics), Capped{}); }

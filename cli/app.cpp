@@ -57,10 +57,9 @@ int naming_batch_flag(const CommonArgs& c, Run&& run) {
   try {
     return run();
   } catch (const InputError& e) {
-    if (c.global_batch <= 0 || e.diagnostics().empty()) throw;
-    const Diagnostic& d = e.diagnostics().front();
-    if (d.file != "training.global_batch" || d.line != 0) throw;  // (the key stands where a file would)
-    throw InputError("--global-batch", "", d.message);
+    if (c.global_batch <= 0) throw;
+    if (std::optional<InputError> moved = e.relocated("training.global_batch", Diagnostic{"--global-batch", 0, 0, "", ""})) throw *moved;
+    throw;
   }
 }
 

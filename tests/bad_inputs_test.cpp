@@ -486,7 +486,7 @@ TEST(BadInputs, AProgramTooLargeForThisMachineIsRefusedBeforeItIsBuilt) {
     const auto [rc, err] = run_cli(std::string("simulate --strategy dp-even --global-batch 1000000000 --every-step --no-upper-bound") + replicas);
     EXPECT_EQ(rc, 2);
     const std::string need = *replicas ? "52000000058" : "3250000028";
-    EXPECT_EQ(err.rfind("training.global_batch: error: one iteration of this run needs " + need + ",", 0), 0u) << err;
+    EXPECT_EQ(err.rfind("--global-batch: error: one iteration of this run needs " + need + ",", 0), 0u) << err;  // the option that set it
   }
   // By default the identical steps are one task: the same run simulates at once.
   const test::CliRun ok = test::run_hetsim("simulate --strategy dp-even --global-batch 1000000000 --no-upper-bound",

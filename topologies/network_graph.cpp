@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -99,12 +100,12 @@ class SwitchIndex {
   std::map<std::string, int, std::less<>> index_;
 };
 
-// `switches`: names, each once.
-std::vector<std::string> read_switches(FieldReader& r) {
+// `switches`: names, each once; nullopt (the error said) when there are more than hetsim reads.
+std::optional<std::vector<std::string>> read_switches(FieldReader& r) {
   std::vector<std::string> names = r.names("switches");
   if (static_cast<long>(names.size()) > kMaxSwitches) {
     r.error("switches", std::to_string(names.size()) + " switches; a graph has at most " + std::to_string(kMaxSwitches));
-    return {};
+    return std::nullopt;
   }
   std::map<std::string, size_t, std::less<>> first;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -386,8 +387,9 @@ NetworkGraph load_network_graph(const std::filesystem::path& file, const std::ve
   Diagnostics diags;
   FieldReader r = yaml.root(diags);
   NetworkGraph g;
-  g.switches_ = read_switches(r);
-  if (g.switches_.empty()) diags.throw_if_any();  // none read (too many, or none given): every cable would name one
+  std::optional<std::vector<std::string>> switches = read_switches(r);
+  if (!switches) diags.throw_if_any();  // too many to read: said once, not once more by every cable naming one
+  g.switches_ = std::move(*switches);
   const SwitchIndex index(g.switches_);
   g.links_ = read_links(r, index);
   g.nic_begin_.assign(nodes.size() + 1, 0);

@@ -295,12 +295,11 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
   } catch (const InputError& e) {
     // A plan too large to simulate is refused for the model's global batch: here the run's (its
     // `global_batch`, or the model file's where the run gives none), at the run's entry.
-    if (e.diagnostics().empty()) throw;
-    const Diagnostic& d = e.diagnostics().front();
-    if (d.file != "training.global_batch" || d.line != 0) throw;  // (the key stands where a file would)
-    Diagnostic at = run.global_batch_where;
-    at.message = (t.global_batch > 0 ? "" : "the model file's training.global_batch: ") + d.message;
-    throw InputError({at});
+    if (std::optional<InputError> moved = e.relocated("training.global_batch", run.global_batch_where,
+                                                      t.global_batch > 0 ? "" : "the model file's training.global_batch: ")) {
+      throw *moved;
+    }
+    throw;
   }
   out.scope = scope_of(cluster, all_gpus(cluster));
   out.scope.moe = model.moe.has_value();

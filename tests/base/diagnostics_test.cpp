@@ -59,5 +59,20 @@ TEST(Diagnostics, HoldOnlyWhatTheyShow) {
   EXPECT_LT(std::stol(out.substr(at + 9)), 50 * 1024) << "KiB";
 }
 
+TEST(InputErrorRelocated, AProblemSaidOfAKeyIsSaidWhereTheValueCameFromAndKeepsItsMachineLimit) {
+  InputError keyed("training.global_batch", "", "needs more tasks than this machine can hold");
+  keyed.set_machine_limit();
+  const std::optional<InputError> moved = keyed.relocated("training.global_batch", Diagnostic{"runs.yaml", 6, 17, "[0].global_batch", ""}, "so: ");
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_STREQ(moved->what(), "runs.yaml:6:17: error: [0].global_batch: so: needs more tasks than this machine can hold");
+  EXPECT_TRUE(moved->machine_limit());
+  // Another key, a problem at a place in a file, or several problems: left as they are.
+  EXPECT_FALSE(keyed.relocated("training.micro_batch", Diagnostic{}).has_value());
+  EXPECT_FALSE(InputError({Diagnostic{"training.global_batch", 3, 1, "", "m"}}).relocated("training.global_batch", Diagnostic{}).has_value());
+  EXPECT_FALSE(InputError({Diagnostic{"training.global_batch", 0, 0, "", "a"}, Diagnostic{"training.global_batch", 0, 0, "", "b"}})
+                   .relocated("training.global_batch", Diagnostic{})
+                   .has_value());
+}
+
 }  // namespace
 }  // namespace hetsim
