@@ -79,7 +79,7 @@ double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pa
   const double peak = device.peak(dtype);
   const double at_reference = device.efficiency.matmul_of(dtype);
   auto seconds = [&](double flops, const GemmShape& g) {
-    const double eff = g.m > 0 ? gemm_efficiency(device.gemm, at_reference, g) : at_reference;
+    const double eff = g.m > 0 ? gemm_efficiency(device.gemm, at_reference, g, gemm_cores(dtype)) : at_reference;
     return flops / (peak * eff);
   };
   const GemmShape& g = op.gemm;

@@ -83,8 +83,44 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     for (const BlockCost& b : costs.blocks(g, mb)) s += b.fwd_s + b.bwd_s;
     plan.speed_samples_per_s[g] = static_cast<double>(mb) / s;
   }
-  plan.samples = split == BatchSplit::kEven ? split_proportionally(global_batch, std::vector<double>(n, 1.0))
-                                            : split_proportionally(global_batch, plan.speed_samples_per_s);
+  const std::vector<long> even = split_proportionally(global_batch, std::vector<double>(n, 1.0));
+  plan.samples = split == BatchSplit::kEven ? even : split_proportionally(global_batch, plan.speed_samples_per_s);
+  if (split == BatchSplit::kProportional) {
+    // Shares by speed leave partial micro-batches, which run fewer samples a second than full ones
+    // (smaller GEMMs, the same fixed costs), so the exact shares need not finish first. Of them, the
+    // same shares in whole micro-batches and the even split, take the one whose slowest GPU's
+    // compute ends first (an estimate without communication; ties to the earlier).
+    std::map<std::pair<int, long>, double> step_cache;  // (node type, micro-batch): forward + backward
+    auto step_s = [&](int g, long b) {
+      const auto key = std::make_pair(cluster.gpus[g].node_type, b);
+      if (const auto it = step_cache.find(key); it != step_cache.end()) return it->second;
+      double s = 2 * cluster.device_of(g).fitted.pass_host_s;
+      for (const BlockCost& blk : costs.blocks(g, b)) s += blk.fwd_s + blk.bwd_s;
+      return step_cache[key] = s;
+    };
+    auto finish_s = [&](const std::vector<long>& share) {
+      double worst = 0;
+      for (int g = 0; g < n; ++g) {
+        const long full = share[g] / mb, part = share[g] % mb;
+        worst = std::max(worst, static_cast<double>(full) * step_s(g, mb) + (part > 0 ? step_s(g, part) : 0.0));
+      }
+      return worst;
+    };
+    std::vector<std::vector<long>> candidates{plan.samples};
+    if (global_batch % mb == 0) {
+      std::vector<long> whole = split_proportionally(global_batch / mb, plan.speed_samples_per_s);
+      for (long& x : whole) x *= mb;
+      candidates.push_back(std::move(whole));
+    }
+    candidates.push_back(even);
+    double best = finish_s(candidates.front());
+    for (size_t i = 1; i < candidates.size(); ++i) {
+      if (const double f = finish_s(candidates[i]); f < best) {
+        best = f;
+        plan.samples = candidates[i];
+      }
+    }
+  }
 
   // Memory: model state for the whole model plus one micro-batch of activations.
   for (int g = 0; g < n; ++g) {

@@ -241,7 +241,7 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
                     ": the roofline at the device file's matmul efficiency, one published shape's rate carried to the others "
                     "by the shape model, not measured here. Checked where GEMMs are measured (kernels_profile/measured, "
                     "scripts/check-shape-model): from H100's and H200's own best published shapes the same model predicts our "
-                    "measured bf16 GEMMs a median 17 and 13 % fast (354 shapes each; 17-20 % where m or n is 8192 or more), so "
+                    "measured bf16 GEMMs a median 14 and 10 % fast (354 shapes each; 14-20 % where m or n is 8192 or more), so "
                     "where a device's figure is the best of a search over shapes (the maximum achievable matmul tables most device "
                     "files cite), its GEMMs likely run about that much faster here than on the hardware, beside a GPU type with "
                     "measured tables or one scaled from them");

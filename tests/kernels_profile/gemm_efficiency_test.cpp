@@ -31,6 +31,24 @@ TEST(GemmEfficiency, MonotoneInDepth) {
   EXPECT_NEAR(gemm_shape_factor(a100_like(), {1, 27 * 256, 4 * 128, 512}), 512.0 / 576, 1e-12);
 }
 
+TEST(GemmEfficiency, TheFileKHalfIsTheTensorCoresAndSimtGemmsTakeTheirOwn) {
+  // One full wave (108 tiles of 256 x 128), K = 512 (no split): the depth factor k / (k + k_half)
+  // alone. The tensor cores take the file's k_half; fp32 GEMMs run on the SIMT cores, 64 deep.
+  GemmModel g = a100_like();
+  g.k_half = 192;
+  const GemmShape wave{1, 27 * 256, 4 * 128, 512};
+  EXPECT_NEAR(gemm_shape_factor(g, wave, GemmCores::kTensor), 512.0 / 704, 1e-12);
+  EXPECT_NEAR(gemm_shape_factor(g, wave, GemmCores::kSimt), 512.0 / 576, 1e-12);
+  EXPECT_EQ(gemm_cores(DType::kFp32), GemmCores::kSimt);
+  for (DType t : {DType::kTf32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
+    EXPECT_EQ(gemm_cores(t), GemmCores::kTensor) << dtype_name(t);
+  }
+  // A shallow product loses more on the tensor cores (their fixed cost is more K steps) than on the
+  // SIMT cores, each relative to its own reference.
+  const GemmShape shallow{1, 8192, 8192, 256};
+  EXPECT_LT(gemm_efficiency(g, 0.8, shallow, GemmCores::kTensor), gemm_efficiency(g, 0.8, shallow, GemmCores::kSimt));
+}
+
 TEST(GemmEfficiency, LastPartialWaveIsQuantised) {
   // 108 tiles fill the 108 SMs once; one more tile needs a second wave. With k = 256 (no split-K)
   // the best configuration is then half tiles in both sides (436 tiles, 5 waves, 0.95^2 penalty):

@@ -33,36 +33,59 @@ TEST(DataParallel, ProportionalBeatsEvenOnMixedCluster) {
 }
 
 TEST(DataParallel, APartialMicroBatchRunsFirstSoTheLastStepHidesTheGradientAllReduces) {
-  // bert-large on a100-mi250x (global batch 256, micro-batch 8): the proportional shares are not
+  // bert-large (global batch 256, micro-batch 8) on mixed clusters: shares by speed are not always
   // multiples of 8. Each GPU's gradient all-reduces run under its last step's backward, so that step
   // is a full micro-batch and the partial one runs first; last, a step of one or two samples left
   // the all-reduces exposed and the proportional split slower than the even one (103.2 ms against
-  // 96.3 ms).
+  // 96.3 ms on a100-mi250x). And since a partial micro-batch runs fewer samples a second, the
+  // proportional split takes its shares in whole micro-batches, or even ones, where its slowest
+  // GPU's compute then ends first: never later than under the even split (the estimate leaves out
+  // communication; with the shipped tables the CLI's h100-mi300x took 43.9 ms against 38.8 ms before).
   const ModelSpec m = model("bert-large");
-  const Cluster c = cluster("a100-mi250x");
   const long mb = m.training.micro_batch;
-  const DataParallelPlan plan = plan_data_parallel(m, c, CostModel{}, BatchSplit::kProportional, m.training.global_batch, true, true);
-  ASSERT_TRUE(plan.feasible);
-  const auto step_seconds = [&](int g, long k) {  // the forward of micro-batch step k on GPU g
-    double s = 0;
-    const std::string tag = "gpu" + std::to_string(g) + ".mb" + std::to_string(k) + ".";
-    for (const Task& t : plan.program.tasks) {
-      if (t.label.starts_with(tag) && t.label.ends_with(".fwd")) s += std::get<ComputeTask>(t.body).duration_s;
-    }
-    return s;
-  };
   int partial = 0;
-  for (int g = 0; g < c.gpu_count(); ++g) {
-    if (plan.samples[g] <= mb || plan.samples[g] % mb == 0) continue;
-    ++partial;
-    const long last = plan.samples[g] / mb;  // steps 0 .. last
-    EXPECT_LT(step_seconds(g, 0), step_seconds(g, last)) << "gpu " << g << ": " << plan.samples[g] << " samples";
+  for (const char* name : {"a100-mi250x", "a100-v100-2x2", "pair-a100-mi300x", "h100-mi300x", "pair-h100-mi250x"}) {
+    SCOPED_TRACE(name);
+    const Cluster c = cluster(name);
+    const DataParallelPlan plan = plan_data_parallel(m, c, CostModel{}, BatchSplit::kProportional, m.training.global_batch, true, true);
+    ASSERT_TRUE(plan.feasible);
+    const auto step_seconds = [&](int g, long k) {  // the forward of micro-batch step k on GPU g
+      double s = 0;
+      const std::string tag = "gpu" + std::to_string(g) + ".mb" + std::to_string(k) + ".";
+      for (const Task& t : plan.program.tasks) {
+        if (t.label.starts_with(tag) && t.label.ends_with(".fwd")) s += std::get<ComputeTask>(t.body).duration_s;
+      }
+      return s;
+    };
+    for (int g = 0; g < c.gpu_count(); ++g) {
+      if (plan.samples[g] <= mb || plan.samples[g] % mb == 0) continue;
+      ++partial;
+      const long last = plan.samples[g] / mb;  // steps 0 .. last
+      EXPECT_LT(step_seconds(g, 0), step_seconds(g, last)) << "gpu " << g << ": " << plan.samples[g] << " samples";
+    }
+    const DataParallelPlan even = plan_data_parallel(m, c, CostModel{}, BatchSplit::kEven, m.training.global_batch, true, true);
+    ASSERT_TRUE(even.feasible);
+    const auto slowest_compute_s = [&](const DataParallelPlan& p) {
+      double worst = 0;
+      for (int g = 0; g < c.gpu_count(); ++g) {
+        double s = 0;
+        const std::string tag = "gpu" + std::to_string(g) + ".";
+        for (const Task& t : p.program.tasks) {
+          if (t.label.starts_with(tag) && std::holds_alternative<ComputeTask>(t.body)) s += std::get<ComputeTask>(t.body).duration_s;
+        }
+        worst = std::max(worst, s);
+      }
+      return worst;
+    };
+    EXPECT_LE(slowest_compute_s(plan), slowest_compute_s(even) * (1 + 1e-9));
   }
   EXPECT_GT(partial, 0);
+  // Where the GPUs' speeds differ much, the proportional split is much the faster end to end.
+  const Cluster c = cluster("a100-v100-2x2");
   const Evaluation even = evaluate_strategy("dp-even", m, c, CostModel{}, {});
   const Evaluation prop = evaluate_strategy("dp-proportional", m, c, CostModel{}, {});
   ASSERT_TRUE(even.report.feasible && prop.report.feasible);
-  EXPECT_LT(prop.report.iteration_time_s, even.report.iteration_time_s);
+  EXPECT_LT(prop.report.iteration_time_s, 0.8 * even.report.iteration_time_s);
 }
 
 TEST(DataParallel, GpusLeftWithoutASampleAreSaid) {

@@ -216,7 +216,11 @@ TEST(StageWork, ADataSplitLinearLayerRunsItsShareOfTheRows) {
   const auto [fwd1, bwd1] = layer_s(1);
   const auto [fwd4, bwd4] = layer_s(4);
   EXPECT_NEAR(fwd4 / fwd1, 0.25, 0.01);  // a quarter, but for each kernel's launch
-  EXPECT_NEAR(bwd4 / bwd1, 0.25, 0.01);
+  // Backward: the input gradient's rows split as the forward's; the weight gradient's K is the rows,
+  // a quarter as deep, so its tiles' fixed cost (the device's k_half) weighs more: a little over a
+  // quarter, and far from the whole product.
+  EXPECT_GT(bwd4 / bwd1, 0.25);
+  EXPECT_LT(bwd4 / bwd1, 0.25 * 1.1);
 }
 
 }  // namespace
