@@ -76,13 +76,19 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
   // Model state per GPU (its FP8 weight copies depend on the GPU: weight_copy_bytes).
   auto state_bytes_of = [&](int g) { return params * state_bytes_per_param(model, dtype, cluster.device_of(g).fp8_any_layout); };
 
+  // A step of micro-batch b on GPU g: forward + backward, and the framework's host time before each
+  // pass; the same for every GPU of a node type.
+  std::map<std::pair<int, long>, double> step_cache;
+  auto step_s = [&](int g, long b) {
+    const auto key = std::make_pair(cluster.gpus[g].node_type, b);
+    if (const auto it = step_cache.find(key); it != step_cache.end()) return it->second;
+    double s = 2 * cluster.device_of(g).fitted.pass_host_s;
+    for (const BlockCost& blk : costs.blocks(g, b)) s += blk.fwd_s + blk.bwd_s;
+    return step_cache[key] = s;
+  };
   // Speed of each GPU on this model: samples per second of forward + backward at the micro-batch.
   plan.speed_samples_per_s.resize(n);
-  for (int g = 0; g < n; ++g) {
-    double s = 2 * cluster.device_of(g).fitted.pass_host_s;  // the framework's host time, a forward and a backward pass
-    for (const BlockCost& b : costs.blocks(g, mb)) s += b.fwd_s + b.bwd_s;
-    plan.speed_samples_per_s[g] = static_cast<double>(mb) / s;
-  }
+  for (int g = 0; g < n; ++g) plan.speed_samples_per_s[g] = static_cast<double>(mb) / step_s(g, mb);
   const std::vector<long> even = split_proportionally(global_batch, std::vector<double>(n, 1.0));
   plan.samples = split == BatchSplit::kEven ? even : split_proportionally(global_batch, plan.speed_samples_per_s);
   if (split == BatchSplit::kProportional) {
@@ -90,14 +96,6 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
     // (smaller GEMMs, the same fixed costs), so the exact shares need not finish first. Of them, the
     // same shares in whole micro-batches and the even split, take the one whose slowest GPU's
     // compute ends first (an estimate without communication; ties to the earlier).
-    std::map<std::pair<int, long>, double> step_cache;  // (node type, micro-batch): forward + backward
-    auto step_s = [&](int g, long b) {
-      const auto key = std::make_pair(cluster.gpus[g].node_type, b);
-      if (const auto it = step_cache.find(key); it != step_cache.end()) return it->second;
-      double s = 2 * cluster.device_of(g).fitted.pass_host_s;
-      for (const BlockCost& blk : costs.blocks(g, b)) s += blk.fwd_s + blk.bwd_s;
-      return step_cache[key] = s;
-    };
     auto finish_s = [&](const std::vector<long>& share) {
       double worst = 0;
       for (int g = 0; g < n; ++g) {
