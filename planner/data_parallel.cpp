@@ -104,20 +104,19 @@ DataParallelPlan plan_data_parallel(const ModelSpec& model, const Cluster& clust
       }
       return worst;
     };
-    std::vector<std::vector<long>> candidates{plan.samples};
+    double best = finish_s(plan.samples);
+    auto consider = [&](std::vector<long> share) {
+      if (const double f = finish_s(share); f < best) {
+        best = f;
+        plan.samples = std::move(share);
+      }
+    };
     if (global_batch % mb == 0) {
       std::vector<long> whole = split_proportionally(global_batch / mb, plan.speed_samples_per_s);
       for (long& x : whole) x *= mb;
-      candidates.push_back(std::move(whole));
+      consider(std::move(whole));
     }
-    candidates.push_back(even);
-    double best = finish_s(candidates.front());
-    for (size_t i = 1; i < candidates.size(); ++i) {
-      if (const double f = finish_s(candidates[i]); f < best) {
-        best = f;
-        plan.samples = candidates[i];
-      }
-    }
+    consider(even);
   }
 
   // Memory: model state for the whole model plus one micro-batch of activations.
