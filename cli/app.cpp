@@ -102,7 +102,7 @@ int parse_and_run(int argc, char** argv, bool throw_parse_errors, bool parse_onl
 
   CLI::App* list = app.add_subcommand("list", "list shipped devices, clusters, models or strategies");
   std::string what;
-  list->add_option("what", what, "devices | clusters | models | strategies")
+  list->add_option("what", what, "what to list, one of them (required: hetsim list alone says so, exit 2)")
       ->check(CLI::IsMember({"devices", "clusters", "models", "strategies"}));
 
   SweepArgs sweep_args;

@@ -216,6 +216,12 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   CalibrationProfile p;
   p.file = file.name();
   p.name = r.name("name");
+  // The words --calibration takes for the shipped defaults and the raw model: a report naming the
+  // profile in force could not tell a profile so named from them.
+  if (p.name == "shipped" || p.name == "none") {
+    r.error("name", in_quotes(p.name) + " is what --calibration says for " +
+                        (p.name == "shipped" ? "the shipped profiles" : "the raw model") + "; give the profile a name of its own");
+  }
   p.software = r.text("software");
   if (is_blank(p.software)) r.error("software", "is empty; name the software stack the runs used");
   p.fitted = r.text("fitted");

@@ -436,6 +436,16 @@ LargestCollective largest_collective(const Program& program, const Cluster& clus
   return out;
 }
 
+std::string collective_size_problem(double bytes) {
+  if (bytes != std::floor(bytes)) return "is not a whole number of bytes";
+  if (bytes < kCollectiveElementBytes) return "is less than one 4-byte element (nccl-tests' float); expected at least 4B";
+  if (bytes > kMaxCollectiveBytes) return "is more than one collective moves; expected at most 1TiB (more than any GPU's memory)";
+  if (std::fmod(bytes, kCollectiveElementBytes) != 0) {
+    return "is not a whole number of 4-byte elements (nccl-tests' float, its count column): round it to a multiple of 4 bytes";
+  }
+  return "";
+}
+
 double call_latency(const CollectiveTask& task, const Cluster& cluster) {
   double most = 0;
   int type = -1;  // a run of members of one node type (a node's GPUs) is looked at once

@@ -31,6 +31,14 @@ inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
 // with the size (256 TiB took 12.6 GB), and past 8 EiB byte counts overflow 64 bits.
 inline constexpr double kMaxCollectiveBytes = 1099511627776.0;
 
+// nccl-tests' element: a 4-byte float (its count column is the size over this).
+inline constexpr double kCollectiveElementBytes = 4;
+
+// Why `bytes` is no collective's size, as a phrase to follow the size ("is not a whole number of
+// 4-byte elements ..."): nccl-tests' conventions, whole 4-byte elements up to kMaxCollectiveBytes
+// (3 B or 1kb, 125 B, move no whole element and read 0 elements and 0 GB/s). Empty when it is one.
+[[nodiscard]] std::string collective_size_problem(double bytes);
+
 // Members of `group` in the order rings and chains visit them: node by node (nodes ascending),
 // inside a node along direct links where the fabric has them (DGX-1: 0-1-2-3-7-6-5-4).
 [[nodiscard]] std::vector<int> topology_order(const std::vector<int>& group, const Cluster& cluster);

@@ -350,8 +350,8 @@ TEST(BadInputs, ALayerProfileRowFasterThanItsGpuIsRefusedAtAnyMicroBatch) {
                         "bert-base,A100-SXM4-40GB,transformer,1,1,0.002,0.004,0.0001,test\n"
                         "bert-base,A100-SXM4-40GB,transformer,1024,1,0.0001,0.0002,0.0001,test\n";
   EXPECT_EQ(run_cli("simulate --no-upper-bound -m bert-base --layer-profile " + csv.string()),
-            std::make_pair(2, csv.string() + ":3: error: bert-base layer0 on A100-SXM4-40GB at micro-batch 1024: forward + backward "
-                                             "300 us is faster than the GPU's peak fp16 rate allows for its 2.48e+13 FLOP (at least 79.49 ms)\n"));
+            std::make_pair(2, csv.string() + ":3: error: fwd_s: bert-base layer0 on A100-SXM4-40GB at micro-batch 1024: the forward "
+                                             "100 us is faster than the GPU's peak fp16 rate allows for its 8.27e+12 FLOP (at least 26.5 ms)\n"));
   // Rows at tensor-parallel degrees no plan of the run could have were kept, used by nothing.
   std::ofstream(csv) << "model,device,layer,micro_batch,tp,fwd_s,bwd_s,optimizer_s,source\n"
                         "bert-base,A100-SXM4-40GB,transformer,16,1,0.002,0.004,0.0001,test\n"
@@ -436,7 +436,7 @@ TEST(BadInputs, CommandLineNumbersAreCheckedNotClampedWithShortMessages) {
             std::make_pair(2, std::string("--size: error: \"1PiB\" is more than one collective moves; expected at most 1TiB "
                                           "(more than any GPU's memory)\n")));
   EXPECT_EQ(run_cli("simulate --strategy dp-even --micro-batch x").first, 2);
-  EXPECT_EQ(run_cli("collective --size 0"), std::make_pair(2, std::string("--size: error: \"0\" must be at least 1 byte\n")));
+  EXPECT_EQ(run_cli("collective --size 0"), std::make_pair(2, std::string("--size: error: \"0\" is less than one 4-byte element (nccl-tests' float); expected at least 4B\n")));
 }
 
 TEST(BadInputs, DataParallelMemoryCountsTheSamplesAGpuReallyRuns) {
@@ -455,9 +455,16 @@ TEST(BadInputs, ProfiledLayerFasterThanThePeakAllowsIsRejected) {
                         "gpt3-1.3b,A100-SXM4-40GB,transformer,1,1,1e-9,1e-9,0.001,test\n";
   const auto [rc, err] = run_cli("simulate --strategy dp-even --layer-profile " + csv.string());
   EXPECT_EQ(rc, 2);
-  EXPECT_EQ(err.rfind(csv.string() + ":2: error: gpt3-1.3b layer0 on A100-SXM4-40GB at micro-batch 1: forward + backward 2 ns is "
+  EXPECT_EQ(err.rfind(csv.string() + ":2: error: fwd_s: gpt3-1.3b layer0 on A100-SXM4-40GB at micro-batch 1: the forward 1 ns is "
                       "faster than the GPU's peak fp16 rate allows", 0), 0u) << err;  // the row's line
   EXPECT_EQ(test::run_hetsim("simulate --strategy dp-even --layer-profile " + csv.string(), test::Capture::kStdout).output, "");
+  // Each pass on its own: a 1 ns forward beside a 20 ms backward passed a bound on their sum (2026-12-07
+  // audit), and made up half of the compute time.
+  std::ofstream(csv) << "model,device,layer,micro_batch,tp,fwd_s,bwd_s,optimizer_s,source\n"
+                        "gpt3-1.3b,A100-SXM4-40GB,transformer,1,1,1e-9,0.020,0.001,test\n";
+  EXPECT_EQ(run_cli("simulate --strategy dp-even --layer-profile " + csv.string()),
+            std::make_pair(2, csv.string() + ":2: error: fwd_s: gpt3-1.3b layer0 on A100-SXM4-40GB at micro-batch 1: the forward 1 ns is "
+                                             "faster than the GPU's peak fp16 rate allows for its 2.41e+11 FLOP (at least 771.6 us)\n"));
   std::filesystem::remove(csv);
 }
 

@@ -47,9 +47,9 @@ std::vector<double> parse_sizes(const std::string& spec) {
       if (!q.ok()) throw InputError("--size", "", q.error);
       value = q.value;
     }
-    if (value != std::floor(value)) throw InputError("--size", "", "\"" + s + "\" is not a whole number of bytes");
-    if (value < 1) throw InputError("--size", "", "\"" + s + "\" must be at least 1 byte");
-    if (value > kMaxCollectiveBytes) throw InputError("--size", "", "\"" + s + "\" is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
+    if (const std::string problem = collective_size_problem(value); !problem.empty()) {
+      throw InputError("--size", "", "\"" + s + "\" " + problem);
+    }
     return value;
   };
   if (colon == std::string::npos) return {one(spec)};

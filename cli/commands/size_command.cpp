@@ -71,6 +71,14 @@ int run_size(const SizeArgs& a) {
     }
   }
   if (model.seq_len <= 0) throw InputError(s.file, "model", in_quotes(model.name) + " has no token sequence (seq_len); sizing counts tokens");
+  // Less than one iteration is no training run: its time to train (microseconds) would rank first.
+  const double samples = s.train_tokens > 0 ? s.train_tokens / static_cast<double>(model.seq_len) : s.train_samples;
+  if (samples < static_cast<double>(model.training.global_batch)) {
+    throw InputError(s.file, s.train_tokens > 0 ? "train_tokens" : "train_samples",
+                     (s.train_tokens > 0 ? format_double("%.4g tokens", s.train_tokens) : format_double("%.4g samples", s.train_samples)) +
+                         " is less than one iteration of " + model.name + " (a global batch of " +
+                         std::to_string(model.training.global_batch) + " samples of " + std::to_string(model.seq_len) + " tokens)");
+  }
   const std::vector<Mix> mixes = enumerate_mixes(s, kMaxMixes);
   if (mixes.empty()) throw InputError(s.file, "budget", "no mix of the offers fits the budget and the offers' counts");
 

@@ -29,6 +29,19 @@ std::vector<PlanProblem> recompute_problems(const HybridPlan& plan, const ModelS
           "(Megatron-Core refuses the two together)");
   }
   if (plan.recompute == RecomputeMode::kFull && plan.recompute_layers > 0) {
+    // More than the largest chunk holds recomputes every layer, as recompute: full alone does:
+    // the number says something the plan does not do (activation_offload_layers is bounded alike).
+    int largest = 0;
+    for (const PipelinePlan& pp : plan.pipelines) {
+      for (const StagePlan& st : pp.stages) {
+        for (const LayerRange& c : st.chunks) largest = std::max(largest, c.size());
+      }
+    }
+    if (largest > 0 && plan.recompute_layers > largest) {
+      out.push_back({"recompute_layers", std::to_string(plan.recompute_layers) + " layers recomputed in each model chunk, whose "
+                                         "largest holds " + std::to_string(largest) + ": it takes 1 to " + std::to_string(largest) +
+                                         " (leave it out to recompute every layer)"});
+    }
     for (size_t p = 1; p < plan.pipelines.size(); ++p) {
       if (chunk_starts(plan.pipelines[p]) != chunk_starts(plan.pipelines.front())) {
         out.push_back({"recompute_layers", "recomputes the first layers of each model chunk; pipelines[" + std::to_string(p) +

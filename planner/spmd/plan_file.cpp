@@ -83,6 +83,11 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, cons
   std::vector<int> line_of(p.ops.size(), 0);  // where each operator was first given
   std::vector<FieldReader> ops = r.list("ops");
   std::vector<std::string> unknown;
+  // Fewer samples at once than GPUs: the problem offers no batch split (build_spmd_problem), and a plan
+  // of "data" rules fails on the run's batch, not on its operators: said once, naming the batch.
+  const double at_once = p.accumulation > 0 ? static_cast<double>(p.samples) / p.accumulation : static_cast<double>(p.samples);
+  const bool no_batch_split = at_once < p.devices;
+  bool batch_said = false;
   for (FieldReader& o : ops) {
     const size_t problems = diags.size();
     const std::string name = o.text("name");
@@ -112,6 +117,16 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, cons
     for (size_t k = 0; k < p.ops[i].rules.size(); ++k) {
       names.push_back(p.ops[i].rules[k].name);
       if (names.back() == rule) found = static_cast<int>(k);
+    }
+    if (found < 0 && rule == "data" && no_batch_split) {
+      if (!batch_said) {
+        o.error("rule", "\"data\" splits the batch over the GPUs, but this run gives " + format_double("%g", at_once) +
+                            " samples at once to its " + std::to_string(p.devices) +
+                            " GPUs, fewer than one each: raise the global batch (--global-batch or the model's training.global_batch), "
+                            "or give a plan without data rules");
+      }
+      batch_said = true;
+      continue;
     }
     if (found < 0) {
       o.error("rule", in_quotes(rule) + " is not a rule of " + name + " (" + join(names) + ")" + did_you_mean(rule, names));

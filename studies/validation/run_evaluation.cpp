@@ -7,9 +7,11 @@
 #include <algorithm>
 
 #include "base/device_list.hpp"
+#include "base/text.hpp"
 #include "planner/block_costs.hpp"
 #include "planner/hybrid/hybrid_plan_file.hpp"
 #include "planner/hybrid/hybrid_planner.hpp"
+#include "planner/hybrid/partial_recompute.hpp"
 #include "planner/hybrid/pipeline_builder.hpp"
 #include "planner/hybrid/stage_work.hpp"
 #include "planner/hybrid/tp_collectives.hpp"
@@ -164,6 +166,18 @@ void matmul_run(const ValidationRun& run, RunResult& out, const CostModel& cost)
     t += cost.op_time(device, op, mm.dtype, Pass::kForward).seconds;
     flops += op.fwd_flops;
   }
+  // A measured rate above the datasheet's peak is a typo or a wrong unit, not a fast GPU (kernel tables
+  // refuse such rows too); it would also pull a calibration fit.
+  for (const MeasuredFigure& f : run.measured) {
+    const double rate = f.key == "tflops" ? f.value * 1e12 : f.key == "time_s" ? flops / f.value : 0;
+    if (rate <= device.peak(mm.dtype)) continue;
+    Diagnostic at = f.where;
+    at.message = (f.key == "tflops" ? format_double("%g", f.value) + " TFLOP/s" : format_double("%g", f.value) + " s for " +
+                                                                                   format_double("%.3g", flops) + " FLOP") +
+                 " is more than " + device.name + " can do in " + std::string(dtype_name(mm.dtype)) + " (its peak " +
+                 format_double("%g", device.peak(mm.dtype) / 1e12) + " TFLOP/s)";
+    throw InputError({at});
+  }
   out.scope.gpus = {device.name};
   fill(out, {{"time_s", t}, {"tflops", flops / t / 1e12}});
 }
@@ -185,6 +199,17 @@ void layer_run(const ValidationRun& run, RunResult& out, const CostModel& cost, 
   if (model.heads > 0 && model.heads % tp != 0) refuse("does not divide the model's " + std::to_string(model.heads) + " attention heads");
   if (model.kv_heads > 0 && model.kv_heads != model.heads && model.kv_heads % tp != 0) {
     refuse("does not divide the model's " + std::to_string(model.kv_heads) + " key/value heads");
+  }
+  // The modules recomputed must be the model's, as in a plan (check_hybrid_plan): moe_act of a dense model
+  // recomputes nothing it has.
+  HybridPlan modules;
+  modules.recompute = run.layer.recompute;
+  modules.recompute_modules = run.layer.recompute_modules;
+  for (const PlanProblem& p : recompute_problems(modules, model)) {
+    Diagnostic at = run.layer.recompute_where;
+    at.field = p.field;
+    at.message = p.message;
+    throw InputError({at});
   }
   const std::vector<int> group = first_node_group(cluster, 0, tp);
   const Device& device = cluster.device_of(group.front());

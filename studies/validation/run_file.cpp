@@ -85,12 +85,10 @@ CollectiveRun read_collective(FieldReader c) {
   const std::string op = c.choice("op", collective_names());
   out.op = collective_from_name(op).value_or(CollectiveOp::kAllReduce);
   out.size_bytes = c.quantity("size", Unit::kBytes);
-  if (out.size_bytes > 0 && out.size_bytes < 1) {  // (0: not a size, said already)
-    c.error("size", format_bytes(out.size_bytes) + " is less than one byte; expected at least 1B (hetsim collective --size refuses it too)");
-  } else if (out.size_bytes != std::floor(out.size_bytes)) {
-    c.error("size", format_double("%.6g", out.size_bytes) + " bytes is not a whole number of bytes");
-  } else if (out.size_bytes > kMaxCollectiveBytes) {
-    c.error("size", format_bytes(out.size_bytes) + " is more than one collective moves; expected at most 1TiB (more than any GPU's memory)");
+  if (out.size_bytes > 0) {  // (0: not a size, said already)
+    if (const std::string problem = collective_size_problem(out.size_bytes); !problem.empty()) {
+      c.error("size", format_double("%.6g", out.size_bytes) + " bytes " + problem);
+    }
   }
   out.group = c.opt_text("group").value_or("all");
   out.group_where = c.locate("group", "");
@@ -202,6 +200,8 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     else run.class_name = *cls;
   }
   run.source_group = r.opt_text("source_group").value_or(run.source);
+  // Leave-one-source-out leaves out a group by this name: an empty one would group runs by nothing said.
+  if (is_blank(run.source_group)) r.error("source_group", "is empty; leave it out (the run's source is its group) or name the campaign");
   if (const std::optional<std::string> cal = r.opt_text("calibration")) {
     // A profile file next to the run file, as the run's other paths; else as --calibration takes it.
     std::error_code ec;
@@ -240,6 +240,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     const RecomputeChoice recompute = read_recompute(l, RecomputeMode::kNone);
     run.layer.recompute = recompute.mode;
     run.layer.recompute_modules = recompute.modules;
+    run.layer.recompute_where = l.locate(l.opt_node("recompute_modules") ? "recompute_modules" : "recompute", "");
     run.layer.micro_batch = l.integer("micro_batch", 1, 1L << 20);
     l.finish();
   } else {
@@ -290,7 +291,7 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     if (const std::optional<double> v = m.opt_number(k, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity())) {
       if (!(*v > 0)) m.error(k, "must be a positive number");
       else if (*v < range.min || *v > range.max) m.error(k, format_double("%g", *v) + " is outside the physical range of " + k + " (" + format_double("%g", range.min) + " to " + format_double("%g", range.max) + ")");
-      else run.measured.push_back({k, *v});
+      else run.measured.push_back({k, *v, m.locate(k, "")});
     }
   }
   m.finish();

@@ -88,6 +88,7 @@ struct LayerRun {
   bool tp_comm_overlap = false;
   RecomputeMode recompute = RecomputeMode::kNone;
   RecomputeModules recompute_modules = kDefaultRecomputeModules;
+  Diagnostic recompute_where;  // file:line of `recompute_modules` (else `recompute`, else the layer's), for errors found with the model
   long micro_batch = 1;
 };
 
@@ -121,6 +122,7 @@ struct TrainingRun {
 struct MeasuredFigure {
   std::string key;  // e.g. "busbw_Bps"
   double value = 0;
+  Diagnostic where{};  // file:line:column of its value, for errors found with the device (a rate above its peak)
 };
 
 struct ValidationRun {

@@ -421,7 +421,11 @@ TEST(CliCollective, BadArgumentsExitWithTwo) {
   EXPECT_EQ(err("collective --size 1GB:1MB").rc, 2);
   EXPECT_EQ(err("collective --size 12x").rc, 2);
   EXPECT_EQ(err("collective --size 4096").rc, 0);  // a plain count is bytes, as nccl-tests' -b takes it
-  EXPECT_EQ(err("collective --size 0").output, "--size: error: \"0\" must be at least 1 byte\n");
+  EXPECT_EQ(err("collective --size 0").output, "--size: error: \"0\" is less than one 4-byte element (nccl-tests' float); expected at least 4B\n");
+  // Whole bytes but no whole float: 3 B read as 0 elements at 0.00 GB/s; 1kb is 125 bytes.
+  EXPECT_EQ(err("collective --size 3B").output, "--size: error: \"3B\" is less than one 4-byte element (nccl-tests' float); expected at least 4B\n");
+  EXPECT_EQ(err("collective --size 1kb").output,
+            "--size: error: \"1kb\" is not a whole number of 4-byte elements (nccl-tests' float, its count column): round it to a multiple of 4 bytes\n");
   // A plain number in scientific notation is bytes too, held to the same limits (it was told it
   // had no unit, and to write "1e30GiB").
   EXPECT_EQ(err("collective --size 1e3").rc, 0);

@@ -81,6 +81,34 @@ TEST(DocsExamples, NoUserFacingTextPointsAtTheDesignNotes) {
   }
 }
 
+TEST(DocsExamples, TheCliPagesHelpTextsAreWhatTheBinaryPrints) {
+  // docs/cli.md quotes each subcommand's --help (without the exit-code paragraph): `hetsim list`'s
+  // had gone stale (it said REQUIRED where the binary no longer did). Each block is the binary's.
+  std::istringstream in(test::read_text(test::source_dir() / "docs/cli.md"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  size_t blocks = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].starts_with("### hetsim ")) continue;
+    const std::string sub = lines[i].substr(11);
+    size_t j = i + 1;
+    while (j < lines.size() && lines[j] != "```") ++j;
+    std::string quoted;
+    for (++j; j < lines.size() && lines[j] != "```"; ++j) quoted += lines[j] + "\n";
+    std::string help = test::run_hetsim(sub + " --help", test::Capture::kStdout).output;
+    const std::string usage = "Usage: " + test::hetsim_binary() + " ";
+    if (const size_t u = help.find(usage); u != std::string::npos) help.replace(u, usage.size(), "Usage: hetsim ");
+    // Less the exit-code paragraph (the page gives it once) and the blank line before it.
+    if (const size_t e = help.find("\n\nExit codes:"); e != std::string::npos) {
+      const size_t end = help.find('\n', e + 2);
+      help.erase(e + 1, end == std::string::npos ? std::string::npos : end + 1 - (e + 1));
+    }
+    EXPECT_EQ(quoted, help) << "docs/cli.md, ### hetsim " << sub << ": the quoted --help differs from the binary's";
+    ++blocks;
+  }
+  EXPECT_GE(blocks, 11u);
+}
+
 // The pages that quote commands.
 std::vector<fs::path> pages_with_commands() {
   std::vector<fs::path> out;

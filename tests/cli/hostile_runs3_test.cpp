@@ -57,14 +57,17 @@ TEST(HostileRuns3, ARunsCollectiveOfAFractionOfAByteAndAnEmptyClusterAreRefusedW
   const std::string runs = d.write("r.yaml",
                                    "- {name: a, source: s, cluster: " + cluster + ", collective: {op: allreduce, size: 0.5B}, measured: {busbw_Bps: 1e11}}\n"
                                    "- {name: b, source: s, cluster: " + cluster + ", collective: {op: allreduce, size: 1.5B}, measured: {busbw_Bps: 1e11}}\n"
-                                   "- {name: c, source: s, cluster: \"\", collective: {op: allreduce, size: 1GiB}, measured: {busbw_Bps: 1e11}}\n");
+                                   "- {name: c, source: s, cluster: \"\", collective: {op: allreduce, size: 1GiB}, measured: {busbw_Bps: 1e11}}\n"
+                                   "- {name: d, source: s, cluster: " + cluster + ", collective: {op: allreduce, size: 1kb}, measured: {busbw_Bps: 1e11}}\n");
   const test::CliRun r = cli("validate --runs " + runs);
   EXPECT_EQ(r.rc, 2) << r.output;
   const size_t at = cluster.size();
-  EXPECT_EQ(r.output, runs + ":1:" + std::to_string(at + 69) + ": error: [0].collective.size: 0.5 B is less than one byte; expected at least "
-                             "1B (hetsim collective --size refuses it too)\n" +
+  EXPECT_EQ(r.output, runs + ":1:" + std::to_string(at + 69) + ": error: [0].collective.size: 0.5 bytes is not a whole number of bytes\n" +
                       runs + ":2:" + std::to_string(at + 69) + ": error: [1].collective.size: 1.5 bytes is not a whole number of bytes\n" +
-                      runs + ":3:33: error: [2].cluster: is empty; expected a file next to the run file or a shipped name in topologies/\n");
+                      runs + ":3:33: error: [2].cluster: is empty; expected a file next to the run file or a shipped name in topologies/\n" +
+                      // 1 kilobit, 125 bytes: no whole float, read as 0 elements and 0 GB/s (a -100 % error fed to calibrate)
+                      runs + ":4:" + std::to_string(at + 69) + ": error: [3].collective.size: 125 bytes is not a whole number of 4-byte "
+                             "elements (nccl-tests' float, its count column): round it to a multiple of 4 bytes\n");
 }
 
 TEST(HostileRuns3, CalibrateRefusesARunItLeavesBeyondWhatAProfileHoldsAtItsEntryAndWritesNothing) {

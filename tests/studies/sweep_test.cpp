@@ -78,6 +78,22 @@ TEST(Study, BadStudiesNameFileLineAndField) {
   EXPECT_NE(error("name: x\ncluster: c\nmodel: m\nvray: []\n").find("did you mean \"vary\""), std::string::npos);
 }
 
+TEST(Study, AProductPastAnyIntegerIsCountedNotWrappedAround) {
+  // Seven axes of 1000 values make 1e21 scenarios: the refusal said -9223372036854775808 (a double
+  // past 2^63 cast to a 64-bit integer, undefined behaviour).
+  std::string text = "name: x\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nrun: simulate\nstrategy: dp-even\nvary:\n";
+  const std::vector<std::string> fields{"nic.bandwidth", "nic.latency", "intra_node.latency", "intra_node.bandwidth"};
+  for (int axis = 0; axis < 7; ++axis) {
+    text += "  - set: cluster.node_types[" + std::to_string(axis % 2) + "]." + fields[static_cast<size_t>(axis / 2)] + "\n    values: [";
+    const std::string unit = fields[static_cast<size_t>(axis / 2)].ends_with("latency") ? "us" : "GBps";
+    for (int v = 1; v <= 1000; ++v) text += (v > 1 ? ", " : "") + std::to_string(v + 1000 * (axis % 2)) + unit;
+    text += "]\n";
+  }
+  const std::string e = study_error(text);
+  EXPECT_NE(e.find("error: vary: the axes make 1e+21 scenarios; at most 1000000"), std::string::npos) << e.substr(0, 400);
+  EXPECT_EQ(e.find("-9223372036854775808"), std::string::npos);
+}
+
 TEST(Study, NamedAlternativesAreTheRowsAxesAndTheirValuesTheEdits) {
   // Issue 36: a node type replaced whole printed the whole mapping in every row and plot label.
   const Study s = load_study(write_study("named", "name: n\ncluster: a100-v100-2x2\nmodel: gpt3-1.3b\nvary:\n"
