@@ -287,9 +287,13 @@ std::vector<std::string> assumptions(const ModelSpec& model, const Cluster& clus
       line += std::string(measured.empty() ? "" : "; ") + "slowed by the calibration profile's overlap_slowdown, " + fitted +
               (measured.empty() ? "" : " (times any measured slowdown)") + " (in the simulation: compute_time_sources leave it out)";
     }
-    if (measured.empty() && fitted.empty()) line += "not slowed (no GPU type here was measured)";
-    else if (!unmeasured.empty()) line += "; not slowed on " + unmeasured + " (not measured)";
-    out.push_back(line + "; --no-interference turns it off");
+    // --no-interference is named only where it would change something.
+    if (measured.empty() && fitted.empty()) {
+      out.push_back(line + "not slowed (no GPU type here was measured)");
+    } else {
+      if (!unmeasured.empty()) line += "; not slowed on " + unmeasured + " (not measured)";
+      out.push_back(line + "; --no-interference turns it off");
+    }
   }
   {  // host time from a calibration profile (kernels_profile/calibration_profile.hpp)
     std::string with, without;

@@ -85,6 +85,7 @@ nlohmann::json Report::to_json() const {
   j["strategy"] = strategy;
   j["kind"] = kind;
   if (!shape.empty()) j["shape"] = shape;
+  if (!layer_split.empty()) j["layer_split"] = layer_split;
   j["cluster"] = cluster;
   j["model"] = model;
   j["training_kernels"] = eager_kernels ? "eager" : "fused";

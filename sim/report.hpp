@@ -34,6 +34,7 @@ struct Report {
   std::string strategy;
   std::string kind = "spmd";  // spmd (one program over a flat list of GPUs) | hybrid (pipelines of stages)
   std::string shape;          // hybrid: "2 pipelines x 4 stages, tp 8, 1f1b"
+  std::string layer_split;    // hybrid: transformer layers per stage of the first pipeline, "20/4" (JSON layer_split)
   std::string cluster;
   std::string model;
   // Which calibration class applies (not in the JSON): mixture-of-experts layers; GEMMs in a

@@ -60,7 +60,7 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
   cmd->add_option("db", a.db, "a results database written by hetsim sweep")->required();
   auto* csv = cmd->add_flag("--csv", a.csv, "comma-separated values with full precision");
   cmd->add_flag("--markdown", a.markdown, "a Markdown table")->excludes(csv);
-  cmd->add_option("--sort", a.sort, "sort by this axis or figure (iteration_time_s, samples_per_s, mfu, efficiency)");
+  cmd->add_option("--sort", a.sort, "sort by this axis or figure (iteration_time_s, samples_per_s, mfu, efficiency), ascending: the smallest first");
   cmd->add_option("--plot", a.plot, "write a PNG of one figure against one axis (needs python3 + matplotlib)")->excludes(csv)->check(output_file());
   cmd->add_option("--x", a.x, "with --plot: the axis on x (default: the study's first)");
   cmd->add_option("--lines", a.lines, "with --plot: one line per value of this axis (default: the second)");

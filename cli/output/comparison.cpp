@@ -21,6 +21,13 @@ std::string change(double a, double b) {
   return std::fabs(d) < 5e-4 ? "=" : format_double("%+.1f %%", 100 * d);
 }
 
+// The change of a share (MFU, efficiency) in percentage points: 87.9 % -> 72.0 % is -15.9 pt, where a
+// relative change (-18.1 %) read as a percentage of a percentage.
+std::string points(double a, double b) {
+  const double d = 100 * (b - a);
+  return std::fabs(d) < 0.05 ? "=" : format_double("%+.1f pt", d);
+}
+
 struct TypeFigures {
   double compute_s = 0, comm_s = 0, idle_s = 0, peak_bytes = 0;
   int count = 0;
@@ -70,10 +77,10 @@ nlohmann::json print_comparison(const nlohmann::json& ra, const nlohmann::json& 
     const double sa_ = ra["samples_per_s"], sb_ = rb["samples_per_s"];
     row("samples/s", format_double("%.2f", sa_), format_double("%.2f", sb_), change(sa_, sb_));
     const double ma = ra["mfu"], mb = rb["mfu"], ea = ra.value("efficiency", 0.0), eb = rb.value("efficiency", 0.0);
-    row("MFU", format_double("%.1f%%", 100 * ma), format_double("%.1f%%", 100 * mb), change(ma, mb));
+    row("MFU", format_double("%.1f%%", 100 * ma), format_double("%.1f%%", 100 * mb), points(ma, mb));
     if (ea > 0 || eb > 0) {  // (none without the upper bound: --no-upper-bound)
       row("efficiency of upper bound", ea > 0 ? format_double("%.1f%%", 100 * ea) : "-", eb > 0 ? format_double("%.1f%%", 100 * eb) : "-",
-          change(ea, eb));
+          ea > 0 && eb > 0 ? points(ea, eb) : change(ea, eb));
     }
     diff["figures"] = {{"iteration_time_s", {ta, tb}}, {"samples_per_s", {sa_, sb_}}, {"mfu", {ma, mb}}, {"efficiency", {ea, eb}}};
     std::cout << "\nper GPU type (means per GPU; peak memory: the largest):\n";

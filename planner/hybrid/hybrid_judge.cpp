@@ -20,6 +20,10 @@ namespace hetsim {
 void label_hybrid_report(Report& r, const HybridPlan& plan) {
   r.kind = "hybrid";
   r.shape = plan.shape();
+  r.layer_split.clear();
+  if (!plan.pipelines.empty()) {
+    for (const StagePlan& st : plan.pipelines.front().stages) r.layer_split += (r.layer_split.empty() ? "" : "/") + std::to_string(st.layer_count());
+  }
   r.estimated_s = plan.estimate_s;
 }
 

@@ -152,8 +152,12 @@ std::string HybridPlan::shape() const {
   if (recompute == RecomputeMode::kSelective && recompute_modules != kDefaultRecomputeModules) {
     out += " (" + recompute_modules_text(recompute_modules) + ")";
   }
-  if (recompute == RecomputeMode::kFull && recompute_layers > 0) out += " (first " + std::to_string(recompute_layers) + " layers of each chunk)";
-  if (activation_offload_layers > 0) out += ", activations of " + std::to_string(activation_offload_layers) + " layers offloaded";
+  if (recompute == RecomputeMode::kFull && recompute_layers > 0) {
+    out += recompute_layers == 1 ? " (first layer of each chunk)" : " (first " + std::to_string(recompute_layers) + " layers of each chunk)";
+  }
+  if (activation_offload_layers > 0) {
+    out += ", activations of " + std::to_string(activation_offload_layers) + (activation_offload_layers == 1 ? " layer offloaded" : " layers offloaded");
+  }
   if (sequence_parallel) out += ", sequence parallel";
   if (gradient_sync != GradientSync::kAllReduce) out.append(", ").append(gradient_sync_name(gradient_sync));
   if (tp_comm_userbuffers) out += ", tp comm overlap (userbuffers)";
