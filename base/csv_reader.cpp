@@ -14,14 +14,17 @@ namespace hetsim {
 namespace {
 
 // Splits one line; fields may be double-quoted, a quote inside doubled (RFC 4180). Each field
-// keeps its 1-based column.
-std::vector<std::pair<std::string, int>> split(const std::string& line) {
+// keeps its 1-based column. A quoted field the line does not close sets *unclosed to its column
+// (a field is one line: a quote left open took the rest of the line as text).
+std::vector<std::pair<std::string, int>> split(const std::string& line, int* unclosed) {
   std::vector<std::pair<std::string, int>> out;
   size_t i = 0;
+  *unclosed = 0;
   while (true) {
     const int col = static_cast<int>(i) + 1;
     std::string field;
     if (i < line.size() && line[i] == '"') {
+      bool closed = false;
       for (++i; i < line.size(); ++i) {
         if (line[i] != '"') {
           field += line[i];
@@ -29,9 +32,11 @@ std::vector<std::pair<std::string, int>> split(const std::string& line) {
           field += line[++i];
         } else {
           ++i;
+          closed = true;
           break;
         }
       }
+      if (!closed && *unclosed == 0) *unclosed = col;
       while (i < line.size() && line[i] != ',') field += line[i++];  // text after the closing quote
     } else {
       while (i < line.size() && line[i] != ',') field += line[i++];
@@ -154,7 +159,13 @@ void read_csv(const std::filesystem::path& path, const std::vector<std::string>&
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line_no == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
     if (line.empty() || line[0] == '#') continue;
-    std::vector<std::pair<std::string, int>> fields = split(line);
+    int unclosed = 0;
+    std::vector<std::pair<std::string, int>> fields = split(line, &unclosed);
+    if (unclosed > 0) {
+      diags.add({file, line_no, unclosed, "", "a quoted field is not closed on its line: end it with \", or double each \" inside it"});
+      if (!header) break;  // a header that does not parse names no column
+      continue;
+    }
     if (!header) {
       header = true;
       header_line = line_no;

@@ -64,6 +64,10 @@ void read_achievable(FieldReader& r, std::optional<double>& fraction, std::strin
 // The factors of a `degraded` mapping or `degraded_nodes` entry (topologies/README.md).
 Degradation read_degradation(FieldReader& r) {
   Degradation d;
+  // An entry with no factor degrades nothing: a typo'd or forgotten factor, taken silently as healthy.
+  if (!r.opt_node("compute_slowdown") && !r.opt_node("nic_bandwidth") && !r.opt_node("intra_node_bandwidth")) {
+    r.error_here("degrades nothing: give compute_slowdown, nic_bandwidth or intra_node_bandwidth (factors; 1 is healthy)");
+  }
   d.compute_slowdown = r.opt_number("compute_slowdown", 0.01, 1000).value_or(1);
   d.nic_bandwidth = r.opt_number("nic_bandwidth", 0.001, 1000).value_or(1);
   d.intra_node_bandwidth = r.opt_number("intra_node_bandwidth", 0.001, 1000).value_or(1);

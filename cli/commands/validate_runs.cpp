@@ -43,7 +43,14 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
   if (!markdown_file.empty()) check_writable(markdown_file, "--markdown");
   if (!trace_dir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(trace_dir, ec);
+    // The folder itself is made, not the folders above it: a typo'd parent is refused, as --report's is.
+    std::filesystem::path folder = std::filesystem::absolute(trace_dir, ec);
+    if (!folder.has_filename()) folder = folder.parent_path();  // "traces/"
+    const std::filesystem::path parent = folder.parent_path();
+    if (!ec && !std::filesystem::is_directory(parent, ec)) {
+      throw InputError("--trace-dir", "", "folder " + parent.string() + " does not exist; make it first, or give a folder inside one that does");
+    }
+    std::filesystem::create_directory(trace_dir, ec);
     if (ec || !std::filesystem::is_directory(trace_dir, ec)) {
       throw InputError("--trace-dir", "", in_quotes(trace_dir) + " cannot be made a directory" + (ec ? ": " + ec.message() : ""));
     }

@@ -7,6 +7,7 @@
 // fewer samples than GPUs.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "cli/scratch_dir.hpp"
@@ -101,6 +102,21 @@ TEST(HostileRuns5, AnSpmdPlansBatchSplitOnFewerSamplesThanGpusNamesTheBatch) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("is not a rule of"), std::string::npos) << r.output;
+}
+
+TEST(HostileRuns5, TraceDirMakesItsFolderNotTheFoldersAboveIt) {
+  // --trace-dir /nonexistent/d made /nonexistent too, where --report refuses a missing folder.
+  const Dir d;
+  const std::string runs = (test::source_dir() / "studies/validation/megatron.yaml").string();
+  const std::string missing = (d.path / "no-such" / "traces").string();
+  test::CliRun r = cli("validate --runs " + runs + " --only 1.7b --trace-dir " + missing);
+  EXPECT_EQ(r.rc, 2) << r.output;
+  EXPECT_EQ(r.output, "--trace-dir: error: folder " + (d.path / "no-such").string() +
+                          " does not exist; make it first, or give a folder inside one that does\n");
+  EXPECT_FALSE(std::filesystem::exists(d.path / "no-such"));
+  r = cli("validate --runs " + runs + " --only 1.7b --trace-dir " + (d.path / "traces").string() + "/");  // a trailing slash
+  EXPECT_EQ(r.rc, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::is_directory(d.path / "traces"));
 }
 
 }  // namespace

@@ -545,6 +545,7 @@ TEST(ErrorBarsCli, AnMi325xRunTakesItsOwnRowsOverItsSiblingsEquallyNearOnes) {
 TEST(ValidateCli, TraceDirHoldsOneChromeTraceForEachTrainingRunAndNoOther) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("hetsim_traces_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);  // --trace-dir makes its folder, not the folders above it
   const test::CliRun r = test::run_hetsim("validate --runs " + runs_file().string() + " --trace-dir " + (dir / "sub").string(),
                                           test::Capture::kStdout);
   EXPECT_EQ(r.rc, 0);
