@@ -253,6 +253,12 @@ double ceiling(const Device& d, DType t) {
   return most;
 }
 
+}  // namespace
+
+double measured_flop_ceiling(const Device& d, DType t) { return kPeakMargin * ceiling(d, t); }
+
+namespace {
+
 std::string row_key_text(const std::string& device, const std::string& kernel, DType dtype, const KernelSample& s, bool shaped) {
   std::string k = device + " " + kernel + " " + std::string(dtype_name(dtype)) + " ";
   if (shaped) {
@@ -333,7 +339,7 @@ void KernelTables::load_file(const std::filesystem::path& file) {
         fail(kKernel, device + " has no fused (flash) attention kernel (kernels_profile/devices/" + device + ".yaml: flash_attention)");
       } else if (!d.supports(*dtype)) {
         fail(kDtype, device + " has no " + std::string(dtype_name(*dtype)) + " peak (kernels_profile/devices/" + device + ".yaml): a time for it cannot be checked");
-      } else if (const double rate = shaped_flops(kernel, s.shape) / s.seconds; rate > kPeakMargin * ceiling(d, *dtype)) {
+      } else if (const double rate = shaped_flops(kernel, s.shape) / s.seconds; rate > measured_flop_ceiling(d, *dtype)) {
         fail(kSeconds, format_double("%g", s.seconds) + " s is " + format_flop_rate(rate) + ", more than " + device +
                            " can do in " + std::string(dtype_name(*dtype)) + " (" + format_flop_rate(ceiling(d, *dtype)) +
                            (wide(*dtype) ? ", its fastest 16-bit peak: no GPU multiplies 32-bit numbers faster" : ", its peak") + ")");

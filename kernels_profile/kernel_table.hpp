@@ -139,4 +139,10 @@ class KernelTables {
 // The kernel names a table may hold.
 [[nodiscard]] const std::vector<std::string>& kernel_names();
 
+// The fastest a measured product in `t` can run on `d`, FLOP/s: its peak, or for 32-bit formats its
+// fastest 16-bit peak (matrix units run them faster than the fp32 figure), with a 10 % margin for
+// clocks above the datasheet's. A measured kernel or published matmul faster is a wrong row.
+struct Device;
+[[nodiscard]] double measured_flop_ceiling(const Device& d, DType t);
+
 }  // namespace hetsim
