@@ -4,7 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 #include "base/data_dir.hpp"
@@ -279,11 +278,8 @@ Study load_study(const std::filesystem::path& path) {
       product *= static_cast<double>(std::max<size_t>(axis.size(), 1));
       s.axes.push_back(std::move(axis));
     }
-    if (product > kMaxScenarios) {
-      // The product of many long axes passes any integer type: say it in floating point.
-      char count[32];
-      std::snprintf(count, sizeof count, product < 1e15 ? "%.0f" : "%.3g", product);
-      r.error("vary", std::string("the axes make ") + count + " scenarios; at most 1000000");
+    if (product > kMaxScenarios) {  // (in floating point: the product of many long axes passes any integer type)
+      r.error("vary", "the axes make " + format_double(product < 1e15 ? "%.0f" : "%.3g", product) + " scenarios; at most 1000000");
     }
     if (s.hold_plan && std::any_of(s.axes.begin(), s.axes.end(), [](const StudyAxis& a) { return a.is_flags(); })) {
       r.error("hold_plan", "a held plan is never re-planned, so planner flags would change nothing: drop the flags axis or hold_plan");
