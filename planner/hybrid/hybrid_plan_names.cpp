@@ -163,8 +163,11 @@ std::string HybridPlan::shape() const {
   if (tp_comm_userbuffers) out += ", tp comm overlap (userbuffers)";
   else if (tp_comm_overlap) out += ", tp comm overlap";
   if (!vocab_parallel) out += ", logits gathered";
-  if (!grad_sync_overlap && dp > 1) out += ", grad sync after backward";
-  if (overlap_param_gather && dp > 1) out += ", param gather overlapped";
+  // Gradients are synchronised across every copy of a block: a stage's data-parallel ranks and the
+  // other pipelines' copies of it (gradient_sync.cpp).
+  const bool synced = dp > 1 || pipelines.size() > 1;
+  if (!grad_sync_overlap && synced) out += ", grad sync after backward";
+  if (overlap_param_gather && synced) out += ", param gather overlapped";
   if (overlap_moe_expert_parallel_comm) out += ", expert all-to-all overlapped";
   if (stage_program == StageProgram::kSynthesised) out += ", synthesised stages";
   if (resharding.method != ReshardMethod::kLocalAllGather || resharding.load_balance != LoadBalance::kNone) {
