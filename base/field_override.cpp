@@ -41,7 +41,12 @@ std::vector<Step> parse_path(const FieldOverride& o) {
       }
       steps.push_back(s);
       i = close + 1;
-      if (i < p.size() && p[i] == '.') ++i;
+      if (i < p.size() && p[i] == '.') {
+        ++i;
+        if (i == p.size()) fail(o, "the field path ends with \".\"");
+      } else if (i < p.size() && p[i] != '[') {
+        fail(o, "\"" + p.substr(i) + "\" follows \"[" + inside + "]\" without a \".\" (write [" + inside + "]." + p.substr(i) + ")");
+      }
       continue;
     }
     size_t end = i;

@@ -2,6 +2,7 @@
 #include "base/iso_date.hpp"
 
 #include <cctype>
+#include <ctime>
 
 namespace hetsim {
 namespace {
@@ -55,6 +56,15 @@ std::string iso_date_problem(std::string_view s) {
     return {};
   }
   return kForm;
+}
+
+std::string utc_today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &utc);
+  return buf;
 }
 
 }  // namespace hetsim

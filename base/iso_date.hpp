@@ -12,4 +12,7 @@ namespace hetsim {
 // Empty when `text` is such a date, else why not (for a message after the quoted text).
 [[nodiscard]] std::string iso_date_problem(std::string_view text);
 
+// Today's date in UTC, YYYY-MM-DD (the clock's: for defaults and for refusing dates still to come).
+[[nodiscard]] std::string utc_today();
+
 }  // namespace hetsim

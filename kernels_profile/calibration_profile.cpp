@@ -197,7 +197,9 @@ std::string fitted_date_problem(const std::string& fitted) {
   constexpr const char* kDay = " is not a day; write YYYY-MM-DD (the fit's date)";
   if (fitted.size() != 10) return kDay;
   std::string problem = iso_date_problem(fitted);
-  return problem.starts_with(" is not a date;") ? kDay : problem;
+  if (problem.starts_with(" is not a date;")) return kDay;
+  if (problem.empty() && fitted > utc_today()) return " is after today (UTC): a fit is dated the day it was made";
+  return problem;
 }
 
 std::string era_problem(const std::string& era, const std::string& fitted) {
@@ -307,6 +309,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   p.fitted_on = r.names("fitted_on");
   refuse_repeats(r, "fitted_on", p.fitted_on);
   if (r.opt_node("cross_validation")) {
+    int rows = 0;
     for (FieldReader c : r.list("cross_validation")) {
       CrossValidatedClass k;
       k.name = c.text("class");
@@ -316,7 +319,13 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
       k.loso_mean = read_share(c, "loso_mean");
       k.loso_max = read_share(c, "loso_max");
       c.finish();
+      rows += k.rows;
       p.classes.push_back(std::move(k));
+    }
+    // Each run fitted on is a row of one class (`hetsim calibrate` writes them so).
+    if (rows != static_cast<int>(p.fitted_on.size())) {
+      r.error("cross_validation", "counts " + counted(static_cast<size_t>(rows), "row") + " over its classes, but fitted_on lists " +
+                                      counted(p.fitted_on.size(), "run") + "; each run fitted on is a row of one class");
     }
   }
   if (r.opt_node("runs")) {

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -50,15 +49,6 @@ void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
 }
 
 namespace {
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &utc);
-  return buf;
-}
 
 std::string pct(double x) { return format_double("%.1f %%", 100 * x); }
 
@@ -155,7 +145,7 @@ int run_calibrate(const CalibrateArgs& a) {
     }
   }
   if (a.name.size() > 256) throw InputError("--name", "", "has " + std::to_string(a.name.size()) + " characters; a name is 1 to 256");
-  o.date = a.date_given ? a.date : today();
+  o.date = a.date_given ? a.date : utc_today();
   if (const std::string why = fitted_date_problem(o.date); !why.empty()) throw InputError("--date", "", in_quotes(o.date) + why);
   o.measured = measured_parameters(a);
   add_held_parameters(a, o.measured);

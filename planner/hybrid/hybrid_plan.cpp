@@ -112,6 +112,14 @@ class Checker {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
     }
+    const bool any_tp = std::any_of(plan_.pipelines.begin(), plan_.pipelines.end(), [](const PipelinePlan& p) {
+      return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.tp > 1; });
+    });
+    if (plan_.sequence_parallel && !any_tp && !plan_.pipelines.empty()) {
+      add("sequence_parallel", "sequence parallelism splits along the sequence what a tensor-parallel group would "
+                               "otherwise hold in full; with tp 1 in every stage there is no such group (Megatron-LM "
+                               "turns it off there): set it false, or give a stage tp > 1");
+    }
     if (plan_.sequence_parallel && plan_.stage_program == StageProgram::kSynthesised) {
       add("sequence_parallel", "sequence parallelism is part of Megatron's stage program; with stage_program synthesised "
                                "the search chooses each operator's split itself");

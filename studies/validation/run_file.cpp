@@ -236,6 +236,10 @@ ValidationRun read_run(FieldReader& r, const std::filesystem::path& dir) {
     run.layer.tp = static_cast<int>(l.opt_integer("tp", 1, 1024).value_or(1));
     run.layer.tp_where = l.locate("tp", "");
     run.layer.sequence_parallel = l.opt_flag("sequence_parallel").value_or(false);
+    if (run.layer.sequence_parallel && run.layer.tp == 1) {
+      l.error("sequence_parallel", "splits along the sequence what a tensor-parallel group would otherwise hold in full; "
+                                   "at tp 1 there is no such group (Megatron-LM turns it off there)");
+    }
     run.layer.tp_comm_overlap = l.opt_flag("tp_comm_overlap").value_or(false);
     const RecomputeChoice recompute = read_recompute(l, RecomputeMode::kNone);
     run.layer.recompute = recompute.mode;
