@@ -173,7 +173,10 @@ std::string printable(std::string_view s) {
       out += "\\r";
     } else if (cp < 0x20 || cp == 0x7F) {
       out += hex("\\x%02X", cp);
-    } else if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+    } else if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+               // Invisible: a soft hyphen, the Arabic letter mark, zero-width spaces and joiners, the
+               // left-to-right and right-to-left marks, word joiners, a byte-order mark.
+               cp == 0xAD || cp == 0x61C || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF) {
       out += hex("\\u{%04X}", cp);
     } else {
       out.append(s.substr(i, n));

@@ -34,8 +34,10 @@ namespace hetsim {
 // U+10FFFF); nothing when all of it is valid.
 [[nodiscard]] std::optional<size_t> utf8_error(std::string_view s);
 // `s` safe to print anywhere: C0 and C1 control characters (ESC starts terminal escapes), DEL,
-// the bidirectional overrides (U+202A-U+202E, U+2066-U+2069) and bytes that are not UTF-8 are
-// written as escapes (\n, \t, \r, \xNN, \u{NNNN}); everything else is kept as it is.
+// the bidirectional overrides (U+202A-U+202E, U+2066-U+2069), invisible characters (U+00AD,
+// U+061C, U+200B-U+200F, U+2060-U+2064, U+FEFF: two names that print alike are then told apart)
+// and bytes that are not UTF-8 are written as escapes (\n, \t, \r, \xNN, \u{NNNN}); everything
+// else is kept as it is.
 [[nodiscard]] std::string printable(std::string_view s);
 // One CSV cell: printable(s), in double quotes (doubled inside) when it holds a comma or a quote.
 [[nodiscard]] std::string csv_field(std::string_view s);

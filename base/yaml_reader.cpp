@@ -105,12 +105,12 @@ std::optional<std::string> FieldReader::scalar(std::string_view key, bool requir
 std::string FieldReader::text(std::string_view key) { return scalar(key, true).value_or(""); }
 
 std::string name_problem(const std::string& v) {
-  const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override
+  const bool control = printable(v) != v;  // a control character, a terminal escape, a bidirectional override, an invisible one
   // Characters, not bytes: every byte but UTF-8's continuation bytes starts one (printable() has
   // refused anything that is not UTF-8).
   const auto characters = static_cast<size_t>(std::count_if(v.begin(), v.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
   if (!v.empty() && characters <= 256 && !control) return {};
-  return std::string(v.empty() ? "is empty" : control ? "has a control character" : "has " + std::to_string(characters) + " characters") +
+  return std::string(v.empty() ? "is empty" : control ? "has a control or invisible character" : "has " + std::to_string(characters) + " characters") +
          "; a name is 1 to 256 printable characters";
 }
 

@@ -28,6 +28,17 @@ void check_mesh(const Mesh& m, const char* field, const Cluster& cluster, std::v
       }
     }
   }
+  // Rows are hosts: two on one node would share its NICs where the load balance counts them apart.
+  for (int h = 1; h < m.hosts; ++h) {
+    const int node = cluster.gpus[m.devices[static_cast<size_t>(h) * m.gpus_per_host]].node;
+    for (int e = 0; e < h; ++e) {
+      if (cluster.gpus[m.devices[static_cast<size_t>(e) * m.gpus_per_host]].node != node) continue;
+      out.push_back({field, "rows " + std::to_string(e) + " and " + std::to_string(h) + " of the mesh (hosts) are both on node " +
+                                std::to_string(node) + "; each row is a host of its own (for GPUs of one node, write the shape 1x" +
+                                std::to_string(static_cast<long>(m.hosts) * m.gpus_per_host) + ")"});
+      return;
+    }
+  }
 }
 
 }  // namespace

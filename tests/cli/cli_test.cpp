@@ -531,6 +531,8 @@ TEST(Cli, ReshardRejectsBadMeshesAndSpecs) {
            {"--src 0-3 --src-shape 1x4 --src-spec S2,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R", "is not R, S0, S1 or S01"},
            {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R", "has 1 entries but the tensor has 2"},
            {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 4-5,8-9 --dst-shape 1x4 --dst-spec R,R", "row 0 of the mesh (a host)"},
+           {"--src 0-3 --src-shape 2x2 --src-spec S0,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R",
+            "rows 0 and 1 of the mesh (hosts) are both on node 0; each row is a host of its own (for GPUs of one node, write the shape 1x4)"},
            {"--src 0-3 --src-shape 1x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R --tensor 1024x0", "not a positive whole number"},
            {"--src 0-99 --src-shape 1x4 --src-spec S1,R --dst 4-7 --dst-shape 1x4 --dst-spec R,R", "is not a GPU index"}}) {
     const std::string tensor = c.args.find("--tensor") == std::string::npos ? " --tensor 1024x64" : "";

@@ -26,6 +26,8 @@ TEST(Printable, EscapesControlsBidiAndBytesThatAreNotUtf8AndKeepsTheRest) {
   EXPECT_EQ(printable("a\x1b[31mb\n\tc\r\x7f"), "a\\x1B[31mb\\n\\tc\\r\\x7F");
   EXPECT_EQ(printable("x\xff y\xc3"), "x\\xFF y\\xC3");
   EXPECT_EQ(printable("\xc2\x85 \xe2\x80\xae"), "\\u{0085} \\u{202E}");  // NEL (C1), right-to-left override
+  // Invisible ones: a zero-width space, a byte-order mark, a soft hyphen ("a100" and "a\u200b100" print alike).
+  EXPECT_EQ(printable("a\xe2\x80\x8b" "100 \xef\xbb\xbf\xc2\xad"), "a\\u{200B}100 \\u{FEFF}\\u{00AD}");
   EXPECT_EQ(utf8_error("ok ×"), std::nullopt);
   EXPECT_EQ(utf8_error("ab\xc0\xaf"), 2u);      // an overlong '/'
   EXPECT_EQ(utf8_error("\xed\xa0\x80"), 0u);    // a surrogate
