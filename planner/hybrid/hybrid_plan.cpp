@@ -112,10 +112,7 @@ class Checker {
       add("tp_comm_overlap", "userbuffers chunk the all-gathers and reduce-scatters of sequence parallelism with their "
                              "GEMMs; they need sequence_parallel: true (as Megatron-Core's --tp-comm-overlap does)");
     }
-    const bool any_tp = std::any_of(plan_.pipelines.begin(), plan_.pipelines.end(), [](const PipelinePlan& p) {
-      return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.tp > 1; });
-    });
-    if (plan_.sequence_parallel && !any_tp && !plan_.pipelines.empty()) {
+    if (plan_.sequence_parallel && !any_stage([](const StagePlan& st) { return st.tp > 1; }) && !plan_.pipelines.empty()) {
       add("sequence_parallel", "sequence parallelism splits along the sequence what a tensor-parallel group would "
                                "otherwise hold in full; with tp 1 in every stage there is no such group (Megatron-LM "
                                "turns it off there): set it false, or give a stage tp > 1");
@@ -130,12 +127,17 @@ class Checker {
  private:
   void add(std::string field, std::string message) { out_.push_back({std::move(field), std::move(message)}); }
 
+  // Whether some stage of some pipeline satisfies `pred`.
+  template <class Pred>
+  bool any_stage(Pred pred) const {
+    return std::any_of(plan_.pipelines.begin(), plan_.pipelines.end(),
+                       [&](const PipelinePlan& p) { return std::any_of(p.stages.begin(), p.stages.end(), pred); });
+  }
+
   // Megatron-Core's MoE choices need experts split: combined 1F1B (with the weight gradients in the
   // backward) and a dispatcher other than alltoall (allgather not with combined 1F1B).
   void moe_choices() {
-    const bool split = model_.moe && std::any_of(plan_.pipelines.begin(), plan_.pipelines.end(), [](const PipelinePlan& p) {
-                         return std::any_of(p.stages.begin(), p.stages.end(), [](const StagePlan& st) { return st.ep > 1; });
-                       });
+    const bool split = model_.moe && any_stage([](const StagePlan& st) { return st.ep > 1; });
     const std::string needs = "; it needs a mixture-of-experts model and a stage with ep > 1";
     if (plan_.overlap_moe_expert_parallel_comm) {
       const std::string what = "overlaps the experts' all-to-alls with another micro-batch's compute";
