@@ -16,6 +16,8 @@
 #include <tuple>
 #include <vector>
 
+#include "base/temp_dir.hpp"
+#include "kernels_profile/calibration_profile.hpp"
 #include "studies/sweep/results_db.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/op_graph.hpp"
@@ -63,6 +65,14 @@ inline std::string hetsim_binary() { return HETSIM_BINARY; }
 
 // A cluster shipped in topologies/, or one of the test clusters in tests/fixtures/clusters/.
 inline Cluster shipped_cluster(const std::string& name) { return load_cluster(shipped("topologies", name)); }
+// This test program's private folder (base/temp_dir.hpp: made under $TMPDIR, removed with its
+// contents when the program ends), and a path in it.
+inline const std::filesystem::path& scratch() {
+  static const TempDir dir("test");
+  return dir.path();
+}
+inline std::filesystem::path temp(const std::string& name) { return scratch() / name; }
+
 inline Cluster fixture_cluster(const std::string& name) {
   return load_cluster(source_dir() / "tests/fixtures/clusters" / (name + ".yaml"));
 }
@@ -112,13 +122,26 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-enum class Capture { kStdout, kStderr };
+enum class Capture { kStdout, kStderr, kBoth };
 
-// Runs `hetsim -q ARGS` and captures one of its streams (the other is discarded).
+// Runs `hetsim -q ARGS` and captures one of its streams (the other is discarded), or both in the
+// order they were written.
 inline CliRun run_hetsim(const std::string& args, Capture capture) {
-  const std::string redirect = capture == Capture::kStdout ? " 2>/dev/null" : " 2>&1 >/dev/null";
+  const char* redirect = capture == Capture::kStdout ? " 2>/dev/null" : capture == Capture::kStderr ? " 2>&1 >/dev/null" : " 2>&1";
   return run_hetsim_redirected(args + redirect);
 }
+
+// `hetsim -q ARGS`: all it printed, and its messages (stderr) alone.
+inline CliRun cli(const std::string& args) { return run_hetsim(args, Capture::kBoth); }
+inline CliRun cli_messages(const std::string& args) { return run_hetsim(args, Capture::kStderr); }
+
+// Puts the shipped calibration profiles back in force when it goes (tests that apply others).
+struct RestoreShippedCalibrations {
+  RestoreShippedCalibrations() = default;
+  RestoreShippedCalibrations(const RestoreShippedCalibrations&) = delete;
+  RestoreShippedCalibrations& operator=(const RestoreShippedCalibrations&) = delete;
+  ~RestoreShippedCalibrations() { use_shipped_calibrations(); }
+};
 
 // A results database of two ok rows of study "s", one axis (model.training.global_batch: 128,
 // 256), samples_per_s 10 and 20: enough for `hetsim report` and its --plot.

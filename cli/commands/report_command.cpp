@@ -23,7 +23,7 @@ namespace {
 
 std::string csv_line(const std::vector<std::string>& cells) {
   std::string s;
-  for (size_t c = 0; c < cells.size(); ++c) s += (c ? "," : "") + csv_field(cells[c]);
+  for (size_t c = 0; c < cells.size(); ++c) s.append(c ? "," : "").append(csv_field(cells[c]));
   return s + "\n";
 }
 
@@ -85,7 +85,7 @@ int run_report(const ReportArgs& a) {
   if (a.markdown) {
     auto line = [](const std::vector<std::string>& cells) {
       std::string s = "|";
-      for (const std::string& c : cells) s += " " + markdown_cell(c) + " |";
+      for (const std::string& c : cells) s.append(" ").append(markdown_cell(c)).append(" |");
       return s;
     };
     std::cout << line(header) << "\n|";

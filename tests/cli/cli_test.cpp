@@ -31,9 +31,7 @@ std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim_cli_test_" + std::to_string(::getpid()) + "_" + name);
-}
+using test::temp;
 
 // Numbers within a relative tolerance, everything else exactly.
 void expect_json_near(const nlohmann::json& got, const nlohmann::json& want, const std::string& path) {

@@ -12,9 +12,7 @@
 namespace hetsim {
 namespace {
 
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim_compare_" + std::to_string(::getpid()) + "_" + name);
-}
+using test::temp;
 
 TEST(Compare, ASlowerNicShowsUpInTheGradientSyncOnTheCriticalPath) {
   const auto report = temp("cmp.json"), single = temp("single.json");

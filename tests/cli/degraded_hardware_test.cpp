@@ -14,9 +14,7 @@
 namespace hetsim {
 namespace {
 
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim_degraded_" + std::to_string(::getpid()) + "_" + name);
-}
+using test::temp;
 
 // Simulates gpt3-1.3b data-parallel on a100-8x8 with the given --set arguments; the report JSON.
 nlohmann::json simulate(const std::string& sets) {

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using Dir = test::ScratchDir;
 
-test::CliRun cli(const std::string& args) { return test::run_shell(test::hetsim_binary() + " -q " + args + " 2>&1"); }
+using test::cli;
 
 TEST(HostileRuns3, ASizingsFlagsMayNotSetTheClusterItBuildsForEachMix) {
   // It replaced every mix's cluster (1 and 2 nodes both ran on 1000), the front still priced 1 node.

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using Dir = test::ScratchDir;
 
-test::CliRun cli(const std::string& args) { return test::run_shell(test::hetsim_binary() + " -q " + args + " 2>&1"); }
+using test::cli;
 
 std::string contents(const std::string& path) {
   std::ostringstream s;

@@ -19,7 +19,7 @@ namespace {
 using Dir = test::ScratchDir;
 
 // What reaches stderr (validate prints its table's header on stdout before it evaluates a run).
-test::CliRun cli(const std::string& args) { return test::run_hetsim(args, test::Capture::kStderr); }
+using test::cli_messages;
 
 TEST(HostileRuns5, ALayerRunRecomputesOnlyModulesItsModelHas) {
   // moe_act on gpt3-1.3b was costed as nothing and printed a row; a plan refused the same.
@@ -28,7 +28,7 @@ TEST(HostileRuns5, ALayerRunRecomputesOnlyModulesItsModelHas) {
                                    "- name: l1\n  source: s\n  cluster: a100-v100-2x2\n"
                                    "  layer: {model: gpt3-1.3b, tp: 2, micro_batch: 1, recompute: selective, recompute_modules: [moe_act]}\n"
                                    "  measured: {forward_s: 0.001}\n");
-  const test::CliRun r = cli("validate --runs " + runs);
+  const test::CliRun r = cli_messages("validate --runs " + runs);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, runs + ":4:93: error: recompute_modules: moe_act recomputes the experts' activation; the model has no moe: block\n");
 }
@@ -41,10 +41,10 @@ TEST(HostileRuns5, AMeasuredMatmulFasterThanItsDevicesPeakIsRefused) {
                                    "  measured: {tflops: 1e6}\n"
                                    "- name: m2\n  source: s\n  matmul: {device: A100-SXM4-80GB, m: 1024, n: 10240, k: 5120, dtype: bf16}\n"
                                    "  measured: {time_s: 1e-6}\n");
-  test::CliRun r = cli("validate --runs " + runs + " --only m1");
+  test::CliRun r = cli_messages("validate --runs " + runs + " --only m1");
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, runs + ":4:22: error: [0].measured.tflops: 1e+06 TFLOP/s is more than A100-SXM4-80GB can do in bf16 (at most 343.2 TFLOP/s: its peak, the fastest 16-bit one for 32-bit formats, and 10 % for clocks)\n");
-  r = cli("validate --runs " + runs + " --only m2");  // 1 us for 107 GFLOP: 107 PFLOP/s
+  r = cli_messages("validate --runs " + runs + " --only m2");  // 1 us for 107 GFLOP: 107 PFLOP/s
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, runs + ":8:22: error: [1].measured.time_s: 1e-06 s for 1.07e+11 FLOP is more than A100-SXM4-80GB can do in bf16 "
                              "(at most 343.2 TFLOP/s: its peak, the fastest 16-bit one for 32-bit formats, and 10 % for clocks)\n");
@@ -60,8 +60,8 @@ TEST(HostileRuns5, AMeasuredFp32MatmulMayRunFasterThanTheVectorPeakNotThan16Bit)
                                    "  measured: {tflops: 30}\n"
                                    "- name: m2\n  source: s\n  matmul: {device: MI250X, m: 8192, n: 8192, k: 8192, dtype: fp32}\n"
                                    "  measured: {tflops: 250}\n");
-  EXPECT_EQ(cli("validate --runs " + runs + " --only m1").rc, 0);
-  const test::CliRun r = cli("validate --runs " + runs + " --only m2");
+  EXPECT_EQ(cli_messages("validate --runs " + runs + " --only m1").rc, 0);
+  const test::CliRun r = cli_messages("validate --runs " + runs + " --only m2");
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_NE(r.output.find("250 TFLOP/s is more than MI250X can do in fp32 (at most 210.65 TFLOP/s"), std::string::npos) << r.output;
 }
@@ -73,7 +73,7 @@ TEST(HostileRuns5, RecomputeLayersPastEveryChunkIsRefused) {
                                    "- name: g1\n  source: s\n  cluster: selene-64\n  nodes: 4\n  model: gpt3-1.3b\n"
                                    "  megatron: {tp: 1, pp: 1, micro_batch: 16, recompute: full, recompute_layers: 999}\n"
                                    "  measured: {tflops_per_gpu: 137}\n");
-  const test::CliRun r = cli("validate --runs " + runs);
+  const test::CliRun r = cli_messages("validate --runs " + runs);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, runs + ":6:13: error: [0].megatron: the grid breaks a plan rule: recompute_layers: 999 layers recomputed in each "
                              "model chunk, whose largest holds 24: it takes 1 to 24 (leave it out to recompute every layer)\n");
@@ -85,7 +85,7 @@ TEST(HostileRuns5, AnEmptyCampaignNameIsRefused) {
   const std::string runs = d.write("r.yaml",
                                    "- name: m1\n  source: s\n  source_group: \"\"\n"
                                    "  matmul: {device: A100-SXM4-80GB, m: 1024, n: 1024, k: 1024, dtype: bf16}\n  measured: {tflops: 100}\n");
-  const test::CliRun r = cli("validate --runs " + runs);
+  const test::CliRun r = cli_messages("validate --runs " + runs);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, runs + ":3:17: error: [0].source_group: is empty; leave it out (the run's source is its group) or name the campaign\n");
 }
@@ -100,7 +100,7 @@ TEST(HostileRuns5, ASizingOfLessThanOneIterationIsRefused) {
                                      "           nic: {count: 8, bandwidth: 400Gbps, latency: 2us}}\n"
                                      "    rent: 40USD/h\n    power: 10.2kW\n    source: \"test\"\n    max_count: 2\n"
                                      "network: {topology: fat-tree, oversubscription: 1, switch_latency: 1us}\n");
-  const test::CliRun r = cli("size --dry-run " + sizing + " --db " + (d.path / "s.db").string());
+  const test::CliRun r = cli_messages("size --dry-run " + sizing + " --db " + (d.path / "s.db").string());
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, sizing + ": error: train_tokens: 1 tokens is less than one iteration of gpt3-1.3b (a global batch of 512 samples of "
                                "2048 tokens)\n");
@@ -110,7 +110,7 @@ TEST(HostileRuns5, AnSpmdPlansBatchSplitOnFewerSamplesThanGpusNamesTheBatch) {
   // Every "data" rule of a valid plan was blamed (50 errors and a count), --global-batch never named.
   // The plan: hetsim plan --no-pipeline's, kept as a fuzz seed.
   const std::string plan = (test::source_dir() / "tests/fuzz/seeds/plan/gpt3-1.3b-a100-v100-2x2.yaml").string();
-  const test::CliRun r = cli("simulate --no-upper-bound --plan " + plan + " --global-batch 2");
+  const test::CliRun r = cli_messages("simulate --no-upper-bound --plan " + plan + " --global-batch 2");
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_NE(r.output.find(": error: ops[0].rule: \"data\" splits the batch over the GPUs, but this run gives 2 samples at once to its 32 "
                           "GPUs, fewer than one each: raise the global batch (--global-batch or the model's training.global_batch), or give a "
@@ -125,12 +125,12 @@ TEST(HostileRuns5, TraceDirMakesItsFolderNotTheFoldersAboveIt) {
   const Dir d;
   const std::string runs = (test::source_dir() / "studies/validation/megatron.yaml").string();
   const std::string missing = (d.path / "no-such" / "traces").string();
-  test::CliRun r = cli("validate --runs " + runs + " --only 1.7b --trace-dir " + missing);
+  test::CliRun r = cli_messages("validate --runs " + runs + " --only 1.7b --trace-dir " + missing);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, "--trace-dir: error: folder " + (d.path / "no-such").string() +
                           " does not exist; make it first, or give a folder inside one that does\n");
   EXPECT_FALSE(std::filesystem::exists(d.path / "no-such"));
-  r = cli("validate --runs " + runs + " --only 1.7b --trace-dir " + (d.path / "traces").string() + "/");  // a trailing slash
+  r = cli_messages("validate --runs " + runs + " --only 1.7b --trace-dir " + (d.path / "traces").string() + "/");  // a trailing slash
   EXPECT_EQ(r.rc, 0) << r.output;
   EXPECT_TRUE(std::filesystem::is_directory(d.path / "traces"));
 }

@@ -13,7 +13,7 @@ namespace {
 
 using Dir = test::ScratchDir;
 
-test::CliRun cli(const std::string& args) { return test::run_hetsim(args, test::Capture::kStderr); }
+using test::cli_messages;
 
 TEST(HostileRuns6, SequenceParallelismWithoutTensorParallelismIsRefused) {
   // Megatron-LM turns sequence_parallel off at tp 1; hetsim took it and named the plan "sequence
@@ -23,7 +23,7 @@ TEST(HostileRuns6, SequenceParallelismWithoutTensorParallelismIsRefused) {
                                    "- name: g1\n  source: s\n  cluster: selene-64\n  nodes: 4\n  model: gpt3-1.3b\n"
                                    "  megatron: {tp: 1, pp: 1, micro_batch: 16, sequence_parallel: true}\n"
                                    "  measured: {tflops_per_gpu: 137}\n");
-  test::CliRun r = cli("validate --runs " + runs);
+  test::CliRun r = cli_messages("validate --runs " + runs);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, runs + ":6:13: error: [0].megatron: the grid breaks a plan rule: sequence_parallel: sequence parallelism "
                              "splits along the sequence what a tensor-parallel group would otherwise hold in full; with tp 1 in "
@@ -32,7 +32,7 @@ TEST(HostileRuns6, SequenceParallelismWithoutTensorParallelismIsRefused) {
                                     "- name: l1\n  source: s\n  cluster: a100-v100-2x2\n"
                                     "  layer: {model: gpt3-1.3b, tp: 1, micro_batch: 1, sequence_parallel: true}\n"
                                     "  measured: {forward_s: 0.001}\n");
-  r = cli("validate --runs " + layer);
+  r = cli_messages("validate --runs " + layer);
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_EQ(r.output, layer + ":4:71: error: [0].layer.sequence_parallel: splits along the sequence what a tensor-parallel group "
                               "would otherwise hold in full; at tp 1 there is no such group (Megatron-LM turns it off there)\n");
@@ -41,15 +41,15 @@ TEST(HostileRuns6, SequenceParallelismWithoutTensorParallelismIsRefused) {
                                  "- name: l2\n  source: s\n  cluster: a100-v100-2x2\n"
                                  "  layer: {model: gpt3-1.3b, tp: 2, micro_batch: 1, sequence_parallel: true}\n"
                                  "  measured: {forward_s: 0.001}\n");
-  EXPECT_EQ(cli("validate --runs " + ok).rc, 0);
+  EXPECT_EQ(cli_messages("validate --runs " + ok).rc, 0);
 }
 
 TEST(HostileRuns6, ASetPathWithNoDotAfterAnIndexIsRefused) {
   // node_types[0]count=1 was read as node_types[0].count=1: a typo that still changed the run.
-  const test::CliRun r = cli("simulate --set cluster.node_types[0]count=1");
+  const test::CliRun r = cli_messages("simulate --set cluster.node_types[0]count=1");
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_NE(r.output.find("\"count\" follows \"[0]\" without a \".\" (write [0].count)"), std::string::npos) << r.output;
-  EXPECT_EQ(cli("simulate -m bert-base --no-upper-bound --set cluster.node_types[0].count=1").rc, 0);  // with it, a run
+  EXPECT_EQ(cli_messages("simulate -m bert-base --no-upper-bound --set cluster.node_types[0].count=1").rc, 0);  // with it, a run
 }
 
 }  // namespace

@@ -21,9 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp(const std::string& name) {
-  return fs::temp_directory_path() / ("hetsim-messages-" + std::to_string(::getpid()) + "-" + name);
-}
+using test::temp;
 
 std::string error_of(const std::function<void()>& f) {
   try {

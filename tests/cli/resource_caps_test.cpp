@@ -19,9 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp(const std::string& name) {
-  return fs::temp_directory_path() / ("hetsim-resource-caps-" + std::to_string(::getpid()) + "-" + name);
-}
+using test::temp;
 
 // `hetsim -q ARGS` under `ulimit -v KIB` (0: none), with its stdout and stderr captured together.
 test::CliRun run_limited(long kib, const std::string& args) {

@@ -13,9 +13,7 @@
 namespace hetsim {
 namespace {
 
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim_scenario_" + std::to_string(::getpid()) + "_" + name);
-}
+using test::temp;
 
 std::string text_of(const std::filesystem::path& p) {
   std::ostringstream s;

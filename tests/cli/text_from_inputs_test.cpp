@@ -17,9 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp(const std::string& name) {
-  return fs::temp_directory_path() / ("hetsim-text-test-" + std::to_string(::getpid()) + "-" + name);
-}
+using test::temp;
 
 TEST(Printable, EscapesControlsBidiAndBytesThatAreNotUtf8AndKeepsTheRest) {
   EXPECT_EQ(printable("A100 × 8, ≥ 1 µs"), "A100 × 8, ≥ 1 µs");

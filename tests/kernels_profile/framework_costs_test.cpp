@@ -14,9 +14,7 @@
 namespace hetsim {
 namespace {
 
-std::filesystem::path temp(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("hetsim_fc_" + std::to_string(::getpid()) + "_" + name);
-}
+using test::temp;
 
 TEST(PassOverhead, FitRecoversTheCostsOfARowsExactModel) {
   // forwards = 100 us + mb (40 us + layers 20 us); step = 300 us + mb (100 us + layers 70 us).

@@ -390,9 +390,7 @@ TEST(CalibrationFit, AParameterNoRunMovesIsRefusedByName) {
   CalibrateOptions o;
   o.parameters = {"expert_gemm_host"};
   o.date = "2026-11-28";
-  struct Restore {
-    ~Restore() { use_shipped_calibrations(); }
-  } restore;
+  const test::RestoreShippedCalibrations restore;
   try {
     (void)fit_calibration(runs, cost, SimOptions{}, o);
     FAIL() << "fitted a parameter no run constrains";

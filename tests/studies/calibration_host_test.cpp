@@ -21,10 +21,6 @@
 namespace hetsim {
 namespace {
 
-struct Restore {
-  ~Restore() { use_shipped_calibrations(); }
-};
-
 CalibrationProfile host_profile(const std::vector<std::string>& devices, double seconds) {
   CalibrationProfile p;
   p.name = "host";
@@ -55,7 +51,7 @@ std::vector<ValidationRun> runs_of(const std::string& text) {
 
 TEST(CalibrationHost, APassHostLengthensEachDataParallelStepByTwoPasses) {
   // 3 micro-batches a GPU on 8 A100: the first two written as one task, the last on its own.
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const std::vector<ValidationRun> runs = runs_of(
       "- name: dp\n  source: s\n  cluster: a100-8x8\n  nodes: 1\n  model: gpt3-1.3b\n  global_batch: 24\n  strategy: dp-even\n"
       "  measured: {iteration_time_s: 1}\n");
@@ -67,7 +63,7 @@ TEST(CalibrationHost, APassHostLengthensEachDataParallelStepByTwoPasses) {
 TEST(CalibrationHost, APassHostLengthensEveryPassOfAPipelineOnTheCriticalPath) {
   // TP 2 x PP 2 x DP 2 on one Selene node, 4 micro-batches a pipeline (1F1B): each of the
   // m + P - 1 = 5 forward-backward steps on the critical path grows by a pass's host time twice.
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const std::vector<ValidationRun> runs = load_runs(test::source_dir() / "tests/fixtures/validation/runs.yaml");
   const ValidationRun* grid = nullptr;
   for (const ValidationRun& r : runs) grid = r.name == "gpt-grid-2x2x2" ? &r : grid;
@@ -144,7 +140,7 @@ TEST(CalibrationHost, TheSpmdSearchsEstimateAddsTheSlowestGpusTwoPassesPerAccumu
 
 TEST(CalibrationHost, APassHostIsRecoveredFromRunsSynthesisedWithIt) {
   // Runs of 2 to 16 micro-batches a GPU: a fixed cost a pass shows in each in proportion.
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const CostModel cost = CostModel::shipped();
   std::vector<ValidationRun> runs = load_runs(test::source_dir() / "tests/fixtures/validation/calibration-synthetic.yaml");
   const double h = 1.5e-3;  // inside the grid cell 1-2 ms

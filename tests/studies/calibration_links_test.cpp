@@ -22,10 +22,6 @@
 namespace hetsim {
 namespace {
 
-struct Restore {
-  ~Restore() { use_shipped_calibrations(); }
-};
-
 // The shipped collective rows named (of `file`), each measured as predicted under `truth` (none: the
 // raw model).
 std::vector<ValidationRun> collective_runs(const CostModel& cost, const std::vector<std::string>& names,
@@ -53,7 +49,7 @@ std::vector<ValidationRun> collective_runs(const CostModel& cost, const std::vec
 TEST(CalibrationLinks, NicAndIntraNodeExcessesAreRecoveredFromCollectiveRuns) {
   // One-node rings are bound by the NVSwitch ports, the 4-node ring by the NICs: each excess moves
   // its own rows, so both are told apart and recovered within a tenth.
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const CostModel cost = CostModel::shipped();
   CalibrationProfile truth;
   truth.name = "truth";
@@ -83,7 +79,7 @@ TEST(CalibrationLinks, NicAndIntraNodeExcessesAreRecoveredFromCollectiveRuns) {
 
 TEST(CalibrationLinks, ANicExcessNoOneNodeRunMovesIsRefusedByName) {
   // Rows inside one node send nothing over a NIC.
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const CostModel cost = CostModel::shipped();
   const std::vector<ValidationRun> runs =
       collective_runs(cost, {"allreduce-8xA100-nvswitch-1GiB", "allreduce-8xA100-nvswitch-8GiB"}, nullptr);
@@ -104,7 +100,7 @@ TEST(CalibrationLinks, ACollectiveLatencyIsRecoveredFromASizeSweep) {
   // Small calls are mostly the fixed cost, 1 GiB mostly bandwidth: 35 us (inside a grid cell) back.
   // The fit interpolates each run's time between the grid's 25 and 50 us, which a fixed cost moves
   // in proportion: exact but for the search's own tolerance.
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const CostModel cost = CostModel::shipped();
   CalibrationProfile truth;
   truth.name = "truth";
@@ -127,7 +123,7 @@ TEST(CalibrationLinks, TheShippedSweepsEachPredictTheOthersSmallCallsBetterThanT
   // stas00's two sweeps (nccl-tests on A100, PyTorch on H200): collective_latency fitted on one
   // campaign predicts the other's calls up to 1 MiB, where the raw model is 2-7 times too fast,
   // with at most two thirds of the raw model's |error| (the A100's 1 MiB call: 79 % raw, 48 % left out).
-  Restore restore;
+  const test::RestoreShippedCalibrations restore;
   const CostModel cost = CostModel::shipped();
   const std::vector<ValidationRun> runs = load_runs(test::source_dir() / "studies/validation/sweeps/allreduce-sizes.yaml");
   ASSERT_EQ(runs.size(), 32u);

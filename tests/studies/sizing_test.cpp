@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
-#include "base/temp_dir.hpp"
 #include "kernels_profile/device.hpp"
 #include "studies/sizing/costs.hpp"
 #include "studies/sizing/mixes.hpp"
@@ -25,11 +24,7 @@
 namespace hetsim {
 namespace {
 
-// Every file of these tests lives in one private folder, removed when the test program ends.
-std::filesystem::path temp(const std::string& name) {
-  static const TempDir dir("sizing-test");
-  return dir.path() / name;
-}
+using test::temp;  // the program's private folder
 
 std::filesystem::path fixture() { return test::source_dir() / "tests/fixtures/sizing/small.yaml"; }
 

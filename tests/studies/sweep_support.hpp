@@ -17,22 +17,15 @@
 
 #include <gtest/gtest.h>
 
-#include "base/temp_dir.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
 
 namespace hetsim::test {
 
-// Every file of these tests lives in one private folder, removed when the test program ends;
-// the sweeps they start keep their scratch there too (TMPDIR), so a sweep killed with SIGKILL
-// leaves nothing behind.
-inline const std::filesystem::path& scratch() {
-  static const TempDir dir("sweep-test");
-  return dir.path();
-}
-
-inline std::filesystem::path temp(const std::string& name) { return scratch() / name; }
+// Every file of these tests lives in the program's private folder (test::scratch()); the sweeps
+// they start keep their scratch there too (TMPDIR), so a sweep killed with SIGKILL leaves nothing
+// behind.
 
 inline std::filesystem::path write_study(const std::string& name, const std::string& text) {
   const auto p = temp(name + ".yaml");

@@ -10,7 +10,7 @@
 namespace hetsim {
 namespace {
 
-Mesh mesh(int hosts, int gpus, int first) { return test::consecutive_mesh(hosts, gpus, first); }
+using test::consecutive_mesh;
 
 using test::spec;
 
@@ -24,7 +24,7 @@ TEST(ShardingSpec, ParsesAndPrints) {
 }
 
 TEST(MeshLayout, SplitOverHostsReplicatesInsideThem) {
-  const MeshLayout l = make_layout(mesh(2, 4, 0), spec("S0,R,R"), kTensor, 4);
+  const MeshLayout l = make_layout(consecutive_mesh(2, 4, 0), spec("S0,R,R"), kTensor, 4);
   ASSERT_EQ(l.tiles.size(), 2u);
   EXPECT_EQ(l.tiles[0].replicas, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(l.tiles[1].replicas, (std::vector<int>{4, 5, 6, 7}));
@@ -35,36 +35,36 @@ TEST(MeshLayout, SplitOverHostsReplicatesInsideThem) {
 
 TEST(MeshLayout, BothAxesAreHostMajor) {
   // S01 over a 2x4 mesh: device (h, g) holds part 4h + g; S1 then S0 on two dimensions.
-  const MeshLayout a = make_layout(mesh(2, 4, 10), spec("S01,R,R"), kTensor, 4);
+  const MeshLayout a = make_layout(consecutive_mesh(2, 4, 10), spec("S01,R,R"), kTensor, 4);
   ASSERT_EQ(a.tiles.size(), 8u);
   for (int t = 0; t < 8; ++t) EXPECT_EQ(a.tiles[t].replicas, (std::vector<int>{10 + t}));
-  const MeshLayout b = make_layout(mesh(2, 4, 0), spec("S1,S0,R"), kTensor, 4);
+  const MeshLayout b = make_layout(consecutive_mesh(2, 4, 0), spec("S1,S0,R"), kTensor, 4);
   ASSERT_EQ(b.tiles.size(), 8u);
   // Tile index = 2 * (part of dim 0 = g) + (part of dim 1 = h): device (h=1, g=2) is GPU 6.
   EXPECT_EQ(b.tiles[2 * 2 + 1].replicas, (std::vector<int>{6}));
-  const MeshLayout r = make_layout(mesh(2, 4, 0), spec("R,R,R"), kTensor, 4);
+  const MeshLayout r = make_layout(consecutive_mesh(2, 4, 0), spec("R,R,R"), kTensor, 4);
   ASSERT_EQ(r.tiles.size(), 1u);
   EXPECT_EQ(r.tiles[0].replicas.size(), 8u);
 }
 
 TEST(MeshLayout, ReportsWhatDoesNotFit) {
-  EXPECT_EQ(layout_problem(mesh(2, 4, 0), spec("S0,R"), kTensor),
+  EXPECT_EQ(layout_problem(consecutive_mesh(2, 4, 0), spec("S0,R"), kTensor),
             "the spec S0,R has 2 entries but the tensor has 3 dimensions");
-  EXPECT_EQ(layout_problem(mesh(2, 4, 0), spec("S0,S01,R"), kTensor),
+  EXPECT_EQ(layout_problem(consecutive_mesh(2, 4, 0), spec("S0,S01,R"), kTensor),
             "the spec S0,S01,R splits more than one dimension over the same mesh axis");
-  EXPECT_EQ(layout_problem(mesh(3, 4, 0), spec("S0,R,R"), kTensor),
+  EXPECT_EQ(layout_problem(consecutive_mesh(3, 4, 0), spec("S0,R,R"), kTensor),
             "dimension 0 (size 1024) does not divide into 3 equal parts (S0 on a 3x4 mesh)");
-  Mesh short_mesh = mesh(2, 4, 0);
+  Mesh short_mesh = consecutive_mesh(2, 4, 0);
   short_mesh.devices.pop_back();
   EXPECT_NE(layout_problem(short_mesh, spec("S0,R,R"), kTensor), "");
-  EXPECT_EQ(layout_problem(mesh(3, 4, 0), spec("S0,R,R"), {3072, 1024, 170}), "");
+  EXPECT_EQ(layout_problem(consecutive_mesh(3, 4, 0), spec("S0,R,R"), {3072, 1024, 170}), "");
 }
 
 TEST(Intersect, SplitOverDim1ToSplitOverDim0IsSixtyFourSlices) {
   // Case 4: S8 over dim 1 -> S8 over dim 0: every destination tile meets every source tile in
   // 1/64 of the tensor (128 x 128 x 512 int32 = 32 MiB).
-  const MeshLayout src = make_layout(mesh(2, 4, 0), spec("R,S01,R"), kTensor, 4);
-  const MeshLayout dst = make_layout(mesh(2, 4, 8), spec("S01,R,R"), kTensor, 4);
+  const MeshLayout src = make_layout(consecutive_mesh(2, 4, 0), spec("R,S01,R"), kTensor, 4);
+  const MeshLayout dst = make_layout(consecutive_mesh(2, 4, 8), spec("S01,R,R"), kTensor, 4);
   const std::vector<Slice> s = intersect(src, dst);
   ASSERT_EQ(s.size(), 64u);
   double total = 0;
@@ -87,8 +87,8 @@ TEST(Intersect, TwoHostsToThreeCutsTheMiddleTile) {
   // Case 6: S2(dim 0) on (2,4) -> S3(dim 0) on (3,4), 3072 rows: destination tiles [0,1024),
   // [1024,2048), [2048,3072) against source tiles [0,1536), [1536,3072).
   const std::vector<long> t{3072, 1024, 170};
-  const MeshLayout src = make_layout(mesh(2, 4, 0), spec("S0,R,R"), t, 4);
-  const MeshLayout dst = make_layout(mesh(3, 4, 8), spec("S0,R,R"), t, 4);
+  const MeshLayout src = make_layout(consecutive_mesh(2, 4, 0), spec("S0,R,R"), t, 4);
+  const MeshLayout dst = make_layout(consecutive_mesh(3, 4, 8), spec("S0,R,R"), t, 4);
   const std::vector<Slice> s = intersect(src, dst);
   ASSERT_EQ(s.size(), 4u);
   EXPECT_EQ(s[1].dst_tile, 1);
@@ -104,8 +104,8 @@ TEST(Intersect, TwoHostsToThreeCutsTheMiddleTile) {
 
 TEST(Intersect, SameLayoutIsOneSlicePerTile) {
   // Case 1: identical layouts: each destination tile is its source tile.
-  const MeshLayout src = make_layout(mesh(2, 4, 0), spec("S0,R,R"), kTensor, 4);
-  const MeshLayout dst = make_layout(mesh(2, 4, 8), spec("S0,R,R"), kTensor, 4);
+  const MeshLayout src = make_layout(consecutive_mesh(2, 4, 0), spec("S0,R,R"), kTensor, 4);
+  const MeshLayout dst = make_layout(consecutive_mesh(2, 4, 8), spec("S0,R,R"), kTensor, 4);
   const std::vector<Slice> s = intersect(src, dst);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].src_tile, 0);

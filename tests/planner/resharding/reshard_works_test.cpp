@@ -12,7 +12,7 @@
 namespace hetsim {
 namespace {
 
-Mesh mesh(int hosts, int gpus, int first) { return test::consecutive_mesh(hosts, gpus, first); }
+using test::consecutive_mesh;
 
 MeshLayout layout(const Mesh& m, const char* text, std::vector<long> shape) {
   return make_layout(m, test::spec(text), shape, 4);
@@ -23,7 +23,7 @@ class Works : public ::testing::Test {
   Cluster cluster_ = test::shipped_cluster("p3-8xlarge-5");  // 5 hosts x 4 V100, one 10 Gbit/s NIC each
   const double bytes_ = 1024.0 * 1024 * 4;
   // One GPU (0) to a 2x2 mesh (hosts 1 and 2), fully replicated.
-  MeshLayout src_ = layout(mesh(1, 1, 0), "R", {1 << 20});
+  MeshLayout src_ = layout(consecutive_mesh(1, 1, 0), "R", {1 << 20});
   MeshLayout dst_ = layout(Mesh{2, 2, {4, 5, 8, 9}}, "R", {1 << 20});
 };
 
@@ -55,7 +55,7 @@ TEST_F(Works, LocalAllGatherFallsBackWhereReplicasSpanHosts) {
 
 TEST_F(Works, LocalAllGatherSplitsAHostsReplicas) {
   // One host of 4: each GPU receives a quarter, then the host all-gathers the whole tile.
-  const MeshLayout dst = layout(mesh(1, 4, 4), "R", {1 << 20});
+  const MeshLayout dst = layout(consecutive_mesh(1, 4, 4), "R", {1 << 20});
   const ReshardWorks w = make_works(src_, dst, ReshardMethod::kLocalAllGather, cluster_);
   EXPECT_EQ(w.method, ReshardMethod::kLocalAllGather);
   ASSERT_EQ(w.works.size(), 4u);
@@ -67,8 +67,8 @@ TEST_F(Works, LocalAllGatherSplitsAHostsReplicas) {
 }
 
 TEST_F(Works, LocalAllGatherNeedsADivisibleDimension) {
-  const MeshLayout src = layout(mesh(1, 1, 0), "R,R", {3, 5});
-  const MeshLayout dst = layout(mesh(1, 4, 4), "R,R", {3, 5});
+  const MeshLayout src = layout(consecutive_mesh(1, 1, 0), "R,R", {3, 5});
+  const MeshLayout dst = layout(consecutive_mesh(1, 4, 4), "R,R", {3, 5});
   const ReshardWorks w = make_works(src, dst, ReshardMethod::kLocalAllGather, cluster_);
   EXPECT_EQ(w.method, ReshardMethod::kSendRecv);
   EXPECT_EQ(w.note, "no tensor dimension of the destination tiles divides by their replica count");

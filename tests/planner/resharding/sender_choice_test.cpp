@@ -13,12 +13,12 @@
 namespace hetsim {
 namespace {
 
-Mesh mesh(int hosts, int gpus, int first) { return test::consecutive_mesh(hosts, gpus, first); }
+using test::consecutive_mesh;
 
 ReshardWorks works(const Cluster& c, const char* src_spec, const char* dst_spec, ReshardMethod method) {
   const std::vector<long> t{1024, 1024, 512};
-  return make_works(make_layout(mesh(2, 4, 0), test::spec(src_spec), t, 4),
-                    make_layout(mesh(2, 4, 8), test::spec(dst_spec), t, 4), method, c);
+  return make_works(make_layout(consecutive_mesh(2, 4, 0), test::spec(src_spec), t, 4),
+                    make_layout(consecutive_mesh(2, 4, 8), test::spec(dst_spec), t, 4), method, c);
 }
 
 class Senders : public ::testing::Test {
