@@ -1,5 +1,6 @@
 // File: tests/test_support.hpp
-// Paths shared by the tests: the source tree and the built hetsim binary.
+// What the tests share: paths (the source tree, the built hetsim binary, a private scratch folder),
+// hetsim run as a child process, and a few fixtures.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -65,6 +66,10 @@ inline std::string hetsim_binary() { return HETSIM_BINARY; }
 
 // A cluster shipped in topologies/, or one of the test clusters in tests/fixtures/clusters/.
 inline Cluster shipped_cluster(const std::string& name) { return load_cluster(shipped("topologies", name)); }
+inline Cluster fixture_cluster(const std::string& name) {
+  return load_cluster(source_dir() / "tests/fixtures/clusters" / (name + ".yaml"));
+}
+
 // This test program's private folder (base/temp_dir.hpp: made under $TMPDIR, removed with its
 // contents when the program ends), and a path in it.
 inline const std::filesystem::path& scratch() {
@@ -72,10 +77,6 @@ inline const std::filesystem::path& scratch() {
   return dir.path();
 }
 inline std::filesystem::path temp(const std::string& name) { return scratch() / name; }
-
-inline Cluster fixture_cluster(const std::string& name) {
-  return load_cluster(source_dir() / "tests/fixtures/clusters" / (name + ".yaml"));
-}
 
 struct CliRun {
   int rc = -1;

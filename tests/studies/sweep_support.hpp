@@ -23,10 +23,8 @@ extern char** environ;
 
 namespace hetsim::test {
 
-// Every file of these tests lives in the program's private folder (test::scratch()); the sweeps
-// they start keep their scratch there too (TMPDIR), so a sweep killed with SIGKILL leaves nothing
-// behind.
-
+// A study file in the test program's private folder (test::scratch()), where the sweeps these
+// tests start keep their scratch too (TMPDIR): a sweep killed with SIGKILL leaves nothing behind.
 inline std::filesystem::path write_study(const std::string& name, const std::string& text) {
   const auto p = temp(name + ".yaml");
   std::ofstream(p) << text;
