@@ -1,7 +1,6 @@
 // File: tests/cli/compare_test.cpp
 // `hetsim compare`: two scenarios side by side, and what changed on the critical path.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <map>

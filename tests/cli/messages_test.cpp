@@ -4,7 +4,6 @@
 // says how deep and where.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <fstream>
 

@@ -2,7 +2,6 @@
 // `hetsim scenario` (left out of --help): one scenario of a study for a program that reads studies
 // but not command lines, the Python module's sweep. Its row is the one `hetsim sweep` stores.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>

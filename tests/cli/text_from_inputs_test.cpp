@@ -3,7 +3,6 @@
 // not UTF-8, and escaped in every output (terminal, Markdown, CSV) so that a control character,
 // a terminal escape, a '|' or a newline cannot break a table or the terminal.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
