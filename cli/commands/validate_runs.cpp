@@ -61,7 +61,6 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
             << files.size() << " file" << (files.size() == 1 ? "" : "s") << "\n\n";
   int w = 3;
   for (const ValidationRun& r : runs) w = std::max(w, static_cast<int>(r.name.size()));
-  std::printf("%-*s %-17s %14s %14s %9s  %s\n", w, "run", "figure", "measured", "predicted", "error", "class");
   std::vector<RunResult> results;
   nlohmann::json rows = nlohmann::json::array();
   Totals time, memory;
@@ -71,6 +70,9 @@ int run_validation_runs(const std::vector<std::string>& files, const std::string
     progress.append("/").append(std::to_string(runs.size())).append(" ").append(runs[i].name);
     log_info(progress);
     results.push_back(evaluate_run(runs[i], cost, sim, !trace_dir.empty()));
+    // The header once the first run is predicted: a run refused at its line (a Megatron grid that
+    // breaks a plan rule, which needs its model and cluster) then prints no table before it.
+    if (i == 0) std::printf("%-*s %-17s %14s %14s %9s  %s\n", w, "run", "figure", "measured", "predicted", "error", "class");
     RunResult& r = results.back();
     if (!r.trace.is_null()) {
       write_json((std::filesystem::path(trace_dir) / trace_file_name(i, r.run->name)).string(), r.trace, "--trace-dir");

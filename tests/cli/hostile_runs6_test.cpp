@@ -28,6 +28,8 @@ TEST(HostileRuns6, SequenceParallelismWithoutTensorParallelismIsRefused) {
   EXPECT_EQ(r.output, runs + ":6:13: error: [0].megatron: the grid breaks a plan rule: sequence_parallel: sequence parallelism "
                              "splits along the sequence what a tensor-parallel group would otherwise hold in full; with tp 1 in "
                              "every stage there is no such group (Megatron-LM turns it off there): set it false, or give a stage tp > 1\n");
+  // Refused before its row: stdout has the count of runs and no table header over nothing.
+  EXPECT_EQ(test::run_hetsim("validate --runs " + runs, test::Capture::kStdout).output, "hetsim validate: 1 published run from 1 file\n\n");
   const std::string layer = d.write("l.yaml",
                                     "- name: l1\n  source: s\n  cluster: a100-v100-2x2\n"
                                     "  layer: {model: gpt3-1.3b, tp: 1, micro_batch: 1, sequence_parallel: true}\n"
