@@ -35,7 +35,7 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd->add_option("--global-batch", a.global_batch, "override the model's global batch (samples per iteration)")
       ->check(at_least(1, kMaxGlobalBatch));
-  cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass)")
+  cmd->add_option("--micro-batch", a.micro_batch, "override the model's micro-batch (samples per device per pass; plan: the hybrid search's micro-batches too, N where it tries 1, 2 and 4)")
       ->check(at_least(1, kMaxGlobalBatch));
   cmd->add_option("--precision", a.precision,
                   "GEMM recipe of the transformer layers, overriding the model's training.gemm_precision (an "

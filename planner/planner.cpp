@@ -175,7 +175,7 @@ std::optional<double> own_references_bound(const PlanResult& r, const PlannerOpt
 
 std::string emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const PlannerOptions& o) {
   if (r.chosen_spmd() != nullptr) return plan_to_yaml(PlanFile{model.name, cluster.name, o.spmd_options.search, *r.chosen_spmd()}, r.spmd.problem);
-  return r.chosen_hybrid() != nullptr ? hybrid_plan_to_yaml(*r.chosen_hybrid()) : std::string();
+  return r.chosen_hybrid() != nullptr ? hybrid_plan_to_yaml(*r.chosen_hybrid(), &cluster) : std::string();
 }
 
 void check_kept_plan_file(const std::string& path, const ModelSpec& model, const Cluster& cluster, const CostModel& cost) {

@@ -91,6 +91,7 @@ PlannerOptions planner_options(const PlanArgs& a) {
   ho.moe_parallel = !a.no_moe_parallel;
   if (!a.schedule.empty()) ho.schedule = schedule_from_name(a.schedule);
   if (!a.moe_dispatcher.empty()) ho.moe_dispatcher = moe_dispatcher_from_name(a.moe_dispatcher);
+  ho.micro_batch = a.common.micro_batch;  // given: the hybrid plans' too, not only the model's
   o.candidates = a.candidates;
   o.upper_bound = !a.no_upper_bound;
   o.keep_plan = a.keep_plan;

@@ -157,6 +157,14 @@ class HybridPlanReader {
   }
 
   [[nodiscard]] Diagnostics& diagnostics() { return diags_; }
+
+  // Each stage's `gpu` (the GPU types its devices were planned on; empty where not given), in the
+  // order of the file's stages, with where it stands.
+  struct StageGpus {
+    std::vector<std::string> names;
+    Diagnostic where;
+  };
+  [[nodiscard]] const std::vector<StageGpus>& stage_gpus() const { return stage_gpus_; }
   // `message` at the value of top-level field `key`.
   [[nodiscard]] Diagnostic locate(std::string_view key, std::string message) {
     return FieldReader(root_, "", file_, &diags_).locate(key, std::move(message));
@@ -189,7 +197,10 @@ class HybridPlanReader {
     stage.ep = static_cast<int>(r.opt_integer("ep", 1, kMaxDeviceIndex).value_or(1));
     stage.expert_tp = static_cast<int>(r.opt_integer("expert_tp", 1, kMaxDeviceIndex).value_or(1));
     if (const std::optional<YAML::Node> n = required(r, raw, "layers")) read_layers(r, *n, stage.chunks);
-    unknown_keys(r, raw, {"devices", "layers", "tp", "cp", "ep", "expert_tp"});
+    StageGpus gpus{{}, r.locate("gpu", "")};  // one GPU type's name, or a list of them
+    if (const std::optional<YAML::Node> n = r.opt_node("gpu")) gpus.names = n->IsSequence() ? r.names("gpu") : std::vector<std::string>{r.name("gpu")};
+    stage_gpus_.push_back(std::move(gpus));
+    unknown_keys(r, raw, {"devices", "layers", "tp", "cp", "ep", "expert_tp", "gpu"});
     return stage;
   }
 
@@ -258,6 +269,7 @@ class HybridPlanReader {
   YAML::Node root_;
   const ModelSpec& model_;
   Diagnostics diags_;
+  std::vector<StageGpus> stage_gpus_;
   std::map<std::string, Diagnostic> where_;  // field path -> where it is (or would be) in the file
 };
 
@@ -304,6 +316,26 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   }
   if (!plan.cluster.empty() && plan.cluster != cluster.name) {
     other.push_back(reader.locate("cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster.name)));
+  }
+  // A stage planned on GPU types the cluster no longer has at its devices' numbers (a node added or
+  // removed before them renumbers the GPUs after) is refused: it would run on other GPUs, silently.
+  // The first such stage is said (a renumbering moves every stage after it alike).
+  size_t k = 0;
+  for (const PipelinePlan& p : plan.pipelines) {
+    for (const StagePlan& st : p.stages) {
+      const HybridPlanReader::StageGpus& planned = reader.stage_gpus().at(k++);
+      if (planned.names.empty() || !other.empty()) continue;
+      for (int d : st.devices) {
+        if (d < 0 || d >= cluster.gpu_count()) continue;  // (check_hybrid_plan says so)
+        const std::string& here = cluster.node_types[static_cast<size_t>(cluster.gpus[static_cast<size_t>(d)].node_type)].gpu.name;
+        if (std::find(planned.names.begin(), planned.names.end(), here) != planned.names.end()) continue;
+        Diagnostic diag = planned.where;
+        diag.message = "this stage was planned on " + join(planned.names) + "; GPU " + std::to_string(d) + " of this cluster is " +
+                       in_quotes(here) + " (adding or removing nodes renumbers the GPUs after them: plan again for this cluster)";
+        other.push_back(std::move(diag));
+        break;
+      }
+    }
   }
   if (!other.empty()) throw InputError(other);
   reader.report(check_hybrid_plan(plan, model, cluster));
@@ -356,7 +388,7 @@ RecomputeChoice read_recompute(FieldReader& r, RecomputeMode absent) {
   return out;
 }
 
-std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
+std::string hybrid_plan_to_yaml(const HybridPlan& plan, const Cluster* cluster) {
   std::ostringstream out;
   out << "# hetsim hybrid plan: " << plan.model << " on " << plan.cluster << "\n"
       << "# shape: " << plan.shape() << "\n"
@@ -395,6 +427,16 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan) {
       if (st.cp != 1) out << "        cp: " << st.cp << "\n";
       if (st.ep != 1) out << "        ep: " << st.ep << "\n";
       if (st.expert_tp != 1) out << "        expert_tp: " << st.expert_tp << "\n";
+      if (cluster != nullptr) {
+        std::vector<std::string> gpus;  // its devices' GPU types, in their order
+        for (int d : st.devices) {
+          if (d < 0 || d >= cluster->gpu_count()) continue;
+          const std::string& g = cluster->node_types[static_cast<size_t>(cluster->gpus[static_cast<size_t>(d)].node_type)].gpu.name;
+          if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
+        }
+        if (gpus.size() == 1) out << "        gpu: " << gpus.front() << "\n";
+        if (gpus.size() > 1) out << "        gpu: [" << join(gpus) << "]\n";
+      }
       out
           << "        layers: " << layers_text(st.chunks) << "\n";
     }

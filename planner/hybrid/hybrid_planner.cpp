@@ -232,7 +232,9 @@ void HybridPlanner::add_plans(const Shape& shape, HybridFlavour flavour, const H
   const long min_mb = shape.mixed ? static_cast<long>(shape.type_order.size()) : 1;
   // Copies inside a stage split each micro-batch evenly (lockstep expert groups): multiples of them.
   const long k = shape.copies;
-  for (long mb : {k, 2 * k, 4 * k}) {
+  const std::vector<long> per_rank = options.micro_batch > 0 ? std::vector<long>{options.micro_batch} : std::vector<long>{1, 2, 4};
+  for (const long per : per_rank) {
+    const long mb = k * per;
     if (mb < min_mb || global % mb != 0 || global / mb < d) continue;
     const long total = global / mb;
     HybridPlan plan;

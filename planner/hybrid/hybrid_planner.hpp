@@ -44,6 +44,8 @@ struct HybridOptions {
                                                // overlapped, and overlap_param_gather with ZeRO-1;
                                                // overlap_moe_expert_parallel_comm tried with ep > 1)
   int simulate = 3;                            // candidates judged by the simulator
+  long micro_batch = 0;                        // --micro-batch N: only micro-batches of N samples (times the
+                                               // copies of an expert group inside a stage); 0: 1, 2 and 4 tried
   friend bool operator==(const HybridOptions&, const HybridOptions&) = default;
 };
 

@@ -26,7 +26,7 @@ std::filesystem::path emitted_plan(const PlanResult& r, const ModelSpec& model, 
                                      ("hetsim-kept-plan-" + std::to_string(::getpid()) + "-" + name + ".yaml");
   std::ofstream out(file);
   if (r.chosen_hybrid() != nullptr) {
-    out << hybrid_plan_to_yaml(*r.chosen_hybrid());
+    out << hybrid_plan_to_yaml(*r.chosen_hybrid(), &cluster);
   } else {
     out << plan_to_yaml(PlanFile{model.name, cluster.name, SearchOptions{}, *r.chosen_spmd()}, r.spmd.problem);
   }
@@ -73,6 +73,40 @@ TEST(KeptPlan, IsSimulatedBesideTheCandidatesAndChosenOnlyWhereFastest) {
   EXPECT_FALSE(other.kept->why_not.empty());
   EXPECT_NE(other.chosen(), nullptr);
   EXPECT_FALSE(other.to_json()["kept_plan"]["applies"].get<bool>());
+  std::filesystem::remove(file);
+}
+
+TEST(KeptPlan, ARenumberingOfItsGpusIsRefusedAndGpusAddedAfterThemLeaveItAsItWas) {
+  // A node of the first type added before the second type's renumbers the second type's GPUs: the
+  // plan's stages would run on other GPU types, silently (a held sweep read 3.9 s where 2.1 s ran,
+  // the new-user audit of 2026-12-07). Each stage's `gpu` catches it; a node added last changes no
+  // number, and the plan runs as it was, the new GPUs idle.
+  const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
+  const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
+  PlannerOptions hybrid_only = quick();
+  hybrid_only.spmd = false;
+  const PlanResult base = plan(model, cluster, CostModel::shipped(), SimOptions{}, hybrid_only);
+  ASSERT_NE(base.chosen_hybrid(), nullptr);
+  const std::filesystem::path file = emitted_plan(base, model, cluster, "renumbered");
+  const auto with_count = [&](int type) {
+    const std::string set = "cluster.node_types[" + std::to_string(type) + "].count=" + std::to_string(cluster.node_types[static_cast<size_t>(type)].count + 1);
+    return load_cluster(test::shipped("topologies", "a100-v100-2x2"), overrides_for({parse_override(set)}, "cluster"));
+  };
+  try {
+    (void)load_hybrid_plan(file, model, with_count(0));
+    ADD_FAILURE() << "a plan whose stages now fall on other GPU types was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("this stage was planned on " + cluster.node_types[1].gpu.name), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("renumbers the GPUs after them"), std::string::npos) << e.what();
+  }
+  PlannerOptions keep = hybrid_only;
+  keep.keep_plan = file.string();
+  const PlanResult before = plan(model, with_count(0), CostModel::shipped(), SimOptions{}, keep);
+  ASSERT_TRUE(before.kept.has_value());
+  EXPECT_FALSE(before.kept->applies);
+  const PlanResult after = plan(model, with_count(1), CostModel::shipped(), SimOptions{}, keep);
+  ASSERT_TRUE(after.kept.has_value());
+  EXPECT_TRUE(after.kept->applies) << after.kept->why_not;
   std::filesystem::remove(file);
 }
 

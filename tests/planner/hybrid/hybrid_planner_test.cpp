@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "base/input_error.hpp"
 #include "planner/block_costs.hpp"
@@ -120,6 +121,22 @@ TEST(HybridPlanner, OneStagePipelinesAreNotAlsoTriedAsEager1F1B) {
   for (const HybridPlan& p : s.leading) eager += p.schedule == PipelineSchedule::kEager;
   EXPECT_GT(one_stage, 0u);  // the check above is not empty
   EXPECT_GT(eager, 0u);      // eager 1F1B is still tried where there are stages
+}
+
+TEST(HybridPlanner, AGivenMicroBatchIsTheOnlyOneTried) {
+  // `plan --micro-batch 8` printed "micro-batch 8" over hybrid plans of 1, 2 and 4 (the new-user
+  // audit of 2026-12-07): the search tried its own. Given, it is the only one; otherwise 1, 2 and 4.
+  const ModelSpec m = model("bert-base", 256);
+  const Cluster c = test::shipped_cluster("a100-v100-2x2");
+  HybridPlanner planner(m, c, CostModel{}, SimOptions{});
+  HybridOptions o;
+  o.micro_batch = 8;
+  const HybridSearch given = planner.search(HybridFlavour::kHetsim, o);
+  ASSERT_FALSE(given.leading.empty());
+  for (const HybridPlan& p : given.leading) EXPECT_EQ(p.micro_batch % 8, 0) << p.shape();
+  std::set<long> tried;
+  for (const HybridPlan& p : planner.search(HybridFlavour::kHetsim, HybridOptions{}).leading) tried.insert(p.micro_batch);
+  EXPECT_FALSE(tried.contains(8));
 }
 
 TEST(HybridPlanner, LongSequencesAreSplitByContextParallelism) {
