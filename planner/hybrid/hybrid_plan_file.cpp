@@ -158,8 +158,8 @@ class HybridPlanReader {
 
   [[nodiscard]] Diagnostics& diagnostics() { return diags_; }
 
-  // Each stage's `gpu` (the GPU types its devices were planned on; empty where not given), in the
-  // order of the file's stages, with where it stands.
+  // Each stage's `node_type` (the cluster node types its devices were planned on; empty where not
+  // given), in the order of the file's stages, with where it stands.
   struct StageGpus {
     std::vector<std::string> names;
     Diagnostic where;
@@ -197,10 +197,12 @@ class HybridPlanReader {
     stage.ep = static_cast<int>(r.opt_integer("ep", 1, kMaxDeviceIndex).value_or(1));
     stage.expert_tp = static_cast<int>(r.opt_integer("expert_tp", 1, kMaxDeviceIndex).value_or(1));
     if (const std::optional<YAML::Node> n = required(r, raw, "layers")) read_layers(r, *n, stage.chunks);
-    StageGpus gpus{{}, r.locate("gpu", "")};  // one GPU type's name, or a list of them
-    if (const std::optional<YAML::Node> n = r.opt_node("gpu")) gpus.names = n->IsSequence() ? r.names("gpu") : std::vector<std::string>{r.name("gpu")};
+    StageGpus gpus{{}, r.locate("node_type", "")};  // one node type's name, or a list of them
+    if (const std::optional<YAML::Node> n = r.opt_node("node_type")) {
+      gpus.names = n->IsSequence() ? r.names("node_type") : std::vector<std::string>{r.name("node_type")};
+    }
     stage_gpus_.push_back(std::move(gpus));
-    unknown_keys(r, raw, {"devices", "layers", "tp", "cp", "ep", "expert_tp", "gpu"});
+    unknown_keys(r, raw, {"devices", "layers", "tp", "cp", "ep", "expert_tp", "node_type"});
     return stage;
   }
 
@@ -317,8 +319,9 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   if (!plan.cluster.empty() && plan.cluster != cluster.name) {
     other.push_back(reader.locate("cluster", "this plan is for " + in_quotes(plan.cluster) + ", not for the cluster of this run, " + in_quotes(cluster.name)));
   }
-  // A stage planned on GPU types the cluster no longer has at its devices' numbers (a node added or
+  // A stage planned on node types the cluster no longer has at its devices' numbers (a node added or
   // removed before them renumbers the GPUs after) is refused: it would run on other GPUs, silently.
+  // A node type's GPU swapped for another (an upgrade held to its plan) keeps its numbers and name.
   // The first such stage is said (a renumbering moves every stage after it alike).
   size_t k = 0;
   for (const PipelinePlan& p : plan.pipelines) {
@@ -327,11 +330,12 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
       if (planned.names.empty() || !other.empty()) continue;
       for (int d : st.devices) {
         if (d < 0 || d >= cluster.gpu_count()) continue;  // (check_hybrid_plan says so)
-        const std::string& here = cluster.node_types[static_cast<size_t>(cluster.gpus[static_cast<size_t>(d)].node_type)].gpu.name;
+        const std::string& here = cluster.node_type_of_gpu(d).name;
         if (std::find(planned.names.begin(), planned.names.end(), here) != planned.names.end()) continue;
         Diagnostic diag = planned.where;
-        diag.message = "this stage was planned on " + join(planned.names) + "; GPU " + std::to_string(d) + " of this cluster is " +
-                       in_quotes(here) + " (adding or removing nodes renumbers the GPUs after them: plan again for this cluster)";
+        diag.message = "this stage was planned on the GPUs of node type " + join(planned.names) + "; GPU " + std::to_string(d) +
+                       " of this cluster is on a node of type " + in_quotes(here) +
+                       " (adding or removing nodes renumbers the GPUs after them: plan again for this cluster)";
         other.push_back(std::move(diag));
         break;
       }
@@ -428,14 +432,14 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan, const Cluster* cluster) 
       if (st.ep != 1) out << "        ep: " << st.ep << "\n";
       if (st.expert_tp != 1) out << "        expert_tp: " << st.expert_tp << "\n";
       if (cluster != nullptr) {
-        std::vector<std::string> gpus;  // its devices' GPU types, in their order
+        std::vector<std::string> gpus;  // its devices' node types, in their order
         for (int d : st.devices) {
           if (d < 0 || d >= cluster->gpu_count()) continue;
-          const std::string& g = cluster->node_types[static_cast<size_t>(cluster->gpus[static_cast<size_t>(d)].node_type)].gpu.name;
+          const std::string& g = cluster->node_type_of_gpu(d).name;
           if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
         }
-        if (gpus.size() == 1) out << "        gpu: " << gpus.front() << "\n";
-        if (gpus.size() > 1) out << "        gpu: [" << join(gpus) << "]\n";
+        if (gpus.size() == 1) out << "        node_type: " << gpus.front() << "\n";
+        if (gpus.size() > 1) out << "        node_type: [" << join(gpus) << "]\n";
       }
       out
           << "        layers: " << layers_text(st.chunks) << "\n";

@@ -35,8 +35,8 @@ struct RecomputeChoice {
 // run file's megatron block, beside `recompute`'s choice: 0 where missing; refused beside recompute.
 [[nodiscard]] int read_activation_offload(FieldReader& r, const RecomputeChoice& recompute);
 
-// With `cluster`, each stage also says the GPU types of its devices (`gpu`), which a reader checks
-// against its own cluster's.
+// With `cluster`, each stage also names the node types of its devices (`node_type`), which a reader
+// checks against its own cluster's: a renumbering of the GPUs is refused, a GPU swap is not.
 [[nodiscard]] std::string hybrid_plan_to_yaml(const HybridPlan& plan, const Cluster* cluster = nullptr);
 
 }  // namespace hetsim
