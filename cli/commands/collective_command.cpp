@@ -18,6 +18,7 @@
 #include "base/units.hpp"
 #include "base/data_dir.hpp"
 #include "base/device_list.hpp"
+#include "base/field_override.hpp"
 #include "cli/common_args.hpp"
 #include "cli/input_files.hpp"
 #include "cli/output/link_fractions.hpp"
@@ -79,6 +80,9 @@ void add_collective_options(CLI::App* cmd, CollectiveArgs& a) {
   cmd->add_option("--report", a.report, "write the results JSON here")->check(output_file());
   cmd->add_option("--trace", a.trace, "write a Chrome trace of the largest size here (with link utilisation)")->check(output_file());
   add_calibration_option(cmd, a.calibration);  // a profile's nic_time_excess, intra_time_excess and collective_latency
+  cmd->add_option("--set", a.sets, "edit a field of the cluster before it is read (repeatable): cluster.node_types[*].nic.bandwidth=800Gbps")
+      ->expected(1)
+      ->take_all();
 }
 
 int run_collective(const CollectiveArgs& a) {
@@ -86,7 +90,7 @@ int run_collective(const CollectiveArgs& a) {
   inputs.emplace_back("the cluster", resolve_input(a.cluster, "topologies", "cluster").string());
   check_paths_apart({{"--report", a.report}, {"--trace", a.trace}}, inputs);
   use_calibration(a.calibration);  // before the cluster's devices are loaded
-  const Cluster cluster = load_cluster_arg(a.cluster);
+  const Cluster cluster = load_cluster_arg(a.cluster, parse_overrides(a.sets, {"cluster"}));  // (a collective has no model)
   const std::vector<double> sizes = parse_sizes(a.size);
   const std::vector<int> group = parse_group(a.group, cluster.gpu_count());
   CollectiveTask task = collective(*collective_from_name(a.op), group, 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -22,6 +23,7 @@ struct CollectiveArgs {
   std::string report;
   std::string trace;
   std::string calibration = "shipped";  // --calibration: its link-class parameters slow the links
+  std::vector<std::string> sets;        // --set cluster.PATH=VALUE: the cluster edited before it is read
 };
 
 void add_collective_options(CLI::App* cmd, CollectiveArgs& a);

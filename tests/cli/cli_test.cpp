@@ -406,6 +406,23 @@ TEST(CliCollective, TraceHasLinkCounters) {
   std::filesystem::remove(trace);
 }
 
+TEST(CliCollective, SetEditsTheClusterAndOnlyIt) {
+  // A what-if on one collective (other NICs?) without a copy of the cluster file: a100-8x8's ring
+  // across 8 nodes is bound by its 200 Gb/s NICs (174 GB/s busbw), so half as fast NICs nearly halve it
+  // and twice as fast ones lift it to NVLink's bound. A model field is refused.
+  const auto busbw = [&](const std::string& set) {
+    const auto report = temp("collective-set.json");
+    EXPECT_EQ(run("collective --cluster a100-8x8 --size 1GiB --algorithm ring --report " + report.string() + set).rc, 0) << set;
+    const double b = nlohmann::json::parse(slurp(report))["results"][0]["busbw_Bps"];
+    std::filesystem::remove(report);
+    return b;
+  };
+  const double as_shipped = busbw("");
+  EXPECT_LT(busbw(" --set cluster.node_types[*].nic.bandwidth=100Gbps"), 0.6 * as_shipped);
+  EXPECT_GT(busbw(" --set cluster.node_types[*].nic.bandwidth=400Gbps"), 1.05 * as_shipped);
+  EXPECT_EQ(test::cli_messages("collective --set model.layers=3").rc, 2);
+}
+
 TEST(Cli, ABatchTooLargeToSimulateNamesTheOptionThatSetIt) {
   // Too many tasks for this machine, found while planning: the model file's training.global_batch
   // was named, though --global-batch set it.
