@@ -160,11 +160,11 @@ class HybridPlanReader {
 
   // Each stage's `node_type` (the cluster node types its devices were planned on; empty where not
   // given), in the order of the file's stages, with where it stands.
-  struct StageGpus {
+  struct StageNodeTypes {
     std::vector<std::string> names;
     Diagnostic where;
   };
-  [[nodiscard]] const std::vector<StageGpus>& stage_gpus() const { return stage_gpus_; }
+  [[nodiscard]] const std::vector<StageNodeTypes>& stage_node_types() const { return stage_node_types_; }
   // `message` at the value of top-level field `key`.
   [[nodiscard]] Diagnostic locate(std::string_view key, std::string message) {
     return FieldReader(root_, "", file_, &diags_).locate(key, std::move(message));
@@ -197,11 +197,11 @@ class HybridPlanReader {
     stage.ep = static_cast<int>(r.opt_integer("ep", 1, kMaxDeviceIndex).value_or(1));
     stage.expert_tp = static_cast<int>(r.opt_integer("expert_tp", 1, kMaxDeviceIndex).value_or(1));
     if (const std::optional<YAML::Node> n = required(r, raw, "layers")) read_layers(r, *n, stage.chunks);
-    StageGpus gpus{{}, r.locate("node_type", "")};  // one node type's name, or a list of them
+    StageNodeTypes types{{}, r.locate("node_type", "")};  // one node type's name, or a list of them
     if (const std::optional<YAML::Node> n = r.opt_node("node_type")) {
-      gpus.names = n->IsSequence() ? r.names("node_type") : std::vector<std::string>{r.name("node_type")};
+      types.names = n->IsSequence() ? r.names("node_type") : std::vector<std::string>{r.name("node_type")};
     }
-    stage_gpus_.push_back(std::move(gpus));
+    stage_node_types_.push_back(std::move(types));
     unknown_keys(r, raw, {"devices", "layers", "tp", "cp", "ep", "expert_tp", "node_type"});
     return stage;
   }
@@ -271,7 +271,7 @@ class HybridPlanReader {
   YAML::Node root_;
   const ModelSpec& model_;
   Diagnostics diags_;
-  std::vector<StageGpus> stage_gpus_;
+  std::vector<StageNodeTypes> stage_node_types_;
   std::map<std::string, Diagnostic> where_;  // field path -> where it is (or would be) in the file
 };
 
@@ -326,7 +326,7 @@ HybridPlan load_hybrid_plan(const std::filesystem::path& path, const ModelSpec& 
   size_t k = 0;
   for (const PipelinePlan& p : plan.pipelines) {
     for (const StagePlan& st : p.stages) {
-      const HybridPlanReader::StageGpus& planned = reader.stage_gpus().at(k++);
+      const HybridPlanReader::StageNodeTypes& planned = reader.stage_node_types().at(k++);
       if (planned.names.empty() || !other.empty()) continue;
       for (int d : st.devices) {
         if (d < 0 || d >= cluster.gpu_count()) continue;  // (check_hybrid_plan says so)
@@ -432,14 +432,14 @@ std::string hybrid_plan_to_yaml(const HybridPlan& plan, const Cluster* cluster) 
       if (st.ep != 1) out << "        ep: " << st.ep << "\n";
       if (st.expert_tp != 1) out << "        expert_tp: " << st.expert_tp << "\n";
       if (cluster != nullptr) {
-        std::vector<std::string> gpus;  // its devices' node types, in their order
+        std::vector<std::string> types;  // its devices' node types, in their order
         for (int d : st.devices) {
           if (d < 0 || d >= cluster->gpu_count()) continue;
-          const std::string& g = cluster->node_type_of_gpu(d).name;
-          if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
+          const std::string& t = cluster->node_type_of_gpu(d).name;
+          if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
         }
-        if (gpus.size() == 1) out << "        node_type: " << gpus.front() << "\n";
-        if (gpus.size() > 1) out << "        node_type: [" << join(gpus) << "]\n";
+        if (types.size() == 1) out << "        node_type: " << types.front() << "\n";
+        if (types.size() > 1) out << "        node_type: [" << join(types) << "]\n";
       }
       out
           << "        layers: " << layers_text(st.chunks) << "\n";

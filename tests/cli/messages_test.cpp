@@ -4,7 +4,6 @@
 // says how deep and where.
 #include <gtest/gtest.h>
 
-
 #include <fstream>
 
 #include <nlohmann/json.hpp>

@@ -5,7 +5,6 @@
 // with SimGrid's "Failed to allocate stack" backtrace or an internal error.
 #include <gtest/gtest.h>
 
-
 #include <chrono>
 #include <fstream>
 #include <regex>

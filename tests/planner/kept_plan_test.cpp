@@ -20,24 +20,19 @@
 namespace hetsim {
 namespace {
 
-// The chosen plan of `r` as `hetsim plan --emit-plan` writes it, in a file of its own.
-std::filesystem::path emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const std::string& name) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                     ("hetsim-kept-plan-" + std::to_string(::getpid()) + "-" + name + ".yaml");
-  std::ofstream out(file);
-  if (r.chosen_hybrid() != nullptr) {
-    out << hybrid_plan_to_yaml(*r.chosen_hybrid(), &cluster);
-  } else {
-    out << plan_to_yaml(PlanFile{model.name, cluster.name, SearchOptions{}, *r.chosen_spmd()}, r.spmd.problem);
-  }
-  return file;
-}
-
 PlannerOptions quick() {
   PlannerOptions o;
   o.candidates = 1;
   o.upper_bound = false;
   return o;
+}
+
+// The chosen plan of `r` as `hetsim plan --emit-plan` writes it (planner's emitted_plan), in a file of its own.
+std::filesystem::path emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const std::string& name) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("hetsim-kept-plan-" + std::to_string(::getpid()) + "-" + name + ".yaml");
+  std::ofstream(file) << hetsim::emitted_plan(r, model, cluster, quick());
+  return file;
 }
 
 TEST(KeptPlan, IsSimulatedBesideTheCandidatesAndChosenOnlyWhereFastest) {
