@@ -66,6 +66,15 @@ CostModel CostModel::shipped(const std::string& layer_profile_path) {
 }
 
 double CostModel::roofline_s(const Device& device, const Op& op, DType dtype, Pass pass) const {
+  if (op.kind == OpKind::kSsmScan) {
+    // Mamba-2's convolution and SSD kernels (workloads/mamba_ops.cpp): their products are Triton dots
+    // on the tensor cores, at the dtype's peak times the device's GEMM efficiency; their traffic at
+    // the memory roofline; a launch per kernel (kernel_count). A stated model: no measured rows.
+    const double rate = device.peak(dtype) * device.efficiency.matmul_of(dtype);
+    const double flops = pass == Pass::kForward ? op.fwd_flops : op.bwd_flops + op.recompute_flops;
+    const double bytes = pass == Pass::kForward ? op.fwd_bytes : op.bwd_bytes + (op.recompute_flops > 0 ? op.fwd_bytes : 0);
+    return roofline(device, flops, bytes, rate) + (kernel_count(op, pass) - 1) * device.efficiency.kernel_launch_s;
+  }
   if (!is_matmul(op.kind)) {  // other arithmetic at the fp32 vector peak
     const double rate = device.peak(DType::kFp32) * device.efficiency.vector;
     if (pass == Pass::kForward) return roofline(device, op.fwd_flops, op.fwd_bytes, rate);
@@ -214,6 +223,7 @@ std::optional<KernelEstimate> CostModel::gemm_from_tables(const Device& device, 
 std::optional<KernelEstimate> CostModel::from_tables(const Device& device, const Op& op, DType dtype, Pass pass) const {
   if (tables_ == nullptr) return std::nullopt;
   if (op.kind == OpKind::kFlashAttention) return flash_attention(device, op, dtype, pass);
+  if (op.kind == OpKind::kSsmScan) return std::nullopt;  // no measured rows: the roofline
   if (is_matmul(op.kind)) return gemm_from_tables(device, op, dtype, pass);
   std::optional<KernelEstimate> e = find(device, table_kernel(op.kind, pass), dtype).by_bytes(pass == Pass::kForward ? op.fwd_bytes : op.bwd_bytes);
   if (e && pass == Pass::kBackward && op.recompute_flops > 0) {
@@ -311,6 +321,10 @@ double kernel_count(const Op& op, Pass pass) {
   // A GEMM's backward is two (data and weight gradients), other kernels' one; one more with the
   // forward recomputed. Expert layers issue one GEMM per expert (Transformer Engine's grouped linear).
   const double per = op.kind == OpKind::kMoeExpert ? static_cast<double>(std::max(1L, op.gemm.batch)) : 1;
+  // Mamba-2's scan: the convolution and mamba_ssm's five SSD kernels forward (chunk_cumsum,
+  // chunk_state, state_passing, bmm_chunk, chunk_scan); backward the convolution and the states
+  // again, then nine gradient kernels and the convolution's.
+  if (op.kind == OpKind::kSsmScan) return pass == Pass::kForward ? 6 : 13 + (op.recompute_flops > 0 ? 6 : 0);
   if (pass == Pass::kForward) return per;
   const bool gemm = is_matmul(op.kind) && op.kind != OpKind::kFlashAttention;
   return per * ((gemm ? 2 : 1) + (op.recompute_flops > 0 ? 1 : 0));

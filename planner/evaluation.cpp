@@ -16,6 +16,7 @@ void name_model(Report& r, const ModelSpec& model, const Cluster& cluster) {
   r.fp32_gemms = model.training.fp32_gemms();
   r.gemm_format = model.training.gemm_format();
   r.eager_kernels = model.training.kernels == TrainingKernels::kEager;
+  r.mamba_layers = model.mamba.has_value();
   for (const NodeType& nt : cluster.node_types) {
     const std::optional<CalibrationProfile> p = calibration_applying(nt.gpu.name, r.moe);
     r.calibration[nt.gpu.name] = p ? profile_identity(*p) : "none";

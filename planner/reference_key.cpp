@@ -28,7 +28,8 @@ static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(SlidingWindowSpec) == 16, "SlidingWindowSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 872, "ModelSpec changed: update reference_key");
+static_assert(sizeof(MambaSpec) == 48, "MambaSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 968, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -227,6 +228,18 @@ void put_model(Text& t, const ModelSpec& m) {
     t.put("sliding_window.tokens", m.sliding_window->tokens);
     t.put("sliding_window.full_every", m.sliding_window->full_every);
   }
+  if (!m.hybrid_pattern.empty()) t.put("hybrid_pattern", m.hybrid_pattern);  // (only where stated, as above)
+  if (m.mamba) {
+    t.put("mamba.heads", m.mamba->heads);
+    t.put("mamba.head_dim", m.mamba->head_dim);
+    t.put("mamba.groups", m.mamba->groups);
+    t.put("mamba.state_dim", m.mamba->state_dim);
+    t.put("mamba.conv_kernel", m.mamba->conv_kernel);
+    t.put("mamba.chunk_size", m.mamba->chunk_size);
+  }
+  // Where it differs from the family's (the keys of models that do not state it stay as they were).
+  const MlpActivation family_activation = m.family == Family::kLlama ? MlpActivation::kSwiglu : MlpActivation::kGelu;
+  if (mlp_activation_of(m) != family_activation) t.put("mlp_activation", mlp_activation_of(m));
   t.put("experts_per_device", m.experts_per_device);
   t.put("moe_every", m.moe_every);
   t.put("top_k", m.top_k);

@@ -46,6 +46,9 @@ struct Report {
   // training.kernels eager: PyTorch's autograd kernels (JSON training_kernels); no published run
   // hetsim holds trained so, so there is no time error bar.
   bool eager_kernels = false;
+  // Mamba layers (a hybrid model's mamba: block): no published run hetsim predicts within its bars
+  // trained them (docs/validation.md's held-out Nemotron 3 Nano rows), so there is no time error bar.
+  bool mamba_layers = false;
   // GPU type -> the calibration profile whose parameters moved this run's times ("none": the raw
   // model there), as calibration_applying says for this kind of model.
   std::map<std::string, std::string> calibration;

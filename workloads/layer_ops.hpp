@@ -61,4 +61,8 @@ void mla_attention(const LayerScope& sc, const std::string& prefix, int layer);
 // shared experts.
 [[nodiscard]] std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& prefix, int layer);
 
+// A Mamba layer's mixer (the model's mamba: block, mamba_ops.cpp), from its norm's output (the previous
+// op): mamba_in, ssm_scan, mamba_out_norm, mamba_out. Returns mamba_out.
+int mamba_mixer(const LayerScope& sc, const std::string& prefix, int layer);
+
 }  // namespace hetsim

@@ -235,6 +235,68 @@ SlidingWindowSpec read_sliding_window(FieldReader r) {
   return s;
 }
 
+// The mamba: block: the mixer's widths, Megatron-Core's defaults where left out (heads: 2 x hidden /
+// head_dim, its expand of 2).
+MambaSpec read_mamba(FieldReader r, long hidden) {
+  const size_t problems_before = r.diagnostics().size();
+  MambaSpec s;
+  s.head_dim = r.opt_integer("head_dim", 1, kMaxWidth).value_or(s.head_dim);
+  const std::optional<long> heads = r.opt_integer("heads", 1, kMaxHeads);
+  s.groups = r.opt_integer("groups", 1, kMaxHeads).value_or(s.groups);
+  s.state_dim = r.opt_integer("state_dim", 1, 4096).value_or(s.state_dim);
+  s.conv_kernel = r.opt_integer("conv_kernel", 1, 64).value_or(s.conv_kernel);
+  s.chunk_size = r.opt_integer("chunk_size", 1, 4096).value_or(s.chunk_size);
+  r.finish();
+  if (r.diagnostics().size() != problems_before) return s;
+  if (heads) {
+    s.heads = *heads;
+  } else if (hidden > 0 && (2 * hidden) % s.head_dim == 0) {
+    s.heads = 2 * hidden / s.head_dim;
+  } else if (hidden > 0) {
+    r.error("head_dim", std::to_string(s.head_dim) + " does not divide 2 x hidden = " + std::to_string(2 * hidden) +
+                            " (the inner width without heads stated); state heads");
+    return s;
+  }
+  if (s.heads % s.groups != 0) {
+    r.error("groups", std::to_string(s.groups) + " does not divide the " + std::to_string(s.heads) + " SSM heads");
+  }
+  return s;
+}
+
+// hybrid_pattern and the blocks it needs: a mamba: block exactly when some layer is M, a moe: block
+// exactly when some is E (the pattern places the MoE layers: moe's first_dense_layers and every are
+// refused beside it).
+void read_hybrid_pattern(FieldReader& r, ModelSpec& m, bool layers_read, std::optional<FieldReader> mamba) {
+  const std::optional<std::string> pattern = r.opt_text("hybrid_pattern");
+  if (!pattern) {
+    if (mamba) r.error("mamba", "a mamba: block needs hybrid_pattern to say which layers are Mamba layers (M)");
+    return;
+  }
+  const size_t bad = pattern->find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    r.error("hybrid_pattern", "character '" + pattern->substr(bad, 1) + "' at position " + std::to_string(bad) +
+                                  ": each layer is M (Mamba), * (attention), - (dense MLP) or E (MoE); pipeline "
+                                  "separators (|) are not read: a plan places the stages");
+    return;
+  }
+  if (layers_read && static_cast<long>(pattern->size()) != m.layers) {
+    r.error("hybrid_pattern", std::to_string(pattern->size()) + " characters for the model's " + std::to_string(m.layers) +
+                                  " layers: one per layer");
+    return;
+  }
+  const bool has_m = pattern->find('M') != std::string::npos, has_e = pattern->find('E') != std::string::npos;
+  if (has_m && !mamba) r.error("hybrid_pattern", "has Mamba layers (M) but the model has no mamba: block");
+  if (!has_m && mamba) r.error("mamba", "no layer of hybrid_pattern is a Mamba layer (M)");
+  if (has_e && !m.moe) r.error("hybrid_pattern", "has MoE layers (E) but the model has no moe: block");
+  if (!has_e && m.moe) r.error("moe", "no layer of hybrid_pattern is a MoE layer (E)");
+  if (m.moe && (m.moe->first_dense_layers != 0 || m.moe->every != 1)) {
+    r.error("moe", "first_dense_layers and every are for models without hybrid_pattern: the pattern places the MoE "
+                   "layers (E)");
+  }
+  if (mamba) m.mamba = read_mamba(*mamba, m.hidden);
+  m.hybrid_pattern = *pattern;
+}
+
 // Dropout as Megatron-LM (GPT: hidden and attention dropout 0.1) and BERT (Devlin et al.; DLE's
 // bert_configs/large.json: 0.1) train; Llama trains without dropout, ViT's default is none.
 double default_dropout(Family f) {
@@ -311,7 +373,26 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
 
 }  // namespace
 
+char layer_kind(const ModelSpec& m, long layer) {
+  if (m.hybrid_pattern.empty() || layer < 0 || layer >= static_cast<long>(m.hybrid_pattern.size())) return 'T';
+  return m.hybrid_pattern[static_cast<size_t>(layer)];
+}
+
+std::string_view mlp_activation_name(MlpActivation a) {
+  switch (a) {
+    case MlpActivation::kSwiglu: return "swiglu";
+    case MlpActivation::kGelu: return "gelu";
+    case MlpActivation::kRelu2: return "relu2";
+  }
+  return "gelu";
+}
+
+MlpActivation mlp_activation_of(const ModelSpec& m) {
+  return m.mlp_activation.value_or(m.family == Family::kLlama ? MlpActivation::kSwiglu : MlpActivation::kGelu);
+}
+
 bool is_moe_layer(const ModelSpec& m, long layer) {
+  if (!m.hybrid_pattern.empty()) return m.moe && layer_kind(m, layer) == 'E';
   if (!m.moe || layer < m.moe->first_dense_layers || layer >= m.layers) return false;
   const long every = std::max(1L, m.moe->every);
   return (layer - m.moe->first_dense_layers) % every == every - 1;
@@ -382,6 +463,22 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
         } else {
           m.mtp_layers = *mtp;
         }
+      }
+      if (const std::optional<std::string> act = r.opt_choice("mlp_activation", {"swiglu", "gelu", "relu2"})) {
+        if (m.family == Family::kBert) {
+          r.error("mlp_activation", "bert's MLPs are GeLU as DeepLearningExamples trains them; mlp_activation is for gpt and llama");
+        } else {
+          m.mlp_activation = *act == "swiglu" ? MlpActivation::kSwiglu : *act == "gelu" ? MlpActivation::kGelu : MlpActivation::kRelu2;
+        }
+      }
+      if (m.family == Family::kBert) {
+        if (r.opt_text("hybrid_pattern")) r.error("hybrid_pattern", "hybrid layers are built for the causal families gpt and llama, not bert");
+        if (r.opt_child("mamba")) r.error("mamba", "Mamba layers are built for the causal families gpt and llama, not bert");
+      } else {
+        read_hybrid_pattern(r, m, layers_read, r.opt_child("mamba"));
+      }
+      if (m.moe && m.moe->glu_clamp > 0 && mlp_activation_of(m) != MlpActivation::kSwiglu) {
+        r.error("mlp_activation", "glu_clamp clamps a gated linear unit's inputs: it needs swiglu experts");
       }
       if (std::optional<FieldReader> window = r.opt_child("sliding_window")) {
         if (m.family == Family::kBert) {

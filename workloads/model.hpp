@@ -75,6 +75,20 @@ struct SlidingWindowSpec {
   long tokens = 0, full_every = 0;
 };
 
+// The Mamba-2 mixer of a hybrid model's Mamba layers (the `mamba:` block; Megatron-Core's MambaMixer,
+// megatron/core/ssm/mamba_mixer.py): `heads` SSM heads of `head_dim` channels (the inner width
+// heads x head_dim), `groups` groups of heads sharing the B and C projections of `state_dim`, a causal
+// depthwise convolution of `conv_kernel` taps, the SSD scan in chunks of `chunk_size` tokens.
+// Defaults as Megatron-Core's (mamba_head_dim 64, mamba_num_groups 8, mamba_state_dim 128, d_conv 4,
+// chunk_size 128; heads: 2 x hidden / head_dim, its expand of 2).
+struct MambaSpec {
+  long heads = 0, head_dim = 64, groups = 8, state_dim = 128, conv_kernel = 4, chunk_size = 128;
+};
+
+// The MLP's (and the experts') activation (`mlp_activation`): SwiGLU (a gated pair of projections),
+// GeLU, or squared ReLU (relu(x)^2, ungated: Nemotron-H and Nemotron 3).
+enum class MlpActivation { kSwiglu, kGelu, kRelu2 };
+
 // Most samples per iteration read: 10^12 is beyond any training run, and counts up to it stay exact
 // in double arithmetic (batch shares are split in doubles).
 inline constexpr long kMaxGlobalBatch = 1'000'000'000'000;
@@ -146,6 +160,12 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;   // gpt/llama/bert with a moe: block
   std::optional<MlaSpec> mla;   // gpt/llama with an mla: block
   std::optional<SlidingWindowSpec> sliding_window;  // gpt/llama with a sliding_window: block
+  // Hybrid models (gpt, llama; Megatron-Core's hybrid_layer_pattern): one character per layer, M a
+  // Mamba layer (norm, the `mamba:` mixer, residual), * an attention layer, - a dense MLP layer, E a
+  // MoE layer, each with its own norm and residual. Empty: every layer is attention + feed-forward.
+  std::string hybrid_pattern;
+  std::optional<MambaSpec> mamba;  // with M layers in hybrid_pattern
+  std::optional<MlpActivation> mlp_activation;  // as stated; mlp_activation_of() gives the family's otherwise
   // Mixture of experts of the BERT-MoE family (moe; HAP's model: its own `moe:` keys).
   long experts_per_device = 0;
   long moe_every = 2;
@@ -178,6 +198,13 @@ struct ModelSpec {
 // Whether transformer layer `layer` (0 .. layers-1) of a model with a moe: block has a MoE
 // feed-forward block. False for dense models and for the BERT-MoE family (which keeps moe_every).
 [[nodiscard]] bool is_moe_layer(const ModelSpec& m, long layer);
+// What `layer` holds: 'T' (attention and a feed-forward block) in a model without hybrid_pattern,
+// else its character there ('M', '*', '-', 'E').
+[[nodiscard]] char layer_kind(const ModelSpec& m, long layer);
+[[nodiscard]] std::string_view mlp_activation_name(MlpActivation a);  // "swiglu", "gelu", "relu2"
+// The MLPs' and experts' activation: as stated (gpt, llama), else the family's (llama: SwiGLU; the
+// others: GeLU).
+[[nodiscard]] MlpActivation mlp_activation_of(const ModelSpec& m);
 // Rows each expert's GEMM runs on for `routed_rows` = tokens x top_k token copies: ceil(routed_rows /
 // experts) dropless (the mean; the busiest expert has router_imbalance times it), ceil(routed_rows x
 // capacity_factor / experts) with a capacity.

@@ -58,8 +58,12 @@ Op expert_gemm(const std::string& name, int layer, const Routing& r, double in, 
 
 std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, int layer) {
   const MoeSpec& moe = *sc.model.moe;
-  const bool swiglu = sc.model.family == Family::kLlama;  // llama: SwiGLU experts, biases where moe.expert_bias says
-  const bool bias = !swiglu || moe.expert_bias;
+  // The experts' activation is the model's (llama: SwiGLU unless stated); llama experts carry biases
+  // where moe.expert_bias says, gpt and bert experts always.
+  const bool llama = sc.model.family == Family::kLlama;
+  const bool swiglu = mlp_activation_of(sc.model) == MlpActivation::kSwiglu;
+  const bool relu2 = mlp_activation_of(sc.model) == MlpActivation::kRelu2;
+  const bool bias = !llama || moe.expert_bias;
   const double t = sc.tokens(), h = sc.h, e = sc.e;
   const double f = static_cast<double>(moe.expert_ffn_hidden);
   const double gate = swiglu ? 2 : 1;  // SwiGLU's fc1 computes gate and up
@@ -100,7 +104,9 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   // and where the product is a separate step (GeLU) the activation's output for that dot product.
   const std::vector<long> act_shape{experts, rows, static_cast<long>(f)};
   const double n = r.executed * f;
-  Op act = swiglu ? swiglu_op(p + "expert_act", layer, n, act_shape, e) : gelu_op(p + "expert_act", layer, n, act_shape, e);
+  Op act = swiglu  ? swiglu_op(p + "expert_act", layer, n, act_shape, e)
+           : relu2 ? relu2_op(p + "expert_act", layer, n, act_shape, e)
+                   : gelu_op(p + "expert_act", layer, n, act_shape, e);
   act.expert = true;
   act.fwd_flops += n;
   act.bwd_flops += 2 * n;
@@ -137,8 +143,9 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   // over every token; its input is the tensor the router keeps.
   const double fs = static_cast<double>(moe.shared_ffn_hidden);
   sc.linear(p + "shared_fc1", layer, h, gate * fs, bias, false, {x});
-  sc.add(swiglu ? swiglu_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e)
-                : gelu_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e));
+  sc.add(swiglu  ? swiglu_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e)
+         : relu2 ? relu2_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e)
+                 : gelu_op(p + "shared_act", layer, t * fs, sc.act_shape(fs), e));
   const int shared = sc.linear(p + "shared_fc2", layer, fs, h, bias);
   return {out, shared};
 }

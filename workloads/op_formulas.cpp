@@ -85,6 +85,12 @@ Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape
   return op;
 }
 
+Op relu2_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes) {
+  Op op = vector_op(name, OpKind::kActivation, layer, n, 2, 2, 0, n, std::move(shape), elem_bytes);
+  op.bwd_bytes = 3 * n * elem_bytes;
+  return op;
+}
+
 Op swiglu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes) {
   Op op = vector_op(name, OpKind::kActivation, layer, n, 8, 3, 0, 2 * n, std::move(shape), elem_bytes);
   op.bwd_bytes = 5 * n * elem_bytes;

@@ -54,6 +54,10 @@ void add_fork_gradient_sums(Op& op, double n, int consumers, double elem_bytes);
 // backward reads dy and x, writes dx. Keeps its input.
 [[nodiscard]] Op gelu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes);
 
+// Squared ReLU (relu(x)^2, Megatron-Core's squared_relu) over `n` elements: as GeLU's traffic, 2
+// FLOPs an element forward, 4 backward. Keeps its input.
+[[nodiscard]] Op relu2_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes);
+
 // SwiGLU over `n` output elements: forward reads gate and up (2n), writes their product; backward
 // reads dy, gate and up, writes both gradients. Keeps gate and up.
 [[nodiscard]] Op swiglu_op(const std::string& name, int layer, double n, std::vector<long> shape, double elem_bytes);

@@ -39,6 +39,7 @@ std::string_view op_kind_name(OpKind k) {
     case OpKind::kMoeCombine: return "moe_combine";
     case OpKind::kDropout: return "dropout";
     case OpKind::kFlashAttention: return "flash_attention";
+    case OpKind::kSsmScan: return "ssm_scan";
   }
   return "?";
 }
@@ -166,17 +167,21 @@ class Builder {
     linear(p + "attn_out", layer, a * d, h_, bias);
   }
 
+  // The dense MLP in the model's activation: SwiGLU (llama's default: gate and up projections, then
+  // down), GeLU (gpt's, Megatron's fused bias+GeLU) or squared ReLU (ungated).
   void mlp(const std::string& p, int layer) {
     const double f = static_cast<double>(m_.ffn_hidden);
-    if (m_.family == Family::kLlama) {  // SwiGLU: gate and up projections, then down
-      linear(p + "mlp_gate_up", layer, h_, 2 * f, false);
+    const bool bias = m_.family != Family::kLlama;
+    const MlpActivation act = mlp_activation_of(m_);
+    if (act == MlpActivation::kSwiglu) {
+      linear(p + "mlp_gate_up", layer, h_, 2 * f, bias);
       add(swiglu_op(p + "swiglu", layer, tokens() * f, act_shape(f), e_));
-      linear(p + "mlp_down", layer, f, h_, false);
     } else {
-      linear(p + "mlp_up", layer, h_, f, true);
-      gelu(p + "gelu", layer, tokens() * f, act_shape(f));
-      linear(p + "mlp_down", layer, f, h_, true);
+      linear(p + "mlp_up", layer, h_, f, bias);
+      if (act == MlpActivation::kRelu2) add(relu2_op(p + "relu2", layer, tokens() * f, act_shape(f), e_));
+      else gelu(p + "gelu", layer, tokens() * f, act_shape(f));
     }
+    linear(p + "mlp_down", layer, f, h_, bias);
   }
 
   // Megatron's fused bias+GeLU (op_formulas.hpp).
@@ -236,6 +241,24 @@ class Builder {
   void layer(int i) {
     const std::string p = "layer" + std::to_string(i) + ".";
     const int in = static_cast<int>(g_.ops.size()) - 1;
+    if (!m_.hybrid_pattern.empty()) {  // pre-norm, one block per layer: x = x + Block(N(x))
+      const char kind = layer_kind(m_, i);
+      if (kind == 'M') {
+        norm(p + "mamba_norm", i);
+        mamba_mixer(scope(), p, i);
+        residual(p + "mamba_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
+      } else if (kind == '*') {
+        norm(p + "attn_norm", i);
+        attention(p, i);
+        residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);
+      } else {
+        norm(p + "mlp_norm", i);
+        std::vector<int> sum{in};
+        for (int o : feed_forward(p, i)) sum.push_back(o);
+        residual(p + "mlp_residual", i, std::move(sum));
+      }
+      return;
+    }
     if (m_.family == Family::kBert || m_.family == Family::kMoe) {  // post-norm: x = LN(x + Attn(x)); x = LN(x + MLP(x))
       attention(p, i);
       const int r1 = residual(p + "attn_residual", i, in, static_cast<int>(g_.ops.size()) - 1);

@@ -31,6 +31,7 @@ enum class OpKind {
   kMoeCombine,   // weighted sum of the top-k experts' outputs back to [batch, seq, h]
   kDropout,      // a dropout kernel (attention probabilities, the embedding); writes a 1-byte mask
   kFlashAttention,  // fused attention (scores, softmax, dropout, context in one kernel, no s x s tensor)
+  kSsmScan,      // a Mamba-2 mixer's convolution and chunked SSD scan (mamba_ssm's fused kernels; layer_ops.hpp)
 };
 
 [[nodiscard]] std::string_view op_kind_name(OpKind k);

@@ -248,6 +248,10 @@ class Checker {
           add(field, "tp " + std::to_string(st.tp) + " does not divide the model's " +
                          std::to_string(model_.kv_heads) + " key/value heads");
         }
+        if (model_.mamba && (model_.mamba->groups % st.tp != 0 || model_.mamba->heads % st.tp != 0)) {
+          add(field, "tp " + std::to_string(st.tp) + " does not divide the Mamba mixers' " + std::to_string(model_.mamba->groups) +
+                         " groups and " + std::to_string(model_.mamba->heads) + " heads");
+        }
         context_parallel(st, stage_path(p, s));
         expert_parallel(st, stage_path(p, s));
       }
@@ -326,6 +330,10 @@ class Checker {
       // Transformer Engine's get_attention_backend: no fused kernel for a window under cp_comm_type p2p.
       add(field, "the model's sliding-window layers run under context parallelism only with cp_comm all-to-all "
                  "(Transformer Engine's p2p ring has no sliding-window kernel); set cp_comm: all-to-all");
+    }
+    if (model_.mamba) {
+      add(field, "context parallelism of Mamba layers (Megatron-Core splits their heads over the CP ranks by all-to-all) is "
+                 "not modelled; use cp 1");
     }
     if (plan_.stage_program == StageProgram::kSynthesised) {
       add(field, "context parallelism is part of Megatron's stage program; with stage_program synthesised the "

@@ -45,6 +45,7 @@ std::vector<int> tp_widths(const NodeType& nt, const ModelSpec& m) {
     if (nt.nvlink_domain % tp != 0 || type_gpus % tp != 0) continue;
     if (m.heads > 0 && m.heads % tp != 0) continue;
     if (m.kv_heads > 0 && m.kv_heads % tp != 0) continue;
+    if (m.mamba && (m.mamba->groups % tp != 0 || m.mamba->heads % tp != 0)) continue;  // Megatron's MambaMixer asserts both
     out.push_back(tp);
   }
   return out;
@@ -81,10 +82,11 @@ std::vector<int> expert_copies(const ModelSpec& m, const HybridOptions& options,
 
 // Context-parallel widths to try: 1, and for sequences of 8192 tokens or more (where Megatron-Core's
 // recipes start to use it) the powers of two up to 8 that cut the sequence in 2 x cp chunks; under a
-// sliding window (all-to-all) only those that split every TP group's key/value heads evenly.
+// sliding window (all-to-all) only those that split every TP group's key/value heads evenly; none for
+// a model with Mamba layers (their context parallelism is not modelled).
 std::vector<int> cp_widths(const ModelSpec& m, const HybridOptions& options, const std::vector<int>& tp) {
   std::vector<int> out{1};
-  if (!options.context_parallel || m.seq_len < 8192 || m.family == Family::kUnet || m.family == Family::kVgg) return out;
+  if (!options.context_parallel || m.seq_len < 8192 || m.family == Family::kUnet || m.family == Family::kVgg || m.mamba) return out;
   for (int cp = 2; cp <= 8; cp *= 2) {
     if (m.seq_len % (2L * cp) != 0) continue;
     const bool heads_split = std::all_of(tp.begin(), tp.end(), [&](int t) { return t < 1 || (m.kv_heads / t) % cp == 0; });

@@ -55,21 +55,26 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
       // and the router stay whole.
       if (op.name.ends_with(".qkv") || op.name.ends_with(".mlp_up") || op.name.ends_with(".mlp_gate_up") ||
           op.name.ends_with(".shared_fc1") || op.name.ends_with(".q_up") || op.name.ends_with(".q_proj") ||
-          op.name.ends_with(".kv_up")) {
+          op.name.ends_with(".kv_up") || op.name.ends_with(".mamba_in")) {
         return TpSplit::kColumn;
       }
-      if (op.name.ends_with(".attn_out") || op.name.ends_with(".mlp_down") || op.name.ends_with(".shared_fc2")) return TpSplit::kRow;
+      if (op.name.ends_with(".attn_out") || op.name.ends_with(".mlp_down") || op.name.ends_with(".shared_fc2") ||
+          op.name.ends_with(".mamba_out")) {
+        return TpSplit::kRow;
+      }
       return TpSplit::kReplicated;
     case OpKind::kLmHead: return TpSplit::kColumn;  // vocabulary-parallel output layer
     case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:  // MLA's q_norm and kv_norm: over the whole latent
+    case OpKind::kRmsNorm:  // MLA's q_norm and kv_norm: over the whole latent; a Mamba mixer's by its heads
       if (op.name.ends_with(".q_norm") || op.name.ends_with(".kv_norm")) return TpSplit::kReplicated;
+      if (op.name.ends_with(".mamba_out_norm")) return TpSplit::kSharded;
       return sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kAttnScores:
     case OpKind::kSoftmax:
     case OpKind::kAttnContext:
     case OpKind::kLoss: return TpSplit::kSharded;   // by heads / by vocabulary
-    case OpKind::kFlashAttention: return TpSplit::kSharded;  // by heads
+    case OpKind::kFlashAttention:  // by heads
+    case OpKind::kSsmScan: return TpSplit::kSharded;  // by SSM heads and groups
     case OpKind::kActivation: return op.layer >= 0 ? TpSplit::kSharded : TpSplit::kReplicated;
     case OpKind::kDropout:  // attention dropout by heads; the embedding's by sequence under SP
       return op.layer >= 0 || sequence_parallel ? TpSplit::kSharded : TpSplit::kReplicated;

@@ -153,7 +153,7 @@ void add_module_recompute(const OpGraph& g, const std::vector<OpForward>& ops, R
         }
       }
     } else if (has_module(modules, RecomputeModule::kMlp) &&
-               (n == "mlp_gate_up" || n == "mlp_up" || n == "swiglu" || n == "gelu" || n == "mlp_down" ||
+               (n == "mlp_gate_up" || n == "mlp_up" || n == "swiglu" || n == "gelu" || n == "relu2" || n == "mlp_down" ||
                 (n == "mlp_norm" && norm && fused_norm(i)))) {
       seconds = ops[i].seconds;
       tp = ops[i].tp;

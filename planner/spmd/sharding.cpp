@@ -119,6 +119,10 @@ std::vector<Rule> rules_for(const Op& op) {
     case OpKind::kMoeCombine:
       out.push_back(rule("data", same(split(1)), split(0), true));
       break;
+    case OpKind::kSsmScan:  // [b,s,in_proj] -> [b,s,inner]: by batch, or by SSM heads (features; the conv weights with them)
+      out.push_back(rule("data", same(split(0)), split(0), true, rep, has_params));
+      out.push_back(rule("heads", same(split(last)), split(last), true, ParamPlacement::kSharded));
+      break;
   }
   // ZeRO-3 variant of every data-parallel rule with parameters: same compute, sharded storage.
   const size_t rules = out.size();

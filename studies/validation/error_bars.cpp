@@ -102,11 +102,14 @@ struct Setting {
   bool moe = false, low_precision = false, fp32 = false;
   std::string gemm_format;
   bool eager = false;  // training.kernels eager
+  bool mamba = false;  // Mamba layers
 };
-Setting setting_of(const Report& r) { return {r.moe, r.low_precision_gemms, r.fp32_gemms, r.gemm_format, r.eager_kernels}; }
+Setting setting_of(const Report& r) {
+  return {r.moe, r.low_precision_gemms, r.fp32_gemms, r.gemm_format, r.eager_kernels, r.mamba_layers};
+}
 Setting setting_of(const ModelSpec& m) {
   return {m.moe.has_value(), m.training.low_precision_gemms(), m.training.fp32_gemms(), m.training.gemm_format(),
-          m.training.kernels == TrainingKernels::kEager};
+          m.training.kernels == TrainingKernels::kEager, m.mamba.has_value()};
 }
 
 // Every published run of the calibration set trained with a fused framework's kernels.
@@ -114,11 +117,18 @@ const char* const kNoEagerCalibration =
     "no calibration for this setting (training.kernels eager: every published run hetsim holds trained with a fused "
     "framework's kernels; docs/validation.md compares eager PyTorch with layers measured on our GPUs)";
 
+// No class speaks for Mamba layers: their scan is a stated roofline, and the held-out hybrid rows are
+// off by more than any transformer class's bar on Blackwell.
+const char* const kNoMambaCalibration =
+    "no calibration for this setting (Mamba layers: their scan kernels are a stated roofline, not measured; "
+    "Megatron-Bridge's Nemotron 3 Nano runs, held out, read 6 % fast on H100 and 22-39 % fast on Blackwell: "
+    "docs/validation.md)";
+
 // The bar of the nearest class for a run over `s`; a class covers a GPU type through a sibling's
 // rows (sibling_row) where none of its own does, and is then less near than an otherwise equally
 // near class with rows of that GPU type.
 std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
-  if (r.eager && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused runs
+  if ((r.eager || r.mamba) && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused transformer runs
   std::vector<CalibrationClass> candidates = classes();
   std::map<std::pair<std::string, std::string>, std::string> siblings;  // (class, GPU type) -> the row GPU speaking for it
   for (CalibrationClass& c : candidates) {
@@ -213,6 +223,7 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
   const std::set<std::string> gpus = scope_of(r, cluster).gpus;
   const auto none = [&](Quantity q) -> std::string {
     if (q == Quantity::kTime && r.eager_kernels) return kNoEagerCalibration;
+    if (q == Quantity::kTime && r.mamba_layers) return kNoMambaCalibration;
     const std::string each = per_type_text(per_type_bars(r, cluster, q));
     return !each.empty() ? each : missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe);
   };
@@ -262,6 +273,7 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   s.nodes = static_cast<int>(nodes);
   const Setting setting = setting_of(model);
   if (setting.eager) return kNoEagerCalibration;
+  if (setting.mamba) return kNoMambaCalibration;
   const std::optional<ErrorBar> b = bar(s, setting, Quantity::kTime);
   if (b) return b->text();
   // A mix: each type's bar over the mix's scope (how its GPUs split over the nodes is not known here).

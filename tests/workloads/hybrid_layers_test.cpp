@@ -1,0 +1,144 @@
+// File: tests/workloads/hybrid_layers_test.cpp
+// Hybrid Mamba-Transformer models (hybrid_pattern, the mamba: block, mlp_activation): the shipped
+// Nemotron 3 Nano against its published sizes, the Mamba mixer's operators in closed form and under
+// tensor parallelism, what the model reader refuses, and the error bar a Mamba model is not given.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels_profile/calibration_profile.hpp"
+#include "kernels_profile/cost_model.hpp"
+#include "kernels_profile/device.hpp"
+#include "planner/hybrid/op_shard.hpp"
+#include "studies/validation/error_bars.hpp"
+#include "test_support.hpp"
+#include "workloads/op_graph.hpp"
+
+namespace hetsim {
+namespace {
+
+int count_ops(const OpGraph& g, OpKind kind) {
+  int n = 0;
+  for (const Op& op : g.ops) n += op.kind == kind ? 1 : 0;
+  return n;
+}
+
+TEST(HybridLayers, NemotronThreeNanoHasItsPublishedSizesAndLayers) {
+  // Published: 31.6B parameters, 3.2B active per token without the input embedding (3.6B with it).
+  const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  ASSERT_TRUE(m.mamba);
+  EXPECT_EQ(m.mamba->conv_kernel, 4);  // Megatron-Core's defaults where the file is silent
+  EXPECT_EQ(m.mamba->chunk_size, 128);
+  EXPECT_EQ(mlp_activation_of(m), MlpActivation::kRelu2);
+  const OpGraph g = build_op_graph(m, 1, m.training.dtype);
+  EXPECT_NEAR(g.params() / 31.6e9, 1.0, 0.01) << g.params();
+  double input_embedding = 0;
+  for (const Op& op : g.ops) input_embedding += op.name == "embedding" ? op.params : 0;
+  EXPECT_NEAR((g.active_params() - input_embedding) / 3.2e9, 1.0, 0.03) << g.active_params();
+  EXPECT_NEAR(g.active_params() / 3.6e9, 1.0, 0.03);
+  // 23 Mamba layers, 6 attention layers (unfused here: no device named), 23 MoE layers, as the pattern says.
+  EXPECT_EQ(count_ops(g, OpKind::kSsmScan), 23);
+  EXPECT_EQ(count_ops(g, OpKind::kAttnScores), 6);
+  int moe_layers = 0;
+  for (long l = 0; l < m.layers; ++l) moe_layers += is_moe_layer(m, l) ? 1 : 0;
+  EXPECT_EQ(moe_layers, 23);
+  EXPECT_EQ(layer_kind(m, 0), 'M');
+  EXPECT_EQ(layer_kind(m, 5), '*');
+  EXPECT_TRUE(is_moe_layer(m, 1));
+  EXPECT_FALSE(is_moe_layer(m, 0));
+  // Squared-ReLU experts are ungated: fc1 maps h to the expert width, not twice it.
+  const Op fc1 = test::op_named(g, "layer1.expert_fc1");
+  EXPECT_EQ(fc1.gemm.n, m.moe->expert_ffn_hidden);
+  // relu(x)^2 (2 FLOPs an element) and the routing weight's product (1), over every expert's rows.
+  EXPECT_EQ(test::op_named(g, "layer1.expert_act").fwd_flops, 3 * static_cast<double>(fc1.gemm.m) * fc1.gemm.n * fc1.gemm.batch);
+}
+
+TEST(HybridLayers, TheMixerIsInProjectionScanNormOutProjectionInClosedForm) {
+  const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  const OpGraph g = build_op_graph(m, 2, m.training.dtype);
+  const double t = 2.0 * 8192, h = 2688, inner = 64 * 64, gn = 8 * 128;
+  const Op in = test::op_named(g, "layer0.mamba_in");
+  EXPECT_EQ(in.kind, OpKind::kLinear);
+  EXPECT_DOUBLE_EQ(in.params, h * (2 * inner + 2 * gn + 64));  // z, x, B, C, dt; no bias
+  const Op scan = test::op_named(g, "layer0.ssm_scan");
+  // conv (2 x 4 taps over x, B, C), C·Bᵀ per group, the intra-chunk product and the states per head,
+  // the gate and skip: per token.
+  const double flops = 2 * 4 * (inner + 2 * gn) + 2 * 128.0 * 8 * 128 + 64 * (2 * 128.0 * 64 + 4 * 128.0 * 64) + 7 * inner;
+  EXPECT_DOUBLE_EQ(scan.fwd_flops, t * flops);
+  EXPECT_DOUBLE_EQ(scan.params, (inner + 2 * gn) * 5 + 3 * 64);  // conv weights and bias; dt_bias, A_log, D
+  EXPECT_DOUBLE_EQ(scan.saved_bytes, t * (2 * inner + 2 * gn + 64) * 2);  // the in_proj output, bf16
+  EXPECT_EQ(test::op_named(g, "layer0.mamba_out_norm").kind, OpKind::kRmsNorm);
+  EXPECT_DOUBLE_EQ(test::op_named(g, "layer0.mamba_out").params, inner * h);
+  // One residual per layer: the Mamba layer's adds the mixer's output to the layer's input.
+  EXPECT_EQ(test::op_named(g, "layer0.mamba_residual").inputs.size(), 2u);
+}
+
+TEST(HybridLayers, TensorParallelismSplitsTheMixerByHeadsAsMegatronDoes) {
+  const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  const OpGraph g = build_op_graph(m, 1, m.training.dtype);
+  EXPECT_EQ(megatron_split(test::op_named(g, "layer0.mamba_in"), true), TpSplit::kColumn);
+  EXPECT_EQ(megatron_split(test::op_named(g, "layer0.mamba_out"), true), TpSplit::kRow);
+  EXPECT_EQ(megatron_split(test::op_named(g, "layer0.ssm_scan"), false), TpSplit::kSharded);
+  // The group norm is over the inner width, which TP splits, with or without sequence parallelism.
+  EXPECT_EQ(megatron_split(test::op_named(g, "layer0.mamba_out_norm"), false), TpSplit::kSharded);
+  EXPECT_EQ(megatron_split(test::op_named(g, "layer0.mamba_norm"), false), TpSplit::kReplicated);
+  const Op scan = test::op_named(g, "layer0.ssm_scan");
+  const Op half = tp_shard(scan, TpSplit::kSharded, 2, false);
+  EXPECT_DOUBLE_EQ(half.fwd_flops, scan.fwd_flops / 2);
+  EXPECT_DOUBLE_EQ(half.saved_bytes, scan.saved_bytes / 2);
+}
+
+TEST(HybridLayers, TheScanIsCostedOnTheRooflineAsAnEstimate) {
+  const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  const Device h100 = load_device(test::source_dir() / "kernels_profile/devices/H100-SXM5-80GB.yaml");
+  const CostModel cost = CostModel::shipped();
+  const Op one = test::op_named(build_op_graph(m, 1, DType::kBf16), "layer0.ssm_scan");
+  const Op four = test::op_named(build_op_graph(m, 4, DType::kBf16), "layer0.ssm_scan");
+  const OpCost a = cost.op_time(h100, one, DType::kBf16, Pass::kForward);
+  const OpCost b = cost.op_time(h100, four, DType::kBf16, Pass::kForward);
+  EXPECT_GT(a.by_source[static_cast<size_t>(CostSource::kRoofline)], 0.99 * a.seconds);  // no measured rows
+  // Bound by its traffic at these widths: four times the tokens, four times the time but for the six
+  // kernels' launches.
+  ASSERT_EQ(h100.slowdown, 1.0);  // the device file alone: no calibration profile's share on top
+  ASSERT_EQ(h100.fitted.memory_bound_time_excess, 0.0);
+  const double launches = 6 * h100.efficiency.kernel_launch_s;
+  const double ra = a.seconds, rb = b.seconds;
+  EXPECT_NEAR((rb - launches) / (ra - launches), 4.0, 1e-9);
+  const double bw = h100.memory_bandwidth_Bps * h100.efficiency.memory;
+  EXPECT_NEAR(ra - launches, one.fwd_bytes / bw, 1e-12);
+  EXPECT_GT(cost.op_time(h100, one, DType::kBf16, Pass::kBackward).seconds, 2 * a.seconds);
+}
+
+TEST(HybridLayers, BadHybridModelsAreRefusedAtTheirField) {
+  // Each block on line 9 of a 4-layer model (test::expect_model_blocks_refused).
+  test::expect_model_blocks_refused({
+      {"llama", "hybrid_pattern: \"MM*X\"\nmamba: {heads: 8}\n", "character 'X' at position 3"},
+      {"llama", "hybrid_pattern: \"MM*\"\nmamba: {heads: 8}\n", "3 characters for the model's 4 layers"},
+      {"llama", "hybrid_pattern: \"MM*-\"\n", "has Mamba layers (M) but the model has no mamba: block"},
+      {"llama", "mamba: {heads: 8}\n", "a mamba: block needs hybrid_pattern"},
+      {"llama", "mamba: {heads: 8}\nhybrid_pattern: \"**--\"\n", "no layer of hybrid_pattern is a Mamba layer"},
+      {"llama", "hybrid_pattern: \"M*E-\"\nmamba: {heads: 8}\n", "has MoE layers (E) but the model has no moe: block"},
+      {"llama", "moe: {experts: 8, top_k: 2, expert_ffn_hidden: 64, every: 2}\nhybrid_pattern: \"M*E-\"\nmamba: {heads: 8}\n",
+       "the pattern places the MoE layers"},
+      {"llama", "mamba: {heads: 6, groups: 4}\nhybrid_pattern: \"MM*-\"\n", "4 does not divide the 6 SSM heads"},
+      {"llama", "mamba: {head_dim: 96}\nhybrid_pattern: \"MM*-\"\n", "does not divide 2 x hidden = 512"},
+      {"llama", "mlp_activation: relu3\n", "mlp_activation"},
+      {"llama", "mlp_activation: relu2\nmoe: {experts: 8, top_k: 2, expert_ffn_hidden: 64, glu_clamp: 7}\n", "glu_clamp"},
+      {"bert", "hybrid_pattern: \"MM*-\"\n", "not bert"},
+      {"bert", "mlp_activation: relu2\n", "mlp_activation is for gpt and llama"},
+  });
+}
+
+TEST(HybridLayers, AMambaModelIsGivenNoTimeErrorBarFromTransformerRuns) {
+  use_shipped_calibrations();
+  const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  const std::string bar = training_time_error_bar({"H100-SXM5-80GB"}, 16, 2, m);
+  EXPECT_NE(bar.find("no calibration for this setting (Mamba layers"), std::string::npos) << bar;
+  ModelSpec dense = m;  // the same model without its Mamba layers is a MoE transformer with a bar
+  dense.mamba.reset();
+  dense.hybrid_pattern.clear();
+  EXPECT_EQ(training_time_error_bar({"H100-SXM5-80GB"}, 16, 2, dense).find("Mamba"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsim
