@@ -70,6 +70,7 @@ std::vector<CalibrationClass> calibration_classes(const std::vector<RunResult>& 
       c.moe = c.moe || r.scope.moe;
       c.low_precision_gemms = c.low_precision_gemms || r.scope.low_precision_gemms;
       c.fp32_gemms = c.fp32_gemms || r.scope.fp32_gemms;
+      c.mamba = c.mamba || r.scope.mamba;
       c.max_abs_error = std::max(c.max_abs_error, e);
       errors[{name, q}].push_back(e);
     }
@@ -103,6 +104,7 @@ nlohmann::json to_json(const std::vector<CalibrationClass>& classes) {
                    {"moe", c.moe},
                    {"low_precision_gemms", c.low_precision_gemms},
                    {"fp32_gemms", c.fp32_gemms},
+                   {"mamba", c.mamba},
                    {"scopes", std::vector<std::string>(c.scopes.begin(), c.scopes.end())},
                    {"profiles", std::vector<std::string>(c.profiles.begin(), c.profiles.end())},
                    {"gemm_formats", std::vector<std::string>(c.gemm_formats.begin(), c.gemm_formats.end())}});
@@ -133,6 +135,7 @@ std::vector<CalibrationClass> load_calibration(const std::filesystem::path& repo
       x.moe = c.contains("moe") && c.at("moe").get<bool>();
       x.low_precision_gemms = c.contains("low_precision_gemms") && c.at("low_precision_gemms").get<bool>();
       x.fp32_gemms = c.contains("fp32_gemms") && c.at("fp32_gemms").get<bool>();
+      x.mamba = c.contains("mamba") && c.at("mamba").get<bool>();
       // Reports written before these keys: the one scope, profiles unknown.
       if (c.contains("scopes")) {
         for (const auto& v : c.at("scopes")) x.scopes.insert(v.get<std::string>());
@@ -192,7 +195,9 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   const CalibrationClass* best = nullptr;
   int best_score = -1;
   for (const CalibrationClass& c : classes) {
-    if (c.quantity != quantity || c.kind != kind || gpus.empty()) continue;
+    // A hybrid model's rows speak for no other model (and a model with Mamba layers is given no bar:
+    // error_bars.cpp), whatever else its class shares.
+    if (c.quantity != quantity || c.kind != kind || gpus.empty() || c.mamba) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
     const bool own_rows = std::none_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.borrowed.contains(g); });
     const int score = (c.moe == moe ? 64 : 0) + (c.low_precision_gemms == low_precision ? 32 : 0) + (c.fp32_gemms == fp32 ? 16 : 0) +
@@ -219,7 +224,7 @@ std::string missing_error_bar_text(const std::vector<CalibrationClass>& classes,
                                    const std::set<std::string>& gpus, bool moe) {
   const CalibrationClass* other = nullptr;
   for (const CalibrationClass& c : classes) {
-    if (c.quantity != quantity || c.kind != kind || gpus.empty() || c.moe == moe) continue;
+    if (c.quantity != quantity || c.kind != kind || gpus.empty() || c.moe == moe || c.mamba) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
     if (other == nullptr || c.rows > other->rows) other = &c;
   }

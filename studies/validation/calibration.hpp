@@ -39,6 +39,7 @@ struct CalibrationClass {
   bool moe = false;                  // its training runs are of mixture-of-experts models
   bool low_precision_gemms = false;  // ... with GEMMs in a low-precision recipe
   bool fp32_gemms = false;           // ... with GEMMs in fp32 (SIMT kernels, not tensor cores)
+  bool mamba = false;                // ... of hybrid models with Mamba layers: no prediction borrows its bar
   std::set<std::string> scopes{};    // every RunScope::name() of its runs (empty: `scope` alone)
   std::set<std::string> profiles{};  // the calibration profiles its runs were predicted with (empty: unknown)
   std::set<std::string> gemm_formats{};  // its training runs' GEMM formats ("fp16", "tf32", "mxfp8"; empty: unknown)

@@ -330,6 +330,7 @@ void training_run(const ValidationRun& run, RunResult& out, const CostModel& cos
   }
   out.scope = scope_of(cluster, all_gpus(cluster));
   out.scope.moe = model.moe.has_value();
+  out.scope.mamba = model.mamba.has_value();
   out.scope.low_precision_gemms = model.training.low_precision_gemms();
   out.scope.fp32_gemms = model.training.fp32_gemms();
   out.scope.gemm_format = model.training.gemm_format();

@@ -35,6 +35,7 @@ struct RunScope {
   bool moe = false;                  // a training run of a mixture-of-experts model
   bool low_precision_gemms = false;  // ... whose GEMMs run a low-precision recipe (fp8, mxfp8, nvfp4)
   bool fp32_gemms = false;           // ... or fp32 (not on tensor cores: other kernels than 16 bits)
+  bool mamba = false;                // ... of a hybrid model with Mamba layers
   std::set<std::string> profiles;    // the calibration profiles in force on its GPU types ("none": the raw model)
   std::string gemm_format;           // TrainingSpec::gemm_format() of a training run
   [[nodiscard]] std::string name() const;  // "1 GPU", "1 node", "multi-node"

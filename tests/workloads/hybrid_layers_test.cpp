@@ -10,6 +10,7 @@
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
 #include "planner/hybrid/op_shard.hpp"
+#include "studies/validation/calibration.hpp"
 #include "studies/validation/error_bars.hpp"
 #include "test_support.hpp"
 #include "workloads/op_graph.hpp"
@@ -51,6 +52,23 @@ TEST(HybridLayers, NemotronThreeNanoHasItsPublishedSizesAndLayers) {
   EXPECT_EQ(fc1.gemm.n, m.moe->expert_ffn_hidden);
   // relu(x)^2 (2 FLOPs an element) and the routing weight's product (1), over every expert's rows.
   EXPECT_EQ(test::op_named(g, "layer1.expert_act").fwd_flops, 3 * static_cast<double>(fc1.gemm.m) * fc1.gemm.n * fc1.gemm.batch);
+}
+
+TEST(HybridLayers, NemotronH56bHasItsPublishedSizeAndUngatedMlps) {
+  // Published: 56B (Nemotron-H, arXiv 2504.03624). 54 Mamba, 54 MLP and 10 attention layers.
+  const ModelSpec m = load_model(test::shipped("workloads", "nemotron-h-56b"));
+  const OpGraph g = build_op_graph(m, 1, m.training.dtype);
+  EXPECT_NEAR(g.params() / 56e9, 1.0, 0.01) << g.params();
+  EXPECT_EQ(count_ops(g, OpKind::kSsmScan), 54);
+  EXPECT_EQ(count_ops(g, OpKind::kAttnScores), 10);
+  EXPECT_FALSE(m.moe);
+  // A squared-ReLU MLP layer: mlp_up (h to ffn, no gate, no bias: llama family), relu2, mlp_down.
+  const Op up = test::op_named(g, "layer1.mlp_up");
+  EXPECT_EQ(up.gemm.n, m.ffn_hidden);
+  EXPECT_DOUBLE_EQ(up.params, static_cast<double>(m.hidden) * static_cast<double>(m.ffn_hidden));
+  EXPECT_EQ(test::op_named(g, "layer1.relu2").kind, OpKind::kActivation);
+  EXPECT_EQ(layer_kind(m, 1), '-');
+  EXPECT_EQ(layer_kind(m, 7), '*');
 }
 
 TEST(HybridLayers, TheMixerIsInProjectionScanNormOutProjectionInClosedForm) {
@@ -138,6 +156,27 @@ TEST(HybridLayers, AMambaModelIsGivenNoTimeErrorBarFromTransformerRuns) {
   dense.mamba.reset();
   dense.hybrid_pattern.clear();
   EXPECT_EQ(training_time_error_bar({"H100-SXM5-80GB"}, 16, 2, dense).find("Mamba"), std::string::npos);
+}
+
+TEST(HybridLayers, AHybridModelsClassSpeaksForNoOtherModel) {
+  // The held-out Nemotron 3 Nano rows form classes of MoE MXFP8 runs on GB300 (and others): a Qwen3
+  // MoE plan there must not take their bar, nor say it has none because of them.
+  CalibrationClass nano;
+  nano.name = "Megatron-Core GB300 hybrid MoE MXFP8 (held out)";
+  nano.quantity = Quantity::kTime;
+  nano.kind = RunKind::kTraining;
+  nano.gpus = {"GB300"};
+  nano.scope = "1 node";
+  nano.rows = 1;
+  nano.moe = nano.low_precision_gemms = nano.mamba = true;
+  nano.p90_abs_error = nano.max_abs_error = nano.mean_abs_error = 0.393;
+  const std::vector<CalibrationClass> only_nano{nano};
+  EXPECT_FALSE(nearest_error_bar(only_nano, Quantity::kTime, RunKind::kTraining, {"GB300"}, "1 node", true, true, false, {}, "mxfp8"));
+  // A dense plan there is not told that its GPU's rows are of MoE runs only: no rows speak for it.
+  EXPECT_EQ(missing_error_bar_text(only_nano, Quantity::kTime, RunKind::kTraining, {"GB300"}, false),
+            "no calibration for these GPU types in training runs");
+  nano.mamba = false;  // the same class of a transformer's rows is taken
+  EXPECT_TRUE(nearest_error_bar({nano}, Quantity::kTime, RunKind::kTraining, {"GB300"}, "1 node", true, true, false, {}, "mxfp8"));
 }
 
 }  // namespace
