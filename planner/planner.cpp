@@ -16,6 +16,15 @@
 namespace hetsim {
 
 namespace {
+
+// The node type of every GPU, in cluster order (an SPMD plan file's node_types).
+std::vector<std::string> gpu_node_types(const Cluster& c) {
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(c.gpu_count()));
+  for (int g = 0; g < c.gpu_count(); ++g) out.push_back(c.node_type_of_gpu(g).name);
+  return out;
+}
+
 const char* const kUpperBoundNote =
     "upper bound: each GPU type at its best per-GPU throughput on a homogeneous cluster of its own nodes (data-parallel "
     "strategies, SPMD synthesis and hybrid plans; the same for plan and simulate, whatever planner switches a run turns off)";
@@ -174,7 +183,10 @@ std::optional<double> own_references_bound(const PlanResult& r, const PlannerOpt
 }
 
 std::string emitted_plan(const PlanResult& r, const ModelSpec& model, const Cluster& cluster, const PlannerOptions& o) {
-  if (r.chosen_spmd() != nullptr) return plan_to_yaml(PlanFile{model.name, cluster.name, o.spmd_options.search, *r.chosen_spmd()}, r.spmd.problem);
+  if (r.chosen_spmd() != nullptr) {
+    return plan_to_yaml(PlanFile{model.name, cluster.name, o.spmd_options.search, *r.chosen_spmd(), gpu_node_types(cluster)},
+                        r.spmd.problem);
+  }
   return r.chosen_hybrid() != nullptr ? hybrid_plan_to_yaml(*r.chosen_hybrid(), &cluster) : std::string();
 }
 
@@ -233,7 +245,7 @@ PlanFile load_spmd_plan_file(const std::string& path, const ModelSpec& model, co
       problem = std::move(unfused);
     }
   }
-  return load_plan(path, problem, model.name, cluster.name);
+  return load_plan(path, problem, model.name, cluster.name, gpu_node_types(cluster));
 }
 
 }  // namespace

@@ -35,7 +35,17 @@ std::string plan_to_yaml(const PlanFile& plan, const SpmdProblem& p) {
       << ", grouped_collectives: " << (plan.options.grouped_collectives ? "true" : "false") << "}\n"
       << "ratios: [";
   for (size_t d = 0; d < plan.candidate.ratios.size(); ++d) out << (d ? ", " : "") << exact(plan.candidate.ratios[d]);
-  out << "]\nops:\n";
+  out << "]\n";
+  if (!plan.node_types.empty()) {  // runs of GPUs of one node type, in cluster order
+    out << "node_types:\n";
+    for (size_t d = 0; d < plan.node_types.size();) {
+      size_t e = d;
+      while (e < plan.node_types.size() && plan.node_types[e] == plan.node_types[d]) ++e;
+      out << "  - {name: " << plan.node_types[d] << ", gpus: " << e - d << "}\n";
+      d = e;
+    }
+  }
+  out << "ops:\n";
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const OpChoice& c = plan.candidate.program.choices[i];
     out << "  - {name: " << p.ops[i].name << ", rule: " << p.ops[i].rules[c.rule].name;
@@ -45,7 +55,39 @@ std::string plan_to_yaml(const PlanFile& plan, const SpmdProblem& p) {
   return out.str();
 }
 
-PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, const std::string& model, const std::string& cluster) {
+namespace {
+
+// The plan's node_types (runs of {name, gpus}) against the run's cluster's, GPU by GPU.
+void check_node_types(FieldReader& r, const std::vector<std::string>& cluster_types, std::vector<std::string>& out) {
+  for (FieldReader& run : r.list("node_types")) {
+    const std::string name = run.name("name");
+    const long gpus = run.integer("gpus", 1, static_cast<long>(FieldReader::kMaxListEntries));
+    run.finish();
+    if (out.size() + static_cast<size_t>(std::max(0L, gpus)) > FieldReader::kMaxListEntries) {
+      r.error("node_types", "more GPUs than any cluster hetsim reads (" + std::to_string(FieldReader::kMaxListEntries) + ")");
+      return;
+    }
+    out.insert(out.end(), static_cast<size_t>(std::max(0L, gpus)), name);
+  }
+  if (cluster_types.empty() || out.empty()) return;
+  if (out.size() != cluster_types.size()) {
+    r.error("node_types", "planned for " + std::to_string(out.size()) + " GPUs; this cluster has " +
+                              std::to_string(cluster_types.size()) + ": plan again");
+    return;
+  }
+  for (size_t g = 0; g < out.size(); ++g) {
+    if (out[g] == cluster_types[g]) continue;
+    r.error("node_types", "gpu" + std::to_string(g) + " was on node type " + in_quotes(out[g]) + " when planned and is on " +
+                              in_quotes(cluster_types[g]) + " in this cluster: adding or removing nodes renumbers the GPUs "
+                              "after them, and the shares would land on other GPUs; plan again");
+    return;
+  }
+}
+
+}  // namespace
+
+PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, const std::string& model, const std::string& cluster,
+                   const std::vector<std::string>& node_types) {
   const YamlFile file = YamlFile::load(path);
   Diagnostics diags;
   FieldReader r = file.root(diags);
@@ -75,6 +117,7 @@ PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, cons
       r.error("ratios", "shares must sum to 1 (they sum to " + exact(sum) + ")");
     }
   }
+  if (r.opt_node("node_types")) check_node_types(r, node_types, plan.node_types);
   // Operators are matched by name, in any order: a plan missing one (or written before the model
   // gained one) reports what is missing or unknown, not every operator after it.
   std::map<std::string, size_t, std::less<>> index_of;

@@ -17,6 +17,11 @@ struct PlanFile {
   std::string cluster;
   SearchOptions options;
   SpmdCandidate candidate;
+  // The cluster node type of every GPU the shares were planned for, in cluster order (written as runs
+  // of one name; empty: not written, as in plans of before 2026-12-07). A cluster whose GPU numbers
+  // now lie on other node types (nodes added or removed before them) is refused: the shares would
+  // land on other GPUs.
+  std::vector<std::string> node_types;
 };
 
 [[nodiscard]] std::string plan_to_yaml(const PlanFile& plan, const SpmdProblem& p);
@@ -24,7 +29,9 @@ struct PlanFile {
 // naming file, line and field when it does not fit: other operators, unknown rules, wrong
 // number of shares, shares that do not sum to 1.
 // `model`, `cluster`: the run's names; a plan written for others is an error (empty: not checked).
+// `node_types`: the run's cluster's node type of every GPU; a plan whose own differ is an error
+// (empty, or a plan that does not say: not checked).
 [[nodiscard]] PlanFile load_plan(const std::filesystem::path& path, const SpmdProblem& p, const std::string& model = "",
-                                 const std::string& cluster = "");
+                                 const std::string& cluster = "", const std::vector<std::string>& node_types = {});
 
 }  // namespace hetsim

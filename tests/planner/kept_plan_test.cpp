@@ -107,6 +107,35 @@ TEST(KeptPlan, ARenumberingOfItsGpusIsRefusedAndGpusAddedAfterThemLeaveItAsItWas
   std::filesystem::remove(file);
 }
 
+TEST(KeptPlan, AnSpmdPlanWhoseSharesWouldLandOnAnotherNodeTypeIsRefused) {
+  // SPMD plans give every GPU a share by number. One A100 node fewer and one V100 node more keeps the
+  // GPU count, so the shares' count cannot catch it; their node_types do, at that field.
+  const ModelSpec model = load_model(test::shipped("workloads", "bert-base"));
+  const Cluster cluster = test::shipped_cluster("a100-v100-2x2");
+  PlannerOptions spmd_only = quick();
+  spmd_only.pipeline = false;
+  const PlanResult base = plan(model, cluster, CostModel::shipped(), SimOptions{}, spmd_only);
+  ASSERT_NE(base.chosen_spmd(), nullptr);
+  const std::filesystem::path file = emitted_plan(base, model, cluster, "spmd-renumbered");
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("node_types:\n  - {name: dgx-a100, gpus: 16}\n  - {name: dgx1-v100, gpus: 16}\n"), std::string::npos) << text;
+  check_plan_file(file.string(), model, cluster, CostModel::shipped());  // its own cluster reads it
+  const Cluster moved = load_cluster(test::shipped("topologies", "a100-v100-2x2"),
+                                     overrides_for({parse_override("cluster.node_types[0].count=1"),
+                                                    parse_override("cluster.node_types[1].count=3")},
+                                                   "cluster"));
+  try {
+    check_plan_file(file.string(), model, moved, CostModel::shipped());
+    ADD_FAILURE() << "an SPMD plan whose shares now fall on other node types was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("node_types"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpu8 was on node type \"dgx-a100\" when planned and is on \"dgx1-v100\""), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
 // One random upgrade of a node type: its NICs or its intra-node links 1-4x as fast, or its GPU
 // swapped for a faster one with at least its memory. The --set that makes it.
 std::string random_upgrade(const Cluster& c, std::mt19937_64& rng, std::string& what) {
