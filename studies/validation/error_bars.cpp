@@ -117,18 +117,21 @@ const char* const kNoEagerCalibration =
     "no calibration for this setting (training.kernels eager: every published run hetsim holds trained with a fused "
     "framework's kernels; docs/validation.md compares eager PyTorch with layers measured on our GPUs)";
 
-// No class speaks for Mamba layers: their scan is a stated roofline, and the held-out hybrid rows are
-// off by more than any transformer class's bar on Blackwell.
+// No class speaks for Mamba layers: their scan is a stated roofline, the held-out hybrid rows are off by
+// more than any transformer class's bar on Blackwell, and no published run measured their memory.
 const char* const kNoMambaCalibration =
     "no calibration for this setting (Mamba layers: their scan kernels are a stated roofline, not measured; "
     "Megatron-Bridge's Nemotron 3 Nano runs, held out, read 6 % fast on H100 and 22-39 % fast on Blackwell: "
     "docs/validation.md)";
+const char* const kNoMambaMemoryCalibration =
+    "no calibration for this setting (Mamba layers: no published run measured their memory)";
 
 // The bar of the nearest class for a run over `s`; a class covers a GPU type through a sibling's
 // rows (sibling_row) where none of its own does, and is then less near than an otherwise equally
 // near class with rows of that GPU type.
 std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
-  if ((r.eager || r.mamba) && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused transformer runs
+  if (r.eager && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused runs
+  if (r.mamba) return std::nullopt;                          // nor from transformers'
   std::vector<CalibrationClass> candidates = classes();
   std::map<std::pair<std::string, std::string>, std::string> siblings;  // (class, GPU type) -> the row GPU speaking for it
   for (CalibrationClass& c : candidates) {
@@ -223,7 +226,7 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
   const std::set<std::string> gpus = scope_of(r, cluster).gpus;
   const auto none = [&](Quantity q) -> std::string {
     if (q == Quantity::kTime && r.eager_kernels) return kNoEagerCalibration;
-    if (q == Quantity::kTime && r.mamba_layers) return kNoMambaCalibration;
+    if (r.mamba_layers) return q == Quantity::kTime ? kNoMambaCalibration : kNoMambaMemoryCalibration;
     const std::string each = per_type_text(per_type_bars(r, cluster, q));
     return !each.empty() ? each : missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe);
   };

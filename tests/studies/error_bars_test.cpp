@@ -92,6 +92,21 @@ TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSe
   EXPECT_TRUE(error_bars_json(r, c).at("time").is_null());
 }
 
+TEST(TimeErrorBar, MambaLayersBorrowNoBarOfTimeNorOfMemoryFromTransformerRuns) {
+  // A hybrid model's scans are a stated roofline and its memory unmeasured: neither bar is a transformer class's.
+  Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-2.yaml");
+  Report r = one_gpu_report("H100-SXM5-80GB", 0.1 * c.device_of(0).memory_bytes);
+  r.mamba_layers = true;
+  std::ostringstream out;
+  print_error_bars(out, r, c);
+  EXPECT_NE(out.str().find("time no calibration for this setting (Mamba layers"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("memory no calibration for this setting (Mamba layers: no published run measured their memory)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_TRUE(error_bars_json(r, c).at("time").is_null());
+  EXPECT_TRUE(error_bars_json(r, c).at("memory").is_null());
+}
+
 TEST(TimeErrorBar, EagerKernelsBorrowNoBarFromFusedRuns) {
   // H100 has dense Megatron-Core rows (a time bar); a run of PyTorch's eager kernels is not one of them.
   Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-2.yaml");
