@@ -2,8 +2,6 @@
 // The Mamba-2 mixer of a hybrid model's Mamba layers (the model's mamba: block), as Megatron-Core's
 // MambaMixer trains it (megatron/core/ssm/mamba_mixer.py, use_mamba_mem_eff_path: mamba_ssm's
 // mamba_split_conv1d_scan_combined), with the conventions of op_graph.cpp.
-#include <cmath>
-
 #include "workloads/layer_ops.hpp"
 #include "workloads/op_formulas.hpp"
 
