@@ -9,6 +9,7 @@
 #include "kernels_profile/calibration_profile.hpp"
 #include "kernels_profile/cost_model.hpp"
 #include "kernels_profile/device.hpp"
+#include "planner/hybrid/hybrid_plan.hpp"
 #include "planner/hybrid/op_shard.hpp"
 #include "studies/validation/calibration.hpp"
 #include "studies/validation/error_bars.hpp"
@@ -104,6 +105,40 @@ TEST(HybridLayers, TensorParallelismSplitsTheMixerByHeadsAsMegatronDoes) {
   const Op half = tp_shard(scan, TpSplit::kSharded, 2, false);
   EXPECT_DOUBLE_EQ(half.fwd_flops, scan.fwd_flops / 2);
   EXPECT_DOUBLE_EQ(half.saved_bytes, scan.saved_bytes / 2);
+}
+
+TEST(HybridLayers, APlanSplittingTheMixerUnevenlyOrOverContextRanksIsRefused) {
+  // Megatron's MambaMixer asserts that TP divides the groups and heads; context parallelism of Mamba
+  // layers is not modelled. Eight kv heads here, so that only the mixer's rule refuses TP 4.
+  ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  m.kv_heads = 8;
+  m.mamba->groups = 2;
+  m.training.global_batch = 8;
+  const Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-1.yaml");
+  const auto plan = [&](int tp, int cp) {
+    HybridPlan p;
+    p.micro_batch = 4;  // shared by the stage's data-parallel copies (2 or 4)
+    p.gradient_sync = GradientSync::kZero1;
+    PipelinePlan pl;
+    pl.micro_batches = 2;
+    StagePlan st;
+    st.tp = tp;
+    st.cp = cp;
+    for (int d = 0; d < 8; ++d) st.devices.push_back(d);
+    st.chunks = {{0, static_cast<int>(m.layers) - 1}};
+    pl.stages.push_back(st);
+    p.pipelines.push_back(pl);
+    return p;
+  };
+  const auto messages = [&](const HybridPlan& p) {
+    std::string all;
+    for (const PlanProblem& q : check_hybrid_plan(p, m, c)) all += q.field + ": " + q.message + "\n";
+    return all;
+  };
+  EXPECT_EQ(messages(plan(2, 1)), "");
+  EXPECT_NE(messages(plan(4, 1)).find("tp 4 does not divide the Mamba mixers' 2 groups and 64 heads"), std::string::npos)
+      << messages(plan(4, 1));
+  EXPECT_NE(messages(plan(2, 2)).find("context parallelism of Mamba layers"), std::string::npos) << messages(plan(2, 2));
 }
 
 TEST(HybridLayers, TheScanIsCostedOnTheRooflineAsAnEstimate) {
