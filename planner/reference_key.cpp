@@ -237,9 +237,8 @@ void put_model(Text& t, const ModelSpec& m) {
     t.put("mamba.conv_kernel", m.mamba->conv_kernel);
     t.put("mamba.chunk_size", m.mamba->chunk_size);
   }
-  // Where it differs from the family's (the keys of models that do not state it stay as they were).
-  const MlpActivation family_activation = m.family == Family::kLlama ? MlpActivation::kSwiglu : MlpActivation::kGelu;
-  if (mlp_activation_of(m) != family_activation) t.put("mlp_activation", std::string(mlp_activation_name(mlp_activation_of(m))));
+  // Only where stated (the keys of models that do not state it stay as they were).
+  if (m.mlp_activation) t.put("mlp_activation", std::string(mlp_activation_name(*m.mlp_activation)));
   t.put("experts_per_device", m.experts_per_device);
   t.put("moe_every", m.moe_every);
   t.put("top_k", m.top_k);

@@ -468,7 +468,9 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
         if (m.family == Family::kBert) {
           r.error("mlp_activation", "bert's MLPs are GeLU as DeepLearningExamples trains them; mlp_activation is for gpt and llama");
         } else {
-          m.mlp_activation = *act == "swiglu" ? MlpActivation::kSwiglu : *act == "gelu" ? MlpActivation::kGelu : MlpActivation::kRelu2;
+          for (const MlpActivation a : {MlpActivation::kSwiglu, MlpActivation::kGelu, MlpActivation::kRelu2}) {
+            if (*act == mlp_activation_name(a)) m.mlp_activation = a;
+          }
         }
       }
       if (m.family == Family::kBert) {
