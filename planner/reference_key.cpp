@@ -24,12 +24,12 @@ static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_
 static_assert(sizeof(NodeType) == 1168, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
-static_assert(sizeof(MoeSpec) == 96, "MoeSpec changed: update reference_key");
+static_assert(sizeof(MoeSpec) == 104, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
 static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(SlidingWindowSpec) == 16, "SlidingWindowSpec changed: update reference_key");
 static_assert(sizeof(MambaSpec) == 48, "MambaSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 968, "ModelSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 1016, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -214,6 +214,7 @@ void put_model(Text& t, const ModelSpec& m) {
     // Only where stated: the keys of models without them stay as they were.
     if (m.moe->expert_bias) t.put("moe.expert_bias", m.moe->expert_bias);
     if (m.moe->glu_clamp > 0) t.put("moe.glu_clamp", m.moe->glu_clamp);
+    if (m.moe->latent_size > 0) t.put("moe.latent_size", m.moe->latent_size);
   }
   t.put("mla", m.mla.has_value());
   if (m.mla) {
@@ -224,6 +225,8 @@ void put_model(Text& t, const ModelSpec& m) {
     t.put("mla.v_head_dim", m.mla->v_head_dim);
   }
   if (m.mtp_layers > 0) t.put("mtp_layers", m.mtp_layers);  // (only where stated, as below)
+  if (!m.mtp_pattern.empty()) t.put("mtp_pattern", m.mtp_pattern);
+  if (m.mtp_shared) t.put("mtp_shared", m.mtp_shared);
   if (m.sliding_window) {  // only where stated: the keys of models without one stay as they were
     t.put("sliding_window.tokens", m.sliding_window->tokens);
     t.put("sliding_window.full_every", m.sliding_window->full_every);
@@ -265,6 +268,7 @@ void put_model(Text& t, const ModelSpec& m) {
   t.put("training.gemm_precision", tr.gemm_precision);
   t.put("training.fp8_param_gather", tr.fp8_param_gather);
   t.put("training.kernels", tr.kernels);
+  if (tr.mtp_in_dtype) t.put("training.mtp_in_dtype", tr.mtp_in_dtype);  // (only where stated)
 }
 
 // The bytes of every data file the cost model and the devices read (kernel tables, published

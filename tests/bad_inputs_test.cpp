@@ -534,7 +534,7 @@ TEST(BadInputs, UnknownNamesAndOptionsExitWithTwo) {
   EXPECT_EQ(run_cli("plan --model gpt3-1.3").second,
             "gpt3-1.3: error: no file and no shipped model named \"gpt3-1.3\"; did you mean \"gpt3-1.3b\"? (shipped: "
             "bert-base, bert-large, bert-moe, deepseek-v3, gpt-oss-120b, gpt3-1.3b, gpt3-175b, gpt3-2.7b, gpt3-6.7b, llama-140b, llama2-13b, "
-            "llama2-7b, llama3-70b, llama3.1-405b, llama4-maverick, mixtral-8x7b, nemotron-3-nano, nemotron-h-56b, qwen3-235b-a22b, qwen3-30b-a3b, unet-1b, unet-2b, "
+            "llama2-7b, llama3-70b, llama3.1-405b, llama4-maverick, mixtral-8x7b, nemotron-3-nano, nemotron-3-super, nemotron-h-56b, qwen3-235b-a22b, qwen3-30b-a3b, unet-1b, unet-2b, "
             "unet-470m, vgg19, vit)\n");
   EXPECT_EQ(run_cli("simulate --strategy nope").first, 2);
   EXPECT_EQ(run_cli("plan --no-such-flag").first, 2);

@@ -87,6 +87,8 @@ bool uses_gemm_precision(const Op& op, long layers) {
   return !ends(".router") && !ends(".moe_gate");
 }
 
+long gemm_precision_layers(const ModelSpec& m) { return m.training.mtp_in_dtype ? main_layers(m) : m.layers; }
+
 namespace {
 
 double copy_bytes(GemmPrecision p) { return dtype_bytes(gemm_input_format(p).value_or(DType::kFp32)); }
@@ -102,7 +104,7 @@ double weight_copy_bytes(GemmPrecision p, bool fp8_any_layout) {
   return (per_tensor_fp8(p) && fp8_any_layout ? 1 : 2) * copy_bytes(p);
 }
 
-void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
+void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e, long layers) {
   const std::optional<DType> format = gemm_input_format(p);
   if (!format) return;
   const double q = copy_bytes(p);
@@ -116,7 +118,7 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e) {
   const double unfused_transpose = transposed ? q : 0;
   const double fused_transpose = transposed ? std::max(0.0, 2 * q - e) - std::max(0.0, q - e) : 0;
   for (Op& op : graph.ops) {
-    if (!uses_gemm_precision(op, graph.layers)) continue;
+    if (!uses_gemm_precision(op, layers)) continue;
     const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
     const double x = rows * static_cast<double>(op.gemm.k), dy = rows * static_cast<double>(op.gemm.n);
     const bool from_norm = !op.inputs.empty() && norm_fuses &&
@@ -164,7 +166,7 @@ double gemm_precision_param_share(const ModelSpec& model) {
   double low = 0, all = 0;
   for (const Op& op : g.ops) {
     all += op.params;
-    if (uses_gemm_precision(op, g.layers)) low += op.params;
+    if (uses_gemm_precision(op, gemm_precision_layers(model))) low += op.params;
   }
   return all > 0 ? low / all : 0;
 }

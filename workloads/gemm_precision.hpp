@@ -37,10 +37,13 @@ enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
 // Which GPUs have that format, in words, for messages: "fp8 tensor cores (Hopper, Ada, CDNA3 or later)".
 [[nodiscard]] std::string gemm_format_hardware(GemmPrecision p);
 
-// Whether `op` of a model with `layers` transformer layers runs its GEMMs in the recipe's format:
-// linear layers inside the transformer layers (not the router, which Megatron-Core keeps in the
-// training dtype or fp32) and expert GEMMs.
+// Whether `op` runs its GEMMs in the recipe's format, where layers 0 .. `layers`-1 do: linear layers
+// inside those layers (not the router, which Megatron-Core keeps in the training dtype or fp32) and
+// expert GEMMs.
 [[nodiscard]] bool uses_gemm_precision(const Op& op, long layers);
+// The layers whose GEMMs take the recipe's format: all of `m`'s, or its decoder's alone where the
+// multi-token prediction modules stay in the dtype (training.mtp_in_dtype).
+[[nodiscard]] long gemm_precision_layers(const ModelSpec& m);
 
 // Bytes per weight of the low-precision copies a recipe keeps beside the weights (rowwise for the
 // forward and data gradient, columnwise/transposed for the weight gradient): fp8 2, mxfp8
@@ -51,7 +54,8 @@ enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
 // Marks the GEMMs of `graph` (built in `dtype`) that run in `p`'s format and adds the casts around
 // them (Op::gemm_dtype, Op::cast_fwd_bytes, Op::cast_bwd_bytes); the inputs they keep for the
 // weight gradient are kept in the low format (Op::saved_bytes). No effect for kDtype.
-void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double dtype_bytes);
+// `layers`: gemm_precision_layers() of the graph's model.
+void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double dtype_bytes, long layers);
 
 // How one rank of a tensor-parallel group of `tp` holds an operand it casts (a GEMM's input x or
 // output gradient dy): whole (replicated, every rank casts all of it), split (it casts its 1/tp),

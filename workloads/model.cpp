@@ -180,6 +180,7 @@ MoeSpec read_moe(FieldReader r, long layers, bool llama) {
   if (!llama && glu_clamp) r.error("glu_clamp", "gpt and bert experts are GeLU MLPs without a gated linear unit to clamp");
   s.expert_bias = llama && expert_bias.value_or(false);
   s.glu_clamp = llama ? glu_clamp.value_or(0) : 0;
+  s.latent_size = r.opt_integer("latent_size", 1, kMaxWidth).value_or(0);
   r.finish();
   s.shared_ffn_hidden = shared_ffn.value_or(s.shared_experts * s.expert_ffn_hidden);
   if (r.diagnostics().size() != problems_before) return s;  // cross-field checks on valid fields
@@ -297,6 +298,43 @@ void read_hybrid_pattern(FieldReader& r, ModelSpec& m, bool layers_read, std::op
   m.hybrid_pattern = *pattern;
 }
 
+// mtp_pattern and mtp_shared (after mtp_layers and hybrid_pattern are read): each module's layers, and
+// whether the modules share one set of weights.
+void read_mtp_modules(FieldReader& r, ModelSpec& m) {
+  const std::optional<std::string> pattern = r.opt_text("mtp_pattern");
+  const std::optional<bool> shared = r.opt_flag("mtp_shared");
+  if (shared && *shared && m.mtp_layers == 0) r.error("mtp_shared", "shares the prediction modules' weights, but the model has none (mtp_layers)");
+  m.mtp_shared = shared.value_or(false) && m.mtp_layers > 0;
+  if (!pattern) return;
+  if (m.hybrid_pattern.empty()) {
+    if (r.opt_text("hybrid_pattern")) return;  // refused there
+    r.error("mtp_pattern", "names the layers of each prediction module of a hybrid model (hybrid_pattern); without one each "
+                           "module is one transformer layer");
+    return;
+  }
+  if (m.mtp_layers == 0) {
+    r.error("mtp_pattern", "names the layers of each prediction module, but the model has none (mtp_layers)");
+    return;
+  }
+  const size_t bad = pattern->find_first_not_of("M*-E");
+  if (pattern->empty() || bad != std::string::npos) {
+    r.error("mtp_pattern", pattern->empty() ? std::string("is empty: one character per layer of a module, as hybrid_pattern's")
+                                            : "character '" + pattern->substr(bad, 1) + "' at position " + std::to_string(bad) +
+                                                  ": each layer is M, *, - or E, as in hybrid_pattern");
+    return;
+  }
+  std::string tail;
+  for (long k = 0; k < m.mtp_layers; ++k) tail += *pattern;
+  const std::string& all = m.hybrid_pattern;
+  if (tail.size() >= all.size() || all.compare(all.size() - tail.size(), tail.size(), tail) != 0) {
+    r.error("mtp_pattern", "the last " + std::to_string(tail.size()) + " characters of hybrid_pattern are the " +
+                               std::to_string(m.mtp_layers) + " prediction modules' layers and must read \"" + tail +
+                               "\", with at least one layer before them");
+    return;
+  }
+  m.mtp_pattern = *pattern;
+}
+
 // Dropout as Megatron-LM (GPT: hidden and attention dropout 0.1) and BERT (Devlin et al.; DLE's
 // bert_configs/large.json: 0.1) train; Llama trains without dropout, ViT's default is none.
 double default_dropout(Family f) {
@@ -306,7 +344,7 @@ double default_dropout(Family f) {
 bool has_dropout_ops(Family f) { return f != Family::kVgg && f != Family::kUnet; }
 bool has_mlm_head(Family f) { return f == Family::kBert || f == Family::kMoe; }
 
-TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
+TrainingSpec read_training(FieldReader r, Family family, long seq_len, bool has_mtp) {
   const size_t problems_before = r.diagnostics().size();
   TrainingSpec t;
   t.global_batch = r.integer("global_batch", 1, kMaxGlobalBatch);
@@ -341,6 +379,10 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len) {
   if (t.dtype == DType::kFp8) r.error("dtype", "\"fp8\"" + fp8_hint);
   if (t.dtype_fallback == DType::kFp8) r.error("dtype_fallback", "\"fp8\"" + fp8_hint);
   t.fp8_param_gather = r.opt_flag("fp8_param_gather").value_or(false);
+  if (const std::optional<bool> mtp = r.opt_flag("mtp_in_dtype")) {
+    if (*mtp && !has_mtp) r.error("mtp_in_dtype", "keeps the multi-token prediction modules' GEMMs in dtype, but the model has none (mtp_layers)");
+    t.mtp_in_dtype = *mtp && has_mtp;
+  }
   const std::string grads = r.opt_choice("grad_accumulation", {"auto", "fp32", "dtype"}).value_or("auto");
   t.fp32_grads = grads == "fp32" || (grads == "auto" && t.dtype == DType::kBf16);
   // Families without dropout or MLM ops leave those keys unknown (an error, not silently ignored).
@@ -405,6 +447,16 @@ long expert_rows(const MoeSpec& moe, double routed_rows) {
   const double rows = routed_rows / experts * moe.capacity_factor.value_or(1.0);
   return static_cast<long>(std::ceil(rows));
 }
+
+long mtp_module_layers(const ModelSpec& m) { return m.mtp_pattern.empty() ? 1 : static_cast<long>(m.mtp_pattern.size()); }
+
+long main_layers(const ModelSpec& m) { return m.layers - m.mtp_layers * mtp_module_layers(m); }
+
+bool reuses_mtp_weights(const ModelSpec& m, long layer) {
+  return m.mtp_shared && layer >= main_layers(m) + mtp_module_layers(m) && layer < m.layers;
+}
+
+long moe_token_width(const ModelSpec& m) { return m.moe && m.moe->latent_size > 0 ? m.moe->latent_size : m.hidden; }
 
 bool has_sliding_window(const ModelSpec& m) { return m.sliding_window && m.sliding_window->tokens < m.seq_len; }
 
@@ -478,6 +530,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
         if (r.opt_child("mamba")) r.error("mamba", "Mamba layers are built for the causal families gpt and llama, not bert");
       } else {
         read_hybrid_pattern(r, m, layers_read, r.opt_child("mamba"));
+        read_mtp_modules(r, m);
       }
       if (m.moe && m.moe->glu_clamp > 0 && mlp_activation_of(m) != MlpActivation::kSwiglu) {
         r.error("mlp_activation", "glu_clamp clamps a gated linear unit's inputs: it needs swiglu experts");
@@ -544,7 +597,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
   m.dtype_location = training.locate("dtype", "");
   m.attention_location = training.locate("attention", "");
   m.gemm_precision_location = training.locate("gemm_precision", "");
-  m.training = read_training(training, m.family, m.seq_len);
+  m.training = read_training(training, m.family, m.seq_len, m.mtp_layers > 0);
   const bool shapes_read = diags.empty();
   if (shapes_read && m.mla && m.kv_heads != m.heads) {
     r.error("kv_heads", std::to_string(m.kv_heads) + " with mla: latent attention up-projects keys and values for every "

@@ -57,6 +57,12 @@ struct MoeSpec {
   // [-glu_clamp, glu_clamp] (the gate's from above only) before the fused activation, 0: not clamped.
   bool expert_bias = false;
   double glu_clamp = 0;
+  // Latent MoE (Megatron-Core's moe_latent_size; Nemotron 3 Super, Kimi K3): each token is projected
+  // from the hidden size down to `latent_size` before the dispatch (fc1_latent_proj), the routed experts
+  // read and write that width, and the combined output is projected back up (fc2_latent_proj), so the
+  // token exchange moves latent_size-wide rows. The router and the shared experts read the hidden state.
+  // 0: the experts read and write the hidden size.
+  long latent_size = 0;
 };
 
 // DeepSeek's multi-head latent attention (the `mla:` block), in its training form: queries through
@@ -122,6 +128,9 @@ struct TrainingSpec {
   // workloads/gemm_precision.hpp); kDtype: in `dtype`.
   GemmPrecision gemm_precision = GemmPrecision::kDtype;
   TrainingKernels kernels = TrainingKernels::kFused;
+  // The multi-token prediction modules' GEMMs in `dtype`, not gemm_precision (Megatron-Core's
+  // keep_mtp_spec_in_bf16, set by Nemotron 3 Super's recipes).
+  bool mtp_in_dtype = false;
   [[nodiscard]] bool low_precision_gemms() const { return gemm_precision != GemmPrecision::kDtype; }
   // GEMMs in fp32: SIMT kernels, not tensor cores (tf32 runs on tensor cores).
   [[nodiscard]] bool fp32_gemms() const { return !low_precision_gemms() && dtype == DType::kFp32; }
@@ -146,10 +155,18 @@ struct ModelSpec {
   long vocab = 0;
   bool tied_embeddings = true;
   // Multi-token prediction (gpt, llama; DeepSeek-V3's MTP, Megatron-Core --mtp-num-layers): the last
-  // `mtp_layers` transformer layers are the MTP modules' layers, each of which also embeds the shifted
+  // `mtp_layers` transformer layers (x mtp_pattern's length in a hybrid model) are the MTP modules'
+  // layers, each module of which also embeds the shifted
   // tokens, normalises both inputs, projects their concatenation (eh_proj, 2h -> h) and runs the
   // shared output head and its loss again (op_graph.cpp: ops "mtpK.*" beside the head). 0: none.
   long mtp_layers = 0;
+  // Hybrid models (Megatron-Core's mtp_hybrid_override_pattern, Nemotron 3 Super: "*E"): the layers of
+  // each MTP module, so that the last mtp_layers x its length characters of hybrid_pattern are the
+  // modules' layers, this pattern repeated. Empty: each module is one layer.
+  std::string mtp_pattern;
+  // One set of weights for all mtp_layers modules (Megatron-Core's mtp_use_repeated_layer): the first
+  // module's; the others run its layers again (their compute counted, their weights not).
+  bool mtp_shared = false;
   // Images (vit, vgg).
   long image_size = 0;
   long patch_size = 0;  // vit
@@ -209,6 +226,16 @@ struct ModelSpec {
 // experts) dropless (the mean; the busiest expert has router_imbalance times it), ceil(routed_rows x
 // capacity_factor / experts) with a capacity.
 [[nodiscard]] long expert_rows(const MoeSpec& moe, double routed_rows);
+// Layers of one multi-token prediction module: mtp_pattern's length, else 1.
+[[nodiscard]] long mtp_module_layers(const ModelSpec& m);
+// The decoder's own layers, before the MTP modules' (layers - mtp_layers x mtp_module_layers).
+[[nodiscard]] long main_layers(const ModelSpec& m);
+// Whether `layer`'s weights are another layer's: a layer of the second or a later MTP module under
+// mtp_shared (layer m.layers: the modules' heads beside the output layer, never).
+[[nodiscard]] bool reuses_mtp_weights(const ModelSpec& m, long layer);
+// Width of the rows a MoE layer dispatches to its routed experts: moe.latent_size where stated, else
+// the hidden size.
+[[nodiscard]] long moe_token_width(const ModelSpec& m);
 // Whether some layer attends a sliding window shorter than the sequence (a sliding_window: block
 // whose window is shorter than seq_len; a longer one is no window).
 [[nodiscard]] bool has_sliding_window(const ModelSpec& m);

@@ -2,8 +2,9 @@
 // The mixture-of-experts feed-forward block of gpt, llama and bert models with a moe: block, as
 // Megatron-Core's MoELayer runs it: router, top-k with the load-balancing loss, token permutation
 // into expert order, grouped expert GEMMs, unpermutation weighted by the routing probabilities,
-// and the shared experts every token goes through. All E experts on one device: expert
-// parallelism is the planner's (Op::expert marks the ops whose parameters live per expert).
+// and the shared experts every token goes through; under latent MoE (moe.latent_size) the routed
+// path runs at the latent width between a down- and an up-projection. All E experts on one device:
+// expert parallelism is the planner's (Op::expert marks the ops whose parameters live per expert).
 #include <algorithm>
 
 #include "workloads/layer_ops.hpp"
@@ -65,6 +66,8 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   const bool relu2 = mlp_activation_of(sc.model) == MlpActivation::kRelu2;
   const bool bias = !llama || moe.expert_bias;
   const double t = sc.tokens(), h = sc.h, e = sc.e;
+  const double w = static_cast<double>(moe_token_width(sc.model));  // the routed rows' width: h, or the latent's
+  const bool latent = moe.latent_size > 0;
   const double f = static_cast<double>(moe.expert_ffn_hidden);
   const double gate = swiglu ? 2 : 1;  // SwiGLU's fc1 computes gate and up
   const Routing r = routing(moe, t);
@@ -86,17 +89,20 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   topk.bwd_bytes = topk.fwd_bytes;
   topk.saved_bytes = t * r.experts * e + r.routed * 4;
   const int probs = sc.add(std::move(topk));
-  // Permutation: gathers each token's hidden vector into its k expert slots (reads T·h and the
-  // indices, writes the executed rows; padded slots are written as zeros). Backward scatter-adds
-  // the rows' gradients back to T·h.
+  // Latent MoE: x projected down to the latent width before the permutation (fc1_latent_proj, a
+  // linear layer without bias every token runs, its weights whole on every GPU), kept input x.
+  const int routed_in = latent ? sc.linear(p + "moe_latent_in", layer, h, w, false, true, {x}) : x;
+  // Permutation: gathers each token's row (h, or the latent's w) into its k expert slots (reads T·w
+  // and the indices, writes the executed rows; padded slots are written as zeros). Backward
+  // scatter-adds the rows' gradients back to T·w.
   Op permute = Op::make(p + "moe_permute", OpKind::kMoeDispatch, layer);
-  permute.shape = {experts, rows, static_cast<long>(h)};
-  permute.fwd_bytes = (t * h + r.executed * h) * e + r.routed * 4;
+  permute.shape = {experts, rows, static_cast<long>(w)};
+  permute.fwd_bytes = (t * w + r.executed * w) * e + r.routed * 4;
   permute.bwd_bytes = permute.fwd_bytes;
-  permute.bwd_flops = r.useful * h;  // the scatter-add
-  sc.add(std::move(permute), {x, probs});
+  permute.bwd_flops = r.useful * w;  // the scatter-add
+  sc.add(std::move(permute), {routed_in, probs});
 
-  const int fc1 = sc.add(expert_gemm(p + "expert_fc1", layer, r, h, gate * f, bias, e));
+  const int fc1 = sc.add(expert_gemm(p + "expert_fc1", layer, r, w, gate * f, bias, e));
   // The activation weighted by each row's routing probability, as Megatron-Core's grouped experts
   // apply it (weighted_bias_swiglu_impl with the permuted probabilities, or a product after the
   // activation): one more FLOP per element forward; backward scales dy and takes each row's dot
@@ -125,18 +131,20 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   act.fwd_flops *= useful_share;
   act.bwd_flops *= useful_share;
   sc.add(std::move(act), {fc1, probs});
-  Op fc2_op = expert_gemm(p + "expert_fc2", layer, r, f, h, bias, e);
+  Op fc2_op = expert_gemm(p + "expert_fc2", layer, r, f, w, bias, e);
   fc2_op.eager_expert_bias = bias;  // TEGroupedMLP: fc1's bias in its GEMM, fc2's added after it per expert
   const int fc2 = sc.add(std::move(fc2_op));
 
-  // Unpermutation: each token's k (already weighted) expert outputs summed back to T·h, one add per
+  // Unpermutation: each token's k (already weighted) expert outputs summed back to T·w, one add per
   // routed element; backward hands each row its token's gradient (a gather: no FLOPs, nothing kept).
   Op unpermute = Op::make(p + "moe_unpermute", OpKind::kMoeCombine, layer);
-  unpermute.shape = sc.act_shape(h);
-  unpermute.fwd_flops = r.useful * h;
-  unpermute.fwd_bytes = (r.executed * h + t * h) * e + r.routed * 4;
+  unpermute.shape = sc.act_shape(w);
+  unpermute.fwd_flops = r.useful * w;
+  unpermute.fwd_bytes = (r.executed * w + t * w) * e + r.routed * 4;
   unpermute.bwd_bytes = unpermute.fwd_bytes;
-  const int out = sc.add(std::move(unpermute), {fc2});
+  int out = sc.add(std::move(unpermute), {fc2});
+  // Latent MoE: the combined rows projected back up to h (fc2_latent_proj), kept input T·w.
+  if (latent) out = sc.linear(p + "moe_latent_out", layer, w, h, false);
   if (moe.shared_ffn_hidden <= 0) return {out};
 
   // Shared experts: one MLP of shared_ffn_hidden (shared_experts x expert_ffn_hidden unless stated)

@@ -238,7 +238,19 @@ class Builder {
     return {static_cast<int>(g_.ops.size()) - 1};
   }
 
+  // Layer i; a layer of the second or a later MTP module under mtp_shared runs the first module's
+  // weights again: its ops own none (their gradients add into the first module's).
   void layer(int i) {
+    const size_t first = g_.ops.size();
+    layer_ops(i);
+    if (reuses_mtp_weights(m_, i)) drop_params(first);
+  }
+
+  void drop_params(size_t first) {
+    for (size_t k = first; k < g_.ops.size(); ++k) g_.ops[k].params = 0;
+  }
+
+  void layer_ops(int i) {
     const std::string p = "layer" + std::to_string(i) + ".";
     const int in = static_cast<int>(g_.ops.size()) - 1;
     if (!m_.hybrid_pattern.empty()) {  // pre-norm, one block per layer: x = x + Block(N(x))
@@ -338,6 +350,12 @@ class Builder {
   // the model's last mtp_layers) the shared output head and a loss again. Written beside the head: the
   // last pipeline stage runs them, as Megatron-Core places the MTP block before the loss.
   void mtp_head(long k, int last, int body, double rows, long positions) {
+    const size_t first = g_.ops.size();
+    mtp_head_ops(k, last, body, rows, positions);
+    if (m_.mtp_shared && k > 1) drop_params(first);  // the first module's norms and eh_proj again
+  }
+
+  void mtp_head_ops(long k, int last, int body, double rows, long positions) {
     const std::string p = "mtp" + std::to_string(k) + ".";
     Op emb = Op::make(p + "embedding", OpKind::kEmbedding, last);
     emb.shape = act_shape(h_);
@@ -507,7 +525,7 @@ OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype, co
       b.head();
   }
   OpGraph g = b.finish();
-  apply_gemm_precision(g, model.training.gemm_precision, dtype_bytes(dtype));
+  apply_gemm_precision(g, model.training.gemm_precision, dtype_bytes(dtype), gemm_precision_layers(model));
   return g;
 }
 

@@ -121,10 +121,10 @@ std::vector<PlanProblem> activation_offload_problems(const HybridPlan& plan, con
   const int n = plan.activation_offload_layers;
   if (n == 0) return out;
   const std::string field = "activation_offload_layers";
-  const long main_layers = model.layers - model.mtp_layers;
-  if (n < 0 || n >= main_layers) {
-    out.push_back({field, std::to_string(n) + " layers offloaded: it takes 1 to " + std::to_string(main_layers - 1) +
-                              " (fewer than the model's " + std::to_string(main_layers) +
+  const long decoder_layers = main_layers(model);
+  if (n < 0 || n >= decoder_layers) {
+    out.push_back({field, std::to_string(n) + " layers offloaded: it takes 1 to " + std::to_string(decoder_layers - 1) +
+                              " (fewer than the model's " + std::to_string(decoder_layers) +
                               " transformer layers; at least one keeps its activations on the GPU)"});
   }
   if (plan.recompute != RecomputeMode::kNone) {

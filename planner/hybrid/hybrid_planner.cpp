@@ -415,7 +415,7 @@ void HybridPlanner::least_recomputed_layers(HybridPlan& plan, HybridEstimate& e)
 // are offloaded and time does not fall. False where even all but one do not fit, or the plan cannot
 // offload (pipeline stages).
 bool HybridPlanner::least_offloaded_layers(HybridPlan& plan, HybridEstimate& e) {
-  const int most = static_cast<int>(model_.layers - model_.mtp_layers) - 1;
+  const int most = static_cast<int>(main_layers(model_)) - 1;
   HybridPlan trial = plan;
   trial.activation_offload_layers = most;
   if (most < 1 || !check_hybrid_plan(trial, model_, cluster_).empty() || !estimator_.estimate(trial).fits) return false;

@@ -43,10 +43,11 @@ TpSplit megatron_split(const Op& op, bool sequence_parallel) {
   // Routed experts run whole on every GPU of the TP group: expert parallelism divides them, not TP.
   // The router and the token permutations work on the tokens a GPU holds: its own 1/tp of the
   // sequence under sequence parallelism (which Megatron-Core requires for MoE with TP), all of them
-  // otherwise.
+  // otherwise; so do latent MoE's projections (parallel_mode "duplicated": their weights whole on every
+  // GPU of the group).
   if (op.expert) return TpSplit::kReplicated;
   if (op.name.ends_with(".router") || op.name.ends_with(".router_topk") || op.kind == OpKind::kMoeDispatch ||
-      op.kind == OpKind::kMoeCombine) {
+      op.kind == OpKind::kMoeCombine || op.name.ends_with(".moe_latent_in") || op.name.ends_with(".moe_latent_out")) {
     return sequence_parallel ? TpSplit::kSequence : TpSplit::kReplicated;
   }
   switch (op.kind) {

@@ -113,7 +113,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
     StageWorkKey kept = key;
     kept.offload_layers = 0;
     std::vector<BlockWork> out = stage_block_work(model, device, dtype, cost, kept, layer);
-    add_activation_offload(out, static_cast<int>(model.layers - model.mtp_layers), key.offload_layers, device);
+    add_activation_offload(out, static_cast<int>(main_layers(model)), key.offload_layers, device);
     mark_same_blocks(out);
     return out;
   }
@@ -161,7 +161,7 @@ std::vector<BlockWork> stage_block_work(const ModelSpec& model, const Device& de
                                                  static_cast<double>(expert_rows(*model.moe, routed))
                                            : routed) / tp;
   }
-  const double token_bytes = static_cast<double>(model.hidden) * e;
+  const double token_bytes = static_cast<double>(moe_token_width(model)) * e;  // latent MoE: the latent's rows
   const double moe_bytes = moe_rows * token_bytes * imbalance;
   const DispatchTraffic dispatch = model.moe ? dispatch_traffic(key.dispatcher, *model.moe, tokens / tp, moe_rows, token_bytes,
                                                                 {ep, key.ep_nodes})

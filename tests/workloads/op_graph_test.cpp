@@ -15,7 +15,7 @@ namespace {
 
 TEST(Model, EveryShippedModelLoads) {
   const std::vector<std::string> names = shipped_names("workloads");
-  EXPECT_EQ(names.size(), 25u);
+  EXPECT_EQ(names.size(), 26u);
   for (const std::string& n : names) {
     const ModelSpec m = load_model(test::shipped("workloads", n));
     EXPECT_EQ(m.name, n);
