@@ -100,12 +100,12 @@ DType resolve_dtype(const ModelSpec& model, const Cluster& cluster) {
   };
   // A low-precision GEMM recipe needs its format on every GPU type (no fallback: a job's GEMMs
   // share one numerics).
-  if (const std::optional<DType> format = gemm_input_format(model.training.gemm_precision)) {
-    if (const NodeType* without = first_lacking(*format)) {
+  for (const GemmPrecision p : gemm_recipes_used(model.training)) {
+    const DType format = gemm_input_format(p).value_or(model.training.dtype);
+    if (const NodeType* without = first_lacking(format)) {
       Diagnostic d = model.gemm_precision_location;
-      d.message = std::string(gemm_precision_name(model.training.gemm_precision)) + " needs " +
-                  gemm_format_hardware(model.training.gemm_precision) + "; " + without->gpu.name + " (node type " +
-                  without->name + " of cluster " + cluster.name + ") has no " + std::string(dtype_name(*format)) +
+      d.message = std::string(gemm_precision_name(p)) + " needs " + gemm_format_hardware(p) + "; " + without->gpu.name +
+                  " (node type " + without->name + " of cluster " + cluster.name + ") has no " + std::string(dtype_name(format)) +
                   " peak in its device file";
       throw InputError({d});
     }
@@ -141,9 +141,8 @@ double state_bytes_per_param(const ModelSpec& model, DType dtype, bool fp8_any_l
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
-  const double share = gemm_precision_param_share(model);
-  return held_weights(model, e, share) + grad_bytes_per_param(model, dtype) + master + moments +
-         weight_copy_bytes(model.training.gemm_precision, fp8_any_layout) * share;
+  return held_weights(model, e, gemm_precision_param_share(model)) + grad_bytes_per_param(model, dtype) + master + moments +
+         weight_copy_bytes_per_param(model, fp8_any_layout);
 }
 
 double held_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
@@ -159,7 +158,7 @@ double gathered_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
 }
 
 double low_precision_copy_bytes_per_param(const ModelSpec& model, bool fp8_any_layout) {
-  return weight_copy_bytes(model.training.gemm_precision, fp8_any_layout) * gemm_precision_param_share(model);
+  return weight_copy_bytes_per_param(model, fp8_any_layout);
 }
 
 double grad_bytes_per_param(const ModelSpec& model, DType dtype) {
@@ -176,7 +175,8 @@ double optimizer_traffic_per_param(const ModelSpec& model, DType dtype, bool fp8
   const double unscale = dtype == DType::kFp16 ? 8 : 0;  // read and write the fp32 gradient
   const double copy_out = 4 + e;                    // fp32 master -> 16-bit weights
   // Low-precision GEMM recipes: the updated 16-bit weights cast to their copies once per step.
-  const double recast = gemm_precision_param_share(model) * (e + weight_copy_bytes(model.training.gemm_precision, fp8_any_layout));
+  double recast = 0;
+  for (const auto& [p, share] : gemm_precision_param_shares(model)) recast += share * (e + weight_copy_bytes(p, fp8_any_layout));
   return copy_in + unscale + norm + update + copy_out + recast;
 }
 

@@ -26,10 +26,10 @@ static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 104, "MoeSpec changed: update reference_key");
 static_assert(sizeof(MlaSpec) == 48, "MlaSpec changed: update reference_key");
-static_assert(sizeof(TrainingSpec) == 72, "TrainingSpec changed: update reference_key");
+static_assert(sizeof(TrainingSpec) == 112, "TrainingSpec changed: update reference_key");
 static_assert(sizeof(SlidingWindowSpec) == 16, "SlidingWindowSpec changed: update reference_key");
 static_assert(sizeof(MambaSpec) == 48, "MambaSpec changed: update reference_key");
-static_assert(sizeof(ModelSpec) == 1016, "ModelSpec changed: update reference_key");
+static_assert(sizeof(ModelSpec) == 1056, "ModelSpec changed: update reference_key");
 static_assert(sizeof(SimOptions) == 40, "SimOptions changed: update reference_key");
 static_assert(sizeof(LayerProfileRow) == 224, "LayerProfileRow changed: update reference_key");  // (times.file, .line: where, not what)
 static_assert(sizeof(NetworkGraph::Link) == 56, "NetworkGraph::Link changed: update reference_key");
@@ -268,7 +268,12 @@ void put_model(Text& t, const ModelSpec& m) {
   t.put("training.gemm_precision", tr.gemm_precision);
   t.put("training.fp8_param_gather", tr.fp8_param_gather);
   t.put("training.kernels", tr.kernels);
-  if (tr.mtp_in_dtype) t.put("training.mtp_in_dtype", tr.mtp_in_dtype);  // (only where stated)
+  if (tr.mtp_in_dtype) t.put("training.mtp_in_dtype", tr.mtp_in_dtype);  // (only where stated, as the next)
+  if (tr.dtype_layers_first + tr.dtype_layers_last > 0) {
+    t.put("training.dtype_layers.first", tr.dtype_layers_first);
+    t.put("training.dtype_layers.last", tr.dtype_layers_last);
+  }
+  for (const auto& [op, p] : tr.gemm_precision_by_op) t.put("training.gemm_precision_by_op", op + "=" + std::string(gemm_precision_name(p)));
 }
 
 // The bytes of every data file the cost model and the devices read (kernel tables, published

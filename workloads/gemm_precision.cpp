@@ -89,6 +89,39 @@ bool uses_gemm_precision(const Op& op, long layers) {
 
 long gemm_precision_layers(const ModelSpec& m) { return m.training.mtp_in_dtype ? main_layers(m) : m.layers; }
 
+const std::vector<std::string>& gemm_op_names() {
+  static const std::vector<std::string> names{"qkv",        "q_down",     "q_up",        "q_proj",        "kv_down",
+                                              "kv_up",      "attn_out",   "mlp_up",      "mlp_gate_up",   "mlp_down",
+                                              "expert_fc1", "expert_fc2", "shared_fc1",  "shared_fc2",    "moe_latent_in",
+                                              "moe_latent_out", "mamba_in", "mamba_out"};
+  return names;
+}
+
+GemmPrecision gemm_precision_of(const ModelSpec& m, const Op& op) {
+  const TrainingSpec& t = m.training;
+  if (!t.low_precision_gemms() || !uses_gemm_precision(op, gemm_precision_layers(m))) return GemmPrecision::kDtype;
+  const long decoder = main_layers(m);
+  if (op.layer < t.dtype_layers_first || (op.layer < decoder && op.layer >= decoder - t.dtype_layers_last)) return GemmPrecision::kDtype;
+  if (!t.gemm_precision_by_op.empty()) {
+    const size_t dot = op.name.find('.');
+    const std::string_view own = dot == std::string::npos ? std::string_view(op.name) : std::string_view(op.name).substr(dot + 1);
+    for (const auto& [name, p] : t.gemm_precision_by_op) {
+      if (name == own) return p;
+    }
+  }
+  return t.gemm_precision;
+}
+
+std::vector<GemmPrecision> gemm_recipes_used(const TrainingSpec& t) {
+  std::vector<GemmPrecision> out;
+  if (!t.low_precision_gemms()) return out;
+  out.push_back(t.gemm_precision);
+  for (const auto& [name, p] : t.gemm_precision_by_op) {
+    if (p != GemmPrecision::kDtype && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
+}
+
 namespace {
 
 double copy_bytes(GemmPrecision p) { return dtype_bytes(gemm_input_format(p).value_or(DType::kFp32)); }
@@ -104,7 +137,10 @@ double weight_copy_bytes(GemmPrecision p, bool fp8_any_layout) {
   return (per_tensor_fp8(p) && fp8_any_layout ? 1 : 2) * copy_bytes(p);
 }
 
-void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e, long layers) {
+namespace {
+
+// One op's GEMMs in `p`'s format, with the casts around them.
+void apply_to_op(const OpGraph& graph, Op& op, GemmPrecision p, double e) {
   const std::optional<DType> format = gemm_input_format(p);
   if (!format) return;
   const double q = copy_bytes(p);
@@ -117,25 +153,29 @@ void apply_gemm_precision(OpGraph& graph, GemmPrecision p, double e, long layers
   const bool transposed = per_tensor_fp8(p);
   const double unfused_transpose = transposed ? q : 0;
   const double fused_transpose = transposed ? std::max(0.0, 2 * q - e) - std::max(0.0, q - e) : 0;
-  for (Op& op : graph.ops) {
-    if (!uses_gemm_precision(op, layers)) continue;
-    const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
-    const double x = rows * static_cast<double>(op.gemm.k), dy = rows * static_cast<double>(op.gemm.n);
-    const bool from_norm = !op.inputs.empty() && norm_fuses &&
-                           (graph.ops[op.inputs[0]].kind == OpKind::kLayerNorm || graph.ops[op.inputs[0]].kind == OpKind::kRmsNorm);
-    const double w = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) * static_cast<double>(op.gemm.n);
-    op.gemm_dtype = format;
-    op.cast_fwd_bytes = x * (from_norm ? fused : unfused);
-    op.cast_bwd_bytes = dy * unfused;
-    op.cast_fwd_transpose_bytes = x * (from_norm ? fused_transpose : unfused_transpose);
-    op.cast_bwd_transpose_bytes = dy * unfused_transpose;
-    // The GEMMs' own traffic: low-precision operands, outputs (y, dx, dW) in the dtype.
-    op.fwd_bytes = (x + w) * q + dy * e;
-    op.bwd_bytes = (2 * dy + w + x) * q + (x + w) * e;
-    // The GEMMs read their inputs in the low format; the weight gradient reads the columnwise
-    // copy of x, kept from the forward instead of x itself.
-    op.saved_bytes *= q / e;
-  }
+  const double rows = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m);
+  const double x = rows * static_cast<double>(op.gemm.k), dy = rows * static_cast<double>(op.gemm.n);
+  const bool from_norm = !op.inputs.empty() && norm_fuses &&
+                         (graph.ops[op.inputs[0]].kind == OpKind::kLayerNorm || graph.ops[op.inputs[0]].kind == OpKind::kRmsNorm);
+  const double w = static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.k) * static_cast<double>(op.gemm.n);
+  op.gemm_dtype = format;
+  op.cast_fwd_bytes = x * (from_norm ? fused : unfused);
+  op.cast_bwd_bytes = dy * unfused;
+  op.cast_fwd_transpose_bytes = x * (from_norm ? fused_transpose : unfused_transpose);
+  op.cast_bwd_transpose_bytes = dy * unfused_transpose;
+  // The GEMMs' own traffic: low-precision operands, outputs (y, dx, dW) in the dtype.
+  op.fwd_bytes = (x + w) * q + dy * e;
+  op.bwd_bytes = (2 * dy + w + x) * q + (x + w) * e;
+  // The GEMMs read their inputs in the low format; the weight gradient reads the columnwise
+  // copy of x, kept from the forward instead of x itself.
+  op.saved_bytes *= q / e;
+}
+
+}  // namespace
+
+void apply_gemm_precision(OpGraph& graph, const ModelSpec& model, double e) {
+  if (!model.training.low_precision_gemms()) return;
+  for (Op& op : graph.ops) apply_to_op(graph, op, gemm_precision_of(model, op), e);
 }
 
 void shard_casts(Op& op, CastOperand x, CastOperand dy, int tp) {
@@ -160,15 +200,33 @@ void shard_casts(Op& op, CastOperand x, CastOperand dy, int tp) {
   op.cast_bwd_transpose_bytes += regathered_transpose;
 }
 
-double gemm_precision_param_share(const ModelSpec& model) {
-  if (model.training.gemm_precision == GemmPrecision::kDtype) return 0;
+std::vector<std::pair<GemmPrecision, double>> gemm_precision_param_shares(const ModelSpec& model) {
+  std::vector<std::pair<GemmPrecision, double>> out;
+  if (!model.training.low_precision_gemms()) return out;
   const OpGraph g = build_op_graph(model, 1, model.training.dtype);
-  double low = 0, all = 0;
+  double all = 0;
   for (const Op& op : g.ops) {
     all += op.params;
-    if (uses_gemm_precision(op, gemm_precision_layers(model))) low += op.params;
+    const GemmPrecision p = gemm_precision_of(model, op);
+    if (p == GemmPrecision::kDtype) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& s) { return s.first == p; });
+    if (it == out.end()) it = out.insert(out.end(), {p, 0.0});
+    it->second += op.params;
   }
-  return all > 0 ? low / all : 0;
+  for (auto& [p, params] : out) params = all > 0 ? params / all : 0;
+  return out;
+}
+
+double gemm_precision_param_share(const ModelSpec& model) {
+  double share = 0;
+  for (const auto& [p, s] : gemm_precision_param_shares(model)) share += s;
+  return share;
+}
+
+double weight_copy_bytes_per_param(const ModelSpec& model, bool fp8_any_layout) {
+  double bytes = 0;
+  for (const auto& [p, s] : gemm_precision_param_shares(model)) bytes += weight_copy_bytes(p, fp8_any_layout) * s;
+  return bytes;
 }
 
 }  // namespace hetsim

@@ -335,6 +335,28 @@ void read_mtp_modules(FieldReader& r, ModelSpec& m) {
   m.mtp_pattern = *pattern;
 }
 
+// training.gemm_precision_by_op names operators the model has, and training.dtype_layers leaves it a
+// decoder layer in the recipe's format.
+void check_precision_map(FieldReader& training, const ModelSpec& m) {
+  const TrainingSpec& t = m.training;
+  if (!t.gemm_precision_by_op.empty()) {
+    FieldReader by_op = training.child("gemm_precision_by_op");
+    std::string held;
+    for (const std::string& op : gemm_op_names()) {
+      if (has_gemm_op(m, op)) held += (held.empty() ? "" : ", ") + op;
+    }
+    for (const auto& [op, p] : t.gemm_precision_by_op) {
+      if (!has_gemm_op(m, op)) by_op.error(op, "the model has no " + op + " operators; its GEMM operators: " + held);
+    }
+  }
+  const long decoder = main_layers(m);
+  if (t.dtype_layers_first + t.dtype_layers_last >= decoder && decoder > 0) {
+    training.error("dtype_layers", std::to_string(t.dtype_layers_first) + " first and " + std::to_string(t.dtype_layers_last) +
+                                       " last layers in the dtype leave none of the model's " + std::to_string(decoder) +
+                                       " decoder layers in the recipe's format");
+  }
+}
+
 // Dropout as Megatron-LM (GPT: hidden and attention dropout 0.1) and BERT (Devlin et al.; DLE's
 // bert_configs/large.json: 0.1) train; Llama trains without dropout, ViT's default is none.
 double default_dropout(Family f) {
@@ -378,6 +400,21 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len, bool has_
                                "training.gemm_precision (fp8-delayed, fp8-current, mxfp8) for 8-bit GEMMs";
   if (t.dtype == DType::kFp8) r.error("dtype", "\"fp8\"" + fp8_hint);
   if (t.dtype_fallback == DType::kFp8) r.error("dtype_fallback", "\"fp8\"" + fp8_hint);
+  if (std::optional<FieldReader> by_op = r.opt_child("gemm_precision_by_op")) {
+    std::vector<std::string> formats{"dtype"};
+    formats.insert(formats.end(), gemm_recipe_names().begin(), gemm_recipe_names().end());
+    for (const std::string& op : gemm_op_names()) {
+      if (const std::optional<std::string> f = by_op->opt_choice(op, formats)) {
+        t.gemm_precision_by_op.emplace_back(op, gemm_recipe_from_name(*f).value_or(GemmPrecision::kDtype));
+      }
+    }
+    by_op->finish();
+  }
+  if (std::optional<FieldReader> layers = r.opt_child("dtype_layers")) {
+    t.dtype_layers_first = layers->opt_integer("first", 0, 1000).value_or(0);
+    t.dtype_layers_last = layers->opt_integer("last", 0, 1000).value_or(0);
+    layers->finish();
+  }
   t.fp8_param_gather = r.opt_flag("fp8_param_gather").value_or(false);
   if (const std::optional<bool> mtp = r.opt_flag("mtp_in_dtype")) {
     if (*mtp && !has_mtp) r.error("mtp_in_dtype", "keeps the multi-token prediction modules' GEMMs in dtype, but the model has none (mtp_layers)");
@@ -403,6 +440,12 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len, bool has_
   if (t.dtype_fallback && *t.dtype_fallback == t.dtype) {
     r.error("dtype_fallback", "is the same as dtype; a fallback must be a different format");
   }
+  for (const char* key : {"gemm_precision_by_op", "dtype_layers"}) {
+    const bool stated = key == std::string_view("dtype_layers") ? t.dtype_layers_first + t.dtype_layers_last > 0 : !t.gemm_precision_by_op.empty();
+    if (stated && !t.low_precision_gemms()) {
+      r.error(key, "says which GEMMs leave the recipe's format, but there is no recipe: set training.gemm_precision too");
+    }
+  }
   if (t.fp8_param_gather && t.gemm_precision != GemmPrecision::kFp8Delayed && t.gemm_precision != GemmPrecision::kFp8Current &&
       t.gemm_precision != GemmPrecision::kMxfp8) {
     r.error("fp8_param_gather", "needs an 8-bit GEMM recipe to keep the weights in: set training.gemm_precision to "
@@ -414,63 +457,6 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len, bool has_
 }
 
 }  // namespace
-
-char layer_kind(const ModelSpec& m, long layer) {
-  if (m.hybrid_pattern.empty() || layer < 0 || layer >= static_cast<long>(m.hybrid_pattern.size())) return 'T';
-  return m.hybrid_pattern[static_cast<size_t>(layer)];
-}
-
-std::string_view mlp_activation_name(MlpActivation a) {
-  switch (a) {
-    case MlpActivation::kSwiglu: return "swiglu";
-    case MlpActivation::kGelu: return "gelu";
-    case MlpActivation::kRelu2: return "relu2";
-  }
-  return "gelu";
-}
-
-MlpActivation mlp_activation_of(const ModelSpec& m) {
-  return m.mlp_activation.value_or(m.family == Family::kLlama ? MlpActivation::kSwiglu : MlpActivation::kGelu);
-}
-
-bool is_moe_layer(const ModelSpec& m, long layer) {
-  if (!m.hybrid_pattern.empty()) return m.moe && layer_kind(m, layer) == 'E';
-  if (!m.moe || layer < m.moe->first_dense_layers || layer >= m.layers) return false;
-  const long every = std::max(1L, m.moe->every);
-  return (layer - m.moe->first_dense_layers) % every == every - 1;
-}
-
-long expert_rows(const MoeSpec& moe, double routed_rows) {
-  const double experts = static_cast<double>(std::max(1L, moe.experts));
-  // With a capacity, Megatron-Core's get_capacity(): ceil(tokens / experts x capacity_factor), its
-  // tokens counting each of a token's top_k copies.
-  const double rows = routed_rows / experts * moe.capacity_factor.value_or(1.0);
-  return static_cast<long>(std::ceil(rows));
-}
-
-long mtp_module_layers(const ModelSpec& m) { return m.mtp_pattern.empty() ? 1 : static_cast<long>(m.mtp_pattern.size()); }
-
-long main_layers(const ModelSpec& m) { return m.layers - m.mtp_layers * mtp_module_layers(m); }
-
-bool reuses_mtp_weights(const ModelSpec& m, long layer) {
-  return m.mtp_shared && layer >= main_layers(m) + mtp_module_layers(m) && layer < m.layers;
-}
-
-long moe_token_width(const ModelSpec& m) { return m.moe && m.moe->latent_size > 0 ? m.moe->latent_size : m.hidden; }
-
-bool has_sliding_window(const ModelSpec& m) { return m.sliding_window && m.sliding_window->tokens < m.seq_len; }
-
-long attention_window(const ModelSpec& m, long layer) {
-  if (!has_sliding_window(m)) return 0;
-  const long every = m.sliding_window->full_every;
-  if (every > 0 && layer % every == every - 1) return 0;
-  return m.sliding_window->tokens;
-}
-
-long attention_head_dim(const ModelSpec& m) {
-  if (m.head_dim > 0) return m.head_dim;
-  return m.heads > 0 ? m.hidden / m.heads : 0;
-}
 
 void resolve_experts(ModelSpec& m, int devices) {
   if (m.family == Family::kMoe) m.experts = m.experts_per_device * devices;
@@ -614,6 +600,7 @@ ModelSpec load_model(const std::filesystem::path& path, const std::vector<FieldO
     r.error("kv_heads", "heads " + std::to_string(m.heads) + " is not divisible by kv_heads " +
                             std::to_string(m.kv_heads));
   }
+  if (diags.empty()) check_precision_map(training, m);
   r.finish();
   diags.throw_if_any();
   return m;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/field_override.hpp"
@@ -131,6 +132,14 @@ struct TrainingSpec {
   // The multi-token prediction modules' GEMMs in `dtype`, not gemm_precision (Megatron-Core's
   // keep_mtp_spec_in_bf16, set by Nemotron 3 Super's recipes).
   bool mtp_in_dtype = false;
+  // The first and the last decoder layers whose GEMMs stay in `dtype` under a recipe (Megatron-Core's
+  // first_last_layers_bf16 with num_layers_at_start_in_bf16 and num_layers_at_end_in_bf16).
+  long dtype_layers_first = 0, dtype_layers_last = 0;
+  // Operators whose GEMMs take another format than the recipe's (Transformer Engine's quantization
+  // recipe matchers; Nemotron 3 Super's NVFP4 recipe keeps qkv, attn_out and the latent projections in
+  // BF16 and mamba_out in MXFP8): an operator's name within its layer ("qkv") and its format (kDtype:
+  // the training dtype). Only under a recipe; read as training.gemm_precision_by_op.
+  std::vector<std::pair<std::string, GemmPrecision>> gemm_precision_by_op{};
   [[nodiscard]] bool low_precision_gemms() const { return gemm_precision != GemmPrecision::kDtype; }
   // GEMMs in fp32: SIMT kernels, not tensor cores (tf32 runs on tensor cores).
   [[nodiscard]] bool fp32_gemms() const { return !low_precision_gemms() && dtype == DType::kFp32; }
@@ -233,6 +242,9 @@ struct ModelSpec {
 // Whether `layer`'s weights are another layer's: a layer of the second or a later MTP module under
 // mtp_shared (layer m.layers: the modules' heads beside the output layer, never).
 [[nodiscard]] bool reuses_mtp_weights(const ModelSpec& m, long layer);
+// Whether `m` has operators named `op` (within a layer: "qkv", "mamba_out", ...) whose GEMMs a recipe
+// casts: one of gemm_op_names() that its layers hold.
+[[nodiscard]] bool has_gemm_op(const ModelSpec& m, const std::string& op);
 // Width of the rows a MoE layer dispatches to its routed experts: moe.latent_size where stated, else
 // the hidden size.
 [[nodiscard]] long moe_token_width(const ModelSpec& m);

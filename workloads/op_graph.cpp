@@ -525,7 +525,7 @@ OpGraph build_op_graph(const ModelSpec& model, long micro_batch, DType dtype, co
       b.head();
   }
   OpGraph g = b.finish();
-  apply_gemm_precision(g, model.training.gemm_precision, dtype_bytes(dtype), gemm_precision_layers(model));
+  apply_gemm_precision(g, model, dtype_bytes(dtype));
   return g;
 }
 
