@@ -51,6 +51,9 @@ bool reuses_mtp_weights(const ModelSpec& m, long layer) {
 }
 
 bool has_gemm_op(const ModelSpec& m, const std::string& op) {
+  // The transformer families whose layers' operators carry these names (VGG's, the U-Nets' and
+  // BERT-MoE's do not).
+  if (m.family != Family::kGpt && m.family != Family::kLlama && m.family != Family::kBert && m.family != Family::kVit) return false;
   const bool hybrid = !m.hybrid_pattern.empty();
   const bool attention = !hybrid || m.hybrid_pattern.find('*') != std::string::npos;
   bool dense_mlp = hybrid && m.hybrid_pattern.find('-') != std::string::npos;

@@ -132,6 +132,13 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   arg("global-batch-size", plan.samples());
   out.args += model.training.dtype == DType::kBf16 ? " --bf16" : model.training.dtype == DType::kFp16 ? " --fp16" : "";
   out.args += fp8_args(model.training.gemm_precision);
+  // training.dtype_layers (gemm_precision_by_op is a Transformer Engine quantization recipe file, not an argument).
+  const long first_bf16 = model.training.dtype_layers_first, last_bf16 = model.training.dtype_layers_last;
+  flag(model.training.low_precision_gemms() && first_bf16 + last_bf16 > 0, "first-last-layers-bf16");
+  if (model.training.low_precision_gemms() && first_bf16 + last_bf16 > 0) {
+    arg("num-layers-at-start-in-bf16", first_bf16);
+    arg("num-layers-at-end-in-bf16", last_bf16);
+  }
   flag(model.training.fp32_grads && model.training.dtype != DType::kBf16, "accumulate-allreduce-grads-in-fp32");
   flag(model.training.fp8_param_gather, "fp8-param-gather");
   flag(plan.sequence_parallel, "sequence-parallel");

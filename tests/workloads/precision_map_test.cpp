@@ -9,6 +9,8 @@
 #include <string>
 
 #include "planner/block_costs.hpp"
+#include "planner/hybrid/megatron_args.hpp"
+#include "planner/hybrid/one_stage_plan.hpp"
 #include "test_support.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/gemm_precision.hpp"
@@ -97,6 +99,21 @@ TEST(PrecisionMap, AFormatTheMapAddsMustBeOnEveryGpu) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("mxfp8 needs tensor cores with MX block scaling"), std::string::npos) << e.what();
   }
+}
+
+TEST(PrecisionMap, MegatronsArgumentsKeepTheFirstAndLastLayersInBf16) {
+  ModelSpec m = load_model(test::shipped("workloads", "llama2-7b"));
+  m.training.dtype = DType::kBf16;
+  m.training.gemm_precision = GemmPrecision::kFp8Current;
+  const Cluster c = test::h100_nodes(1);
+  const HybridPlan p = test::one_stage_plan(8, static_cast<int>(m.layers), m.training.global_batch / 8, 8);
+  EXPECT_EQ(megatron_args(p, m, c).args.find("first-last-layers-bf16"), std::string::npos);
+  m.training.dtype_layers_first = 1;
+  m.training.dtype_layers_last = 2;
+  const std::string args = megatron_args(p, m, c).args;
+  EXPECT_NE(args.find("--fp8-recipe tensorwise --first-last-layers-bf16 --num-layers-at-start-in-bf16 1 --num-layers-at-end-in-bf16 2"),
+            std::string::npos)
+      << args;
 }
 
 TEST(PrecisionMap, BadMapsAreRefusedAtTheirField) {
