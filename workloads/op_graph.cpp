@@ -360,7 +360,8 @@ class Builder {
     Op emb = Op::make(p + "embedding", OpKind::kEmbedding, last);
     emb.shape = act_shape(h_);
     emb.fwd_bytes = emb.bwd_bytes = 3 * tokens() * h_ * e_;
-    add(std::move(emb), {});
+    // It reads token ids, as the model's own embedding does: no op's output.
+    g_.ops[static_cast<size_t>(add(std::move(emb), {}))].inputs.clear();
     const int embedded = norm(p + "embedding_norm", last);
     const int hidden = add(norm_op(p + "hidden_norm", last, tokens(), h_, m_.family == Family::kLlama, act_shape(h_), e_), {body});
     const int proj = linear(p + "eh_proj", last, 2 * h_, h_, false);

@@ -95,8 +95,8 @@ std::vector<Rule> rules_for(const Op& op) {
       out.push_back(rule("partial", same(partial()), partial(), true));
       break;
     case OpKind::kEmbedding:
-      out.push_back(rule("data", {}, split(0), true, rep, has_params));
-      out.push_back(rule("hidden", {}, split(last), true, ParamPlacement::kSharded));
+      out.push_back(rule("data", same(replicated()), split(0), true, rep, has_params));  // (token ids: no op's output)
+      out.push_back(rule("hidden", same(replicated()), split(last), true, ParamPlacement::kSharded));
       break;
     case OpKind::kLoss:
       out.push_back(rule("data", same(split(0)), partial(), true));

@@ -121,8 +121,8 @@ const char* const kNoEagerCalibration =
 // more than any transformer class's bar on Blackwell, and no published run measured their memory.
 const char* const kNoMambaCalibration =
     "no calibration for this setting (Mamba layers: their scan kernels are a stated roofline, not measured; "
-    "Megatron-Bridge's Nemotron 3 Nano runs, held out, read 6-10 % fast on H100 and 21-39 % fast on Blackwell: "
-    "docs/validation.md)";
+    "Megatron-Bridge's Nemotron 3 Nano runs, held out, read 6-10 % fast on H100 and 21-39 % fast on Blackwell, its "
+    "Nemotron 3 Super runs 26-39 % fast on Blackwell: docs/validation.md)";
 const char* const kNoMambaMemoryCalibration =
     "no calibration for this setting (Mamba layers: no published run measured their memory)";
 

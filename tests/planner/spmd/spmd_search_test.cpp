@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "base/data_dir.hpp"
+#include "planner/spmd/sharding.hpp"
 #include "planner/spmd/spmd_problem.hpp"
 #include "test_support.hpp"
 
@@ -75,6 +77,24 @@ TEST(SpmdSearch, LargeBatchSmallModelIsDataParallel) {
       EXPECT_EQ(p.ops[i].rules[s.program.choices[i].rule].name, "data") << p.ops[i].name;
     }
   }
+}
+
+TEST(SpmdSearch, EveryRuleGivesALayoutForEachInputOfItsOp) {
+  // Every shipped model's operators (multi-token prediction heads, hybrid and latent MoE layers among
+  // them): a rule with fewer input layouts than its op has inputs crashed the search (a model with
+  // mtp_layers read past the embedding rules' none, found 2026-12-07).
+  for (const std::string& name : shipped_names("workloads")) {
+    const ModelSpec m = load_model(test::shipped("workloads", name));
+    for (const Op& op : build_op_graph(m, 1, m.training.dtype).ops) {
+      for (const Rule& r : rules_for(op)) ASSERT_EQ(r.inputs.size(), op.inputs.size()) << name << " " << op.name << " " << r.name;
+    }
+  }
+  // And a small model with a prediction module is planned (it was a segmentation fault).
+  ModelSpec m = tiny_model(256, 16);
+  m.mtp_layers = 1;
+  m.layers = 2;
+  const SpmdProblem p = build_spmd_problem(m, load_cluster(test::shipped("topologies", "a100-v100-2x2")), CostModel{});
+  EXPECT_TRUE(search_program(p, speed_ratios(p), SearchOptions{}).found);
 }
 
 TEST(SpmdSearch, MemoryLimitIsNeverExceeded) {
