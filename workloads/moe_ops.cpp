@@ -90,8 +90,9 @@ std::vector<int> moe_feed_forward(const LayerScope& sc, const std::string& p, in
   topk.saved_bytes = t * r.experts * e + r.routed * 4;
   const int probs = sc.add(std::move(topk));
   // Latent MoE: x projected down to the latent width before the permutation (fc1_latent_proj, a
-  // linear layer without bias every token runs, its weights whole on every GPU), kept input x.
-  const int routed_in = latent ? sc.linear(p + "moe_latent_in", layer, h, w, false, true, {x}) : x;
+  // linear layer without bias every token runs, its weights whole on every GPU); its input x is the
+  // one the router keeps.
+  const int routed_in = latent ? sc.linear(p + "moe_latent_in", layer, h, w, false, false, {x}) : x;
   // Permutation: gathers each token's row (h, or the latent's w) into its k expert slots (reads T·w
   // and the indices, writes the executed rows; padded slots are written as zeros). Backward
   // scatter-adds the rows' gradients back to T·w.

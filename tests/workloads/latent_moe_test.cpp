@@ -75,6 +75,10 @@ TEST(LatentMoe, TheRoutedPathRunsAtTheLatentWidthBetweenTwoProjections) {
   EXPECT_DOUBLE_EQ(down.fwd_flops, 2 * t * h * l);
   EXPECT_DOUBLE_EQ(up.fwd_flops, 2 * t * l * h);
   EXPECT_DOUBLE_EQ(down.params + up.params, 2 * h * l);  // no biases
+  // The down-projection reads the norm's output the router keeps (kept once); the up-projection keeps
+  // the combined latent rows for its weight gradient.
+  EXPECT_EQ(down.saved_bytes, 0);
+  EXPECT_DOUBLE_EQ(up.saved_bytes, t * l * 2);
   // The experts read and write the latent (squared ReLU: one ungated fc1).
   const Op fc1 = test::op_named(g, "layer1.expert_fc1"), fc2 = test::op_named(g, "layer1.expert_fc2");
   EXPECT_EQ(fc1.gemm.k, 1024);
