@@ -141,8 +141,12 @@ double state_bytes_per_param(const ModelSpec& model, DType dtype, bool fp8_any_l
   const bool mixed = e < 4;
   const double master = mixed ? 4 : 0;
   const double moments = model.training.optimizer == Optimizer::kAdam ? 8 : 4;
-  return held_weights(model, e, gemm_precision_param_share(model)) + grad_bytes_per_param(model, dtype) + master + moments +
-         weight_copy_bytes_per_param(model, fp8_any_layout);
+  double share = 0, copies = 0;  // (one walk of the model's ops for both)
+  for (const auto& [p, s] : gemm_precision_param_shares(model)) {
+    share += s;
+    copies += weight_copy_bytes(p, fp8_any_layout) * s;
+  }
+  return held_weights(model, e, share) + grad_bytes_per_param(model, dtype) + master + moments + copies;
 }
 
 double held_weight_bytes_per_param(const ModelSpec& model, DType dtype) {
