@@ -78,6 +78,11 @@ std::string gemm_format_hardware(GemmPrecision p) {
   }
 }
 
+namespace {
+
+// Whether `op` runs its GEMMs in the recipe's format, where layers 0 .. `layers`-1 do: linear layers
+// inside those layers (not the router, which Megatron-Core keeps in the training dtype or fp32) and
+// expert GEMMs.
 bool uses_gemm_precision(const Op& op, long layers) {
   if (op.layer < 0 || op.layer >= layers) return false;  // embedding, output layer and loss
   if (op.kind == OpKind::kMoeExpert) return true;
@@ -86,6 +91,8 @@ bool uses_gemm_precision(const Op& op, long layers) {
   const auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.substr(n.size() - s.size()) == s; };
   return !ends(".router") && !ends(".moe_gate");
 }
+
+}  // namespace
 
 long gemm_precision_layers(const ModelSpec& m) { return m.training.mtp_in_dtype ? main_layers(m) : m.layers; }
 

@@ -39,10 +39,6 @@ enum class GemmPrecision { kDtype, kFp8Delayed, kFp8Current, kMxfp8, kNvfp4 };
 // Which GPUs have that format, in words, for messages: "fp8 tensor cores (Hopper, Ada, CDNA3 or later)".
 [[nodiscard]] std::string gemm_format_hardware(GemmPrecision p);
 
-// Whether `op` runs its GEMMs in the recipe's format, where layers 0 .. `layers`-1 do: linear layers
-// inside those layers (not the router, which Megatron-Core keeps in the training dtype or fp32) and
-// expert GEMMs.
-[[nodiscard]] bool uses_gemm_precision(const Op& op, long layers);
 // The layers whose GEMMs take the recipe's format: all of `m`'s, or its decoder's alone where the
 // multi-token prediction modules stay in the dtype (training.mtp_in_dtype).
 [[nodiscard]] long gemm_precision_layers(const ModelSpec& m);

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string_view>
 
 #include "base/text.hpp"
 
@@ -96,12 +95,9 @@ TrainingSpec read_training(FieldReader r, Family family, long seq_len, bool has_
   if (t.dtype_fallback && *t.dtype_fallback == t.dtype) {
     r.error("dtype_fallback", "is the same as dtype; a fallback must be a different format");
   }
-  for (const char* key : {"gemm_precision_by_op", "dtype_layers"}) {
-    const bool stated = key == std::string_view("dtype_layers") ? t.dtype_layers_first + t.dtype_layers_last > 0 : !t.gemm_precision_by_op.empty();
-    if (stated && !t.low_precision_gemms()) {
-      r.error(key, "says which GEMMs leave the recipe's format, but there is no recipe: set training.gemm_precision too");
-    }
-  }
+  const std::string no_recipe = "says which GEMMs leave the recipe's format, but there is no recipe: set training.gemm_precision too";
+  if (!t.low_precision_gemms() && !t.gemm_precision_by_op.empty()) r.error("gemm_precision_by_op", no_recipe);
+  if (!t.low_precision_gemms() && t.dtype_layers_first + t.dtype_layers_last > 0) r.error("dtype_layers", no_recipe);
   if (t.fp8_param_gather && t.gemm_precision != GemmPrecision::kFp8Delayed && t.gemm_precision != GemmPrecision::kFp8Current &&
       t.gemm_precision != GemmPrecision::kMxfp8) {
     r.error("fp8_param_gather", "needs an 8-bit GEMM recipe to keep the weights in: set training.gemm_precision to "
