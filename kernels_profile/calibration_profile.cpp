@@ -61,6 +61,13 @@ const std::vector<ParameterInfo>& calibration_parameters() {
        "permutation copies, the optimizer step) take on this GPU than the kernel model says: each takes (1 + this) times it",
        "training runs whose share of memory-bound time differs from run to run (short and long sequences, small and large "
        "hidden sizes), so that it is told apart from gemm_time_excess"},
+      {"ssm_scan_time_excess", &FittedCosts::ssm_scan_time_excess, ParameterUnit::kShare, 1.0, 4.0,
+       "Mamba's scan over five times its roofline: the model is wrong there, not the kernels",
+       "how much longer Mamba-2's convolution and chunked SSD scan kernels (mamba_ssm's Triton kernels, a Mamba layer's "
+       "ssm_scan) take on this GPU than their stated roofline (their products at the tensor-core peak times the GEMM "
+       "efficiency, their traffic at the memory roofline): each takes (1 + this) times it",
+       "training runs of hybrid models with Mamba layers (Nemotron-H, Nemotron 3), beside runs of models without them "
+       "that fix the GEMMs' share"},
       {"overlap_slowdown", &FittedCosts::overlap_slowdown, ParameterUnit::kShare, 0.25, 1.0,
        "compute over twice as slow beside a collective: the overlap is not happening",
        "how much longer compute takes beside a running collective than the measured interference alone says (the SMs "

@@ -44,6 +44,9 @@ struct FittedCosts {
   // Memory-bound kernels (norms, softmax, elementwise, embedding, casts, MoE permutation copies, the
   // optimizer step) take (1 + this) times the kernel model's time: a dimensionless share.
   double memory_bound_time_excess = 0;
+  // Mamba-2's convolution and SSD scan kernels (mamba_ssm's Triton kernels: a Mamba layer's
+  // ssm_scan op) take (1 + this) times their stated roofline (cost_model.cpp): a dimensionless share.
+  double ssm_scan_time_excess = 0;
   // Compute beside a running collective takes (1 + this) times longer than the measured interference
   // alone says (Device::collective_interference): the SMs and memory bandwidth the framework's
   // collective kernels take from overlapped compute. A dimensionless share.

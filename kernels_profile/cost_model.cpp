@@ -251,8 +251,11 @@ OpCost CostModel::op_time(const Device& device, const Op& op, DType dtype, Pass 
   // said as calibrated. fp32 GEMMs run other kernels (SIMT cores), which the 16-bit and 8-bit runs
   // do not constrain: they take their own share.
   // Memory-bound kernels likewise take their own share.
+  // Mamba's scan kernels (Triton dots and scans, neither a library GEMM nor a memory-bound kernel)
+  // take theirs.
   const double memory_share = device.fitted.memory_bound_time_excess;
-  const double share = !is_matmul(op.kind)     ? memory_share
+  const double share = op.kind == OpKind::kSsmScan ? device.fitted.ssm_scan_time_excess
+                       : !is_matmul(op.kind)     ? memory_share
                        : gemm == DType::kFp32 ? device.fitted.fp32_gemm_time_excess
                        : block_scaled(gemm)   ? device.fitted.gemm_time_excess + device.fitted.block_scaled_gemm_time_excess
                                               : device.fitted.gemm_time_excess;

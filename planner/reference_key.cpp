@@ -16,12 +16,12 @@ namespace {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(Efficiency) == 120, "Efficiency changed: update reference_key");
 static_assert(sizeof(GemmModel) == 64, "GemmModel changed: update reference_key");
-static_assert(sizeof(FittedCosts) == 96, "FittedCosts changed: update reference_key");
-static_assert(sizeof(Device) == 864, "Device changed: update reference_key");
+static_assert(sizeof(FittedCosts) == 104, "FittedCosts changed: update reference_key");
+static_assert(sizeof(Device) == 872, "Device changed: update reference_key");
 static_assert(sizeof(IntraNodeSpec) == 136, "IntraNodeSpec changed: update reference_key");
 static_assert(sizeof(NicSpec) == 72, "NicSpec changed: update reference_key");
 static_assert(sizeof(Degradation) == 24, "Degradation changed: update reference_key");
-static_assert(sizeof(NodeType) == 1168, "NodeType changed: update reference_key");
+static_assert(sizeof(NodeType) == 1176, "NodeType changed: update reference_key");
 static_assert(sizeof(NetworkSpec) == 144, "NetworkSpec changed: update reference_key");
 static_assert(sizeof(Cluster) == 328, "Cluster changed: update reference_key");
 static_assert(sizeof(MoeSpec) == 104, "MoeSpec changed: update reference_key");
@@ -113,6 +113,7 @@ void put_device(Text& t, const Device& d) {
   t.put("fitted.fp32_gemm_time_excess", d.fitted.fp32_gemm_time_excess);
   t.put("fitted.block_scaled_gemm_time_excess", d.fitted.block_scaled_gemm_time_excess);
   t.put("fitted.memory_bound_time_excess", d.fitted.memory_bound_time_excess);
+  t.put("fitted.ssm_scan_time_excess", d.fitted.ssm_scan_time_excess);
   t.put("fitted.overlap_slowdown", d.fitted.overlap_slowdown);
   t.put("fitted.nic_time_excess", d.fitted.nic_time_excess);
   t.put("fitted.intra_time_excess", d.fitted.intra_time_excess);

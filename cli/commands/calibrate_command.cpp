@@ -28,6 +28,7 @@ namespace hetsim::cli {
 void add_calibrate_options(CLI::App* cmd, CalibrateArgs& a) {
   cmd->add_option("--runs", a.runs, "measured runs to fit on (validation run files, docs/formats/validation-runs.md)")->required();
   cmd->add_option("--only", a.only, "only the runs whose name contains this text (repeatable: every one of them)");
+  cmd->add_option("--skip", a.skip, "leave out the runs whose name contains this text (repeatable: any of them)");
   cmd->add_option("--out", a.out, "write the profile here (docs/formats/calibration-profile.md)")->required()->check(output_file());
   cmd->add_option("--parameters", a.parameters, "fit only these parameters (default: every one the runs constrain, at most six)")->delimiter(',');
   cmd->add_option("--name", a.name, "the profile's name")->capture_default_str();
@@ -156,8 +157,8 @@ int run_calibrate(const CalibrateArgs& a) {
   check_paths_apart({{"--out", a.out}}, inputs);
   std::vector<ValidationRun> runs;
   for (ValidationRun& x : load_run_files(a.runs)) {
-    const bool all = std::all_of(a.only.begin(), a.only.end(), [&](const std::string& t) { return x.name.find(t) != std::string::npos; });
-    if (all) runs.push_back(std::move(x));
+    const auto named = [&](const std::string& t) { return x.name.find(t) != std::string::npos; };
+    if (std::all_of(a.only.begin(), a.only.end(), named) && std::none_of(a.skip.begin(), a.skip.end(), named)) runs.push_back(std::move(x));
   }
   // The files the runs read (clusters, models, plans), before the fit rather than after it.
   for (const ValidationRun& r : runs) {
@@ -168,11 +169,14 @@ int run_calibrate(const CalibrateArgs& a) {
   }
   check_paths_apart({{"--out", a.out}}, inputs);
   check_writable(a.out, "--out");  // a fit can take many minutes: say so now, not after it
-  if (runs.empty() && a.only.empty()) throw InputError("--runs", "", "the run files hold no run");
+  if (runs.empty() && a.only.empty() && a.skip.empty()) throw InputError("--runs", "", "the run files hold no run");
   if (runs.empty()) {
-    std::vector<std::string> quoted;
-    for (const std::string& t : a.only) quoted.push_back(in_quotes(t));
-    throw InputError("--only", "", "no run name contains all of " + join(quoted));
+    std::vector<std::string> only, skip;
+    for (const std::string& t : a.only) only.push_back(in_quotes(t));
+    for (const std::string& t : a.skip) skip.push_back(in_quotes(t));
+    const std::string named = only.empty() ? "no run name" : "no run name contains all of " + join(only);
+    throw InputError(a.only.empty() ? "--skip" : "--only", "",
+                     skip.empty() ? named : named + (only.empty() ? " is free of " : " and none of ") + join(skip));
   }
   std::cout << "hetsim calibrate: " << counted(runs.size(), "run") << ", fitted " << o.date << " (--date sets it)\n";
   const CostModel cost = CostModel::shipped();

@@ -17,6 +17,7 @@ namespace hetsim::cli {
 struct CalibrateArgs {
   std::vector<std::string> runs;
   std::vector<std::string> only;  // every text in the run's name
+  std::vector<std::string> skip;  // no text in the run's name
   std::string out;
   std::vector<std::string> parameters;
   std::string name = "calibrated";

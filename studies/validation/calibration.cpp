@@ -182,7 +182,7 @@ std::string ErrorBar::text() const {
 std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity, RunKind kind,
                                           const std::set<std::string>& gpus, const std::string& scope, bool moe,
                                           bool low_precision, bool fp32, const std::set<std::string>& profiles,
-                                          const std::string& gemm_format) {
+                                          const std::string& gemm_format, bool mamba) {
   // Rows of the same software stack: the class's runs were predicted with every profile in force
   // here (a class or a prediction that does not say is not held to it).
   const auto same_stack = [&](const CalibrationClass& c) {
@@ -195,9 +195,9 @@ std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& c
   const CalibrationClass* best = nullptr;
   int best_score = -1;
   for (const CalibrationClass& c : classes) {
-    // A hybrid model's rows speak for no other model (and a model with Mamba layers is given no bar:
-    // error_bars.cpp), whatever else its class shares.
-    if (c.quantity != quantity || c.kind != kind || gpus.empty() || c.mamba) continue;
+    // A hybrid model's rows speak for no other model, and other models' rows not for a hybrid one (its
+    // scan kernels are neither), whatever else its class shares.
+    if (c.quantity != quantity || c.kind != kind || gpus.empty() || c.mamba != mamba) continue;
     if (!std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.gpus.contains(g); })) continue;
     const bool own_rows = std::none_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return c.borrowed.contains(g); });
     const int score = (c.moe == moe ? 64 : 0) + (c.low_precision_gemms == low_precision ? 32 : 0) + (c.fp32_gemms == fp32 ? 16 : 0) +

@@ -81,12 +81,13 @@ struct ErrorBar {
 // cores, then the format itself: fp16 rows before TF32 rows for an fp16 prediction), then of the
 // same profiles (rows of the same software stack), then of the same scope, then the one with more
 // rows, then the wider bar. A time bar is never one of the other kind of model (MoE or dense):
-// nullopt then.
+// nullopt then. Hybrid models (`mamba`: Mamba layers) take only hybrid classes, and theirs speak
+// for no other model.
 [[nodiscard]] std::optional<ErrorBar> nearest_error_bar(const std::vector<CalibrationClass>& classes, Quantity quantity,
                                                         RunKind kind, const std::set<std::string>& gpus,
                                                         const std::string& scope, bool moe = false, bool low_precision = false,
                                                         bool fp32 = false, const std::set<std::string>& profiles = {},
-                                                        const std::string& gemm_format = "");
+                                                        const std::string& gemm_format = "", bool mamba = false);
 
 // What a prediction with no bar says: "no calibration for this GPU and setting (...)" where classes
 // of these GPU types exist for the other kind of model only (MoE or dense), naming the largest;

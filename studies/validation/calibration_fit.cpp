@@ -83,16 +83,23 @@ class Fitter {
 
   // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered per
   // setting: runs of one setting share it (published tables repeat a layout across releases).
-  double predict(const Row& row, const std::vector<double>& theta) {
-    auto key = std::make_pair(row.setting, theta);
+  // A parameter inert for a setting (it did not move the setting's prediction at all at the top of its
+  // grid: a Mamba scan's share on a model without Mamba layers) is taken as 0 there, so that the grid
+  // simulates each setting only over the parameters that act on it.
+  double predict(const Row& row, const std::vector<double>& given) {
+    std::vector<double> theta = given;
+    if (const auto in = inert_.find(row.setting); in != inert_.end()) {
+      for (size_t j = 0; j < theta.size(); ++j) theta[j] = in->second[j] ? 0 : theta[j];
+    }
+    auto key = std::make_pair(row.setting, std::move(theta));
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     CalibrationProfile trial;
     trial.name = "trial";
     trial.devices = devices_;
-    for (size_t j = 0; j < params_.size(); ++j) trial.parameters.push_back({std::string(params_[j]->name), theta[j], 0, ""});
+    for (size_t j = 0; j < params_.size(); ++j) trial.parameters.push_back({std::string(params_[j]->name), key.second[j], 0, ""});
     trial.parameters.insert(trial.parameters.end(), measured_.begin(), measured_.end());
     use_calibration_profile(std::move(trial));
-    const RunResult r = evaluate_run(*row.run, cost_, sim_);
+    const RunResult r = evaluate_run(*row.run, cost_, sim_);  // at key.second: theta, inert ones at 0
     const double v = r.failure.empty() && row.figure < r.figures.size() ? r.figures[row.figure].predicted : 0;
     memo_.emplace(std::move(key), v);
     if (on_simulation_) on_simulation_();
@@ -101,6 +108,9 @@ class Fitter {
 
   // A prediction made elsewhere, by the same simulation.
   void remember(const Row& row, const std::vector<double>& theta, double v) { memo_.emplace(std::make_pair(row.setting, theta), v); }
+
+  // Parameters (a flag each) that do not act on `setting`'s runs.
+  void set_inert(const ValidationRun* setting, std::vector<bool> inert) { inert_[setting] = std::move(inert); }
 
   std::function<void()> on_simulation_;  // called after each simulation (not for a remembered one)
 
@@ -111,6 +121,7 @@ class Fitter {
   std::vector<const ParameterInfo*> params_;
   std::vector<FittedParameter> measured_;  // held at their values in every trial
   std::map<std::pair<const ValidationRun*, std::vector<double>>, double> memo_;
+  std::map<const ValidationRun*, std::vector<bool>> inert_;
 };
 
 // Why a parameter is refused when no run moves it.
@@ -226,10 +237,11 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   // Each parameter alone at the top of its grid first: one no run moves is refused before the grid,
   // whose size is 4 to the power of the parameters (simulations a setting).
   std::vector<std::pair<size_t, std::pair<size_t, double>>> screened;  // (kept parameter, (row, prediction alone))
+  std::map<const ValidationRun*, std::vector<bool>> inert;  // per setting, per kept parameter: no effect at all
   if (params.size() > 1) {
     std::set<const ValidationRun*> settings;
     for (const Row& r : rows) settings.insert(r.setting);
-    const size_t most = params.size() * settings.size();  // a parameter's screen stops at the first run it moves
+    const size_t most = params.size() * settings.size();
     const std::string unit = "simulations screening " + counted(params.size(), "parameter");
     size_t done = 0;
     Fitter screen(cost, sim, {gpus.begin(), gpus.end()}, params, measured);
@@ -241,13 +253,16 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       std::vector<double> theta(params.size(), 0);
       theta[j] = kAxis.back() * params[j]->scale;
       bool moves = false;
-      for (size_t i = 0; i < rows.size() && !moves; ++i) {
+      std::map<const ValidationRun*, bool> untouched;  // the prediction exactly as at the origin
+      for (size_t i = 0; i < rows.size(); ++i) {
         const double v = screen.predict(rows[i], theta);
-        moves = !(v > 0) || std::fabs(std::log(v / at_origin[i])) >= kLeastEffect;
+        moves = moves || !(v > 0) || std::fabs(std::log(v / at_origin[i])) >= kLeastEffect;
+        untouched[rows[i].setting] = v == at_origin[i];
         screened.push_back({kept.size(), {i, v}});
       }
       if (moves) {
         kept.push_back(params[j]);
+        for (const auto& [setting, same] : untouched) inert[setting].push_back(same);
       } else {
         while (!screened.empty() && screened.back().first == kept.size()) screened.pop_back();
         out.refused.push_back(unconstrained(*params[j]));
@@ -273,6 +288,7 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   std::vector<double> scales;
   for (const ParameterInfo* info : params) scales.push_back(info->scale);
   Fitter fitter(cost, sim, {gpus.begin(), gpus.end()}, params, measured);
+  for (const auto& [setting, flags] : inert) fitter.set_inert(setting, flags);
   for (size_t i = 0; i < rows.size(); ++i) fitter.remember(rows[i], std::vector<double>(p, 0), at_origin[i]);
   for (const auto& [k, at] : screened) {  // the screen's points are the grid's too
     std::vector<double> theta(p, 0);
@@ -291,10 +307,24 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   };
   std::set<std::string> sources;
   for (const Row& r : rows) sources.insert(r.run->source_group);
-  size_t total = points * distinct([](const Row&) { return true; });  // the origin is known already
+  // Each setting's grid spans the parameters that act on it (the origin is known already).
+  const auto acting = [&](const ValidationRun* setting, size_t k) {
+    const auto in = inert.find(setting);
+    return in == inert.end() || !in->second[k];
+  };
+  std::set<const ValidationRun*> settings;
+  for (const Row& r : rows) settings.insert(r.setting);
+  size_t total = 0;
+  for (const ValidationRun* setting : settings) {
+    size_t active = 0;
+    for (size_t k = 0; k < p; ++k) active += acting(setting, k) ? 1 : 0;
+    total += grid_size(active, kAxis.size());
+  }
   for (const std::string& g : sources) total += distinct([&](const Row& r) { return r.run->source_group == g; });
   std::set<std::pair<size_t, const ValidationRun*>> known;  // the screen's simulations the grid takes
-  for (const auto& [k, at] : screened) known.insert({k, rows[at.first].setting});
+  for (const auto& [k, at] : screened) {
+    if (acting(rows[at.first].setting, k)) known.insert({k, rows[at.first].setting});
+  }
   total -= std::min(total, known.size());
   size_t done = 0;
   fitter.on_simulation_ = [&] {

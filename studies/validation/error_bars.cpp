@@ -117,12 +117,11 @@ const char* const kNoEagerCalibration =
     "no calibration for this setting (training.kernels eager: every published run hetsim holds trained with a fused "
     "framework's kernels; docs/validation.md compares eager PyTorch with layers measured on our GPUs)";
 
-// No class speaks for Mamba layers: their scan is a stated roofline, the held-out hybrid rows are off by
-// more than any transformer class's bar on Blackwell, and no published run measured their memory.
+// Only hybrid rows speak for Mamba layers (their scan kernels are a stated roofline, whose excess a
+// profile fits on hybrid runs), and no published run measured their memory.
 const char* const kNoMambaCalibration =
-    "no calibration for this setting (Mamba layers: their scan kernels are a stated roofline, not measured; "
-    "Megatron-Bridge's Nemotron 3 Nano runs, held out, read 6-10 % fast on H100 and 21-39 % fast on Blackwell, its "
-    "Nemotron 3 Super runs 26-39 % fast on Blackwell: docs/validation.md)";
+    "no calibration for this setting (Mamba layers: no published hybrid run on these GPU types, and transformer "
+    "runs do not speak for the scan kernels, a stated roofline: docs/validation.md)";
 const char* const kNoMambaMemoryCalibration =
     "no calibration for this setting (Mamba layers: no published run measured their memory)";
 
@@ -130,8 +129,8 @@ const char* const kNoMambaMemoryCalibration =
 // rows (sibling_row) where none of its own does, and is then less near than an otherwise equally
 // near class with rows of that GPU type.
 std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
-  if (r.eager && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused runs
-  if (r.mamba) return std::nullopt;                          // nor from transformers'
+  if (r.eager && q == Quantity::kTime) return std::nullopt;  // not borrowed from fused runs (a hybrid model
+                                                             // takes hybrid classes only: nearest_error_bar)
   std::vector<CalibrationClass> candidates = classes();
   std::map<std::pair<std::string, std::string>, std::string> siblings;  // (class, GPU type) -> the row GPU speaking for it
   for (CalibrationClass& c : candidates) {
@@ -145,7 +144,7 @@ std::optional<ErrorBar> bar(const RunScope& s, const Setting& r, Quantity q) {
     }
   }
   std::optional<ErrorBar> b = nearest_error_bar(candidates, q, RunKind::kTraining, s.gpus, s.name(), r.moe, r.low_precision, r.fp32,
-                                                profiles_in_force(s.gpus), r.gemm_format);
+                                                profiles_in_force(s.gpus), r.gemm_format, r.mamba);
   if (!b) return b;
   for (const std::string& g : s.gpus) {
     const auto it = siblings.find({b->of.name, g});
@@ -226,9 +225,10 @@ void print_error_bars(std::ostream& out, const Report& r, const Cluster& cluster
   const std::set<std::string> gpus = scope_of(r, cluster).gpus;
   const auto none = [&](Quantity q) -> std::string {
     if (q == Quantity::kTime && r.eager_kernels) return kNoEagerCalibration;
-    if (r.mamba_layers) return q == Quantity::kTime ? kNoMambaCalibration : kNoMambaMemoryCalibration;
     const std::string each = per_type_text(per_type_bars(r, cluster, q));
-    return !each.empty() ? each : missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe);
+    if (!each.empty()) return each;
+    if (r.mamba_layers) return q == Quantity::kTime ? kNoMambaCalibration : kNoMambaMemoryCalibration;
+    return missing_error_bar_text(classes(), q, RunKind::kTraining, gpus, r.moe);
   };
   out << "prediction error on published runs: time " << (t ? t->text() : none(Quantity::kTime)) << "; memory "
       << (m ? m->text() : none(Quantity::kMemory)) << "\n";
@@ -276,7 +276,6 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
   s.nodes = static_cast<int>(nodes);
   const Setting setting = setting_of(model);
   if (setting.eager) return kNoEagerCalibration;
-  if (setting.mamba) return kNoMambaCalibration;
   const std::optional<ErrorBar> b = bar(s, setting, Quantity::kTime);
   if (b) return b->text();
   // A mix: each type's bar over the mix's scope (how its GPUs split over the nodes is not known here).
@@ -286,7 +285,8 @@ std::string training_time_error_bar(const std::set<std::string>& gpus, long gpu_
     alone.back().gpus = {g};
   }
   const std::string each = per_type_text(per_type_bars(alone, setting, Quantity::kTime));
-  return !each.empty() ? each : missing_error_bar_text(classes(), Quantity::kTime, RunKind::kTraining, gpus, model.moe.has_value());
+  if (!each.empty()) return each;
+  return setting.mamba ? kNoMambaCalibration : missing_error_bar_text(classes(), Quantity::kTime, RunKind::kTraining, gpus, model.moe.has_value());
 }
 
 }  // namespace hetsim

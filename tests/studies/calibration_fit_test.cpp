@@ -263,6 +263,41 @@ TEST(CalibrationFit, AKernelOverheadIsRecoveredBesideAGemmExcess) {
   recovered_beside_a_gemm_excess("kernel_overhead", 7e-6);
 }
 
+TEST(CalibrationFit, AMambaScanExcessIsRecoveredAndTheGridSpansOnlyTheParametersActingOnEachRun) {
+  // Hybrid runs (Mamba layers) beside the Qwen3-like runs, made at a GEMM excess and a scan excess
+  // (inside grid cells): both are recovered. The scan's share cannot move a model without Mamba
+  // layers, so the grid simulates those runs at the GEMM excess's 4 values, not at all 16 points.
+  const CostModel cost = CostModel::shipped();
+  std::vector<ValidationRun> runs = synthetic_runs();
+  for (ValidationRun& r : load_runs(test::source_dir() / "tests/fixtures/validation/calibration-synthetic-hybrid.yaml")) {
+    runs.push_back(std::move(r));
+  }
+  CalibrationProfile truth;
+  truth.name = "truth";
+  truth.devices = {"B200"};
+  truth.parameters = {{"gemm_time_excess", 0.35, 0}, {"ssm_scan_time_excess", 1.5, 0}};
+  use_calibration_profile(truth);
+  for (ValidationRun& r : runs) r.measured.front().value = predicted(r, cost);
+  CalibrateOptions o = gemm_excess_options("2026-12-07");
+  o.parameters = {"gemm_time_excess", "ssm_scan_time_excess"};
+  size_t grid = 0;
+  const CalibrationFit fit = fit_calibration(runs, cost, SimOptions{}, o, [&](size_t done, size_t, const std::string& unit) {
+    if (unit.find("on the grid") != std::string::npos) grid = std::max(grid, done);
+  });
+  use_shipped_calibrations();
+  EXPECT_TRUE(fit.refused.empty());
+  ASSERT_EQ(fit.profile.parameters.size(), 2u);
+  EXPECT_NEAR(fit.profile.parameters[0].value, 0.35, 0.035);
+  EXPECT_EQ(fit.profile.parameters[1].name, "ssm_scan_time_excess");
+  EXPECT_NEAR(fit.profile.parameters[1].value, 1.5, 0.15);
+  for (const CrossValidatedRun& r : fit.profile.runs) EXPECT_LT(std::fabs(r.in_sample_error), 0.01) << r.run;
+  // 6 Qwen3-like settings at 4 points and 2 hybrid ones at 16, less the origins and the screen's
+  // points, plus the fits' own simulations (at most one a setting a fold, 3 sources): under the 8 x 16
+  // the whole grid would take.
+  EXPECT_GT(grid, 0u);
+  EXPECT_LE(grid, 6u * 4 + 2 * 16 + 2 * 8);
+}
+
 TEST(CalibrationFit, AFoldWithFewerRunsThanParametersFitsNothing) {
   // Two parameters fitted on one run of the other source are any point of a line of equally good
   // values: the left-out runs' error would be an arbitrary one (AMD's Primus profile, 2026-12-04:

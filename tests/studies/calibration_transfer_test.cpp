@@ -54,27 +54,32 @@ TEST(CalibrationTransfer, SiblingGpuTypesTakeTheShippedProfileOfTheirFittedSibli
 
 TEST(CalibrationTransfer, AReportOnATransferredGpuTypeSaysFromWhichAndWhy) {
   use_shipped_calibrations();
-  const Device gb200 = load_device(test::shipped("kernels_profile/devices", "GB200"));
-  EXPECT_NE(gb200.calibration.find("megatron-core-2026-b200 ("), std::string::npos) << gb200.calibration;
-  EXPECT_NE(gb200.calibration.find("; transferred to GB200 from B200, fitted on none of its runs: a Blackwell GPU"), std::string::npos)
-      << gb200.calibration;
-  const Device b200 = load_device(test::shipped("kernels_profile/devices", "B200"));
-  EXPECT_EQ(b200.calibration.find("transferred"), std::string::npos) << b200.calibration;
+  const Device gb300 = load_device(test::shipped("kernels_profile/devices", "GB300"));
+  EXPECT_NE(gb300.calibration.find("megatron-core-2026-b200 ("), std::string::npos) << gb300.calibration;
+  EXPECT_NE(gb300.calibration.find("; transferred to GB300 from B200, B300, GB200 (moe_layer_host, pass_host, ssm_scan_time_excess only), "
+                                   "fitted on none of its runs: a Blackwell Ultra GPU"),
+            std::string::npos)
+      << gb300.calibration;
+  for (const char* fitted : {"B200", "GB200"}) {  // GB200's Nemotron 3 Nano rows are in the fit
+    const Device d = load_device(test::shipped("kernels_profile/devices", fitted));
+    EXPECT_NE(d.calibration.find("megatron-core-2026-b200 ("), std::string::npos) << d.calibration;
+    EXPECT_EQ(d.calibration.find("transferred"), std::string::npos) << d.calibration;
+  }
   const ModelSpec model = load_model(test::shipped("workloads", "gpt3-1.3b"));
   Cluster c = test::shipped_cluster("a100-8x8");
-  for (NodeType& nt : c.node_types) nt.gpu = gb200;
+  for (NodeType& nt : c.node_types) nt.gpu = gb300;
   const std::vector<std::string> said = assumptions(model, c, CostModel::shipped());
   const bool named = std::any_of(said.begin(), said.end(), [](const std::string& a) {
-    return a.starts_with("calibration: profile in force on GB200: megatron-core-2026-b200") && a.find("transferred to GB200 from B200") != std::string::npos;
+    return a.starts_with("calibration: profile in force on GB300: megatron-core-2026-b200") && a.find("transferred to GB300 from B200") != std::string::npos;
   });
   EXPECT_TRUE(named);
   // --calibration FILE applies a file's transfers too; none restores the raw model.
   CalibrationProfile own = *calibration_for("B200");
   own.name = "own";
   use_calibration_profile(own);
-  EXPECT_EQ(in_force("GB200"), "own");
+  EXPECT_EQ(in_force("GB300"), "own");
   use_no_calibration();
-  EXPECT_EQ(in_force("GB200"), "none");
+  EXPECT_EQ(in_force("GB300"), "none");
   use_shipped_calibrations();
 }
 

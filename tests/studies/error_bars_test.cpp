@@ -93,18 +93,26 @@ TEST(TimeErrorBar, ADenseRunOnGpusCalibratedOnlyOnMoeRunsSaysItHasNoBarForThisSe
 }
 
 TEST(TimeErrorBar, MambaLayersBorrowNoBarOfTimeNorOfMemoryFromTransformerRuns) {
-  // A hybrid model's scans are a stated roofline and its memory unmeasured: neither bar is a transformer class's.
-  Cluster c = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-2.yaml");
-  Report r = one_gpu_report("H100-SXM5-80GB", 0.1 * c.device_of(0).memory_bytes);
-  r.mamba_layers = true;
+  // A hybrid model's scans are a stated roofline and its memory unmeasured: neither bar is a transformer
+  // class's. On H100 its time bar is the hybrid rows' (Nemotron 3 Nano's); on A100 no hybrid model ran.
+  Cluster h100 = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-h100-2.yaml");
+  Report r = one_gpu_report("H100-SXM5-80GB", 0.1 * h100.device_of(0).memory_bytes);
+  r.mamba_layers = r.moe = true;
   std::ostringstream out;
-  print_error_bars(out, r, c);
-  EXPECT_NE(out.str().find("time no calibration for this setting (Mamba layers"), std::string::npos) << out.str();
+  print_error_bars(out, r, h100);
+  EXPECT_NE(out.str().find("time ±"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("H100 hybrid MoE"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("memory no calibration for this setting (Mamba layers: no published run measured their memory)"),
             std::string::npos)
       << out.str();
-  EXPECT_TRUE(error_bars_json(r, c).at("time").is_null());
-  EXPECT_TRUE(error_bars_json(r, c).at("memory").is_null());
+  EXPECT_TRUE(error_bars_json(r, h100).at("memory").is_null());
+  Cluster a100 = load_cluster(test::source_dir() / "studies/validation/clusters/dgx-a100-1.yaml");
+  Report on_a100 = one_gpu_report("A100-SXM4-80GB", 0.1 * a100.device_of(0).memory_bytes);
+  on_a100.mamba_layers = on_a100.moe = true;
+  std::ostringstream none;
+  print_error_bars(none, on_a100, a100);
+  EXPECT_NE(none.str().find("time no calibration for this setting (Mamba layers"), std::string::npos) << none.str();
+  EXPECT_TRUE(error_bars_json(on_a100, a100).at("time").is_null());
 }
 
 TEST(TimeErrorBar, EagerKernelsBorrowNoBarFromFusedRuns) {

@@ -182,15 +182,25 @@ TEST(HybridLayers, BadHybridModelsAreRefusedAtTheirField) {
   });
 }
 
-TEST(HybridLayers, AMambaModelIsGivenNoTimeErrorBarFromTransformerRuns) {
+TEST(HybridLayers, AMambaModelTakesItsTimeErrorBarFromHybridRunsOnly) {
+  // On H100 and B300 the hybrid rows' classes (Nemotron 3 Nano's); on A100, where no hybrid model ran,
+  // none, though transformer classes cover it.
   use_shipped_calibrations();
   const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
-  const std::string bar = training_time_error_bar({"H100-SXM5-80GB"}, 16, 2, m);
+  for (const std::string gpu : {"H100-SXM5-80GB", "B300"}) {
+    const std::string bar = training_time_error_bar({gpu}, 16, 2, m);
+    EXPECT_NE(bar.find("hybrid"), std::string::npos) << bar;
+  }
+  const std::string bar = training_time_error_bar({"A100-SXM4-80GB"}, 16, 2, m);
   EXPECT_NE(bar.find("no calibration for this setting (Mamba layers"), std::string::npos) << bar;
   ModelSpec dense = m;  // the same model without its Mamba layers is a MoE transformer with a bar
   dense.mamba.reset();
   dense.hybrid_pattern.clear();
-  EXPECT_EQ(training_time_error_bar({"H100-SXM5-80GB"}, 16, 2, dense).find("Mamba"), std::string::npos);
+  for (const std::string gpu : {"H100-SXM5-80GB", "A100-SXM4-80GB"}) {
+    const std::string bar = training_time_error_bar({gpu}, 16, 2, dense);
+    EXPECT_EQ(bar.find("Mamba"), std::string::npos) << bar;
+    EXPECT_EQ(bar.find("hybrid"), std::string::npos) << bar;
+  }
 }
 
 TEST(HybridLayers, AHybridModelsClassSpeaksForNoOtherModel) {
@@ -210,8 +220,11 @@ TEST(HybridLayers, AHybridModelsClassSpeaksForNoOtherModel) {
   // A dense plan there is not told that its GPU's rows are of MoE runs only: no rows speak for it.
   EXPECT_EQ(missing_error_bar_text(only_nano, Quantity::kTime, RunKind::kTraining, {"GB300"}, false),
             "no calibration for these GPU types in training runs");
-  nano.mamba = false;  // the same class of a transformer's rows is taken
+  // A hybrid plan there takes it.
+  EXPECT_TRUE(nearest_error_bar(only_nano, Quantity::kTime, RunKind::kTraining, {"GB300"}, "1 node", true, true, false, {}, "mxfp8", true));
+  nano.mamba = false;  // the same class of a transformer's rows is taken, and not for a hybrid plan
   EXPECT_TRUE(nearest_error_bar({nano}, Quantity::kTime, RunKind::kTraining, {"GB300"}, "1 node", true, true, false, {}, "mxfp8"));
+  EXPECT_FALSE(nearest_error_bar({nano}, Quantity::kTime, RunKind::kTraining, {"GB300"}, "1 node", true, true, false, {}, "mxfp8", true));
 }
 
 }  // namespace
