@@ -54,14 +54,18 @@ std::string not_one_shape(const HybridPlan& plan, const Cluster& cluster) {
 }
 
 // The virtual stages in model order (chunk c of stage s is virtual stage c x P + s) as Megatron-Core's
-// --pipeline-model-parallel-layout: E the embedding, t a transformer layer, L the loss, | between
-// stages; empty when the layers are not in order. `uniform`: every virtual stage has the same
-// layers, the embedding with the first and the loss with the last (no layout needed).
-std::string layout(const PipelinePlan& pl, long layers, bool& uniform) {
+// --pipeline-model-parallel-layout: E the embedding, t a decoder layer, m a multi-token prediction
+// layer, L the loss, | between stages; empty when the layers are not in order. `uniform`: every
+// virtual stage has the same layers, the embedding with the first and the loss with the last, and no
+// MTP layer (no layout needed; Megatron places MTP layers itself only after an even split of the
+// others, which this is not). `why`: set where Megatron cannot place the MTP layers as the plan does.
+std::string layout(const PipelinePlan& pl, const ModelSpec& model, bool& uniform, std::string& why) {
   const size_t P = pl.stages.size(), V = pl.stages.front().chunks.size();
+  const long main = main_layers(model);
   std::string out;
   int next = 0;
   std::set<int> sizes;
+  std::set<size_t> mtp_stages;  // virtual stages holding MTP layers
   bool part_chunks = false;
   for (size_t j = 0; j < P * V; ++j) {
     const LayerRange& r = pl.stages[j % P].chunks[j / P];
@@ -69,7 +73,10 @@ std::string layout(const PipelinePlan& pl, long layers, bool& uniform) {
     if (j == 0) out += "E";
     if (r.layers()) {
       if (r.first != next) return "";
-      out.append(static_cast<size_t>(r.size()), 't');
+      for (int l = r.first; l <= r.last; ++l) {
+        out += l < main ? 't' : 'm';
+        if (l >= main) mtp_stages.insert(j);
+      }
       next = r.last + 1;
       sizes.insert(r.size());
     } else {
@@ -78,8 +85,47 @@ std::string layout(const PipelinePlan& pl, long layers, bool& uniform) {
     }
     if (j == P * V - 1) out += "L";
   }
-  if (next != layers) return "";
-  uniform = !part_chunks && sizes.size() == 1;
+  if (next != model.layers) return "";
+  // Megatron-Core keeps every MTP layer in one virtual stage, the last of its pipeline rank.
+  if (mtp_stages.size() > 1 || (!mtp_stages.empty() && *mtp_stages.begin() / P != V - 1)) {
+    why = "its multi-token prediction layers are not all in one virtual stage, the last of its pipeline rank, where "
+          "Megatron-Core places them";
+    return "";
+  }
+  uniform = !part_chunks && sizes.size() == 1 && model.mtp_layers == 0;
+  return out;
+}
+
+// A hybrid model's layers as Megatron-Core's --hybrid-layer-pattern: the decoder's layers in
+// hybrid_pattern's characters, | between virtual stages, then / and each MTP module's pattern (its
+// depths). Empty, with `why`, where the plan is not that: a stage of the embedding or the loss alone
+// (the pattern gives every segment layers), or MTP layers anywhere but the last virtual stage.
+std::string hybrid_layer_pattern(const PipelinePlan& pl, const ModelSpec& model, std::string& why) {
+  const size_t P = pl.stages.size(), V = pl.stages.front().chunks.size();
+  const long main = main_layers(model), module = mtp_module_layers(model);
+  for (const StagePlan& st : pl.stages) {
+    for (const LayerRange& r : st.chunks) {
+      if (r.layers()) continue;
+      why = "a pipeline stage holds the embedding or the loss alone, which --hybrid-layer-pattern cannot say (every segment "
+            "has layers)";
+      return "";
+    }
+  }
+  std::string out;
+  int next = 0;
+  for (size_t j = 0; j < P * V; ++j) {
+    const LayerRange& r = pl.stages[j % P].chunks[j / P];
+    if (r.first != next) return "";
+    if (r.last >= main && (j != P * V - 1 || r.first >= main)) {
+      why = "its multi-token prediction layers are not in the last virtual stage beside decoder layers";
+      return "";
+    }
+    if (j > 0) out += "|";
+    out.append(model.hybrid_pattern, static_cast<size_t>(r.first), static_cast<size_t>(std::min<long>(r.last + 1, main) - r.first));
+    next = r.last + 1;
+  }
+  if (next != model.layers) return "";
+  for (long d = 0; d < model.mtp_layers; ++d) out += "/" + model.hybrid_pattern.substr(static_cast<size_t>(main + d * module), static_cast<size_t>(module));
   return out;
 }
 
@@ -108,9 +154,11 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   const PipelinePlan& pl = plan.pipelines.front();
   const StagePlan& st = pl.stages.front();
   bool uniform = false;
-  const std::string stages = layout(pl, model.layers, uniform);
+  std::string why;
+  const bool hybrid = !model.hybrid_pattern.empty();
+  const std::string stages = hybrid ? hybrid_layer_pattern(pl, model, why) : layout(pl, model, uniform, why);
   if (stages.empty()) {
-    out.why_not = "its chunks do not hold the layers in Megatron's order (chunk c of stage s holds virtual stage c x stages + s)";
+    out.why_not = !why.empty() ? why : "its chunks do not hold the layers in Megatron's order (chunk c of stage s holds virtual stage c x stages + s)";
     return out;
   }
   const auto arg = [&](const char* name, long value) { out.args.append(" --").append(name).append(" ").append(std::to_string(value)); };
@@ -124,9 +172,14 @@ MegatronArgs megatron_args(const HybridPlan& plan, const ModelSpec& model, const
   if (st.ep > 1 || st.expert_tp > 1) arg("expert-tensor-parallel-size", st.expert_tp);
   if (st.ep > 1) out.args.append(" --moe-token-dispatcher-type ").append(moe_dispatcher_name(plan.moe_dispatcher));
   const size_t chunks = st.chunks.size();
-  if (uniform && chunks > 1) arg("num-virtual-stages-per-pipeline-rank", static_cast<long>(chunks));
-  if (!uniform) out.args.append(" --pipeline-model-parallel-layout \"").append(stages).append("\"");
-  arg("num-layers", model.layers);
+  // A hybrid model's pattern gives its layers, their stages (virtual ones included) and its MTP
+  // depths; Megatron-Core refuses --num-layers' and the layout's arguments beside it.
+  if (hybrid) out.args.append(" --hybrid-layer-pattern \"").append(stages).append("\"");
+  if (!hybrid && uniform && chunks > 1) arg("num-virtual-stages-per-pipeline-rank", static_cast<long>(chunks));
+  if (!hybrid && !uniform) out.args.append(" --pipeline-model-parallel-layout \"").append(stages).append("\"");
+  if (!hybrid) arg("num-layers", main_layers(model));
+  if (model.mtp_layers > 0) arg("mtp-num-layers", model.mtp_layers);
+  flag(model.mtp_layers > 1 && model.mtp_shared, "mtp-use-repeated-layer");
   arg("seq-length", model.seq_len);
   arg("micro-batch-size", plan.micro_batch / st.dp());
   arg("global-batch-size", plan.samples());

@@ -61,9 +61,17 @@ TEST(MegatronArgs, EveryPublishedMegatronGridRoundTrips) {
       EXPECT_EQ(number(a, "expert-model-parallel-size", 1), g.ep) << out.args;
       EXPECT_EQ(number(a, "micro-batch-size", 0), g.micro_batch) << out.args;
       EXPECT_EQ(number(a, "global-batch-size", 0), m.training.global_batch) << out.args;
-      EXPECT_EQ(number(a, "num-layers", 0), m.layers) << out.args;
-      // The chunks per stage: said, or counted in the layout (its virtual stages over pp).
+      // The chunks per stage: said, or counted in the layout or a hybrid model's pattern (its virtual
+      // stages over pp).
       long chunks = number(a, "num-virtual-stages-per-pipeline-rank", 1);
+      if (!m.hybrid_pattern.empty()) {  // the pattern gives the layers and stages; no --num-layers
+        const std::string pattern = a.at("hybrid-layer-pattern");
+        EXPECT_EQ(a.count("num-layers"), 0u) << out.args;
+        EXPECT_EQ(pattern, "\"" + m.hybrid_pattern + "\"") << "one stage, no MTP: the model's own pattern";
+        chunks = static_cast<long>(std::count(pattern.begin(), pattern.end(), '|') + 1) / g.pp;
+      } else {
+        EXPECT_EQ(number(a, "num-layers", 0), m.layers) << out.args;
+      }
       if (a.count("pipeline-model-parallel-layout")) {
         const std::string layout = a.at("pipeline-model-parallel-layout");
         chunks = static_cast<long>(std::count(layout.begin(), layout.end(), '|') + 1) / g.pp;
@@ -121,6 +129,66 @@ TEST(MegatronArgs, UnevenStagesAreWrittenAsALayout) {
   HybridPlan across = p;
   for (int d = 0; d < 8; ++d) across.pipelines[0].stages[1].devices[d] = 16 + d;  // the V100 nodes
   EXPECT_NE(megatron_args(across, m, mixed).why_not.find("2 GPU types"), std::string::npos);
+}
+
+// A plan of `stages` pipeline stages of 8 GPUs each (tp 8), the chunks given per stage.
+HybridPlan plan_of(const std::vector<std::vector<LayerRange>>& stages) {
+  HybridPlan p;
+  p.micro_batch = 1;
+  p.schedule = stages.front().size() > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::kOneFOneB;
+  PipelinePlan pl;
+  pl.micro_batches = 8;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    StagePlan st;
+    st.tp = 8;
+    for (int d = 0; d < 8; ++d) st.devices.push_back(static_cast<int>(8 * s) + d);
+    st.chunks = stages[s];
+    pl.stages.push_back(st);
+  }
+  p.pipelines = {pl};
+  return p;
+}
+
+TEST(MegatronArgs, MultiTokenPredictionAndHybridPatternsAreWrittenAsMegatronCoreReadsThem) {
+  const Cluster c = test::fixture_cluster("dgx-h100-16");
+  // A llama of 6 decoder layers and 2 MTP layers over 2 stages: --num-layers counts the decoder's,
+  // the layout marks the MTP layers `m` (in the last virtual stage, as Megatron-Core requires).
+  ModelSpec m = load_model(test::shipped("workloads", "llama2-7b"));
+  m.layers = 8;
+  m.mtp_layers = 2;
+  const MegatronArgs mtp = megatron_args(plan_of({{LayerRange{0, 3}}, {LayerRange{4, 7}}}), m, c);
+  ASSERT_FALSE(mtp.args.empty()) << mtp.why_not;
+  auto a = parse(mtp.args);
+  EXPECT_EQ(number(a, "num-layers", 0), 6);
+  EXPECT_EQ(number(a, "mtp-num-layers", 0), 2);
+  EXPECT_EQ(a.at("pipeline-model-parallel-layout"), "\"Etttt|ttmmL\"");
+  EXPECT_EQ(a.count("mtp-use-repeated-layer"), 0u);
+  // (Those stages are equal, and still get a layout: Megatron's even split of the decoder's 6 layers
+  // would not place them so.) MTP layers over two virtual stages: said, not written.
+  const MegatronArgs early = megatron_args(plan_of({{LayerRange{0, 1}, LayerRange{4, 6}}, {LayerRange{2, 3}, LayerRange{7, 7}}}), m, c);
+  EXPECT_TRUE(early.args.empty());
+  EXPECT_NE(early.why_not.find("multi-token prediction layers are not all in one virtual stage"), std::string::npos) << early.why_not;
+  // Nemotron 3 Super (88 decoder layers, two shared "*E" MTP depths) over 2 stages of 2 chunks: the
+  // pattern with | between the four virtual stages and /*E/*E after, no --num-layers, no layout.
+  const ModelSpec super = load_model(test::source_dir() / "studies/validation/models/nemotron-3-super-mxfp8.yaml");
+  ASSERT_EQ(super.layers, 92);
+  const MegatronArgs hybrid =
+      megatron_args(plan_of({{LayerRange{0, 21}, LayerRange{44, 65}}, {LayerRange{22, 43}, LayerRange{66, 91}}}), super, c);
+  ASSERT_FALSE(hybrid.args.empty()) << hybrid.why_not;
+  a = parse(hybrid.args);
+  const std::string& hp = super.hybrid_pattern;
+  EXPECT_EQ(a.at("hybrid-layer-pattern"),
+            "\"" + hp.substr(0, 22) + "|" + hp.substr(22, 22) + "|" + hp.substr(44, 22) + "|" + hp.substr(66, 22) + "/*E/*E\"");
+  EXPECT_EQ(a.count("num-layers"), 0u);
+  EXPECT_EQ(a.count("pipeline-model-parallel-layout"), 0u);
+  EXPECT_EQ(a.count("num-virtual-stages-per-pipeline-rank"), 0u);
+  EXPECT_EQ(number(a, "mtp-num-layers", 0), 2);
+  EXPECT_EQ(a.count("mtp-use-repeated-layer"), 1u);
+  // A stage of the loss alone has no layers, which the pattern cannot say.
+  HybridPlan loss_alone = plan_of({{LayerRange{0, 91}}, {LayerRange{0, 91}}});
+  loss_alone.pipelines[0].stages[1].chunks = {LayerRange::loss()};
+  const MegatronArgs refused = megatron_args(loss_alone, super, c);
+  EXPECT_NE(refused.why_not.find("--hybrid-layer-pattern cannot say"), std::string::npos) << refused.why_not;
 }
 
 TEST(MegatronArgs, PlanPrintsThemOrSaysWhyNot) {

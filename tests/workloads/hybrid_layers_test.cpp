@@ -143,7 +143,10 @@ TEST(HybridLayers, APlanSplittingTheMixerUnevenlyOrOverContextRanksIsRefused) {
 
 TEST(HybridLayers, TheScanIsCostedOnTheRooflineAsAnEstimate) {
   const ModelSpec m = load_model(test::shipped("workloads", "nemotron-3-nano"));
+  use_no_calibration();  // the raw model; the shipped profile's share is checked last
   const Device h100 = load_device(test::source_dir() / "kernels_profile/devices/H100-SXM5-80GB.yaml");
+  use_shipped_calibrations();
+  const Device calibrated = load_device(test::source_dir() / "kernels_profile/devices/H100-SXM5-80GB.yaml");
   const CostModel cost = CostModel::shipped();
   const Op one = test::op_named(build_op_graph(m, 1, DType::kBf16), "layer0.ssm_scan");
   const Op four = test::op_named(build_op_graph(m, 4, DType::kBf16), "layer0.ssm_scan");
@@ -160,6 +163,13 @@ TEST(HybridLayers, TheScanIsCostedOnTheRooflineAsAnEstimate) {
   const double bw = h100.memory_bandwidth_Bps * h100.efficiency.memory;
   EXPECT_NEAR(ra - launches, one.fwd_bytes / bw, 1e-12);
   EXPECT_GT(cost.op_time(h100, one, DType::kBf16, Pass::kBackward).seconds, 2 * a.seconds);
+  // megatron-core-2026 lengthens it by its fitted ssm_scan_time_excess, said as calibrated.
+  const double excess = calibrated.fitted.ssm_scan_time_excess;
+  ASSERT_GT(excess, 0.5);
+  ASSERT_EQ(calibrated.fitted.memory_bound_time_excess, 0.0);
+  const OpCost c = cost.op_time(calibrated, one, DType::kBf16, Pass::kForward);
+  EXPECT_NEAR(c.seconds, (1 + excess) * a.seconds, 1e-12);
+  EXPECT_NEAR(c.by_source[static_cast<size_t>(CostSource::kCalibrated)], excess * a.seconds, 1e-12);
 }
 
 TEST(HybridLayers, BadHybridModelsAreRefusedAtTheirField) {
