@@ -84,8 +84,10 @@ class Fitter {
   // The run's predicted figure with the parameters at `theta` (0 when it fails), remembered per
   // setting: runs of one setting share it (published tables repeat a layout across releases).
   // A parameter inert for a setting (it did not move the setting's prediction at all at the top of its
-  // grid: a Mamba scan's share on a model without Mamba layers) is taken as 0 there, so that the grid
-  // simulates each setting only over the parameters that act on it.
+  // grid, the others at 0: a Mamba scan's share on a model without Mamba layers, a MoE host time on a
+  // dense model) is taken as 0 there, so that the grid simulates each setting only over the parameters
+  // that act on it. No effect there is taken as none anywhere in the box: true where the run lacks the
+  // parameter's operators, and for a host time the kernels hide, since the others only lengthen kernels.
   double predict(const Row& row, const std::vector<double>& given) {
     std::vector<double> theta = given;
     if (const auto in = inert_.find(row.setting); in != inert_.end()) {
@@ -257,7 +259,8 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
       for (size_t i = 0; i < rows.size(); ++i) {
         const double v = screen.predict(rows[i], theta);
         moves = moves || !(v > 0) || std::fabs(std::log(v / at_origin[i])) >= kLeastEffect;
-        untouched[rows[i].setting] = v == at_origin[i];
+        const auto [at, fresh] = untouched.emplace(rows[i].setting, v == at_origin[i]);
+        if (!fresh) at->second = at->second && v == at_origin[i];
         screened.push_back({kept.size(), {i, v}});
       }
       if (moves) {
