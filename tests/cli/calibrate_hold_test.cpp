@@ -86,6 +86,26 @@ TEST(CalibrateHold, AWrongHoldIsRefusedAtItsFlag) {
   EXPECT_FALSE(fs::exists(f.out));
 }
 
+TEST(CalibrateHold, SkipLeavesOutRunsByNameAndSaysWhenNoneIsLeft) {
+  // (calibrate's run selection, beside --hold: --only keeps runs naming all its texts, --skip drops
+  // runs naming any of its own.)
+  const Files f;
+  const test::CliRun none = f.calibrate("--skip ar");
+  EXPECT_EQ(none.rc, 2) << none.output;
+  EXPECT_NE(none.output.find("--skip: error: no run name is free of \"ar\""), std::string::npos) << none.output;
+  const test::CliRun both = f.calibrate("--only ar1 --skip ar1");
+  EXPECT_EQ(both.rc, 2) << both.output;
+  EXPECT_NE(both.output.find("--only: error: no run name contains all of \"ar1\" and none of \"ar1\""), std::string::npos)
+      << both.output;
+  EXPECT_FALSE(fs::exists(f.out));
+  // One of the two left: counted, and too few to fit on.
+  const test::CliRun one = f.calibrate("--skip ar8");
+  EXPECT_EQ(one.rc, 2) << one.output;
+  EXPECT_NE(one.output.find("hetsim calibrate: 1 run, fitted"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("needs more than 1 run that it moves"), std::string::npos) << one.output;
+  EXPECT_NE(f.calibrate("").output.find("hetsim calibrate: 2 runs, fitted"), std::string::npos);
+}
+
 TEST(CalibrateHold, AHeldFromFieldIsTextAndNeverBesideMeasured) {
   const Files f;
   const auto load = [&](const std::string& param) {
