@@ -240,9 +240,9 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
   // whose size is 4 to the power of the parameters (simulations a setting).
   std::vector<std::pair<size_t, std::pair<size_t, double>>> screened;  // (kept parameter, (row, prediction alone))
   std::map<const ValidationRun*, std::vector<bool>> inert;  // per setting, per kept parameter: no effect at all
+  std::set<const ValidationRun*> settings;                   // the distinct settings the rows run
+  for (const Row& r : rows) settings.insert(r.setting);
   if (params.size() > 1) {
-    std::set<const ValidationRun*> settings;
-    for (const Row& r : rows) settings.insert(r.setting);
     const size_t most = params.size() * settings.size();
     const std::string unit = "simulations screening " + counted(params.size(), "parameter");
     size_t done = 0;
@@ -315,8 +315,6 @@ CalibrationFit fit_calibration(const std::vector<ValidationRun>& given, const Co
     const auto in = inert.find(setting);
     return in == inert.end() || !in->second[k];
   };
-  std::set<const ValidationRun*> settings;
-  for (const Row& r : rows) settings.insert(r.setting);
   size_t total = 0;
   for (const ValidationRun* setting : settings) {
     size_t active = 0;
